@@ -7,7 +7,9 @@ solution against the ground-truth tests and the generated tests. From it:
 * ``code_acc``: mean over tasks of the fraction of sampled programs passing every ground-truth
   test (a pass@1 estimate at the sampling temperature);
 * ``test_acc``: unit-test accuracy (CURE): mean over Tester samples of the fraction of its tests
-  that the reference solution passes; a sample with no parseable test scores 0;
+  that the reference solution passes; candidate tests the parser rejects (unparseable asserts,
+  duplicates, asserts that never call the function) count as wrong, so garbage cannot raise the
+  figure; a sample with no test at all scores 0;
 * ``bon_acc``: best-of-N with generated tests: the program chosen by test-time selection
   (``select_method``) over the generated tests passes every ground-truth test;
 * ``fix_acc``: Fixer success: of the sampled programs that fail (at most ``fix_per_task`` per
@@ -27,8 +29,8 @@ from matrix.tasks import Task
 
 @dataclass
 class EvalConfig:
-    n_codes: int = 4
-    n_tests: int = 2
+    n_codes: int = 8
+    n_tests: int = 4
     temperature: float = 0.8
     max_new_tokens: int = 160
     fix_turns: int = 2
@@ -51,6 +53,7 @@ def cells(result, row: int, cols) -> list[SimpleNamespace]:
 
 
 def evaluate(model, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, *, progress: bool = False) -> dict:
+    from matrix.metrics import unit_test_accuracy
     from matrix.selection import select
     from roles.feedback import summarize_feedback
     from roles.generation import GenerationConfig, GenerationEngine, GenRequest
@@ -74,8 +77,9 @@ def evaluate(model, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, *, 
     jobs, layout = [], []
     for t in tasks:
         codes = [parse_code(s.text, t.entry_point).code or "" for s in by_task[t.task_id]["coder"]]
-        suites = [parse_tests(s.text, t).tests for s in by_task[t.task_id]["tester"]]
-        gen_tests = [x for suite in suites for x in suite]
+        parsed = [parse_tests(s.text, t) for s in by_task[t.task_id]["tester"]]
+        suites = [(p.tests, p.dropped) for p in parsed]
+        gen_tests = [x for p in parsed for x in p.tests]
         ref = t.solutions[:1]
         jobs.append((t, codes + ref, list(t.tests) + gen_tests))
         layout.append((codes, suites))
@@ -92,9 +96,9 @@ def evaluate(model, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, *, 
         if t.solutions and suites:
             ref_row = passed[n, g:]
             start = 0
-            for suite in suites:
+            for suite, rejected in suites:
                 k = len(suite)
-                test_acc.append(float(ref_row[start:start + k].mean()) if k else 0.0)
+                test_acc.append(unit_test_accuracy(ref_row[start:start + k], rejected) if k + rejected else 0.0)
                 start += k
         if n:
             index = select(gen, method=cfg.select_method).index if gen.shape[1] else 0

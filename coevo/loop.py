@@ -14,7 +14,10 @@ Data flows one way through :meth:`CoEvolution.step`:
    proposed task (their solve rate is the Proposer's learnability signal);
 5. **matrix** again for repairs and solver samples;
 6. **rewards** (:mod:`matrix.rewards`): Coder all-pass (or fraction) on ground truth; Tester
-   reward precision (CURE) averaged over a sample's tests, -1 for a sample without a parseable test;
+   reward precision (CURE) per test plus a correctness term, summed over a sample's tests, each
+   rejected candidate (unparseable, duplicate) scoring the minimum
+   (:func:`matrix.rewards.tester_suite_reward`); with ``anchor_reference`` the task's reference
+   solution joins the correct programs;
    Fixer pass-fraction gain plus full-pass bonus; Proposer learnability / -0.5 invalid / -1
    malformed. In label-free mode (``rewards.label_free`` or a task without ground-truth tests) the
    Coder and Tester rewards come from :func:`matrix.rewards.bidirectional_scores` alone;
@@ -43,7 +46,7 @@ ALL_ROLES = ("coder", "tester", "fixer", "proposer")
 
 @dataclass
 class LoopConfig:
-    steps: int = 40
+    steps: int = 60
     tasks_per_step: int = 8
     roles: list[str] = field(default_factory=lambda: list(ALL_ROLES))
     update: str = "joint"  # joint | per_role
@@ -57,9 +60,16 @@ class LoopConfig:
     top_p: float = 1.0
     max_new_tokens: int = 160
     coder_reward: str = "binary"  # binary | fraction
+    # the task's reference solution counts as one more known-correct program in the Tester reward,
+    # so tests are judged (and wrong ones penalised) even when no sampled program is correct
+    anchor_reference: bool = True
+    # a Tester sample's reward (matrix.rewards.tester_suite_reward): per test CURE precision
+    # + accuracy_weight * (+1 correct / -1 wrong); rejected candidates score the minimum; summed
+    tester_accuracy_weight: float = 0.5
+    tester_aggregate: str = "sum"  # sum | mean
     label_free: bool = False
     save_every: int = 10
-    eval_every: int = 20
+    eval_every: int = 30
     keep_checkpoints: int = 2
     seed: int = 0
 
@@ -69,6 +79,10 @@ class LoopConfig:
             raise ValueError(f"roles: unknown or empty {bad or self.roles}; choose from {list(ALL_ROLES)}")
         if self.update not in ("joint", "per_role"):
             raise ValueError("update: must be 'joint' or 'per_role'")
+        if self.tester_aggregate not in ("sum", "mean"):
+            raise ValueError("tester_aggregate: must be 'sum' or 'mean'")
+        if self.tester_accuracy_weight < 0:
+            raise ValueError("tester_accuracy_weight: must be >= 0")
         if self.coder_reward not in R.CODER_MODES:
             raise ValueError(f"coder_reward: must be one of {list(R.CODER_MODES)}")
         for name in ("steps", "tasks_per_step", "n_codes"):
@@ -219,12 +233,15 @@ class CoEvolution:
         for s in coder:
             pc = parse_code(s.text, task.entry_point)
             codes.append(pc.code if pc.ok and pc.code else "")
-        suites = [parse_tests(s.text, task).tests if s.text else [] for s in tester]
+        parsed = [parse_tests(s.text, task) for s in tester]
+        suites = [p.tests for p in parsed]
         return {"coder": coder, "tester": tester, "codes": codes, "suites": suites,
+                "rejected": [p.dropped for p in parsed],
                 "gen_tests": [x for suite in suites for x in suite]}
 
     def _score_task(self, task: Task, lay: dict, passed: np.ndarray, res, second: list, metrics) -> list[_Sampled]:
         from coevo.evaluate import cells
+        from matrix.metrics import unit_test_accuracy
         from roles.feedback import summarize_feedback
         from roles.generation import GenRequest
         from roles.prompts import build_prompt
@@ -234,6 +251,7 @@ class CoEvolution:
         gt, gen = passed[:n, :g], passed[:n, g:]
         label_free = cfg.label_free or g == 0
         parsed = np.array([bool(c) for c in lay["codes"]])
+        test_ok = None  # per generated test: passed by every known-correct program
         if label_free:
             code_s, test_s = R.bidirectional_scores(gen)
             coder_r = R.coder_rewards_labelfree(gen, test_s) if gen.shape[1] else np.full(n, np.nan)
@@ -242,24 +260,31 @@ class CoEvolution:
         else:
             coder_r = R.coder_rewards(gt, cfg.coder_reward)
             correct = R.code_correct(gt)
-            test_r = R.tester_rewards(gen, correct) if gen.shape[1] else np.zeros(0)
+            gen_a, correct_a = gen, correct
+            if cfg.anchor_reference and task.solutions and passed.shape[0] > n:
+                gen_a, correct_a = np.vstack([gen, passed[n:n + 1, g:]]), np.append(correct, True)
+            test_r = R.tester_rewards(gen_a, correct_a)
+            if correct_a.any():
+                test_ok = R.test_correct(gen_a, correct_a)
         coder_r = np.where(parsed, coder_r, 0.0 if not label_free else np.nan)
         out = [_Sampled(s, f"coder/{task.task_id}", float(r)) for s, r in zip(lay["coder"], coder_r)]
         if g:
             self._observed.append((task.task_id, n, int(correct.sum())))
             _acc(metrics, "train/code_acc", float(correct.mean()))
-        # tester samples: mean reward of their tests; no parseable test = minimum reward
+        # tester samples (matrix.rewards.tester_suite_reward); judged only where the task's tests
+        # can be judged at all
         start = 0
         ref_ok = passed[n, g:] if (task.solutions and passed.shape[0] > n) else None
-        for s, suite in zip(lay["tester"], lay["suites"]):
+        judged = label_free or test_ok is not None
+        weight = 0.0 if label_free else cfg.tester_accuracy_weight
+        for s, suite, rejected in zip(lay["tester"], lay["suites"], lay["rejected"]):
             k = len(suite)
-            if k == 0:  # judged only where the task's tests can be judged at all
-                r = -1.0 if (label_free or correct.any()) else float("nan")
-            else:
-                chunk = test_r[start:start + k]
-                r = float(np.mean(chunk)) if np.isfinite(chunk).all() else float("nan")
-                if ref_ok is not None:
-                    _acc(metrics, "train/test_acc", float(ref_ok[start:start + k].mean()))
+            chunk = test_r[start:start + k]
+            ok = test_ok[start:start + k] if test_ok is not None else None
+            r = (R.tester_suite_reward(chunk, ok, rejected, accuracy_weight=weight, aggregate=cfg.tester_aggregate)
+                 if judged else float("nan"))
+            if ref_ok is not None and k + rejected:
+                _acc(metrics, "train/test_acc", unit_test_accuracy(ref_ok[start:start + k], rejected))
             out.append(_Sampled(s, f"tester/{task.task_id}", r))
             start += k
         # failing programs go to the Fixer (feedback from the first failing ground-truth test)

@@ -235,7 +235,8 @@ def execute(cfg: CoevoConfig, run: Path, *, progress: bool = True) -> dict:
     export(trainer, tok, run, heldout)
     if D.is_main():
         try:
-            plot_metrics(run, run / "curves.png")
+            plot_metrics(run, run / "curves.png",
+                         extra={"eval": [rec for _, rec in read_jsonl(eval_log)] if eval_log.exists() else []})
         except Exception as exc:  # a plot must never lose a finished run
             _say(f"could not draw curves: {exc}")
     evals = [rec for _, rec in read_jsonl(eval_log)] if eval_log.exists() else []

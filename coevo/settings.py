@@ -81,5 +81,5 @@ class CoevoConfig:
     curriculum: CurriculumConfig = field(default_factory=CurriculumConfig)
     # GRPO+ as in DeepCoder, but the tiny model from scratch takes a larger learning rate than the
     # 1e-6 used for 14B models
-    train: GRPOConfig = field(default_factory=lambda: GRPOConfig(lr=5e-5, micro_batch_size=16))
+    train: GRPOConfig = field(default_factory=lambda: GRPOConfig(lr=1e-4, micro_batch_size=16))
     eval: EvalConfig = field(default_factory=EvalConfig)

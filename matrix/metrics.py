@@ -63,11 +63,13 @@ def best_of_n_accuracy(indices: Sequence[int], correct: Sequence[Sequence[bool]]
     return float(np.mean(hits))
 
 
-def unit_test_accuracy(test_correct) -> float:
+def unit_test_accuracy(test_correct, n_rejected: int = 0) -> float:
     """Share of generated tests that are correct (NaN without tests). ``test_correct`` is usually
-    :func:`matrix.rewards.test_correct` of the generated tests against the reference solutions."""
+    :func:`matrix.rewards.test_correct` of the generated tests against the reference solutions;
+    ``n_rejected`` candidate tests the parser rejected (unparseable, duplicates) count as wrong."""
     t = np.asarray(test_correct, dtype=bool).reshape(-1)
-    return float(t.mean()) if t.size else float("nan")
+    n = t.size + int(n_rejected)
+    return float(t.sum() / n) if n else float("nan")
 
 
 def test_score_accuracy(test_scores, test_correct, threshold: float = 0.5) -> float:

@@ -38,6 +38,14 @@ Tester (CURE's *reward precision*)
       (``all_correct="penalize"``, the default). CURE's formula gives 0 to every test in this case
       (a zero-variance group, dropped); ``all_correct="zero"`` reproduces that.
 
+    A Tester *sample* writes a suite of tests; :func:`tester_suite_reward` turns the per-test
+    rewards into the sample's reward. Per test: the precision above plus ``accuracy_weight`` times
+    +1 (correct) / -1 (incorrect), so that a wrong test rejected by every code (0 under CURE) still
+    costs something; each rejected candidate (an unparseable assert, a duplicate, one that never
+    calls the function) costs ``-(1 + accuracy_weight)``, the worst a test can score, so garbage
+    cannot hide wrong tests. ``aggregate="sum"`` (default) makes each extra test worth writing only
+    when it is likely right; ``"mean"`` is the plain CURE average over the suite.
+
     ``bidirectional_scores`` is the label-free mode: code and test scores refined jointly to a fixed
     point from pass counts (the CoSPlay idea), usable as test weights for
     ``coder_rewards_labelfree`` and as soft tester rewards.
@@ -66,6 +74,7 @@ __all__ = [
     "test_correct",
     "tester_rewards",
     "tester_rewards_labelfree",
+    "tester_suite_reward",
 ]
 
 CODER_MODES = ("binary", "fraction")
@@ -188,6 +197,33 @@ def tester_rewards(passed_gen, code_correct, *, normalize: bool = True,
     wrong_pass = p[~ok].sum(axis=0).astype(float)
     raw = good * float(n_wrong) - wrong_pass
     return raw / n_wrong if normalize else raw
+
+
+def tester_suite_reward(test_rewards, tests_correct=None, n_rejected: int = 0, *,
+                        accuracy_weight: float = 0.0, aggregate: str = "sum") -> float:
+    """One Tester sample's reward from the rewards of its tests (see the module docstring).
+
+    ``test_rewards``: the sample's per-test rewards (e.g. a slice of :func:`tester_rewards`);
+    ``tests_correct``: whether each test is correct (needed when ``accuracy_weight`` > 0);
+    ``n_rejected``: candidate tests the parser rejected. NaN when any test reward is NaN (the task
+    cannot judge tests); -(1 + accuracy_weight) for a sample with no test at all."""
+    if aggregate not in ("sum", "mean"):
+        raise ValueError(f"aggregate must be 'sum' or 'mean', got {aggregate!r}")
+    r = np.asarray(test_rewards, dtype=float).reshape(-1)
+    if np.isnan(r).any():
+        return float("nan")
+    worst = -(1.0 + accuracy_weight)
+    if accuracy_weight:
+        ok = np.asarray(tests_correct, dtype=bool).reshape(-1)
+        if ok.shape != r.shape:
+            raise ValueError(f"tests_correct has {ok.shape[0]} entries for {r.shape[0]} tests")
+        r = r + accuracy_weight * np.where(ok, 1.0, -1.0)
+    if n_rejected < 0:
+        raise ValueError("n_rejected must be >= 0")
+    parts = np.concatenate([r, np.full(int(n_rejected), worst)])
+    if parts.size == 0:
+        return worst
+    return float(parts.sum() if aggregate == "sum" else parts.mean())
 
 
 def tester_rewards_labelfree(passed_gen, **kwargs) -> np.ndarray:

@@ -181,6 +181,9 @@ def _assert_from_stmt(stmt: ast.stmt, src: str) -> str | None:
     return None
 
 
+_ASSERT_LINE = re.compile(r"^\s*assert\b", re.M)
+
+
 def _asserts_in(chunk: str) -> list[str]:
     """Assert statements (and call-style comparisons) in ``chunk``, in order."""
     try:
@@ -224,6 +227,9 @@ def _function_tests(text: str, entry: str | None) -> tuple[list[str], int]:
     for ch in chunks:
         found += _asserts_in(ch)
     kept, seen, dropped = [], set(), 0
+    if blocks:  # asserts written outside the code blocks are never run: they count as rejected
+        inside = sum(len(_ASSERT_LINE.findall(b.body)) for b in blocks)
+        dropped += max(0, len(_ASSERT_LINE.findall(text)) - inside)
     for a in found:
         try:
             node = ast.parse(a)

@@ -22,9 +22,10 @@ def make_loop(**cfg):
     return loop
 
 
-def layout(n_codes, suites):
+def layout(n_codes, suites, rejected=None):
     return {"coder": [sample("coder") for _ in range(n_codes)], "codes": ["def f(): pass"] * n_codes,
             "tester": [sample("tester") for _ in suites], "suites": suites,
+            "rejected": rejected or [0] * len(suites),
             "gen_tests": [t for s in suites for t in s]}
 
 
@@ -40,13 +41,20 @@ def test_labelled_rewards_follow_cure():
     gen = np.array([[1, 0], [0, 1], [0, 1]], bool)
     passed = np.vstack([np.hstack([gt, gen]), [[1, 1, 1, 0]]])  # + reference row
     metrics = {}
-    out = make_loop()._score_task(task, layout(3, suites), passed, None, [], metrics)
+    cure = make_loop(tester_accuracy_weight=0.0, tester_aggregate="mean")
+    out = cure._score_task(task, layout(3, suites), passed, None, [], metrics)
     coder = [x.reward for x in out if x.group == "coder/t"]
     tester = [x.reward for x in out if x.group == "tester/t"]
     assert coder == [1.0, 0.0, 0.0]
     assert tester == [1.0, -1.0, -1.0]  # rejects 2/2 wrong codes; lets 2/2 through; unparseable = minimum
     assert metrics["train/code_acc"] == pytest.approx(1 / 3)
     assert metrics["train/test_acc"] == pytest.approx(0.5)  # the reference passes A's test, not B's
+    # the default adds +-0.5 for a right/wrong test and sums over the suite; B also had two
+    # rejected candidates (e.g. unparseable asserts), each scoring the minimum -1.5
+    metrics = {}
+    out = make_loop()._score_task(task, layout(3, suites, [0, 2, 0]), passed, None, [], metrics)
+    assert [x.reward for x in out if x.group == "tester/t"] == [1.5, -1.5 - 3.0, -1.5]
+    assert metrics["train/test_acc"] == pytest.approx((1 + 0 / 3) / 2)
 
 
 def test_no_correct_code_means_no_tester_reward():
@@ -54,6 +62,24 @@ def test_no_correct_code_means_no_tester_reward():
     passed = np.array([[0, 1], [0, 0]], bool)
     out = make_loop()._score_task(task, layout(2, [[T("assert f()")]]), passed, None, [], {})
     assert np.isnan([x.reward for x in out if x.group == "tester/t"]).all()
+
+
+def test_reference_anchors_the_tester_reward_when_no_sample_is_correct():
+    task = Task("t", "p", tests=[T("assert f() == 1")], solutions=["ref"])
+    suites = [[T("assert f() == 1")], [T("assert f() == 2")], [T("assert f() == 5")]]
+    # two wrong codes; the reference passes test A only; wrong code 1 passes test B
+    gen = np.array([[0, 0, 0], [0, 1, 0]], bool)
+    passed = np.vstack([np.hstack([np.zeros((2, 1), bool), gen]), [[1, 1, 0, 0]]])
+    out = make_loop(tester_accuracy_weight=0.0)._score_task(task, layout(2, suites), passed, None, [], {})
+    tester = [x.reward for x in out if x.group == "tester/t"]
+    # A: correct (the reference passes), rejects both wrong codes -> 1; B: wrong, one wrong code
+    # passes -> -1/2; C: wrong but rejects everything -> 0 under CURE ...
+    assert tester == [1.0, -0.5, 0.0]
+    out = make_loop()._score_task(task, layout(2, suites), passed, None, [], {})
+    # ... and -0.5 with the default correctness term
+    assert [x.reward for x in out if x.group == "tester/t"] == [1.5, -1.0, -0.5]
+    off = make_loop(anchor_reference=False)._score_task(task, layout(2, suites), passed, None, [], {})
+    assert np.isnan([x.reward for x in off if x.group == "tester/t"]).all()
 
 
 def test_label_free_uses_bidirectional_scores():

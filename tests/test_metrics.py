@@ -54,6 +54,8 @@ def test_best_of_n_and_test_accuracy():
         best_of_n_accuracy([0], [])
     assert unit_test_accuracy([True, True, False, False]) == 0.5
     assert math.isnan(unit_test_accuracy([]))
+    assert unit_test_accuracy([True, True, False, False], n_rejected=4) == 0.25  # rejected count as wrong
+    assert unit_test_accuracy([], n_rejected=2) == 0.0
     assert score_accuracy([0.9, 0.2, 0.6], [True, False, False]) == pytest.approx(2 / 3)
     with pytest.raises(ValueError):
         score_accuracy([0.9], [True, False])

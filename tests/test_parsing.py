@@ -81,6 +81,16 @@ def test_tests_multiline_assert_and_unrelated_dropped():
     assert r.dropped == 4  # two unrelated, two duplicates (whitespace differs)
 
 
+def test_asserts_outside_the_code_blocks_count_as_rejected():
+    # a second "```python" closes the first block: the asserts after it are never run, so they
+    # must not vanish silently (a Tester learned to hide its risky tests this way)
+    text = "```python\nassert add(0, 0) == 0\n```python\nassert add(1, 2) == 4\nassert add(2, 2) == 5\n```"
+    r = parse_tests(text, FUNC)
+    assert [t.test for t in r.tests] == ["assert add(0, 0) == 0"] and r.dropped == 2
+    ok = parse_tests("```python\nassert add(0, 0) == 0\n```\nDone.", FUNC)
+    assert ok.dropped == 0
+
+
 def test_tests_cap_and_failure():
     text = "\n".join(f"assert add({i}, 0) == {i}" for i in range(10))
     r = parse_tests(text, FUNC, max_tests=3)

@@ -31,6 +31,21 @@ def test_plot_metrics_writes_png(tmp_path):
     assert _is_png(out2)
 
 
+def test_extra_series_replace_their_panel(tmp_path, monkeypatch):
+    run = tmp_path / "run"
+    write_metrics(run)
+    evals = [{"step": 0, "code_acc": 0.4, "tasks": 64, "seconds": 9.0}, {"step": 6, "code_acc": 0.5, "tasks": 64}]
+    seen = {}
+    import training.plot as tp
+
+    real = tp.collect_series
+    monkeypatch.setattr(tp, "collect_series", lambda recs: seen.setdefault(len(seen), real(recs)))
+    out = plot_metrics(run, tmp_path / "e.png", extra={"eval": evals})
+    assert _is_png(out)
+    merged = seen[1]  # the extra records' series
+    assert merged == {"eval/code_acc": ([0, 6], [0.4, 0.5])}  # counts and timings left out
+
+
 def test_collect_series_skips_text_and_nulls(tmp_path):
     run = tmp_path / "run"
     write_metrics(run)

@@ -245,3 +245,38 @@ def test_proposer_learnability_range(r):
     v = proposer_rewards(r)
     assert 0.0 <= v <= 1.0
     assert (v > 0) == (0 < r < 1)
+
+
+def test_tester_suite_reward_hand_worked():
+    from matrix.rewards import tester_suite_reward
+
+    # two tests: a correct one rejecting 2/3 wrong codes, a wrong one letting none through
+    r, ok = [2 / 3, 0.0], [True, False]
+    assert tester_suite_reward(r, ok, aggregate="mean") == pytest.approx(1 / 3)  # plain CURE mean
+    assert tester_suite_reward(r, ok, accuracy_weight=0.5) == pytest.approx(2 / 3 + 0.5 - 0.5)
+    # one unparseable candidate costs the worst score a test can get
+    assert tester_suite_reward(r, ok, 1, accuracy_weight=0.5) == pytest.approx(2 / 3 - 1.5)
+    assert tester_suite_reward([], [], 0, accuracy_weight=0.5) == -1.5
+    assert np.isnan(tester_suite_reward([np.nan, 1.0], [False, True], accuracy_weight=0.5))
+    with pytest.raises(ValueError):
+        tester_suite_reward(r, ok, aggregate="max")
+
+
+@given(st.lists(st.tuples(st.floats(-1, 1), st.booleans()), min_size=1, max_size=8),
+       st.integers(0, 4), st.floats(0, 2))
+def test_tester_suite_reward_properties(tests, n_rejected, w):
+    from matrix.rewards import tester_suite_reward
+
+    r = [x for x, _ in tests]
+    ok = [c for _, c in tests]
+    base = tester_suite_reward(r, ok, n_rejected, accuracy_weight=w)
+    # permutation invariant; more rejected candidates never help; a wrong test turned right helps
+    assert tester_suite_reward(r[::-1], ok[::-1], n_rejected, accuracy_weight=w) == pytest.approx(base)
+    assert tester_suite_reward(r, ok, n_rejected + 1, accuracy_weight=w) < base
+    if not all(ok):
+        i = ok.index(False)
+        ok2 = list(ok)
+        ok2[i] = True
+        assert tester_suite_reward(r, ok2, n_rejected, accuracy_weight=w) >= base
+    mean = tester_suite_reward(r, ok, n_rejected, accuracy_weight=w, aggregate="mean")
+    assert -(1 + w) - 1e-9 <= mean <= 1 + w + 1e-9

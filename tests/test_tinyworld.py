@@ -172,6 +172,21 @@ def test_examples_parse_back(world):
             assert parse_code(ex.completion, "f").code.strip() == t.solutions[0].strip()
 
 
+def test_proposer_targets_are_novel_training_world_compositions(world):
+    novel = exm.NovelCompositions(world.train_tasks)
+    known = {tuple(t.meta["steps"]) for t in world.train_tasks}
+    rng = random.Random(3)
+    drawn = [novel(rng) for _ in range(200)]
+    assert all(s is not None for s in drawn)
+    assert len(set(drawn)) > 150  # varied, not a handful recited
+    for steps in drawn:
+        assert steps not in known and world.split_of(steps) == "train" and not lib.is_degenerate(steps)
+    t = world.train_tasks[0]
+    targets = [lib.recognize(parse_task(exm.proposer_example(t, rng, novel=novel).completion, "function")
+                             .task.prompt) for _ in range(50)]
+    assert sum(s not in known for s in targets) >= 25  # mostly novel (p_novel = 0.7)
+
+
 def test_mutations_are_valid_and_different():
     rng = random.Random(1)
     for name in lib.PRIMITIVES:

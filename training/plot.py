@@ -15,9 +15,10 @@ from pathlib import Path
 
 from training.logging import METRICS_FILE, read_metrics
 
-PRIORITY = ("reward", "loss", "clip_frac", "kl", "grad_norm", "lr", "tokens_per_s", "adv_abs", "eval", "train",
+PRIORITY = ("eval", "reward", "loss", "clip_frac", "kl", "grad_norm", "lr", "tokens_per_s", "adv_abs", "train",
             "ratio_mean", "ratio_max", "logprob_diff", "frac_zero_std", "groups_zero_std", "samples_in_loss")
 SKIP = {"step", "time"}
+EXTRA_SKIP = {"tasks", "seconds"}
 
 
 def collect_series(records: list[dict]) -> dict[str, tuple[list[int], list[float]]]:
@@ -35,7 +36,8 @@ def collect_series(records: list[dict]) -> dict[str, tuple[list[int], list[float
 
 
 def plot_metrics(source: str | Path, out_png: str | Path | None = None, *, keys: list[str] | None = None,
-                 max_panels: int = 16, smooth: int = 1, title: str | None = None) -> Path:
+                 max_panels: int = 16, smooth: int = 1, title: str | None = None,
+                 extra: dict[str, list[dict]] | None = None) -> Path:
     """Draw the curves of a run dir (or a metrics.jsonl) into ``out_png`` (default
     ``RUN_DIR/metrics.png``); returns the PNG path. ``smooth`` > 1 adds a moving average."""
     import matplotlib
@@ -51,6 +53,11 @@ def plot_metrics(source: str | Path, out_png: str | Path | None = None, *, keys:
     if not records:
         raise ValueError(f"{path}: no metric lines")
     series = collect_series(records)
+    for panel, recs in (extra or {}).items():
+        renamed = [{"step": r["step"], **{f"{panel}/{k}": v for k, v in r.items()
+                                          if k not in EXTRA_SKIP and k != "step"}} for r in recs if "step" in r]
+        more = collect_series(renamed)
+        series = {k: v for k, v in series.items() if k.split("/")[0] != panel} | more
     if keys:
         series = {k: v for k, v in series.items() if k in keys or k.split("/")[0] in keys}
     if not keys:  # drop panels of bookkeeping constants (a listed panel stays, constant or not)
@@ -87,7 +94,7 @@ def plot_metrics(source: str | Path, out_png: str | Path | None = None, *, keys:
         ax.axis("off")
     last = max(r["step"] for r in records)
     fig.suptitle(title or f"{path.parent.name}  (steps 1..{last})")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
     out = Path(out_png) if out_png else path.parent / "metrics.png"
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=100)

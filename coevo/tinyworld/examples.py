@@ -9,8 +9,11 @@ functions, so the warm-up teaches exactly the formats the co-evolution loop samp
 * fixer: task + a buggy variant (one step replaced, dropped or swapped, or the reducer changed)
   + its execution feedback on the task's tests (:func:`roles.feedback.summarize_feedback`) ->
   the reference code;
-* proposer: (optionally another training task as the example) -> a training task rendered by
-  :func:`roles.prompts.render_task_completion` with fresh inputs.
+* proposer: (optionally another training task as the example) -> a task rendered by
+  :func:`roles.prompts.render_task_completion` with fresh inputs. Mostly (``p_novel``) the target
+  is a *novel* composition: one that is not a training task but whose adjacent pairs all occur in
+  training tasks (so it never touches a held-out pair). Self-play rejects duplicates of known
+  tasks, so a Proposer that only learned to recite training tasks would never propose a valid one.
 
 Every example is a plain ``(role, prompt, completion)`` triple of strings; no tokenizer needed
 (the prompts use the plain template, which is what a tokenizer without a chat template gets).
@@ -39,11 +42,15 @@ from roles.prompts import (
 from .library import (
     PRIMITIVES,
     call,
+    is_degenerate,
     is_valid,
     literal,
+    make_task,
     make_tests,
+    pairs_of,
     pick_inputs,
     primitives,
+    random_steps,
     reference_code,
     run_steps,
 )
@@ -183,10 +190,32 @@ def _arg(call_src: str) -> Any:
     return ast.literal_eval(node.args[0])
 
 
+class NovelCompositions:
+    """Draws compositions that are not among ``tasks`` but only chain pairs seen in them."""
+
+    def __init__(self, tasks: Sequence[Task]):
+        known = [s for s in (_steps(t) for t in tasks) if s is not None]
+        self.known = set(known)
+        self.pairs = {p for s in known for p in pairs_of(s)}
+
+    def __call__(self, rng: random.Random, tries: int = 50) -> tuple[str, ...] | None:
+        for _ in range(tries):
+            steps = random_steps(rng)
+            if (len(steps) > 1 and steps not in self.known and all(p in self.pairs for p in pairs_of(steps))
+                    and not is_degenerate(steps)):
+                return steps
+        return None
+
+
 def proposer_example(task: Task, rng: random.Random, tokenizer=None,
-                     examples: Sequence[Task] = (), p_example: float = 0.5) -> Example | None:
+                     examples: Sequence[Task] = (), p_example: float = 0.5,
+                     novel: NovelCompositions | None = None, p_novel: float = 0.7) -> Example | None:
     steps = _steps(task)
     if steps is not None:
+        fresh = novel(rng) if novel is not None and rng.random() < p_novel else None
+        if fresh is not None:
+            task = make_task(fresh, seed=rng.getrandbits(32))
+            steps = fresh
         inputs = [call(x) for x in pick_inputs(steps, rng, rng.choice([3, 4, 5]))]
     else:
         inputs = list((task.meta or {}).get("inputs") or [])
@@ -202,7 +231,7 @@ def proposer_example(task: Task, rng: random.Random, tokenizer=None,
 
 
 def make_example(role: str, task: Task, rng: random.Random, tokenizer=None,
-                 pool: Sequence[Task] = ()) -> Example | None:
+                 pool: Sequence[Task] = (), novel: NovelCompositions | None = None) -> Example | None:
     if role == "coder":
         return coder_example(task, rng, tokenizer)
     if role == "tester":
@@ -210,7 +239,7 @@ def make_example(role: str, task: Task, rng: random.Random, tokenizer=None,
     if role == "fixer":
         return fixer_example(task, rng, tokenizer)
     if role == "proposer":
-        return proposer_example(task, rng, tokenizer, examples=pool)
+        return proposer_example(task, rng, tokenizer, examples=pool, novel=novel)
     raise ValueError(f"unknown role {role!r}")
 
 
@@ -226,10 +255,11 @@ def sample_examples(tasks: Sequence[Task], n: int, seed: int = 0, tokenizer=None
     tasks = list(tasks)
     if not tasks:
         raise ValueError("no tasks to build examples from")
+    novel = NovelCompositions(tasks) if "proposer" in roles else None
     misses = 0
     while len(out) < n:
         role = rng.choices(roles, weights=ws)[0]
-        ex = make_example(role, rng.choice(tasks), rng, tokenizer, pool=tasks)
+        ex = make_example(role, rng.choice(tasks), rng, tokenizer, pool=tasks, novel=novel)
         if ex is not None:
             out.append(ex)
             misses = 0

@@ -483,7 +483,7 @@ class World:
     def sample_train_steps(self, rng: random.Random, max_depth: int = 3) -> Steps:
         """A random valid, non-degenerate training composition (not necessarily in train_tasks)."""
         while True:
-            steps = _random_steps(rng, max_depth)
+            steps = random_steps(rng, max_depth)
             if self.split_of(steps) == "train" and not is_degenerate(steps):
                 return steps
 
@@ -492,7 +492,7 @@ class World:
         return make_task(steps, seed=rng.getrandbits(32), n_tests=n_tests, split=self.split_of(steps))
 
 
-def _random_steps(rng: random.Random, max_depth: int = 3) -> Steps:
+def random_steps(rng: random.Random, max_depth: int = 3) -> Steps:
     fam = rng.choices(FAMILIES, weights=[0.5, 0.3, 0.2])[0]
     depth = rng.choices([1, 2, 3][:max_depth], weights=[0.2, 0.4, 0.4][:max_depth])[0]
     steps_p = primitives(fam, "step")
@@ -578,7 +578,7 @@ def build_world(seed: int = 0, n_train: int = 800, n_heldout: int = 64,
     tries = 0
     while len(train) < n_train and tries < 200_000:
         tries += 1
-        steps = _random_steps(rng)
+        steps = random_steps(rng)
         if len(steps) == 1 or steps in train or world.split_of(steps) != "train":
             continue
         if is_degenerate(steps):
