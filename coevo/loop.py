@@ -64,8 +64,10 @@ class LoopConfig:
     # so tests are judged (and wrong ones penalised) even when no sampled program is correct
     anchor_reference: bool = True
     # a Tester sample's reward (matrix.rewards.tester_suite_reward): per test CURE precision
-    # + accuracy_weight * (+1 correct / -1 wrong); rejected candidates score the minimum; summed
+    # + accuracy_weight for a right test (with credit "discriminating": only one that rejects some
+    # wrong program) / - accuracy_weight for a wrong one; rejected candidates score the minimum
     tester_accuracy_weight: float = 0.5
+    tester_credit: str = "correct"  # correct | discriminating
     tester_aggregate: str = "sum"  # sum | mean
     label_free: bool = False
     save_every: int = 10
@@ -81,6 +83,8 @@ class LoopConfig:
             raise ValueError("update: must be 'joint' or 'per_role'")
         if self.tester_aggregate not in ("sum", "mean"):
             raise ValueError("tester_aggregate: must be 'sum' or 'mean'")
+        if self.tester_credit not in ("discriminating", "correct"):
+            raise ValueError("tester_credit: must be 'discriminating' or 'correct'")
         if self.tester_accuracy_weight < 0:
             raise ValueError("tester_accuracy_weight: must be >= 0")
         if self.coder_reward not in R.CODER_MODES:
@@ -281,8 +285,8 @@ class CoEvolution:
             k = len(suite)
             chunk = test_r[start:start + k]
             ok = test_ok[start:start + k] if test_ok is not None else None
-            r = (R.tester_suite_reward(chunk, ok, rejected, accuracy_weight=weight, aggregate=cfg.tester_aggregate)
-                 if judged else float("nan"))
+            r = (R.tester_suite_reward(chunk, ok, rejected, accuracy_weight=weight, credit=cfg.tester_credit,
+                                       aggregate=cfg.tester_aggregate) if judged else float("nan"))
             if ref_ok is not None and k + rejected:
                 _acc(metrics, "train/test_acc", unit_test_accuracy(ref_ok[start:start + k], rejected))
             out.append(_Sampled(s, f"tester/{task.task_id}", r))

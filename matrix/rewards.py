@@ -39,9 +39,10 @@ Tester (CURE's *reward precision*)
       (a zero-variance group, dropped); ``all_correct="zero"`` reproduces that.
 
     A Tester *sample* writes a suite of tests; :func:`tester_suite_reward` turns the per-test
-    rewards into the sample's reward. Per test: the precision above plus ``accuracy_weight`` times
-    +1 (correct) / -1 (incorrect), so that a wrong test rejected by every code (0 under CURE) still
-    costs something; each rejected candidate (an unparseable assert, a duplicate, one that never
+    rewards into the sample's reward. Per test: the precision above plus ``accuracy_weight`` for a
+    right test and minus it for a wrong one, so that a wrong test rejected by every code (0 under
+    CURE) still costs something (``credit="discriminating"`` pays only right tests that reject
+    some wrong program); each rejected candidate (an unparseable assert, a duplicate, one that never
     calls the function) costs ``-(1 + accuracy_weight)``, the worst a test can score, so garbage
     cannot hide wrong tests. ``aggregate="sum"`` (default) makes each extra test worth writing only
     when it is likely right; ``"mean"`` is the plain CURE average over the suite.
@@ -200,15 +201,22 @@ def tester_rewards(passed_gen, code_correct, *, normalize: bool = True,
 
 
 def tester_suite_reward(test_rewards, tests_correct=None, n_rejected: int = 0, *,
-                        accuracy_weight: float = 0.0, aggregate: str = "sum") -> float:
+                        accuracy_weight: float = 0.0, credit: str = "correct",
+                        aggregate: str = "sum") -> float:
     """One Tester sample's reward from the rewards of its tests (see the module docstring).
 
-    ``test_rewards``: the sample's per-test rewards (e.g. a slice of :func:`tester_rewards`);
+    ``test_rewards``: the sample's per-test rewards (a slice of :func:`tester_rewards`);
     ``tests_correct``: whether each test is correct (needed when ``accuracy_weight`` > 0);
-    ``n_rejected``: candidate tests the parser rejected. NaN when any test reward is NaN (the task
-    cannot judge tests); -(1 + accuracy_weight) for a sample with no test at all."""
+    ``n_rejected``: candidate tests the parser rejected. Per test, ``accuracy_weight`` is added
+    for a right test and subtracted for a wrong one (``credit="correct"``, default); with
+    ``credit="discriminating"`` a right test earns it only when it rejects some wrong program (its
+    precision is > 0), so a trivially right test (``f([]) == 0``, passed by every program) earns
+    nothing extra. NaN when any test reward is NaN (the task cannot
+    judge tests); ``-(1 + accuracy_weight)`` for a sample with no test at all."""
     if aggregate not in ("sum", "mean"):
         raise ValueError(f"aggregate must be 'sum' or 'mean', got {aggregate!r}")
+    if credit not in ("discriminating", "correct"):
+        raise ValueError(f"credit must be 'discriminating' or 'correct', got {credit!r}")
     r = np.asarray(test_rewards, dtype=float).reshape(-1)
     if np.isnan(r).any():
         return float("nan")
@@ -217,7 +225,8 @@ def tester_suite_reward(test_rewards, tests_correct=None, n_rejected: int = 0, *
         ok = np.asarray(tests_correct, dtype=bool).reshape(-1)
         if ok.shape != r.shape:
             raise ValueError(f"tests_correct has {ok.shape[0]} entries for {r.shape[0]} tests")
-        r = r + accuracy_weight * np.where(ok, 1.0, -1.0)
+        earns = ok & (r > 0) if credit == "discriminating" else ok
+        r = r + accuracy_weight * np.where(earns, 1.0, np.where(ok, 0.0, -1.0))
     if n_rejected < 0:
         raise ValueError("n_rejected must be >= 0")
     parts = np.concatenate([r, np.full(int(n_rejected), worst)])

@@ -258,25 +258,30 @@ def test_tester_suite_reward_hand_worked():
     assert tester_suite_reward(r, ok, 1, accuracy_weight=0.5) == pytest.approx(2 / 3 - 1.5)
     assert tester_suite_reward([], [], 0, accuracy_weight=0.5) == -1.5
     assert np.isnan(tester_suite_reward([np.nan, 1.0], [False, True], accuracy_weight=0.5))
+    # a trivially right test (every program passes it) earns the bonus only with credit="correct"
+    assert tester_suite_reward([0.0], [True], accuracy_weight=0.5) == 0.5
+    assert tester_suite_reward([0.0], [True], accuracy_weight=0.5, credit="discriminating") == 0.0
     with pytest.raises(ValueError):
         tester_suite_reward(r, ok, aggregate="max")
+    with pytest.raises(ValueError):
+        tester_suite_reward(r, ok, credit="some")
 
 
 @given(st.lists(st.tuples(st.floats(-1, 1), st.booleans()), min_size=1, max_size=8),
-       st.integers(0, 4), st.floats(0, 2))
-def test_tester_suite_reward_properties(tests, n_rejected, w):
+       st.integers(0, 4), st.floats(0, 2), st.sampled_from(["discriminating", "correct"]))
+def test_tester_suite_reward_properties(tests, n_rejected, w, credit):
     from matrix.rewards import tester_suite_reward
 
     r = [x for x, _ in tests]
     ok = [c for _, c in tests]
-    base = tester_suite_reward(r, ok, n_rejected, accuracy_weight=w)
+    base = tester_suite_reward(r, ok, n_rejected, accuracy_weight=w, credit=credit)
     # permutation invariant; more rejected candidates never help; a wrong test turned right helps
-    assert tester_suite_reward(r[::-1], ok[::-1], n_rejected, accuracy_weight=w) == pytest.approx(base)
-    assert tester_suite_reward(r, ok, n_rejected + 1, accuracy_weight=w) < base
+    assert tester_suite_reward(r[::-1], ok[::-1], n_rejected, accuracy_weight=w, credit=credit) == pytest.approx(base)
+    assert tester_suite_reward(r, ok, n_rejected + 1, accuracy_weight=w, credit=credit) < base
     if not all(ok):
         i = ok.index(False)
         ok2 = list(ok)
         ok2[i] = True
-        assert tester_suite_reward(r, ok2, n_rejected, accuracy_weight=w) >= base
-    mean = tester_suite_reward(r, ok, n_rejected, accuracy_weight=w, aggregate="mean")
+        assert tester_suite_reward(r, ok2, n_rejected, accuracy_weight=w, credit=credit) >= base
+    mean = tester_suite_reward(r, ok, n_rejected, accuracy_weight=w, credit=credit, aggregate="mean")
     assert -(1 + w) - 1e-9 <= mean <= 1 + w + 1e-9

@@ -12,7 +12,10 @@ DIR/metrics.jsonl, DIR/curves.png, DIR/model (usable as --model by `coevo solve`
 and DIR/heldout.jsonl. Re-running with the same --out resumes an interrupted demo.
 
   coevo demo --out runs/demo
-  coevo demo --out runs/demo-coder --roles coder        (ablation: train the Coder alone)"""
+  coevo demo --out runs/demo-coder --roles coder        (ablation: train the Coder alone)
+
+A DIR that already holds init/ (the SFT start of another demo, copied) starts RL from it, so an
+ablation can share the joint run's starting point."""
 
 
 def add_arguments(parser):
