@@ -37,6 +37,7 @@ class EvalConfig:
     fix_per_task: int = 2
     max_tasks: int = 0  # 0 = all held-out tasks
     select_method: str = "coevo"
+    tests_per_sample: int = 0  # > 0: ask for this many tests; missing or extra ones count as wrong
     seed: int = 1234
 
     def validate(self):
@@ -68,7 +69,8 @@ def evaluate(model, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, *, 
     for t in tasks:
         reqs.append(GenRequest("coder", t.task_id, build_prompt("coder", t, tokenizer), n=cfg.n_codes))
         if cfg.n_tests:
-            reqs.append(GenRequest("tester", t.task_id, build_prompt("tester", t, tokenizer), n=cfg.n_tests))
+            prompt = build_prompt("tester", t, tokenizer, n_tests=cfg.tests_per_sample or None)
+            reqs.append(GenRequest("tester", t.task_id, prompt, n=cfg.n_tests))
     samples = engine.generate(reqs, progress=progress)
     by_task: dict[str, dict[str, list]] = {t.task_id: {"coder": [], "tester": []} for t in tasks}
     for s in samples:
@@ -77,8 +79,9 @@ def evaluate(model, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, *, 
     jobs, layout = [], []
     for t in tasks:
         codes = [parse_code(s.text, t.entry_point).code or "" for s in by_task[t.task_id]["coder"]]
-        parsed = [parse_tests(s.text, t) for s in by_task[t.task_id]["tester"]]
-        suites = [(p.tests, p.dropped) for p in parsed]
+        want = cfg.tests_per_sample
+        parsed = [parse_tests(s.text, t, max_tests=want or None) for s in by_task[t.task_id]["tester"]]
+        suites = [(p.tests, p.dropped + max(0, want - len(p.tests) - p.dropped)) for p in parsed]
         gen_tests = [x for p in parsed for x in p.tests]
         ref = t.solutions[:1]
         jobs.append((t, codes + ref, list(t.tests) + gen_tests))

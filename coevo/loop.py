@@ -69,6 +69,9 @@ class LoopConfig:
     tester_accuracy_weight: float = 0.5
     tester_credit: str = "correct"  # correct | discriminating
     tester_aggregate: str = "sum"  # sum | mean
+    # > 0: the Tester prompt asks for exactly this many tests; extra ones are rejected and missing
+    # ones count as rejected too (a suite cannot shrink to one safe test); 0 = the model chooses
+    tests_per_sample: int = 0
     label_free: bool = False
     save_every: int = 10
     eval_every: int = 30
@@ -89,6 +92,8 @@ class LoopConfig:
             raise ValueError("tester_accuracy_weight: must be >= 0")
         if self.coder_reward not in R.CODER_MODES:
             raise ValueError(f"coder_reward: must be one of {list(R.CODER_MODES)}")
+        if self.tests_per_sample < 0:
+            raise ValueError("tests_per_sample: must be >= 0")
         for name in ("steps", "tasks_per_step", "n_codes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name}: must be >= 1")
@@ -223,7 +228,8 @@ class CoEvolution:
         for t in tasks:
             reqs.append(GenRequest("coder", t.task_id, build_prompt("coder", t, tok), n=cfg.n_codes))
             if "tester" in cfg.roles and cfg.n_tests:
-                reqs.append(GenRequest("tester", t.task_id, build_prompt("tester", t, tok), n=cfg.n_tests))
+                prompt = build_prompt("tester", t, tok, n_tests=cfg.tests_per_sample or None)
+                reqs.append(GenRequest("tester", t.task_id, prompt, n=cfg.n_tests))
         if "proposer" in cfg.roles and cfg.n_proposals and self.examples:
             example = self.examples[int(rng.integers(len(self.examples)))]
             reqs.append(GenRequest("proposer", "*", build_prompt("proposer", example, tok), n=cfg.n_proposals))
@@ -237,10 +243,11 @@ class CoEvolution:
         for s in coder:
             pc = parse_code(s.text, task.entry_point)
             codes.append(pc.code if pc.ok and pc.code else "")
-        parsed = [parse_tests(s.text, task) for s in tester]
+        want = self.cfg.tests_per_sample
+        parsed = [parse_tests(s.text, task, max_tests=want or None) for s in tester]
         suites = [p.tests for p in parsed]
         return {"coder": coder, "tester": tester, "codes": codes, "suites": suites,
-                "rejected": [p.dropped for p in parsed],
+                "rejected": [p.dropped + max(0, want - len(p.tests) - p.dropped) for p in parsed],
                 "gen_tests": [x for suite in suites for x in suite]}
 
     def _score_task(self, task: Task, lay: dict, passed: np.ndarray, res, second: list, metrics) -> list[_Sampled]:

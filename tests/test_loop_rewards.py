@@ -102,3 +102,15 @@ def test_curriculum_observations_are_applied_after_the_step():
     loop._observed = [("t", 4, 1)]
     loop._sync_curriculum()
     assert loop.curriculum.stats["t"].rate == 0.25
+
+
+def test_requested_test_count_counts_missing_and_extra_tests_as_rejected():
+    task = Task("t", "p", entry_point="f", tests=[T("assert f() == 1")])
+    texts = ["```python\nassert f() == 1\n```",  # one of three: two missing
+             "```python\n" + "\n".join(f"assert f() == {i}" for i in range(5)) + "\n```",  # two extra
+             "```python\nassert f() == 1\nassert f() == 2\nassert f(\n```"]  # two + one broken
+    lay = make_loop(tests_per_sample=3)._layout(task, [], [sample("tester", x) for x in texts])
+    assert [len(s) for s in lay["suites"]] == [1, 3, 2]
+    assert lay["rejected"] == [2, 2, 1]
+    free = make_loop()._layout(task, [], [sample("tester", x) for x in texts])
+    assert [len(s) for s in free["suites"]] == [1, 5, 2] and free["rejected"] == [0, 0, 0]
