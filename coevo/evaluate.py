@@ -81,7 +81,7 @@ def evaluate(model, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, *, 
         codes = [parse_code(s.text, t.entry_point).code or "" for s in by_task[t.task_id]["coder"]]
         want = cfg.tests_per_sample
         parsed = [parse_tests(s.text, t, max_tests=want or None) for s in by_task[t.task_id]["tester"]]
-        suites = [(p.tests, p.dropped + max(0, want - len(p.tests) - p.dropped)) for p in parsed]
+        suites = [(p.tests, p.rejected(want)) for p in parsed]
         gen_tests = [x for p in parsed for x in p.tests]
         ref = t.solutions[:1]
         jobs.append((t, codes + ref, list(t.tests) + gen_tests))

@@ -247,7 +247,7 @@ class CoEvolution:
         parsed = [parse_tests(s.text, task, max_tests=want or None) for s in tester]
         suites = [p.tests for p in parsed]
         return {"coder": coder, "tester": tester, "codes": codes, "suites": suites,
-                "rejected": [p.dropped + max(0, want - len(p.tests) - p.dropped) for p in parsed],
+                "rejected": [p.rejected(want) for p in parsed],
                 "gen_tests": [x for suite in suites for x in suite]}
 
     def _score_task(self, task: Task, lay: dict, passed: np.ndarray, res, second: list, metrics) -> list[_Sampled]:
@@ -262,6 +262,7 @@ class CoEvolution:
         gt, gen = passed[:n, :g], passed[:n, g:]
         label_free = cfg.label_free or g == 0
         parsed = np.array([bool(c) for c in lay["codes"]])
+        ref_row = passed[n, g:] if (task.solutions and passed.shape[0] > n) else None  # metrics-only row
         test_ok = None  # per generated test: passed by every known-correct program
         if label_free:
             code_s, test_s = R.bidirectional_scores(gen)
@@ -272,8 +273,8 @@ class CoEvolution:
             coder_r = R.coder_rewards(gt, cfg.coder_reward)
             correct = R.code_correct(gt)
             gen_a, correct_a = gen, correct
-            if cfg.anchor_reference and task.solutions and passed.shape[0] > n:
-                gen_a, correct_a = np.vstack([gen, passed[n:n + 1, g:]]), np.append(correct, True)
+            if cfg.anchor_reference and ref_row is not None:
+                gen_a, correct_a = np.vstack([gen, ref_row]), np.append(correct, True)
             test_r = R.tester_rewards(gen_a, correct_a)
             if correct_a.any():
                 test_ok = R.test_correct(gen_a, correct_a)
@@ -285,7 +286,6 @@ class CoEvolution:
         # tester samples (matrix.rewards.tester_suite_reward); judged only where the task's tests
         # can be judged at all
         start = 0
-        ref_ok = passed[n, g:] if (task.solutions and passed.shape[0] > n) else None
         judged = label_free or test_ok is not None
         weight = 0.0 if label_free else cfg.tester_accuracy_weight
         for s, suite, rejected in zip(lay["tester"], lay["suites"], lay["rejected"]):
@@ -294,8 +294,8 @@ class CoEvolution:
             ok = test_ok[start:start + k] if test_ok is not None else None
             r = (R.tester_suite_reward(chunk, ok, rejected, accuracy_weight=weight, credit=cfg.tester_credit,
                                        aggregate=cfg.tester_aggregate) if judged else float("nan"))
-            if ref_ok is not None and k + rejected:
-                _acc(metrics, "train/test_acc", unit_test_accuracy(ref_ok[start:start + k], rejected))
+            if ref_row is not None and k + rejected:
+                _acc(metrics, "train/test_acc", unit_test_accuracy(ref_row[start:start + k], rejected))
             out.append(_Sampled(s, f"tester/{task.task_id}", r))
             start += k
         # failing programs go to the Fixer (feedback from the first failing ground-truth test)
@@ -317,18 +317,17 @@ class CoEvolution:
 
         info = {"samples": proposer_samples, "status": [], "tasks": {}, "solve_requests": []}
         parsed, idx = [], []
-        status_pre: dict[int, str] = {}
+        status = ["malformed"] * len(proposer_samples)
         for i, s in enumerate(proposer_samples):
             pt = parse_task(s.text)
-            if pt.ok and pt.task is not None and self.proposal_check is not None:
-                if not self.proposal_check(pt.task)[0]:
-                    status_pre[i] = "invalid"
-                    continue
-            if pt.ok and pt.task is not None:
-                pt.task.meta.setdefault("inputs", pt.inputs)
-                parsed.append(pt.task)
-                idx.append(i)
-        status = [status_pre.get(i, "malformed") for i in range(len(proposer_samples))]
+            if not pt.ok or pt.task is None:
+                continue
+            if self.proposal_check is not None and not self.proposal_check(pt.task)[0]:
+                status[i] = "invalid"
+                continue
+            pt.task.meta.setdefault("inputs", pt.inputs)
+            parsed.append(pt.task)
+            idx.append(i)
         if parsed:
             verdicts = validate_proposals(parsed, self.executor, self.known_fingerprints)
             for i, v in zip(idx, verdicts):

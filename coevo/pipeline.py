@@ -30,6 +30,8 @@ from matrix.errors import InputError
 from matrix.jsonl import append_jsonl, read_jsonl, write_jsonl_atomic
 from matrix.tasks import Task, load_tasks
 
+EVAL_FILE = "eval.jsonl"
+
 
 def _say(msg: str) -> None:
     print(f"[coevo] {msg}", file=sys.stderr, flush=True)
@@ -200,8 +202,8 @@ def execute(cfg: CoevoConfig, run: Path, *, progress: bool = True) -> dict:
         _say(f"sandbox isolation: {executor.isolation}")
         loop = CoEvolution(cfg.loop, trainer.model, tok, trainer, executor, curriculum, examples=train,
                            proposal_check=_tiny_world_guard(cfg, heldout))
-        eval_log = run / "eval.jsonl"
-        done_evals = {rec["step"] for _, rec in read_jsonl(eval_log)} if eval_log.exists() else set()
+        eval_log = run / EVAL_FILE
+        done_evals = {rec["step"] for rec in read_evals(run)}
 
         def run_eval(step: int) -> dict:
             if not heldout:
@@ -233,14 +235,19 @@ def execute(cfg: CoevoConfig, run: Path, *, progress: bool = True) -> dict:
     finally:
         executor.close()
     export(trainer, tok, run, heldout)
+    evals = read_evals(run)
     if D.is_main():
         try:
-            plot_metrics(run, run / "curves.png",
-                         extra={"eval": [rec for _, rec in read_jsonl(eval_log)] if eval_log.exists() else []})
+            plot_metrics(run, run / "curves.png", extra={"eval": evals})
         except Exception as exc:  # a plot must never lose a finished run
             _say(f"could not draw curves: {exc}")
-    evals = [rec for _, rec in read_jsonl(eval_log)] if eval_log.exists() else []
     return {"run": info, "evals": evals}
+
+
+def read_evals(run: Path) -> list[dict]:
+    """The run's held-out evaluations (``RUN_DIR/eval.jsonl``), oldest first; ``[]`` if none."""
+    log = Path(run) / EVAL_FILE
+    return [rec for _, rec in read_jsonl(log)] if log.exists() else []
 
 
 def _tiny_world_guard(cfg: CoevoConfig, heldout: list[Task]):

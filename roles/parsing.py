@@ -54,6 +54,11 @@ class ParsedTests:
     error: str = ""
     dropped: int = 0  # candidate tests found but rejected (duplicates, unrelated, over the cap)
 
+    def rejected(self, requested: int = 0) -> int:
+        """Tests that count as wrong: the rejected candidates, plus those missing from a
+        ``requested`` number of tests (0 = no number was asked for)."""
+        return self.dropped + max(0, requested - len(self.tests) - self.dropped)
+
 
 @dataclass
 class ParsedTask:

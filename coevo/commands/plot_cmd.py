@@ -35,11 +35,11 @@ def run(args) -> int:
         raise InputError("no such file (is RUN_DIR a training run?)", file=str(path))
     if args.smooth < 1 or args.max_panels < 1:
         raise InputError("--smooth and --max-panels must be >= 1")
-    extra = {}
-    if src.is_dir() and (src / "eval.jsonl").exists():  # held-out evaluations, incl. the one before step 1
-        from matrix.jsonl import read_jsonl
+    from coevo.pipeline import read_evals
 
-        extra["eval"] = [rec for _, rec in read_jsonl(src / "eval.jsonl")]
+    # held-out evaluations, incl. the one before step 1
+    evals = read_evals(src) if src.is_dir() else []
+    extra = {"eval": evals} if evals else {}
     try:
         out = plot_metrics(src, args.out, keys=args.keys, max_panels=args.max_panels, smooth=args.smooth,
                            extra=extra)

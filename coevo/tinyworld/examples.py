@@ -51,6 +51,7 @@ from .library import (
     pick_inputs,
     primitives,
     random_steps,
+    recognize_code,
     reference_code,
     run_steps,
 )
@@ -173,8 +174,6 @@ def fixer_example(task: Task, rng: random.Random, tokenizer=None, max_failures: 
         return None
     history = []
     if rng.random() < p_history:
-        from .library import recognize_code
-
         prev = _failing_variant(task, rng, max_failures, avoid=recognize_code(cur[0]))
         if prev is not None and prev[0] != cur[0]:
             history.append(prev)

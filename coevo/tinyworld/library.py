@@ -235,29 +235,37 @@ _DESC = re.compile(r"^Write a function " + ENTRY + r"\((xs|s|n)\) that (.+)\.$")
 _BY_PHRASE: dict[tuple[str, str], str] = {(p.family, p.phrase): p.name for p in _PRIMS}
 
 
+_FAMILY_OF_VAR = {v: k for k, v in VAR.items()}
+
+
+def _lookup(fam: str, pieces: Sequence[str], table: dict[tuple[str, str], str]) -> Steps | None:
+    """The valid composition whose steps are ``pieces`` (phrases or code lines) of family ``fam``
+    according to ``table``, else ``None``."""
+    steps = []
+    for piece in pieces:
+        name = table.get((fam, piece))
+        if name is None:
+            return None
+        steps.append(name)
+    steps_t = tuple(steps)
+    return steps_t if steps_t and is_valid(steps_t) else None
+
+
 def recognize(description: str) -> Steps | None:
     """The composition a description names, or ``None`` if it is not a world description."""
     m = _DESC.match(description.strip())
     if not m:
         return None
-    fam = {v: k for k, v in VAR.items()}[m.group(1)]
+    fam = _FAMILY_OF_VAR[m.group(1)]
     parts = m.group(2).split(", then ")
     if parts and parts[-1] == ENDING[fam][0]:
         parts = parts[:-1]
         if parts and PRIMITIVES[_BY_PHRASE.get((fam, parts[-1]), "list.sum")].kind == "reduce":
             return None  # "returns the sum, then returns the list"
-    steps = []
-    for ph in parts:
-        name = _BY_PHRASE.get((fam, ph))
-        if name is None:
-            return None
-        steps.append(name)
-    steps_t = tuple(steps)
-    if not steps_t or not is_valid(steps_t):
+    steps = _lookup(fam, parts, _BY_PHRASE)
+    if steps is None or describe(steps) != description.strip():
         return None
-    if describe(steps_t) != description.strip():
-        return None
-    return steps_t
+    return steps
 
 
 # ----------------------------------------------------------------------------------- inputs & tests
@@ -397,7 +405,7 @@ def recognize_code(code: str) -> Steps | None:
     m = _DEF.match(lines[0])
     if not m:
         return None
-    fam = {v: k for k, v in VAR.items()}[m.group(1)]
+    fam = _FAMILY_OF_VAR[m.group(1)]
     body = [ln.strip() for ln in lines[1:]]
     if any(not ln.startswith("    ") for ln in lines[1:]):
         return None
@@ -405,16 +413,10 @@ def recognize_code(code: str) -> Steps | None:
         body = body[:-1]
         if body and body[-1].startswith("return "):
             return None
-    steps = []
-    for ln in body:
-        name = _BY_CODE.get((fam, ln))
-        if name is None:
-            return None
-        steps.append(name)
-    steps_t = tuple(steps)
-    if not steps_t or not is_valid(steps_t) or reference_code(steps_t).strip() != code.strip():
+    steps = _lookup(fam, body, _BY_CODE)
+    if steps is None or reference_code(steps).strip() != code.strip():
         return None
-    return steps_t
+    return steps
 
 
 def heldout_pairs_of(tasks: Iterable[Task]) -> frozenset[tuple[str, str]]:
