@@ -210,7 +210,8 @@ def run_ours(tok, args, n_steps: int, warmup: int) -> dict:
                     for i, (p, c, r) in enumerate(zip(ids, comps, rewards))]
         trainer.step(rollouts)
         steps.append((time.perf_counter() - t0, timer.seconds - g0, time.process_time() - c0))
-    return {"steps": steps[warmup:], "lengths": timer.lengths[warmup:]}
+    return {"steps": steps[warmup:], "lengths": timer.lengths[warmup:],
+            "params": sum(p.numel() for p in model.parameters())}
 
 
 def _summary(steps: list[tuple[float, float, float]], mean_len) -> dict:
@@ -258,7 +259,7 @@ def main(argv=None) -> int:
     trl_res = run_trl(tok, args)
     b = run_ours(tok, args, args.steps - first, args.warmup)
     ours = _summary(a["steps"] + b["steps"], statistics.mean(a["lengths"] + b["lengths"]))
-    n_params = sum(p.numel() for p in build_model(tok, args.hidden, args.layers).parameters())
+    n_params = a["params"]
     line = {
         "benchmark": "grpo_vs_trl",
         "speedup": round(ours["steps_per_s"] / trl_res["steps_per_s"], 3),

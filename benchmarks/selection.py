@@ -278,8 +278,9 @@ def run_pools(pools: list[Pool], executor, args) -> int:
     for p, res in zip(pools, results):
         p.passed = np.asarray(res.passed, dtype=bool).reshape(len(p.codes), len(p.tests))
         gt_cols = np.asarray([k == "gt" for k in p.test_kind])
-        flaky += int(not p.passed[np.asarray(p.correct)][:, gt_cols].all())
-        p.test_correct = p.passed[np.asarray(p.correct)].all(axis=0).tolist()
+        ok_rows = p.passed[np.asarray(p.correct)]
+        flaky += int(not ok_rows[:, gt_cols].all())
+        p.test_correct = ok_rows.all(axis=0).tolist()
         got = consensus_keys(executor, p.task, p.codes, p.tests, n_inputs=args.consensus_inputs,
                              seed=args.seed + 2)
         p.consensus = None if got is None else got[0]

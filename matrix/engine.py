@@ -410,9 +410,9 @@ class Executor:
     def _budget(self, u: _Unit) -> float:
         return u.n_cells() * (float(self.config.timeout) + 0.5) + 10.0
 
-    def _dispatch(self, units, entries: list[_Entry], bar) -> list[_Unit]:
-        """Run ``units`` (an iterator; plus the units their results ask for) on the workers."""
-        self._ready()
+    def _dispatch(self, units, entries: list[_Entry], bar) -> None:
+        """Run ``units`` (an iterator; plus the units their results ask for) on the workers
+        (``_run`` has checked the executor is open)."""
         if not self._workers:
             self._workers, self._isolation, self._detail = start_workers(
                 int(self.config.workers), self.config.isolation, self._limits)
@@ -522,7 +522,6 @@ class Executor:
             for w in list(self._workers):
                 if w.outstanding and now > w.busy_until:
                     replace(w, "hung")
-        return []
 
     def _split(self, u: _Unit) -> list[_Unit]:
         """After a worker failure: one unit per code row, and a retry count once single."""

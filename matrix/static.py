@@ -35,10 +35,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from matrix import plain
-from matrix.worker import _walk, pure_code
+from matrix.worker import _walk
 
 __all__ = ["Plan", "plan_test", "plan_call", "plan_stdin", "plain_equal", "stdout_matches",
-           "setup_is_pure", "MAX_TEST_CHARS"]
+           "MAX_TEST_CHARS"]
 
 MAX_TEST_CHARS = 1_000_000
 _BUILTINS = frozenset(vars(builtins))
@@ -177,15 +177,6 @@ class Plan:
 
 def _bad(msg: str) -> Plan:
     return Plan(mode="bad", error=msg[:1000])
-
-
-def setup_is_pure(setup: str) -> bool:
-    if not setup.strip():
-        return True
-    try:
-        return pure_code(ast.parse(setup, mode="exec"))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
 
 
 def plan_stdin(stdin: str, expected: str | None = None, tol: float | None = None) -> Plan:

@@ -765,15 +765,10 @@ class Worker:
             _write_frame(self.out_fd, b"".join(body))
 
     # ------------------------------------------------------------------ one unit
-    def run_unit(self, unit):
-        """Run the cells of one unit; returns one record per cell, in order.
-
-        ``unit``: ``codes`` (sources), ``setups`` (sources), ``probes`` (see
-        :func:`_compile_probe`), ``cells`` [(code, probe, setup) indices], ``timeout``, ``batch``
-        (allow batched children). After a timeout the cells not yet run come back as
-        ``OUT_REQUEUE`` so the parent can spread them over idle workers."""
-        return self.execute(unit, self.prepare(unit))
-
+    # ``unit``: ``codes`` (sources), ``setups`` (sources), ``probes`` (see :func:`_compile_probe`),
+    # ``cells`` [(code, probe, setup) indices], ``timeout``, ``batch`` (allow batched children).
+    # ``execute(unit, prepare(unit))`` returns one record per cell, in order; after a timeout the
+    # cells not yet run come back as ``OUT_REQUEUE`` so the parent can spread them over idle workers.
     def prepare(self, unit):
         """Compile what the unit needs: (records known already, specs, batchable flags)."""
         try:

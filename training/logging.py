@@ -22,8 +22,6 @@ import time
 import warnings
 from pathlib import Path
 
-from training import distributed as D
-
 METRICS_FILE = "metrics.jsonl"
 
 
@@ -68,6 +66,8 @@ class MetricsLogger:
         self.run_dir = Path(run_dir)
         self.path = self.run_dir / METRICS_FILE
         self.resume_step = int(resume_step)
+        from training import distributed as D  # torch: only where a logger is made
+
         self.enabled = D.is_main() if enabled is None else enabled
         self.progress_keys = progress_keys
         self._file = None
