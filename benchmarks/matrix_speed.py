@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import ast
 import concurrent.futures as cf
-import gzip
 import json
 import os
 import random
@@ -47,19 +46,12 @@ DATA = [Path("/work/shared/data/mbpp.jsonl.gz"), ROOT / "data" / "mbpp.jsonl.gz"
 # ----------------------------------------------------------------------------- the pool
 
 def load_mbpp(path: Path) -> list[dict]:
-    if path.suffix == ".gz":
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
-            rows = [json.loads(x) for x in fh if x.strip()]
-    else:
-        text = path.read_text(encoding="utf-8")
-        rows = json.loads(text) if text.lstrip().startswith("[") else [json.loads(x) for x in text.splitlines() if x.strip()]
-    out = []
-    for r in rows:
-        setup = (r.get("test_setup_code") or "\n".join(r.get("test_imports") or [])).replace("\r\n", "\n")
-        out.append({"task_id": f"mbpp/{r['task_id']}", "prompt": r.get("text") or r.get("prompt", ""),
-                    "code": r["code"].replace("\r\n", "\n"), "setup": setup,
-                    "tests": [t.strip() for t in r["test_list"]]})
-    return out
+    """The tasks with a reference solution and assert tests, as plain rows for the pool."""
+    from coevo.data import load_any
+
+    return [{"task_id": t.task_id, "prompt": t.prompt, "code": t.solutions[0], "setup": t.setup,
+             "tests": [x.test for x in t.tests]}
+            for t in load_any(path) if t.solutions and t.tests and all(x.kind == "assert" for x in t.tests)]
 
 
 def _perturb(value):

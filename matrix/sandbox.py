@@ -33,6 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from matrix.worker import grow_pipe
+
 WORKER = str(Path(__file__).with_name("worker.py"))
 FRAME = struct.Struct("<I")
 _WARNED: set[str] = set()
@@ -142,12 +144,7 @@ class WorkerProcess:
         self.fd_in = self.proc.stdin.fileno()
         self.fd_out = self.proc.stdout.fileno()
         for fd in (self.fd_in, self.fd_out):
-            try:
-                import fcntl
-
-                fcntl.fcntl(fd, 1031, 1 << 20)  # F_SETPIPE_SZ: whole units without blocking
-            except OSError:
-                pass
+            grow_pipe(fd)  # whole units without blocking
         self.buf = bytearray()
         self.ready: dict | None = None
         self.outstanding: list[int] = []

@@ -218,18 +218,23 @@ def codet(passed) -> Selection:
                       "n_groups": int(len(firsts))})
 
 
+def _corroboration(wrong: np.ndarray, y: np.ndarray, beta0: float) -> float:
+    """B4's corroboration terms: the rows of ``wrong`` (codes outside the hypothesis) pass the
+    tests ``y`` deems correct at a Beta(1, 1) rate and the others at a Beta(1, beta0) rate."""
+    ny = int(y.sum())
+    k1 = int(wrong[:, y].sum())
+    n1 = wrong.shape[0] * ny
+    k0 = int(wrong[:, ~y].sum())
+    n0 = wrong.shape[0] * (len(y) - ny)
+    return float(_betaln(k1 + 1, n1 - k1 + 1) + _betaln(k0 + 1, n0 - k0 + beta0))
+
+
 def _test_loglik(p: np.ndarray, members: np.ndarray, y: np.ndarray, a: float, beta0: float) -> float:
     """B4's log posterior of the passing state (x = members, y = tests deemed correct)."""
     n, m = p.shape
     s = int(members.sum())
     ny = int(y.sum())
-    wrong = p[~members]
-    k1 = int(wrong[:, y].sum())
-    n1 = wrong.shape[0] * ny
-    k0 = int(wrong[:, ~y].sum())
-    n0 = wrong.shape[0] * (m - ny)
-    return float(_betaln(s + a, n - s + 1) + _betaln(ny + a, m - ny + 1)
-                 + _betaln(k1 + 1, n1 - k1 + 1) + _betaln(k0 + 1, n0 - k0 + beta0))
+    return float(_betaln(s + a, n - s + 1) + _betaln(ny + a, m - ny + 1)) + _corroboration(p[~members], y, beta0)
 
 
 def b4(passed, *, beta0: float = 1e4, alpha: float = 1e3) -> Selection:
@@ -308,15 +313,10 @@ def _coevo_test_loglik(reps: np.ndarray, g: int, size: int, pass_weight: float, 
                        size_weight: float) -> float:
     """Evidence from the tests for "behaviour cluster g is correct" (module docstring). ``reps``
     holds one pass row per cluster."""
-    m = reps.shape[1]
     y = reps[g]
-    ny = int(y.sum())
-    ll = pass_weight * ny + size_weight * math.log(size)
-    wrong = np.delete(reps, g, axis=0)
-    if wrong.shape[0] and m:
-        k1, n1 = int(wrong[:, y].sum()), wrong.shape[0] * ny
-        k0, n0 = int(wrong[:, ~y].sum()), wrong.shape[0] * (m - ny)
-        ll += float(_betaln(k1 + 1, n1 - k1 + 1) + _betaln(k0 + 1, n0 - k0 + beta0))
+    ll = pass_weight * int(y.sum()) + size_weight * math.log(size)
+    if reps.shape[0] > 1 and reps.shape[1]:
+        ll += _corroboration(np.delete(reps, g, axis=0), y, beta0)
     return ll
 
 

@@ -43,6 +43,7 @@ child -> worker, length-prefixed result frames (tag, seconds, JSON).
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import struct
 import sys
@@ -162,7 +163,7 @@ def _walk(tree):
 HARNESS_NAMES = frozenset({"__coevo_eq__", "__coevo_test__"})  # the generic-test wrapper's own
 
 
-def pure_code(tree: ast.AST, kind: str = "function", allow: frozenset = frozenset()) -> bool:
+def pure_code(tree: ast.AST, allow: frozenset = frozenset()) -> bool:
     """True when ``tree`` provably leaves no state behind that a later run in the same
     interpreter could see, given a fresh module namespace per run, the harness's per-test resets
     and immutable standard-library classes (batched children).
@@ -708,7 +709,6 @@ class Worker:
         self.has_pidfd = hasattr(os, "pidfd_open")
         self.max_batch = int(cfg.get("max_batch", 64))
         self.multi_code = bool(cfg.get("multi_code", True)) and _H.get("freeze") is not None
-        self._codes, self._setups, self._probes = {}, {}, {}
         self._dying = []
         self._prefetch = None
         self.runner = None
@@ -773,9 +773,9 @@ class Worker:
         """Compile what the unit needs: (records known already, specs, batchable flags)."""
         try:
             allow_batch = unit.get("batch", True)
-            codes = [self._code(src) for src in unit["codes"]]
-            setups = [self._setup(src) for src in unit["setups"]]
-            probes = [self._probe(p) for p in unit["probes"]]
+            codes = [_compile_code(src) for src in unit["codes"]]
+            setups = [_compile_setup(src) for src in unit["setups"]]
+            probes = [_probe(p) for p in unit["probes"]]
             cells = unit["cells"]
             specs = [None] * len(cells)
             batchable = [False] * len(cells)
@@ -839,48 +839,6 @@ class Worker:
             if recs[k] is None:
                 recs[k] = (k, OUT_REQUEUE, 0, 0.0, b"", b"", b"")
         return recs
-
-    # ------------------------------------------------------------------ compile caches
-    def _code(self, src):
-        hit = self._codes.get(src)
-        if hit is None:
-            if len(self._codes) > 4096:
-                self._codes.clear()
-            hit = self._codes[src] = _compile_code(src, "function")
-        return hit
-
-    def _setup(self, src):
-        """(code object | None, error | None, pure, uses state)"""
-        hit = self._setups.get(src)
-        if hit is None:
-            if len(self._setups) > 1024:
-                self._setups.clear()
-            if not src or not src.strip():
-                hit = (None, None, True, False)
-            else:
-                try:
-                    tree = ast.parse(src, "<setup>", "exec")
-                    co = compile(tree, "<setup>", "exec", dont_inherit=True)
-                    try:
-                        pure = pure_code(tree)
-                    except RecursionError:
-                        pure = False
-                    hit = (co, None, pure, any(w in src for w in _STATE_WORDS))
-                except (SyntaxError, ValueError, OverflowError, RecursionError, MemoryError, TypeError) as exc:
-                    hit = (None, f"setup does not compile: {_fmt_syntax(exc)}", False, False)
-            self._setups[src] = hit
-        return hit
-
-    def _probe(self, p):
-        try:
-            hit = self._probes.get(p)
-        except TypeError:
-            return _compile_probe(p)
-        if hit is None:
-            if len(self._probes) > 16384:
-                self._probes.clear()
-            hit = self._probes[p] = _compile_probe(p)
-        return hit
 
     # ------------------------------------------------------------------ children
     def run_isolated(self, spec, k, timeout):
@@ -955,16 +913,12 @@ class Worker:
 
     # ------------------------------------------------------------------ the runner
     def _runner_start(self):
-        import fcntl
 
         r, w = os.pipe2(os.O_CLOEXEC)  # frames: runner -> worker
         cr, cw = os.pipe2(os.O_CLOEXEC)  # batches: worker -> runner
         dr, dw = os.pipe2(os.O_CLOEXEC)  # one byte per finished batch: runner -> worker
         for fd in (r, cw):
-            try:
-                fcntl.fcntl(fd, 1031, 1 << 20)  # F_SETPIPE_SZ: a batch's frames / specs at once
-            except OSError:
-                pass
+            grow_pipe(fd)  # a batch's frames / specs at once
         try:
             pid = os.fork()
         except OSError:
@@ -1153,12 +1107,7 @@ class Worker:
         if watch_pipe:
             poller.register(r, select.POLLIN)
         else:
-            try:
-                import fcntl
-
-                fcntl.fcntl(r, 1031, 1 << 20)  # F_SETPIPE_SZ: room for every frame of a batch
-            except OSError:
-                pass
+            grow_pipe(r)  # room for every frame of a batch
         if pidfd is not None:
             poller.register(pidfd, select.POLLIN)
         buf = bytearray()
@@ -1498,22 +1447,65 @@ def _fast_pure(co) -> bool:
     return True
 
 
-def _compile_code(src, kind):
+def grow_pipe(fd, size=1 << 20):
+    """Best-effort ``F_SETPIPE_SZ`` so whole units / batches of frames fit without blocking."""
+    import fcntl
+
+    try:
+        fcntl.fcntl(fd, 1031, size)  # F_SETPIPE_SZ
+    except OSError:
+        pass
+
+
+_COMPILE_ERRORS = (SyntaxError, ValueError, OverflowError, RecursionError, MemoryError, TypeError)
+
+
+def _compile_checked(src, filename):
+    """``(code object, pure)``: ``src`` compiled, and whether :func:`pure_code` accepts it (False
+    when the check itself runs out of stack). Raises :data:`_COMPILE_ERRORS`."""
+    tree = ast.parse(src, filename, "exec")
+    co = compile(tree, filename, "exec", dont_inherit=True)
+    try:
+        pure = pure_code(tree)
+    except RecursionError:
+        pure = False
+    return co, pure
+
+
+# The worker compiles each distinct solution / setup / probe once (a matrix repeats them across
+# many cells and units); bounded, least recently used out first.
+@functools.lru_cache(maxsize=4096)
+def _compile_code(src):
     """(code object | None, error message, pure, source lines, state words used)."""
     try:
         if "import" not in src:
             co = compile(src, "<solution>", "exec", dont_inherit=True)
             if _fast_pure(co):
                 return (co, "", True, src.splitlines(), any(w in src for w in _STATE_WORDS))
-        tree = ast.parse(src, "<solution>", "exec")
-        co = compile(tree, "<solution>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, OverflowError, RecursionError, MemoryError, TypeError) as exc:
+        co, pure = _compile_checked(src, "<solution>")
+    except _COMPILE_ERRORS as exc:
         return (None, _fmt_syntax(exc), False, None, False)
-    try:
-        pure = pure_code(tree, kind)
-    except RecursionError:
-        pure = False
     return (co, "", pure, src.splitlines(), any(w in src for w in _STATE_WORDS))
+
+
+@functools.lru_cache(maxsize=1024)
+def _compile_setup(src):
+    """(code object | None, error | None, pure, uses state)"""
+    if not src or not src.strip():
+        return (None, None, True, False)
+    try:
+        co, pure = _compile_checked(src, "<setup>")
+    except _COMPILE_ERRORS as exc:
+        return (None, f"setup does not compile: {_fmt_syntax(exc)}", False, False)
+    return (co, None, pure, any(w in src for w in _STATE_WORDS))
+
+
+def _probe(p):
+    """:func:`_compile_probe`, cached when ``p`` is hashable."""
+    try:
+        return _compile_probe_cached(p)
+    except TypeError:  # an unhashable payload: compile it each time
+        return _compile_probe(p)
 
 
 def _ast_pure(sources):
@@ -1544,9 +1536,12 @@ def _compile_probe(p):
             return ("exec", co, pure, ())
         if mode == "stdio":
             return ("stdio", payload, pure, ())
-    except (SyntaxError, ValueError, OverflowError, RecursionError, MemoryError, TypeError) as exc:
+    except _COMPILE_ERRORS as exc:
         return (None, f"test does not compile: {_fmt_syntax(exc)}")
     return (None, f"unknown probe mode {mode!r}")
+
+
+_compile_probe_cached = functools.lru_cache(maxsize=16384)(_compile_probe)
 
 
 def _read_frame(fd):
@@ -1897,14 +1892,12 @@ def _run_specs(specs, batch, max_out, state):
     Raw = H["raw"]
     TextIO = io.TextIOWrapper
     fn_streams = state.get("streams")
-    last_code = state.get("code")
     clock = H["clock"]
     for code_co, lines, setup_co, probe, _code_id, resets in specs:
         t_start = clock()
         mode = probe[0]
         modname = "__main__" if mode == "stdio" else "solution"
         if batch:
-            last_code = code_co
             if mode == "stdio":
                 raw_out, raw_err = Raw(max_out, True), Raw(max_out, False)
                 sys.stdin = TextIO(io.BufferedReader(io.BytesIO(probe[1].encode("utf-8", "surrogateescape"))),
@@ -1994,7 +1987,6 @@ def _run_specs(specs, batch, max_out, state):
         if H["set_digits"] is not None:
             H["set_digits"](H["digits"])  # the test may have lowered it; we print ints next
         _send(result[0], result[1], max_out, clock() - t_start)
-    state["code"] = last_code
 
 
 def _name_status(ns, name):

@@ -119,6 +119,23 @@ def test_sft_loss_decreases(world, tok):
     assert not model.training
 
 
+def test_sft_single_thread_is_reproducible_and_restores_threads(world, tok):
+    """The demo's warm-up runs on one thread so that the same command gives the same SFT start."""
+    before = torch.get_num_threads()
+    states = []
+    for _ in range(2):
+        model = tw.make_model(tok, size="nano", seed=0)
+        tw.sft_train(model, tok, world.train_tasks[:20], steps=12, batch_size=4, lr=3e-3, seed=0,
+                     progress=False, bucket=2, threads=1)
+        assert torch.get_num_threads() == before
+        states.append(model.state_dict())
+    assert all(torch.equal(states[0][k], states[1][k]) for k in states[0])
+    model = tw.make_model(tok, size="nano", seed=0)
+    tw.sft_train(model, tok, world.train_tasks[:20], steps=12, batch_size=4, lr=3e-3, seed=1,
+                 progress=False, bucket=2, threads=1)
+    assert not all(torch.equal(states[0][k], v) for k, v in model.state_dict().items())
+
+
 def test_sft_time_budget_stops_early(world, tok):
     model = tw.make_model(tok, size="nano", seed=0)
     stats = tw.sft_train(model, tok, world.train_tasks[:20], steps=10_000, batch_size=4,

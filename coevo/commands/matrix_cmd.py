@@ -55,21 +55,22 @@ def add_arguments(parser) -> None:
                      help="no progress bar and no summary line")
 
 
-def _check(args) -> None:
-    import math
-
+def _exec_config(args):
+    """The executor's settings from the options; a bad value is an error naming its option."""
+    from matrix.engine import ExecConfig
     from matrix.errors import InputError
 
-    if not (args.timeout > 0 and math.isfinite(args.timeout)):
-        raise InputError("must be a positive number of seconds", field="--timeout")
-    if args.workers is not None and args.workers < 1:
-        raise InputError("must be >= 1", field="--workers")
-    if not 16 <= args.memory_mb <= 2048:
-        raise InputError("must be between 16 and 2048", field="--memory-mb")
-    if args.max_output_bytes < 1024:
-        raise InputError("must be >= 1024", field="--max-output-bytes")
-    if args.float_tolerance is not None and not args.float_tolerance >= 0:
-        raise InputError("must be >= 0", field="--float-tolerance")
+    kw = dict(timeout=args.timeout, memory_mb=args.memory_mb, max_output_bytes=args.max_output_bytes,
+              isolation=args.isolation, float_tolerance=args.float_tolerance, batch=not args.no_batch)
+    if args.workers is not None:
+        kw["workers"] = args.workers
+    cfg = ExecConfig(**kw)
+    try:
+        cfg.validate()
+    except ValueError as exc:  # "field: message"
+        name, _, message = str(exc).partition(": ")
+        raise InputError(message, field="--" + name.replace("_", "-")) from None
+    return cfg
 
 
 def run(args) -> int:
@@ -80,17 +81,13 @@ def run(args) -> int:
     from matrix.jsonl import write_jsonl_atomic
     from matrix.tasks import load_codes, load_tasks, load_tests
 
-    _check(args)
+    config = _exec_config(args)
     t0 = time.monotonic()
-    from matrix.engine import ExecConfig, Executor
+    from matrix.engine import Executor
 
-    kw = dict(timeout=args.timeout, memory_mb=args.memory_mb, max_output_bytes=args.max_output_bytes,
-              isolation=args.isolation, float_tolerance=args.float_tolerance, batch=not args.no_batch)
-    if args.workers is not None:
-        kw["workers"] = args.workers
     progress = sys.stderr.isatty() if args.progress is None else bool(args.progress)
     try:
-        executor = Executor(ExecConfig(**kw))  # workers boot while the input is read
+        executor = Executor(config)  # workers boot while the input is read
     except RuntimeError as exc:
         raise InputError(str(exc), field="--isolation") from None
     with executor:

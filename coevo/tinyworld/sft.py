@@ -104,14 +104,26 @@ def sft_train(model, tokenizer, tasks: Sequence[Task], steps: int = 600, batch_s
               log_every: int = 25, callback=None) -> SFTStats:
     """Supervised warm-up of ``model`` on ``tasks`` (all roles, by ``weights``). Returns stats.
 
-    ``threads`` sets ``torch.set_num_threads``; ``time_budget_s`` stops early (the schedule is
+    ``threads`` sets ``torch.set_num_threads`` for the warm-up (restored after); ``time_budget_s`` stops early (the schedule is
     stretched to end in time, see the module doc); ``callback(step, loss, lr)`` is called every
     step; ``progress`` prints a line every ``log_every`` steps to stderr.
     """
     import torch
 
+    threads_before = torch.get_num_threads()
     if threads:
         torch.set_num_threads(int(threads))
+    try:
+        return _sft_loop(model, tokenizer, tasks, steps, batch_size, lr, seed, progress, time_budget_s,
+                         weights, bucket, weight_decay, max_len, log_every, callback)
+    finally:
+        torch.set_num_threads(threads_before)
+
+
+def _sft_loop(model, tokenizer, tasks, steps, batch_size, lr, seed, progress, time_budget_s, weights,
+              bucket, weight_decay, max_len, log_every, callback) -> SFTStats:
+    import torch
+
     torch.manual_seed(seed)
     rng = random.Random(seed)
     model.train()
