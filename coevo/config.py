@@ -45,6 +45,13 @@ def _line_index(text: str) -> dict[str, int]:
     return lines
 
 
+def _default_of(f: dataclasses.Field) -> Any:
+    """A field's default value (a fresh one from its factory), or None."""
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return None if f.default is dataclasses.MISSING else f.default
+
+
 class _Reader:
     def __init__(self, file: str | None, lines: dict[str, int], overridden: set[str] = frozenset()):
         self.file = file
@@ -63,19 +70,22 @@ class _Reader:
             probe = probe.rpartition(".")[0]
         return InputError(message, file=self.file, line=line, field=path or None)
 
-    def build(self, cls, data: Any, path: str):
+    def build(self, cls, data: Any, path: str, base: Any = None):
+        """``cls`` from ``data``; keys ``data`` leaves out keep their value in ``base`` (the
+        parent's default for this section, e.g. the tiny world's learning rate), else the class
+        default."""
         if not isinstance(data, dict):
             raise self.error(path, f"expected a mapping for {cls.__name__}, got {type(data).__name__}")
         hints = typing.get_type_hints(cls)
         fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
-        kwargs = {}
+        kwargs = {name: getattr(base, name) for name in fields} if isinstance(base, cls) else {}
         for key, value in data.items():
             dotted = f"{path}.{key}" if path else str(key)
             if key not in fields:
                 near = difflib.get_close_matches(str(key), list(fields), n=1, cutoff=0.5)
                 hint = f"; did you mean '{near[0]}'?" if near else f"; valid keys: {', '.join(fields)}"
                 raise self.error(dotted, f"unknown key{hint}")
-            kwargs[key] = self.coerce(hints[key], value, dotted)
+            kwargs[key] = self.coerce(hints[key], value, dotted, _default_of(fields[key]))
         try:
             obj = cls(**kwargs)
         except TypeError as exc:  # missing required fields
@@ -91,14 +101,14 @@ class _Reader:
                 raise self.error(path, str(exc)) from None
         return obj
 
-    def coerce(self, tp, value: Any, path: str):
+    def coerce(self, tp, value: Any, path: str, default: Any = None):
         origin = get_origin(tp)
         if tp is Any:
             return value
         if dataclasses.is_dataclass(tp):
             if value is None:
-                return tp()
-            return self.build(tp, value, path)
+                return default if isinstance(default, tp) else tp()
+            return self.build(tp, value, path, base=default)
         if origin in (Union, types.UnionType):
             args = get_args(tp)
             if value is None and type(None) in args:

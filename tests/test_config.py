@@ -80,3 +80,23 @@ def test_exponent_without_dot_is_a_float():
     assert load_config(Outer, None, ["train.lr=1e-5"]).train.lr == 1e-5
     with pytest.raises(InputError, match="must be a number"):
         load_config(Outer, None, ["train.lr=fast"])
+
+
+def test_partial_section_keeps_the_parents_defaults(tmp_path):
+    """A section set in part (file or override) starts from the parent's default for it, not from
+    the section class's own defaults: CoevoConfig's train is GRPOConfig(lr=1e-4, ...) while
+    GRPOConfig() has lr=1e-6 (a silent 100x change once cost an experiment)."""
+    from coevo.settings import CoevoConfig
+
+    base = CoevoConfig().train
+    assert base.lr == 1e-4
+    cfg = load_config(CoevoConfig, overrides=["train.role_weights={coder: 2.0}"])
+    assert cfg.train.lr == base.lr and cfg.train.micro_batch_size == base.micro_batch_size
+    assert cfg.train.role_weights == {"coder": 2.0}
+    p = tmp_path / "c.yaml"
+    p.write_text("train:\n  updates_per_batch: 3\n")
+    cfg = load_config(CoevoConfig, p)
+    assert (cfg.train.lr, cfg.train.updates_per_batch) == (base.lr, 3)
+    p.write_text("train:\n")  # an empty section is the default too
+    assert load_config(CoevoConfig, p).train.lr == base.lr
+    assert load_config(CoevoConfig, overrides=["train.lr=3e-4"]).train.lr == 3e-4
