@@ -64,8 +64,11 @@ def configure_torch(cfg: CoevoConfig) -> None:
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # save_pretrained's shard bars would drown our progress bar
-    if cfg.model.threads:
-        torch.set_num_threads(cfg.model.threads)
+    threads = cfg.model.threads
+    if not cfg.model.path and cfg.tiny.threads:  # the tiny world's model
+        threads = cfg.tiny.threads
+    if threads:
+        torch.set_num_threads(threads)
 
 
 def device_of(cfg: CoevoConfig) -> str:
@@ -148,8 +151,7 @@ def tiny_world_model(cfg: CoevoConfig, train: list[Task], *, progress: bool):
     if cfg.tiny.sft_steps:
         stats = sft_train(model, tok, train, steps=cfg.tiny.sft_steps, batch_size=cfg.tiny.sft_batch_size,
                           lr=cfg.tiny.sft_lr, seed=cfg.tiny.seed, progress=progress,
-                          time_budget_s=cfg.tiny.sft_time_budget_s or None,
-                          threads=cfg.tiny.sft_threads or None)
+                          time_budget_s=cfg.tiny.sft_time_budget_s or None)
         _say(f"SFT warm-up: {stats.steps} steps in {stats.seconds:.0f}s, loss {stats.first_loss:.2f} -> "
              f"{stats.final_loss:.2f}")
     return model, tok

@@ -142,3 +142,25 @@ def test_sft_time_budget_stops_early(world, tok):
                          progress=False, time_budget_s=0.5, bucket=2)
     assert stats.stopped_by_time and stats.steps < 10_000
     assert stats.lrs[-1] < stats.lrs[len(stats.lrs) // 2] or len(stats.lrs) < 4
+
+
+def test_tiny_world_model_runs_on_its_own_thread_count():
+    """coevo.pipeline.configure_torch: tiny.threads for the tiny world's model, model.threads for a
+    model loaded from a path."""
+    from coevo.pipeline import configure_torch
+    from coevo.settings import CoevoConfig
+
+    before = torch.get_num_threads()
+    try:
+        cfg = CoevoConfig()
+        cfg.model.threads = 2
+        configure_torch(cfg)
+        assert torch.get_num_threads() == cfg.tiny.threads == 1
+        cfg.model.path = "some/model"
+        configure_torch(cfg)
+        assert torch.get_num_threads() == 2
+        cfg.model.path, cfg.tiny.threads = None, 0
+        configure_torch(cfg)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
