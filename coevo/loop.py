@@ -46,7 +46,7 @@ ALL_ROLES = ("coder", "tester", "fixer", "proposer")
 
 @dataclass
 class LoopConfig:
-    steps: int = 60
+    steps: int = 80
     tasks_per_step: int = 8
     roles: list[str] = field(default_factory=lambda: list(ALL_ROLES))
     update: str = "joint"  # joint | per_role
@@ -74,7 +74,7 @@ class LoopConfig:
     tests_per_sample: int = 0
     label_free: bool = False
     save_every: int = 10
-    eval_every: int = 30
+    eval_every: int = 40
     keep_checkpoints: int = 2
     seed: int = 0
 
