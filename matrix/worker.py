@@ -913,7 +913,6 @@ class Worker:
 
     # ------------------------------------------------------------------ the runner
     def _runner_start(self):
-
         r, w = os.pipe2(os.O_CLOEXEC)  # frames: runner -> worker
         cr, cw = os.pipe2(os.O_CLOEXEC)  # batches: worker -> runner
         dr, dw = os.pipe2(os.O_CLOEXEC)  # one byte per finished batch: runner -> worker

@@ -104,9 +104,10 @@ def sft_train(model, tokenizer, tasks: Sequence[Task], steps: int = 600, batch_s
               log_every: int = 25, callback=None) -> SFTStats:
     """Supervised warm-up of ``model`` on ``tasks`` (all roles, by ``weights``). Returns stats.
 
-    ``threads`` sets ``torch.set_num_threads`` for the warm-up (restored after); ``time_budget_s`` stops early (the schedule is
-    stretched to end in time, see the module doc); ``callback(step, loss, lr)`` is called every
-    step; ``progress`` prints a line every ``log_every`` steps to stderr.
+    ``threads`` sets ``torch.set_num_threads`` for the warm-up (restored after);
+    ``time_budget_s`` stops early (the schedule is stretched to end in time, see the module doc);
+    ``callback(step, loss, lr)`` is called every step; ``progress`` prints a line every
+    ``log_every`` steps to stderr.
     """
     import torch
 
