@@ -136,6 +136,28 @@ def test_sft_single_thread_is_reproducible_and_restores_threads(world, tok):
     assert not all(torch.equal(states[0][k], v) for k, v in model.state_dict().items())
 
 
+def test_sft_schedule_ignores_the_clock_within_budget(world, tok, monkeypatch):
+    """A slow start (a busy machine, start-up costs) must not change the learning rates of a run
+    that keeps within its time budget: they follow the step count, as without a budget."""
+    import types
+
+    from coevo.tinyworld import sft as sft_mod
+
+    def lrs(budget, clock):
+        monkeypatch.setattr(sft_mod, "time", types.SimpleNamespace(perf_counter=clock))
+        model = tw.make_model(tok, size="nano", seed=0)
+        return tw.sft_train(model, tok, world.train_tasks[:20], steps=6, batch_size=4, lr=3e-3,
+                            seed=0, progress=False, bucket=2, time_budget_s=budget).lrs
+
+    def slow_start():
+        ticks = iter(range(10_000))
+        return lambda: 0.0 if next(ticks) == 0 else 8.0 + next(ticks) * 1e-3  # 8 s before step 0
+
+    plain = lrs(None, slow_start())
+    assert lrs(100.0, slow_start()) == plain  # 8 s < 10% of the budget: the clock has no say
+    assert lrs(20.0, slow_start()) != plain  # 8 s of a 20 s budget: behind pace, stretched
+
+
 def test_sft_time_budget_stops_early(world, tok):
     model = tw.make_model(tok, size="nano", seed=0)
     stats = tw.sft_train(model, tok, world.train_tasks[:20], steps=10_000, batch_size=4,
