@@ -45,9 +45,9 @@ class TinyConfig:
     sft_batch_size: int = 8
     sft_lr: float = 3e-3
     sft_time_budget_s: float = 480.0  # the SFT warm-up stops (with a decayed LR) by this time
-    # torch threads while the model is the tiny world's (SFT and RL; 0 = model.threads): with one
-    # thread the same command gives the same model bit for bit (with two the SFT start differed
-    # run to run), and for a 2M-parameter model one thread is as fast as two
+    # torch threads while the model is the tiny world's (SFT and RL; 0 = model.threads): for a
+    # 2M-parameter model one thread is faster than two (SFT 158 s vs 220 s), leaves a core to the
+    # sandbox, and its float results do not depend on how work is split between threads
     threads: int = 1
 
 
