@@ -117,6 +117,7 @@ def test_sft_loss_decreases(world, tok):
     assert tail < head - 0.5, (head, tail)
     assert stats.completion_tokens > 0 and stats.tokens > stats.completion_tokens
     assert not model.training
+    assert all(p.grad is None for p in model.parameters())  # nothing left for the RL trainer
 
 
 def test_sft_single_thread_is_reproducible_and_restores_threads(world, tok):

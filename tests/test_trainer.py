@@ -63,6 +63,17 @@ def test_first_update_has_ratio_exactly_one():
     assert m["optimizer_steps"] == 1
 
 
+def test_stale_gradients_on_the_model_do_not_leak_into_the_first_update():
+    """A model handed over with .grad still set (an SFT warm-up's last backward) updates exactly
+    like the same weights without it."""
+    clean, stale = tiny_model(), tiny_model()
+    for p in stale.parameters():
+        p.grad = torch.full_like(p, 0.5)
+    run(make_rollouts(), model=clean, updates_per_batch=2)
+    run(make_rollouts(), model=stale, updates_per_batch=2)
+    assert torch.equal(flat(clean), flat(stale))
+
+
 def test_second_minibatch_sees_the_updated_policy():
     _, (m,) = run(make_rollouts(), updates_per_batch=2, lr=2e-2)
     assert m["optimizer_steps"] == 2

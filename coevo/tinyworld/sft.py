@@ -185,6 +185,7 @@ def _sft_loop(model, tokenizer, tasks, steps, batch_size, lr, seed, progress, ti
         if time_budget_s and elapsed >= time_budget_s:
             stats.stopped_by_time = True
             break
+    opt.zero_grad(set_to_none=True)  # hand the model on without the last step's gradients
     stats.seconds = time.perf_counter() - t0
     if stats.losses:
         stats.first_loss = stats.losses[0]
