@@ -84,10 +84,10 @@ class LoopConfig:
             raise ValueError(f"roles: unknown or empty {bad or self.roles}; choose from {list(ALL_ROLES)}")
         if self.update not in ("joint", "per_role"):
             raise ValueError("update: must be 'joint' or 'per_role'")
-        if self.tester_aggregate not in ("sum", "mean"):
-            raise ValueError("tester_aggregate: must be 'sum' or 'mean'")
-        if self.tester_credit not in ("discriminating", "correct"):
-            raise ValueError("tester_credit: must be 'discriminating' or 'correct'")
+        if self.tester_aggregate not in R.TESTER_AGGREGATES:
+            raise ValueError(f"tester_aggregate: must be one of {list(R.TESTER_AGGREGATES)}")
+        if self.tester_credit not in R.TESTER_CREDITS:
+            raise ValueError(f"tester_credit: must be one of {list(R.TESTER_CREDITS)}")
         if self.tester_accuracy_weight < 0:
             raise ValueError("tester_accuracy_weight: must be >= 0")
         if self.coder_reward not in R.CODER_MODES:

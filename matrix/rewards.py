@@ -79,6 +79,8 @@ __all__ = [
 ]
 
 CODER_MODES = ("binary", "fraction")
+TESTER_CREDITS = ("correct", "discriminating")  # tester_suite_reward(credit=)
+TESTER_AGGREGATES = ("sum", "mean")  # tester_suite_reward(aggregate=)
 
 
 def as_matrix(passed, n_codes: int | None = None) -> np.ndarray:
@@ -213,10 +215,10 @@ def tester_suite_reward(test_rewards, tests_correct=None, n_rejected: int = 0, *
     precision is > 0), so a trivially right test (``f([]) == 0``, passed by every program) earns
     nothing extra. NaN when any test reward is NaN (the task cannot
     judge tests); ``-(1 + accuracy_weight)`` for a sample with no test at all."""
-    if aggregate not in ("sum", "mean"):
-        raise ValueError(f"aggregate must be 'sum' or 'mean', got {aggregate!r}")
-    if credit not in ("discriminating", "correct"):
-        raise ValueError(f"credit must be 'discriminating' or 'correct', got {credit!r}")
+    if aggregate not in TESTER_AGGREGATES:
+        raise ValueError(f"aggregate must be one of {TESTER_AGGREGATES}, got {aggregate!r}")
+    if credit not in TESTER_CREDITS:
+        raise ValueError(f"credit must be one of {TESTER_CREDITS}, got {credit!r}")
     r = np.asarray(test_rewards, dtype=float).reshape(-1)
     if np.isnan(r).any():
         return float("nan")

@@ -121,7 +121,8 @@ def test_sft_loss_decreases(world, tok):
 
 
 def test_sft_single_thread_is_reproducible_and_restores_threads(world, tok):
-    """The demo's warm-up runs on one thread so that the same command gives the same SFT start."""
+    """A seeded warm-up on one thread gives the same model twice (another seed does not) and
+    leaves the caller's thread count as it was."""
     before = torch.get_num_threads()
     states = []
     for _ in range(2):

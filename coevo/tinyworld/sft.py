@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import random
 import sys
@@ -91,6 +92,20 @@ def _param_groups(model, weight_decay: float):
             {"params": no_decay, "weight_decay": 0.0}]
 
 
+@contextlib.contextmanager
+def _torch_threads(n: int | None):
+    """``torch.set_num_threads(n)`` inside the block (nothing if ``n`` is falsy), restored after."""
+    import torch
+
+    before = torch.get_num_threads()
+    if n:
+        torch.set_num_threads(int(n))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 TIME_GATE = 0.1  # the wall-clock budget may steer the schedule only after this fraction of it
 
 
@@ -115,81 +130,68 @@ def sft_train(model, tokenizer, tasks: Sequence[Task], steps: int = 600, batch_s
     """
     import torch
 
-    threads_before = torch.get_num_threads()
-    if threads:
-        torch.set_num_threads(int(threads))
-    try:
-        return _sft_loop(model, tokenizer, tasks, steps, batch_size, lr, seed, progress, time_budget_s,
-                         weights, bucket, weight_decay, max_len, log_every, callback)
-    finally:
-        torch.set_num_threads(threads_before)
-
-
-def _sft_loop(model, tokenizer, tasks, steps, batch_size, lr, seed, progress, time_budget_s, weights,
-              bucket, weight_decay, max_len, log_every, callback) -> SFTStats:
-    import torch
-
-    torch.manual_seed(seed)
-    rng = random.Random(seed)
-    model.train()
-    opt = torch.optim.AdamW(_param_groups(model, weight_decay), lr=lr, betas=(0.9, 0.95), eps=1e-8)
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    weights = dict(weights or ROLE_WEIGHTS)
-    stats = SFTStats()
-    queue: list[list[tuple[list[int], list[int]]]] = []
-    t0 = time.perf_counter()
-    chunk_seed = rng.getrandbits(32)
-    for step in range(steps):
-        if not queue:
-            exs = sample_examples(tasks, batch_size * bucket, seed=chunk_seed, weights=weights)
-            chunk_seed = rng.getrandbits(32)
-            enc = sorted(encode(tokenizer, exs, max_len), key=lambda pc: len(pc[0]) + len(pc[1]))
-            queue = [enc[i: i + batch_size] for i in range(0, len(enc), batch_size)]
-            rng.shuffle(queue)
-        batch = queue.pop()
-        elapsed = time.perf_counter() - t0
-        prog = step / steps
-        if time_budget_s and elapsed >= TIME_GATE * time_budget_s:
-            # behind the budget's pace: stretch the schedule to end in time. Never in the first
-            # 10% of the budget, where start-up costs and a busy machine would let the clock set
-            # the warm-up's learning rate (the same command then gave different models); a run
-            # that finishes within its budget is steered by the step count alone
-            prog = max(prog, elapsed / time_budget_s)
-        cur_lr = lr * lr_factor(prog)
-        for g in opt.param_groups:
-            g["lr"] = cur_lr
-        ids, mask, labels = collate(batch, pad)
-        out = model(input_ids=ids, attention_mask=mask)
-        logits = out.logits[:, :-1].float()
-        tgt = labels[:, 1:]
-        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)),
-                                                 tgt.reshape(-1), ignore_index=-100)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        lv = float(loss.detach())
-        stats.steps += 1
-        stats.examples += len(batch)
-        stats.tokens += int(mask.sum())
-        stats.completion_tokens += int((tgt != -100).sum())
-        stats.losses.append(lv)
-        stats.lrs.append(cur_lr)
-        if callback is not None:
-            callback(step, lv, cur_lr)
-        elapsed = time.perf_counter() - t0
-        if progress and (step % log_every == 0 or step == steps - 1):
-            tps = stats.tokens / max(elapsed, 1e-9)
-            print(f"[sft] step {step + 1}/{steps} loss {lv:.3f} lr {cur_lr:.2e} "
-                  f"{elapsed:.0f}s {tps:.0f} tok/s", file=sys.stderr, flush=True)
-        if time_budget_s and elapsed >= time_budget_s:
-            stats.stopped_by_time = True
-            break
-    opt.zero_grad(set_to_none=True)  # hand the model on without the last step's gradients
-    stats.seconds = time.perf_counter() - t0
-    if stats.losses:
-        stats.first_loss = stats.losses[0]
-        k = max(1, len(stats.losses) // 10)
-        stats.final_loss = sum(stats.losses[-k:]) / k
-    model.eval()
-    return stats
+    with _torch_threads(threads):
+        torch.manual_seed(seed)
+        rng = random.Random(seed)
+        model.train()
+        opt = torch.optim.AdamW(_param_groups(model, weight_decay), lr=lr, betas=(0.9, 0.95), eps=1e-8)
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        weights = dict(weights or ROLE_WEIGHTS)
+        stats = SFTStats()
+        queue: list[list[tuple[list[int], list[int]]]] = []
+        t0 = time.perf_counter()
+        chunk_seed = rng.getrandbits(32)
+        for step in range(steps):
+            if not queue:
+                exs = sample_examples(tasks, batch_size * bucket, seed=chunk_seed, weights=weights)
+                chunk_seed = rng.getrandbits(32)
+                enc = sorted(encode(tokenizer, exs, max_len), key=lambda pc: len(pc[0]) + len(pc[1]))
+                queue = [enc[i: i + batch_size] for i in range(0, len(enc), batch_size)]
+                rng.shuffle(queue)
+            batch = queue.pop()
+            elapsed = time.perf_counter() - t0
+            prog = step / steps
+            if time_budget_s and elapsed >= TIME_GATE * time_budget_s:
+                # behind the budget's pace: stretch the schedule to end in time. Never in the first
+                # 10% of the budget, where start-up costs and a busy machine would let the clock set
+                # the warm-up's learning rate (the same command then gave different models); a run
+                # that finishes within its budget is steered by the step count alone
+                prog = max(prog, elapsed / time_budget_s)
+            cur_lr = lr * lr_factor(prog)
+            for g in opt.param_groups:
+                g["lr"] = cur_lr
+            ids, mask, labels = collate(batch, pad)
+            out = model(input_ids=ids, attention_mask=mask)
+            logits = out.logits[:, :-1].float()
+            tgt = labels[:, 1:]
+            loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)),
+                                                     tgt.reshape(-1), ignore_index=-100)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            lv = float(loss.detach())
+            stats.steps += 1
+            stats.examples += len(batch)
+            stats.tokens += int(mask.sum())
+            stats.completion_tokens += int((tgt != -100).sum())
+            stats.losses.append(lv)
+            stats.lrs.append(cur_lr)
+            if callback is not None:
+                callback(step, lv, cur_lr)
+            elapsed = time.perf_counter() - t0
+            if progress and (step % log_every == 0 or step == steps - 1):
+                tps = stats.tokens / max(elapsed, 1e-9)
+                print(f"[sft] step {step + 1}/{steps} loss {lv:.3f} lr {cur_lr:.2e} "
+                      f"{elapsed:.0f}s {tps:.0f} tok/s", file=sys.stderr, flush=True)
+            if time_budget_s and elapsed >= time_budget_s:
+                stats.stopped_by_time = True
+                break
+        opt.zero_grad(set_to_none=True)  # hand the model on without the last step's gradients
+        stats.seconds = time.perf_counter() - t0
+        if stats.losses:
+            stats.first_loss = stats.losses[0]
+            k = max(1, len(stats.losses) // 10)
+            stats.final_loss = sum(stats.losses[-k:]) / k
+        model.eval()
+        return stats
