@@ -2,13 +2,15 @@
 can be trusted, and compare every method side by side.
 
 Pools are built from a benchmark with reference solutions and ground-truth tests (MBPP by
-default; any format ``coevo.data.load_any`` reads: MBPP full/sanitized, HumanEval, coevo tasks):
+default; any format ``coevo.data.load_any`` reads: MBPP full/sanitized, HumanEval,
+CodeContests/CURE-style stdio tasks, coevo tasks):
 
 * candidates: the reference solution plus up to ``--mutants`` AST mutants (``matrix.mutation``),
   one per behaviour, each behaving differently from the reference on the ground-truth tests or on
-  extra inputs drawn by hypothesis (construction seed); mutants that hang on any of those inputs
-  are left out (they only cost time); candidate order is shuffled;
-* tests: the ground-truth asserts; ``--corrupted`` tests (a ground-truth input with its expected
+  extra inputs (construction seed: calls drawn by hypothesis for function tasks, stdin inputs with
+  their integers moved for stdio tasks); mutants that hang on any of those inputs are left out
+  (they only cost time); candidate order is shuffled;
+* tests: the ground-truth tests; ``--corrupted`` tests (a ground-truth input with its expected
   value changed to one that no candidate returns); ``--spurious`` tests that agree with one wrong
   "decoy" mutant (by default a random wrong mutant that passes some ground-truth test), written on
   inputs where it differs from the reference, preferring those where few other candidates share
@@ -41,6 +43,7 @@ import ast
 import json
 import os
 import random
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -52,7 +55,14 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from matrix.inputs import consensus_keys, extract_calls, generate_calls, output_key  # noqa: E402
+from matrix.inputs import (  # noqa: E402
+    consensus_keys,
+    extract_calls,
+    generate_calls,
+    normalize_stdout,
+    output_key,
+    perturb_stdin,
+)
 from matrix.mutation import mutants as make_mutants  # noqa: E402
 from matrix.selection import METHODS, select  # noqa: E402
 from matrix.tasks import Task, Test  # noqa: E402
@@ -119,13 +129,25 @@ def corrupt(value, rng: random.Random):
     return None
 
 
+def corrupt_stdout(text, rng: random.Random):
+    """A nearby but different program output: one of its integers moved, else a character added
+    (not whitespace: stdio tests ignore trailing whitespace)."""
+    if not isinstance(text, str):
+        return None
+    found = list(re.finditer(r"-?\d+", text))
+    if found:
+        m = found[rng.randrange(len(found))]
+        return text[:m.start()] + str(int(m.group()) + rng.choice([1, -1, 2])) + text[m.end():]
+    return text + rng.choice("xyz")
+
+
 # ----------------------------------------------------------------------------- building pools
 
 
 def load_tasks(args) -> list[Task]:
     from coevo.data import load_any
 
-    tasks = [t for t in load_any(args.data, args.format) if t.kind == "function" and t.solutions and t.tests]
+    tasks = [t for t in load_any(args.data, args.format) if t.solutions and t.tests]
     rng = random.Random(args.seed)
     rng.shuffle(tasks)
     return tasks
@@ -160,12 +182,11 @@ def _build_chunk(tasks: list[Task], executor, args, rng: random.Random, need: in
             muts = make_mutants(ref, seed=rng.randrange(1 << 30), limit=args.mutant_pool)
         except SyntaxError:
             continue
-        gt_calls = [c.source for c in extract_calls(task.tests, task.entry_point)]
-        if not muts or not gt_calls:
+        calls, n_gt_calls = _build_inputs(task, args.build_inputs, args.seed + 1)
+        if not muts or not n_gt_calls:
             continue
-        calls = generate_calls(task.tests, task.entry_point, n=args.build_inputs, seed=args.seed + 1)
         codes = [ref] + [m.code for m in muts]
-        prepared.append((task, codes, calls, len(gt_calls)))
+        prepared.append((task, codes, calls, n_gt_calls))
         jobs.append((task, codes, list(task.tests)))
     if not prepared:
         return []
@@ -180,8 +201,11 @@ def _build_chunk(tasks: list[Task], executor, args, rng: random.Random, need: in
         # programs that hang only cost time (every method sees them abstain): leave them out
         alive = [j for j in range(len(codes)) if j == 0 or "timeout" not in gt_res.status[j]]
         codes, gt_passed = [codes[j] for j in alive], gt_passed[alive]
-        cells = executor.run_calls(task, codes, calls)
-        rows = [_values(r) for r in cells]
+        if task.kind == "stdio":
+            cells = executor.run_stdin(task, codes, calls)
+            rows = [[(s, normalize_stdout(v)) for s, v in _values(r)] for r in cells]
+        else:
+            rows = [_values(r) for r in executor.run_calls(task, codes, calls)]
         ref_row = rows[0]
         if any(output_key(s, v) is None for s, v in ref_row[:n_gt_calls]):
             continue
@@ -209,6 +233,36 @@ def _build_chunk(tasks: list[Task], executor, args, rng: random.Random, need: in
     return out
 
 
+def _build_inputs(task: Task, n: int, seed: int) -> tuple[list[str], int]:
+    """Inputs that tell candidates apart: the ground-truth tests' own inputs first (their number is
+    returned too), then ``n`` drawn ones: calls shaped like the tests' (function tasks) or stdin
+    inputs with their integers moved (stdio tasks)."""
+    if task.kind == "stdio":
+        own = list(dict.fromkeys(t.input for t in task.tests if t.kind == "stdio"))
+        return own + perturb_stdin(own, n, seed=seed), len(own)
+    n_own = len(extract_calls(task.tests, task.entry_point))
+    return generate_calls(task.tests, task.entry_point, n=n, seed=seed), n_own
+
+
+def _gt_inputs(task: Task, calls: list[str]) -> list[int]:
+    """Positions in ``calls`` of the ground-truth tests' inputs."""
+    at = {c: i for i, c in enumerate(calls)}
+    if task.kind == "stdio":
+        srcs = [t.input for t in task.tests if t.kind == "stdio"]
+    else:
+        srcs = [c.source for c in extract_calls(task.tests, task.entry_point)]
+    return list(dict.fromkeys(at[s] for s in srcs if s in at))
+
+
+def _test_on(task: Task, call: str, value) -> Test | None:
+    """A test asserting that the candidate answers ``value`` on ``call`` (a call expression, or a
+    stdin input for stdio tasks); None when the value cannot be written down."""
+    if task.kind == "stdio":
+        return Test.stdio(call, value) if isinstance(value, str) else None
+    lit = literal(value)
+    return None if lit is None else Test.assertion(f"assert {call} == {lit}")
+
+
 def _span(text: str) -> tuple[int, int]:
     """``"1"`` -> (1, 1); ``"1-2"`` -> (1, 2)."""
     lo, _, hi = text.partition("-")
@@ -218,24 +272,22 @@ def _span(text: str) -> tuple[int, int]:
 def _make_tests(task, codes, chosen, gt_passed, rows, calls, rng, strongest=False,
                 spurious=(1, 1), corrupted=(1, 1)) -> Pool | None:
     ref_row = rows[0]
-    call_of = {c: i for i, c in enumerate(calls)}
-    gt_calls = [c.source for c in extract_calls(task.tests, task.entry_point) if c.source in call_of]
+    gt_idx = _gt_inputs(task, calls)
     tests: list[Test] = [t for t in task.tests]
     kinds = ["gt"] * len(tests)
     # corrupted: a ground-truth input, its expected value changed to one no candidate returns there
     # (a test that agrees with a wrong candidate is what the spurious tests are for)
     want = rng.randint(*corrupted)
-    for src in rng.sample(gt_calls, len(gt_calls)):
+    for idx in rng.sample(gt_idx, len(gt_idx)):
         if kinds.count("corrupted") >= want:
             break
-        idx = call_of[src]
         status, value = ref_row[idx]
         taken = {output_key(*rows[j][idx]) for j in [0, *chosen]}
         for _ in range(5):
-            bad = corrupt(value, rng)
-            lit = literal(bad) if bad is not None else None
-            if lit is not None and output_key("pass", bad) not in taken:
-                tests.append(Test.assertion(f"assert {src} == {lit}"))
+            bad = corrupt_stdout(value, rng) if task.kind == "stdio" else corrupt(value, rng)
+            test = _test_on(task, calls[idx], bad) if bad is not None else None
+            if test is not None and output_key("pass", bad) not in taken:
+                tests.append(test)
                 kinds.append("corrupted")
                 break
     # spurious: agree with a wrong decoy where it differs from the reference
@@ -251,12 +303,12 @@ def _make_tests(task, codes, chosen, gt_passed, rows, calls, rng, strongest=Fals
     spots = []
     for idx, (ref_cell, cell) in enumerate(zip(ref_row, rows[decoy])):
         key, ref_key = output_key(*cell), output_key(*ref_cell)
-        if key is not None and key != ref_key and literal(cell[1]) is not None:
+        if key is not None and key != ref_key and _test_on(task, calls[idx], cell[1]) is not None:
             shared = sum(output_key(*rows[j][idx]) == key for j in chosen)
             spots.append((shared, rng.random(), idx))
     spots.sort()
     for _, _, idx in spots[:rng.randint(*spurious)]:
-        tests.append(Test.assertion(f"assert {calls[idx]} == {literal(rows[decoy][idx][1])}"))
+        tests.append(_test_on(task, calls[idx], rows[decoy][idx][1]))
         kinds.append("spurious")
     if "spurious" not in kinds and "corrupted" not in kinds:
         return None

@@ -14,8 +14,11 @@ hypothesis generate new calls of the same shape.
   ``deadline=None``, ``database=None`` and a fixed seed, generate phase only (no shrinking).
 * :func:`output_key` / :func:`output_keys` turn execution results into hashable keys for
   :mod:`matrix.selection` (``None`` for an error, timeout or other abstention).
+* :func:`perturb_stdin` makes new stdin inputs for stdio tasks from the tests' inputs by moving
+  their integers a little (the layout and the header line stay, so the inputs mostly still parse).
 * :func:`consensus_keys` puts it together for one pool: the extra calls (function tasks) or the
-  tests' stdin inputs (stdio tasks), run by the caller's executor, as a ``codes x inputs`` key grid.
+  tests' stdin inputs plus perturbed ones (stdio tasks), run by the caller's executor, as a
+  ``codes x inputs`` key grid.
 
 Nothing here executes candidate code itself; the calls are strings that the engine evaluates in
 its sandbox (``Executor.run_calls`` / ``run_stdin``). hypothesis is imported lazily.
@@ -25,6 +28,8 @@ from __future__ import annotations
 
 import ast
 import math
+import random
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -39,8 +44,10 @@ __all__ = [
     "generate_calls",
     "infer_entry_point",
     "infer_signature",
+    "normalize_stdout",
     "output_key",
     "output_keys",
+    "perturb_stdin",
     "spec_strategy",
     "test_sources",
 ]
@@ -407,6 +414,49 @@ def generate_calls(tests: Iterable[Any], entry_point: str | None = None, n: int 
 OK_STATUSES = ("pass", "ok", "returned", "value")
 
 
+_INT_TOKEN = re.compile(r"(?<![\w.])-?\d+(?![\w.])")
+
+
+def perturb_stdin(inputs: Sequence[str], n: int = 24, *, seed: int = 0, max_chars: int = 100_000
+                  ) -> list[str]:
+    """Up to ``n`` new stdin inputs (reproducible for a seed, none equal to a given one), each a copy
+    of one of ``inputs`` with some of its integer tokens moved a little: small values by 1-3, larger
+    ones by up to half their size, non-negative ones staying non-negative. In an input of several
+    lines the first line is left alone (it usually holds counts that the rest must match). Inputs
+    without integers yield nothing."""
+    bases = [x for x in dict.fromkeys(inputs) if isinstance(x, str) and len(x) <= max_chars]
+    rng = random.Random(seed)
+    seen = set(bases)
+    out: list[str] = []
+    spans = []
+    for x in bases:
+        start = x.index("\n") + 1 if "\n" in x.strip("\n") else 0
+        found = [m.span() for m in _INT_TOKEN.finditer(x) if m.start() >= start]
+        if found:
+            spans.append((x, found))
+    if not spans or n <= 0:
+        return out
+    for _ in range(20 * n):
+        if len(out) >= n:
+            break
+        x, found = spans[rng.randrange(len(spans))]
+        chosen = [sp for sp in found if rng.random() < 0.5] or [found[rng.randrange(len(found))]]
+        pieces, last = [], 0
+        for a, b in chosen:
+            v = int(x[a:b])
+            step = rng.choice((1, 2, 3)) if abs(v) < 10 else rng.randint(1, max(1, abs(v) // 2))
+            w = v + step * rng.choice((-1, 1))
+            if v >= 0:
+                w = abs(w)
+            pieces += [x[last:a], str(w)]
+            last = b
+        new = "".join(pieces) + x[last:]
+        if new not in seen:
+            seen.add(new)
+            out.append(new)
+    return out
+
+
 def _canon(value: Any, depth: int = 0) -> str:
     if depth > 20:
         return repr(value)
@@ -464,15 +514,17 @@ def consensus_keys(executor, task, codes: Sequence[str], tests: Sequence[Any], *
 
     Function tasks: the tests' own literal calls plus up to ``n_inputs`` hypothesis-drawn calls
     (:func:`generate_calls` with ``seed``), evaluated with ``executor.run_calls``. Stdio tasks: the
-    distinct stdin inputs of the tests, run with ``executor.run_stdin``."""
+    distinct stdin inputs of the tests plus up to ``n_inputs`` perturbed ones
+    (:func:`perturb_stdin`), run with ``executor.run_stdin``."""
     if len(codes) < 2:
         return None
     if getattr(task, "kind", "function") == "stdio":
         inputs = list(dict.fromkeys(t.input for t in tests if getattr(t, "kind", None) == "stdio"))
         if not inputs:
             return None
+        inputs += perturb_stdin(inputs, n_inputs, seed=seed)
         cells = executor.run_stdin(task, list(codes), inputs)
-        cells = [[(getattr(c, "status", None), _stdout_norm(getattr(c, "value", None))) for c in row]
+        cells = [[(getattr(c, "status", None), normalize_stdout(getattr(c, "value", None))) for c in row]
                  for row in cells]
     else:
         inputs = generate_calls(tests, getattr(task, "entry_point", None), n=n_inputs, seed=seed)
@@ -482,7 +534,7 @@ def consensus_keys(executor, task, codes: Sequence[str], tests: Sequence[Any], *
     return output_keys(cells), inputs
 
 
-def _stdout_norm(value: Any) -> Any:
+def normalize_stdout(value: Any) -> Any:
     """Stdout compared as the stdio tests compare it: trailing whitespace of lines ignored."""
     if not isinstance(value, str):
         return value

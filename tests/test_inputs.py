@@ -10,6 +10,7 @@ from matrix.inputs import (
     merge,
     output_key,
     output_keys,
+    perturb_stdin,
     spec_of,
 )
 from matrix.tasks import Test
@@ -90,3 +91,21 @@ def test_output_keys_canonical():
     assert output_key("pass", 2.0) == output_key("pass", 2)
     assert output_key("error", 5) is None and output_key("timeout", None) is None
     assert output_keys([[("pass", {"b": 1, "a": 2}), ("error", None)]]) == [["{'a':2,'b':1}", None]]
+
+
+def test_perturbed_stdin_keeps_layout_and_header():
+    bases = ["3\n1 2 30\n", "7 -4\n", "no numbers here\n"]
+    new = perturb_stdin(bases, 10, seed=3)
+    assert new == perturb_stdin(bases, 10, seed=3)  # reproducible
+    assert new != perturb_stdin(bases, 10, seed=4)
+    assert len(new) == len(set(new)) == 10 and not set(new) & set(bases)
+    for x in new:
+        lines = x.split("\n")
+        if len(lines) == 3:  # from "3\n1 2 30\n": the count line stays, the values stay >= 0
+            assert lines[0] == "3" and lines[2] == ""
+            assert all(int(v) >= 0 for v in lines[1].split()) and len(lines[1].split()) == 3
+        else:  # from "7 -4\n": a single line, every integer may move, 7 stays non-negative
+            a, b = x.split()
+            assert int(a) >= 0
+    assert perturb_stdin(["abc\n", "x1 2.5\n"], 5) == []  # no free-standing integer
+    assert perturb_stdin(bases, 0) == []

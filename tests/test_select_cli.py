@@ -127,3 +127,27 @@ def test_eval_without_generated_tests(pool):
     report = json.loads(out.read_text())
     assert report["pass_at_k"] == {"1": 0.5, "5": None, "10": None}
     assert "best_of_n" not in report
+
+
+def test_select_stdio_uses_perturbed_inputs(tmp_path):
+    """A stdio task with one test that a wrong program (n + 2) passes as well as the right one
+    (2 * n, listed second): the tests' own input cannot tell them apart, the perturbed inputs can
+    (two near-copies of 2 * n agree with it there)."""
+    task = {"task_id": "double", "prompt": "Print twice n.", "kind": "stdio",
+            "tests": [{"input": "2\n", "output": "4\n"}]}
+    codes = ["print(int(input()) + 2)", "print(int(input()) * 2)",
+             "n = int(input())\nprint(2 * n if n != 7 else 0)",
+             "n = int(input())\nprint(2 * n if n < 1000 else -1)"]
+    args = ["select", "--tasks", write(tmp_path / "t.jsonl", [task]),
+            "--codes", write(tmp_path / "c.jsonl", [{"task_id": "double", "code": c} for c in codes]),
+            "--tests", write(tmp_path / "u.jsonl", [{"task_id": "double", "input": "2\n", "output": "4\n"}]),
+            "--timeout", "5", "--quiet"]
+    out = tmp_path / "plain.jsonl"
+    assert main([*args, "--out", str(out), "--no-consensus"]) == 0
+    assert json.loads(out.read_text())["index"] == 0  # every code passes: a tie, broken by order
+    assert main([*args, "--out", str(out), "--consensus-inputs", "0"]) == 0
+    assert json.loads(out.read_text())["index"] == 0  # the tests' input alone: the same tie
+    out = tmp_path / "chosen.jsonl"
+    assert main([*args, "--out", str(out)]) == 0
+    row = json.loads(out.read_text())
+    assert row["n_inputs"] > 1 and row["index"] == 1
