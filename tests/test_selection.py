@@ -130,6 +130,17 @@ def test_coevo_discounts_tests_asserting_the_pools_commonest_value():
     assert s.details["test_weights"] == [1.0, 0.3, 0.3, 0.3]
 
 
+def test_coevo_scales_the_outputs_evidence_beyond_consensus_inputs():
+    p, out = _tie_pool()  # 12 extra inputs
+    full = coevo_default(p, out)
+    assert coevo_default(p, out, consensus_inputs=12).code_scores == pytest.approx(full.code_scores)
+    # 6 inputs' worth of 12: the same as half the consensus weight
+    half = coevo_default(p, out, consensus_inputs=6)
+    np.testing.assert_allclose(half.code_scores,
+                               coevo_default(p, out, consensus_weight=0.1).code_scores, rtol=1e-9)
+    assert not np.allclose(half.code_scores, full.code_scores)
+
+
 def test_coevo_pass_count_leads():
     # a code passing more tests wins even against a large agreeing cluster
     p = np.array([[1, 1, 1, 1]] + [[1, 1, 0, 0]] * 4, dtype=bool)
