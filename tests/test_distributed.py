@@ -60,7 +60,10 @@ def _scenario(rank, world, out_dir: Path, ds_config, local):
     if local:  # each rank brings its own rollouts (groups split across ranks on purpose)
         rs = rs[rank::world]
     cfg = GRPOConfig(**_cfg(ds_config, local))
-    tr = PolicyTrainer(tiny_model(), cfg, pad_token_id=0)
+    model = tiny_model()
+    for p in model.parameters():  # stale gradients (a warm-up's last backward) must not leak in
+        p.grad = torch.ones_like(p)
+    tr = PolicyTrainer(model, cfg, pad_token_id=0)
     run_dir = out_dir / "run"
     ms = [tr.step(rs, local=local)]
     ckpt.save_checkpoint(run_dir, 1, trainer=tr)  # collective

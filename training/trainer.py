@@ -126,13 +126,14 @@ class PolicyTrainer:
             self.ref_model = ref_model
         self.engine = None
         self.ds_config: dict | None = None
+        # gradients left on the model (e.g. by a warm-up's last backward) would add into the first
+        # update, which accumulates into .grad and zeroes it only after each step (DeepSpeed's
+        # gradient hooks accumulate into them as well)
+        model.zero_grad(set_to_none=True)
         if cfg.deepspeed is not None:
             self._init_deepspeed(model)
         else:
             self._model = model
-            # gradients left on the model (e.g. by a warm-up's last backward) would add into the
-            # first update, which accumulates into .grad and zeroes it only after each step
-            model.zero_grad(set_to_none=True)
             params = [p for p in model.parameters() if p.requires_grad]
             self.optimizer = torch.optim.AdamW(params, lr=cfg.lr, betas=tuple(cfg.betas), eps=cfg.adam_eps,
                                                weight_decay=cfg.weight_decay,
