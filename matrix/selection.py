@@ -37,15 +37,16 @@ Methods
 
         * ``pass_weight`` per test k passes, times the test's weight: tests are far more often right
           than wrong, so the number of tests passed leads (CURE's analysis: best-of-N by pass count
-          is reliable when mu > 0), and ``size_weight * log |k|``. A test weighs the information
-          of the value it asserts, ``-log2`` of that value's share of all the pool's outputs on the
-          extra inputs, capped at one bit and at least ``min_test_weight``: a test asserting
-          ``False`` where most outputs are ``False`` (or ``0``, ``[]``) is passed by degenerate
-          programs too and proves less than one asserting a value few outputs take (see
-          :func:`weigh_tests`);
+          is reliable when mu > 0), and ``size_weight * log |k|``. A test weighs, for k, the
+          information of the value it asserts given k's habits: ``-log2`` of the share of k's own
+          outputs on the extra inputs that equal it, capped at one bit and at least
+          ``min_test_weight``. A program answering ``False`` (or ``0``, ``[]``) almost everywhere
+          passes the tests asserting that value whatever their inputs, so they prove little about
+          it (see :func:`weigh_tests`);
         * B4's corroboration terms over the *other* behaviours, one row each: how often they pass
           the tests k passes (Beta(1, 1)) and the tests k fails (Beta(1, beta0): wrong programs
-          rarely pass wrong tests);
+          rarely pass wrong tests; ``beta0`` 20, where B4 uses 1e4: a tester's misconception is
+          often shared by wrong programs);
         * ``consensus_weight`` times the outputs' likelihood: each other distinct behaviour has its
           own rates (Dirichlet(1, 1, 1)) of agreeing with k, abstaining (error / timeout) and
           answering otherwise, and each other answer is one specific value (``log(novel)``). A
@@ -59,10 +60,9 @@ Methods
           unscaled and 0.954 / 0.929 scaled).
 
         Tuned on MBPP pools (``benchmarks/selection.py``) and checked on pools of other seeds and
-        on HumanEval pools: the pass count settles most tasks, corroboration and output agreement
-        settle ties and near ties, and the test weights settle most ties on predicates (where a
-        wrong program's answer is the other boolean, so the decoy's spurious test is as easy to
-        pass as a real one). Test scores are the posterior probability that the correct behaviour passes each
+        on HumanEval pools and stdio pools: the pass count settles most tasks, corroboration and
+        output agreement settle ties and near ties, and the test weights settle most ties with a
+        degenerate decoy (a predicate leaning to one answer, a function that often returns 0). Test scores are the posterior probability that the correct behaviour passes each
         test, ``sum_k P(k | data) * passes_k(test)``; code scores are the posterior of the code's
         cluster.
 """
@@ -192,33 +192,44 @@ def _encode_outputs(consensus, n: int) -> np.ndarray:
 
 
 def weigh_tests(passed, codes: np.ndarray, floor: float = 0.3) -> np.ndarray:
-    """How much passing each test proves, in ``[floor, 1]``: the information (bits) of the value the
-    test asserts, ``-log2`` of its share of all defined outputs in ``codes`` (integer-encoded
-    outputs on the extra inputs, see :func:`_encode_outputs`), capped at 1.
+    """How much passing each test proves for each code, ``(n_codes, n_tests)`` in ``[floor, 1]``:
+    the information (bits) of the value the test asserts *for that program*, ``-log2`` of the
+    share of the program's own defined outputs in ``codes`` (integer-encoded outputs on the extra
+    inputs, see :func:`_encode_outputs`) that equal it, capped at 1. A program that returns
+    ``False`` (or ``0``, ``[]``) almost everywhere would pass a test asserting that value whatever
+    the test's input, so passing it proves little about the program.
 
     A test's asserted value is read off the input column whose outputs split the codes exactly as
     the test does (the passing codes all return one value there, and no other code returns it);
     the extra inputs include the tests' own calls. A test no code passes, or whose split matches no
-    column (an approximate comparison, a call that is not a literal), weighs 1; where several
-    columns split the codes alike, the commonest of their values counts."""
+    column (an approximate comparison, a call that is not a literal), weighs 1, and so does every
+    test for a program without a defined output; where several columns split the codes alike, the
+    first counts (the tests' own calls come first among the extra inputs)."""
     p = as_matrix(passed)
-    m = p.shape[1]
-    weights = np.ones(m)
-    defined = codes[codes >= 0]
-    if m == 0 or defined.size == 0:
+    n, m = p.shape
+    weights = np.ones((n, m))
+    if m == 0 or codes.size == 0 or codes.max() < 0:
         return weights
-    share = np.bincount(defined) / defined.size
+    asserted = []  # per test: the values it may assert
     for j in range(m):
         passers = p[:, j]
         if not passers.any():
+            asserted.append(None)
             continue
         first = codes[passers][0]  # each column's value at the first passing code
         uniform = (codes[passers] == first).all(axis=0) & (first >= 0)
         exact = uniform & ((codes == first[None, :]) == passers[:, None]).all(axis=0)
-        cols = np.flatnonzero(exact)
-        if cols.size:  # several columns may split the codes alike: take the commonest value
-            bits = -math.log2(float(share[first[cols]].max()))
-            weights[j] = min(1.0, max(floor, bits))
+        asserted.append(first[exact] if exact.any() else None)
+    top = int(codes.max()) + 1
+    for i in range(n):
+        own = codes[i][codes[i] >= 0]
+        if own.size == 0:
+            continue
+        share = np.bincount(own, minlength=top) / own.size
+        for j, values in enumerate(asserted):
+            if values is not None:
+                most = float(share[values[0]])
+                weights[i, j] = 1.0 if most == 0 else min(1.0, max(floor, -math.log2(most)))
     return weights
 
 
@@ -364,7 +375,7 @@ def _coevo_test_loglik(reps: np.ndarray, g: int, size: int, pass_weight: float, 
     return ll
 
 
-def coevo_default(passed, consensus=None, *, pass_weight: float = 11.5, beta0: float = 3.0,
+def coevo_default(passed, consensus=None, *, pass_weight: float = 11.5, beta0: float = 20.0,
                   size_weight: float = 1.0, consensus_weight: float = 0.2, novel: float = 0.2,
                   abstain: float = 0.02, min_test_weight: float = 0.3,
                   consensus_inputs: float = 28.0) -> Selection:
@@ -386,7 +397,8 @@ def coevo_default(passed, consensus=None, *, pass_weight: float = 11.5, beta0: f
     log_cons = np.empty(k)
     counts = []
     for g in range(k):
-        log_tests[g] = _coevo_test_loglik(reps, g, int(sizes[g]), pass_weight, beta0, size_weight, weights)
+        log_tests[g] = _coevo_test_loglik(reps, g, int(sizes[g]), pass_weight, beta0, size_weight,
+                                          weights[firsts[g]])
         log_cons[g], c = _consensus_loglik(uniq, copies, codes[firsts[g]], novel, abstain)
         counts.append(c)
     # more inputs must not let the outputs outweigh the tests: beyond ``consensus_inputs`` inputs
@@ -402,4 +414,4 @@ def coevo_default(passed, consensus=None, *, pass_weight: float = 11.5, beta0: f
                       "log_tests": float(log_tests[g]), "log_consensus": float(log_cons[g]),
                       "n_inputs": int(codes.shape[1]), "counts": counts[g],
                       "posterior": float(post[g]),
-                      "test_weights": [round(float(w), 4) for w in weights]})
+                      "test_weights": [round(float(w), 4) for w in weights[firsts[g]]]})

@@ -102,32 +102,37 @@ def _predicate_pool():
     return passed, np.array(rows, dtype=object)
 
 
-def test_test_weights_are_the_bits_of_the_asserted_value():
+def test_test_weights_are_the_bits_of_the_asserted_value_for_each_program():
     p, out = _predicate_pool()
     codes = _encode_outputs(out, len(out))
-    # 26 of the 32 outputs are False: a test asserting False carries -log2(26/32) bits, one
-    # asserting True (6 of 32) more than the one-bit cap
-    np.testing.assert_allclose(weigh_tests(p, codes, floor=0.1),
-                               [1.0, -np.log2(26 / 32), -np.log2(26 / 32), -np.log2(26 / 32)])
-    np.testing.assert_allclose(weigh_tests(p, codes), [1.0, 0.3, 0.3, 0.3])  # the default floor
+    # tests: f(1) is True, then three asserting False. Each program answers False on 7, 8, 5 and
+    # 6 of its 8 inputs: a test asserting False carries -log2 of that share for it, True more
+    # than the one-bit cap
+    bits = [-np.log2(7 / 8), 0.0, -np.log2(5 / 8), -np.log2(6 / 8)]
+    expected = [[1.0] + [max(0.1, b)] * 3 for b in bits]
+    np.testing.assert_allclose(weigh_tests(p, codes, floor=0.1), expected)
+    np.testing.assert_allclose(weigh_tests(p, codes)[:, 1], [0.3, 0.3, -np.log2(5 / 8), -np.log2(6 / 8)])
     # a test no code passes, and one whose split matches no input column, weigh 1
     extra = np.array([[0, 1], [0, 0], [0, 1], [0, 0]], dtype=bool)
-    assert weigh_tests(np.hstack([p, extra]), codes, floor=0.1)[4:].tolist() == [1.0, 1.0]
-    # no outputs at all: every test weighs 1
-    assert weigh_tests(p, np.zeros((4, 0), dtype=np.int64)).tolist() == [1.0] * 4
+    assert (weigh_tests(np.hstack([p, extra]), codes, floor=0.1)[:, 4:] == 1.0).all()
+    # no outputs at all, or a program that never returns: every test weighs 1
+    assert (weigh_tests(p, np.zeros((4, 0), dtype=np.int64)) == 1.0).all()
+    silent = codes.copy()
+    silent[1] = -1
+    assert (weigh_tests(p, silent)[1] == 1.0).all()
 
 
-def test_coevo_discounts_tests_asserting_the_pools_commonest_value():
+def test_coevo_discounts_tests_asserting_what_a_program_answers_anyway():
     p, out = _predicate_pool()
     # the decoy and the reference pass three tests each; the decoy's group has two codes
     assert max_pass(p).index == 0 and codet(p).index == 0 and b4(p).index == 0
     assert coevo_default(p, out, min_test_weight=1.0).index == 0  # every test weighs one bit
-    # the decoy's passes are all "False", which 26 of 32 outputs are (a constant program passes
-    # them too); the reference alone also passes f(1) == True
+    # the decoy's passes all assert False, which it answers on 7 of 8 inputs (the constant
+    # program passes them too); the reference also passes f(1) == True
     s = coevo_default(p, out)
     assert s.index == 2 and s.code_scores[2] > 0.9
     assert (s.test_scores >= 0.5).tolist() == [True, True, False, True]
-    assert s.details["test_weights"] == [1.0, 0.3, 0.3, 0.3]
+    assert s.details["test_weights"] == [1.0] + [round(-np.log2(5 / 8), 4)] * 3
 
 
 def test_coevo_scales_the_outputs_evidence_beyond_consensus_inputs():
@@ -263,13 +268,13 @@ def test_test_weights_bounds_and_order(pool, floor, rnd):
     p, out = pool
     codes = _encode_outputs(out, p.shape[0])
     w = weigh_tests(p, codes, floor)
-    assert w.shape == (p.shape[1],)
+    assert w.shape == p.shape
     assert ((w >= floor - 1e-12) & (w <= 1.0)).all()
     rows, cols = list(range(p.shape[0])), list(range(p.shape[1]))
     rnd.shuffle(rows)
     rnd.shuffle(cols)
     # codes in another order (with their outputs) and tests in another order: the same weights
-    np.testing.assert_allclose(weigh_tests(p[rows][:, cols], codes[rows], floor), w[cols])
+    np.testing.assert_allclose(weigh_tests(p[rows][:, cols], codes[rows], floor), w[rows][:, cols])
 
 
 @FAST
