@@ -26,8 +26,11 @@ candidate on extra inputs drawn from the *pool's* tests with another seed (as ``
 does). A task is *ambiguous* when pass counts alone do not single out a correct program: some wrong
 candidate passes at least as many tests as the best correct one.
 
-Prints one JSON line: every method's accuracy on all tasks and on the ambiguous subset, and the
-accuracy with which each method's test scores (>= 0.5) classify tests. ``--write-pool DIR`` also
+Prints one JSON line: every method's accuracy on all tasks and on the ambiguous subset, the
+accuracy with ties shared (a pool counts the share of correct codes among those the method scores
+as high as its choice and that pass as many tests, instead of the one the index tie-break picks:
+the candidate order is random, so a tie is a coin flip in ``accuracy``), and the accuracy with
+which each method's test scores (>= 0.5) classify tests. ``--write-pool DIR`` also
 writes ``tasks.jsonl``, ``codes.jsonl``, ``tests.jsonl`` and ``labels.jsonl`` for ``coevo select``.
 
     python benchmarks/selection.py                  # 120 pools (2-3 minutes on 2 cores)
@@ -348,15 +351,21 @@ def ambiguous(p: Pool) -> bool:
 
 def score(pools: list[Pool]) -> dict:
     acc = {m: [] for m in METHODS}
+    shared = {m: [] for m in METHODS}
     acc_amb = {m: [] for m in METHODS}
     test_acc = {m: [] for m in METHODS}
     amb = [ambiguous(p) for p in pools]
     for p, is_amb in zip(pools, amb):
         cons = None if p.consensus is None else np.array(p.consensus, dtype=object)
+        counts = p.passed.sum(axis=1)
         for m in METHODS:
             sel = select(p.passed, m, consensus=cons)
             hit = bool(p.correct[sel.index])
             acc[m].append(hit)
+            # a tie credited by the share of correct codes among the tied ones (not by the order)
+            tied = np.isclose(sel.code_scores, sel.code_scores[sel.index], rtol=0, atol=1e-9)
+            tied &= counts == counts[sel.index]
+            shared[m].append(float(np.asarray(p.correct)[tied].mean()))
             if is_amb:
                 acc_amb[m].append(hit)
             test_acc[m] += ((np.asarray(sel.test_scores) >= 0.5) == np.asarray(p.test_correct)).tolist()
@@ -364,6 +373,7 @@ def score(pools: list[Pool]) -> dict:
     def mean(xs):
         return round(float(np.mean(xs)), 4) if xs else None
     return {"accuracy": {m: mean(v) for m, v in acc.items()},
+            "accuracy_ties_shared": {m: mean(v) for m, v in shared.items()},
             "accuracy_ambiguous": {m: mean(v) for m, v in acc_amb.items()},
             "test_accuracy": {m: mean(v) for m, v in test_acc.items()},
             "n_ambiguous": int(sum(amb))}
@@ -438,6 +448,7 @@ def main(argv=None) -> int:
         "candidates_per_task": round(float(np.mean([len(p.codes) for p in pools])), 2) if pools else 0,
         "tests_per_task": round(float(np.mean([len(p.tests) for p in pools])), 2) if pools else 0,
         "accuracy": result["accuracy"],
+        "accuracy_ties_shared": result["accuracy_ties_shared"],
         "accuracy_ambiguous": result["accuracy_ambiguous"],
         "test_accuracy": result["test_accuracy"],
         "inconsistent_pools": flaky,
