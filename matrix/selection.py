@@ -42,7 +42,9 @@ Methods
           outputs on the extra inputs that equal it, capped at one bit and at least
           ``min_test_weight``. A program answering ``False`` (or ``0``, ``[]``) almost everywhere
           passes the tests asserting that value whatever their inputs, so they prove little about
-          it (see :func:`weigh_tests`);
+          it (see :func:`weigh_tests`). The weights discount at most ``max_test_discount`` (2)
+          tests in all: a correct program can lean to one answer too (a predicate on inputs that
+          mostly satisfy it), so habits settle ties and near ties, never a clear lead;
         * B4's corroboration terms over the *other* behaviours, one row each: how often they pass
           the tests k passes (Beta(1, 1)) and the tests k fails (Beta(1, beta0): wrong programs
           rarely pass wrong tests; ``beta0`` 20, where B4 uses 1e4: a tester's misconception is
@@ -364,11 +366,12 @@ def _consensus_loglik(uniq: np.ndarray, copies: np.ndarray, truth: np.ndarray, n
 
 
 def _coevo_test_loglik(reps: np.ndarray, g: int, size: int, pass_weight: float, beta0: float,
-                       size_weight: float, weights: np.ndarray) -> float:
+                       size_weight: float, weights: np.ndarray, max_discount: float) -> float:
     """Evidence from the tests for "behaviour cluster g is correct" (module docstring). ``reps``
     holds one pass row per cluster, ``weights`` one weight per test."""
     y = reps[g]
-    ll = pass_weight * float(weights[y].sum()) + size_weight * math.log(size)
+    discount = min(max_discount, float((1.0 - weights[y]).sum()))
+    ll = pass_weight * (int(y.sum()) - discount) + size_weight * math.log(size)
     if reps.shape[0] > 1 and reps.shape[1]:
         ll += _corroboration(np.delete(reps, g, axis=0), y, beta0)
     return ll
@@ -376,7 +379,7 @@ def _coevo_test_loglik(reps: np.ndarray, g: int, size: int, pass_weight: float, 
 
 def coevo_default(passed, consensus=None, *, pass_weight: float = 11.5, beta0: float = 20.0,
                   size_weight: float = 1.0, consensus_weight: float = 0.2, novel: float = 0.2,
-                  abstain: float = 0.02, min_test_weight: float = 0.3,
+                  abstain: float = 0.02, min_test_weight: float = 0.3, max_test_discount: float = 2.0,
                   consensus_inputs: float = 28.0) -> Selection:
     """coevo's selection (module docstring): a posterior over behaviour clusters from the tests
     (pass count, corroboration) and the outputs on extra inputs (per-program agreement)."""
@@ -397,7 +400,7 @@ def coevo_default(passed, consensus=None, *, pass_weight: float = 11.5, beta0: f
     counts = []
     for g in range(k):
         log_tests[g] = _coevo_test_loglik(reps, g, int(sizes[g]), pass_weight, beta0, size_weight,
-                                          weights[firsts[g]])
+                                          weights[firsts[g]], max_test_discount)
         log_cons[g], c = _consensus_loglik(uniq, copies, codes[firsts[g]], novel, abstain)
         counts.append(c)
     # more inputs must not let the outputs outweigh the tests: beyond ``consensus_inputs`` inputs

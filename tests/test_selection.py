@@ -135,6 +135,22 @@ def test_coevo_discounts_tests_asserting_what_a_program_answers_anyway():
     assert s.details["test_weights"] == [1.0] + [round(-np.log2(5 / 8), 4)] * 3
 
 
+def test_coevo_keeps_the_clear_lead_of_a_program_leaning_to_one_answer():
+    """The reference is a predicate true on 7 of the 8 inputs, so its five True tests weigh 0.3
+    each for it; the decoy (true on half) passes four tests at full weight. The discount is capped
+    at two tests: the reference's lead of two tests stands."""
+    def outputs(trues):
+        return ["True" if j in trues else "False" for j in range(8)]
+    rows = [outputs({0, 1, 2, 3}), outputs(set(range(7))), outputs(set(range(8))), outputs({0, 1})]
+    tests = [(0, "True"), (1, "True"), (4, "True"), (5, "True"), (6, "True"), (7, "False"), (4, "False")]
+    p = np.array([[row[x] == v for x, v in tests] for row in rows], dtype=bool)
+    out = np.array(rows, dtype=object)
+    assert p.sum(axis=1).tolist() == [4, 6, 5, 4] and max_pass(p).index == 1
+    s = coevo_default(p, out)
+    assert s.index == 1 and s.details["test_weights"] == [0.3] * 5 + [1.0, 1.0]
+    assert coevo_default(p, out, max_test_discount=float("inf")).index == 0  # uncapped: the decoy
+
+
 def test_coevo_scales_the_outputs_evidence_beyond_consensus_inputs():
     p, out = _tie_pool()  # 12 extra inputs
     full = coevo_default(p, out)
