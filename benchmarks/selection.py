@@ -229,8 +229,8 @@ def _build_chunk(tasks: list[Task], executor, args, rng: random.Random, need: in
         if len(chosen) < args.min_mutants:
             continue
         chosen = chosen[:args.mutants]
-        pool = _make_tests(task, codes, chosen, gt_passed, rows, calls, rng, args.decoy == "strongest",
-                           _span(args.spurious), _span(args.corrupted))
+        pool = _make_tests(task, codes, chosen, gt_passed, rows, calls, n_gt_calls, rng,
+                           args.decoy == "strongest", _span(args.spurious), _span(args.corrupted))
         if pool is not None:
             out.append(pool)
     return out
@@ -245,16 +245,6 @@ def _build_inputs(task: Task, n: int, seed: int) -> tuple[list[str], int]:
         return own + perturb_stdin(own, n, seed=seed), len(own)
     n_own = len(extract_calls(task.tests, task.entry_point))
     return generate_calls(task.tests, task.entry_point, n=n, seed=seed), n_own
-
-
-def _gt_inputs(task: Task, calls: list[str]) -> list[int]:
-    """Positions in ``calls`` of the ground-truth tests' inputs."""
-    at = {c: i for i, c in enumerate(calls)}
-    if task.kind == "stdio":
-        srcs = [t.input for t in task.tests if t.kind == "stdio"]
-    else:
-        srcs = [c.source for c in extract_calls(task.tests, task.entry_point)]
-    return list(dict.fromkeys(at[s] for s in srcs if s in at))
 
 
 def _test_on(task: Task, call: str, value) -> Test | None:
@@ -272,10 +262,12 @@ def _span(text: str) -> tuple[int, int]:
     return int(lo), int(hi or lo)
 
 
-def _make_tests(task, codes, chosen, gt_passed, rows, calls, rng, strongest=False,
+def _make_tests(task, codes, chosen, gt_passed, rows, calls, n_gt_calls, rng, strongest=False,
                 spurious=(1, 1), corrupted=(1, 1)) -> Pool | None:
     ref_row = rows[0]
-    gt_idx = _gt_inputs(task, calls)
+    own = calls[:n_gt_calls]  # the ground-truth tests' inputs come first (see _build_inputs)
+    last = {c: i for i, c in enumerate(own)}
+    gt_idx = list(dict.fromkeys(last[c] for c in own))
     tests: list[Test] = [t for t in task.tests]
     kinds = ["gt"] * len(tests)
     # corrupted: a ground-truth input, its expected value changed to one no candidate returns there

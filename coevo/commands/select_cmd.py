@@ -16,8 +16,8 @@ DESCRIPTION = HELP + """
 
 Every code runs against every test in the sandbox; for function tasks the codes also run on extra
 inputs drawn by hypothesis from the argument types seen in the tests (stdio tasks: on the tests'
-inputs and copies of them with their integers moved), and the outputs are compared. The selection method then picks one code per task and
-scores each test with the probability that it is correct.
+inputs and copies of them with their integers moved), and the outputs are compared. The selection
+method then picks one code per task and scores each test with the probability that it is correct.
 
 Methods: coevo (default: posterior over behaviour clusters from tests and output consensus),
 b4, codet, max_pass, consensus (MBR-exec style clustering).
