@@ -789,7 +789,7 @@ class Worker:
                 elif setup[1] is not None:
                     recs[k] = (k, OUT_BADTEST, 0, 0.0, setup[1].encode("utf-8", "replace"), b"", b"")
                 else:
-                    specs[k] = (code[0], code[3], setup[0], probe, ci, code[4] or setup[3])
+                    specs[k] = (code[0], code[3], setup[0], probe, code[4] or setup[3])
                     batchable[k] = allow_batch and code[2] and probe[2] and setup[2]
             return recs, specs, batchable
         except Exception as exc:
@@ -1119,46 +1119,25 @@ class Worker:
         open_r = True
 
         def parse():
-            """Move complete frames from buf to results; returns an end tuple or None."""
-            while len(buf) >= 4:
-                n = FRAME.unpack_from(buf, 0)[0]
-                if n > limit or n == 0:
-                    return (OUT_PROTOCOL, 0, time.monotonic() - state["mark"])
-                if len(buf) < 4 + n:
-                    return None
-                if len(results) >= len(keys):
-                    return (OUT_PROTOCOL, 0, time.monotonic() - state["mark"])
-                if n < 9:
-                    return (OUT_PROTOCOL, 0, time.monotonic() - state["mark"])
-                tag = bytes(buf[4:5])
-                secs = _SECS.unpack_from(buf, 5)[0]
-                payload = tag + bytes(buf[13:4 + n])
-                del buf[:4 + n]
-                now = time.monotonic()
-                if not (0.0 <= secs <= now - state["mark"] + 0.01):
-                    secs = now - state["mark"]  # a forged or odd clock: use the worker's
-                outcome = OUT_OUTPUT if tag == b"O" else OUT_RESULT
-                results.append((keys[len(results)], outcome, 0, secs, payload, b"", b""))
-                state["mark"] = now
-                if tag == b"A":
+            """Move complete frames into results; an end tuple after an abnormal end or a
+            protocol error, else None. Each frame restarts the per-test clock."""
+            while True:
+                n0 = len(results)
+                bad = _parse_frames(buf, results, keys, limit, state["mark"])
+                if len(results) == n0:
+                    return bad
+                state["mark"] = time.monotonic()
+                if bad is not None:
+                    return bad
+                if results[-1][4][:1] == b"A":
                     return (OUT_RESULT, 0, 0.0)
-            return None
 
         def drain():
             nonlocal open_r
-            try:
-                while open_r:
-                    chunk = os.read(r, 1 << 16)
-                    if not chunk:
-                        open_r = False
-                        if watch_pipe:
-                            poller.unregister(r)
-                        break
-                    buf.extend(chunk)
-                    if len(buf) > limit + 8:
-                        break
-            except BlockingIOError:
-                pass
+            if open_r and _drain(r, buf, limit) is None:
+                open_r = False
+                if watch_pipe:
+                    poller.unregister(r)
 
         while True:
             now = time.monotonic()
@@ -1892,7 +1871,7 @@ def _run_specs(specs, batch, max_out, state):
     TextIO = io.TextIOWrapper
     fn_streams = state.get("streams")
     clock = H["clock"]
-    for code_co, lines, setup_co, probe, _code_id, resets in specs:
+    for code_co, lines, setup_co, probe, resets in specs:
         t_start = clock()
         mode = probe[0]
         modname = "__main__" if mode == "stdio" else "solution"
