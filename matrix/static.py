@@ -31,6 +31,7 @@ import ast
 import builtins
 import functools
 import math
+import types
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -205,25 +206,19 @@ def plan_call(call: str, expected: str | None = None, tol: float | None = None) 
 
 def plan_test(test, tol: float | None = None) -> Plan:
     """The :class:`Plan` of a :class:`matrix.tasks.Test` (memoised: plans are immutable)."""
-    kind = getattr(test, "kind", None)
-    key = (kind, getattr(test, "test", None), getattr(test, "input", None), getattr(test, "output", None),
-           getattr(test, "call", None), getattr(test, "expected", None), tol)
+    fields = tuple(getattr(test, name, None) for name in _TEST_FIELDS)
     try:
-        return _plan_cached(key, test)
+        return _plan_cached(fields, tol)
     except TypeError:  # unhashable fields: plan without the cache
         return _plan(test, tol)
 
 
-_PLANS: dict = {}
+_TEST_FIELDS = ("kind", "test", "input", "output", "call", "expected")
 
 
-def _plan_cached(key, test) -> Plan:
-    hit = _PLANS.get(key)
-    if hit is None:
-        if len(_PLANS) > 65536:
-            _PLANS.clear()
-        hit = _PLANS[key] = _plan(test, key[-1])
-    return hit
+@functools.lru_cache(maxsize=65536)
+def _plan_cached(fields: tuple, tol: float | None) -> Plan:
+    return _plan(types.SimpleNamespace(**dict(zip(_TEST_FIELDS, fields))), tol)
 
 
 def _plan(test, tol: float | None) -> Plan:
