@@ -85,7 +85,10 @@ class _Reader:
                 near = difflib.get_close_matches(str(key), list(fields), n=1, cutoff=0.5)
                 hint = f"; did you mean '{near[0]}'?" if near else f"; valid keys: {', '.join(fields)}"
                 raise self.error(dotted, f"unknown key{hint}")
-            kwargs[key] = self.coerce(hints[key], value, dotted, _default_of(fields[key]))
+            section = None  # what a partly given sub-section starts from
+            if dataclasses.is_dataclass(hints[key]):
+                section = kwargs[key] if key in kwargs else _default_of(fields[key])
+            kwargs[key] = self.coerce(hints[key], value, dotted, section)
         try:
             obj = cls(**kwargs)
         except TypeError as exc:  # missing required fields

@@ -100,3 +100,31 @@ def test_partial_section_keeps_the_parents_defaults(tmp_path):
     p.write_text("train:\n")  # an empty section is the default too
     assert load_config(CoevoConfig, p).train.lr == base.lr
     assert load_config(CoevoConfig, overrides=["train.lr=3e-4"]).train.lr == 3e-4
+
+
+@dataclass
+class _Leaf:
+    x: int = 1
+    y: int = 2
+
+
+@dataclass
+class _Mid:
+    leaf: _Leaf = field(default_factory=_Leaf)
+    z: int = 0
+
+
+@dataclass
+class _Outer:
+    mid: _Mid = field(default_factory=lambda: _Mid(leaf=_Leaf(x=5), z=7))
+
+
+def test_partial_nested_section_keeps_the_outer_defaults(tmp_path):
+    """Two levels down: ``mid.leaf`` given in part starts from _Outer's default for it
+    (x=5), not from _Mid's field default (x=1)."""
+    cfg = load_config(_Outer, overrides=["mid.leaf.y=3"])
+    assert (cfg.mid.leaf.x, cfg.mid.leaf.y, cfg.mid.z) == (5, 3, 7)
+    p = tmp_path / "n.yaml"
+    p.write_text("mid:\n  leaf:\n    y: 4\n")
+    cfg = load_config(_Outer, p)
+    assert (cfg.mid.leaf.x, cfg.mid.leaf.y, cfg.mid.z) == (5, 4, 7)
