@@ -54,3 +54,19 @@ def test_selection_benchmark_builds_function_and_stdio_pools(tmp_path):
         assert len(own) == len(lab["test_kind"])
         if kinds[lab["task_id"]] == "stdio":  # spurious / corrupted tests are stdin/stdout pairs too
             assert all("input" in t and "output" in t for t in own)
+
+
+def test_stdio_tests_never_assert_an_object_address():
+    """A mutant printing a function prints another address on every run: such an output must not
+    become a spurious or corrupted test (it could never pass again)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import selection as bench
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    from matrix.tasks import Task
+
+    task = Task(task_id="t", prompt="p", kind="stdio", entry_point=None, tests=[], solutions=[])
+    assert bench._test_on(task, "1\n", "<function f at 0x7f3a2c1e4d30>\n") is None
+    made = bench._test_on(task, "1\n", "2\n")
+    assert made is not None and (made.input, made.output) == ("1\n", "2\n")
