@@ -459,9 +459,11 @@ def perturb_stdin(inputs: Sequence[str], n: int = 24, *, seed: int = 0, max_char
 
 def _canon(value: Any, depth: int = 0) -> str:
     if depth > 20:
-        return repr(value)
+        return _repr(value)
     if isinstance(value, bool) or value is None:
         return repr(value)
+    if isinstance(value, int) and value.bit_length() > 4096:
+        return f"{'-' if value < 0 else ''}0x{abs(value):x}"  # decimal has a digit limit, hex none
     if isinstance(value, float):
         if math.isnan(value):
             return "nan"
@@ -478,7 +480,16 @@ def _canon(value: Any, depth: int = 0) -> str:
     if isinstance(value, dict):
         items = sorted((_canon(k, depth + 1), _canon(v, depth + 1)) for k, v in value.items())
         return "{" + ",".join(f"{k}:{v}" for k, v in items) + "}"
-    return repr(value)
+    return _repr(value)
+
+
+def _repr(value: Any) -> str:
+    """``repr(value)``, or a placeholder naming the type when the value cannot be printed (an
+    int past Python's digit limit inside an object, a ``__repr__`` that raises)."""
+    try:
+        return repr(value)
+    except Exception:
+        return f"<unprintable {type(value).__name__}>"
 
 
 def output_key(status: str | None, value: Any) -> str | None:

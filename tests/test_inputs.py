@@ -93,6 +93,35 @@ def test_output_keys_canonical():
     assert output_keys([[("pass", {"b": 1, "a": 2}), ("error", None)]]) == [["{'a':2,'b':1}", None]]
 
 
+def test_output_keys_of_values_python_cannot_print():
+    """An int past Python's 4300-digit str limit (a mutant computing 10 ** n) and an object whose
+    repr raises get keys instead of crashing the selection; equal huge ints agree."""
+    big = 10 ** 5000
+    assert output_key("pass", big) == output_key("pass", 10 ** 5000) != output_key("pass", big + 1)
+    assert output_key("pass", -big) != output_key("pass", big)
+    assert output_key("pass", [big, 1]).startswith("[0x")
+
+    class Unprintable:
+        def __repr__(self):
+            raise RuntimeError("no")
+
+    assert output_key("pass", Unprintable()) == "<unprintable Unprintable>"
+
+
+def test_consensus_keys_survive_a_huge_int():
+    from matrix.engine import ExecConfig, Executor
+    from matrix.inputs import consensus_keys
+    from matrix.tasks import Task
+
+    task = Task(task_id="p", prompt="", kind="function", entry_point="power", tests=[], solutions=[])
+    codes = ["def power(n):\n    return 10 ** n\n", "def power(n):\n    return 10 ** (n * 1000)\n"]
+    tests = [Test.assertion("assert power(5) == 100000")]
+    with Executor(ExecConfig(workers=1, timeout=5.0)) as ex:
+        keys, inputs = consensus_keys(ex, task, codes, tests, n_inputs=4, seed=0)
+    assert inputs[0] == "power(5)"
+    assert keys[0][0] == "100000" and keys[1][0].startswith("0x")
+
+
 def test_perturbed_stdin_keeps_layout_and_header():
     bases = ["3\n1 2 30\n", "7 -4\n", "no numbers here\n"]
     new = perturb_stdin(bases, 10, seed=3)
