@@ -21,9 +21,11 @@ As everywhere in coevo (and in CURE), a candidate is correct when it passes ever
 (so a mutant that differs from the reference only off the tested inputs counts as correct), and a
 test is correct when every correct candidate passes it.
 
-Selection only sees the pool: the pass matrix and, for methods that use it, the outputs of every
-candidate on extra inputs drawn from the *pool's* tests with another seed (as ``coevo select``
-does). A task is *ambiguous* when pass counts alone do not single out a correct program: some wrong
+Selection only sees the pool: the pass matrix and, for methods that use them, the outputs of every
+candidate on extra inputs drawn from the *pool's* tests with another seed and the worked examples
+of the task's statement (``matrix.examples``; HumanEval docstrings have them, MBPP's one-line
+statements do not), as ``coevo select`` does. ``accuracy_examples_for_all`` gives every method the
+examples as tests, for a comparison on equal evidence. A task is *ambiguous* when pass counts alone do not single out a correct program: some wrong
 candidate passes at least as many tests as the best correct one.
 
 Prints one JSON line: every method's accuracy on all tasks and on the ambiguous subset, the
@@ -58,6 +60,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from matrix.examples import task_examples  # noqa: E402
 from matrix.inputs import (  # noqa: E402
     consensus_keys,
     extract_calls,
@@ -83,6 +86,7 @@ class Pool:
     test_correct: list[bool] = field(default_factory=list)
     passed: np.ndarray | None = None
     consensus: list | None = None
+    examples: np.ndarray | None = None  # codes x the statement's worked examples (passed)
 
 
 # ----------------------------------------------------------------------------- values as literals
@@ -326,10 +330,12 @@ def _make_tests(task, codes, chosen, gt_passed, rows, calls, n_gt_calls, rng, st
 def run_pools(pools: list[Pool], executor, args) -> int:
     """Run every pool (matrix and extra inputs); returns how many pools' correct candidates failed
     a ground-truth test on this run (0 unless execution is flaky; such pools are still scored)."""
-    results = executor.run_matrices([(p.task, p.codes, p.tests) for p in pools])
+    examples = [[] if args.no_examples else task_examples(p.task) for p in pools]
+    results = executor.run_matrices([(p.task, p.codes, p.tests + ex) for p, ex in zip(pools, examples)])
     flaky = 0
-    for p, res in zip(pools, results):
-        p.passed = np.asarray(res.passed, dtype=bool).reshape(len(p.codes), len(p.tests))
+    for p, res, ex in zip(pools, results, examples):
+        full = np.asarray(res.passed, dtype=bool).reshape(len(p.codes), len(p.tests) + len(ex))
+        p.passed, p.examples = full[:, :len(p.tests)], full[:, len(p.tests):]
         gt_cols = np.asarray([k == "gt" for k in p.test_kind])
         ok_rows = p.passed[np.asarray(p.correct)]
         flaky += int(not ok_rows[:, gt_cols].all())
@@ -348,6 +354,7 @@ def ambiguous(p: Pool) -> bool:
 
 def score(pools: list[Pool]) -> dict:
     acc = {m: [] for m in METHODS}
+    acc_all = {m: [] for m in METHODS}
     shared = {m: [] for m in METHODS}
     acc_amb = {m: [] for m in METHODS}
     test_acc = {m: [] for m in METHODS}
@@ -356,8 +363,13 @@ def score(pools: list[Pool]) -> dict:
         cons = None if p.consensus is None else np.array(p.consensus, dtype=object)
         counts = p.passed.sum(axis=1)
         for m in METHODS:
-            sel = select(p.passed, m, consensus=cons)
+            sel = select(p.passed, m, consensus=cons, examples=p.examples)
             hit = bool(p.correct[sel.index])
+            if m != "coevo" and p.examples.shape[1]:  # the statement's examples as tests for all
+                every = select(np.concatenate([p.passed, p.examples], axis=1), m, consensus=cons)
+                acc_all[m].append(bool(p.correct[every.index]))
+            else:
+                acc_all[m].append(hit)
             acc[m].append(hit)
             # a tie credited by the share of correct codes among the tied ones (not by the order)
             tied = np.isclose(sel.code_scores, sel.code_scores[sel.index], rtol=0, atol=1e-9)
@@ -370,6 +382,8 @@ def score(pools: list[Pool]) -> dict:
     def mean(xs):
         return round(float(np.mean(xs)), 4) if xs else None
     return {"accuracy": {m: mean(v) for m, v in acc.items()},
+            "accuracy_examples_for_all": {m: mean(v) for m, v in acc_all.items()},
+            "n_with_examples": int(sum(p.examples.shape[1] > 0 for p in pools)),
             "accuracy_ties_shared": {m: mean(v) for m, v in shared.items()},
             "accuracy_ambiguous": {m: mean(v) for m, v in acc_amb.items()},
             "test_accuracy": {m: mean(v) for m, v in test_acc.items()},
@@ -409,6 +423,8 @@ def main(argv=None) -> int:
     ap.add_argument("--build-timeout", type=float, default=0.5,
                     help="per-cell limit while building pools; slower mutants are left out (default 0.5)")
     ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--no-examples", action="store_true",
+                    help="do not read worked examples from the task statements")
     ap.add_argument("--write-pool", default=None, metavar="DIR")
     ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args(argv)
@@ -444,7 +460,9 @@ def main(argv=None) -> int:
         **{k: result[k] for k in ("n_ambiguous",)},
         "candidates_per_task": round(float(np.mean([len(p.codes) for p in pools])), 2) if pools else 0,
         "tests_per_task": round(float(np.mean([len(p.tests) for p in pools])), 2) if pools else 0,
+        "n_with_examples": result["n_with_examples"],
         "accuracy": result["accuracy"],
+        "accuracy_examples_for_all": result["accuracy_examples_for_all"],
         "accuracy_ties_shared": result["accuracy_ties_shared"],
         "accuracy_ambiguous": result["accuracy_ambiguous"],
         "test_accuracy": result["test_accuracy"],

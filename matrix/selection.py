@@ -42,9 +42,16 @@ Methods
           outputs on the extra inputs that equal it, capped at one bit and at least
           ``min_test_weight``. A program answering ``False`` (or ``0``, ``[]``) almost everywhere
           passes the tests asserting that value whatever their inputs, so they prove little about
-          it (see :func:`weigh_tests`). The weights discount at most ``max_test_discount`` (2)
-          tests in all: a correct program can lean to one answer too (a predicate on inputs that
-          mostly satisfy it), so habits settle ties and near ties, never a clear lead;
+          it (see :func:`weigh_tests`). Only contested tests are weighed so: one passed by more
+          than ``contested_share`` (2/3) of the codes tells no hypothesis from another, whatever
+          the habits, and weighs 1 (HumanEval/146: the reference, leading by one test, lost to a
+          decoy because three tests every code passed asserted its usual 0). The weights discount
+          at most ``max_test_discount`` (2) tests in all: a correct program can lean to one answer
+          too (a predicate on inputs that mostly satisfy it), so habits settle ties and near ties;
+        * ``example_weight`` per worked example of the task's statement passed (``examples``,
+          :func:`matrix.examples.prompt_examples`), on top of counting each as a test: the
+          statement's author wrote them, so they are trusted more than generated tests (not
+          blindly: HumanEval/47's docstring is wrong);
         * B4's corroboration terms over the *other* behaviours, one row each: how often they pass
           the tests k passes (Beta(1, 1)) and the tests k fails (Beta(1, beta0): wrong programs
           rarely pass wrong tests; ``beta0`` 20, where B4 uses 1e4: a tester's misconception is
@@ -93,6 +100,7 @@ __all__ = [
 ]
 
 METHODS = ("coevo", "b4", "codet", "max_pass", "consensus")
+EXAMPLE_WEIGHT = 11.5  # coevo's extra log-odds per worked example passed (on top of a test's)
 DEFAULT_METHOD = "coevo"
 _ALIASES = {"max-pass": "max_pass", "maxpass": "max_pass", "output_consensus": "consensus",
             "output-consensus": "consensus", "mbr_exec": "consensus", "mbr-exec": "consensus",
@@ -120,9 +128,14 @@ def canonical_method(method: str) -> str:
     return name
 
 
-def select(passed, method: str = DEFAULT_METHOD, consensus=None, **kwargs) -> Selection:
-    """Dispatch to one method by name (see :data:`METHODS`; ``consensus`` is used by ``coevo`` and
-    ``consensus`` and ignored by the others)."""
+def select(passed, method: str = DEFAULT_METHOD, consensus=None, examples=None, **kwargs) -> Selection:
+    """Dispatch to one method by name (see :data:`METHODS`). ``consensus`` is used by ``coevo`` and
+    ``consensus``, ``examples`` by ``coevo``; the others ignore them, as their definitions do.
+
+    ``examples`` (optional): ``(n_codes, n_examples)`` booleans, code ``i`` passes worked example
+    ``j`` of the task's statement (:func:`matrix.examples.prompt_examples`). A caller who wants
+    every method to see them appends them to ``passed`` instead (then they are tests like any other,
+    with test scores of their own)."""
     name = canonical_method(method)
     p = _check(passed)
     if name == "max_pass":
@@ -133,7 +146,18 @@ def select(passed, method: str = DEFAULT_METHOD, consensus=None, **kwargs) -> Se
         return b4(p, **kwargs)
     if name == "consensus":
         return output_consensus(p, consensus, **kwargs)
-    return coevo_default(p, consensus, **kwargs)
+    return coevo_default(p, consensus, examples=examples, **kwargs)
+
+
+def _examples(examples, n: int) -> np.ndarray:
+    if examples is None:
+        return np.zeros((n, 0), dtype=bool)
+    ex = as_matrix(examples)
+    if ex.size == 0:
+        return np.zeros((n, 0), dtype=bool)
+    if ex.shape[0] != n:
+        raise ValueError(f"examples must have one row per code ({n}), got {ex.shape[0]}")
+    return ex
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -377,14 +401,19 @@ def _coevo_test_loglik(reps: np.ndarray, g: int, size: int, pass_weight: float, 
     return ll
 
 
-def coevo_default(passed, consensus=None, *, pass_weight: float = 11.5, beta0: float = 20.0,
+def coevo_default(passed, consensus=None, *, examples=None, example_weight: float = EXAMPLE_WEIGHT,
+                  pass_weight: float = 11.5, beta0: float = 20.0,
                   size_weight: float = 1.0, consensus_weight: float = 0.2, novel: float = 0.2,
                   abstain: float = 0.02, min_test_weight: float = 0.3, max_test_discount: float = 2.0,
-                  consensus_inputs: float = 28.0) -> Selection:
+                  consensus_inputs: float = 28.0, contested_share: float = 2 / 3) -> Selection:
     """coevo's selection (module docstring): a posterior over behaviour clusters from the tests
-    (pass count, corroboration) and the outputs on extra inputs (per-program agreement)."""
+    (pass count, corroboration), the statement's worked examples (tests, and ``example_weight``
+    more per example passed) and the outputs on extra inputs (per-program agreement)."""
     p = _check(passed)
     n, m = p.shape
+    ex = _examples(examples, n)
+    if ex.shape[1]:  # the examples are tests too; columns m: onwards
+        p = np.concatenate([p, ex], axis=1)
     codes = _encode_outputs(consensus, n) if consensus is not None else np.zeros((n, 0), np.int64)
     signature = np.concatenate([p.astype(np.int64), codes], axis=1)
     labels, firsts = _groups(signature)
@@ -395,12 +424,15 @@ def coevo_default(passed, consensus=None, *, pass_weight: float = 11.5, beta0: f
     out_labels, out_firsts = _groups(codes)
     uniq, copies = codes[out_firsts], np.bincount(out_labels).astype(float)
     weights = weigh_tests(p, codes, min_test_weight)
+    # a test nearly every code passes tells the hypotheses apart little, whatever the habits
+    weights[:, p.mean(axis=0) > contested_share] = 1.0
     log_tests = np.empty(k)
     log_cons = np.empty(k)
     counts = []
     for g in range(k):
         log_tests[g] = _coevo_test_loglik(reps, g, int(sizes[g]), pass_weight, beta0, size_weight,
                                           weights[firsts[g]], max_test_discount)
+        log_tests[g] += example_weight * float(reps[g, m:].sum())
         log_cons[g], c = _consensus_loglik(uniq, copies, codes[firsts[g]], novel, abstain)
         counts.append(c)
     # more inputs must not let the outputs outweigh the tests: beyond ``consensus_inputs`` inputs
@@ -410,10 +442,11 @@ def coevo_default(passed, consensus=None, *, pass_weight: float = 11.5, beta0: f
     logs = log_tests + scale * log_cons
     g = _best(logs, sizes, firsts)
     post = _softmax(logs)
-    test_scores = post @ reps.astype(float) if m else np.zeros(0)
+    test_scores = post @ reps[:, :m].astype(float) if m else np.zeros(0)
     return Selection(int(firsts[g]), post[labels], np.clip(test_scores, 0.0, 1.0), "coevo",
                      {"n_clusters": int(k), "cluster_size": int(sizes[g]),
                       "log_tests": float(log_tests[g]), "log_consensus": float(log_cons[g]),
                       "n_inputs": int(codes.shape[1]), "counts": counts[g],
                       "posterior": float(post[g]),
-                      "test_weights": [round(float(w), 4) for w in weights[firsts[g]]]})
+                      "test_weights": [round(float(w), 4) for w in weights[firsts[g]][:m]],
+                      "examples": int(ex.shape[1]), "examples_passed": int(reps[g, m:].sum())})

@@ -4,7 +4,8 @@ For every task the model samples ``n_codes`` programs (Coder) and ``n_tests`` te
 (Tester) in one batched generation call. Parsed programs and the de-duplicated union of the
 parsed tests form the task's code x test matrix, executed in the sandbox; where extra inputs can
 be built (calls shaped like the tests' calls for function tasks, the tests' stdin for stdio tasks)
-the programs' outputs on them feed output consensus. Test-time selection
+the programs' outputs on them feed output consensus, and the worked examples of the task's
+statement (:mod:`matrix.examples`) run as trusted evidence. Test-time selection
 (:func:`matrix.selection.select`) then gives the chosen program and, for each test, the
 probability that it is correct.
 
@@ -32,6 +33,7 @@ class PoolConfig:
     tests_per_sample: int | None = None  # asked of each Tester sample (None: not stated)
     method: str = "coevo"  # test-time selection method (matrix.selection.METHODS)
     consensus_inputs: int = 24  # extra inputs drawn for output consensus (0: off)
+    examples: bool = True  # run the statement's worked examples as trusted evidence for selection
     seed: int = 0
 
 
@@ -117,17 +119,20 @@ def _consensus(executor, pool: TaskPool, seed: int, n_inputs: int):
 
 def judge_pools(pools: list[TaskPool], executor, cfg: PoolConfig, progress: bool = False) -> None:
     """Run every pool's matrix and select (fills ``passed``, ``index`` and the scores)."""
+    from matrix.examples import task_examples
     from matrix.selection import select
 
     live = [p for p in pools if p.codes]
-    results = executor.run_matrices([(p.task, p.codes, p.tests) for p in live],
+    examples = [task_examples(p.task) if cfg.examples else [] for p in live]
+    results = executor.run_matrices([(p.task, p.codes, p.tests + ex) for p, ex in zip(live, examples)],
                                     progress=progress) if live else []
-    for p, res in zip(live, results):
-        p.passed = np.asarray(res.passed, dtype=bool).reshape(len(p.codes), len(p.tests))
+    for p, res, ex in zip(live, results, examples):
+        full = np.asarray(res.passed, dtype=bool).reshape(len(p.codes), len(p.tests) + len(ex))
+        p.passed = full[:, :len(p.tests)]
         consensus = None
         if cfg.consensus_inputs > 0:
             consensus = _consensus(executor, p, cfg.seed, cfg.consensus_inputs)
-        sel = select(p.passed, method=cfg.method, consensus=consensus)
+        sel = select(p.passed, method=cfg.method, consensus=consensus, examples=full[:, len(p.tests):])
         p.index = int(sel.index)
         p.code_scores = [float(x) for x in sel.code_scores]
         p.test_scores = [float(x) for x in sel.test_scores]

@@ -151,3 +151,35 @@ def test_select_stdio_uses_perturbed_inputs(tmp_path):
     assert main([*args, "--out", str(out)]) == 0
     row = json.loads(out.read_text())
     assert row["n_inputs"] > 1 and row["index"] == 1
+
+
+def test_select_uses_the_statements_worked_examples(tmp_path):
+    """The reference and a decoy tie on the candidate tests (each passes one of two tests that
+    contradict each other on inc(7)) and agree on every other input; the docstring's example
+    settles it. Without examples the tie goes to the lower index, the decoy."""
+    task = {"task_id": "inc", "kind": "function", "entry_point": "inc",
+            "prompt": 'def inc(x):\n    """Add one.\n    >>> inc(7)\n    8\n    """\n',
+            "tests": [{"test": "assert inc(0) == 1"}], "solutions": ["def inc(x):\n    return x + 1\n"]}
+    codes = ["def inc(x):\n    return 0 if x == 7 else x + 1\n", "def inc(x):\n    return x + 1\n"]
+    tests = ["assert inc(1) == 2", "assert inc(7) == 0", "assert inc(7) == 8", "assert inc(2) == 3"]
+    args = ["select", "--tasks", write(tmp_path / "t.jsonl", [task]),
+            "--codes", write(tmp_path / "c.jsonl", [{"task_id": "inc", "code": c} for c in codes]),
+            "--tests", write(tmp_path / "u.jsonl", [{"task_id": "inc", "test": t} for t in tests]),
+            "--timeout", "5", "--quiet"]
+    assert main(args + ["--out", str(tmp_path / "with.jsonl")]) == 0
+    row = json.loads((tmp_path / "with.jsonl").read_text())
+    assert (row["index"], row["n_examples"], row["examples_passed"]) == (1, 1, 1)
+    assert [s >= 0.5 for s in row["test_scores"]] == [True, False, True, True]
+    assert main(args + ["--out", str(tmp_path / "without.jsonl"), "--no-examples"]) == 0
+    row = json.loads((tmp_path / "without.jsonl").read_text())
+    assert (row["index"], row["n_examples"]) == (0, 0)
+    # coevo eval selects the same way: the ground truth (inc(7) == 8 among its tests) scores it
+    task["tests"].append({"test": "assert inc(7) == 8"})
+    args[2] = write(tmp_path / "t.jsonl", [task])
+    args[0] = "eval"
+    assert main(args + ["--out", str(tmp_path / "eval.json"), "--mutants", "0"]) == 0
+    report = json.loads((tmp_path / "eval.json").read_text())
+    assert report["per_task"][0]["n_examples"] == 1
+    assert report["best_of_n"]["coevo"] == 1.0 and report["best_of_n"]["max_pass"] == 0.0
+    assert main(args + ["--out", str(tmp_path / "eval0.json"), "--mutants", "0", "--no-examples"]) == 0
+    assert json.loads((tmp_path / "eval0.json").read_text())["best_of_n"]["coevo"] == 0.0

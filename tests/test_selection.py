@@ -127,18 +127,22 @@ def test_coevo_discounts_tests_asserting_what_a_program_answers_anyway():
     # the decoy and the reference pass three tests each; the decoy's group has two codes
     assert max_pass(p).index == 0 and codet(p).index == 0 and b4(p).index == 0
     assert coevo_default(p, out, min_test_weight=1.0).index == 0  # every test weighs one bit
-    # the decoy's passes all assert False, which it answers on 7 of 8 inputs (the constant
-    # program passes them too); the reference also passes f(1) == True
+    # the decoy's one contested pass (f(4) == False: two codes of four pass it) asserts what it
+    # answers on 7 of 8 inputs; the reference's f(1) == True is news. f(2) and f(0), which every
+    # code passes, weigh 1 for everyone: they tell no hypothesis apart
     s = coevo_default(p, out)
     assert s.index == 2 and s.code_scores[2] > 0.9
     assert (s.test_scores >= 0.5).tolist() == [True, True, False, True]
-    assert s.details["test_weights"] == [1.0] + [round(-np.log2(5 / 8), 4)] * 3
+    assert s.details["test_weights"] == [1.0, 1.0, round(-np.log2(5 / 8), 4), 1.0]
+    assert coevo_default(p, out, contested_share=1.0).details["test_weights"] == (
+        [1.0] + [round(-np.log2(5 / 8), 4)] * 3)  # every test's habits counted
 
 
 def test_coevo_keeps_the_clear_lead_of_a_program_leaning_to_one_answer():
-    """The reference is a predicate true on 7 of the 8 inputs, so its five True tests weigh 0.3
-    each for it; the decoy (true on half) passes four tests at full weight. The discount is capped
-    at two tests: the reference's lead of two tests stands."""
+    """The reference is a predicate true on 7 of the 8 inputs, so its True tests weigh 0.3 each for
+    it; the decoy (true on half) passes four tests at full weight. The discount is capped at two
+    tests: the reference's lead of two tests stands. (With every test's habits counted,
+    ``contested_share=1``, the uncapped discount of five tests would hand the decoy the pool.)"""
     def outputs(trues):
         return ["True" if j in trues else "False" for j in range(8)]
     rows = [outputs({0, 1, 2, 3}), outputs(set(range(7))), outputs(set(range(8))), outputs({0, 1})]
@@ -147,8 +151,26 @@ def test_coevo_keeps_the_clear_lead_of_a_program_leaning_to_one_answer():
     out = np.array(rows, dtype=object)
     assert p.sum(axis=1).tolist() == [4, 6, 5, 4] and max_pass(p).index == 1
     s = coevo_default(p, out)
-    assert s.index == 1 and s.details["test_weights"] == [0.3] * 5 + [1.0, 1.0]
-    assert coevo_default(p, out, max_test_discount=float("inf")).index == 0  # uncapped: the decoy
+    assert s.index == 1 and s.details["test_weights"] == [1.0, 1.0] + [0.3] * 3 + [1.0, 1.0]
+    every = coevo_default(p, out, contested_share=1.0)
+    assert every.index == 1 and every.details["test_weights"] == [0.3] * 5 + [1.0, 1.0]
+    assert coevo_default(p, out, contested_share=1.0, max_test_discount=float("inf")).index == 0
+
+
+def test_coevo_habits_only_weigh_contested_tests():
+    """HumanEval/146's shape: the reference returns 0 on 6 of 8 inputs and leads by one test, but
+    four of its five tests assert 0. Three of those every code passes: they cannot tell the
+    reference from the decoy (which rarely returns 0), so they weigh 1 and the lead stands. Counted
+    as habits for the reference alone they would hand the decoy the pool."""
+    rows = [[0, 0, 0, 0, 0, 0, 1, 2], [0, 0, 0, 3, 4, 5, 6, 7], [0, 0, 0, 9, 9, 9, 9, 9],
+            [0, 0, 0, 8, 8, 8, 8, 8], [0] * 8]
+    tests = [(0, 0), (1, 0), (2, 0), (5, 0), (6, 1), (7, 7)]  # f(7) == 7: the decoy's spurious test
+    p = np.array([[row[x] == v for x, v in tests] for row in rows], dtype=bool)
+    out = np.array([[str(v) for v in row] for row in rows], dtype=object)
+    assert p.sum(axis=1).tolist() == [5, 4, 3, 3, 4]
+    s = coevo_default(p, out)
+    assert s.index == 0 and s.details["test_weights"] == [1.0, 1.0, 1.0, round(-np.log2(6 / 8), 4), 1.0, 1.0]
+    assert coevo_default(p, out, contested_share=1.0).index == 1
 
 
 def test_coevo_scales_the_outputs_evidence_beyond_consensus_inputs():
@@ -217,6 +239,28 @@ def test_select_dispatch_and_errors():
         coevo_default(p, np.array([["a"]], dtype=object))
 
 
+def test_coevo_trusts_the_statements_examples_the_others_ignore_them():
+    """A symmetric tie (each code passes one of two contradicting tests, same outputs elsewhere):
+    the worked example the second code passes settles it for coevo; the other methods ignore
+    examples (a caller who wants them to count appends them to the tests)."""
+    p = np.array([[1, 1, 0], [1, 0, 1]], dtype=bool)
+    out = np.array([["1", "2", "0"], ["1", "2", "8"]], dtype=object)
+    ex = np.array([[0], [1]], dtype=bool)
+    assert coevo_default(p, out).index == 0  # the tie: lowest index
+    s = select(p, "coevo", consensus=out, examples=ex)
+    assert s.index == 1 and s.code_scores[1] > 0.99 and s.test_scores.shape == (3,)
+    assert (s.test_scores >= 0.5).tolist() == [True, False, True]
+    assert (s.details["examples"], s.details["examples_passed"]) == (1, 1)
+    # the example weighs a test plus example_weight: with example_weight 0, still one test more
+    assert coevo_default(p, out, examples=ex, example_weight=0.0).index == 1
+    for m in ("max_pass", "codet", "b4", "consensus"):
+        assert select(p, m, consensus=out, examples=ex).index == select(p, m, consensus=out).index
+    assert select(np.hstack([p, ex]), "max_pass").index == 1
+    with pytest.raises(ValueError, match="one row per code"):
+        coevo_default(p, out, examples=np.ones((3, 1), dtype=bool))
+    assert coevo_default(p, out, examples=np.zeros((2, 0), dtype=bool)).index == 0
+
+
 def test_pool_without_tests():
     p = np.zeros((3, 0), dtype=bool)
     for m in METHODS:
@@ -276,6 +320,22 @@ def test_choice_is_equivariant_in_code_order(pool, method, rnd):
     assert b.code_scores[b.index] == pytest.approx(a.code_scores[a.index], rel=1e-6, abs=1e-9)
     assert p[rows][b.index].sum() == p[a.index].sum()
     np.testing.assert_allclose(b.code_scores, a.code_scores[rows], rtol=1e-6, atol=1e-9)
+
+
+@FAST
+@given(pools(), st.data(), st.randoms(use_true_random=False))
+def test_coevo_with_examples_is_valid_and_equivariant_in_code_order(pool, data, rnd):
+    p, out = pool
+    n, m = p.shape
+    ex = data.draw(arrays(bool, (n, data.draw(st.integers(0, 3)))))
+    a = coevo_default(p, out, examples=ex)
+    assert a.code_scores.shape == (n,) and a.test_scores.shape == (m,)
+    assert np.isfinite(a.code_scores).all() and ((a.test_scores >= 0) & (a.test_scores <= 1)).all()
+    rows = list(range(n))
+    rnd.shuffle(rows)
+    b = coevo_default(p[rows], out[rows], examples=ex[rows])
+    np.testing.assert_allclose(b.code_scores, a.code_scores[rows], rtol=1e-6, atol=1e-9)
+    assert ex[rows][b.index].sum() == ex[a.index].sum() and p[rows][b.index].sum() == p[a.index].sum()
 
 
 @FAST

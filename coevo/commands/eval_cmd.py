@@ -9,7 +9,8 @@ Report (one JSON object, written atomically to ``--out``):
 
 * ``pass_at_k``: unbiased pass@k averaged over tasks (tasks with fewer than k codes left out);
 * ``best_of_n``: share of tasks whose selected code is correct, per selection method (needs
-  ``--tests``; without generated tests only ``max_pass`` over nothing, so it is omitted);
+  ``--tests``; without generated tests only ``max_pass`` over nothing, so it is omitted); coevo
+  also uses the worked examples of the task's statement (``--no-examples``: not);
 * ``unit_test_accuracy``: share of generated tests that are correct (CURE's metric), averaged over
   tasks; ``test_score_accuracy``: how well the chosen method's test scores (>= 0.5) classify them;
 * ``test_tpr`` / ``test_tnr``: the generated suite as a judge of codes (correct codes passing every
@@ -47,6 +48,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--consensus-inputs", type=int, default=24, metavar="N",
                         help="extra inputs for output consensus in selection (default 24)")
     parser.add_argument("--no-consensus", action="store_true", help="selection from the matrix alone")
+    parser.add_argument("--no-examples", action="store_true",
+                        help="selection without the worked examples of the task statements")
     parser.add_argument("--seed", type=int, default=0, help="seed for extra inputs and mutants")
     parser.add_argument("--timeout", type=float, default=None, metavar="S",
                         help="per-cell wall-clock limit in seconds (default: the sandbox's)")
@@ -82,7 +85,7 @@ def _num(x):
 def run(args) -> int:
     import numpy as np
 
-    from coevo.commands.select_cmd import check_common, consensus_for, executor_config
+    from coevo.commands.select_cmd import check_common, consensus_for, examples_for, executor_config
     from matrix import metrics as M
     from matrix import rewards as R
     from matrix.errors import InputError
@@ -114,7 +117,10 @@ def run(args) -> int:
         # candidates + references on ground truth, and on the generated tests
         jobs = [(t, codes[t.task_id] + list(t.solutions), list(t.tests)) for t in todo]
         gt_res = ex.run_matrices(jobs, progress=not args.quiet)
-        gen_jobs = [(t, codes[t.task_id] + list(t.solutions), gen.get(t.task_id, [])) for t in todo]
+        # generated tests, and the statement's worked examples after them (for selection)
+        examples = {t.task_id: examples_for(args, t) if gen.get(t.task_id) else [] for t in todo}
+        gen_jobs = [(t, codes[t.task_id] + list(t.solutions), gen.get(t.task_id, []) + examples[t.task_id])
+                    for t in todo]
         live = [j for j in gen_jobs if j[2]]
         gen_res = dict(zip([j[0].task_id for j in live], ex.run_matrices(live))) if live else {}
         for t, res in zip(todo, gt_res):
@@ -128,17 +134,21 @@ def run(args) -> int:
                    "pass_at_k": {str(k): _num(M.pass_at_k(n, int(correct.sum()), k)) for k in ks if k <= n}}
             tests = gen.get(t.task_id, [])
             if tests:
-                gp = np.asarray(gen_res[t.task_id].passed, dtype=bool).reshape(n + len(t.solutions), len(tests))
+                n_ex = len(examples[t.task_id])
+                full = np.asarray(gen_res[t.task_id].passed, dtype=bool).reshape(
+                    n + len(t.solutions), len(tests) + n_ex)
+                gp, ex_codes = full[:, :len(tests)], full[:n, len(tests):]
                 gp_codes = gp[:n]
                 ref_rows = gp[n:][refs_ok] if refs_ok.any() else gp_codes[correct]
                 labels = ref_rows.all(axis=0) if ref_rows.shape[0] else None
                 consensus = None
                 if not args.no_consensus:
                     consensus = consensus_for(args, ex, t, codes[t.task_id], tests)
-                sel = {m: select(gp_codes, m, consensus=consensus) for m in METHODS}
+                sel = {m: select(gp_codes, m, consensus=consensus, examples=ex_codes) for m in METHODS}
                 row["best_of_n"] = {m: bool(correct[s.index]) for m, s in sel.items()}
                 row["selected"] = int(sel[method].index)
                 row["n_tests"] = len(tests)
+                row["n_examples"] = n_ex
                 if labels is not None:
                     row["unit_test_accuracy"] = _num(M.unit_test_accuracy(labels))
                     row["test_score_accuracy"] = _num(M.test_score_accuracy(sel[method].test_scores, labels))

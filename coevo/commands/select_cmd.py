@@ -2,7 +2,9 @@
 
 Writes one line per task that has codes, in the tasks file's order:
 ``{"task_id", "index", "code", "test_scores": [P(test correct), ...], "code_scores": [...],
-"method", "n_codes", "n_tests", "n_inputs", "isolation"}``. ``index`` is the candidate's position
+"method", "n_codes", "n_tests", "n_inputs", "n_examples", "examples_passed", "isolation"}``
+(``n_examples``: worked examples read from the task's statement, ``examples_passed``: how many the
+chosen code passes). ``index`` is the candidate's position
 among that task's lines in the codes file; ``test_scores`` follow the task's lines in the tests file.
 The tasks' own ground-truth tests and solutions are not used (unless ``--use-task-tests``).
 """
@@ -19,8 +21,11 @@ inputs drawn by hypothesis from the argument types seen in the tests (stdio task
 inputs and copies of them with their integers moved), and the outputs are compared. The selection
 method then picks one code per task and scores each test with the probability that it is correct.
 
-Methods: coevo (default: posterior over behaviour clusters from tests and output consensus),
-b4, codet, max_pass, consensus (MBR-exec style clustering).
+The worked examples of the task's statement (doctest lines, ``f(x) == y`` and the like, sample
+input/output blocks) run too; coevo trusts them more than the candidate tests (--no-examples: off).
+
+Methods: coevo (default: posterior over behaviour clusters from tests, the statement's examples and
+output consensus), b4, codet, max_pass, consensus (MBR-exec style clustering).
 
   coevo select --tasks tasks.jsonl --codes codes.jsonl --tests tests.jsonl --out chosen.jsonl
 """
@@ -38,6 +43,9 @@ def add_arguments(parser) -> None:
                              "own inputs; default 24)")
     parser.add_argument("--no-consensus", action="store_true",
                         help="do not run codes on extra inputs (selection from the matrix alone)")
+    parser.add_argument("--no-examples", action="store_true",
+                        help="do not use the worked examples of the task statements (doctest "
+                             "lines, f(x) == y, sample input/output) as trusted evidence")
     parser.add_argument("--use-task-tests", action="store_true",
                         help="also use the tasks' ground-truth tests as candidate tests (scored last)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the extra-input draw (default 0)")
@@ -91,6 +99,14 @@ def consensus_for(args, executor, task, codes, tests):
     return None if got is None else got[0]
 
 
+def examples_for(args, task) -> list:
+    """The worked examples of ``task``'s statement, run beside the candidate tests (none with
+    ``--no-examples``)."""
+    from matrix.examples import task_examples
+
+    return [] if args.no_examples else task_examples(task)
+
+
 def run(args) -> int:
     import numpy as np
 
@@ -115,21 +131,23 @@ def run(args) -> int:
         if not pool_tests:
             raise InputError(f"no tests for task {task.task_id!r} (every task with codes needs at "
                              "least one test)", file=args.tests, field="task_id")
-        jobs.append((task, codes[task.task_id], pool_tests))
+        jobs.append((task, codes[task.task_id], pool_tests, examples_for(args, task)))
     skipped = len(tasks) - len(jobs)
 
     from matrix.engine import Executor
 
     rows = []
     with Executor(executor_config(args)) as executor:
-        results = executor.run_matrices(jobs, progress=not args.quiet)
+        results = executor.run_matrices([(t, c, tests + ex) for t, c, tests, ex in jobs],
+                                        progress=not args.quiet)
         isolation = getattr(executor, "isolation", None)
-        for (task, task_codes, pool_tests), res in zip(jobs, results):
-            passed = np.asarray(res.passed, dtype=bool).reshape(len(task_codes), len(pool_tests))
+        for (task, task_codes, pool_tests, ex), res in zip(jobs, results):
+            full = np.asarray(res.passed, dtype=bool).reshape(len(task_codes), len(pool_tests) + len(ex))
+            passed, examples = full[:, :len(pool_tests)], full[:, len(pool_tests):]
             consensus = None
             if method in ("coevo", "consensus"):
                 consensus = consensus_for(args, executor, task, task_codes, pool_tests)
-            sel = select(passed, method, consensus=consensus)
+            sel = select(passed, method, consensus=consensus, examples=examples)
             rows.append({
                 "task_id": task.task_id,
                 "index": int(sel.index),
@@ -140,6 +158,8 @@ def run(args) -> int:
                 "n_codes": len(task_codes),
                 "n_tests": len(pool_tests),
                 "n_inputs": 0 if consensus is None else len(consensus[0]),
+                "n_examples": len(ex),
+                "examples_passed": int(examples[sel.index].sum()),
                 "isolation": str(isolation) if isolation is not None else None,
             })
     write_jsonl_atomic(args.out, rows)

@@ -42,6 +42,8 @@ def add_model_arguments(parser, *, n_tests_default: int = 8) -> None:
                         help="test-time selection method: coevo (default), b4, codet, max_pass, consensus")
     parser.add_argument("--consensus-inputs", type=int, default=24, metavar="N",
                         help="extra inputs drawn for output consensus (0 = off; default 24)")
+    parser.add_argument("--no-examples", action="store_true",
+                        help="selection without the worked examples of the task statements")
     parser.add_argument("--timeout", type=float, default=None, metavar="S",
                         help="per-cell wall-clock limit in seconds (default: the sandbox's)")
     parser.add_argument("--workers", type=int, default=None, metavar="N",
@@ -103,7 +105,8 @@ def build_pools(args, *, min_tests: int):
                            batch_size=args.batch_size)
     cfg = PoolConfig(n_codes=args.n_codes, n_tests=args.n_tests,
                      tests_per_sample=args.tests_per_sample, method=args.method,
-                     consensus_inputs=args.consensus_inputs, seed=args.seed)
+                     consensus_inputs=args.consensus_inputs, examples=not args.no_examples,
+                     seed=args.seed)
     _say(args, f"{len(tasks)} tasks: sampling {cfg.n_codes} codes and {cfg.n_tests} test suites "
                f"per task on {next(model.parameters()).device}")
     engine = GenerationEngine(model, tok, gen)
