@@ -202,6 +202,8 @@ def _test(expr: str, value_src: str) -> Test | None:
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return None
     if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return None  # 1e999 reads as inf, which no assert can spell
         return Test.assertion(f"assert abs(({expr}) - ({value!r})) <= 1e-6 * max(1.0, abs({value!r}))")
     return Test.assertion(f"assert {expr} == {value!r}")
 

@@ -61,6 +61,7 @@ def test_what_is_not_an_example_is_skipped():
     assert _asserts(prompt, "tri") == []  # definitions (bare =), arithmetic after the value
     assert _asserts(prompt, "fruit") == [] and _asserts(prompt, "find") == []
     assert prompt_examples(prompt, None) == [] and prompt_examples("", "tri") == []
+    assert _asserts("f(1) ==> 1e999") == []  # reads as inf: no assert can spell it
 
 
 def test_input_output_blocks_become_positional_calls():
