@@ -153,6 +153,22 @@ def test_select_stdio_uses_perturbed_inputs(tmp_path):
     assert row["n_inputs"] > 1 and row["index"] == 1
 
 
+def test_select_stdio_uses_the_statements_sample(tmp_path):
+    """The same tie, settled without extra inputs by the statement's sample block (5 -> 10)."""
+    task = {"task_id": "double", "kind": "stdio", "tests": [],
+            "prompt": "Print twice n.\n\nInput\n\nOne integer n.\n\nExample\n\nInput\n5\n\nOutput\n10\n"}
+    codes = ["print(int(input()) + 2)", "print(int(input()) * 2)"]
+    args = ["select", "--tasks", write(tmp_path / "t.jsonl", [task]),
+            "--codes", write(tmp_path / "c.jsonl", [{"task_id": "double", "code": c} for c in codes]),
+            "--tests", write(tmp_path / "u.jsonl", [{"task_id": "double", "input": "2\n", "output": "4\n"}]),
+            "--timeout", "5", "--quiet", "--no-consensus", "--out", str(tmp_path / "s.jsonl")]
+    assert main(args) == 0
+    row = json.loads((tmp_path / "s.jsonl").read_text())
+    assert (row["index"], row["n_examples"], row["examples_passed"]) == (1, 1, 1)
+    assert main([*args, "--no-examples"]) == 0
+    assert json.loads((tmp_path / "s.jsonl").read_text())["index"] == 0
+
+
 def test_select_uses_the_statements_worked_examples(tmp_path):
     """The reference and a decoy tie on the candidate tests (each passes one of two tests that
     contradict each other on inc(7)) and agree on every other input; the docstring's example
