@@ -1,8 +1,8 @@
 """Worked examples in a task's statement, as tests.
 
 A statement that shows ``f(x)`` and its value is a specification, not a guess: of all the tests a
-selection sees, these are the ones the task's author wrote. :func:`prompt_examples` reads them from
-the two common forms
+selection sees, these are the ones the task's author wrote. :func:`prompt_examples` reads them in
+their common forms:
 
 * doctest: ``>>> f(2, [1, 3])`` followed by the expected value on the next line(s) (the expression
   may wrap the call, e.g. ``>>> round(f(x), 2)``);
@@ -89,9 +89,10 @@ def prompt_examples(prompt: str | None, entry_point: str | None, limit: int = 16
                 found.setdefault(test.test, test)
     for i, line in enumerate(lines):  # "Input: ..." then "Output: ..." (arguments in order)
         m = _INPUT.match(line)
-        out = next((_OUTPUT.match(x) for x in lines[i + 1:i + 3] if _OUTPUT.match(x)), None)
-        if m is None or out is None:
+        outs = [o for o in map(_OUTPUT.match, lines[i + 1:i + 3]) if o is not None]
+        if m is None or not outs:
             continue
+        out = outs[0]
         call = _positional_call(entry_point, m.group(1))
         if call is not None:
             test = _test(call, _literal_prefix(out.group(1)))
@@ -106,16 +107,9 @@ def _positional_call(entry: str, args: str) -> str | None:
         node = ast.parse(f"{entry}({args.rstrip(' ,;.')})", mode="eval").body
     except (SyntaxError, ValueError):
         return None
-    if not isinstance(node, ast.Call):
+    if not isinstance(node, ast.Call) or not _literal_args(node):
         return None
     parts = [*node.args, *(k.value for k in node.keywords)]
-    if any(isinstance(a, ast.Starred) for a in parts) or any(k.arg is None for k in node.keywords):
-        return None
-    try:
-        for a in parts:
-            ast.literal_eval(a)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return None
     return f"{entry}({', '.join(ast.unparse(a) for a in parts)})"
 
 
