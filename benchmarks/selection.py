@@ -25,8 +25,9 @@ Selection only sees the pool: the pass matrix and, for methods that use them, th
 candidate on extra inputs drawn from the *pool's* tests with another seed and the worked examples
 of the task's statement (``matrix.examples``; HumanEval docstrings have them, MBPP's one-line
 statements do not), as ``coevo select`` does. ``accuracy_examples_for_all`` gives every method the
-examples as tests, for a comparison on equal evidence. A task is *ambiguous* when pass counts alone do not single out a correct program: some wrong
-candidate passes at least as many tests as the best correct one.
+examples as tests, for a comparison on equal evidence. A task is *ambiguous* when pass counts alone
+do not single out a correct program: some wrong candidate passes at least as many tests as the best
+correct one.
 
 Prints one JSON line: every method's accuracy on all tasks and on the ambiguous subset, the
 accuracy with ties shared (a pool counts the share of correct codes among those the method scores
