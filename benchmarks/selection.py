@@ -61,7 +61,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from matrix.examples import task_examples  # noqa: E402
+from matrix.examples import split_examples, task_examples  # noqa: E402
 from matrix.inputs import (  # noqa: E402
     consensus_keys,
     extract_calls,
@@ -334,9 +334,8 @@ def run_pools(pools: list[Pool], executor, args) -> int:
     examples = [[] if args.no_examples else task_examples(p.task) for p in pools]
     results = executor.run_matrices([(p.task, p.codes, p.tests + ex) for p, ex in zip(pools, examples)])
     flaky = 0
-    for p, res, ex in zip(pools, results, examples):
-        full = np.asarray(res.passed, dtype=bool).reshape(len(p.codes), len(p.tests) + len(ex))
-        p.passed, p.examples = full[:, :len(p.tests)], full[:, len(p.tests):]
+    for p, res in zip(pools, results):
+        p.passed, p.examples = split_examples(res.passed, len(p.codes), len(p.tests))
         gt_cols = np.asarray([k == "gt" for k in p.test_kind])
         ok_rows = p.passed[np.asarray(p.correct)]
         flaky += int(not ok_rows[:, gt_cols].all())

@@ -26,9 +26,11 @@ from __future__ import annotations
 import ast
 import re
 
+import numpy as np
+
 from matrix.tasks import Test
 
-__all__ = ["prompt_examples", "task_examples"]
+__all__ = ["prompt_examples", "split_examples", "task_examples"]
 
 _SEPARATOR = re.compile(r"\s*(==>|=>|->|➞|→|==|should\s+return|should\s+be|returns)\s*")
 _MAX_EXPR = 600
@@ -41,6 +43,13 @@ def task_examples(task) -> list[Test]:
     """The worked examples of a :class:`matrix.tasks.Task`'s statement (:func:`prompt_examples`)."""
     return prompt_examples(getattr(task, "prompt", None), getattr(task, "entry_point", None),
                            kind=getattr(task, "kind", "function"))
+
+
+def split_examples(passed, n_codes: int, n_tests: int) -> tuple[np.ndarray, np.ndarray]:
+    """A matrix run over ``tests + examples`` (the engine's ``passed``, flat or nested), split into
+    ``(codes x tests, codes x examples)``."""
+    full = np.asarray(passed, dtype=bool).reshape(n_codes, -1)
+    return full[:, :n_tests], full[:, n_tests:]
 
 
 def prompt_examples(prompt: str | None, entry_point: str | None, limit: int = 16,

@@ -72,8 +72,8 @@ Methods
         HumanEval pools and on stdio pools: the pass count settles most tasks, corroboration and
         output agreement settle ties and near ties, and the test weights settle most ties with a
         degenerate decoy (a predicate leaning to one answer, a function that often returns 0).
-        Test scores are the posterior probability that the correct behaviour passes each test, ``sum_k P(k | data) * passes_k(test)``; code scores are the posterior of the code's
-        cluster.
+        Test scores are the posterior probability that the correct behaviour passes each test,
+        ``sum_k P(k | data) * passes_k(test)``; code scores are the posterior of the code's cluster.
 """
 
 from __future__ import annotations

@@ -119,20 +119,19 @@ def _consensus(executor, pool: TaskPool, seed: int, n_inputs: int):
 
 def judge_pools(pools: list[TaskPool], executor, cfg: PoolConfig, progress: bool = False) -> None:
     """Run every pool's matrix and select (fills ``passed``, ``index`` and the scores)."""
-    from matrix.examples import task_examples
+    from matrix.examples import split_examples, task_examples
     from matrix.selection import select
 
     live = [p for p in pools if p.codes]
     examples = [task_examples(p.task) if cfg.examples else [] for p in live]
     results = executor.run_matrices([(p.task, p.codes, p.tests + ex) for p, ex in zip(live, examples)],
                                     progress=progress) if live else []
-    for p, res, ex in zip(live, results, examples):
-        full = np.asarray(res.passed, dtype=bool).reshape(len(p.codes), len(p.tests) + len(ex))
-        p.passed = full[:, :len(p.tests)]
+    for p, res in zip(live, results):
+        p.passed, passed_examples = split_examples(res.passed, len(p.codes), len(p.tests))
         consensus = None
         if cfg.consensus_inputs > 0:
             consensus = _consensus(executor, p, cfg.seed, cfg.consensus_inputs)
-        sel = select(p.passed, method=cfg.method, consensus=consensus, examples=full[:, len(p.tests):])
+        sel = select(p.passed, method=cfg.method, consensus=consensus, examples=passed_examples)
         p.index = int(sel.index)
         p.code_scores = [float(x) for x in sel.code_scores]
         p.test_scores = [float(x) for x in sel.test_scores]

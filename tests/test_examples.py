@@ -1,6 +1,6 @@
 """Worked examples read from task statements (matrix.examples)."""
 
-from matrix.examples import prompt_examples, task_examples
+from matrix.examples import prompt_examples, split_examples, task_examples
 from matrix.tasks import Task
 
 
@@ -122,3 +122,10 @@ def test_task_examples_follow_the_task_kind_and_limit():
     assert [t.test for t in task_examples(fn)] == ["assert f(1) == 2"]  # repeats once
     many = "".join(f"f({i}) ==> {i + 1}\n" for i in range(40))
     assert len(prompt_examples(many, "f")) == 16 and len(prompt_examples(many, "f", limit=3)) == 3
+
+
+def test_split_examples_cuts_the_example_columns_off():
+    tests, ex = split_examples([1, 0, 1, 0, 1, 1], 2, 2)  # 2 codes x (2 tests + 1 example)
+    assert tests.tolist() == [[True, False], [False, True]] and ex.tolist() == [[True], [True]]
+    tests, ex = split_examples([[1, 0], [0, 0]], 2, 2)  # no examples
+    assert tests.shape == (2, 2) and ex.shape == (2, 0)

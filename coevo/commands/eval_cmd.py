@@ -89,6 +89,7 @@ def run(args) -> int:
     from matrix import metrics as M
     from matrix import rewards as R
     from matrix.errors import InputError
+    from matrix.examples import split_examples
     from matrix.jsonl import write_jsonl_atomic
     from matrix.mutation import mutants as make_mutants
     from matrix.selection import METHODS, canonical_method, select
@@ -134,11 +135,8 @@ def run(args) -> int:
                    "pass_at_k": {str(k): _num(M.pass_at_k(n, int(correct.sum()), k)) for k in ks if k <= n}}
             tests = gen.get(t.task_id, [])
             if tests:
-                n_ex = len(examples[t.task_id])
-                full = np.asarray(gen_res[t.task_id].passed, dtype=bool).reshape(
-                    n + len(t.solutions), len(tests) + n_ex)
-                gp, ex_codes = full[:, :len(tests)], full[:n, len(tests):]
-                gp_codes = gp[:n]
+                gp, ex_rows = split_examples(gen_res[t.task_id].passed, n + len(t.solutions), len(tests))
+                gp_codes, ex_codes = gp[:n], ex_rows[:n]
                 ref_rows = gp[n:][refs_ok] if refs_ok.any() else gp_codes[correct]
                 labels = ref_rows.all(axis=0) if ref_rows.shape[0] else None
                 consensus = None
@@ -148,7 +146,7 @@ def run(args) -> int:
                 row["best_of_n"] = {m: bool(correct[s.index]) for m, s in sel.items()}
                 row["selected"] = int(sel[method].index)
                 row["n_tests"] = len(tests)
-                row["n_examples"] = n_ex
+                row["n_examples"] = len(examples[t.task_id])
                 if labels is not None:
                     row["unit_test_accuracy"] = _num(M.unit_test_accuracy(labels))
                     row["test_score_accuracy"] = _num(M.test_score_accuracy(sel[method].test_scores, labels))

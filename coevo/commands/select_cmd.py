@@ -108,9 +108,8 @@ def examples_for(args, task) -> list:
 
 
 def run(args) -> int:
-    import numpy as np
-
     from matrix.errors import InputError
+    from matrix.examples import split_examples
     from matrix.jsonl import write_jsonl_atomic
     from matrix.selection import canonical_method, select
     from matrix.tasks import load_codes, load_tasks, load_tests
@@ -142,8 +141,7 @@ def run(args) -> int:
                                         progress=not args.quiet)
         isolation = getattr(executor, "isolation", None)
         for (task, task_codes, pool_tests, ex), res in zip(jobs, results):
-            full = np.asarray(res.passed, dtype=bool).reshape(len(task_codes), len(pool_tests) + len(ex))
-            passed, examples = full[:, :len(pool_tests)], full[:, len(pool_tests):]
+            passed, examples = split_examples(res.passed, len(task_codes), len(pool_tests))
             consensus = None
             if method in ("coevo", "consensus"):
                 consensus = consensus_for(args, executor, task, task_codes, pool_tests)
