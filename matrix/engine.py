@@ -102,7 +102,9 @@ class ExecConfig:
     ``float_tolerance``: when set, numbers in expected values and stdout tokens compare with
     ``math.isclose(rel_tol=abs_tol=tol)``; ``batch``: run pure cells together (in the runner, or
     one forked child per batch with ``runner=False``); off = one fresh child per cell, the same
-    verdicts, slower; ``tmp_mb``: size of the private ``/tmp`` of a worker's cells."""
+    verdicts, slower; ``tmp_mb``: size of the private ``/tmp`` of a worker's cells;
+    ``import_paths``: directories (absolute) put first on the cells' ``sys.path`` and made visible,
+    read-only, inside the sandbox (a user's package and its source tree: ``coevo gen-tests``)."""
 
     timeout: float = 2.0
     memory_mb: int = 1024
@@ -114,6 +116,7 @@ class ExecConfig:
     batch: bool = True
     runner: bool = True
     tmp_mb: int = 64
+    import_paths: tuple[str, ...] = ()
 
     def validate(self) -> None:
         if not (isinstance(self.timeout, (int, float)) and self.timeout > 0 and math.isfinite(self.timeout)):
@@ -130,6 +133,9 @@ class ExecConfig:
             raise ValueError("isolation: must be auto, namespace or process")
         if self.float_tolerance is not None and not self.float_tolerance >= 0:
             raise ValueError("float_tolerance: must be >= 0")
+        for p in self.import_paths:
+            if not (isinstance(p, str) and os.path.isabs(p) and os.path.isdir(p)):
+                raise ValueError(f"import_paths: {p!r} is not an absolute path of a directory")
 
 
 @dataclass
@@ -229,6 +235,7 @@ class Executor:
             "memory_mb": int(self.config.memory_mb), "max_procs": int(self.config.max_procs),
             "max_output_bytes": int(self.config.max_output_bytes), "tmp_mb": int(self.config.tmp_mb),
             "runner": bool(self.config.runner),
+            "import_paths": [os.path.realpath(p) for p in self.config.import_paths],
         }
         self._unit_ids = 0
         self.stats = {"cells": 0, "seconds": 0.0}

@@ -124,7 +124,7 @@ class WorkerProcess:
         if mode == "namespace":
             self.stage = tempfile.mkdtemp(prefix=".coevo-ns-")
             cfg["stage"] = self.stage
-            cfg["binds"] = _python_dirs()
+            cfg["binds"] = _python_dirs() + list(cfg.get("import_paths", ()))
             env = scrubbed_env("/tmp")
         else:
             self.tmpdir = tempfile.mkdtemp(prefix="coevo-cell-")

@@ -655,6 +655,9 @@ def setup_namespace(cfg, keep_fds=()):
     _mount("tmpfs", stage + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
            f"size={int(cfg['tmp_mb'])}m,nr_inodes=4096,mode=700")
     os.chown(stage + "/tmp", cell_uid, cell_gid)
+    for p in cfg.get("import_paths", ()):  # under the private /tmp: bound after it is mounted
+        if p == "/tmp" or p.startswith("/tmp/"):
+            _replicate(stage, p)
     # pivot into the new root
     os.chdir(stage)
     import platform
@@ -1258,16 +1261,21 @@ class Worker:
                 return
             time.sleep(0.0002)
 
-    def _wipe_tmp(self):
+    def _wipe_tmp(self, top=None):
         import shutil
 
+        top = top or self.tmp
+        keep = [p for p in self.cfg.get("import_paths", ()) if self.ns and p.startswith(top + "/")]
         try:
-            entries = list(os.scandir(self.tmp))
+            entries = list(os.scandir(top))
         except OSError:
             return
         for e in entries:
             try:
-                if e.is_dir(follow_symlinks=False):
+                if any(k == e.path or k.startswith(e.path + "/") for k in keep):
+                    if not any(k == e.path for k in keep):
+                        self._wipe_tmp(e.path)  # a directory on the way to a bound import path
+                elif e.is_dir(follow_symlinks=False):
                     shutil.rmtree(e.path, onerror=_force_remove)
                 else:
                     os.unlink(e.path)
@@ -2021,6 +2029,7 @@ def main(argv):
         except Exception:
             pass
     _prepare_harness()
+    sys.path[:0] = [p for p in cfg.get("import_paths", ()) if p not in sys.path]
     import gc
 
     gc.collect()

@@ -342,3 +342,30 @@ def test_hangs_are_spread_over_the_workers():
         elapsed = __import__("time").monotonic() - t0
     assert r.status == [["timeout"] * 4] * 2
     assert elapsed < 8 * 0.5 / 2 + 2.0  # 8 hanging cells on 2 workers: about 2 s, not 4
+
+
+def test_import_paths_make_a_package_importable_read_only(tmp_path):
+    pkg = tmp_path / "src" / "mylib"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "stats.py").write_text("def mean(xs):\n    return sum(xs) / len(xs)\n")
+    tmp_path.chmod(0o755)
+    (tmp_path / "src").chmod(0o755)
+    code = ("from mylib.stats import mean\n"
+            "def f(xs):\n"
+            "    try:\n"
+            "        open(__import__('mylib').__path__[0] + '/pwned.py', 'w').write('x')\n"
+            "        wrote = True\n"
+            "    except OSError:\n"
+            "        wrote = False\n"
+            "    return [mean(xs), wrote]\n")
+    cfg = ExecConfig(timeout=5.0, workers=1, import_paths=(str(tmp_path / "src"),))
+    with Executor(cfg) as ex:
+        r = ex.run_calls(Task("t", "p", entry_point="f"), [code], ["f([1, 2, 3])"])[0][0]
+        assert r.status == "pass", r
+        assert r.value[0] == 2.0
+        if ex.isolation == "namespace":
+            assert r.value[1] is False
+    assert not (pkg / "pwned.py").exists()
+    with pytest.raises(ValueError, match="import_paths"):
+        ExecConfig(import_paths=("relative/dir",)).validate()
