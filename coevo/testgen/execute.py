@@ -1,0 +1,134 @@
+"""Jobs for :mod:`coevo.testgen.harness`, run through the sandbox (:class:`matrix.engine.Executor`).
+
+Each job is one cell: its code is ``__coevo_job__ = {...}`` (the module variant and the probe ids),
+its setup the harness plus the probe table, its call ``_cv_main()``; the cell's value is the job's
+result as plain data. Probe batches whose cell dies (a crash, ``os._exit``, a hang the in-cell
+alarm could not stop, memory) are split in halves and run again, down to single probes, so one bad
+input costs only itself: a single probe that still kills its cell gets the outcome ``{"crash":
+status}``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from coevo.testgen.harness import SOURCE as HARNESS
+from coevo.testgen.inputs import Probe
+from coevo.testgen.target import ModuleInfo
+
+__all__ = ["Variant", "SandboxRunner"]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """A version of the module: the original text, a mutant, or the original plus a patch (an
+    independent implementation of one function, executed into the module's namespace)."""
+
+    key: str  # "original", "m17", "impl3"
+    source: str
+    patch: str | None = None
+
+
+class SandboxRunner:
+    def __init__(self, module: ModuleInfo, executor, *, long_executor=None):
+        self.module = module
+        self.executor = executor
+        self.long_executor = long_executor or executor
+        self.cells = 0
+
+    # ------------------------------------------------------------------ plumbing
+    def _task(self, setup_extra: str = ""):
+        from matrix.tasks import Task
+
+        return Task(task_id=self.module.name, prompt="", kind="function", entry_point=None,
+                    setup=HARNESS + "\n" + setup_extra)
+
+    def _job_code(self, job: dict) -> str:
+        return f"__coevo_job__ = {job!r}\n"
+
+    def _base(self, variant: Variant) -> dict:
+        return {"name": self.module.name, "file": str(self.module.path), "source": variant.source,
+                "patch": variant.patch}
+
+    @staticmethod
+    def _stop(flag, v: Variant) -> bool:
+        return bool(flag.get(v.key, False)) if isinstance(flag, dict) else bool(flag)
+
+    def run_jobs(self, jobs: list[dict], setup_extra: str = "", long: bool = False):
+        """The CellResult of each job (in order)."""
+        if not jobs:
+            return []
+        ex = self.long_executor if long else self.executor
+        codes = [self._job_code(j) for j in jobs]
+        res = ex.run_calls(self._task(setup_extra), codes, ["_cv_main()"])
+        self.cells += len(jobs)
+        return [row[0] for row in res]
+
+    # ------------------------------------------------------------------ jobs
+    def inspect(self, limit: float = 5.0) -> tuple[dict | None, str]:
+        """The inspection of the original module, or (None, why) when the cell failed."""
+        job = dict(self._base(Variant("original", self.module.source)), op="inspect", limit=limit)
+        cell = self.run_jobs([job])[0]
+        if cell.status != "pass" or not isinstance(cell.value, dict):
+            return None, f"{cell.status}: {cell.error}".strip(": ")
+        return cell.value, ""
+
+    def doctests(self, limit: float = 2.0) -> dict | None:
+        job = dict(self._base(Variant("original", self.module.source)), op="doctests", limit=limit)
+        cell = self.run_jobs([job])[0]
+        return cell.value if cell.status == "pass" and isinstance(cell.value, dict) else None
+
+    def pytest(self, files: dict[str, str], runs: list[tuple[int, bool]], paths: list[str],
+               timeout: float = 120.0) -> dict | None:
+        job = {"op": "pytest", "files": files, "runs": [list(r) for r in runs], "paths": paths,
+               "timeout": timeout, "name": self.module.name, "file": str(self.module.path), "source": ""}
+        cell = self.run_jobs([job], long=True)[0]
+        if cell.status != "pass" or not isinstance(cell.value, dict):
+            return {"error": f"{cell.status}: {cell.error}"}
+        return cell.value
+
+    def probes(self, variant: Variant, table: dict[int, Probe], batches: list[list[int]], *, cov: bool = False,
+               limit: float = 0.5, stop_on_timeout: bool = False) -> tuple[dict[int, dict], dict[int, list]]:
+        """Run ``batches`` of probe ids on ``variant``: ``({pid: outcome}, {pid: arcs})``."""
+        return self.probes_many([(variant, b) for b in batches], table, cov=cov, limit=limit,
+                                stop_on_timeout=stop_on_timeout)[0][0]
+
+    def probes_many(self, work: list[tuple[Variant, list[int]]], table: dict[int, Probe], *, cov: bool = False,
+                    limit: float | dict = 0.5, stop_on_timeout: bool | dict = False):
+        """Several (variant, probe ids) cells in one parallel run; returns, per distinct variant key
+        in order of first appearance, ``({pid: outcome}, {pid: arcs})`` as a list, and a dict by key."""
+        used = sorted({pid for _, ids in work for pid in ids})
+        setup = "_CV_PROBES = {" + ", ".join(f"{pid}: {table[pid].wire()!r}" for pid in used) + "}\n"
+        keys: list[str] = []
+        results: dict[str, tuple[dict, dict]] = {}
+        for v, _ in work:
+            if v.key not in results:
+                keys.append(v.key)
+                results[v.key] = ({}, {})
+        pending = [(v, list(ids)) for v, ids in work if ids]
+        while pending:
+            jobs = []
+            for v, ids in pending:
+                lim = limit.get(v.key, 0.5) if isinstance(limit, dict) else limit
+                jobs.append(dict(self._base(v), op="probes", ids=ids, cov=cov, limit=lim,
+                                 stop_on_timeout=self._stop(stop_on_timeout, v)))
+            cells = self.run_jobs(jobs, setup)
+            again = []
+            for (v, ids), cell in zip(pending, cells):
+                out, arcs = results[v.key]
+                if cell.status == "pass" and isinstance(cell.value, dict):
+                    for pid, res in (cell.value.get("results") or {}).items():
+                        out[int(pid)] = res
+                    for pid, a in (cell.value.get("arcs") or {}).items():
+                        arcs[int(pid)] = [tuple(x) for x in a]
+                    continue
+                stop = self._stop(stop_on_timeout, v)
+                if stop and cell.status == "timeout":
+                    continue  # which probe hung is unknown: none is credited with the kill
+                if len(ids) > 1:
+                    half = len(ids) // 2
+                    again += [(v, ids[:half]), (v, ids[half:])]
+                else:
+                    out[ids[0]] = {"crash": cell.status, "error": (cell.error or "")[:300]}
+            pending = again
+        return [results[k] for k in keys], results

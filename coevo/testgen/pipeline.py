@@ -1,0 +1,518 @@
+"""One module end to end, within its time budget: inspect -> probe with coverage -> mutants ->
+choose -> write -> verify twice in fresh processes -> report.
+
+Phases and their share of ``--time-budget`` (each stops early when it has nothing left to gain):
+
+1. inspect (sandbox): the module loads, coverage.py lists its statements and branch arcs; its
+   doctests run twice (suspects);
+2. explore (until ~45%): pools, docstring calls, hypothesis draws, then mutations of the probes that
+   reached new lines or branches, in rounds, measured by coverage.py inside the sandbox;
+3. mutants (until ~80%): AST mutants of the module; every candidate test runs on the mutants whose
+   changed line it executed (and once more on the original, in fresh processes: an outcome that
+   differs is dropped as nondeterministic);
+4. choose: greedy minimal subset (kills, branches, lines, one test per behaviour);
+5. write and verify: the pytest file runs twice in the sandbox in fresh interpreter processes
+   (``python -m pytest``; a different ``PYTHONHASHSEED`` and the opposite test order each time);
+   a test that fails in either run is dropped and the file verified again.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from coevo.testgen import observe
+from coevo.testgen.choose import Candidate, greedy_suite
+from coevo.testgen.execute import SandboxRunner, Variant
+from coevo.testgen.inputs import InputGenerator, Probe, Step
+from coevo.testgen.mutants import module_mutants
+from coevo.testgen.suspects import doctest_suspects, inline_examples, inline_suspects, same_call
+from coevo.testgen.target import ModuleInfo
+from coevo.testgen.writer import TestCase, render_file
+
+__all__ = ["Options", "ModuleResult", "ModuleError", "generate_suite"]
+
+
+class ModuleError(Exception):
+    """The module cannot be tested (its import fails or hangs, nothing testable): one line."""
+
+
+@dataclass
+class Options:
+    time_budget: float = 60.0
+    seed: int = 0
+    probe_limit: float = 0.5  # seconds per probe on the original code
+    max_mutants: int = 300
+    max_tests: int | None = None
+    verify: bool = True
+    batch: int = 32  # probes per sandbox cell
+    extra: Callable | None = None  # model side: (module, generator) -> ExtraEvidence (coevo.testgen.model)
+
+
+@dataclass
+class ModuleResult:
+    module: ModuleInfo
+    text: str = ""
+    report: dict = field(default_factory=dict)
+    cases: list = field(default_factory=list)
+
+
+class _Clock:
+    def __init__(self, budget: float, progress: Callable[[float, str], None] | None):
+        self.t0 = time.monotonic()
+        self.budget = max(1.0, float(budget))
+        self.progress = progress
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.t0
+
+    def until(self, share: float) -> float:
+        return self.t0 + share * self.budget
+
+    def left(self, share: float = 1.0) -> float:
+        return self.until(share) - time.monotonic()
+
+    def say(self, fraction: float, text: str) -> None:
+        if self.progress is not None:
+            self.progress(min(1.0, max(0.0, fraction)), text)
+
+
+def _arcs_lines(arcs) -> set[int]:
+    out = set()
+    for a, b in arcs:
+        if a > 0:
+            out.add(a)
+        if b > 0:
+            out.add(b)
+    return out
+
+
+def _procedures(module: ModuleInfo) -> set[str]:
+    """Units that never ``return`` a value (their ``None`` is not worth an assert)."""
+    out = set()
+    for u in module.units:
+        if u.node is None or u.is_generator or u.kind in ("init", "property"):
+            continue
+        returns = [n for n in ast.walk(u.node) if isinstance(n, ast.Return) and n.value is not None
+                   and not (isinstance(n.value, ast.Constant) and n.value.value is None)]
+        if not returns:
+            out.add(u.qualname)
+    return out
+
+
+def _drop_procedure_nones(probe: Probe, cs: list, procedures: set[str]) -> list:
+    drop = {("ret", i) for i, st in enumerate(probe.steps) if st.unit in procedures}
+    return [c for c in cs if not (c.root in drop and c.op == "is" and c.value is None and not c.path)]
+
+
+def _behaviour(probe: Probe, outcome: dict) -> tuple:
+    last = outcome["steps"][-1]
+    if last[0] == "raise":
+        kind = "raise:" + last[1][0][0][1]
+    else:
+        d = last[1]
+        kind = "ok:" + (d[0] if d[0] != "v" else type(d[1]).__name__ if not isinstance(d[1], bool) else str(d[1]))
+        if d[0] == "v" and d[1] in (0, "", [], {}, ()) and not isinstance(d[1], bool):
+            kind += ":empty"
+    return (probe.steps[-1].unit or probe.unit, kind)
+
+
+def generate_suite(module: ModuleInfo, executor, *, options: Options | None = None, long_executor=None,
+                   progress: Callable[[float, str], None] | None = None, header_extra: str = "") -> ModuleResult:
+    """The suite for one module (raises :class:`ModuleError` when the module cannot be tested)."""
+    opts = options or Options()
+    clock = _Clock(opts.time_budget, progress)
+    runner = SandboxRunner(module, executor, long_executor=long_executor)
+    file = str(module.path)
+    ctx_names = {n.name for n in module.tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    ctx_names |= {t.id for n in module.tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))
+                  for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+
+    # ---------------------------------------------------------------- 1. inspect
+    clock.say(0.01, "loading the module in the sandbox")
+    info, why = runner.inspect(limit=max(2.0, min(15.0, opts.time_budget / 4)))
+    if info is None:
+        if why.startswith("timeout"):
+            raise ModuleError("importing the module did not finish in time (it hangs or takes too long)")
+        raise ModuleError(f"the sandbox could not load the module ({why})")
+    if info.get("load"):
+        types, msg, line = info["load"]
+        name = types[0][1] if types else "Exception"
+        where = f" (line {line})" if line else ""
+        if name == "TimeoutError" and "did not finish" in msg:
+            raise ModuleError("importing the module did not finish in time (it hangs or takes too long)")
+        raise ModuleError(f"importing the module fails{where}: {name}: {msg}".rstrip(": "))
+    ctx_names |= set(info.get("callables", []))
+    names = observe.Names(module.name, ctx_names)
+    target_lines = module.target_lines()
+    statements = set(info.get("statements") or [])
+    branches = {tuple(b) for b in info.get("branches") or []}
+    if target_lines is not None:
+        statements &= target_lines
+        branches = {b for b in branches if b[0] in target_lines}
+    coverage_ok = "coverage_error" not in info and bool(statements)
+    gen = InputGenerator(module, seed=opts.seed, enums=info.get("enums"), fields=info.get("fields"))
+
+    doc_a = runner.doctests()
+    doc_b = runner.doctests() if doc_a and any(not e[6] for e in doc_a.get("examples", [])) else doc_a
+    suspects = doctest_suspects(doc_a, doc_b, file)
+
+    phases = {"inspect": round(clock.elapsed(), 2)}
+    # ---------------------------------------------------------------- 2. explore
+    table: dict[int, Probe] = {}
+    keys: dict[tuple, int] = {}
+
+    def add(probes: list[Probe]) -> list[int]:
+        ids = []
+        for p in probes:
+            if p.steps in keys:
+                continue
+            pid = len(table)
+            table[pid] = p
+            keys[p.steps] = pid
+            ids.append(pid)
+        return ids
+
+    inline = inline_examples(module.units)
+    seeds: list[Probe] = gen.docstring_probes()
+    for qual, call, _, _ in inline:
+        unit = gen.units.get(qual)
+        try:
+            node = ast.parse(call, mode="eval").body
+            seeds.append(Probe(qual, (Step("call", unit.name, tuple(ast.unparse(a) for a in node.args),
+                                           tuple((k.arg, ast.unparse(k.value)) for k in node.keywords),
+                                           unit=qual),), "docstring"))
+        except (SyntaxError, AttributeError):
+            pass
+    extra = opts.extra(module, gen) if opts.extra is not None else None
+    if extra is not None:
+        seeds += extra.probes
+    for u in module.units:
+        seeds += gen.initial(u)
+    for c in module.classes:
+        seeds += gen.sequences(c.name)
+    for u in module.units:
+        if u.kind != "property":
+            seeds += gen.hypothesis(u, n=6)
+    first_ids = add(seeds)
+
+    outcomes: dict[int, dict] = {}
+    arcs_of: dict[int, set] = {}
+    covered_arcs: set = set()
+    covered_lines: set = set()
+    corpus: list[int] = []
+    limit = opts.probe_limit
+
+    def run_batch(ids: list[int]) -> list[int]:
+        """Run probes on the original with coverage; returns those that reached something new."""
+        if not ids:
+            return []
+        n_cells = max(1, math.ceil(len(ids) / opts.batch))
+        batches = [ids[k::n_cells] for k in range(n_cells)]
+        res, arcs = runner.probes(Variant("original", module.source), table, batches, cov=coverage_ok, limit=limit)
+        new = []
+        for pid in ids:
+            o = res.get(pid)
+            outcomes[pid] = o
+            a = set(arcs.get(pid, []))
+            arcs_of[pid] = a
+            if not observe.usable(o):
+                continue
+            fresh_arcs = a - covered_arcs
+            fresh_lines = _arcs_lines(a) - covered_lines
+            if fresh_arcs or fresh_lines:
+                new.append(pid)
+                covered_arcs.update(a)
+                covered_lines.update(_arcs_lines(a))
+        return new
+
+    clock.say(0.05, f"exploring: {len(first_ids)} candidate calls")
+    corpus += run_batch(first_ids)
+    behaviours_seen = {_behaviour(table[p], outcomes[p]) for p in first_ids if observe.usable(outcomes.get(p))}
+    stale_rounds = 0
+    rnd = 0
+    while clock.left(0.45) > 0.5 and stale_rounds < 3:
+        missing_b = {b for b in branches if b not in covered_arcs}
+        missing_l = statements - covered_lines
+        if coverage_ok and not missing_b and not missing_l and rnd >= 1:
+            break
+        rnd += 1
+        pool = corpus or [p for p in table if observe.usable(outcomes.get(p))]
+        if not pool:
+            break
+        n_new = min(160, max(40, 8 * len(pool)))
+        fresh: list[Probe] = []
+        for _ in range(n_new * 2):
+            if len(fresh) >= n_new:
+                break
+            base = table[gen.rng.choice(pool[-60:] if gen.rng.random() < 0.6 else pool)]
+            m = gen.mutate(base)
+            if m is not None and m.steps not in keys:
+                fresh.append(m)
+        for u in module.units:  # a few fresh random calls too
+            if u.kind != "property" and gen.rng.random() < 0.5:
+                fresh.append(gen.probe(u, gen._random_choice(u), "random"))
+        ids = add(fresh)
+        got = run_batch(ids)
+        corpus += got
+        kinds = {_behaviour(table[p], outcomes[p]) for p in ids if observe.usable(outcomes.get(p))}
+        new_kinds = kinds - behaviours_seen
+        behaviours_seen |= kinds
+        stale_rounds = 0 if (got or new_kinds) else stale_rounds + 1
+        if coverage_ok and branches <= covered_arcs and statements <= covered_lines and not new_kinds:
+            stale_rounds += 1  # everything is covered: only new behaviours keep the search going
+        done = len(covered_arcs & branches) / max(1, len(branches)) if branches else 1.0
+        clock.say(0.05 + 0.4 * min(1.0, clock.elapsed() / (0.45 * clock.budget)),
+                  f"exploring: round {rnd}, {len(table)} calls tried, branch coverage {done:.0%}")
+    if not any(observe.usable(o) for o in outcomes.values()):
+        raise ModuleError("nothing testable: no call of the module's functions or classes returned or raised "
+                          "within the limits")
+
+    # ---------------------------------------------------------------- candidates
+    suspect_calls = [s["input"] for s in suspects]
+    if inline:
+        def outcome_of(call: str):
+            for pid, p in table.items():
+                if len(p.steps) == 1 and same_call(p.steps[0].source(), call):
+                    return outcomes.get(pid)
+            return None
+        new_s = inline_suspects(inline, outcome_of, file)
+        suspects += new_s
+        suspect_calls += [s["input"] for s in new_s]
+    if extra is not None:
+        new_s = extra.suspects(outcomes, table)
+        suspects += new_s
+        suspect_calls += [s["input"] for s in new_s]
+
+    def is_suspect(p: Probe) -> bool:
+        last = p.steps[-1].source()
+        return any(same_call(last, c) or same_call(p.source(), c) for c in suspect_calls)
+
+    cand_checks: dict[int, list] = {}
+    procedures = _procedures(module)
+    for pid, o in outcomes.items():
+        if not observe.usable(o) or is_suspect(table[pid]):
+            continue
+        cs = _drop_procedure_nones(table[pid], observe.checks(o, names), procedures)
+        if observe.breaks(cs, o):
+            continue
+        cand_checks[pid] = cs
+    pre = _preselect(cand_checks, table, outcomes, arcs_of, branches, statements)
+
+    phases["explore"] = round(clock.elapsed() - sum(phases.values()), 2)
+    # ---------------------------------------------------------------- 3. mutants
+    clock.say(0.46, "building mutants")
+    mutants = module_mutants(module.source, lines=target_lines, limit=opts.max_mutants, seed=opts.seed)
+    lines_of = {pid: _arcs_lines(arcs_of.get(pid, ())) for pid in pre}
+    work: list[tuple[Variant, list[int]]] = [(Variant("original", module.source), list(pre))]
+    reach: dict[int, list[int]] = {}
+    for m in mutants:
+        ids = [pid for pid in pre if m.line in lines_of[pid]] if coverage_ok else list(pre)
+        if len(ids) > 40:
+            ids = _spread(ids, 40, table)
+        reach[m.index] = ids
+    order = sorted(mutants, key=lambda m: len(reach[m.index]))
+    limits = {}
+    t_orig = {pid: (outcomes[pid] or {}).get("t", 0.01) for pid in pre}
+    done_mutants: set[int] = set()
+    mutant_out: dict[int, dict[int, dict]] = {}
+    second: dict[int, dict] = {}
+    chunk = max(8, len(order) // 4 or 1)
+    first_chunk = True
+    pos = 0
+    while pos < len(order) and (first_chunk or clock.left(0.8) > 1.0):
+        part = order[pos:pos + chunk]
+        pos += chunk
+        w = list(work) if first_chunk else []
+        for m in part:
+            if reach[m.index]:
+                key = f"m{m.index}"
+                w.append((Variant(key, m.code), reach[m.index]))
+                limits[key] = min(2.0, max(0.25, 10 * max(t_orig[p] for p in reach[m.index])))
+            done_mutants.add(m.index)
+        limits["original"] = limit
+        if w:
+            stops = {v.key: v.key != "original" for v, _ in w}
+            _, by_key = runner.probes_many(w, table, cov=False, limit=limits, stop_on_timeout=stops)
+            if first_chunk:
+                second = by_key.get("original", ({}, {}))[0]
+            for m in part:
+                mutant_out[m.index] = by_key.get(f"m{m.index}", ({}, {}))[0]
+        first_chunk = False
+        clock.say(0.46 + 0.34 * pos / max(1, len(order)), f"mutants: {len(done_mutants)}/{len(mutants)} run")
+    # stable candidates: the second run in a fresh process agrees on every assertion
+    stable = [pid for pid in pre if observe.stable_pair(outcomes[pid], second.get(pid), names)]
+    kills: dict[int, set[int]] = {pid: set() for pid in stable}
+    for mi, res in mutant_out.items():
+        for pid, o in res.items():
+            if pid in kills and observe.breaks(cand_checks[pid], o):
+                kills[pid].add(mi)
+
+    phases["mutants"] = round(clock.elapsed() - sum(phases.values()), 2)
+    # ---------------------------------------------------------------- 4. choose, 5. write + verify
+    clock.say(0.82, "choosing the suite")
+    cands = []
+    for pid in stable:
+        p = table[pid]
+        a = arcs_of.get(pid, set())
+        cands.append(Candidate(pid=pid, kills=frozenset(kills[pid]), branches=frozenset(a & branches),
+                               lines=frozenset(_arcs_lines(a) & statements),
+                               behaviours=frozenset({_behaviour(p, outcomes[pid])}),
+                               cost=p.size() / 40 + len(cand_checks[pid]) / 4,
+                               bonus=0.5 if p.origin == "docstring" else 0.0))
+    dropped: set[int] = set()
+    cases: list[TestCase] = []
+    text = ""
+    verify_note = "not run"
+    units = {u.qualname if u.kind != "init" else u.owner: u for u in module.units}
+    for attempt in range(4):
+        chosen = greedy_suite([c for c in cands if c.pid not in dropped], opts.max_tests)
+        cases = [TestCase(table[c.pid], outcomes[c.pid], cand_checks[c.pid],
+                          comment="from the docstring" if table[c.pid].origin == "docstring" else "")
+                 for c in chosen]
+        header = _header(module, header_extra)
+        text = render_file(module.name, ctx_names, cases, units, header) if cases else ""
+        if not opts.verify or not cases:
+            break
+        clock.say(0.85 + 0.04 * attempt, "verifying the suite twice in fresh processes")
+        bad, verify_note = _verify(runner, module, text)
+        if bad is None:
+            raise ModuleError(f"could not run the generated suite in the sandbox: {verify_note}")
+        if not bad:
+            break
+        by_name = {tc.name: tc for tc in cases}
+        for name in bad:
+            tc = by_name.get(name)
+            if tc is not None:
+                dropped.add(keys[tc.probe.steps])
+        if bad and not (set(bad) & set(by_name)):  # the file itself fails (collection error)
+            raise ModuleError(f"the generated suite does not run: {verify_note}")
+    else:
+        raise ModuleError("the generated suite kept failing in verification")
+    chosen_ids = [keys[tc.probe.steps] for tc in cases]
+    phases["choose_and_verify"] = round(clock.elapsed() - sum(phases.values()), 2)
+
+    # ---------------------------------------------------------------- report
+    killed = set().union(*(kills[p] for p in chosen_ids)) if chosen_ids else set()
+    evaluated = done_mutants
+    suite_arcs = set().union(*(arcs_of.get(p, set()) for p in chosen_ids)) if chosen_ids else set()
+    suite_lines = _arcs_lines(suite_arcs) & statements
+    survivors = [{"line": m.line, "operator": m.op, "change": m.description}
+                 for m in mutants if m.index in evaluated and m.index not in killed]
+    report = {
+        "module": module.name,
+        "file": file,
+        "target": module.selected,
+        "tests_kept": len(cases),
+        "tests_tried": len(table),
+        "mutation_score": round(len(killed) / len(evaluated), 4) if evaluated else None,
+        "mutants": {"total": len(mutants), "run": len(evaluated), "killed": len(killed)},
+        "line_coverage": round(len(suite_lines) / len(statements), 4) if statements and coverage_ok else None,
+        "branch_coverage": (round(len(suite_arcs & branches) / len(branches), 4) if branches else 1.0)
+        if coverage_ok else None,
+        "lines": {"total": len(statements), "covered": len(suite_lines)},
+        "branches": {"total": len(branches), "covered": len(suite_arcs & branches)},
+        "suspects": suspects,
+        "survivors": survivors[:50],
+        "verification": verify_note,
+        "seconds": round(clock.elapsed(), 2),
+        "phases": phases,
+        "time_budget": opts.time_budget,
+        "isolation": getattr(executor, "isolation", None),
+    }
+    if extra is not None:
+        report["model"] = extra.summary()
+    clock.say(1.0, "done")
+    return ModuleResult(module=module, text=text, report=report, cases=cases)
+
+
+def _header(module: ModuleInfo, extra: str) -> str:
+    what = f"{module.name}" + (f"::{module.selected}" if module.selected else "")
+    lines = [f"Tests for {what}, written by `coevo gen-tests`.",
+             "",
+             "Expected values are the code's observed behaviour (regression tests): a failing test means",
+             "the behaviour changed. Behaviours that disagree with the docstrings (suspects) are listed in",
+             "the report, never asserted here."]
+    if extra:
+        lines += ["", extra]
+    return "\n".join(lines)
+
+
+def _spread(ids: list[int], k: int, table: dict[int, Probe]) -> list[int]:
+    """``k`` of ``ids``, spread over the units they test."""
+    by_unit: dict[str, list[int]] = {}
+    for pid in ids:
+        by_unit.setdefault(table[pid].unit, []).append(pid)
+    out: list[int] = []
+    while len(out) < k:
+        progressed = False
+        for group in by_unit.values():
+            if group and len(out) < k:
+                out.append(group.pop(0))
+                progressed = True
+        if not progressed:
+            break
+    return out
+
+
+def _preselect(cand_checks: dict[int, list], table, outcomes, arcs_of, branches, statements,
+               per_group: int = 3, cap: int = 240) -> list[int]:
+    """Candidates worth running on the mutants: for every unit, probes with different paths
+    (arcs) or different outcomes, a few of each, the shortest first."""
+    groups: dict[tuple, list[int]] = {}
+    for pid in cand_checks:
+        p = table[pid]
+        o = outcomes[pid]
+        sig = (p.unit, frozenset(arcs_of.get(pid, ())), _behaviour(p, o)[1])
+        groups.setdefault(sig, []).append(pid)
+    for g in groups.values():
+        g.sort(key=lambda pid: (table[pid].origin != "docstring", table[pid].size()))
+    picked: list[int] = []
+    outs_seen: dict[tuple, set] = {}
+    for k in range(per_group):
+        for sig, g in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+            if k < len(g) and len(picked) < cap:
+                pid = g[k]
+                # a different observed value than the ones already picked for this path
+                val = repr([c.value for c in cand_checks[pid]])[:2000]
+                seen = outs_seen.setdefault(sig, set())
+                if k > 0 and val in seen:
+                    continue
+                seen.add(val)
+                picked.append(pid)
+    return picked
+
+
+def _verify(runner: SandboxRunner, module: ModuleInfo, text: str) -> tuple[list[str] | None, str]:
+    """Run the suite twice in fresh processes in the sandbox; (names of failing tests, note), or
+    (None, why) when pytest could not run at all."""
+    import random
+
+    fname = "test_generated_suite.py"
+    seeds = [random.randrange(1, 2 ** 31), random.randrange(1, 2 ** 31)]
+    res = runner.pytest({fname: text}, [(seeds[0], False), (seeds[1], True)], [str(module.root)])
+    if not res or "runs" not in res:
+        return None, (res or {}).get("error", "no result")
+    runs = res["runs"]
+    bad: set[str] = set()
+    total = None
+    for r in runs:
+        if "__timeout__" in r:
+            return None, "pytest did not finish in time"
+        if "__error__" in r:
+            tail = res.get("tail", "").strip().splitlines()
+            return None, (tail[-1] if tail else r["__error__"])
+        names = {k: v for k, v in r.items() if not k.startswith("__")}
+        total = len(names)
+        if not names and r.get("__rc__") not in (0, 5):
+            tail = res.get("tail", "").strip().splitlines()
+            return None, " | ".join(tail[-3:]) if tail else "pytest failed"
+        for k, v in names.items():
+            if v != "passed":
+                bad.add(k.rpartition("::")[2])
+    note = f"{total} tests passed twice in fresh processes (PYTHONHASHSEED {seeds[0]} and {seeds[1]}, " \
+           f"forward and reverse order)" if not bad else f"{len(bad)} failing test(s) dropped"
+    return sorted(bad), note
