@@ -10,6 +10,7 @@ status}``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from coevo.testgen.harness import SOURCE as HARNESS
@@ -90,45 +91,79 @@ class SandboxRunner:
     def probes(self, variant: Variant, table: dict[int, Probe], batches: list[list[int]], *, cov: bool = False,
                limit: float = 0.5, stop_on_timeout: bool = False) -> tuple[dict[int, dict], dict[int, list]]:
         """Run ``batches`` of probe ids on ``variant``: ``({pid: outcome}, {pid: arcs})``."""
-        return self.probes_many([(variant, b) for b in batches], table, cov=cov, limit=limit,
-                                stop_on_timeout=stop_on_timeout)[0][0]
+        by_key = self.probes_many([(variant, b) for b in batches], table, cov=cov, limit=limit,
+                                  stop_on_timeout=stop_on_timeout, pack=False)
+        return by_key.get(variant.key, ({}, {}))
+
+    def _pack(self, units: list[tuple[Variant, list[int]]], limit_of, stop_of) -> list[list[tuple[Variant, list[int]]]]:
+        """Units (variant, ids) grouped into cells: at least two cells per worker when there is
+        enough work, and per cell a worst case (every stopping variant hanging once at its limit)
+        well inside the cell's timeout."""
+        if not units:
+            return []
+        workers = max(1, int(getattr(getattr(self.executor, "config", None), "workers", 2) or 2))
+        timeout = float(getattr(getattr(self.executor, "config", None), "timeout", 20.0) or 20.0)
+        total = sum(len(ids) for _, ids in units)
+        n_cells = max(1, min(len(units), max(2 * workers, math.ceil(total / 800))))
+        per_cell = total / n_cells
+        cells: list[list] = [[]]
+        size, worst = 0, 0.0
+        for v, ids in units:
+            w = limit_of(v) if stop_of(v) else 0.0
+            if cells[-1] and (size + len(ids) > per_cell * 1.2 or worst + w > timeout / 3):
+                cells.append([])
+                size, worst = 0, 0.0
+            cells[-1].append((v, ids))
+            size += len(ids)
+            worst += w
+        return cells
 
     def probes_many(self, work: list[tuple[Variant, list[int]]], table: dict[int, Probe], *, cov: bool = False,
-                    limit: float | dict = 0.5, stop_on_timeout: bool | dict = False):
-        """Several (variant, probe ids) cells in one parallel run; returns, per distinct variant key
-        in order of first appearance, ``({pid: outcome}, {pid: arcs})`` as a list, and a dict by key."""
+                    limit: float | dict = 0.5, stop_on_timeout: bool | dict = False, pack: bool = True):
+        """(variant, probe ids) units, several per cell, all cells in one parallel run; returns
+        ``{variant key: ({pid: outcome}, {pid: arcs})}``."""
+        def limit_of(v):
+            return float(limit.get(v.key, 0.5)) if isinstance(limit, dict) else float(limit)
+
+        def stop_of(v):
+            return self._stop(stop_on_timeout, v)
+
         used = sorted({pid for _, ids in work for pid in ids})
         setup = "_CV_PROBES = {" + ", ".join(f"{pid}: {table[pid].wire()!r}" for pid in used) + "}\n"
-        keys: list[str] = []
         results: dict[str, tuple[dict, dict]] = {}
         for v, _ in work:
-            if v.key not in results:
-                keys.append(v.key)
-                results[v.key] = ({}, {})
-        pending = [(v, list(ids)) for v, ids in work if ids]
+            results.setdefault(v.key, ({}, {}))
+        units = [(v, list(ids)) for v, ids in work if ids]
+        pending = self._pack(units, limit_of, stop_of) if pack else [[u] for u in units]
         while pending:
             jobs = []
-            for v, ids in pending:
-                lim = limit.get(v.key, 0.5) if isinstance(limit, dict) else limit
-                jobs.append(dict(self._base(v), op="probes", ids=ids, cov=cov, limit=lim,
-                                 stop_on_timeout=self._stop(stop_on_timeout, v)))
+            for cell in pending:
+                jobs.append({"op": "probes", "name": self.module.name, "file": str(self.module.path), "cov": cov,
+                             "variants": [{"key": v.key, "source": v.source, "patch": v.patch, "ids": ids,
+                                           "limit": limit_of(v), "stop": stop_of(v)} for v, ids in cell]})
             cells = self.run_jobs(jobs, setup)
             again = []
-            for (v, ids), cell in zip(pending, cells):
-                out, arcs = results[v.key]
+            for cell_units, cell in zip(pending, cells):
                 if cell.status == "pass" and isinstance(cell.value, dict):
-                    for pid, res in (cell.value.get("results") or {}).items():
-                        out[int(pid)] = res
-                    for pid, a in (cell.value.get("arcs") or {}).items():
-                        arcs[int(pid)] = [tuple(x) for x in a]
+                    for key, res in (cell.value.get("results") or {}).items():
+                        out = results[key][0]
+                        for pid, o in res.items():
+                            out[int(pid)] = o
+                    for key, res in (cell.value.get("arcs") or {}).items():
+                        arcs = results[key][1]
+                        for pid, a in res.items():
+                            arcs[int(pid)] = [tuple(x) for x in a]
                     continue
-                stop = self._stop(stop_on_timeout, v)
-                if stop and cell.status == "timeout":
+                if len(cell_units) > 1:  # one variant at a time, to find the one that fails
+                    again += [[u] for u in cell_units]
+                    continue
+                v, ids = cell_units[0]
+                if stop_of(v) and cell.status == "timeout":
                     continue  # which probe hung is unknown: none is credited with the kill
                 if len(ids) > 1:
                     half = len(ids) // 2
-                    again += [(v, ids[:half]), (v, ids[half:])]
+                    again += [[(v, ids[:half])], [(v, ids[half:])]]
                 else:
-                    out[ids[0]] = {"crash": cell.status, "error": (cell.error or "")[:300]}
+                    results[v.key][0][ids[0]] = {"crash": cell.status, "error": (cell.error or "")[:300]}
             pending = again
-        return [results[k] for k in keys], results
+        return results

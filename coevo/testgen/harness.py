@@ -87,18 +87,26 @@ class _CvSink:
         return "".join(self.parts)
 
 
+def _cv_variant(v):
+    """Make ``v`` (``{"key", "source", "patch"}``) the variant that :func:`_cv_load` loads."""
+    _CV_STATE["variant"] = v
+    _CV_STATE["code"] = None
+
+
 def _cv_code():
     job = __coevo_job__
+    v = _CV_STATE.get("variant") or job
     if _CV_STATE["code"] is None:
-        _CV_STATE["code"] = compile(job["source"], job["file"], "exec", dont_inherit=True)
+        _CV_STATE["code"] = compile(v["source"], job["file"], "exec", dont_inherit=True)
     return _CV_STATE["code"]
 
 
 def _cv_load():
-    """A fresh module object for the job's variant (parent package imported first)."""
+    """A fresh module object for the current variant (parent package imported first)."""
     import importlib
     import importlib.util
     job = __coevo_job__
+    v = _CV_STATE.get("variant") or job
     name = job["name"]
     if "." in name:
         importlib.import_module(name.rpartition(".")[0])
@@ -108,8 +116,8 @@ def _cv_load():
     if "." in name:
         setattr(_cv_sys.modules[name.rpartition(".")[0]], name.rpartition(".")[2], mod)
     exec(_cv_code(), mod.__dict__)
-    if job.get("patch"):
-        exec(compile(job["patch"], "<implementation>", "exec", dont_inherit=True), mod.__dict__)
+    if v.get("patch"):
+        exec(compile(v["patch"], "<implementation>", "exec", dont_inherit=True), mod.__dict__)
     _CV_STATE["mod"] = mod
     return mod
 
@@ -363,32 +371,40 @@ def _cv_probe(steps, limit):
 
 
 def _cv_probes(job):
+    """Every variant of the job on its probe ids: ``{"results": {key: {pid: outcome}}, "arcs":
+    {key: {pid: arcs}}}`` (arcs only with ``cov``)."""
     table = _CV_PROBES
-    limit = job.get("limit", 1.0)
     results = {}
-    cov = None
-    if job.get("cov"):
-        import coverage
-        cov = coverage.Coverage(data_file=None, branch=True, include=[job["file"]], config_file=False)
-        cov.start()
-    try:
-        for pid in job["ids"]:
-            if cov is not None:
-                cov.switch_context(str(pid))
-            res = _cv_probe(table[pid], limit)
-            results[pid] = res
-            if job.get("stop_on_timeout") and ("load" in res or (res["steps"] and res["steps"][-1][0] in
-                                                                  ("timeout", "output"))):
-                break
-    finally:
-        if cov is not None:
-            cov.stop()
     arcs = {}
-    if cov is not None:
-        data = cov.get_data()
-        for pid in results:
-            data.set_query_contexts([str(pid)])
-            arcs[pid] = sorted(data.arcs(job["file"]) or [])
+    for v in job["variants"]:
+        _cv_variant(v)
+        limit = v.get("limit", 1.0)
+        out = results.setdefault(v["key"], {})
+        cov = None
+        if job.get("cov"):
+            import coverage
+            cov = coverage.Coverage(data_file=None, branch=True, include=[job["file"]], config_file=False)
+            cov.start()
+        try:
+            for pid in v["ids"]:
+                if cov is not None:
+                    cov.switch_context(str(pid))
+                res = _cv_probe(table[pid], limit)
+                out[pid] = res
+                if v.get("stop") and ("load" in res or (res["steps"] and res["steps"][-1][0] in
+                                                        ("timeout", "output"))):
+                    break
+        finally:
+            if cov is not None:
+                cov.stop()
+        if cov is not None:
+            data = cov.get_data()
+            a = arcs.setdefault(v["key"], {})
+            for pid in v["ids"]:
+                if pid not in out:
+                    continue
+                data.set_query_contexts([str(pid)])
+                a[pid] = sorted(data.arcs(job["file"]) or [])
     return {"results": results, "arcs": arcs}
 
 

@@ -234,13 +234,26 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
     behaviours_seen = {_behaviour(table[p], outcomes[p]) for p in first_ids if observe.usable(outcomes.get(p))}
     stale_rounds = 0
     rnd = 0
-    while clock.left(0.45) > 0.5 and stale_rounds < 3:
+    unit_of_line: dict[int, list] = {}
+    for u in module.units:
+        if u.node is not None:
+            for ln in u.lines:
+                unit_of_line.setdefault(ln, []).append(u)
+    while clock.left(0.45) > 0.5:
         missing_b = {b for b in branches if b not in covered_arcs}
         missing_l = statements - covered_lines
-        if coverage_ok and not missing_b and not missing_l and rnd >= 1:
+        all_covered = coverage_ok and not missing_b and not missing_l
+        if (all_covered and rnd >= 1) or stale_rounds >= (2 if all_covered else 6):
             break
         rnd += 1
-        pool = corpus or [p for p in table if observe.usable(outcomes.get(p))]
+        # units holding lines or branch sources not reached yet get most of the new calls
+        holes = missing_l | {b[0] for b in missing_b}
+        targets = list({id(u): u for ln in holes for u in unit_of_line.get(ln, [])}.values())
+        target_names = {u.qualname for u in targets} | {u.owner for u in targets if u.owner}
+        usable_ids = [p for p in table if observe.usable(outcomes.get(p))]
+        pool = corpus + [p for p in usable_ids if table[p].unit in target_names or
+                         any(st.unit in target_names for st in table[p].steps)]
+        pool = pool or usable_ids
         if not pool:
             break
         n_new = min(160, max(40, 8 * len(pool)))
@@ -252,9 +265,17 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
             m = gen.mutate(base)
             if m is not None and m.steps not in keys:
                 fresh.append(m)
-        for u in module.units:  # a few fresh random calls too
-            if u.kind != "property" and gen.rng.random() < 0.5:
+        for u in module.units:  # fresh random calls: many for the targets, a few for the rest
+            if u.kind == "property":
+                continue
+            if u in targets:
+                fresh += [gen.probe(u, gen._random_choice(u), "random") for _ in range(6)]
+                fresh += gen.hypothesis(u, n=6, salt=rnd)
+            elif gen.rng.random() < 0.5:
                 fresh.append(gen.probe(u, gen._random_choice(u), "random"))
+        for c in module.classes:
+            if c.name in target_names or any(m.qualname in target_names for m in c.methods):
+                fresh += gen.sequences(c.name, n=8)
         ids = add(fresh)
         got = run_batch(ids)
         corpus += got
@@ -262,8 +283,6 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
         new_kinds = kinds - behaviours_seen
         behaviours_seen |= kinds
         stale_rounds = 0 if (got or new_kinds) else stale_rounds + 1
-        if coverage_ok and branches <= covered_arcs and statements <= covered_lines and not new_kinds:
-            stale_rounds += 1  # everything is covered: only new behaviours keep the search going
         done = len(covered_arcs & branches) / max(1, len(branches)) if branches else 1.0
         clock.say(0.05 + 0.4 * min(1.0, clock.elapsed() / (0.45 * clock.budget)),
                   f"exploring: round {rnd}, {len(table)} calls tried, branch coverage {done:.0%}")
@@ -306,49 +325,72 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
     # ---------------------------------------------------------------- 3. mutants
     clock.say(0.46, "building mutants")
     mutants = module_mutants(module.source, lines=target_lines, limit=opts.max_mutants, seed=opts.seed)
-    lines_of = {pid: _arcs_lines(arcs_of.get(pid, ())) for pid in pre}
-    work: list[tuple[Variant, list[int]]] = [(Variant("original", module.source), list(pre))]
-    reach: dict[int, list[int]] = {}
-    for m in mutants:
-        ids = [pid for pid in pre if m.line in lines_of[pid]] if coverage_ok else list(pre)
-        if len(ids) > 40:
-            ids = _spread(ids, 40, table)
-        reach[m.index] = ids
-    order = sorted(mutants, key=lambda m: len(reach[m.index]))
-    limits = {}
-    t_orig = {pid: (outcomes[pid] or {}).get("t", 0.01) for pid in pre}
-    done_mutants: set[int] = set()
-    mutant_out: dict[int, dict[int, dict]] = {}
+    by_line: dict[int, list[int]] = {}
+    for pid in cand_checks:
+        for ln in _arcs_lines(arcs_of.get(pid, ())):
+            by_line.setdefault(ln, []).append(pid)
+    pre_set = set(pre)
+    tried: dict[int, set[int]] = {m.index: set() for m in mutants}  # probes already run on each mutant
+    mutant_out: dict[int, dict[int, dict]] = {m.index: {} for m in mutants}
     second: dict[int, dict] = {}
-    chunk = max(8, len(order) // 4 or 1)
-    first_chunk = True
-    pos = 0
-    while pos < len(order) and (first_chunk or clock.left(0.8) > 1.0):
-        part = order[pos:pos + chunk]
-        pos += chunk
-        w = list(work) if first_chunk else []
-        for m in part:
-            if reach[m.index]:
+    killed_by: dict[int, set[int]] = {}  # mutant -> probes that kill it
+    t_orig = {pid: (outcomes[pid] or {}).get("t", 0.01) for pid in cand_checks}
+
+    def reach(m, pool: set[int], k: int) -> list[int]:
+        ids = [pid for pid in (by_line.get(m.line, []) if coverage_ok else list(cand_checks))
+               if pid in pool and pid not in tried[m.index]]
+        return _spread(ids, k, table) if len(ids) > k else ids
+
+    def run_mutants(assign: dict[int, list[int]], originals: list[int], share_end: float) -> None:
+        """Run each mutant on its assigned probes (and the original once more on ``originals``)."""
+        items = [(m, ids) for m in mutants if (ids := assign.get(m.index))]
+        pos = 0
+        step = max(20, len(items) // 3 or 1)
+        first = True
+        while (pos < len(items) or (first and originals)) and (first or clock.left(share_end) > 0.5):
+            part = items[pos:pos + step]
+            pos += step
+            w = [(Variant("original", module.source), originals)] if first and originals else []
+            limits = {"original": limit}
+            for m, ids in part:
                 key = f"m{m.index}"
-                w.append((Variant(key, m.code), reach[m.index]))
-                limits[key] = min(2.0, max(0.25, 10 * max(t_orig[p] for p in reach[m.index])))
-            done_mutants.add(m.index)
-        limits["original"] = limit
-        if w:
+                w.append((Variant(key, m.code), ids))
+                limits[key] = min(1.0, max(0.05, 20 * max(t_orig[p] for p in ids)))
+            first = False
+            if not w:
+                continue
             stops = {v.key: v.key != "original" for v, _ in w}
-            _, by_key = runner.probes_many(w, table, cov=False, limit=limits, stop_on_timeout=stops)
-            if first_chunk:
-                second = by_key.get("original", ({}, {}))[0]
-            for m in part:
-                mutant_out[m.index] = by_key.get(f"m{m.index}", ({}, {}))[0]
-        first_chunk = False
-        clock.say(0.46 + 0.34 * pos / max(1, len(order)), f"mutants: {len(done_mutants)}/{len(mutants)} run")
-    # stable candidates: the second run in a fresh process agrees on every assertion
-    stable = [pid for pid in pre if observe.stable_pair(outcomes[pid], second.get(pid), names)]
+            by_key = runner.probes_many(w, table, cov=False, limit=limits, stop_on_timeout=stops)
+            second.update(by_key.get("original", ({}, {}))[0])
+            for m, ids in part:
+                res = by_key.get(f"m{m.index}", ({}, {}))[0]
+                tried[m.index].update(ids)
+                mutant_out[m.index].update(res)
+                for pid, o in res.items():
+                    if observe.breaks(cand_checks[pid], o):
+                        killed_by.setdefault(m.index, set()).add(pid)
+            done = sum(1 for m in mutants if tried[m.index])
+            clock.say(0.46 + 0.34 * min(1.0, clock.elapsed() / (0.8 * clock.budget)),
+                      f"mutants: {done}/{len(mutants)} run, {len(killed_by)} killed")
+
+    # pass 1: the preselected candidates that reach each mutant's line
+    run_mutants({m.index: reach(m, pre_set, 60) for m in mutants}, list(pre), 0.7)
+    # pass 2: survivors meet the other candidates that reach their line
+    survivors = [m for m in mutants if m.index not in killed_by]
+    if survivors and clock.left(0.75) > 1.0:
+        rest = set(cand_checks) - pre_set
+        assign = {m.index: reach(m, rest, 30) for m in survivors}
+        extra_ids = sorted({p for ids in assign.values() for p in ids})
+        run_mutants(assign, extra_ids, 0.8)
+    done_mutants = {m.index for m in mutants if tried[m.index] or not by_line.get(m.line)}
+    # a candidate is kept only when a second run in a fresh process agrees on every assertion
+    ran_twice = [pid for pid in cand_checks if pid in second]
+    stable = [pid for pid in ran_twice if observe.stable_pair(outcomes[pid], second.get(pid), names)]
+    stable_set = set(stable)
     kills: dict[int, set[int]] = {pid: set() for pid in stable}
-    for mi, res in mutant_out.items():
-        for pid, o in res.items():
-            if pid in kills and observe.breaks(cand_checks[pid], o):
+    for mi, pids in killed_by.items():
+        for pid in pids:
+            if pid in stable_set:
                 kills[pid].add(mi)
 
     phases["mutants"] = round(clock.elapsed() - sum(phases.values()), 2)
@@ -459,7 +501,7 @@ def _spread(ids: list[int], k: int, table: dict[int, Probe]) -> list[int]:
 
 
 def _preselect(cand_checks: dict[int, list], table, outcomes, arcs_of, branches, statements,
-               per_group: int = 3, cap: int = 240) -> list[int]:
+               per_group: int = 6, cap: int = 300) -> list[int]:
     """Candidates worth running on the mutants: for every unit, probes with different paths
     (arcs) or different outcomes, a few of each, the shortest first."""
     groups: dict[tuple, list[int]] = {}
@@ -470,6 +512,17 @@ def _preselect(cand_checks: dict[int, list], table, outcomes, arcs_of, branches,
         groups.setdefault(sig, []).append(pid)
     for g in groups.values():
         g.sort(key=lambda pid: (table[pid].origin != "docstring", table[pid].size()))
+        if len(g) > 2:  # the shortest first, then spread over the sizes (bigger inputs kill more)
+            rest = g[1:]
+            order = []
+            lo, hi = 0, len(rest) - 1
+            while lo <= hi:
+                order.append(rest[hi])
+                if lo != hi:
+                    order.append(rest[(lo + hi) // 2] if (lo + hi) // 2 not in (hi,) else rest[lo])
+                hi -= 1
+                lo += 1
+            g[1:] = list(dict.fromkeys(order + rest))
     picked: list[int] = []
     outs_seen: dict[tuple, set] = {}
     for k in range(per_group):
