@@ -142,6 +142,7 @@ class InputGenerator:
         self._spec_cache: dict[str, list[tuple[Param, Spec]]] = {}
         self.module_consts = module.constants
         self.units = {u.qualname if u.kind != "init" else u.owner: u for u in module.units}
+        self.regex_strings = _regex_examples(module.regexes, seed)
 
     # ------------------------------------------------------------------ specs and pools
     def specs(self, unit: Unit) -> list[tuple[Param, Spec]]:
@@ -171,11 +172,15 @@ class InputGenerator:
             out = ["True", "False"]
         elif k == "str":
             cstr = [c for c in consts if type(c) is str]
-            out = [_lit(_STRS[0]), _lit("")]
+            out = [_lit(_STRS[0]), _lit("")] + [_lit(x) for x in self.regex_strings]
             for c in cstr:
                 out.append(_lit(c))
+            for c in cstr:
                 if c:
-                    out += [_lit(c + "x"), _lit(" " + c), _lit(c.upper() if c != c.upper() else c.lower())]
+                    out += [_lit(c + "x"), _lit(" " + c + " "), _lit(c.upper() if c != c.upper() else c.lower())]
+            # numbers as text: the code may parse them (int(text), float(text))
+            for c in [c for c in consts if type(c) in (int, float)][:6]:
+                out += [_lit(str(c)), _lit(str(c + 1)), _lit(f" {c} ")]
             out += [_lit(s) for s in _STRS[2:]]
         elif k == "bytes":
             cb = [c for c in consts if type(c) is bytes]
@@ -184,6 +189,11 @@ class InputGenerator:
             out = ["(1+2j)", "0j", "(-3+0.5j)", "1j"]
         elif k == "none":
             out = ["None"]
+        elif k == "checked":  # the code checks the type itself: a value of another type too
+            inner = self.pool(spec.args[0], consts, depth + 1)
+            foreign = {"str": ["42", "None"], "int": ["'3'", "2.5", "None"], "float": ["'2.5'", "None"],
+                       "list": ["'abc'", "None", "(1, 2)"], "dict": ["[('a', 1)]", "None"]}
+            out = inner + foreign.get(spec.args[0].kind, ["None", "42"])
         elif k == "any":
             cs = [_lit(c) for c in consts if type(c) in (int, str, float)][:6]
             out = _ANY[:4] + cs + _ANY[4:]
@@ -696,7 +706,8 @@ class InputGenerator:
                     w = v + 1
                 return ast.Constant(w)
             if isinstance(v, float):
-                return ast.Constant(rng.choice([v + 0.5, v - 0.5, -v, v * 2, round(v / 3, 4), 0.0, v + 1e-3]))
+                w = rng.choice([v + 0.5, v - 0.5, -v, v * 2, round(v / 4, 2), 0.0, v + 0.25])
+                return ast.Constant(w + 0.0 if w != 0 else 0.0)
             if isinstance(v, str):
                 return ast.Constant(self._perturb_str(v))
             if isinstance(v, bytes):
@@ -762,6 +773,15 @@ class InputGenerator:
         ]
         if strs:
             ops += [lambda: rng.choice(strs), lambda: s + rng.choice(strs), lambda: rng.choice(strs) + s]
+        runs = list(re.finditer(r"\d+", s))
+        if runs and rng.random() < 0.5:  # a number inside the text moved (durations, versions, dates...)
+            m = rng.choice(runs)
+            ints = [c for c in self.module_consts + [v for u in self.module.units for v in u.constants]
+                    if type(c) is int and 0 <= c < 10 ** 6]
+            v = int(m.group())
+            w = rng.choice([v + 1, max(0, v - 1), 0, 1, 2, 10, rng.randint(0, 99)] +
+                           [c + d for c in ints[:20] for d in (-1, 0, 1) if c + d >= 0])
+            return (s[:m.start()] + str(w) + s[m.end():])[:200]
         out = rng.choice(ops)()
         return out[:200]
 
@@ -806,6 +826,42 @@ def _dedupe(probes: list[Probe]) -> list[Probe]:
     return out
 
 
+def _regex_examples(patterns: list[str], seed: int, per_pattern: int = 4) -> list[str]:
+    """A few short ASCII strings matching each pattern (hypothesis ``from_regex``), reproducibly."""
+    if not patterns:
+        return []
+    out: list[str] = []
+    for k, pat in enumerate(patterns):
+        out += _draw_regex(pat, seed + k, per_pattern)
+    return out
+
+
+def _draw_regex(pat: str, seed: int, n: int) -> list[str]:
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as hseed
+    from hypothesis import strategies as st
+
+    try:
+        strat = st.from_regex(pat, fullmatch=True, alphabet=st.characters(codec="ascii"))
+    except Exception:  # a pattern (or a hypothesis version) that does not allow it
+        return []
+    found: list[str] = []
+
+    @hseed(seed)
+    @settings(max_examples=n * 8, deadline=None, database=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck), report_multiple_bugs=False)
+    @given(strat)
+    def collect(x):
+        if len(found) < n and x not in found and len(x) <= 40 and x.isprintable():
+            found.append(x)
+
+    try:
+        collect()
+    except Exception:
+        pass
+    return sorted(found, key=lambda x: (len(x), x))
+
+
 def _strategy(spec: Spec, consts: list, gen: InputGenerator, depth: int = 0):
     """A hypothesis strategy of source strings for ``spec``."""
     from hypothesis import strategies as st
@@ -818,9 +874,8 @@ def _strategy(spec: Spec, consts: list, gen: InputGenerator, depth: int = 0):
         ints = [c for c in consts if type(c) is int]
         return st.one_of(st.integers(-50, 50), st.integers(-10 ** 6, 10 ** 6),
                          st.sampled_from(ints or [0])).map(repr)
-    if k == "float":
-        return st.one_of(st.floats(-1000, 1000, allow_nan=False, allow_infinity=False).map(lambda x: round(x, 3)),
-                         st.integers(-20, 20).map(float)).map(repr)
+    if k == "float":  # quarters: exact in binary, short to read
+        return st.one_of(st.integers(-400, 400).map(lambda i: i / 4), st.integers(-20, 20).map(float)).map(repr)
     if k == "str":
         strs = [c for c in consts if type(c) is str]
         alphabet = st.sampled_from(list("abcdeXYZ 019,.-_") + sorted({ch for c in strs for ch in c})[:30])
@@ -845,6 +900,8 @@ def _strategy(spec: Spec, consts: list, gen: InputGenerator, depth: int = 0):
         return pairs.map(lambda kv: "{" + ", ".join(f"{a}: {b}" for a, b in dict(kv).items()) + "}")
     if k == "optional":
         return st.one_of(st.just("None"), _strategy(spec.args[0], consts, gen, depth + 1))
+    if k == "checked":
+        return _strategy(spec.args[0], consts, gen, depth + 1)
     if k == "union":
         return st.one_of(*[_strategy(s, consts, gen, depth + 1) for s in spec.args])
     return st.sampled_from(pool)

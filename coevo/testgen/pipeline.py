@@ -109,15 +109,33 @@ def _drop_procedure_nones(probe: Probe, cs: list, procedures: set[str]) -> list:
 
 
 def _behaviour(probe: Probe, outcome: dict) -> tuple:
+    """(unit, kind of outcome): an exception type, None, True, False, an empty value, or a value."""
     last = outcome["steps"][-1]
     if last[0] == "raise":
         kind = "raise:" + last[1][0][0][1]
     else:
         d = last[1]
-        kind = "ok:" + (d[0] if d[0] != "v" else type(d[1]).__name__ if not isinstance(d[1], bool) else str(d[1]))
-        if d[0] == "v" and d[1] in (0, "", [], {}, ()) and not isinstance(d[1], bool):
-            kind += ":empty"
+        kind = "ok"
+        if d[0] == "v":
+            v = d[1]
+            if v is None or isinstance(v, bool):
+                kind = f"ok:{v}"
+            elif isinstance(v, (str, bytes, list, tuple, dict, set, frozenset)) and not v:
+                kind = "ok:empty"
     return (probe.steps[-1].unit or probe.unit, kind)
+
+
+def _explicit_raise(module: ModuleInfo, outcome: dict) -> bool | None:
+    """For an outcome ending in an exception: raised by a ``raise`` of the module (True) or
+    somewhere else (False); None when it did not raise."""
+    last = outcome["steps"][-1]
+    if last[0] != "raise":
+        return None
+    line = last[1][2] if len(last[1]) > 2 else 0
+    if not line:
+        return False
+    lines = module.source.splitlines()
+    return 0 < line <= len(lines) and lines[line - 1].strip().startswith("raise")
 
 
 def generate_suite(module: ModuleInfo, executor, *, options: Options | None = None, long_executor=None,
@@ -312,13 +330,20 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
 
     cand_checks: dict[int, list] = {}
     procedures = _procedures(module)
-    for pid, o in outcomes.items():
+
+    def admit(pid: int) -> bool:
+        """A probe whose outcome can be written as a test (and passes its own checks)."""
+        o = outcomes.get(pid)
         if not observe.usable(o) or is_suspect(table[pid]):
-            continue
+            return False
         cs = _drop_procedure_nones(table[pid], observe.checks(o, names), procedures)
         if observe.breaks(cs, o):
-            continue
+            return False
         cand_checks[pid] = cs
+        return True
+
+    for pid in list(outcomes):
+        admit(pid)
     pre = _preselect(cand_checks, table, outcomes, arcs_of, branches, statements)
 
     phases["explore"] = round(clock.elapsed() - sum(phases.values()), 2)
@@ -335,6 +360,9 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
     second: dict[int, dict] = {}
     killed_by: dict[int, set[int]] = {}  # mutant -> probes that kill it
     t_orig = {pid: (outcomes[pid] or {}).get("t", 0.01) for pid in cand_checks}
+
+    def m_line_reached(m, pid: int) -> bool:
+        return not coverage_ok or m.line in _arcs_lines(arcs_of.get(pid, ()))
 
     def reach(m, pool: set[int], k: int) -> list[int]:
         ids = [pid for pid in (by_line.get(m.line, []) if coverage_ok else list(cand_checks))
@@ -374,14 +402,46 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
                       f"mutants: {done}/{len(mutants)} run, {len(killed_by)} killed")
 
     # pass 1: the preselected candidates that reach each mutant's line
-    run_mutants({m.index: reach(m, pre_set, 60) for m in mutants}, list(pre), 0.7)
+    run_mutants({m.index: reach(m, pre_set, 80) for m in mutants}, list(pre), 0.7)
     # pass 2: survivors meet the other candidates that reach their line
     survivors = [m for m in mutants if m.index not in killed_by]
     if survivors and clock.left(0.75) > 1.0:
         rest = set(cand_checks) - pre_set
-        assign = {m.index: reach(m, rest, 30) for m in survivors}
+        assign = {m.index: reach(m, rest, 100) for m in survivors}
         extra_ids = sorted({p for ids in assign.values() for p in ids})
-        run_mutants(assign, extra_ids, 0.8)
+        run_mutants(assign, extra_ids, 0.78)
+    # pass 3: for the survivors left, small changes of the calls that reach their line, tried on
+    # the original (with coverage) and then on the mutant they aim at
+    rounds = 0
+    while clock.left(0.8) > 1.5 and rounds < 4:
+        survivors = [m for m in mutants if m.index not in killed_by and by_line.get(m.line)]
+        if not survivors:
+            break
+        rounds += 1
+        aim: dict[tuple, list[int]] = {}
+        fresh_probes: list[Probe] = []
+        for m in survivors[:60]:
+            seeds = by_line[m.line]
+            for _ in range(8):
+                q = gen.mutate(table[gen.rng.choice(seeds)])
+                if q is not None and q.steps not in keys:
+                    aim.setdefault(q.steps, []).append(m.index)
+                    fresh_probes.append(q)
+        ids = add(fresh_probes)
+        if not ids:
+            break
+        run_batch(ids)
+        new_cands = [pid for pid in ids if admit(pid)]
+        for pid in new_cands:
+            t_orig[pid] = (outcomes[pid] or {}).get("t", 0.01)
+            for ln in _arcs_lines(arcs_of.get(pid, ())):
+                by_line.setdefault(ln, []).append(pid)
+        assign: dict[int, list[int]] = {}
+        for pid in new_cands:
+            for mi in aim.get(table[pid].steps, []):
+                if m_line_reached(mutants[mi], pid):
+                    assign.setdefault(mi, []).append(pid)
+        run_mutants(assign, new_cands, 0.8)
     done_mutants = {m.index for m in mutants if tried[m.index] or not by_line.get(m.line)}
     # a candidate is kept only when a second run in a fresh process agrees on every assertion
     ran_twice = [pid for pid in cand_checks if pid in second]
@@ -400,11 +460,12 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
     for pid in stable:
         p = table[pid]
         a = arcs_of.get(pid, set())
+        explicit = _explicit_raise(module, outcomes[pid])
         cands.append(Candidate(pid=pid, kills=frozenset(kills[pid]), branches=frozenset(a & branches),
                                lines=frozenset(_arcs_lines(a) & statements),
                                behaviours=frozenset({_behaviour(p, outcomes[pid])}),
-                               cost=p.size() / 40 + len(cand_checks[pid]) / 4,
-                               bonus=0.5 if p.origin == "docstring" else 0.0))
+                               cost=p.size() / 40 + len(cand_checks[pid]) / 4 + (1.5 if explicit is False else 0),
+                               bonus=(0.5 if p.origin == "docstring" else 0.0) + (0.3 if explicit else 0.0)))
     dropped: set[int] = set()
     cases: list[TestCase] = []
     text = ""

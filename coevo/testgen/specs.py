@@ -269,6 +269,7 @@ class _Evidence:
         self.optional = False
         self.attrs: set[str] = set()
         self.literals: list = []
+        self.type_checked = False  # isinstance(x, ...) in the body
 
     def add(self, kind: str, w: float = 1.0) -> None:
         self.scores[kind] = self.scores.get(kind, 0.0) + w
@@ -405,6 +406,7 @@ def _evidence(body: list[ast.stmt], name: str, classes: dict[str, list[str]], de
             if p.func is n:
                 ev.add("callable", 4)
             elif fname == "isinstance" and p.args and p.args[0] is n and len(p.args) > 1:
+                ev.type_checked = True
                 t = p.args[1]
                 for e in (t.elts if isinstance(t, ast.Tuple) else [t]):
                     en = _name_of(e)
@@ -550,7 +552,15 @@ def _decide(ev: _Evidence, name: str, classes: dict[str, list[str]], hint: Spec 
 def infer_param(param, body: list[ast.stmt], classes: dict[str, tuple[str, list[str]]]) -> Spec:
     """The spec of one parameter: its hint, else its default's type (with usage deciding between
     a few), else its use in ``body``, else its name. ``classes`` maps each class of the module to
-    ``(style, member names)``."""
+    ``(style, member names)``. A parameter the body checks with ``isinstance`` is wrapped in
+    ``checked`` (its pool also holds a value of another type)."""
+    spec = _infer_param(param, body, classes)
+    if spec.kind not in ("any", "union", "optional") and _evidence(body, param.name, {}, 0).type_checked:
+        return Spec("checked", (spec,))
+    return spec
+
+
+def _infer_param(param, body: list[ast.stmt], classes: dict[str, tuple[str, list[str]]]) -> Spec:
     styles = {k: v[0] for k, v in classes.items()}
     members = {k: v[1] for k, v in classes.items()}
     hint = from_annotation(param.annotation, styles)

@@ -93,6 +93,7 @@ class ModuleInfo:
     classes: list[ClassInfo]
     selected: str | None = None  # the ::name this run is about, if any
     constants: list = field(default_factory=list)  # module-level literal values
+    regexes: list[str] = field(default_factory=list)  # patterns given to re.compile / re.match ...
 
     @property
     def units(self) -> list[Unit]:
@@ -256,7 +257,25 @@ def analyze(path: Path, *, selected: str | None = None, private: bool = False) -
             classes = [c for c in classes if not c.name.startswith("__")]
     consts = _constants([n for n in tree.body if not isinstance(n, (ast.FunctionDef, ast.ClassDef))])
     return ModuleInfo(path=path.resolve(), name=name, root=root, source=source, tree=tree,
-                      functions=functions, classes=classes, selected=selected, constants=consts)
+                      functions=functions, classes=classes, selected=selected, constants=consts,
+                      regexes=_regexes(tree))
+
+
+_RE_FUNCS = frozenset({"compile", "match", "fullmatch", "search", "findall", "finditer", "sub", "subn",
+                       "split"})
+
+
+def _regexes(tree: ast.Module) -> list[str]:
+    """String patterns passed to the ``re`` module's functions (first argument)."""
+    out: list[str] = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _RE_FUNCS \
+                and isinstance(n.func.value, ast.Name) and n.func.value.id == "re" and n.args:
+            a = n.args[0]
+            if isinstance(a, ast.Constant) and isinstance(a.value, str) and len(a.value) <= 300 \
+                    and a.value not in out:
+                out.append(a.value)
+    return out[:12]
 
 
 def _top_level(body: list[ast.stmt]):
@@ -475,6 +494,10 @@ def _constants(body: list[ast.stmt]) -> list:
     for stmt in body[:1]:
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
             doc_ids.add(id(stmt.value))
+    for stmt in body:  # messages (raise X("..."), f-string pieces) are not inputs
+        for n in ast.walk(stmt):
+            if isinstance(n, (ast.Raise, ast.JoinedStr)):
+                doc_ids.update(id(c) for c in ast.walk(n) if isinstance(c, ast.Constant))
     for stmt in body:
         for n in ast.walk(stmt):
             if isinstance(n, ast.Constant) and id(n) not in doc_ids:

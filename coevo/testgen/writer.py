@@ -119,6 +119,8 @@ def _value_word(v) -> str:
             return w
         if v.strip() == "":
             return "blank_string"
+        if v.isdigit() and len(v) <= 6:
+            return f"text_{v}"
         if v.isdigit():
             return "digits"
         return "text"
