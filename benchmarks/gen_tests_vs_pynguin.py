@@ -161,7 +161,6 @@ def mutpy_mutants(pynguin: str, src: Path, rel: str, file: Path, limit: int, see
 _RUNNER = r'''
 import importlib, importlib.util, json, os, select, signal, sys, time
 cfg = json.load(sys.stdin)
-sys.dont_write_bytecode = True
 sys.path.insert(0, cfg["src"])
 import pytest
 name, file = cfg["module"], cfg["file"]
@@ -189,7 +188,14 @@ def child(source):
 
 results = [None] * len(cfg["mutants"])
 running = {}
-todo = list(range(len(cfg["mutants"])))
+t0 = time.monotonic()
+pid = os.fork()
+if pid == 0:
+    child(cfg["mutants"][0])
+results[0] = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+# a mutant gets a few times what the original needed (a hang is a kill, found without waiting long)
+cfg["timeout"] = min(cfg["timeout"], max(2.0, 4 * (time.monotonic() - t0) + 1.0))
+todo = list(range(1, len(cfg["mutants"])))
 while todo or running:
     while todo and len(running) < cfg["jobs"]:
         k = todo.pop(0)
@@ -219,8 +225,10 @@ def mutation_score(src: Path, rel: str, file: Path, tests: Path, mutants: list[s
     cfg = {"src": str(src), "module": _module_name(rel), "file": str(file), "tests": str(tests),
            "mutants": [file.read_text()] + mutants, "deselect": deselect, "timeout": timeout,
            "jobs": max(1, min(2, os.cpu_count() or 1))}
+    env = _env(src)
+    env.pop("PYTHONDONTWRITEBYTECODE")  # the test files' rewritten bytecode is cached once, not per mutant
     proc = subprocess.run([sys.executable, "-c", _RUNNER], input=json.dumps(cfg), capture_output=True, text=True,
-                          cwd=tests, env=_env(src), timeout=timeout * len(mutants) + 300)
+                          cwd=tests, env=env, timeout=timeout * len(mutants) + 300)
     codes = json.loads(proc.stdout.strip().splitlines()[-1])
     baseline, rest = codes[0], codes[1:]
     if baseline != 0:  # the suite does not pass on the original: nothing it "kills" means anything

@@ -200,15 +200,15 @@ def _test_name(t, entry: str | None) -> str:
 def render_pytest_file(task, kept: list[tuple[object, float]], solution_rel: str,
                        timeout: float = 10.0, n_generated: int | None = None) -> str:
     """The pytest module for one task; ``kept`` holds ``(Test, score)`` pairs. Without kept tests
-    the module skips itself before loading any code (a program that does not compile is not an
-    error when there is nothing to run on it)."""
+    the file holds one skipped test and never loads the code (a program that does not compile is
+    not an error when there is nothing to run on it)."""
     parts = [_HEADER.format(task_id=task.task_id, default=solution_rel, prompt=_comment(task.prompt),
                             setup=task.setup or "")]
     if not kept:
         why = ("the Tester wrote no parseable test for this task" if n_generated == 0 else
                f"the matrix judged none of the {n_generated} generated tests reliable" if n_generated else
                "the matrix judged none of the generated tests reliable")
-        parts.append(f"\npytest.skip({why!r}, allow_module_level=True)\n")
+        parts.append(f"\n\ndef test_no_reliable_test():\n    pytest.skip({why!r})\n")
         return "".join(parts).rstrip() + "\n"
     if task.kind == "stdio":
         parts.append(_STDIO_RUNNER.format(timeout=timeout))

@@ -58,6 +58,14 @@ def _check(args) -> None:
     need(args.max_mutants >= 0, "--max-mutants", "must be >= 0")
     need(args.timeout is None or args.timeout > 0, "--timeout", "must be > 0")
     need(args.workers is None or args.workers >= 1, "--workers", "must be >= 1")
+    if args.model:
+        need(args.n_codes >= 1, "--n-codes", "must be >= 1")
+        need(args.n_tests >= 0, "--n-tests", "must be >= 0")
+        need(args.temperature >= 0, "--temperature", "must be >= 0")
+        need(0 < args.top_p <= 1, "--top-p", "must be in (0, 1]")
+        need(args.max_new_tokens >= 1, "--max-new-tokens", "must be >= 1")
+        if not Path(args.model).is_dir():
+            raise InputError("no such model directory (a save_pretrained directory)", file=args.model)
     if args.tasks:
         raise InputError("give either PATH (your code) or --tasks (a tasks file), not both", field="--tasks")
 
@@ -86,9 +94,11 @@ def run_path_mode(args) -> int:
     scope = [] if "::" in args.path else [str(Path(raw).resolve())]
 
     from coevo.testgen.pipeline import ModuleError, Options, generate_suite
+    from coevo.testgen.sources import sandbox_roots
     from matrix.engine import ExecConfig, Executor
 
-    roots = sorted({str(m.root) for m in modules})
+    mapping, temps = sandbox_roots(modules)
+    roots = sorted({str(r) for r in mapping.values()})
     workers = args.workers or None
     kw = {"workers": workers} if workers else {}
     cell_timeout = max(10.0, min(30.0, args.time_budget / 2))
@@ -98,7 +108,7 @@ def run_path_mode(args) -> int:
 
         extra = model_evidence(args)
     opts = Options(time_budget=args.time_budget, seed=args.seed, max_mutants=args.max_mutants,
-                   probe_limit=args.timeout or 1.0, extra=extra)
+                   probe_limit=args.timeout or min(1.0, max(0.1, args.time_budget / 40)), extra=extra)
     results, errors = [], []
     t0 = time.monotonic()
     progress = _Progress(args, len(modules))
@@ -115,6 +125,10 @@ def run_path_mode(args) -> int:
                 results.append(res)
     finally:
         progress.close()
+        import shutil
+
+        for t in temps:
+            shutil.rmtree(t, ignore_errors=True)
     if errors and not results:
         m, msg = errors[0]
         if len(errors) > 1:

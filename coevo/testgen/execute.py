@@ -48,7 +48,7 @@ class SandboxRunner:
         return f"__coevo_job__ = {job!r}\n"
 
     def _base(self, variant: Variant) -> dict:
-        return {"name": self.module.name, "file": str(self.module.path), "source": variant.source,
+        return {"name": self.module.name, "file": str(self.module.sandbox_path), "source": variant.source,
                 "patch": variant.patch}
 
     @staticmethod
@@ -82,7 +82,7 @@ class SandboxRunner:
     def pytest(self, files: dict[str, str], runs: list[tuple[int, bool]], paths: list[str],
                timeout: float = 120.0) -> dict | None:
         job = {"op": "pytest", "files": files, "runs": [list(r) for r in runs], "paths": paths,
-               "timeout": timeout, "name": self.module.name, "file": str(self.module.path), "source": ""}
+               "timeout": timeout, "name": self.module.name, "file": str(self.module.sandbox_path), "source": ""}
         cell = self.run_jobs([job], long=True)[0]
         if cell.status != "pass" or not isinstance(cell.value, dict):
             return {"error": f"{cell.status}: {cell.error}"}
@@ -138,7 +138,7 @@ class SandboxRunner:
         while pending:
             jobs = []
             for cell in pending:
-                jobs.append({"op": "probes", "name": self.module.name, "file": str(self.module.path), "cov": cov,
+                jobs.append({"op": "probes", "name": self.module.name, "file": str(self.module.sandbox_path), "cov": cov,
                              "variants": [{"key": v.key, "source": v.source, "patch": v.patch, "ids": ids,
                                            "limit": limit_of(v), "stop": stop_of(v)} for v, ids in cell]})
             cells = self.run_jobs(jobs, setup)

@@ -49,7 +49,7 @@ class Options:
     max_tests: int | None = None
     verify: bool = True
     batch: int = 32  # probes per sandbox cell
-    extra: Callable | None = None  # model side: (module, generator) -> ExtraEvidence (coevo.testgen.model)
+    extra: Callable | None = None  # model side: (module, inputs, runner) -> coevo.testgen.model.ModelEvidence
 
 
 @dataclass
@@ -205,7 +205,7 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
                                            unit=qual),), "docstring"))
         except (SyntaxError, AttributeError):
             pass
-    extra = opts.extra(module, gen) if opts.extra is not None else None
+    extra = opts.extra(module, gen, runner) if opts.extra is not None else None
     if extra is not None:
         seeds += extra.probes
     for u in module.units:
@@ -518,7 +518,7 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
         if coverage_ok else None,
         "lines": {"total": len(statements), "covered": len(suite_lines)},
         "branches": {"total": len(branches), "covered": len(suite_arcs & branches)},
-        "suspects": suspects,
+        "suspects": _cap_suspects(suspects),
         "survivors": survivors[:50],
         "verification": verify_note,
         "seconds": round(clock.elapsed(), 2),
@@ -530,6 +530,22 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
         report["model"] = extra.summary()
     clock.say(1.0, "done")
     return ModuleResult(module=module, text=text, report=report, cases=cases)
+
+
+def _cap_suspects(suspects: list[dict], per_unit: int = 5) -> list[dict]:
+    """At most ``per_unit`` suspects per (unit, kind of evidence), the shortest inputs first; the
+    count of the others is noted on the last one kept (all of them are kept out of the suite)."""
+    groups: dict[tuple, list[dict]] = {}
+    for s in suspects:
+        groups.setdefault((s["unit"], s["source"]), []).append(s)
+    out = []
+    for group in groups.values():
+        group = sorted(group, key=lambda s: (len(s["input"]), s["input"]))
+        kept = [dict(s) for s in group[:per_unit]]
+        if len(group) > per_unit:
+            kept[-1]["more"] = len(group) - per_unit
+        out += kept
+    return out
 
 
 def _header(module: ModuleInfo, extra: str) -> str:
@@ -607,7 +623,7 @@ def _verify(runner: SandboxRunner, module: ModuleInfo, text: str) -> tuple[list[
 
     fname = "test_generated_suite.py"
     seeds = [random.randrange(1, 2 ** 31), random.randrange(1, 2 ** 31)]
-    res = runner.pytest({fname: text}, [(seeds[0], False), (seeds[1], True)], [str(module.root)])
+    res = runner.pytest({fname: text}, [(seeds[0], False), (seeds[1], True)], [str(module.sandbox_root)])
     if not res or "runs" not in res:
         return None, (res or {}).get("error", "no result")
     runs = res["runs"]

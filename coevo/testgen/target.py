@@ -94,6 +94,16 @@ class ModuleInfo:
     selected: str | None = None  # the ::name this run is about, if any
     constants: list = field(default_factory=list)  # module-level literal values
     regexes: list[str] = field(default_factory=list)  # patterns given to re.compile / re.match ...
+    run_root: Path | None = None  # where the sandbox finds the code (coevo.testgen.sources)
+    run_path: Path | None = None
+
+    @property
+    def sandbox_path(self) -> Path:
+        return self.run_path or self.path
+
+    @property
+    def sandbox_root(self) -> Path:
+        return self.run_root or self.root
 
     @property
     def units(self) -> list[Unit]:
