@@ -81,12 +81,24 @@ class SandboxRunner:
 
     def pytest(self, files: dict[str, str], runs: list[tuple[int, bool]], paths: list[str],
                timeout: float = 120.0) -> dict | None:
+        """Run the files with pytest once per ``(PYTHONHASHSEED, reverse order)`` in ``runs``, each
+        in a fresh interpreter process inside one cell; where the sandbox refuses new processes,
+        each run gets a cell of its own instead (a fresh process, but the sandbox's hash seed)."""
         job = {"op": "pytest", "files": files, "runs": [list(r) for r in runs], "paths": paths,
                "timeout": timeout, "name": self.module.name, "file": str(self.module.sandbox_path), "source": ""}
         cell = self.run_jobs([job], long=True)[0]
         if cell.status != "pass" or not isinstance(cell.value, dict):
             return {"error": f"{cell.status}: {cell.error}"}
-        return cell.value
+        if "spawn_error" not in cell.value:
+            return dict(cell.value, mode="subprocess")
+        jobs = [dict(job, runs=[list(r)], inprocess=True) for r in runs]
+        cells = self.run_jobs(jobs, long=True)
+        out = {"runs": [], "tail": "", "mode": "cells"}
+        for c in cells:
+            if c.status != "pass" or not isinstance(c.value, dict):
+                return {"error": f"{c.status}: {c.error}"}
+            out["runs"] += c.value.get("runs", [])
+        return out
 
     def probes(self, variant: Variant, table: dict[int, Probe], batches: list[list[int]], *, cov: bool = False,
                limit: float = 0.5, stop_on_timeout: bool = False) -> tuple[dict[int, dict], dict[int, list]]:

@@ -183,10 +183,12 @@ def _cv_reconstructs(v, mod):
 
 def _cv_desc(v, mod, depth=0):
     """Plain description of a value (see coevo.testgen.observe for the forms)."""
+    import copy
     import enum
     import types
     if _cv_is_plain(v, [_CV_MAX_ITEMS]):
-        return ["v", v]
+        # a snapshot: later steps may change the object (a method's internal list, an argument)
+        return ["v", copy.deepcopy(v) if type(v) in (list, dict, set, tuple) else v]
     t = type(v)
     if isinstance(v, enum.Enum):
         return ["enum", _cv_path(t), v.name]
@@ -518,7 +520,6 @@ def _cv_pytest(job):
     import os
     import subprocess
     import tempfile
-    import xml.etree.ElementTree as ET
     work = tempfile.mkdtemp(prefix="cv-pytest-")
     for name, text in job["files"].items():
         with open(os.path.join(work, name), "w", encoding="utf-8") as fh:
@@ -535,7 +536,12 @@ def _cv_pytest(job):
         cmd = [_cv_sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                "--junitxml", xml, "-o", "junit_family=xunit1", "--rootdir", work] + sorted(job["files"])
         log = open(os.path.join(work, f"r{k}.log"), "w")
-        procs.append((subprocess.Popen(cmd, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT), xml, log))
+        if job.get("inprocess"):  # the sandbox refused a new process: this cell is the fresh process
+            return _cv_pytest_here(job, work, xml, reverse)
+        try:
+            procs.append((subprocess.Popen(cmd, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT), xml, log))
+        except OSError as exc:
+            return {"spawn_error": type(exc).__name__ + ": " + str(exc)}
     runs = []
     tail = ""
     for k, (proc, xml, log) in enumerate(procs):
@@ -548,24 +554,49 @@ def _cv_pytest(job):
         log.close()
         with open(os.path.join(work, f"r{k}.log")) as fh:
             tail = fh.read()[-3000:]
-        outcome = {}
         try:
-            root = ET.parse(xml).getroot()
-            for case in root.iter("testcase"):
-                cls = case.get("classname", "")
-                name = (cls.rpartition(".")[2] + ".py::" if cls else "") + case.get("name", "")
-                status = "passed"
-                for child in case:
-                    if child.tag in ("failure", "error"):
-                        status = child.tag
-                    elif child.tag == "skipped":
-                        status = "skipped"
-                outcome[name] = status
+            outcome = _cv_junit(xml)
         except Exception as exc:
-            outcome["__error__"] = type(exc).__name__ + ": " + str(exc)
+            outcome = {"__error__": type(exc).__name__ + ": " + str(exc)}
         outcome["__rc__"] = rc
         runs.append(outcome)
     return {"runs": runs, "tail": tail}
+
+
+def _cv_junit(xml):
+    import xml.etree.ElementTree as ET
+    outcome = {}
+    root = ET.parse(xml).getroot()
+    for case in root.iter("testcase"):
+        cls = case.get("classname", "")
+        name = (cls.rpartition(".")[2] + ".py::" if cls else "") + case.get("name", "")
+        status = "passed"
+        for child in case:
+            if child.tag in ("failure", "error"):
+                status = child.tag
+            elif child.tag == "skipped":
+                status = "skipped"
+        outcome[name] = status
+    return outcome
+
+
+def _cv_pytest_here(job, work, xml, reverse):
+    """One pytest run in this (fresh) cell process, when no new process may be started."""
+    import contextlib
+    import os
+    import pytest
+    os.chdir(work)
+    _cv_sys.path[:0] = [work] + list(job["paths"])
+    os.environ["CV_REVERSE"] = "1" if reverse else "0"
+    args = ["-q", "-p", "no:cacheprovider", "--junitxml", xml, "-o", "junit_family=xunit1", "--rootdir", work]
+    with contextlib.redirect_stdout(_CvSink()):
+        rc = pytest.main(args + sorted(job["files"]))
+    try:
+        outcome = _cv_junit(xml)
+    except Exception as exc:
+        outcome = {"__error__": type(exc).__name__ + ": " + str(exc)}
+    outcome["__rc__"] = int(rc)
+    return {"runs": [outcome], "tail": ""}
 
 
 def _cv_main():

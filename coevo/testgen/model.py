@@ -61,7 +61,7 @@ class ModelEvidence:
 
     module: object
     runner: object = None
-    impls: dict = field(default_factory=dict)  # unit qualname -> [implementation source]
+    impls: dict = field(default_factory=dict)  # unit qualname -> {implementation source: samples}
     tests: dict = field(default_factory=dict)  # unit qualname -> [assert source]
     probes: list = field(default_factory=list)
     found: list = field(default_factory=list)
@@ -73,9 +73,10 @@ class ModelEvidence:
         from coevo.testgen import observe
 
         out = []
-        for qual, impls in self.impls.items():
-            if len(impls) < 2 or self.runner is None:
+        for qual, counts in self.impls.items():
+            if sum(counts.values()) < 2 or self.runner is None:
                 continue
+            impls = list(counts)
             unit = next((u for u in self.module.units if u.qualname == qual), None)
             if unit is None:
                 continue
@@ -87,14 +88,15 @@ class ModelEvidence:
             by_key = self.runner.probes_many(work, table, cov=False, limit=1.0, stop_on_timeout=False)
             calls = [table[pid].steps[0].source() for pid in ids]
             mine = [_result(outcomes.get(pid)) for pid in ids]
-            theirs = [[_result(by_key[f"impl{k}"][0].get(pid)) for pid in ids] for k in range(len(impls))]
+            theirs = [[_result(by_key[f"impl{k}"][0].get(pid)) for pid in ids]
+                      for k, code in enumerate(impls) for _ in range(counts[code])]  # a sample is a vote
             found = consensus_suspects(calls, mine, theirs, qual, str(self.module.path), unit.start)
             out += found
         self.found = out
         return out
 
     def summary(self) -> dict:
-        return {"code_samples": self.n_code_samples, "implementations": sum(map(len, self.impls.values())),
+        return {"code_samples": self.n_code_samples, "implementations": sum(len(c) for c in self.impls.values()),
                 "test_samples": self.n_test_samples, "tests": sum(map(len, self.tests.values())),
                 "probes_from_tests": len(self.probes), "consensus_suspects": len(self.found)}
 
@@ -154,7 +156,10 @@ def model_evidence(args):
                          seed=args.seed)
         pools = sample_pools(state["engine"], state["tok"], tasks, cfg, progress=False)
         for u, pool in zip(units, pools):
-            ev.impls[u.qualname] = list(dict.fromkeys(pool.codes))
+            counts: dict[str, int] = {}
+            for code in pool.codes:
+                counts[code] = counts.get(code, 0) + 1
+            ev.impls[u.qualname] = counts
             ev.tests[u.qualname] = [t.test for t in pool.tests if t.kind == "assert" and t.test]
             ev.probes += _test_probes(u, ev.tests[u.qualname])
             ev.n_code_samples += pool.n_code_samples

@@ -643,6 +643,9 @@ def _verify(runner: SandboxRunner, module: ModuleInfo, text: str) -> tuple[list[
         for k, v in names.items():
             if v != "passed":
                 bad.add(k.rpartition("::")[2])
-    note = f"{total} tests passed twice in fresh processes (PYTHONHASHSEED {seeds[0]} and {seeds[1]}, " \
-           f"forward and reverse order)" if not bad else f"{len(bad)} failing test(s) dropped"
+    if res.get("mode") == "cells":
+        how = "in two fresh sandbox processes (forward and reverse order; the sandbox's hash seed)"
+    else:
+        how = f"in fresh processes (PYTHONHASHSEED {seeds[0]} and {seeds[1]}, forward and reverse order)"
+    note = f"{total} tests passed twice {how}" if not bad else f"{len(bad)} failing test(s) dropped"
     return sorted(bad), note

@@ -6,9 +6,9 @@
   ``Input: ... Output: ...`` that :mod:`matrix.examples` reads (the call runs as a probe).
   Values compare as values when both sides are literals (``2`` and ``2.0`` agree; floats within
   1e-9), else as whitespace-normalised text.
-* Consensus (with a model): on an input where independent implementations that agree with each
-  other (at least two, and a strict majority of those that returned) give one value and the
-  user's code another.
+* Consensus (with a model): on an input where independently sampled implementations that agree
+  with each other (at least two samples, and a strict majority of those that returned) give one
+  value and the user's code another.
 
 A suspect is reported with the input, what the code returns and what the evidence says; the probe
 with that input is never written into the suite as if its observed value were right.
