@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["Candidate", "greedy_suite", "WEIGHTS"]
+__all__ = ["Candidate", "greedy_suite", "goals", "WEIGHTS"]
 
 WEIGHTS = {"kill": 4.0, "branch": 2.0, "line": 1.0, "behaviour": 0.5}
 
@@ -26,7 +26,8 @@ class Candidate:
     extra: dict = field(default_factory=dict)
 
 
-def _goals(c: Candidate) -> set:
+def goals(c: Candidate) -> set:
+    """Everything a test brings to the suite: kills, branches, lines, behaviours (tagged)."""
     return ({("k", x) for x in c.kills} | {("b", x) for x in c.branches} | {("l", x) for x in c.lines}
             | {("h", x) for x in c.behaviours})
 
@@ -57,14 +58,14 @@ def greedy_suite(cands: list[Candidate], max_tests: int | None = None) -> list[C
         if best is None:
             break
         chosen.append(best)
-        covered |= _goals(best)
+        covered |= goals(best)
         left = [c for c in left if c is not best and _gain(c, covered) > 0]
     # drop a test whose goals the others all reach (latest first: early picks are the broad ones)
     for c in list(reversed(chosen)):
         others: set = set()
         for o in chosen:
             if o is not c:
-                others |= _goals(o)
-        if _goals(c) <= others:
+                others |= goals(o)
+        if goals(c) <= others:
             chosen.remove(c)
     return chosen

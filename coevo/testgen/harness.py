@@ -319,7 +319,7 @@ def _cv_step(mod, env, local, step):
                 value = fn(*argv, **kw)
             else:
                 value = eval(callee, env, local)
-            desc = ["bound"] if bind else _cv_desc(value, mod)
+            desc = ["bound", _cv_desc(value, mod)] if bind else _cv_desc(value, mod)
     except (_CvTimeout, _CvOutputCap, KeyboardInterrupt):
         raise
     except MemoryError:
@@ -357,9 +357,12 @@ def _cv_probe(steps, limit):
         except BaseException as exc:
             return {"load": _cv_exc(exc, job["file"])[:2], "t": time.perf_counter() - t0}
         env = mod.__dict__
-        for step in steps:
+        for k, step in enumerate(steps):
             outs.append(_cv_step(mod, env, local, step))
             if outs[-1][0] in ("memory", "recursion", "badarg"):
+                break
+            if step[4] and outs[-1][0] == "raise" and k + 1 < len(steps):
+                outs.append(["badarg", "the object was not built"])  # nothing to call the rest on
                 break
         for var in sorted(local):
             state[var] = _cv_desc(local[var], mod)

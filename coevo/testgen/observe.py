@@ -6,8 +6,8 @@ seconds}``, ``{"load": [exception types, message]}`` or ``{"crash": status}``. A
 desc, stdout, [[arg index, desc after], ...]]``, ``["raise", [types of the MRO, message, line],
 stdout]`` or one of ``["timeout"] ["memory"] ["recursion"] ["output"] ["badarg", why]``.
 
-Value descriptions (``desc``): ``["v", plain]``, ``["bound"]`` (a constructor whose result is bound
-to a variable), ``["enum", type, member]``, ``["repr", text, type]`` (a repr that evaluates back to
+Value descriptions (``desc``): ``["v", plain]``, ``["bound", desc]`` (a constructor whose result is
+bound to a variable, described as built), ``["enum", type, member]``, ``["repr", text, type]`` (a repr that evaluates back to
 an equal value), ``["obj", type, {attr: desc}, {"len", "items", "str", "repr"}]``, ``["iter",
 [desc]]``, ``["seq", "list"|"tuple"|"set"|"frozenset", [desc]]``, ``["map", [[key, desc]]]``,
 ``["exc", type, message]``, ``["opaque", type]``; a type is ``[module, qualname]``.
@@ -232,10 +232,21 @@ def checks(outcome: dict, ctx: Names | None = None) -> list[Check]:
             out.append(Check(("raise", i), (), "raises", (exc, s[1][1] if asserts_message(s) else None)))
             if s[2]:
                 out.append(Check(("out", i), (), "eq", s[2]))
+    built = {}
+    steps = outcome["steps"]
+    for i, s in enumerate(steps):
+        if s[0] == "ok" and isinstance(s[1], list) and s[1] and s[1][0] == "bound" and len(s[1]) > 1:
+            built[i] = s[1][1]
     for var in sorted(outcome.get("state", {})):
         d = outcome["state"][var]
         if isinstance(d, list) and d and d[0] == "obj":
-            out += _value_checks(("var", var), (), d, 0, ctx)
+            state_checks = _value_checks(("var", var), (), d, 0, ctx)
+            if len(steps) > 1 and built:
+                # after calls on the object, assert what they changed (its initial state has a test
+                # of its own: the constructor alone)
+                first = next(iter(built.values()))
+                state_checks = [c for c in state_checks if not passes(c, {"steps": [], "state": {var: first}})]
+            out += state_checks
     return out
 
 

@@ -1,16 +1,18 @@
 """One module end to end, within its time budget: inspect -> probe with coverage -> mutants ->
 choose -> write -> verify twice in fresh processes -> report.
 
-Phases and their share of ``--time-budget`` (each stops early when it has nothing left to gain):
+Phases and their share of ``--time-budget`` (each stops early when it has nothing left to gain;
+see ``EXPLORE``, ``MUTANTS``, ``SHORTEN``):
 
 1. inspect (sandbox): the module loads, coverage.py lists its statements and branch arcs; its
    doctests run twice (suspects);
-2. explore (until ~45%): pools, docstring calls, hypothesis draws, then mutations of the probes that
+2. explore (until 40%): pools, docstring calls, hypothesis draws, then mutations of the probes that
    reached new lines or branches, in rounds, measured by coverage.py inside the sandbox;
-3. mutants (until ~80%): AST mutants of the module; every candidate test runs on the mutants whose
+3. mutants (until 72%): AST mutants of the module; every candidate test runs on the mutants whose
    changed line it executed (and once more on the original, in fresh processes: an outcome that
    differs is dropped as nondeterministic);
-4. choose: greedy minimal subset (kills, branches, lines, one test per behaviour);
+4. choose: greedy minimal subset (kills, branches, lines, one test per behaviour), then call
+   sequences shortened where a call can go without losing any of that (until 82%);
 5. write and verify: the pytest file runs twice in the sandbox in fresh interpreter processes
    (``python -m pytest``; a different ``PYTHONHASHSEED`` and the opposite test order each time);
    a test that fails in either run is dropped and the file verified again.
@@ -25,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from coevo.testgen import observe
-from coevo.testgen.choose import Candidate, greedy_suite
+from coevo.testgen.choose import Candidate, goals, greedy_suite
 from coevo.testgen.execute import SandboxRunner, Variant
 from coevo.testgen.inputs import InputGenerator, Probe, Step
 from coevo.testgen.mutants import module_mutants
@@ -34,6 +36,10 @@ from coevo.testgen.target import ModuleInfo
 from coevo.testgen.writer import TestCase, render_file
 
 __all__ = ["Options", "ModuleResult", "ModuleError", "generate_suite"]
+
+
+# shares of the time budget at which the phases end (verification takes what is left)
+EXPLORE, MUTANTS, SHORTEN = 0.4, 0.72, 0.82
 
 
 class ModuleError(Exception):
@@ -257,7 +263,7 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
         if u.node is not None:
             for ln in u.lines:
                 unit_of_line.setdefault(ln, []).append(u)
-    while clock.left(0.45) > 0.5:
+    while clock.left(EXPLORE) > 0.5:
         missing_b = {b for b in branches if b not in covered_arcs}
         missing_l = statements - covered_lines
         all_covered = coverage_ok and not missing_b and not missing_l
@@ -302,7 +308,7 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
         behaviours_seen |= kinds
         stale_rounds = 0 if (got or new_kinds) else stale_rounds + 1
         done = len(covered_arcs & branches) / max(1, len(branches)) if branches else 1.0
-        clock.say(0.05 + 0.4 * min(1.0, clock.elapsed() / (0.45 * clock.budget)),
+        clock.say(0.05 + 0.35 * min(1.0, clock.elapsed() / (EXPLORE * clock.budget)),
                   f"exploring: round {rnd}, {len(table)} calls tried, branch coverage {done:.0%}")
     if not any(observe.usable(o) for o in outcomes.values()):
         raise ModuleError("nothing testable: no call of the module's functions or classes returned or raised "
@@ -348,7 +354,7 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
 
     phases["explore"] = round(clock.elapsed() - sum(phases.values()), 2)
     # ---------------------------------------------------------------- 3. mutants
-    clock.say(0.46, "building mutants")
+    clock.say(EXPLORE, "building mutants")
     mutants = module_mutants(module.source, lines=target_lines, limit=opts.max_mutants, seed=opts.seed)
     by_line: dict[int, list[int]] = {}
     for pid in cand_checks:
@@ -398,22 +404,22 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
                     if observe.breaks(cand_checks[pid], o):
                         killed_by.setdefault(m.index, set()).add(pid)
             done = sum(1 for m in mutants if tried[m.index])
-            clock.say(0.46 + 0.34 * min(1.0, clock.elapsed() / (0.8 * clock.budget)),
+            clock.say(EXPLORE + 0.3 * min(1.0, clock.elapsed() / (MUTANTS * clock.budget)),
                       f"mutants: {done}/{len(mutants)} run, {len(killed_by)} killed")
 
     # pass 1: the preselected candidates that reach each mutant's line
-    run_mutants({m.index: reach(m, pre_set, 80) for m in mutants}, list(pre), 0.7)
+    run_mutants({m.index: reach(m, pre_set, 80) for m in mutants}, list(pre), MUTANTS - 0.08)
     # pass 2: survivors meet the other candidates that reach their line
     survivors = [m for m in mutants if m.index not in killed_by]
-    if survivors and clock.left(0.75) > 1.0:
+    if survivors and clock.left(MUTANTS - 0.04) > 1.0:
         rest = set(cand_checks) - pre_set
         assign = {m.index: reach(m, rest, 100) for m in survivors}
         extra_ids = sorted({p for ids in assign.values() for p in ids})
-        run_mutants(assign, extra_ids, 0.78)
+        run_mutants(assign, extra_ids, MUTANTS - 0.02)
     # pass 3: for the survivors left, small changes of the calls that reach their line, tried on
     # the original (with coverage) and then on the mutant they aim at
     rounds = 0
-    while clock.left(0.8) > 1.5 and rounds < 4:
+    while clock.left(MUTANTS) > 1.5 and rounds < 4:
         survivors = [m for m in mutants if m.index not in killed_by and by_line.get(m.line)]
         if not survivors:
             break
@@ -441,7 +447,7 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
             for mi in aim.get(table[pid].steps, []):
                 if m_line_reached(mutants[mi], pid):
                     assign.setdefault(mi, []).append(pid)
-        run_mutants(assign, new_cands, 0.8)
+        run_mutants(assign, new_cands, MUTANTS)
     done_mutants = {m.index for m in mutants if tried[m.index] or not by_line.get(m.line)}
     # a candidate is kept only when a second run in a fresh process agrees on every assertion
     ran_twice = [pid for pid in cand_checks if pid in second]
@@ -455,17 +461,69 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
 
     phases["mutants"] = round(clock.elapsed() - sum(phases.values()), 2)
     # ---------------------------------------------------------------- 4. choose, 5. write + verify
-    clock.say(0.82, "choosing the suite")
-    cands = []
-    for pid in stable:
+    clock.say(MUTANTS, "choosing the suite")
+
+    def candidate(pid: int) -> Candidate:
         p = table[pid]
         a = arcs_of.get(pid, set())
         explicit = _explicit_raise(module, outcomes[pid])
-        cands.append(Candidate(pid=pid, kills=frozenset(kills[pid]), branches=frozenset(a & branches),
-                               lines=frozenset(_arcs_lines(a) & statements),
-                               behaviours=frozenset({_behaviour(p, outcomes[pid])}),
-                               cost=p.size() / 40 + len(cand_checks[pid]) / 4 + (1.5 if explicit is False else 0),
-                               bonus=(0.5 if p.origin == "docstring" else 0.0) + (0.3 if explicit else 0.0)))
+        return Candidate(pid=pid, kills=frozenset(kills[pid]), branches=frozenset(a & branches),
+                         lines=frozenset(_arcs_lines(a) & statements),
+                         behaviours=frozenset({_behaviour(p, outcomes[pid])}),
+                         cost=p.size() / 40 + len(cand_checks[pid]) / 4 + (1.5 if explicit is False else 0),
+                         bonus=(0.5 if p.origin == "docstring" else 0.0) + (0.3 if explicit else 0.0))
+
+    cands = [candidate(pid) for pid in stable]
+
+    def shorten(chosen: list[Candidate]) -> list[Candidate]:
+        """Chosen call sequences with a call left out when the shorter one keeps every kill, branch,
+        line and behaviour that only this test brings (a call at a time, three times, while the
+        budget lasts)."""
+        for _ in range(3):
+            long = [c for c in chosen if len(table[c.pid].steps) >= 3]
+            if not long or clock.left(SHORTEN) < 1.0:
+                return chosen
+            variants: dict[int, list[Probe]] = {}
+            for c in long:
+                steps = table[c.pid].steps
+                variants[c.pid] = [Probe(table[c.pid].unit, steps[:k] + steps[k + 1:], table[c.pid].origin)
+                                   for k in range(1, len(steps)) if steps[k].bind is None]
+            ids = add([v for vs in variants.values() for v in vs])
+            if not ids:
+                return chosen
+            run_batch(ids)
+            ok_ids = [pid for pid in ids if admit(pid)]
+            for pid in ok_ids:
+                t_orig[pid] = (outcomes[pid] or {}).get("t", 0.01)
+            assign: dict[int, list[int]] = {}
+            for c in long:
+                for v in variants[c.pid]:
+                    vid = keys.get(v.steps)
+                    if vid in ok_ids:
+                        for mi in c.kills:
+                            assign.setdefault(mi, []).append(vid)
+            run_mutants(assign, ok_ids, SHORTEN)
+            new_chosen = list(chosen)
+            for k, c in enumerate(chosen):
+                if c.pid not in variants:
+                    continue
+                others = set().union(*(goals(o) for o in new_chosen if o is not new_chosen[k]))
+                own = goals(c) - others  # what only this test brings to the suite
+                best = c
+                for v in variants[c.pid]:
+                    vid = keys.get(v.steps)
+                    if vid not in ok_ids or not observe.stable_pair(outcomes[vid], second.get(vid), names):
+                        continue
+                    kills[vid] = {mi for mi, ps in killed_by.items() if vid in ps}
+                    cv = candidate(vid)
+                    if own <= goals(cv) and (len(v.steps), cv.cost) < (len(table[best.pid].steps), best.cost):
+                        best = cv
+                new_chosen[k] = best
+            if [c.pid for c in new_chosen] == [c.pid for c in chosen]:
+                return chosen
+            chosen = new_chosen
+        return chosen
+
     dropped: set[int] = set()
     cases: list[TestCase] = []
     text = ""
@@ -473,6 +531,8 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
     units = {u.qualname if u.kind != "init" else u.owner: u for u in module.units}
     for attempt in range(4):
         chosen = greedy_suite([c for c in cands if c.pid not in dropped], opts.max_tests)
+        if attempt == 0:
+            chosen = shorten(chosen)
         cases = [TestCase(table[c.pid], outcomes[c.pid], cand_checks[c.pid],
                           comment="from the docstring" if table[c.pid].origin == "docstring" else "")
                  for c in chosen]
@@ -480,7 +540,7 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
         text = render_file(module.name, ctx_names, cases, units, header) if cases else ""
         if not opts.verify or not cases:
             break
-        clock.say(0.85 + 0.04 * attempt, "verifying the suite twice in fresh processes")
+        clock.say(SHORTEN + 0.04 * attempt, "verifying the suite twice in fresh processes")
         bad, verify_note = _verify(runner, module, text)
         if bad is None:
             raise ModuleError(f"could not run the generated suite in the sandbox: {verify_note}")

@@ -85,6 +85,12 @@ def _word_for(src: str) -> str:
             return _snake(node.attr)
         if isinstance(node, ast.Lambda):
             return "lambda"
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            kind = {ast.List: "list", ast.Tuple: "tuple", ast.Set: "set"}[type(node)]
+            n = len(node.elts)
+            return f"empty_{kind}" if not n else f"one_item_{kind}" if n == 1 else f"{n}_items"
+        if isinstance(node, ast.Dict):
+            return "dict"
         if isinstance(node, ast.Name):
             return _snake(node.id)
         return "value"
@@ -353,7 +359,7 @@ def render_test(tc: TestCase, ctx: _Ctx, units: dict) -> str:
             body.append(" " * 4 + call)
         else:
             value_checks = [c for c in by_root.get(("ret", i), []) if c.op != "ok"]
-            if step.bind:
+            if step.bind and (i + 1 < len(steps) or any(c.root == ("var", step.bind) for c in tc.checks)):
                 body.append(f"{step.bind} = {call}")
             elif not value_checks:
                 body.append(call)
@@ -406,8 +412,8 @@ def render_file(module_name: str, module_names: set[str], cases: list[TestCase],
     imports += sorted(i for i in ctx.extra_imports if i.startswith("from "))
     third = ["import pytest"] if ctx.uses_pytest else []
     own = []
-    if ctx.imported:
-        names = sorted(ctx.imported, key=lambda s: (s.lower(), s))
+    if ctx.imported:  # isort's order by type: CONSTANTS, Classes, functions
+        names = sorted(ctx.imported, key=lambda s: (0 if s.isupper() else 1 if s[:1].isupper() else 2, s))
         line = f"from {module_name} import {', '.join(names)}"
         if len(line) > _WIDTH:
             line = f"from {module_name} import (\n" + "".join(f"    {n},\n" for n in names) + ")"
