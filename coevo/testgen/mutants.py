@@ -36,8 +36,14 @@ class ModuleMutant:
     index: int
     code: str
     op: str
-    line: int
+    line: int  # the line of the changed node
     description: str
+    stmt_line: int = 0  # the first line of the statement holding it (what coverage.py records)
+
+    @property
+    def reach_line(self) -> int:
+        """The line a probe must execute for this mutant to matter."""
+        return self.stmt_line or self.line
 
 
 def _main_guard_lines(tree: ast.Module) -> set[int]:
@@ -104,7 +110,7 @@ def _returns_in_long_functions(tree: ast.AST) -> set[int]:
     return ids
 
 
-_Site = tuple  # (node, parent, field, index, op, description, line, apply, top-level statement index)
+_Site = tuple  # (node, parent, field, index, op, description, line, apply, top-level statement, statement line)
 
 
 def _sites(tree: ast.Module, extra: bool) -> list[_Site]:
@@ -123,6 +129,16 @@ def _sites(tree: ast.Module, extra: bool) -> list[_Site]:
     for k, stmt in enumerate(tree.body):
         for n in ast.walk(stmt):
             top[id(n)] = k
+    stmt_line: dict[int, int] = {}
+
+    def mark(node: ast.AST, line: int) -> None:
+        if isinstance(node, ast.stmt):
+            line = node.lineno
+        stmt_line[id(node)] = line
+        for child in ast.iter_child_nodes(node):
+            mark(child, line)
+
+    mark(tree, 0)
     out = []
     for node in ast.walk(tree):
         if id(node) not in parent:
@@ -130,11 +146,12 @@ def _sites(tree: ast.Module, extra: bool) -> list[_Site]:
         p, field, idx = parent[id(node)]
         line = getattr(node, "lineno", 0) or getattr(p, "lineno", 0)
         k = top.get(id(node), -1)
+        sl = stmt_line.get(id(node), 0)
         for op, desc, apply in _base._sites(node, skip, body_ok):
-            out.append((node, p, field, idx, op, desc, line, apply, k))
+            out.append((node, p, field, idx, op, desc, line, apply, k, sl))
         if extra:
             for op, desc, apply in _extra_sites(node, id(node) in long_returns):
-                out.append((node, p, field, idx, op, desc, line, apply, k))
+                out.append((node, p, field, idx, op, desc, line, apply, k, sl))
     return out
 
 
@@ -193,7 +210,7 @@ def _restore(snap: list) -> None:
 
 
 def _mutant_source(splicer: _Splicer, site: _Site) -> str | None:
-    node, parent, field, idx, _, _, _, apply, k = site
+    node, parent, field, idx, _, _, _, apply, k, _ = site
     snap = _snapshot(node)
     holder = getattr(parent, field)
     try:
@@ -245,7 +262,7 @@ def module_mutants(source: str, *, lines: Iterable[int] | None = None, limit: in
         if src is None or src in seen:
             continue
         seen.add(src)
-        out.append(ModuleMutant(len(out), src, site[4], site[6], site[5]))
+        out.append(ModuleMutant(len(out), src, site[4], site[6], site[5], site[9]))
         if limit is not None and len(out) >= limit:
             break
     return out

@@ -368,11 +368,20 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
     t_orig = {pid: (outcomes[pid] or {}).get("t", 0.01) for pid in cand_checks}
 
     def m_line_reached(m, pid: int) -> bool:
-        return not coverage_ok or m.line in _arcs_lines(arcs_of.get(pid, ()))
+        return not coverage_ok or m.reach_line in _arcs_lines(arcs_of.get(pid, ()))
+
+    in_function = set()
+    for u in module.units:
+        if u.node is not None:
+            in_function.update(range(u.node.body[0].lineno, u.end + 1))
 
     def reach(m, pool: set[int], k: int) -> list[int]:
-        ids = [pid for pid in (by_line.get(m.line, []) if coverage_ok else list(cand_checks))
+        """Up to ``k`` probes of ``pool`` that executed the mutant's statement (a statement of the
+        module's top level runs on every import: a spread few of them are enough to try)."""
+        ids = [pid for pid in (by_line.get(m.reach_line, []) if coverage_ok else list(cand_checks))
                if pid in pool and pid not in tried[m.index]]
+        if m.reach_line not in in_function:
+            k = min(k, 16)
         return _spread(ids, k, table) if len(ids) > k else ids
 
     def run_mutants(assign: dict[int, list[int]], originals: list[int], share_end: float) -> None:
@@ -408,26 +417,26 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
                       f"mutants: {done}/{len(mutants)} run, {len(killed_by)} killed")
 
     # pass 1: the preselected candidates that reach each mutant's line
-    run_mutants({m.index: reach(m, pre_set, 80) for m in mutants}, list(pre), MUTANTS - 0.08)
+    run_mutants({m.index: reach(m, pre_set, 40) for m in mutants}, list(pre), MUTANTS - 0.08)
     # pass 2: survivors meet the other candidates that reach their line
     survivors = [m for m in mutants if m.index not in killed_by]
     if survivors and clock.left(MUTANTS - 0.04) > 1.0:
         rest = set(cand_checks) - pre_set
-        assign = {m.index: reach(m, rest, 100) for m in survivors}
+        assign = {m.index: reach(m, rest, 60) for m in survivors}
         extra_ids = sorted({p for ids in assign.values() for p in ids})
         run_mutants(assign, extra_ids, MUTANTS - 0.02)
     # pass 3: for the survivors left, small changes of the calls that reach their line, tried on
     # the original (with coverage) and then on the mutant they aim at
     rounds = 0
     while clock.left(MUTANTS) > 1.5 and rounds < 4:
-        survivors = [m for m in mutants if m.index not in killed_by and by_line.get(m.line)]
+        survivors = [m for m in mutants if m.index not in killed_by and by_line.get(m.reach_line)]
         if not survivors:
             break
         rounds += 1
         aim: dict[tuple, list[int]] = {}
         fresh_probes: list[Probe] = []
         for m in survivors[:60]:
-            seeds = by_line[m.line]
+            seeds = by_line[m.reach_line]
             for _ in range(8):
                 q = gen.mutate(table[gen.rng.choice(seeds)])
                 if q is not None and q.steps not in keys:
@@ -448,7 +457,7 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
                 if m_line_reached(mutants[mi], pid):
                     assign.setdefault(mi, []).append(pid)
         run_mutants(assign, new_cands, MUTANTS)
-    done_mutants = {m.index for m in mutants if tried[m.index] or not by_line.get(m.line)}
+    done_mutants = {m.index for m in mutants if tried[m.index] or not by_line.get(m.reach_line)}
     # a candidate is kept only when a second run in a fresh process agrees on every assertion
     ran_twice = [pid for pid in cand_checks if pid in second]
     stable = [pid for pid in ran_twice if observe.stable_pair(outcomes[pid], second.get(pid), names)]
