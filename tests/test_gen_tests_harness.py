@@ -95,12 +95,13 @@ def test_outcomes_hangs_and_crashes(runner):
 
 def test_inspect_and_load_errors(runner):
     r, module = runner
-    info, why = r.inspect()
+    info, why, docs = r.inspect(doctest_runs=1)
+    assert docs == [{"load": None, "examples": []}]
     assert info is not None and info["load"] is None, why
     assert len(info["statements"]) > 10 and len(info["branches"]) == 4
     broken = SandboxRunner(type(module)(**{**module.__dict__, "source": "raise RuntimeError('nope')\n"}),
                            r.executor)
-    info, _ = broken.inspect()
+    info, _, _ = broken.inspect()
     assert info["load"][0][0] == ["builtins", "RuntimeError"] and info["load"][1] == "nope"
 
 

@@ -66,18 +66,17 @@ class SandboxRunner:
         return [row[0] for row in res]
 
     # ------------------------------------------------------------------ jobs
-    def inspect(self, limit: float = 5.0) -> tuple[dict | None, str]:
-        """The inspection of the original module, or (None, why) when the cell failed."""
-        job = dict(self._base(Variant("original", self.module.source)), op="inspect", limit=limit)
-        cell = self.run_jobs([job])[0]
+    def inspect(self, limit: float = 5.0, doctest_runs: int = 0) -> tuple[dict | None, str, list]:
+        """The inspection of the original module (or None and why, when the cell failed), and
+        ``doctest_runs`` runs of its doctests (in cells of their own, alongside)."""
+        base = self._base(Variant("original", self.module.source))
+        jobs = [dict(base, op="inspect", limit=limit)] + [dict(base, op="doctests", limit=2.0)] * doctest_runs
+        cells = self.run_jobs(jobs)
+        docs = [c.value if c.status == "pass" and isinstance(c.value, dict) else None for c in cells[1:]]
+        cell = cells[0]
         if cell.status != "pass" or not isinstance(cell.value, dict):
-            return None, f"{cell.status}: {cell.error}".strip(": ")
-        return cell.value, ""
-
-    def doctests(self, limit: float = 2.0) -> dict | None:
-        job = dict(self._base(Variant("original", self.module.source)), op="doctests", limit=limit)
-        cell = self.run_jobs([job])[0]
-        return cell.value if cell.status == "pass" and isinstance(cell.value, dict) else None
+            return None, f"{cell.status}: {cell.error}".strip(": "), docs
+        return cell.value, "", docs
 
     def pytest(self, files: dict[str, str], runs: list[tuple[int, bool]], paths: list[str],
                timeout: float = 120.0) -> dict | None:

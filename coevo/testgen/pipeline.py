@@ -157,7 +157,9 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
 
     # ---------------------------------------------------------------- 1. inspect
     clock.say(0.01, "loading the module in the sandbox")
-    info, why = runner.inspect(limit=max(2.0, min(15.0, opts.time_budget / 4)))
+    has_doctests = ">>>" in module.source
+    info, why, docs = runner.inspect(limit=max(2.0, min(15.0, opts.time_budget / 4)),
+                                     doctest_runs=2 if has_doctests else 0)
     if info is None:
         if why.startswith("timeout"):
             raise ModuleError("importing the module did not finish in time (it hangs or takes too long)")
@@ -180,9 +182,7 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
     coverage_ok = "coverage_error" not in info and bool(statements)
     gen = InputGenerator(module, seed=opts.seed, enums=info.get("enums"), fields=info.get("fields"))
 
-    doc_a = runner.doctests()
-    doc_b = runner.doctests() if doc_a and any(not e[6] for e in doc_a.get("examples", [])) else doc_a
-    suspects = doctest_suspects(doc_a, doc_b, file)
+    suspects = doctest_suspects(docs[0], docs[1], file) if len(docs) == 2 else []
 
     phases = {"inspect": round(clock.elapsed(), 2)}
     # ---------------------------------------------------------------- 2. explore
@@ -445,6 +445,7 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
         ids = add(fresh_probes)
         if not ids:
             break
+        before = len(killed_by)
         run_batch(ids)
         new_cands = [pid for pid in ids if admit(pid)]
         for pid in new_cands:
@@ -457,6 +458,8 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
                 if m_line_reached(mutants[mi], pid):
                     assign.setdefault(mi, []).append(pid)
         run_mutants(assign, new_cands, MUTANTS)
+        if len(killed_by) == before:
+            break  # what is left is most likely equivalent to the code: stop chasing it
     done_mutants = {m.index for m in mutants if tried[m.index] or not by_line.get(m.reach_line)}
     # a candidate is kept only when a second run in a fresh process agrees on every assertion
     ran_twice = [pid for pid in cand_checks if pid in second]
