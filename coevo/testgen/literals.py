@@ -98,10 +98,13 @@ def has_float(v, depth: int = 0) -> bool:
     return False
 
 
-def pretty(text: str, indent: int, width: int = 100) -> str:
-    """``text`` (one literal) wrapped over several lines when it would pass ``width`` columns at
-    ``indent``: one element per line for lists, tuples, dicts and sets (recursively)."""
-    if indent + len(text) <= width:
+def pretty(text: str, indent: int, width: int = 100, column: int | None = None) -> str:
+    """``text`` (one literal) wrapped over several lines when, starting at ``column`` (default
+    ``indent``), it would pass ``width`` columns: one element per line for lists, tuples, dicts
+    and sets (recursively), short scalars packed several to a line; continuation lines are
+    indented from ``indent`` (the statement's indentation), as black does."""
+    column = indent if column is None else column
+    if column + len(text) <= width:
         return text
     import ast
 
@@ -109,19 +112,31 @@ def pretty(text: str, indent: int, width: int = 100) -> str:
         node = ast.parse(text, mode="eval").body
     except (SyntaxError, ValueError, RecursionError):
         return text
-    return _wrap(node, text, indent, width)
+    return _wrap(node, text, indent, width, column)
 
 
-def _wrap(node, text: str, indent: int, width: int) -> str:
+def _wrap(node, text: str, indent: int, width: int, column: int | None = None) -> str:
     import ast
 
     src = ast.get_source_segment(text, node) or ast.unparse(node)
-    if indent + len(src) <= width:
+    if (indent if column is None else column) + len(src) <= width:
         return src
     pad = " " * (indent + 4)
     if isinstance(node, (ast.List, ast.Tuple, ast.Set)) and node.elts:
         open_, close = {ast.List: "[]", ast.Tuple: "()", ast.Set: "{}"}[type(node)]
         parts = [_wrap(e, text, indent + 4, width) for e in node.elts]
+        if all(isinstance(e, (ast.Constant, ast.UnaryOp)) and "\n" not in p and len(p) <= 12
+               for e, p in zip(node.elts, parts)):
+            lines, cur = [], ""
+            for p in parts:  # short scalars: as many to a line as fit
+                piece = p + ","
+                if cur and len(pad) + len(cur) + 1 + len(piece) > width:
+                    lines.append(cur)
+                    cur = piece
+                else:
+                    cur = f"{cur} {piece}" if cur else piece
+            lines.append(cur)
+            return open_ + "\n" + "".join(f"{pad}{ln}\n" for ln in lines) + " " * indent + close
         return open_ + "\n" + "".join(f"{pad}{p},\n" for p in parts) + " " * indent + close
     if isinstance(node, ast.Dict) and node.keys and all(k is not None for k in node.keys):
         parts = [f"{ast.get_source_segment(text, k) or ast.unparse(k)}: {_wrap(v, text, indent + 4, width)}"

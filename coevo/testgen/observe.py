@@ -239,7 +239,7 @@ def checks(outcome: dict, ctx: Names | None = None) -> list[Check]:
             built[i] = s[1][1]
     for var in sorted(outcome.get("state", {})):
         d = outcome["state"][var]
-        if isinstance(d, list) and d and d[0] == "obj":
+        if isinstance(d, list) and d and d[0] in ("obj", "repr"):
             state_checks = _value_checks(("var", var), (), d, 0, ctx)
             if len(steps) > 1 and built:
                 # after calls on the object, assert what they changed (its initial state has a test

@@ -171,6 +171,7 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
         if name == "TimeoutError" and "did not finish" in msg:
             raise ModuleError("importing the module did not finish in time (it hangs or takes too long)")
         raise ModuleError(f"importing the module fails{where}: {name}: {msg}".rstrip(": "))
+    defined_names = set(ctx_names)
     ctx_names |= set(info.get("callables", []))
     names = observe.Names(module.name, ctx_names)
     target_lines = module.target_lines()
@@ -482,7 +483,8 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
         return Candidate(pid=pid, kills=frozenset(kills[pid]), branches=frozenset(a & branches),
                          lines=frozenset(_arcs_lines(a) & statements),
                          behaviours=frozenset({_behaviour(p, outcomes[pid])}),
-                         cost=p.size() / 40 + len(cand_checks[pid]) / 4 + (1.5 if explicit is False else 0),
+                         cost=p.size() / 40 + len(cand_checks[pid]) / 4 + (1.5 if explicit is False else 0)
+                         + sum(len(repr(c.value)) for c in cand_checks[pid]) / 200,  # long literals read badly
                          bonus=(0.5 if p.origin == "docstring" else 0.0) + (0.3 if explicit else 0.0))
 
     cands = [candidate(pid) for pid in stable]
@@ -549,7 +551,7 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
                           comment="from the docstring" if table[c.pid].origin == "docstring" else "")
                  for c in chosen]
         header = _header(module, header_extra)
-        text = render_file(module.name, ctx_names, cases, units, header) if cases else ""
+        text = render_file(module.name, ctx_names, cases, units, header, defined_names) if cases else ""
         if not opts.verify or not cases:
             break
         clock.say(SHORTEN + 0.04 * attempt, "verifying the suite twice in fresh processes")

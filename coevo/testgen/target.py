@@ -255,8 +255,8 @@ def analyze(path: Path, *, selected: str | None = None, private: bool = False) -
                 functions.append(u)
         elif isinstance(node, ast.ClassDef):
             c = _class_info(node)
-            if c is not None and not (c.style == "exception" and not c.methods):
-                classes.append(c)  # a bare exception class is tested where it is raised
+            if c is not None and not (c.style == "exception" and not c.methods) and c.style != "enum":
+                classes.append(c)  # bare exception classes are tested where raised, enum members are values
     if not private:
         pub_f = [f for f in functions if not f.name.startswith("_")]
         pub_c = [c for c in classes if not c.name.startswith("_")]

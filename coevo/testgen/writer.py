@@ -30,6 +30,11 @@ __all__ = ["TestCase", "render_file", "test_name", "clash_names"]
 
 _WIDTH = 100
 _FILE_NAMES = frozenset({"pytest", "math", "re", "datetime", "result", "capsys"})
+# names written in values (reprs, arguments) that come from the standard library
+_STDLIB_NAMES = {"datetime": "import datetime", "Decimal": "from decimal import Decimal",
+                 "Fraction": "from fractions import Fraction", "OrderedDict": "from collections import OrderedDict",
+                 "deque": "from collections import deque", "Counter": "from collections import Counter",
+                 "defaultdict": "from collections import defaultdict"}
 _REGEX_SPECIAL = re.compile(r"([.^$*+?{}\[\]\\|()])")
 
 
@@ -216,8 +221,10 @@ def _unit_words(probe: Probe) -> str:
 # ----------------------------------------------------------------------------- rendering
 
 class _Ctx:
-    def __init__(self, module_name: str, alias: str, clash: set[str], module_names: set[str]):
+    def __init__(self, module_name: str, alias: str, clash: set[str], module_names: set[str],
+                 defined: set[str] | None = None):
         self.module_name = module_name
+        self.defined = module_names if defined is None else defined  # names the module itself defines
         self.alias = alias
         self.clash = clash
         self.module_names = module_names
@@ -235,16 +242,14 @@ class _Ctx:
             return text
         changed = False
         for node in ast.walk(tree):
-            if isinstance(node, ast.Name) and node.id in self.module_names:
+            if isinstance(node, ast.Name) and node.id in _STDLIB_NAMES and node.id not in self.defined:
+                self.extra_imports.add(_STDLIB_NAMES[node.id])
+            elif isinstance(node, ast.Name) and node.id in self.module_names:
                 if node.id in self.clash:
                     changed = True
                 else:
                     self.imported.add(node.id)
-            elif isinstance(node, ast.Name) and node.id == "datetime":
-                self.extra_imports.add("import datetime")
-            elif isinstance(node, ast.Name) and node.id in ("Decimal", "Fraction", "deque", "OrderedDict"):
-                mod = {"Decimal": "decimal", "Fraction": "fractions"}.get(node.id, "collections")
-                self.extra_imports.add(f"from {mod} import {node.id}")
+
         if not changed:
             return text
         self.alias_used = True
@@ -299,11 +304,12 @@ def _assert_line(expr: str, c: Check, ctx: _Ctx, indent: int) -> str:
     for imp in imports_for(c.value):
         ctx.extra_imports.add(imp)
     lit = literal(c.value)
+    # continuation lines are indented from the statement (its own indentation is added later)
     if c.op == "approx":
         ctx.uses_pytest = True
-        lit = pretty(lit, indent + len(head) + len("pytest.approx("), _WIDTH)
+        lit = pretty(lit, 0, _WIDTH - indent, column=len(head) + len("pytest.approx("))
         return f"{head}pytest.approx({lit})"
-    return head + pretty(lit, indent + len(head), _WIDTH)
+    return head + pretty(lit, 0, _WIDTH - indent, column=len(head))
 
 
 def _call_src(step: Step, ctx: _Ctx, arg_vars: dict[int, str]) -> str:
@@ -348,7 +354,7 @@ def render_test(tc: TestCase, ctx: _Ctx, units: dict) -> str:
                 taken.add(name)
                 arg_vars[j] = name
                 head = f"{name} = "
-                body.append(head + pretty(ctx.src(step.args[j]), ind + len(head), _WIDTH))
+                body.append(head + pretty(ctx.src(step.args[j]), 0, _WIDTH - ind, column=len(head)))
         call = _call_src(step, ctx, arg_vars)
         raise_checks = by_root.get(("raise", i), [])
         if raise_checks:
@@ -365,6 +371,8 @@ def render_test(tc: TestCase, ctx: _Ctx, units: dict) -> str:
                 body.append(call)
             elif len(value_checks) == 1 and not value_checks[0].path:
                 body.append(_assert_line(call, value_checks[0], ctx, ind))
+            elif len(value_checks) == 1 and value_checks[0].path in ((("list",),), (("len",),), (("str",),)):
+                body.append(_assert_line(_access(call, value_checks[0].path, ctx), value_checks[0], ctx, ind))
             else:
                 n_results += 1
                 var = "result" if n_results == 1 else f"result_{n_results}"
@@ -392,13 +400,15 @@ def render_test(tc: TestCase, ctx: _Ctx, units: dict) -> str:
 
 
 def render_file(module_name: str, module_names: set[str], cases: list[TestCase], units: dict,
-                header: str) -> str:
-    """The whole test module: docstring, imports, tests (names made unique)."""
+                header: str, defined: set[str] | None = None) -> str:
+    """The whole test module: docstring, imports, tests (names made unique). ``module_names``:
+    every name the module has at its top level; ``defined``: those it defines itself (the rest,
+    e.g. ``OrderedDict``, are imported from where they come from)."""
     clash = clash_names(module_names)
     parent, _, leaf = module_name.rpartition(".")
     alias = leaf if leaf not in module_names and leaf.isidentifier() and not keyword.iskeyword(leaf) \
         and leaf not in _FILE_NAMES else "module_under_test"
-    ctx = _Ctx(module_name, alias, clash, module_names)
+    ctx = _Ctx(module_name, alias, clash, module_names, defined)
     used: dict[str, int] = {}
     tests = []
     for tc in cases:
