@@ -94,11 +94,12 @@ def run_path_mode(args) -> int:
     scope = [] if "::" in args.path else [str(Path(raw).resolve())]
 
     from coevo.testgen.pipeline import ModuleError, Options, generate_suite
-    from coevo.testgen.sources import sandbox_roots
+    from coevo.testgen.sources import dependency_paths, sandbox_roots
     from matrix.engine import ExecConfig, Executor
 
     mapping, temps = sandbox_roots(modules)
     roots = sorted({str(r) for r in mapping.values()})
+    roots += [p for p in dependency_paths() if p not in roots]
     workers = args.workers or None
     kw = {"workers": workers} if workers else {}
     cell_timeout = max(10.0, min(30.0, args.time_budget / 2))

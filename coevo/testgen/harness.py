@@ -45,6 +45,23 @@ class _CvOutputCap(BaseException):
     pass
 
 
+class _CvStdin(BaseException):
+    """The code read stdin: under pytest that raises, so no test can be written from it."""
+
+
+class _CvNoStdin:
+    def _refuse(self, *args, **kwargs):
+        raise _CvStdin()
+
+    read = readline = readlines = __iter__ = __next__ = fileno = _refuse
+
+    def isatty(self):
+        return False
+
+    def close(self):
+        pass
+
+
 def _cv_on_alarm(signum, frame):
     raise _CvTimeout()
 
@@ -322,6 +339,8 @@ def _cv_step(mod, env, local, step):
             desc = ["bound", _cv_desc(value, mod)] if bind else _cv_desc(value, mod)
     except (_CvTimeout, _CvOutputCap, KeyboardInterrupt):
         raise
+    except _CvStdin:
+        return ["stdin"]
     except MemoryError:
         return ["memory"]
     except RecursionError:
@@ -345,6 +364,7 @@ def _cv_probe(steps, limit):
     state = {}
     import time
     t0 = time.perf_counter()
+    _cv_sys.stdin = _CvNoStdin()
     _cv_arm(limit)
     try:
         try:
@@ -359,7 +379,7 @@ def _cv_probe(steps, limit):
         env = mod.__dict__
         for k, step in enumerate(steps):
             outs.append(_cv_step(mod, env, local, step))
-            if outs[-1][0] in ("memory", "recursion", "badarg"):
+            if outs[-1][0] in ("memory", "recursion", "badarg", "stdin"):
                 break
             if step[4] and outs[-1][0] == "raise" and k + 1 < len(steps):
                 outs.append(["badarg", "the object was not built"])  # nothing to call the rest on
@@ -493,12 +513,16 @@ def _cv_doctests(job):
 
         def report_unexpected_exception(self, out_, test, example, exc_info):
             exc = exc_info[1]
+            if isinstance(exc, (NameError, ImportError)):  # the example needs what is not in scope
+                return
             out.append([test.name, (test.lineno or 0) + example.lineno + 1, example.source, example.want,
                         "", [_cv_path(type(exc)), str(exc)[:500]], False])
 
     finder = doctest.DocTestFinder(recurse=True, exclude_empty=True)
+    globs = dict(mod.__dict__)
+    globs.setdefault(mod.__name__.rpartition(".")[2], mod)  # examples often call module.f(...)
     try:
-        tests = finder.find(mod, mod.__name__, globs=dict(mod.__dict__))
+        tests = finder.find(mod, mod.__name__, globs=globs)
     except BaseException as exc:
         if isinstance(exc, (_CvTimeout, KeyboardInterrupt)):
             raise

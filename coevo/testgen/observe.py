@@ -31,7 +31,7 @@ __all__ = ["Check", "Names", "usable", "checks", "passes", "breaks", "stable_pai
            "asserts_message"]
 
 ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
-_BAD_STEPS = ("timeout", "memory", "recursion", "output", "badarg")
+_BAD_STEPS = ("timeout", "memory", "recursion", "output", "badarg", "stdin")
 _MAX_ATTRS = 8
 _MAX_ITEMS = 6
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from matrix.errors import InputError
 
-__all__ = ["sandbox_roots", "MAX_BYTES"]
+__all__ = ["sandbox_roots", "dependency_paths", "MAX_BYTES"]
 
 MAX_BYTES = 64 << 20
 _SKIP = shutil.ignore_patterns("__pycache__", ".git", ".hg", ".tox", ".venv", "venv", "node_modules", "*.pyc")
@@ -98,3 +98,31 @@ def sandbox_roots(modules: list) -> tuple[dict[Path, Path], list[str]]:
         m.run_root = mapping[root]
         m.run_path = mapping[root] / Path(m.path).relative_to(root) if mapping[root] != root else Path(m.path)
     return mapping, temps
+
+
+def dependency_paths() -> list[str]:
+    """Directories of installed dependencies the sandbox would not see by itself: the user
+    site-packages (the sandbox's interpreter runs with ``-s``) and ``PYTHONPATH`` entries, when
+    they are on this interpreter's ``sys.path``. The interpreter's own prefixes (its
+    site-packages, a virtual environment) are always visible, read-only."""
+    import site
+    import sys
+
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    wanted = []
+    try:
+        wanted.append(site.getusersitepackages())
+    except Exception:
+        pass
+    wanted += [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    out = []
+    for p in wanted:
+        real = os.path.realpath(p)
+        if not (os.path.isabs(p) and os.path.isdir(real)) or real in out or real == "/":
+            continue
+        if p not in sys.path and real not in {os.path.realpath(x) for x in sys.path if x}:
+            continue
+        if any(real == pre or real.startswith(pre + "/") for pre in prefixes):
+            continue
+        out.append(real)
+    return out
