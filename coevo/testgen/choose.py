@@ -42,24 +42,30 @@ def _gain(c: Candidate, covered: set) -> float:
 
 def greedy_suite(cands: list[Candidate], max_tests: int | None = None) -> list[Candidate]:
     """Candidates in the order chosen; each adds a kill, a branch, a line or a behaviour that the
-    earlier ones lack, and none is redundant with the rest at the end."""
+    earlier ones lack, and none is redundant with the rest at the end. Lazy greedy: a gain only
+    shrinks as the suite grows, so a candidate whose recomputed gain still tops the queue is the
+    best one."""
+    import heapq
+
     covered: set = set()
     chosen: list[Candidate] = []
-    left = list(cands)
-    while left and (max_tests is None or len(chosen) < max_tests):
-        best, best_key = None, None
-        for c in left:
-            g = _gain(c, covered)
-            if g <= 0:
-                continue
-            key = (g + c.bonus, -c.cost, -c.pid)
-            if best_key is None or key > best_key:
-                best, best_key = c, key
-        if best is None:
-            break
-        chosen.append(best)
-        covered |= goals(best)
-        left = [c for c in left if c is not best and _gain(c, covered) > 0]
+    heap = []
+    for c in cands:
+        g = _gain(c, covered)
+        if g > 0:
+            heap.append((-(g + c.bonus), c.cost, c.pid, id(c), c))
+    heapq.heapify(heap)
+    while heap and (max_tests is None or len(chosen) < max_tests):
+        _, cost, npid, cid, c = heapq.heappop(heap)
+        g = _gain(c, covered)
+        if g <= 0:
+            continue
+        key = (-(g + c.bonus), cost, npid, cid)
+        if heap and key > heap[0][:4]:
+            heapq.heappush(heap, (*key, c))
+            continue
+        chosen.append(c)
+        covered |= goals(c)
     # drop a test whose goals the others all reach (latest first: early picks are the broad ones)
     for c in list(reversed(chosen)):
         others: set = set()

@@ -108,6 +108,7 @@ def _cv_variant(v):
     """Make ``v`` (``{"key", "source", "patch"}``) the variant that :func:`_cv_load` loads."""
     _CV_STATE["variant"] = v
     _CV_STATE["code"] = None
+    _CV_STATE["snapshot"] = None
 
 
 def _cv_code():
@@ -118,13 +119,23 @@ def _cv_code():
     return _CV_STATE["code"]
 
 
-def _cv_load():
-    """A fresh module object for the current variant (parent package imported first)."""
+def _cv_load(fresh=False):
+    """The current variant's module as just imported: executed once per variant and cell, then
+    its globals restored before every probe (rebinding undone, top-level lists, dicts and sets
+    copied afresh); ``fresh`` executes it again (parent package imported first)."""
     import importlib
     import importlib.util
     job = __coevo_job__
     v = _CV_STATE.get("variant") or job
     name = job["name"]
+    snap = _CV_STATE.get("snapshot")
+    if snap is not None and not fresh:
+        mod, saved = snap
+        d = mod.__dict__
+        d.clear()
+        d.update({k: (type(x)(x) if type(x) in (list, dict, set) else x) for k, x in saved.items()})
+        _cv_sys.modules[name] = mod
+        return mod
     if "." in name:
         importlib.import_module(name.rpartition(".")[0])
     spec = importlib.util.spec_from_file_location(name, job["file"])
@@ -136,6 +147,8 @@ def _cv_load():
     if v.get("patch"):
         exec(compile(v["patch"], "<implementation>", "exec", dont_inherit=True), mod.__dict__)
     _CV_STATE["mod"] = mod
+    saved = {k: (type(x)(x) if type(x) in (list, dict, set) else x) for k, x in mod.__dict__.items()}
+    _CV_STATE["snapshot"] = (mod, saved)
     return mod
 
 

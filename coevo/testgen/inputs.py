@@ -469,40 +469,46 @@ class InputGenerator:
         return _dedupe(out)[: max(n, 4 * len(methods) + 8)]
 
     # ------------------------------------------------------------------ hypothesis
-    def hypothesis(self, unit: Unit, n: int = 10, salt: int = 0) -> list[Probe]:
-        """``n`` calls drawn by hypothesis from strategies built on the specs."""
+    def hypothesis(self, units: list[Unit], n: int = 10, salt: int = 0) -> list[Probe]:
+        """``n`` calls of each unit drawn by hypothesis from strategies built on the specs (one
+        hypothesis run for all the units: its set-up is the expensive part)."""
         from hypothesis import HealthCheck, Phase, given, settings
         from hypothesis import seed as hseed
         from hypothesis import strategies as st
 
-        specs = [(p, s) for p, s in self.specs(unit) if p.kind not in ("star", "starstar")]
-        if not specs:
+        plan = []
+        for unit in units:
+            specs = [(p, s) for p, s in self.specs(unit) if p.kind not in ("star", "starstar")]
+            if specs:
+                consts = self._consts(unit)
+                plan.append((unit, specs, st.tuples(*[
+                    st.one_of(st.none(), _strategy(s, consts, self)) if not p.required else _strategy(s, consts, self)
+                    for p, s in specs])))
+        if not plan:
             return []
-        consts = self._consts(unit)
-        strat = st.tuples(*[st.one_of(st.none(), _strategy(s, consts, self)) if not p.required
-                            else _strategy(s, consts, self) for p, s in specs])
-        found: list[dict[str, str]] = []
+        found: list[list[dict[str, str]]] = [[] for _ in plan]
 
-        @hseed(self.seed + 7919 * salt + sum(map(ord, unit.qualname)))
-        @settings(max_examples=n * 3, deadline=None, database=None, phases=[Phase.generate],
+        @hseed(self.seed + 7919 * salt)
+        @settings(max_examples=n * 2, deadline=None, database=None, phases=[Phase.generate],
                   suppress_health_check=list(HealthCheck), report_multiple_bugs=False)
-        @given(strat)
-        def collect(values):
-            if len(found) >= n:
-                return
-            ch = {}
-            for (p, _), v in zip(specs, values):
-                if v is not None:
-                    ch[p.name] = v
-                elif p.required:
-                    ch[p.name] = "None"
-            found.append(ch)
+        @given(st.tuples(*[strat for _, _, strat in plan]))
+        def collect(all_values):
+            for k, ((_, specs, _), values) in enumerate(zip(plan, all_values)):
+                if len(found[k]) >= n:
+                    continue
+                ch = {}
+                for (p, _), v in zip(specs, values):
+                    if v is not None:
+                        ch[p.name] = v
+                    elif p.required:
+                        ch[p.name] = "None"
+                found[k].append(ch)
 
         try:
             collect()
         except Exception:  # an odd spec: keep what was drawn
             pass
-        return _dedupe([self.probe(unit, ch, "hypothesis") for ch in found])
+        return _dedupe([self.probe(unit, ch, "hypothesis") for (unit, _, _), chs in zip(plan, found) for ch in chs])
 
     # ------------------------------------------------------------------ docstrings
     def docstring_probes(self) -> list[Probe]:

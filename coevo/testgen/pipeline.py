@@ -25,6 +25,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import zip_longest
 
 from coevo.testgen import observe
 from coevo.testgen.choose import Candidate, goals, greedy_suite
@@ -219,9 +220,11 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
         seeds += gen.initial(u)
     for c in module.classes:
         seeds += gen.sequences(c.name)
-    for u in module.units:
-        if u.kind != "property":
-            seeds += gen.hypothesis(u, n=6)
+    seeds += gen.hypothesis([u for u in module.units if u.kind != "property"], n=6)
+    by_unit: dict[str, list[Probe]] = {}
+    for p in seeds:
+        by_unit.setdefault(p.unit, []).append(p)
+    seeds = [p for group in zip_longest(*by_unit.values()) for p in group if p is not None]  # units in turn
     first_ids = add(seeds)
 
     outcomes: dict[int, dict] = {}
@@ -231,10 +234,24 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
     corpus: list[int] = []
     limit = opts.probe_limit
 
-    def run_batch(ids: list[int]) -> list[int]:
-        """Run probes on the original with coverage; returns those that reached something new."""
-        if not ids:
-            return []
+    hung: dict[str, int] = {}  # unit -> probes that hit the time limit
+
+    def run_batch(ids: list[int], share: float | None = None) -> list[int]:
+        """Run probes on the original with coverage, in slices of a few hundred (with ``share``,
+        later slices only while that share of the budget lasts; probes of a unit that keeps
+        hanging are left out); returns those that reached something new."""
+        new = []
+        pos = 0
+        while pos < len(ids):
+            if pos and share is not None and clock.left(share) < 0.5:
+                break
+            part = [pid for pid in ids[pos:pos + 120] if hung.get(table[pid].unit, 0) < 3]
+            pos += 120
+            if part:
+                new += _run_slice(part)
+        return new
+
+    def _run_slice(ids: list[int]) -> list[int]:
         n_cells = max(1, math.ceil(len(ids) / opts.batch))
         batches = [ids[k::n_cells] for k in range(n_cells)]
         res, arcs = runner.probes(Variant("original", module.source), table, batches, cov=coverage_ok, limit=limit)
@@ -242,6 +259,8 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
         for pid in ids:
             o = res.get(pid)
             outcomes[pid] = o
+            if isinstance(o, dict) and (o.get("crash") or any(st[0] == "timeout" for st in o.get("steps", []))):
+                hung[table[pid].unit] = hung.get(table[pid].unit, 0) + 1
             a = set(arcs.get(pid, []))
             arcs_of[pid] = a
             if not observe.usable(o):
@@ -255,7 +274,7 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
         return new
 
     clock.say(0.05, f"exploring: {len(first_ids)} candidate calls")
-    corpus += run_batch(first_ids)
+    corpus += run_batch(first_ids, EXPLORE)
     behaviours_seen = {_behaviour(table[p], outcomes[p]) for p in first_ids if observe.usable(outcomes.get(p))}
     stale_rounds = 0
     rnd = 0
@@ -295,14 +314,14 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
                 continue
             if u in targets:
                 fresh += [gen.probe(u, gen._random_choice(u), "random") for _ in range(6)]
-                fresh += gen.hypothesis(u, n=6, salt=rnd)
             elif gen.rng.random() < 0.5:
                 fresh.append(gen.probe(u, gen._random_choice(u), "random"))
+        fresh += gen.hypothesis([u for u in targets if u.kind != "property"], n=6, salt=rnd)
         for c in module.classes:
             if c.name in target_names or any(m.qualname in target_names for m in c.methods):
                 fresh += gen.sequences(c.name, n=8)
-        ids = add(fresh)
-        got = run_batch(ids)
+        ids = add([p for p in fresh if hung.get(p.unit, 0) < 3])
+        got = run_batch(ids, EXPLORE)
         corpus += got
         kinds = {_behaviour(table[p], outcomes[p]) for p in ids if observe.usable(outcomes.get(p))}
         new_kinds = kinds - behaviours_seen
@@ -379,9 +398,10 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
     def reach(m, pool: set[int], k: int) -> list[int]:
         """Up to ``k`` probes of ``pool`` that executed the mutant's statement (a statement of the
         module's top level runs on every import: a spread few of them are enough to try)."""
-        ids = [pid for pid in (by_line.get(m.reach_line, []) if coverage_ok else list(cand_checks))
+        top_level = m.reach_line not in in_function
+        ids = [pid for pid in (by_line.get(m.reach_line, []) if coverage_ok and not top_level else list(cand_checks))
                if pid in pool and pid not in tried[m.index]]
-        if m.reach_line not in in_function:
+        if top_level:  # runs on every import (the module is loaded once per cell: coverage sees it once)
             k = min(k, 16)
         return _spread(ids, k, table) if len(ids) > k else ids
 
@@ -430,7 +450,8 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
     # the original (with coverage) and then on the mutant they aim at
     rounds = 0
     while clock.left(MUTANTS) > 1.5 and rounds < 4:
-        survivors = [m for m in mutants if m.index not in killed_by and by_line.get(m.reach_line)]
+        survivors = [m for m in mutants if m.index not in killed_by and by_line.get(m.reach_line)
+                     and m.reach_line in in_function]
         if not survivors:
             break
         rounds += 1
@@ -461,7 +482,8 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
         run_mutants(assign, new_cands, MUTANTS)
         if len(killed_by) == before:
             break  # what is left is most likely equivalent to the code: stop chasing it
-    done_mutants = {m.index for m in mutants if tried[m.index] or not by_line.get(m.reach_line)}
+    done_mutants = {m.index for m in mutants if tried[m.index] or
+                    (not by_line.get(m.reach_line) and m.reach_line in in_function)}
     # a candidate is kept only when a second run in a fresh process agrees on every assertion
     ran_twice = [pid for pid in cand_checks if pid in second]
     stable = [pid for pid in ran_twice if observe.stable_pair(outcomes[pid], second.get(pid), names)]
@@ -580,7 +602,8 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
             first = tc.probe.steps[0].source()
             dropped.update(c.pid for c in cands if table[c.pid].unit == tc.probe.unit
                            and table[c.pid].steps[0].source() == first)
-        regreedy = attempt < 2  # later rounds only remove, so that the suite converges
+        # later rounds (or any past the budget) only remove, so that the suite converges
+        regreedy = attempt < 2 and clock.left(1.0) > 3.0
     else:
         raise ModuleError("the generated suite kept failing in verification")
     if failed_total:
@@ -600,7 +623,7 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
         "file": file,
         "target": module.selected,
         "tests_kept": len(cases),
-        "tests_tried": len(table),
+        "tests_tried": len(outcomes),
         "mutation_score": round(len(killed) / len(evaluated), 4) if evaluated else None,
         "mutants": {"total": len(mutants), "run": len(evaluated), "killed": len(killed)},
         "line_coverage": round(len(suite_lines) / len(statements), 4) if statements and coverage_ok else None,
