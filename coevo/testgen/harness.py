@@ -500,6 +500,9 @@ def _cv_inspect(job):
                     out["fields"][k] = [f.name for f in dataclasses.fields(v) if f.init]
             if callable(v) and not k.startswith("__"):
                 out["callables"].append(k)
+        out["data"] = [k for k, v in vars(mod).items() if not k.startswith("_") and not callable(v)
+                       and type(v) in (list, tuple, dict, set, frozenset, str, int, float, bool, bytes)
+                       and _cv_is_plain(v, [300]) and len(repr(v)) <= 10000]
     return out
 
 

@@ -41,6 +41,7 @@ __all__ = ["Options", "ModuleResult", "ModuleError", "generate_suite"]
 
 # shares of the time budget at which the phases end (verification takes what is left)
 EXPLORE, MUTANTS, SHORTEN = 0.4, 0.72, 0.82
+DATA_UNIT = "<module data>"  # the unit of the probes that read the module's public data
 
 
 class ModuleError(Exception):
@@ -221,6 +222,11 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
     for c in module.classes:
         seeds += gen.sequences(c.name)
     seeds += gen.hypothesis([u for u in module.units if u.kind != "property"], n=6)
+    # the module's public data as built by its import (tables, constants): a test each, kept when
+    # it catches a change the calls do not
+    data_probes = [Probe(DATA_UNIT, (Step("attr", name),), "constant") for name in info.get("data", [])
+                   if name.isidentifier() and name not in ("__all__",)]
+    seeds += data_probes
     by_unit: dict[str, list[Probe]] = {}
     for p in seeds:
         by_unit.setdefault(p.unit, []).append(p)
@@ -403,6 +409,9 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
                if pid in pool and pid not in tried[m.index]]
         if top_level:  # runs on every import (the module is loaded once per cell: coverage sees it once)
             k = min(k, 16)
+            data = [pid for pid in ids if table[pid].unit == DATA_UNIT]
+            rest = [pid for pid in ids if table[pid].unit != DATA_UNIT]
+            return data + (_spread(rest, k, table) if len(rest) > k else rest)
         return _spread(ids, k, table) if len(ids) > k else ids
 
     def run_mutants(assign: dict[int, list[int]], originals: list[int], share_end: float) -> None:

@@ -190,6 +190,8 @@ def test_name(tc: TestCase, unit_words: str) -> str:
     if len(calls) >= 2:
         names = [s.callee.rpartition(".")[2] for s in calls]
         words.append("_then_".join(dict.fromkeys(names)) if len(set(names)) > 1 else f"{names[0]}_twice")
+    elif len(steps) == 1 and steps[0].kind == "attr" and "." not in steps[0].callee:
+        return "test_" + _snake(steps[0].callee) + "_value"  # a module's public data
     else:
         target = calls[0] if calls else steps[0]
         if calls and steps[0].bind is not None and len(steps) == 2:
