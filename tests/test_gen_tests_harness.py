@@ -93,6 +93,17 @@ def test_outcomes_hangs_and_crashes(runner):
     assert (sign_line + 1, sign_line + 2) in arcs[5] and (sign_line + 1, sign_line + 3) not in arcs[5]
 
 
+def test_coverage_of_one_probe_is_its_own(runner):
+    """Coverage contexts are looked up exactly: probe 1 is not probe 10 or 21."""
+    r, module = runner
+    table = {pid: Probe("sign", (call("sign", str(-pid)),)) for pid in range(30)}
+    table[1] = Probe("sign", (call("sign", "1"),))
+    _, arcs = r.probes(Variant("original", module.source), table, [list(table)], cov=True, limit=0.3)
+    line = SOURCE.splitlines().index("def sign(x):") + 1
+    assert (line + 1, line + 3) in arcs[1] and (line + 1, line + 2) not in arcs[1]
+    assert (line + 1, line + 2) in arcs[10] and (line + 1, line + 3) not in arcs[10]
+
+
 def test_inspect_and_load_errors(runner):
     r, module = runner
     info, why, docs = r.inspect(doctest_runs=1)

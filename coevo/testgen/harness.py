@@ -441,7 +441,7 @@ def _cv_probes(job):
             for pid in v["ids"]:
                 if pid not in out:
                     continue
-                data.set_query_contexts([str(pid)])
+                data.set_query_contexts([f"^{pid}$"])  # patterns: "1" alone would match "10", "21"
                 a[pid] = sorted(data.arcs(job["file"]) or [])
     return {"results": results, "arcs": arcs}
 

@@ -149,405 +149,443 @@ def _explicit_raise(module: ModuleInfo, outcome: dict) -> bool | None:
 def generate_suite(module: ModuleInfo, executor, *, options: Options | None = None, long_executor=None,
                    progress: Callable[[float, str], None] | None = None, header_extra: str = "") -> ModuleResult:
     """The suite for one module (raises :class:`ModuleError` when the module cannot be tested)."""
-    opts = options or Options()
-    clock = _Clock(opts.time_budget, progress)
-    runner = SandboxRunner(module, executor, long_executor=long_executor)
-    file = str(module.path)
-    ctx_names = {n.name for n in module.tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
-    ctx_names |= {t.id for n in module.tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))
-                  for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+    return _SuiteBuilder(module, executor, options or Options(), long_executor, progress, header_extra).run()
 
-    # ---------------------------------------------------------------- 1. inspect
-    clock.say(0.01, "loading the module in the sandbox")
-    has_doctests = ">>>" in module.source
-    info, why, docs = runner.inspect(limit=max(2.0, min(15.0, opts.time_budget / 4)),
-                                     doctest_runs=2 if has_doctests else 0)
-    if info is None:
-        if why.startswith("timeout"):
-            raise ModuleError("importing the module did not finish in time (it hangs or takes too long)")
-        raise ModuleError(f"the sandbox could not load the module ({why})")
-    if info.get("load"):
-        types, msg, line = info["load"]
-        name = types[0][1] if types else "Exception"
-        where = f" (line {line})" if line else ""
-        if name == "TimeoutError" and "did not finish" in msg:
-            raise ModuleError("importing the module did not finish in time (it hangs or takes too long)")
-        raise ModuleError(f"importing the module fails{where}: {name}: {msg}".rstrip(": "))
-    defined_names = set(ctx_names)
-    ctx_names |= set(info.get("callables", []))
-    names = observe.Names(module.name, ctx_names)
-    target_lines = module.target_lines()
-    statements = set(info.get("statements") or [])
-    branches = {tuple(b) for b in info.get("branches") or []}
-    if target_lines is not None:
-        statements &= target_lines
-        branches = {b for b in branches if b[0] in target_lines}
-    coverage_ok = "coverage_error" not in info and bool(statements)
-    gen = InputGenerator(module, seed=opts.seed, enums=info.get("enums"), fields=info.get("fields"))
 
-    suspects = doctest_suspects(docs[0], docs[1], file) if len(docs) == 2 else []
+class _SuiteBuilder:
+    """The state of one module's run, one method per phase."""
 
-    phases = {"inspect": round(clock.elapsed(), 2)}
-    # ---------------------------------------------------------------- 2. explore
-    table: dict[int, Probe] = {}
-    keys: dict[tuple, int] = {}
+    def __init__(self, module: ModuleInfo, executor, opts: Options, long_executor, progress, header_extra: str):
+        self.module = module
+        self.executor = executor
+        self.opts = opts
+        self.header_extra = header_extra
+        self.clock = _Clock(opts.time_budget, progress)
+        self.runner = SandboxRunner(module, executor, long_executor=long_executor)
+        self.file = str(module.path)
+        self.limit = opts.probe_limit
+        tree = module.tree
+        self.defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+        self.defined |= {t.id for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))
+                         for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+        self.phases: dict[str, float] = {}
+        # probes and what running them on the original showed
+        self.table: dict[int, Probe] = {}
+        self.keys: dict[tuple, int] = {}
+        self.outcomes: dict[int, dict] = {}
+        self.arcs_of: dict[int, set] = {}
+        self.covered_arcs: set = set()
+        self.covered_lines: set = set()
+        self.hung: dict[str, int] = {}  # unit -> probes that hit the time limit
+        self.cand_checks: dict[int, list] = {}  # probes a test can be written from -> what it asserts
+        self.suspects: list[dict] = []
+        self.suspect_calls: list[str] = []
+        # mutants
+        self.mutants: list = []
+        self.by_line: dict[int, list[int]] = {}  # line -> candidates that executed it
+        self.tried: dict[int, set[int]] = {}  # mutant -> probes already run on it
+        self.killed_by: dict[int, set[int]] = {}  # mutant -> probes that kill it
+        self.second: dict[int, dict] = {}  # the second run of candidates on the original
+        self.t_orig: dict[int, float] = {}
+        self.kills: dict[int, set[int]] = {}
+        self.extra = None
 
-    def add(probes: list[Probe]) -> list[int]:
+    def phase_done(self, name: str) -> None:
+        self.phases[name] = round(self.clock.elapsed() - sum(self.phases.values()), 2)
+
+    def run(self) -> ModuleResult:
+        self.inspect()
+        self.phase_done("inspect")
+        self.explore()
+        self.candidates()
+        self.phase_done("explore")
+        done = self.kill_mutants()
+        self.phase_done("mutants")
+        cases, text, note = self.choose_and_verify()
+        self.phase_done("choose_and_verify")
+        report = self.report(cases, done, note)
+        self.clock.say(1.0, "done")
+        return ModuleResult(module=self.module, text=text, report=report, cases=cases)
+
+    # ------------------------------------------------------------------ 1. inspect
+    def inspect(self) -> None:
+        module, opts = self.module, self.opts
+        self.clock.say(0.01, "loading the module in the sandbox")
+        has_doctests = ">>>" in module.source
+        info, why, docs = self.runner.inspect(limit=max(2.0, min(15.0, opts.time_budget / 4)),
+                                              doctest_runs=2 if has_doctests else 0)
+        if info is None:
+            if why.startswith("timeout"):
+                raise ModuleError("importing the module did not finish in time (it hangs or takes too long)")
+            raise ModuleError(f"the sandbox could not load the module ({why})")
+        if info.get("load"):
+            types, msg, line = info["load"]
+            name = types[0][1] if types else "Exception"
+            where = f" (line {line})" if line else ""
+            if name == "TimeoutError" and "did not finish" in msg:
+                raise ModuleError("importing the module did not finish in time (it hangs or takes too long)")
+            raise ModuleError(f"importing the module fails{where}: {name}: {msg}".rstrip(": "))
+        self.info = info
+        self.all_names = self.defined | set(info.get("callables", []))
+        self.names = observe.Names(module.name, self.all_names)
+        self.target_lines = module.target_lines()
+        self.statements = set(info.get("statements") or [])
+        self.branches = {tuple(b) for b in info.get("branches") or []}
+        if self.target_lines is not None:
+            self.statements &= self.target_lines
+            self.branches = {b for b in self.branches if b[0] in self.target_lines}
+        self.coverage_ok = "coverage_error" not in info and bool(self.statements)
+        self.gen = InputGenerator(module, seed=opts.seed, enums=info.get("enums"), fields=info.get("fields"))
+        if len(docs) == 2:
+            self.suspects = doctest_suspects(docs[0], docs[1], self.file)
+
+    # ------------------------------------------------------------------ probes on the original
+    def add(self, probes: list[Probe]) -> list[int]:
         ids = []
         for p in probes:
-            if p.steps in keys:
+            if p.steps in self.keys:
                 continue
-            pid = len(table)
-            table[pid] = p
-            keys[p.steps] = pid
+            pid = len(self.table)
+            self.table[pid] = p
+            self.keys[p.steps] = pid
             ids.append(pid)
         return ids
 
-    inline = inline_examples(module.units)
-    seeds: list[Probe] = gen.docstring_probes()
-    for qual, call, _, _ in inline:
-        unit = gen.units.get(qual)
-        try:
-            node = ast.parse(call, mode="eval").body
-            seeds.append(Probe(qual, (Step("call", unit.name, tuple(ast.unparse(a) for a in node.args),
-                                           tuple((k.arg, ast.unparse(k.value)) for k in node.keywords),
-                                           unit=qual),), "docstring"))
-        except (SyntaxError, AttributeError):
-            pass
-    extra = opts.extra(module, gen, runner) if opts.extra is not None else None
-    if extra is not None:
-        seeds += extra.probes
-    for u in module.units:
-        seeds += gen.initial(u)
-    for c in module.classes:
-        seeds += gen.sequences(c.name)
-    seeds += gen.hypothesis([u for u in module.units if u.kind != "property"], n=6)
-    # the module's public data as built by its import (tables, constants): a test each, kept when
-    # it catches a change the calls do not
-    data_probes = [Probe(DATA_UNIT, (Step("attr", name),), "constant") for name in info.get("data", [])
-                   if name.isidentifier() and name not in ("__all__",)]
-    seeds += data_probes
-    by_unit: dict[str, list[Probe]] = {}
-    for p in seeds:
-        by_unit.setdefault(p.unit, []).append(p)
-    seeds = [p for group in zip_longest(*by_unit.values()) for p in group if p is not None]  # units in turn
-    first_ids = add(seeds)
-
-    outcomes: dict[int, dict] = {}
-    arcs_of: dict[int, set] = {}
-    covered_arcs: set = set()
-    covered_lines: set = set()
-    corpus: list[int] = []
-    limit = opts.probe_limit
-
-    hung: dict[str, int] = {}  # unit -> probes that hit the time limit
-
-    def run_batch(ids: list[int], share: float | None = None) -> list[int]:
-        """Run probes on the original with coverage, in slices of a few hundred (with ``share``,
-        later slices only while that share of the budget lasts; probes of a unit that keeps
-        hanging are left out); returns those that reached something new."""
+    def run_batch(self, ids: list[int], share: float | None = None) -> list[int]:
+        """Run probes on the original with coverage, in slices (with ``share``, later slices only
+        while that share of the budget lasts; probes of a unit that keeps hanging are left out);
+        returns those that reached something new."""
         new = []
         pos = 0
         while pos < len(ids):
-            if pos and share is not None and clock.left(share) < 0.5:
+            if pos and share is not None and self.clock.left(share) < 0.5:
                 break
-            part = [pid for pid in ids[pos:pos + 120] if hung.get(table[pid].unit, 0) < 3]
+            part = [pid for pid in ids[pos:pos + 120] if self.hung.get(self.table[pid].unit, 0) < 3]
             pos += 120
             if part:
-                new += _run_slice(part)
+                new += self._run_slice(part)
         return new
 
-    def _run_slice(ids: list[int]) -> list[int]:
-        n_cells = max(1, math.ceil(len(ids) / opts.batch))
+    def _run_slice(self, ids: list[int]) -> list[int]:
+        n_cells = max(1, math.ceil(len(ids) / self.opts.batch))
         batches = [ids[k::n_cells] for k in range(n_cells)]
-        res, arcs = runner.probes(Variant("original", module.source), table, batches, cov=coverage_ok, limit=limit)
+        res, arcs = self.runner.probes(Variant("original", self.module.source), self.table, batches,
+                                       cov=self.coverage_ok, limit=self.limit)
         new = []
         for pid in ids:
             o = res.get(pid)
-            outcomes[pid] = o
+            self.outcomes[pid] = o
             if isinstance(o, dict) and (o.get("crash") or any(st[0] == "timeout" for st in o.get("steps", []))):
-                hung[table[pid].unit] = hung.get(table[pid].unit, 0) + 1
+                unit = self.table[pid].unit
+                self.hung[unit] = self.hung.get(unit, 0) + 1
             a = set(arcs.get(pid, []))
-            arcs_of[pid] = a
+            self.arcs_of[pid] = a
             if not observe.usable(o):
                 continue
-            fresh_arcs = a - covered_arcs
-            fresh_lines = _arcs_lines(a) - covered_lines
-            if fresh_arcs or fresh_lines:
+            if a - self.covered_arcs or _arcs_lines(a) - self.covered_lines:
                 new.append(pid)
-                covered_arcs.update(a)
-                covered_lines.update(_arcs_lines(a))
+                self.covered_arcs.update(a)
+                self.covered_lines.update(_arcs_lines(a))
         return new
 
-    clock.say(0.05, f"exploring: {len(first_ids)} candidate calls")
-    corpus += run_batch(first_ids, EXPLORE)
-    behaviours_seen = {_behaviour(table[p], outcomes[p]) for p in first_ids if observe.usable(outcomes.get(p))}
-    stale_rounds = 0
-    rnd = 0
-    unit_of_line: dict[int, list] = {}
-    for u in module.units:
-        if u.node is not None:
-            for ln in u.lines:
-                unit_of_line.setdefault(ln, []).append(u)
-    while clock.left(EXPLORE) > 0.5:
-        missing_b = {b for b in branches if b not in covered_arcs}
-        missing_l = statements - covered_lines
-        all_covered = coverage_ok and not missing_b and not missing_l
-        if (all_covered and rnd >= 1) or stale_rounds >= (2 if all_covered else 6):
-            break
-        rnd += 1
-        # units holding lines or branch sources not reached yet get most of the new calls
-        holes = missing_l | {b[0] for b in missing_b}
-        targets = list({id(u): u for ln in holes for u in unit_of_line.get(ln, [])}.values())
-        target_names = {u.qualname for u in targets} | {u.owner for u in targets if u.owner}
-        usable_ids = [p for p in table if observe.usable(outcomes.get(p))]
-        pool = corpus + [p for p in usable_ids if table[p].unit in target_names or
-                         any(st.unit in target_names for st in table[p].steps)]
-        pool = pool or usable_ids
-        if not pool:
-            break
-        n_new = min(160, max(40, 8 * len(pool)))
-        fresh: list[Probe] = []
-        for _ in range(n_new * 2):
-            if len(fresh) >= n_new:
-                break
-            base = table[gen.rng.choice(pool[-60:] if gen.rng.random() < 0.6 else pool)]
-            m = gen.mutate(base)
-            if m is not None and m.steps not in keys:
-                fresh.append(m)
-        for u in module.units:  # fresh random calls: many for the targets, a few for the rest
-            if u.kind == "property":
-                continue
-            if u in targets:
-                fresh += [gen.probe(u, gen._random_choice(u), "random") for _ in range(6)]
-            elif gen.rng.random() < 0.5:
-                fresh.append(gen.probe(u, gen._random_choice(u), "random"))
-        fresh += gen.hypothesis([u for u in targets if u.kind != "property"], n=6, salt=rnd)
+    # ------------------------------------------------------------------ 2. explore
+    def seeds(self) -> list[Probe]:
+        """The first candidate calls: docstring examples, the model's, pools, class sequences,
+        hypothesis draws, the module's public data; units in turn."""
+        module, gen = self.module, self.gen
+        self.inline = inline_examples(module.units)
+        seeds: list[Probe] = gen.docstring_probes()
+        for qual, call, _, _ in self.inline:
+            unit = gen.units.get(qual)
+            try:
+                node = ast.parse(call, mode="eval").body
+                seeds.append(Probe(qual, (Step("call", unit.name, tuple(ast.unparse(a) for a in node.args),
+                                               tuple((k.arg, ast.unparse(k.value)) for k in node.keywords),
+                                               unit=qual),), "docstring"))
+            except (SyntaxError, AttributeError):
+                pass
+        self.extra = self.opts.extra(module, gen, self.runner) if self.opts.extra is not None else None
+        if self.extra is not None:
+            seeds += self.extra.probes
+        for u in module.units:
+            seeds += gen.initial(u)
         for c in module.classes:
-            if c.name in target_names or any(m.qualname in target_names for m in c.methods):
-                fresh += gen.sequences(c.name, n=8)
-        ids = add([p for p in fresh if hung.get(p.unit, 0) < 3])
-        got = run_batch(ids, EXPLORE)
-        corpus += got
-        kinds = {_behaviour(table[p], outcomes[p]) for p in ids if observe.usable(outcomes.get(p))}
-        new_kinds = kinds - behaviours_seen
-        behaviours_seen |= kinds
-        stale_rounds = 0 if (got or new_kinds) else stale_rounds + 1
-        done = len(covered_arcs & branches) / max(1, len(branches)) if branches else 1.0
-        clock.say(0.05 + 0.35 * min(1.0, clock.elapsed() / (EXPLORE * clock.budget)),
-                  f"exploring: round {rnd}, {len(table)} calls tried, branch coverage {done:.0%}")
-    if not any(observe.usable(o) for o in outcomes.values()):
-        raise ModuleError("nothing testable: no call of the module's functions or classes returned or raised "
-                          "within the limits")
+            seeds += gen.sequences(c.name)
+        seeds += gen.hypothesis([u for u in module.units if u.kind != "property"], n=6)
+        # the module's public data as built by its import (tables, constants): a test each, kept
+        # when it catches a change the calls do not
+        seeds += [Probe(DATA_UNIT, (Step("attr", name),), "constant") for name in self.info.get("data", [])
+                  if name.isidentifier()]
+        by_unit: dict[str, list[Probe]] = {}
+        for p in seeds:
+            by_unit.setdefault(p.unit, []).append(p)
+        return [p for group in zip_longest(*by_unit.values()) for p in group if p is not None]
 
-    # ---------------------------------------------------------------- candidates
-    suspect_calls = [s["input"] for s in suspects]
-    if inline:
-        def outcome_of(call: str):
-            for pid, p in table.items():
-                if len(p.steps) == 1 and same_call(p.steps[0].source(), call):
-                    return outcomes.get(pid)
-            return None
-        new_s = inline_suspects(inline, outcome_of, file)
-        suspects += new_s
-        suspect_calls += [s["input"] for s in new_s]
-    if extra is not None:
-        new_s = extra.suspects(outcomes, table)
-        suspects += new_s
-        suspect_calls += [s["input"] for s in new_s]
+    def explore(self) -> None:
+        """Rounds of new calls (mutations of those that reached something new, fresh random and
+        hypothesis calls aimed at the units holding what is not covered yet) until everything is
+        covered, nothing new turns up, or the explore share of the budget is spent."""
+        module, gen, clock, table = self.module, self.gen, self.clock, self.table
+        first_ids = self.add(self.seeds())
+        clock.say(0.05, f"exploring: {len(first_ids)} candidate calls")
+        corpus = self.run_batch(first_ids, EXPLORE)
+        seen_kinds = {_behaviour(table[p], self.outcomes[p]) for p in first_ids
+                      if observe.usable(self.outcomes.get(p))}
+        unit_of_line: dict[int, list] = {}
+        for u in module.units:
+            if u.node is not None:
+                for ln in u.lines:
+                    unit_of_line.setdefault(ln, []).append(u)
+        stale_rounds = rnd = 0
+        while clock.left(EXPLORE) > 0.5:
+            missing_b = {b for b in self.branches if b not in self.covered_arcs}
+            missing_l = self.statements - self.covered_lines
+            all_covered = self.coverage_ok and not missing_b and not missing_l
+            if (all_covered and rnd >= 1) or stale_rounds >= (2 if all_covered else 6):
+                break
+            rnd += 1
+            holes = missing_l | {b[0] for b in missing_b}
+            targets = list({id(u): u for ln in holes for u in unit_of_line.get(ln, [])}.values())
+            target_names = {u.qualname for u in targets} | {u.owner for u in targets if u.owner}
+            usable_ids = [p for p in table if observe.usable(self.outcomes.get(p))]
+            pool = corpus + [p for p in usable_ids if table[p].unit in target_names or
+                             any(st.unit in target_names for st in table[p].steps)]
+            pool = pool or usable_ids
+            if not pool:
+                break
+            n_new = min(160, max(40, 8 * len(pool)))
+            fresh: list[Probe] = []
+            for _ in range(n_new * 2):
+                if len(fresh) >= n_new:
+                    break
+                m = gen.mutate(table[gen.rng.choice(pool[-60:] if gen.rng.random() < 0.6 else pool)])
+                if m is not None and m.steps not in self.keys:
+                    fresh.append(m)
+            for u in module.units:  # fresh random calls: many for the targets, a few for the rest
+                if u.kind == "property":
+                    continue
+                if u in targets:
+                    fresh += [gen.probe(u, gen._random_choice(u), "random") for _ in range(6)]
+                elif gen.rng.random() < 0.5:
+                    fresh.append(gen.probe(u, gen._random_choice(u), "random"))
+            fresh += gen.hypothesis([u for u in targets if u.kind != "property"], n=6, salt=rnd)
+            for c in module.classes:
+                if c.name in target_names or any(m.qualname in target_names for m in c.methods):
+                    fresh += gen.sequences(c.name, n=8)
+            ids = self.add([p for p in fresh if self.hung.get(p.unit, 0) < 3])
+            got = self.run_batch(ids, EXPLORE)
+            corpus += got
+            kinds = {_behaviour(table[p], self.outcomes[p]) for p in ids if observe.usable(self.outcomes.get(p))}
+            new_kinds = kinds - seen_kinds
+            seen_kinds |= kinds
+            stale_rounds = 0 if (got or new_kinds) else stale_rounds + 1
+            done = len(self.covered_arcs & self.branches) / max(1, len(self.branches)) if self.branches else 1.0
+            clock.say(0.05 + 0.35 * min(1.0, clock.elapsed() / (EXPLORE * clock.budget)),
+                      f"exploring: round {rnd}, {len(table)} calls tried, branch coverage {done:.0%}")
+        if not any(observe.usable(o) for o in self.outcomes.values()):
+            raise ModuleError("nothing testable: no call of the module's functions or classes returned or raised "
+                              "within the limits")
 
-    def is_suspect(p: Probe) -> bool:
+    # ------------------------------------------------------------------ candidates
+    def candidates(self) -> None:
+        """Suspects from the inline docstring examples and the model; every probe a test can be
+        written from (never a suspect) gets its checks."""
+        self.suspect_calls = [s["input"] for s in self.suspects]
+        if self.inline:
+            def outcome_of(call: str):
+                for pid, p in self.table.items():
+                    if len(p.steps) == 1 and same_call(p.steps[0].source(), call):
+                        return self.outcomes.get(pid)
+                return None
+            self._suspect(inline_suspects(self.inline, outcome_of, self.file))
+        if self.extra is not None:
+            self._suspect(self.extra.suspects(self.outcomes, self.table))
+        self.procedures = _procedures(self.module)
+        for pid in list(self.outcomes):
+            self.admit(pid)
+
+    def _suspect(self, found: list[dict]) -> None:
+        self.suspects += found
+        self.suspect_calls += [s["input"] for s in found]
+
+    def is_suspect(self, p: Probe) -> bool:
         last = p.steps[-1].source()
-        return any(same_call(last, c) or same_call(p.source(), c) for c in suspect_calls)
+        return any(same_call(last, c) or same_call(p.source(), c) for c in self.suspect_calls)
 
-    cand_checks: dict[int, list] = {}
-    procedures = _procedures(module)
-
-    def admit(pid: int) -> bool:
+    def admit(self, pid: int) -> bool:
         """A probe whose outcome can be written as a test (and passes its own checks)."""
-        o = outcomes.get(pid)
-        if not observe.usable(o) or is_suspect(table[pid]):
+        o = self.outcomes.get(pid)
+        if not observe.usable(o) or self.is_suspect(self.table[pid]):
             return False
-        cs = _drop_procedure_nones(table[pid], observe.checks(o, names), procedures)
+        cs = _drop_procedure_nones(self.table[pid], observe.checks(o, self.names), self.procedures)
         if observe.breaks(cs, o):
             return False
-        cand_checks[pid] = cs
+        self.cand_checks[pid] = cs
+        self.t_orig[pid] = (o or {}).get("t", 0.01)
+        for ln in _arcs_lines(self.arcs_of.get(pid, ())):
+            self.by_line.setdefault(ln, []).append(pid)
         return True
 
-    for pid in list(outcomes):
-        admit(pid)
-    pre = _preselect(cand_checks, table, outcomes, arcs_of, branches, statements)
+    # ------------------------------------------------------------------ 3. mutants
+    def kill_mutants(self) -> set[int]:
+        """The kill matrix: pass 1 the preselected candidates, pass 2 the others for the
+        survivors, pass 3 small changes of the calls that reach a survivor's line; returns the
+        mutants evaluated."""
+        module, clock = self.module, self.clock
+        clock.say(EXPLORE, "building mutants")
+        self.mutants = module_mutants(module.source, lines=self.target_lines, limit=self.opts.max_mutants,
+                                      seed=self.opts.seed)
+        mutants = self.mutants
+        self.tried = {m.index: set() for m in mutants}
+        self.in_function = set()
+        for u in module.units:
+            if u.node is not None:
+                self.in_function.update(range(u.node.body[0].lineno, u.end + 1))
+        pre = _preselect(self.cand_checks, self.table, self.outcomes, self.arcs_of)
+        pre_set = set(pre)
+        self.run_mutants({m.index: self.reach(m, pre_set, 40) for m in mutants}, list(pre), MUTANTS - 0.08)
+        survivors = [m for m in mutants if m.index not in self.killed_by]
+        if survivors and clock.left(MUTANTS - 0.04) > 1.0:
+            rest = set(self.cand_checks) - pre_set
+            assign = {m.index: self.reach(m, rest, 60) for m in survivors}
+            self.run_mutants(assign, sorted({p for ids in assign.values() for p in ids}), MUTANTS - 0.02)
+        self.aim_at_survivors()
+        done = {m.index for m in mutants if self.tried[m.index] or
+                (not self.by_line.get(m.reach_line) and m.reach_line in self.in_function)}
+        # a candidate is kept only when a second run in a fresh process agrees on every assertion
+        self.stable = [pid for pid in self.cand_checks if pid in self.second
+                       and observe.stable_pair(self.outcomes[pid], self.second[pid], self.names)]
+        stable_set = set(self.stable)
+        self.kills = {pid: set() for pid in self.stable}
+        for mi, pids in self.killed_by.items():
+            for pid in pids & stable_set:
+                self.kills[pid].add(mi)
+        return done
 
-    phases["explore"] = round(clock.elapsed() - sum(phases.values()), 2)
-    # ---------------------------------------------------------------- 3. mutants
-    clock.say(EXPLORE, "building mutants")
-    mutants = module_mutants(module.source, lines=target_lines, limit=opts.max_mutants, seed=opts.seed)
-    by_line: dict[int, list[int]] = {}
-    for pid in cand_checks:
-        for ln in _arcs_lines(arcs_of.get(pid, ())):
-            by_line.setdefault(ln, []).append(pid)
-    pre_set = set(pre)
-    tried: dict[int, set[int]] = {m.index: set() for m in mutants}  # probes already run on each mutant
-    mutant_out: dict[int, dict[int, dict]] = {m.index: {} for m in mutants}
-    second: dict[int, dict] = {}
-    killed_by: dict[int, set[int]] = {}  # mutant -> probes that kill it
-    t_orig = {pid: (outcomes[pid] or {}).get("t", 0.01) for pid in cand_checks}
-
-    def m_line_reached(m, pid: int) -> bool:
-        return not coverage_ok or m.reach_line in _arcs_lines(arcs_of.get(pid, ()))
-
-    in_function = set()
-    for u in module.units:
-        if u.node is not None:
-            in_function.update(range(u.node.body[0].lineno, u.end + 1))
-
-    def reach(m, pool: set[int], k: int) -> list[int]:
+    def reach(self, m, pool: set[int], k: int) -> list[int]:
         """Up to ``k`` probes of ``pool`` that executed the mutant's statement (a statement of the
-        module's top level runs on every import: a spread few of them are enough to try)."""
-        top_level = m.reach_line not in in_function
-        ids = [pid for pid in (by_line.get(m.reach_line, []) if coverage_ok and not top_level else list(cand_checks))
-               if pid in pool and pid not in tried[m.index]]
-        if top_level:  # runs on every import (the module is loaded once per cell: coverage sees it once)
+        module's top level runs on every import: the public-data tests and a spread few calls)."""
+        top_level = m.reach_line not in self.in_function
+        src = self.by_line.get(m.reach_line, []) if self.coverage_ok and not top_level else list(self.cand_checks)
+        ids = [pid for pid in src if pid in pool and pid not in self.tried[m.index]]
+        if top_level:  # the module is loaded once per cell: coverage sees its top level once
             k = min(k, 16)
-            data = [pid for pid in ids if table[pid].unit == DATA_UNIT]
-            rest = [pid for pid in ids if table[pid].unit != DATA_UNIT]
-            return data + (_spread(rest, k, table) if len(rest) > k else rest)
-        return _spread(ids, k, table) if len(ids) > k else ids
+            data = [pid for pid in ids if self.table[pid].unit == DATA_UNIT]
+            rest = [pid for pid in ids if self.table[pid].unit != DATA_UNIT]
+            return data + (_spread(rest, k, self.table) if len(rest) > k else rest)
+        return _spread(ids, k, self.table) if len(ids) > k else ids
 
-    def run_mutants(assign: dict[int, list[int]], originals: list[int], share_end: float) -> None:
-        """Run each mutant on its assigned probes (and the original once more on ``originals``)."""
-        items = [(m, ids) for m in mutants if (ids := assign.get(m.index))]
+    def run_mutants(self, assign: dict[int, list[int]], originals: list[int], share_end: float) -> None:
+        """Run each mutant on its assigned probes (and the original once more on ``originals``),
+        in slices while ``share_end`` of the budget lasts (the first slice always)."""
+        clock = self.clock
+        items = [(m, ids) for m in self.mutants if (ids := assign.get(m.index))]
         pos = 0
-        step = max(12, len(items) // 6 or 1)  # time-sliced: the budget is checked between slices
+        step = max(12, len(items) // 6 or 1)
         first = True
         while (pos < len(items) or (first and originals)) and (first or clock.left(share_end) > 0.5):
             part = items[pos:pos + step]
             pos += step
-            w = [(Variant("original", module.source), originals)] if first and originals else []
-            limits = {"original": limit}
+            work = [(Variant("original", self.module.source), originals)] if first and originals else []
+            limits = {"original": self.limit}
             for m, ids in part:
                 key = f"m{m.index}"
-                w.append((Variant(key, m.code), ids))
-                limits[key] = min(1.0, max(0.05, 20 * max(t_orig[p] for p in ids)))
+                work.append((Variant(key, m.code), ids))
+                # a mutant gets a multiple of what the original needed: a hang is a kill, found fast
+                limits[key] = min(1.0, max(0.05, 20 * max(self.t_orig[p] for p in ids)))
             first = False
-            if not w:
+            if not work:
                 continue
-            stops = {v.key: v.key != "original" for v, _ in w}
-            by_key = runner.probes_many(w, table, cov=False, limit=limits, stop_on_timeout=stops)
-            second.update(by_key.get("original", ({}, {}))[0])
+            stops = {v.key: v.key != "original" for v, _ in work}
+            by_key = self.runner.probes_many(work, self.table, cov=False, limit=limits, stop_on_timeout=stops)
+            self.second.update(by_key.get("original", ({}, {}))[0])
             for m, ids in part:
                 res = by_key.get(f"m{m.index}", ({}, {}))[0]
-                tried[m.index].update(ids)
-                mutant_out[m.index].update(res)
+                self.tried[m.index].update(ids)
                 for pid, o in res.items():
-                    if observe.breaks(cand_checks[pid], o):
-                        killed_by.setdefault(m.index, set()).add(pid)
-            done = sum(1 for m in mutants if tried[m.index])
+                    if observe.breaks(self.cand_checks[pid], o):
+                        self.killed_by.setdefault(m.index, set()).add(pid)
+            done = sum(1 for m in self.mutants if self.tried[m.index])
             clock.say(EXPLORE + 0.3 * min(1.0, clock.elapsed() / (MUTANTS * clock.budget)),
-                      f"mutants: {done}/{len(mutants)} run, {len(killed_by)} killed")
+                      f"mutants: {done}/{len(self.mutants)} run, {len(self.killed_by)} killed")
 
-    # pass 1: the preselected candidates that reach each mutant's line
-    run_mutants({m.index: reach(m, pre_set, 40) for m in mutants}, list(pre), MUTANTS - 0.08)
-    # pass 2: survivors meet the other candidates that reach their line
-    survivors = [m for m in mutants if m.index not in killed_by]
-    if survivors and clock.left(MUTANTS - 0.04) > 1.0:
-        rest = set(cand_checks) - pre_set
-        assign = {m.index: reach(m, rest, 60) for m in survivors}
-        extra_ids = sorted({p for ids in assign.values() for p in ids})
-        run_mutants(assign, extra_ids, MUTANTS - 0.02)
-    # pass 3: for the survivors left, small changes of the calls that reach their line, tried on
-    # the original (with coverage) and then on the mutant they aim at
-    rounds = 0
-    while clock.left(MUTANTS) > 1.5 and rounds < 4:
-        survivors = [m for m in mutants if m.index not in killed_by and by_line.get(m.reach_line)
-                     and m.reach_line in in_function]
-        if not survivors:
-            break
-        rounds += 1
-        aim: dict[tuple, list[int]] = {}
-        fresh_probes: list[Probe] = []
-        for m in survivors[:60]:
-            seeds = by_line[m.reach_line]
-            for _ in range(8):
-                q = gen.mutate(table[gen.rng.choice(seeds)])
-                if q is not None and q.steps not in keys:
-                    aim.setdefault(q.steps, []).append(m.index)
-                    fresh_probes.append(q)
-        ids = add(fresh_probes)
-        if not ids:
-            break
-        before = len(killed_by)
-        run_batch(ids)
-        new_cands = [pid for pid in ids if admit(pid)]
-        for pid in new_cands:
-            t_orig[pid] = (outcomes[pid] or {}).get("t", 0.01)
-            for ln in _arcs_lines(arcs_of.get(pid, ())):
-                by_line.setdefault(ln, []).append(pid)
-        assign: dict[int, list[int]] = {}
-        for pid in new_cands:
-            for mi in aim.get(table[pid].steps, []):
-                if m_line_reached(mutants[mi], pid):
-                    assign.setdefault(mi, []).append(pid)
-        run_mutants(assign, new_cands, MUTANTS)
-        if len(killed_by) == before:
-            break  # what is left is most likely equivalent to the code: stop chasing it
-    done_mutants = {m.index for m in mutants if tried[m.index] or
-                    (not by_line.get(m.reach_line) and m.reach_line in in_function)}
-    # a candidate is kept only when a second run in a fresh process agrees on every assertion
-    ran_twice = [pid for pid in cand_checks if pid in second]
-    stable = [pid for pid in ran_twice if observe.stable_pair(outcomes[pid], second.get(pid), names)]
-    stable_set = set(stable)
-    kills: dict[int, set[int]] = {pid: set() for pid in stable}
-    for mi, pids in killed_by.items():
-        for pid in pids:
-            if pid in stable_set:
-                kills[pid].add(mi)
+    def aim_at_survivors(self) -> None:
+        """Pass 3: small changes of the calls that reach a surviving mutant's line, tried on the
+        original (with coverage) and then on the mutant they aim at; stops when a round kills
+        nothing (what is left is most likely equivalent to the code)."""
+        gen, table = self.gen, self.table
+        for _ in range(4):
+            if self.clock.left(MUTANTS) <= 1.5:
+                return
+            survivors = [m for m in self.mutants if m.index not in self.killed_by
+                         and self.by_line.get(m.reach_line) and m.reach_line in self.in_function]
+            if not survivors:
+                return
+            aim: dict[tuple, list[int]] = {}
+            fresh: list[Probe] = []
+            for m in survivors[:60]:
+                seeds = self.by_line[m.reach_line]
+                for _ in range(8):
+                    q = gen.mutate(table[gen.rng.choice(seeds)])
+                    if q is not None and q.steps not in self.keys:
+                        aim.setdefault(q.steps, []).append(m.index)
+                        fresh.append(q)
+            ids = self.add(fresh)
+            if not ids:
+                return
+            before = len(self.killed_by)
+            self.run_batch(ids)
+            new_cands = [pid for pid in ids if self.admit(pid)]
+            assign: dict[int, list[int]] = {}
+            for pid in new_cands:
+                lines = _arcs_lines(self.arcs_of.get(pid, ()))
+                for mi in aim.get(table[pid].steps, []):
+                    if not self.coverage_ok or self.mutants[mi].reach_line in lines:
+                        assign.setdefault(mi, []).append(pid)
+            self.run_mutants(assign, new_cands, MUTANTS)
+            if len(self.killed_by) == before:
+                return
 
-    phases["mutants"] = round(clock.elapsed() - sum(phases.values()), 2)
-    # ---------------------------------------------------------------- 4. choose, 5. write + verify
-    clock.say(MUTANTS, "choosing the suite")
-
-    def candidate(pid: int) -> Candidate:
-        p = table[pid]
-        a = arcs_of.get(pid, set())
-        explicit = _explicit_raise(module, outcomes[pid])
-        return Candidate(pid=pid, kills=frozenset(kills[pid]), branches=frozenset(a & branches),
-                         lines=frozenset(_arcs_lines(a) & statements),
-                         behaviours=frozenset({_behaviour(p, outcomes[pid])}),
-                         cost=p.size() / 40 + len(cand_checks[pid]) / 4 + (1.5 if explicit is False else 0)
-                         + sum(len(repr(c.value)) for c in cand_checks[pid]) / 200,  # long literals read badly
+    # ------------------------------------------------------------------ 4. choose, 5. write + verify
+    def candidate(self, pid: int) -> Candidate:
+        p = self.table[pid]
+        a = self.arcs_of.get(pid, set())
+        cs = self.cand_checks[pid]
+        explicit = _explicit_raise(self.module, self.outcomes[pid])
+        return Candidate(pid=pid, kills=frozenset(self.kills.get(pid, ())), branches=frozenset(a & self.branches),
+                         lines=frozenset(_arcs_lines(a) & self.statements),
+                         behaviours=frozenset({_behaviour(p, self.outcomes[pid])}),
+                         cost=p.size() / 40 + len(cs) / 4 + (1.5 if explicit is False else 0)
+                         + sum(len(repr(c.value)) for c in cs) / 200,  # long literals read badly
                          bonus=(0.5 if p.origin == "docstring" else 0.0) + (0.3 if explicit else 0.0))
 
-    cands = [candidate(pid) for pid in stable]
-
-    def shorten(chosen: list[Candidate]) -> list[Candidate]:
-        """Chosen call sequences with a call left out when the shorter one keeps every kill, branch,
-        line and behaviour that only this test brings (a call at a time, three times, while the
-        budget lasts)."""
+    def shorten(self, chosen: list[Candidate]) -> list[Candidate]:
+        """Chosen call sequences with a call left out when the shorter one keeps every kill,
+        branch, line and behaviour that only this test brings (a call at a time, three times,
+        while the budget lasts)."""
+        table = self.table
         for _ in range(3):
             long = [c for c in chosen if len(table[c.pid].steps) >= 3]
-            if not long or clock.left(SHORTEN) < 1.0:
+            if not long or self.clock.left(SHORTEN) < 1.0:
                 return chosen
             variants: dict[int, list[Probe]] = {}
             for c in long:
                 steps = table[c.pid].steps
                 variants[c.pid] = [Probe(table[c.pid].unit, steps[:k] + steps[k + 1:], table[c.pid].origin)
                                    for k in range(1, len(steps)) if steps[k].bind is None]
-            ids = add([v for vs in variants.values() for v in vs])
+            ids = self.add([v for vs in variants.values() for v in vs])
             if not ids:
                 return chosen
-            run_batch(ids)
-            ok_ids = [pid for pid in ids if admit(pid)]
-            for pid in ok_ids:
-                t_orig[pid] = (outcomes[pid] or {}).get("t", 0.01)
+            self.run_batch(ids)
+            ok_ids = {pid for pid in ids if self.admit(pid)}
             assign: dict[int, list[int]] = {}
             for c in long:
                 for v in variants[c.pid]:
-                    vid = keys.get(v.steps)
+                    vid = self.keys.get(v.steps)
                     if vid in ok_ids:
                         for mi in c.kills:
                             assign.setdefault(mi, []).append(vid)
-            run_mutants(assign, ok_ids, SHORTEN)
+            self.run_mutants(assign, sorted(ok_ids), SHORTEN)
             new_chosen = list(chosen)
             for k, c in enumerate(chosen):
                 if c.pid not in variants:
@@ -556,11 +594,12 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
                 own = goals(c) - others  # what only this test brings to the suite
                 best = c
                 for v in variants[c.pid]:
-                    vid = keys.get(v.steps)
-                    if vid not in ok_ids or not observe.stable_pair(outcomes[vid], second.get(vid), names):
+                    vid = self.keys.get(v.steps)
+                    if vid not in ok_ids or vid not in self.second or \
+                            not observe.stable_pair(self.outcomes[vid], self.second[vid], self.names):
                         continue
-                    kills[vid] = {mi for mi, ps in killed_by.items() if vid in ps}
-                    cv = candidate(vid)
+                    self.kills[vid] = {mi for mi, ps in self.killed_by.items() if vid in ps}
+                    cv = self.candidate(vid)
                     if own <= goals(cv) and (len(v.steps), cv.cost) < (len(table[best.pid].steps), best.cost):
                         best = cv
                 new_chosen[k] = best
@@ -569,89 +608,93 @@ def generate_suite(module: ModuleInfo, executor, *, options: Options | None = No
             chosen = new_chosen
         return chosen
 
-    dropped: set[int] = set()
-    cases: list[TestCase] = []
-    text = ""
-    verify_note = "not run"
-    units = {u.qualname if u.kind != "init" else u.owner: u for u in module.units}
-    failed_total = 0
-    regreedy = True
-    chosen: list[Candidate] = []
-    for attempt in range(7):
-        if regreedy:
-            chosen = greedy_suite([c for c in cands if c.pid not in dropped], opts.max_tests)
-            if attempt == 0:
-                chosen = shorten(chosen)
-        else:  # the suite as it is, minus what failed
-            chosen = [c for c in chosen if c.pid not in dropped]
-        cases = [TestCase(table[c.pid], outcomes[c.pid], cand_checks[c.pid],
-                          comment="from the docstring" if table[c.pid].origin == "docstring" else "")
-                 for c in chosen]
-        header = _header(module, header_extra)
-        text = render_file(module.name, ctx_names, cases, units, header, defined_names) if cases else ""
-        if not opts.verify or not cases:
-            break
-        clock.say(SHORTEN + 0.02 * attempt, "verifying the suite twice in fresh processes")
-        bad, verify_note = _verify(runner, module, text)
-        if bad is None:
-            raise ModuleError(f"could not run the generated suite in the sandbox: {verify_note}")
-        if not bad:
-            break
-        by_name = {tc.name: tc for tc in cases}
-        if not (set(bad) & set(by_name)):  # the file itself fails (collection error)
-            raise ModuleError(f"the generated suite does not run: {verify_note}")
-        failed_total += len(set(bad) & set(by_name))
-        for name in bad:
-            tc = by_name.get(name)
-            if tc is None:
-                continue
-            dropped.add(keys[tc.probe.steps])
-            # what runs differently under pytest than in the sandbox (stdin, the working directory...)
-            # likely does so for the same call: its look-alikes go too
-            first = tc.probe.steps[0].source()
-            dropped.update(c.pid for c in cands if table[c.pid].unit == tc.probe.unit
-                           and table[c.pid].steps[0].source() == first)
-        # later rounds (or any past the budget) only remove, so that the suite converges
-        regreedy = attempt < 2 and clock.left(1.0) > 3.0
-    else:
-        raise ModuleError("the generated suite kept failing in verification")
-    if failed_total:
-        verify_note += f"; {failed_total} test(s) that failed under pytest were dropped on the way"
-    chosen_ids = [keys[tc.probe.steps] for tc in cases]
-    phases["choose_and_verify"] = round(clock.elapsed() - sum(phases.values()), 2)
+    def choose_and_verify(self) -> tuple[list[TestCase], str, str]:
+        """Greedy suite (shortened), written and verified; a test that fails under pytest is
+        dropped with its look-alikes and the suite chosen again (later rounds only remove)."""
+        module, table = self.module, self.table
+        self.clock.say(MUTANTS, "choosing the suite")
+        cands = [self.candidate(pid) for pid in self.stable]
+        units = {u.qualname if u.kind != "init" else u.owner: u for u in module.units}
+        dropped: set[int] = set()
+        cases: list[TestCase] = []
+        text, note = "", "not run"
+        failed_total = 0
+        regreedy = True
+        chosen: list[Candidate] = []
+        for attempt in range(7):
+            if regreedy:
+                chosen = greedy_suite([c for c in cands if c.pid not in dropped], self.opts.max_tests)
+                if attempt == 0:
+                    chosen = self.shorten(chosen)
+            else:  # the suite as it is, minus what failed
+                chosen = [c for c in chosen if c.pid not in dropped]
+            cases = [TestCase(table[c.pid], self.outcomes[c.pid], self.cand_checks[c.pid],
+                              comment="from the docstring" if table[c.pid].origin == "docstring" else "")
+                     for c in chosen]
+            text = render_file(module.name, self.all_names, cases, units, _header(module, self.header_extra),
+                               self.defined) if cases else ""
+            if not self.opts.verify or not cases:
+                break
+            self.clock.say(SHORTEN + 0.02 * attempt, "verifying the suite twice in fresh processes")
+            bad, note = _verify(self.runner, module, text)
+            if bad is None:
+                raise ModuleError(f"could not run the generated suite in the sandbox: {note}")
+            if not bad:
+                break
+            by_name = {tc.name: tc for tc in cases}
+            if not (set(bad) & set(by_name)):  # the file itself fails (a collection error)
+                raise ModuleError(f"the generated suite does not run: {note}")
+            failed_total += len(set(bad) & set(by_name))
+            for name in bad:
+                tc = by_name.get(name)
+                if tc is None:
+                    continue
+                dropped.add(self.keys[tc.probe.steps])
+                # what runs differently under pytest than in the sandbox (stdin, the working
+                # directory...) likely does so for the same call: its look-alikes go too
+                first = tc.probe.steps[0].source()
+                dropped.update(c.pid for c in cands if table[c.pid].unit == tc.probe.unit
+                               and table[c.pid].steps[0].source() == first)
+            # later rounds (or any past the budget) only remove, so that the suite converges
+            regreedy = attempt < 2 and self.clock.left(1.0) > 3.0
+        else:
+            raise ModuleError("the generated suite kept failing in verification")
+        if failed_total:
+            note += f"; {failed_total} test(s) that failed under pytest were dropped on the way"
+        return cases, text, note
 
-    # ---------------------------------------------------------------- report
-    killed = set().union(*(kills[p] for p in chosen_ids)) if chosen_ids else set()
-    evaluated = done_mutants
-    suite_arcs = set().union(*(arcs_of.get(p, set()) for p in chosen_ids)) if chosen_ids else set()
-    suite_lines = _arcs_lines(suite_arcs) & statements
-    survivors = [{"line": m.line, "operator": m.op, "change": m.description}
-                 for m in mutants if m.index in evaluated and m.index not in killed]
-    report = {
-        "module": module.name,
-        "file": file,
-        "target": module.selected,
-        "tests_kept": len(cases),
-        "tests_tried": len(outcomes),
-        "mutation_score": round(len(killed) / len(evaluated), 4) if evaluated else None,
-        "mutants": {"total": len(mutants), "run": len(evaluated), "killed": len(killed)},
-        "line_coverage": round(len(suite_lines) / len(statements), 4) if statements and coverage_ok else None,
-        "branch_coverage": (round(len(suite_arcs & branches) / len(branches), 4) if branches else 1.0)
-        if coverage_ok else None,
-        "lines": {"total": len(statements), "covered": len(suite_lines)},
-        "branches": {"total": len(branches), "covered": len(suite_arcs & branches)},
-        "suspects": _cap_suspects(suspects),
-        "survivors": survivors[:50],
-        "verification": verify_note,
-        "seconds": round(clock.elapsed(), 2),
-        "phases": phases,
-        "time_budget": opts.time_budget,
-        "isolation": getattr(executor, "isolation", None),
-    }
-    if extra is not None:
-        report["model"] = extra.summary()
-    clock.say(1.0, "done")
-    return ModuleResult(module=module, text=text, report=report, cases=cases)
+    # ------------------------------------------------------------------ report
+    def report(self, cases: list[TestCase], evaluated: set[int], note: str) -> dict:
+        chosen_ids = [self.keys[tc.probe.steps] for tc in cases]
+        killed = set().union(*(self.kills.get(p, set()) for p in chosen_ids)) if chosen_ids else set()
+        suite_arcs = set().union(*(self.arcs_of.get(p, set()) for p in chosen_ids)) if chosen_ids else set()
+        suite_lines = _arcs_lines(suite_arcs) & self.statements
+        statements, branches, cov = self.statements, self.branches, self.coverage_ok
+        report = {
+            "module": self.module.name,
+            "file": self.file,
+            "target": self.module.selected,
+            "tests_kept": len(cases),
+            "tests_tried": len(self.outcomes),
+            "mutation_score": round(len(killed) / len(evaluated), 4) if evaluated else None,
+            "mutants": {"total": len(self.mutants), "run": len(evaluated), "killed": len(killed)},
+            "line_coverage": round(len(suite_lines) / len(statements), 4) if statements and cov else None,
+            "branch_coverage": (round(len(suite_arcs & branches) / len(branches), 4) if branches else 1.0)
+            if cov else None,
+            "lines": {"total": len(statements), "covered": len(suite_lines)},
+            "branches": {"total": len(branches), "covered": len(suite_arcs & branches)},
+            "suspects": _cap_suspects(self.suspects),
+            "survivors": [{"line": m.line, "operator": m.op, "change": m.description}
+                          for m in self.mutants if m.index in evaluated and m.index not in killed][:50],
+            "verification": note,
+            "seconds": round(self.clock.elapsed(), 2),
+            "phases": self.phases,
+            "time_budget": self.opts.time_budget,
+            "isolation": getattr(self.executor, "isolation", None),
+        }
+        if self.extra is not None:
+            report["model"] = self.extra.summary()
+        return report
 
 
 def _cap_suspects(suspects: list[dict], per_unit: int = 5) -> list[dict]:
@@ -699,8 +742,8 @@ def _spread(ids: list[int], k: int, table: dict[int, Probe]) -> list[int]:
     return out
 
 
-def _preselect(cand_checks: dict[int, list], table, outcomes, arcs_of, branches, statements,
-               per_group: int = 6, cap: int = 300) -> list[int]:
+def _preselect(cand_checks: dict[int, list], table, outcomes, arcs_of, per_group: int = 6,
+               cap: int = 300) -> list[int]:
     """Candidates worth running on the mutants: for every unit, probes with different paths
     (arcs) or different outcomes, a few of each, the shortest first."""
     groups: dict[tuple, list[int]] = {}
