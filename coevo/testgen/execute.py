@@ -82,7 +82,8 @@ class SandboxRunner:
                timeout: float = 120.0) -> dict | None:
         """Run the files with pytest once per ``(PYTHONHASHSEED, reverse order)`` in ``runs``, each
         in a fresh interpreter process inside one cell; where the sandbox refuses new processes,
-        each run gets a cell of its own instead (a fresh process, but the sandbox's hash seed)."""
+        each run gets a cell of its own instead (a fresh process, the sandbox's hash seed, the
+        test functions called directly)."""
         job = {"op": "pytest", "files": files, "runs": [list(r) for r in runs], "paths": paths,
                "timeout": timeout, "name": self.module.name, "file": str(self.module.sandbox_path), "source": ""}
         cell = self.run_jobs([job], long=True)[0]

@@ -809,7 +809,8 @@ def _verify(runner: SandboxRunner, module: ModuleInfo, text: str) -> tuple[list[
             if v != "passed":
                 bad.add(k.rpartition("::")[2])
     if res.get("mode") == "cells":
-        how = "in two fresh sandbox processes (forward and reverse order; the sandbox's hash seed)"
+        how = ("in two fresh sandbox processes (the test functions called directly, forward and reverse "
+               "order; the sandbox's hash seed)")
     else:
         how = f"in fresh processes (PYTHONHASHSEED {seeds[0]} and {seeds[1]}, forward and reverse order)"
     note = f"{total} tests passed twice {how}" if not bad else f"{len(bad)} failing test(s) dropped"
