@@ -15,7 +15,7 @@ Jobs (``__coevo_job__["op"]``):
   ``cov`` coverage.py measures each probe in a dynamic context of its own and the arcs come back
   per probe.
 * ``inspect``: load the module once under coverage.py and return its statements and branch arcs
-  (from coverage's JSON report), the enum members and dataclass fields of its classes, and the
+  (from coverage's JSON report), the members of its enums, its callables and public data, and the
   load error if the import fails.
 * ``doctests``: run the module's doctests (stdlib ``doctest``) and return every example with what
   it printed.
@@ -450,7 +450,7 @@ def _cv_inspect(job):
     import json
     import os
     import tempfile
-    out = {"load": None, "statements": [], "branches": [], "enums": {}, "fields": {}, "callables": []}
+    out = {"load": None, "statements": [], "branches": [], "enums": {}, "callables": []}
     cov = None
     try:
         import coverage
@@ -490,14 +490,10 @@ def _cv_inspect(job):
         except Exception as exc:
             out["coverage_error"] = type(exc).__name__ + ": " + str(exc)
     if mod is not None:
-        import dataclasses
         import enum
         for k, v in list(vars(mod).items()):
-            if isinstance(v, type) and getattr(v, "__module__", None) == mod.__name__:
-                if issubclass(v, enum.Enum):
-                    out["enums"][k] = [m.name for m in v]
-                elif dataclasses.is_dataclass(v):
-                    out["fields"][k] = [f.name for f in dataclasses.fields(v) if f.init]
+            if isinstance(v, type) and getattr(v, "__module__", None) == mod.__name__ and issubclass(v, enum.Enum):
+                out["enums"][k] = [m.name for m in v]
             if callable(v) and not k.startswith("__"):
                 out["callables"].append(k)
         out["data"] = [k for k, v in vars(mod).items() if not k.startswith("_") and not callable(v)

@@ -107,8 +107,7 @@ class InputGenerator:
     """Probes for the units of ``module`` (``enums``: class -> member names, from the sandbox's
     inspection of the loaded module)."""
 
-    def __init__(self, module: ModuleInfo, *, seed: int = 0, enums: dict[str, list[str]] | None = None,
-                 fields: dict[str, list[str]] | None = None):
+    def __init__(self, module: ModuleInfo, *, seed: int = 0, enums: dict[str, list[str]] | None = None):
         self.module = module
         self.rng = random.Random(seed)
         self.seed = seed

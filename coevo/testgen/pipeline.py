@@ -235,7 +235,7 @@ class _SuiteBuilder:
             self.statements &= self.target_lines
             self.branches = {b for b in self.branches if b[0] in self.target_lines}
         self.coverage_ok = "coverage_error" not in info and bool(self.statements)
-        self.gen = InputGenerator(module, seed=opts.seed, enums=info.get("enums"), fields=info.get("fields"))
+        self.gen = InputGenerator(module, seed=opts.seed, enums=info.get("enums"))
         if len(docs) == 2:
             self.suspects = doctest_suspects(docs[0], docs[1], self.file)
 
