@@ -43,6 +43,8 @@ the code and its AST mutants x every candidate test picks a small suite that kil
 mutants and covers the most branches; each kept test passes twice in fresh processes before the
 file is written. The report lists "suspects": behaviours where the code disagrees with its own
 docstring examples (or, with --model, with independent implementations that agree).
+In this mode --timeout limits one call of your code (default: the budget / 40, between 0.1 and
+1 s) and --seed seeds the input generation.
 
 A tasks file (JSONL) and a model:
 
