@@ -341,8 +341,8 @@ class _SuiteBuilder:
             missing_b = {b for b in self.branches if b not in self.covered_arcs}
             missing_l = self.statements - self.covered_lines
             all_covered = self.coverage_ok and not missing_b and not missing_l
-            if (all_covered and rnd >= 1) or stale_rounds >= (2 if all_covered else 6):
-                break
+            if all_covered or stale_rounds >= 6:
+                break  # the mutant phase looks further where a mutant survives
             rnd += 1
             holes = missing_l | {b[0] for b in missing_b}
             targets = list({id(u): u for ln in holes for u in unit_of_line.get(ln, [])}.values())
