@@ -98,6 +98,7 @@ import inspect
 import json
 import math
 import time
+import warnings
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
@@ -164,6 +165,12 @@ class PolicyTrainer:
         else:
             self._model = model
             params = [p for p in model.parameters() if p.requires_grad]
+            low = sorted({str(p.dtype).removeprefix("torch.") for p in params if p.dtype in (torch.bfloat16, torch.float16)})
+            if low:
+                warnings.warn(f"training {'/'.join(low)} weights with plain AdamW: updates smaller than the weights' "
+                              f"rounding step (lr {cfg.lr:g}) are lost; load the model in float32 "
+                              "(model.dtype: float32; bf16: true still computes in bf16) or use DeepSpeed",
+                              stacklevel=2)
             self.optimizer = torch.optim.AdamW(params, lr=cfg.lr, betas=tuple(cfg.betas), eps=cfg.adam_eps,
                                                weight_decay=cfg.weight_decay,
                                                **({"fused": True} if dev.type == "cuda" else {}))
@@ -248,14 +255,19 @@ class PolicyTrainer:
 
     def generation_context(self, gather: bool | None = None):
         """Context for sampling with :attr:`model`: under ZeRO-3 gathers the full weights (unless
-        ``gather`` is False, or it is None and :attr:`gather_for_generation` is False)."""
+        ``gather`` is False, or it is None and :attr:`gather_for_generation` is False); with
+        ``bf16`` on CUDA and float32 weights (no DeepSpeed), samples under bf16 autocast like the
+        training forward."""
         if gather is None:
             gather = self.gather_for_generation
+        stack = contextlib.ExitStack()
         if gather and self.zero_stage == 3:
             import deepspeed
 
-            return deepspeed.zero.GatheredParameters(list(self._model.parameters()), modifier_rank=None)
-        return contextlib.nullcontext()
+            stack.enter_context(deepspeed.zero.GatheredParameters(list(self._model.parameters()), modifier_rank=None))
+        if self.bf16 and self.engine is None and self.device.type == "cuda":
+            stack.enter_context(torch.autocast(device_type="cuda", dtype=torch.bfloat16))
+        return stack
 
     def iter_full_parameters(self):
         """``(name, tensor)`` for every parameter of :attr:`model`, full-size, in
