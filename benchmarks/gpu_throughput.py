@@ -29,7 +29,7 @@ Rows whose backend cannot run say why (``"available": false``): the vLLM rows ne
 package (``pip install "coevo[vllm]"``) and CUDA. The vLLM rows (coevo's and TRL's) have NOT been
 run by this project yet: no GPU was available when they were written.
 
-    python benchmarks/gpu_throughput.py --device cpu                    # tiny model, ~1-2 min on 2 cores
+    python benchmarks/gpu_throughput.py --device cpu                    # tiny model, ~15 s on 2 cores
     python benchmarks/gpu_throughput.py --size 0.5b --prompts 16 --G 8 --prompt-len 256 --completion-len 1024
 """
 
@@ -272,8 +272,8 @@ def run_trl(args, tok, model_dir: Path, prompts: list[str], n_params: int, backe
         max_grad_norm=1.0, loss_type="dapo", epsilon=0.2, epsilon_high=0.28, beta=0.0, scale_rewards="group",
         mask_truncated_completions=False, temperature=1.0, top_p=1.0, top_k=0, num_iterations=1,
         disable_dropout=True, save_strategy="no", logging_steps=10**9, disable_tqdm=True, shuffle_dataset=False,
-        dataloader_num_workers=0, seed=0, generation_kwargs=extra,
-        gradient_checkpointing=args.gradient_checkpointing, **vllm_kw)
+        dataloader_num_workers=0, seed=0, generation_kwargs=extra, **vllm_kw,
+        **({"gradient_checkpointing": True} if args.gradient_checkpointing else {}))
     with warnings.catch_warnings(), contextlib.redirect_stdout(sys.stderr):
         warnings.simplefilter("ignore")
         trainer = GRPOTrainer(model=model, reward_funcs=reward_fn, args=targs, train_dataset=data,
@@ -336,12 +336,12 @@ def main(argv=None) -> int:
     ap.add_argument("--device", default=None, help="cuda (default when available) or cpu")
     ap.add_argument("--size", choices=sorted(SHAPES), default=None, help="model shape (default: 0.5b on CUDA, "
                     "tiny on CPU)")
-    ap.add_argument("--prompts", type=int, default=None, help="prompts per rollout batch (default 16; CPU 2)")
+    ap.add_argument("--prompts", type=int, default=None, help="prompts per rollout batch (default 16; CPU 4)")
     ap.add_argument("--G", type=int, default=None, help="completions per prompt (default 8; CPU 4)")
-    ap.add_argument("--prompt-len", type=int, default=None, help="prompt tokens (default 256; CPU 16)")
-    ap.add_argument("--completion-len", type=int, default=None, help="completion tokens (default 1024; CPU 16)")
+    ap.add_argument("--prompt-len", type=int, default=None, help="prompt tokens (default 256; CPU 32)")
+    ap.add_argument("--completion-len", type=int, default=None, help="completion tokens (default 1024; CPU 32)")
     ap.add_argument("--micro", type=int, default=None, help="sequences per forward/backward (default 8; CPU 4)")
-    ap.add_argument("--batches", type=int, default=2, help="timed rollout batches per framework")
+    ap.add_argument("--batches", type=int, default=3, help="timed rollout batches per framework")
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--gradient-checkpointing", action="store_true")
     ap.add_argument("--vllm-memory", type=float, default=0.3, help="vLLM's share of GPU memory (both frameworks)")
@@ -350,12 +350,21 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads (0 = torch's default)")
     ap.add_argument("--only", default="coevo_hf,coevo_vllm,trl_hf,trl_vllm", help="rows to run (comma list)")
     args = ap.parse_args(argv)
+    # stdout carries the JSON line only: libraries that print (DeepSpeed's accelerator notice, TRL's
+    # summary) write to stderr, also through handlers they create at import
+    with contextlib.redirect_stdout(sys.stderr):
+        line = measure(args, ap)
+    print(json.dumps(line))
+    return 0
+
+
+def measure(args, ap) -> dict:
     import torch
 
     if args.device is None:
         args.device = "cuda" if torch.cuda.is_available() else "cpu"
     cpu = not args.device.startswith("cuda")
-    dflt = dict(size="tiny", prompts=2, G=4, prompt_len=16, completion_len=16, micro=4) if cpu else \
+    dflt = dict(size="tiny", prompts=4, G=4, prompt_len=32, completion_len=32, micro=4) if cpu else \
         dict(size="0.5b", prompts=16, G=8, prompt_len=256, completion_len=1024, micro=8)
     for k, v in dflt.items():
         if getattr(args, k) is None:
@@ -369,6 +378,7 @@ def main(argv=None) -> int:
     import trl
 
     transformers.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
     args.peak = peak_tflops(args)
     tok = build_tokenizer()
     t0 = time.perf_counter()
@@ -413,8 +423,7 @@ def main(argv=None) -> int:
                      "vllm": _version("vllm")},
         "seconds": round(time.perf_counter() - t0, 1),
     }
-    print(json.dumps(line))
-    return 0
+    return line
 
 
 def _version(name: str) -> str | None:
