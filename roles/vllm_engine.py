@@ -215,7 +215,7 @@ class VLLMEngine:
         self.eos_ids = _eos_ids(tokenizer, model_dir)
         self.stats: dict[str, float] = {}
         self._synced_version: int | None = None  # weights_version the engine holds (None: none yet)
-        self._asleep = False
+        self._awake = {"weights": True, "kv_cache": True}  # what sleep mode has not released
         self._weights_gone = policy is not None  # dummy weights until the first push
         s = self.settings
         world = int(os.environ.get("WORLD_SIZE", "1"))
@@ -252,22 +252,30 @@ class VLLMEngine:
 
     # ------------------------------------------------------------------ memory
     def sleep(self, level: int | None = None) -> None:
-        """Release GPU memory between rollouts (``LLM.sleep``); level 2 frees the weights."""
+        """Release GPU memory between rollouts (``LLM.sleep``): level 1 offloads the weights to CPU
+        memory, level 2 frees them (they are pushed again before the next rollout); both drop the
+        KV cache."""
         level = self.settings.sleep_level if level is None else level
-        if not level or self._asleep:
+        if not level or not any(self._awake.values()):
             return
         self.llm.sleep(level=level)
-        self._asleep = True
+        self._awake = {"weights": False, "kv_cache": False}
         if level == 2:
             self._weights_gone = True
 
     def wake_up(self, tags: list[str] | None = None) -> None:
-        """``LLM.wake_up``: ``["weights"]`` first (before pushing weights), then ``["kv_cache"]``."""
-        if not self._asleep:
+        """``LLM.wake_up`` of what sleeps among ``tags`` (``None``: everything). Wake
+        ``["weights"]`` before pushing weights and ``["kv_cache"]`` after, so that both never hold
+        memory while the weights are copied."""
+        todo = [t for t in (tags or list(self._awake)) if not self._awake[t]]
+        if not todo:
             return
-        self.llm.wake_up(tags=tags)
-        if tags is None or "kv_cache" in tags:
-            self._asleep = False
+        import torch
+
+        torch.cuda.empty_cache()  # the trainer's freed blocks back to the device for vLLM's pool
+        self.llm.wake_up(tags=todo)
+        for t in todo:
+            self._awake[t] = True
 
     def reset_prefix_cache(self) -> None:
         self.llm.reset_prefix_cache()
@@ -291,11 +299,7 @@ class VLLMEngine:
         version = int(self.policy.weights_version)
         if not force and not self._weights_gone and version == self._synced_version:
             return False
-        if self._asleep:
-            import torch
-
-            torch.cuda.empty_cache()
-            self.wake_up(tags=["weights"])
+        self.wake_up(tags=["weights"])
         t0 = time.perf_counter()
         self.load_weights(self.policy.iter_full_parameters())
         self.reset_prefix_cache()
@@ -351,7 +355,8 @@ class VLLMEngine:
                                  seed=seeds[i] if self.settings.per_request_seed else None)
                   for i in send]
         t0 = time.perf_counter()
-        self.sync_weights()
+        self.wake_up(tags=["weights"])  # level 1: the weights come back from CPU memory
+        self.sync_weights()  # level 2, or an optimizer step since the last push: the policy's weights
         self.wake_up(tags=["kv_cache"])
         try:
             outs = self.llm.generate([{"prompt_token_ids": prompt_ids[i]} for i in send], sampling_params=params,
