@@ -3,8 +3,10 @@
 Sections: ``model`` (which model), ``tiny`` (the tiny world, used when ``model.path`` is empty),
 ``data`` (task files), ``execution`` (sandbox limits), ``loop`` (the co-evolution step and its
 schedule), ``curriculum``, ``train`` (GRPO+ update, :class:`training.config.GRPOConfig`) and
-``eval`` (held-out evaluation). Every field has a default; the defaults are the CPU tiny-world
-run. ``coevo train --config FILE key.sub=value ...`` overrides single fields.
+``eval`` (held-out evaluation; ``eval.api`` samples it from a model served over an
+OpenAI-compatible API instead: :class:`roles.api_config.ApiConfig`). Every field has a default;
+the defaults are the CPU tiny-world run. ``coevo train --config FILE key.sub=value ...``
+overrides single fields.
 
 ``train.temperature`` is always set to ``loop.temperature`` (the training forward must score
 completions under the distribution they were sampled from), and ``train.total_steps`` defaults to

@@ -31,11 +31,23 @@ def _dtype(dtype, device: str):
     return dtype
 
 
+# first line of a chat template that renders coevo's plain prompt format (the tiny world's
+# coevo.tinyworld.tokenizer.PLAIN_CHAT_TEMPLATE): a user message is one plain prompt, verbatim
+PLAIN_TEMPLATE_MARK = "{#- coevo: plain prompt format -#}"
+
+
+def is_plain_chat_template(template) -> bool:
+    """True when ``template`` (a tokenizer's ``chat_template``) renders coevo's plain format."""
+    return isinstance(template, str) and template.lstrip().startswith(PLAIN_TEMPLATE_MARK)
+
+
 def load_model(path: str | os.PathLike, device: str | None = None, dtype=None):
     """``(model, tokenizer)`` from a local ``save_pretrained`` directory, in eval mode.
 
     Raises :class:`InputError` when ``path`` is missing or holds no model. The tokenizer gets a
-    pad token (EOS when it has none) and left padding.
+    pad token (EOS when it has none) and left padding; a plain-format chat template
+    (:data:`coevo.tinyworld.tokenizer.PLAIN_CHAT_TEMPLATE`, for serving) is dropped, so the roles
+    build the same plain prompts as before it was added.
     """
     p = Path(path)
     if not p.exists():
@@ -61,6 +73,10 @@ def load_model(path: str | os.PathLike, device: str | None = None, dtype=None):
     if tok.pad_token_id is None:
         tok.pad_token = tok.eos_token
     tok.padding_side = "left"
+    if is_plain_chat_template(getattr(tok, "chat_template", None)):
+        # the plain-format template (written for serving) only passes plain prompts through: the
+        # roles render those prompts themselves, so this process uses the plain template
+        tok.chat_template = None
     model.to(device)
     model.eval()
     return model, tok
