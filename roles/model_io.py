@@ -57,6 +57,7 @@ def load_model(path: str | os.PathLike, device: str | None = None, dtype=None):
                          "directory)", file=str(path))
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
 
     device = device or default_device()
     try:
@@ -64,12 +65,17 @@ def load_model(path: str | os.PathLike, device: str | None = None, dtype=None):
     except Exception as exc:
         raise InputError(f"cannot load the tokenizer ({type(exc).__name__}: {exc})".split("\n")[0],
                          file=str(path)) from None
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # a "Loading weights" bar per load is noise in our output
     try:
         model = AutoModelForCausalLM.from_pretrained(str(p), local_files_only=True,
                                                      dtype=_dtype(dtype, device))
     except Exception as exc:
         raise InputError(f"cannot load the model ({type(exc).__name__}: {exc})".split("\n")[0],
                          file=str(path)) from None
+    finally:
+        if bars:
+            hf_logging.enable_progress_bar()
     if tok.pad_token_id is None:
         tok.pad_token = tok.eos_token
     tok.padding_side = "left"

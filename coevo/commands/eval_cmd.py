@@ -89,7 +89,7 @@ def _sample(args, tasks):
     _say(args, f"{len(tasks)} tasks: sampling {cfg.n_codes} codes and {cfg.n_tests} test suites per task "
                f"{_where(args, generator)}")
     try:
-        pools = sample_pools(generator, tok, tasks, cfg, progress=not args.quiet)
+        pools = sample_pools(generator, tok, tasks, cfg, progress=not args.quiet and sys.stderr.isatty())
     finally:
         if hasattr(generator, "close"):
             generator.close()
@@ -184,7 +184,7 @@ def run(args) -> int:
     with Executor(executor_config(args)) as ex:
         # candidates + references on ground truth, and on the generated tests
         jobs = [(t, codes[t.task_id] + list(t.solutions), list(t.tests)) for t in todo]
-        gt_res = ex.run_matrices(jobs, progress=not args.quiet)
+        gt_res = ex.run_matrices(jobs, progress=not args.quiet and sys.stderr.isatty())
         # generated tests, and the statement's worked examples after them (for selection)
         examples = {t.task_id: examples_for(args, t) if gen.get(t.task_id) else [] for t in todo}
         gen_jobs = [(t, codes[t.task_id] + list(t.solutions), gen.get(t.task_id, []) + examples[t.task_id])

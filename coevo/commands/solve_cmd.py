@@ -241,7 +241,7 @@ def build_pools(args, *, min_tests: int):
     from roles.generation import stats_line
     from roles.pipeline import PoolConfig, judge_pools, sample_pools
 
-    progress = not args.quiet
+    progress = not args.quiet and sys.stderr.isatty()  # bars only on a terminal
     _say(args, f"loading model {args.model}" if args.model else f"using the served model {args.api_model}")
     generator, tok = open_generator(args)
     cfg = PoolConfig(n_codes=args.n_codes, n_tests=args.n_tests,
