@@ -628,3 +628,16 @@ def test_progress_bar_only_on_a_terminal(stub, tmp_path, monkeypatch, capsys):
     assert "sampling (served)" in capsys.readouterr().err
     ApiGenerator(api(s, tmp_path, cache=False)).generate(requests_for(), progress=False)
     assert capsys.readouterr().err == ""
+
+
+def test_cli_eval_samples_with_a_local_model_too(tmp_path):
+    from tinymodel import tiny_model_path
+
+    report = tmp_path / "report.json"
+    rc = main(["eval", "--model", tiny_model_path(), "--tasks", write_tasks(tmp_path), "--out", str(report),
+               "--n-codes", "2", "--n-tests", "1", "--max-new-tokens", "24", "--k", "1", "--mutants", "0",
+               "--no-consensus", "--quiet"])
+    assert rc == 0
+    rep = json.loads(report.read_text())
+    assert rep["n_codes"] == 2 and rep["pass_at_k"]["1"] == 0.0  # a random model writes garbage
+    assert rep["sampling"]["backend"] == "local" and rep["sampling"]["stats"]["samples"] == 3
