@@ -297,7 +297,8 @@ class ApiGenerator:
             elif code == 404:
                 msg += (f" (is --api-base right, does the server know the model {self.api.model!r} and have "
                         f"the {self.api.endpoint} endpoint?)")
-            elif self.api.endpoint == "chat" and code in (400, 500):
+            elif (self.api.endpoint == "chat" and code in (400, 500)
+                  and ("template" in detail.lower() or detail in ("", "Internal Server Error"))):
                 msg += (" (a model without a chat template fails on the chat endpoint: try "
                         "--api-endpoint completions)")
             return ApiError(msg)
