@@ -32,7 +32,8 @@ Robustness
   (server text sanitised: no control characters, at most 200 characters). Answers are validated
   before use: a body that is not JSON, has no choices or has non-text content is an error; extra
   choices are dropped; each text is capped at ``32 * max_tokens + 4096`` characters (then counted
-  as truncated).
+  as truncated). Not defended: the HTTP client reads a body whole before these checks (no
+  streaming), so one enormous answer still costs its size in memory once.
 
 Cache
   Every validated answer is stored on disk under a SHA-256 of the full request (URL, and the
