@@ -3,7 +3,9 @@
 Sections: ``model`` (which model), ``tiny`` (the tiny world, used when ``model.path`` is empty),
 ``data`` (task files), ``execution`` (sandbox limits), ``loop`` (the co-evolution step and its
 schedule), ``curriculum``, ``train`` (GRPO+ update, :class:`training.config.GRPOConfig`) and
-``eval`` (held-out evaluation) and ``rollout`` (which engine samples the training rollouts). Every field has a default; the defaults are the CPU tiny-world
+``eval`` (held-out evaluation; ``eval.api`` samples it from a model served over an
+OpenAI-compatible API instead: :class:`roles.api_config.ApiConfig`) and ``rollout`` (which engine
+samples the training rollouts). Every field has a default; the defaults are the CPU tiny-world
 run. ``coevo train --config FILE key.sub=value ...`` overrides single fields.
 
 ``train.temperature`` is always set to ``loop.temperature`` (the training forward must score
