@@ -207,7 +207,7 @@ def sampler_importance_weights(trainer_logp: torch.Tensor, sampler_logp: torch.T
         else:
             units_w = w[unit_mask]
         n = mf.sum()
-        k3 = (torch.exp(d) - d - 1.0) * mf
+        k3 = (torch.exp(d) - d - 1.0).clamp(min=0.0) * mf  # >= 0; float rounding of tiny d may not be
         absd = d.abs()
         vals = torch.stack([n, absd.sum(), absd.max() if absd.numel() else n.new_zeros(()), k3.sum(),
                             n.new_tensor(float(units_w.numel())), units_w.sum(),
