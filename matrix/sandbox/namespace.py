@@ -240,21 +240,35 @@ def step_etc(state):
 
 
 def step_dev(state):
-    """``null``, ``zero`` and ``full`` (writing to them affects nothing); ``random`` and
-    ``urandom`` read-only (a write would feed the host's entropy pool)."""
+    """A ``/dev`` of its own: ``null``, ``zero`` and ``full`` (writing to them affects nothing),
+    ``random`` and ``urandom`` readable but not writable (a write would feed the host's entropy
+    pool). Device nodes of our own (mknod, root executor); binds of the host's where that is not
+    allowed (user namespace)."""
+    import stat
+
     dev = state["stage"] + "/dev"
     os.makedirs(dev, exist_ok=True)
-    for d in ("null", "zero", "full", "random", "urandom"):
-        try:
-            _touch(f"{dev}/{d}")
-            mount(f"/dev/{d}", f"{dev}/{d}", None, MS_BIND)
-            if d in ("random", "urandom"):
-                mount(None, f"{dev}/{d}", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID)
-        except OSError:
-            pass
+    nodes = (("null", 3, 0o666), ("zero", 5, 0o666), ("full", 7, 0o666), ("random", 8, 0o444),
+             ("urandom", 9, 0o444))
+    try:
+        mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,mode=755")
+        for name, minor, mode in nodes:
+            os.mknod(f"{dev}/{name}", stat.S_IFCHR | mode, os.makedev(1, minor))
+            os.chmod(f"{dev}/{name}", mode)
+        state["dev"] = "own nodes"
+    except OSError:
+        for name, _, mode in nodes:
+            try:
+                _touch(f"{dev}/{name}")
+                mount(f"/dev/{name}", f"{dev}/{name}", None, MS_BIND)
+            except OSError:
+                pass
+        state["dev"] = "host nodes"
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
                          ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
         os.symlink(target, f"{dev}/{name}")
+    if state["dev"] == "own nodes":
+        mount(None, dev, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC)
 
 
 def step_proc(state):
