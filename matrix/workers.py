@@ -322,7 +322,10 @@ class Pool:
         self.guards: dict = {}
 
     def new_worker(self, index: int) -> WorkerProcess:
-        dirs = self.cgroups.worker_dirs(index) if self.cgroups is not None else None
+        dirs = None
+        if self.cgroups is not None:
+            dirs = {f"{part}-{c}": d for part in ("cell", "runner")
+                    for c, d in self.cgroups.worker_dirs(index, part).items()}
         return WorkerProcess(index, self.mode, self.limits, dirs, self.cgroup_version)
 
     def await_ready(self) -> None:

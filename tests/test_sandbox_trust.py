@@ -401,7 +401,9 @@ def add(a, b):
         assert time.monotonic() - t0 < 20
         assert r.status[0][0] in ("pass", "memory", "error", "timeout", "output_limit"), (r.status, r.errors)
         for k in range(len(ex._workers)):  # no worker's cells ever held more than the limit
-            for name, d in ex._pool.cgroups.worker_dirs(k).items():
+            dirs = list(ex._pool.cgroups.worker_dirs(k, "cell").values())
+            dirs += list(ex._pool.cgroups.worker_dirs(k, "runner").values())
+            for d in dirs:
                 for f in ("memory.max_usage_in_bytes", "memory.peak"):
                     path = os.path.join(d, f)
                     if os.path.exists(path):

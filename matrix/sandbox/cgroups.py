@@ -79,11 +79,17 @@ class CgroupTree:
             return None, f"cannot create cgroups ({exc.strerror or exc})"
         return tree, version
 
-    def worker_dirs(self, k: int) -> dict[str, str]:
-        return {c: os.path.join(d, self.tag, f"w{k}") for c, d in self.roots.items()}
+    def worker_dirs(self, k: int, part: str = "cell") -> dict[str, str]:
+        """The cgroup of worker ``k``'s cells (``part="cell"``) or of its runner of pure
+        programs (``part="runner"``): separate, so that cleaning up after a cell never touches
+        the runner."""
+        return {c: os.path.join(d, self.tag, f"w{k}-{part}") for c, d in self.roots.items()}
 
-    def add_worker(self, k: int, memory_bytes: int, max_procs: int) -> dict[str, str]:
-        dirs = self.worker_dirs(k)
+    def add_worker(self, k: int, memory_bytes: int, max_procs: int) -> None:
+        for part in ("cell", "runner"):
+            self._add(self.worker_dirs(k, part), memory_bytes, max_procs)
+
+    def _add(self, dirs: dict[str, str], memory_bytes: int, max_procs: int) -> None:
         for c, d in dirs.items():
             if not os.path.isdir(d):
                 os.mkdir(d)
@@ -103,7 +109,6 @@ class CgroupTree:
                     pass
             else:
                 _write(os.path.join(d, "pids.max"), str(max_procs))
-        return dirs
 
     def remove(self) -> None:
         for d in reversed(self.created):
@@ -189,13 +194,15 @@ class CellCgroup:
     def kill_all(self, wait: float = 2.0) -> bool:
         """Kill every process in the cgroup; True once it is empty."""
         deadline = time.monotonic() + wait
+        pids = self.members()
+        if not pids:
+            return True
         if self.kill_file and os.path.exists(self.kill_file):
             try:
                 _write(self.kill_file, "1")
             except OSError:
                 pass
         while True:
-            pids = self.members()
             if not pids:
                 return True
             for p in pids:
@@ -205,7 +212,8 @@ class CellCgroup:
                     pass
             if time.monotonic() > deadline:
                 return False
-            time.sleep(0.0005)
+            time.sleep(0.0002)
+            pids = self.members()
 
     def _oom_count(self) -> int:
         try:

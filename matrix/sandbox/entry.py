@@ -64,7 +64,15 @@ def worker_main(config_json: str) -> None:
     info.update(worker.detail())
     _ready(out_fd, info)
     try:
-        worker.serve()
+        if cfg.get("profile"):  # debugging aid: cProfile statistics of the worker loop on stderr
+            import cProfile
+            import pstats
+
+            prof = cProfile.Profile()
+            prof.runcall(worker.serve)
+            pstats.Stats(prof, stream=sys.stderr).sort_stats("cumtime").print_stats(int(cfg["profile"]))
+        else:
+            worker.serve()
     finally:
         for z in worker.zygotes:
             try:

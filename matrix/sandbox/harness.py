@@ -3,8 +3,9 @@
 Every process gets its command (marshal, from the worker) on fd 4 and writes frames
 (:mod:`.records`) on fd 3; everything it writes is a *claim*, judged elsewhere.
 
-``program`` mode (one program, several tests): compile the program, check it (:mod:`.purity`),
-report a plan (which tests must run alone), then run each pure test in a fresh module namespace
+``runner`` mode (rows of programs, each against several tests, until the worker stops sending):
+for each row compile the program, check it (:mod:`.purity`), report a plan (which tests must run
+alone, or all of them when the program is not pure), then run each pure test in a fresh module namespace
 with the interpreter state reset, fresh capped standard streams and attribute stores guarded, reporting one claim per test. A test that ends abnormally (a store
 into a shared object, ``MemoryError``, the output cap) is reported as such and re-run alone by
 the worker. When the program's module raises while loading and the program is deterministic, the
@@ -396,7 +397,6 @@ def run_program(cmd: dict, chan: _Channel) -> None:
     max_out = cmd["max_out"]
     modname = "__main__" if kind == "stdio" else "solution"
     argv0 = "main.py" if kind == "stdio" else "solution.py"
-    _mute_collections()
     loaded = False
     for i, probe in enumerate(probes):
         if probe is None or not probe[2]:
@@ -457,6 +457,22 @@ def run_program(cmd: dict, chan: _Channel) -> None:
             body = [raw_out.take().decode("utf-8", "replace"), body]
         chan.send_json(kind_out, body, G["clock"]() - t0)
         _cleanup(modname, ns)
+
+
+def run_rows(chan: _Channel) -> None:
+    """The runner: rows of pure programs (one command each, on fd 4) until end of input; each
+    row ends with a ``DONE`` frame. The worker replaces the runner after anything abnormal."""
+    import marshal
+
+    from .wire import read_message
+
+    _mute_collections()
+    while True:
+        msg = read_message(COMMAND_FD)
+        if msg is None:
+            return
+        run_program(marshal.loads(msg), chan)
+        chan.send(Frame.DONE)
 
 
 def _cleanup(modname, ns):
@@ -550,13 +566,16 @@ def child_main() -> None:
         if msg is None:
             G["exit"](EXIT_HARNESS)
         cmd = marshal.loads(msg)
-        os.close(COMMAND_FD)
+        if cmd["mode"] != "runner":
+            os.close(COMMAND_FD)
         chan = _Channel(cmd["token"], int(cmd["max_out"]))
         mode = cmd["mode"]
         if mode == "program":
             run_program(cmd, chan)
         elif mode == "cell":
             run_cell(cmd, chan)
+        elif mode == "runner":
+            run_rows(chan)
         elif mode in ("serve", "test"):
             from . import remote
 

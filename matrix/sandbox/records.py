@@ -38,6 +38,7 @@ class Frame(IntEnum):
     ABNORMAL = 9  # the test must be re-run alone in a fresh process; body: reason
     TOO_LARGE = 10  # the claim exceeded the output cap
     LOAD_FAILED = 11  # like RAISED, for the program's module: the same for every test
+    DONE = 12  # the runner finished a row and waits for the next one
 
 
 class Outcome(IntEnum):

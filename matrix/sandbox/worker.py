@@ -51,9 +51,13 @@ class Zygote:
     """Starts the zygote (seccomp filter installed, then ``exec``) and talks to it."""
 
     def __init__(self, cfg: dict, proc_fd: int | None, drop_caps: bool, freeze: bool):
+        from collections import deque
+
         self.cfg = cfg
         self.proc_fd = proc_fd
         self.exited: dict[int, int] = {}
+        self.abandoned: set[int] = set()
+        self.awaiting: deque = deque()  # processes whose pid has not arrived yet
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.seccomp = None
         r, w = os.pipe()
@@ -144,25 +148,39 @@ class Zygote:
                 return False
             msg = marshal.loads(data)
             if msg[0] == "exit":
-                self.exited[msg[1]] = msg[2]
-            else:
-                self.pending_reply = msg
+                if msg[1] in self.abandoned:
+                    self.abandoned.discard(msg[1])
+                else:
+                    self.exited[msg[1]] = msg[2]
+            elif self.awaiting:
+                proc = self.awaiting.popleft()
+                if msg[0] == "pid":
+                    proc._pid = msg[1]
+                else:
+                    proc._pid = -1
+                    proc.spawn_error = str(msg[1]) if len(msg) > 1 else "spawn failed"
 
-    def spawn(self, spec: dict, fds: list[int]) -> int:
-        self.pending_reply = None
+    def spawn(self, spec: dict, fds: list[int], proc) -> None:
+        """Ask for a process (its pid arrives later: :meth:`pid_of`)."""
         socket.send_fds(self.sock, [marshal.dumps(("spawn", spec))], fds)
+        self.awaiting.append(proc)
+
+    def pid_of(self, proc) -> int:
         deadline = time.monotonic() + 30.0
-        while self.pending_reply is None:
+        while proc._pid is None:
             if time.monotonic() > deadline:
                 raise RuntimeError("the zygote does not answer")
             r, _, _ = select.select([self.sock], [], [], 1.0)
             if r and not self.read_messages():
                 raise RuntimeError("the zygote died")
-        reply = self.pending_reply
-        self.pending_reply = None
-        if reply[0] != "pid":
-            raise OSError(str(reply[1]) if len(reply) > 1 else "spawn failed")
-        return reply[1]
+        if proc._pid < 0:
+            raise OSError(proc.spawn_error)
+        return proc._pid
+
+    def abandon(self, pid: int) -> None:
+        """We no longer wait for ``pid``'s exit (it was killed): drop its notice when it comes."""
+        if self.exited.pop(pid, None) is None:
+            self.abandoned.add(pid)
 
     def wait_exit(self, pid: int, timeout: float) -> int | None:
         deadline = time.monotonic() + timeout
@@ -218,17 +236,25 @@ def _drop_capabilities() -> None:
 # ----------------------------------------------------------------------------- a running process
 
 class Proc:
-    """A process the zygote forked for the worker."""
+    """A process the zygote forked for the worker (its pid arrives asynchronously)."""
 
-    def __init__(self, pid, reader, mode, close_fds, out_fd=None, err_fd=None, zygote=None):
+    def __init__(self, reader, mode, close_fds, out_fd=None, err_fd=None, zygote=None):
         self.zygote = zygote
-        self.pid = pid
+        self._pid = None
+        self.spawn_error = ""
         self.reader = reader
         self.mode = mode
         self.close_fds = close_fds
         self.out_fd = out_fd
         self.err_fd = err_fd
         self.status = None
+        self.oom = False
+        self.cmd_w = None  # the runner's command pipe (kept open)
+        self.rows = 0
+
+    @property
+    def pid(self) -> int:
+        return self._pid if self._pid is not None and self._pid >= 0 else self.zygote.pid_of(self)
 
 
 class Worker:
@@ -248,14 +274,19 @@ class Worker:
         self.max_out = int(cfg["max_output_bytes"])
         self.tmp = "/tmp" if ns else cfg["tmpdir"]
         self.proc_fd = ns["proc_fd"] if ns else None
-        self.cgroup = None
-        if cfg.get("cgroup_version") and cfg.get("cgroup_inside"):
-            self.cgroup = CellCgroup(cfg["cgroup_version"], cfg["cgroup_inside"])
+        self.cgroup = self.runner_cgroup = None
+        inside = cfg.get("cgroup_inside") or {}
+        if cfg.get("cgroup_version") and inside:
+            parts = {part: {k.split("-", 1)[1]: v for k, v in inside.items() if k.startswith(part + "-")}
+                     for part in ("cell", "runner")}
+            self.cgroup = CellCgroup(cfg["cgroup_version"], parts["cell"])
+            self.runner_cgroup = CellCgroup(cfg["cgroup_version"], parts["runner"])
         # two zygotes: standard-library classes frozen for programs that run several tests in one
         # process, left as Python has them for every process that runs alone
         self.zygote = Zygote(cfg, self.proc_fd, drop_caps=userns, freeze=bool(cfg.get("batch", True)))
         self.zygote_plain = Zygote(cfg, self.proc_fd, drop_caps=userns, freeze=False)
         self.zygotes = (self.zygote, self.zygote_plain)
+        self.runner_proc: Proc | None = None
 
     def detail(self) -> dict:
         return {"seccomp": self.zygote.seccomp, "frozen_classes": self.zygote.frozen,
@@ -371,40 +402,59 @@ class Worker:
         return keep
 
     # ------------------------------------------------------------------ the program process
+    RUNNER_ROWS = 2000  # a runner is replaced after this many rows (its heap only grows)
+
+    def runner(self) -> Proc:
+        rn = self.runner_proc
+        if rn is None or rn.rows >= self.RUNNER_ROWS:
+            if rn is not None:
+                self.finish(rn, tmp=False, tree=False)
+            rn = self.runner_proc = self.start("runner", {"mode": "runner", "max_out": self.max_out}, cpu=3600)
+        return rn
+
     def run_program(self, code, setup, kind, cells, unit, timeout) -> dict:
-        """Run ``cells`` (direct probes) in one program process; see the module docstring."""
+        """Run ``cells`` (direct probes) of one program in the runner; see the module docstring."""
         res = {"records": {}, "isolate": [], "remaining": [], "settle": None, "all_impure": False}
         probes = [unit.probes[pi] for _, pi, _ in cells]
-        cmd = {"mode": "program", "code": code, "setup": setup, "kind": kind, "probes": probes,
-               "max_out": self.max_out}
+        cmd = {"code": code, "setup": setup, "kind": kind, "probes": probes, "max_out": self.max_out}
         try:
-            proc = self.start("program", cmd, cpu=int(timeout * (len(cells) + 1)) + 5)
+            proc = self.runner()
+            write_message(proc.cmd_w, marshal.dumps(cmd))
+            proc.rows += 1
         except (OSError, RuntimeError) as exc:
+            if self.runner_proc is not None:
+                self.finish(self.runner_proc, tmp=False, tree=False)
+                self.runner_proc = None
             res["records"] = {k: CellRecord(k, Outcome.SANDBOX, 0, 0.0, str(exc).encode()[:MAX_ERR])
                               for k, _, _ in cells}
             return res
-        queue: list = []  # cells the process will run, in order (known after its plan)
+        queue: list = []  # cells the runner will run, in order (known after its plan)
         planned = False
         deterministic = False
         loaded = False
         mark = time.monotonic()
         bad: set[int] = set()
         current = None  # the cell running now
+        clean = False  # the row ended with DONE: the runner stays
         try:
             while True:
                 ev = self.next_event(proc, mark + timeout)
                 if ev[0] == "frames":
                     for fkind, secs, body in ev[1]:
+                        if fkind == Frame.DONE:
+                            if current is not None or queue:
+                                raise _Garbled()
+                            clean = True
+                            return res
                         if not planned:
                             if fkind == Frame.SYNTAX:
                                 res["settle"] = CellRecord(0, Outcome.SYNTAX, 0, 0.0, body[:MAX_ERR * 4])
-                                return res
+                                continue
                             if fkind == Frame.BAD_PROBE:
                                 idx, msg = _json_pair(body)
                                 if idx == -1:
                                     res["settle"] = CellRecord(0, Outcome.BAD_TEST, 0, 0.0, msg.encode()[:MAX_ERR * 4])
-                                    return res
-                                if isinstance(idx, int) and 0 <= idx < len(cells):
+                                elif isinstance(idx, int) and 0 <= idx < len(cells):
                                     key = cells[idx][0]
                                     res["records"][key] = CellRecord(key, Outcome.BAD_TEST, 0, 0.0,
                                                                      msg.encode()[:MAX_ERR * 4])
@@ -414,29 +464,35 @@ class Worker:
                                 plan = _json(body)
                                 if not isinstance(plan, dict):
                                     raise _Garbled()
+                                planned = True
                                 deterministic = plan.get("deterministic") is True and kind != "stdio"
                                 iso = plan.get("isolate")
                                 if iso == "all":
                                     res["all_impure"] = True
                                     res["remaining"] = [c for i, c in enumerate(cells) if i not in bad]
-                                    return res
+                                    continue
                                 iso = {i for i in iso if isinstance(i, int)} if isinstance(iso, list) else set()
                                 res["isolate"] = [c for i, c in enumerate(cells) if i in iso and i not in bad]
                                 queue = [c for i, c in enumerate(cells) if i not in iso and i not in bad]
-                                planned = True
                                 mark = time.monotonic()
-                                if not queue:
-                                    return res
-                                current = queue.pop(0)
+                                if queue:
+                                    current = queue.pop(0)
                                 continue
                             raise _Garbled()
                         if fkind == Frame.LOADED and not loaded:
                             loaded = True
                             continue
-                        if fkind == Frame.LOAD_FAILED and not loaded and deterministic:
-                            res["settle"] = _claim(0, Frame.RAISED, secs, body)
-                            return res
+                        if fkind == Frame.LOAD_FAILED and not loaded and current is not None:
+                            if deterministic:
+                                res["settle"] = _claim(0, Frame.RAISED, secs, body)
+                                res["records"] = {}
+                            else:
+                                res["records"][current[0]] = _claim(current[0], Frame.RAISED, secs, body)
+                            current, queue = None, []
+                            continue
                         if fkind == Frame.ABNORMAL:
+                            if current is None:
+                                raise _Garbled()
                             res["isolate"].append(current)
                             if b"shared" in body:
                                 res["all_impure"] = True
@@ -447,22 +503,19 @@ class Worker:
                         res["records"][current[0]] = _claim(current[0], fkind, min(secs, time.monotonic() - mark),
                                                             body)
                         mark = time.monotonic()
-                        if not queue:
-                            return res
-                        current = queue.pop(0)
+                        current = queue.pop(0) if queue else None
                 elif ev[0] == "timeout":
-                    if not planned:
+                    if not planned or (not loaded and deterministic and current is not None):
                         res["settle"] = CellRecord(0, Outcome.TIMEOUT, 0, timeout)
+                        res["records"] = {}
                         return res
-                    if not loaded and deterministic and current is not None:
-                        res["settle"] = CellRecord(0, Outcome.TIMEOUT, 0, timeout)
+                    if current is None:  # between the last claim and DONE: a finalizer that hangs
                         return res
                     res["records"][current[0]] = CellRecord(current[0], Outcome.TIMEOUT, 0, time.monotonic() - mark)
                     res["remaining"] = queue
                     return res
                 elif ev[0] == "exit":
                     if not planned:
-                        res["remaining"] = []
                         res["isolate"] = [c for i, c in enumerate(cells) if i not in bad]
                         return res
                     if current is not None:
@@ -475,11 +528,13 @@ class Worker:
             if current is not None:
                 res["isolate"].append(current)
                 res["remaining"] = queue
-            else:
+            elif not planned:
                 res["isolate"] = [c for i, c in enumerate(cells) if i not in bad]
             return res
         finally:
-            self.finish(proc, tmp=False)
+            if not clean:  # anything but a clean row: the runner is replaced
+                self.finish(proc, tmp=False, tree=False)
+                self.runner_proc = None
 
     # ------------------------------------------------------------------ one isolated cell
     def run_isolated(self, code, setup, kind, probe, key, timeout) -> CellRecord:
@@ -643,12 +698,22 @@ class Worker:
                     fds.append(rpc)
                     targets.append(5)
             uid = self.test_uid if mode == "test" else self.cell_uid
-            spec = {"fds": targets, "cgroups": self.cgroup.procs_files if self.cgroup else [],
+            group = self.runner_cgroup if mode == "runner" else self.cgroup
+            spec = {"fds": targets, "cgroups": group.procs_files if group else [],
                     "uid": uid, "gid": uid if mode == "test" and uid is not None else self.cell_gid,
                     "limits": {"memory": self.memory, "fsize": self.max_out, "cpu": cpu, "nproc": self.max_procs},
                     "cwd": self.tmp}
-            zygote = self.zygote if mode == "program" else self.zygote_plain
-            pid = zygote.spawn(spec, fds)
+            zygote = self.zygote if mode == "runner" else self.zygote_plain
+            try:  # the command waits in the pipe for the process to read it
+                write_message(cmd_w, data)
+            except OSError:
+                pass
+            reader = None
+            if res_r is not None:
+                os.set_blocking(res_r, False)
+                reader = FrameReader(res_r, token, self.max_out + 4096)
+            proc = Proc(reader, mode, [res_r], out_fd, err_fd, zygote)
+            zygote.spawn(spec, fds, proc)
         except BaseException:
             for fd in (res_r, res_w, cmd_r, cmd_w, out_fd, err_fd, *close):
                 if fd is not None:
@@ -660,16 +725,12 @@ class Worker:
         for fd in (res_w, cmd_r, *close):
             if fd is not None:
                 os.close(fd)
-        try:
-            write_message(cmd_w, data)
-        except OSError:
-            pass  # the process died at once: its exit tells
-        os.close(cmd_w)
-        reader = None
-        if res_r is not None:
-            os.set_blocking(res_r, False)
-            reader = FrameReader(res_r, token, self.max_out + 4096)
-        return Proc(pid, reader, mode, [res_r], out_fd, err_fd, zygote)
+        if mode == "runner":
+            proc.cmd_w = cmd_w
+            proc.close_fds = [res_r, cmd_w]
+        else:
+            os.close(cmd_w)
+        return proc
 
     def next_event(self, proc: Proc, deadline: float):
         """("frames", [...]) | ("timeout",) | ("exit",) | ("corrupt",) for ``proc``."""
@@ -682,15 +743,17 @@ class Worker:
                 return ("frames", frames)
             if reader.corrupt:
                 return ("corrupt",)
-            if proc.pid in zygote.exited:
+            if proc._pid is not None and proc._pid in zygote.exited:
                 reader.fill()
                 frames = reader.frames()
                 if frames:
                     return ("frames", frames)
                 if reader.corrupt:
                     return ("corrupt",)
-                proc.status = zygote.exited.pop(proc.pid)
+                proc.status = zygote.exited.pop(proc._pid)
                 return ("exit",)
+            if proc._pid is not None and proc._pid < 0:
+                raise OSError(proc.spawn_error)
             now = time.monotonic()
             if now >= deadline:
                 return ("timeout",)
@@ -704,30 +767,37 @@ class Worker:
                     raise RuntimeError("the zygote died")
 
     def finish(self, proc: Proc, *, tmp: bool, tree: bool = True) -> None:
-        """Kill the process and (with ``tree``) everything it left, reap, and (with ``tmp``)
-        replace ``/tmp``: a process that may have written there."""
-        if proc.status is None:
-            try:
-                os.kill(proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
-        if tree:
-            self.kill_tree(proc.pid)
-        if proc.status is None:
-            proc.status = proc.zygote.wait_exit(proc.pid, 5.0)
+        """Kill the process and (with ``tree``) everything it left, and (with ``tmp``) replace
+        ``/tmp``: a process that may have written there. Nothing waits for the process's exit
+        notice (the zygote reaps it; the notice is dropped)."""
+        try:
+            pid = proc.pid
+        except (OSError, RuntimeError):
+            pid = None
+        if pid is not None:
+            if proc.status is None:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+                proc.zygote.abandon(pid)
+            if tree:
+                self.kill_tree(pid)
         if self.cgroup is not None:
-            proc.oom = self.cgroup.oom_fired() or getattr(proc, "oom", False)
+            proc.oom = self.cgroup.oom_fired() or proc.oom
         for fd in (*proc.close_fds, proc.out_fd, proc.err_fd):
             if fd is not None:
                 try:
                     os.close(fd)
                 except OSError:
                     pass
+        proc.close_fds = ()
         proc.out_fd = proc.err_fd = None
         if tmp:
             self.replace_tmp()
 
     def kill_tree(self, pid: int) -> None:
+        """The session of ``pid``, the cell's cgroup, every orphan the worker inherited."""
         for fn in (os.killpg, os.kill):
             try:
                 fn(pid, signal.SIGKILL)
@@ -735,7 +805,21 @@ class Worker:
                 pass
         if self.cgroup is not None:
             self.cgroup.kill_all()
-        self._kill_orphans()
+            self._reap()
+        else:
+            self._kill_orphans()
+
+    def _reap(self) -> None:
+        zpids = (self.zygote.pid, self.zygote_plain.pid)
+        while True:
+            try:
+                wp, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if not wp:
+                return
+            if wp in zpids:
+                raise RuntimeError("the zygote died")
 
     def _kill_orphans(self) -> None:
         """Every child of the worker but the zygote is an orphan a cell left behind."""
