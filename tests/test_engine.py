@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from matrix import plain
 from matrix.engine import CellResult, ExecConfig, Executor, MatrixResult
+from matrix.sandbox.encoding import make_encoder as _make_encoder
 from matrix.static import plan_test, stdout_matches
 from matrix.tasks import Task, Test
-from matrix.sandbox.encoding import make_encoder as _make_encoder
 
 F = Task("f", "function task", entry_point="f")
 P = Task("p", "stdio task", kind="stdio")

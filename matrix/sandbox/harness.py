@@ -64,6 +64,7 @@ def prepare() -> None:
     )
     _G["genuine"]["math"] = math
     _G["raw"] = _make_raw_class()
+    _G["sink"], _G["empty_in"] = _make_sink_classes()
     gc.collect()
     # objects that can take attributes and exist before any program: the store guard's list
     _G["shared_ids"] = frozenset(id(o) for o in gc.get_objects() if type(o).__dictoffset__)
@@ -231,36 +232,44 @@ def compile_source(src: str, filename: str, *, guard: bool):
             if purity.fast_pure(co):
                 return co, True, state
         tree = ast.parse(src, filename, "exec")
+        pairs = purity.walk(tree)
         try:
-            pure = purity.pure_code(tree)
+            pure = purity.pure_code(tree, pairs=pairs)
         except RecursionError:
             pure = False
         if pure:
-            tree, _ = purity.guard_stores(tree)
+            purity.guard_in_place(pairs)
         return compile(tree, filename, "exec", dont_inherit=True), pure, state
 
 
+_PROBE_CACHE: dict = {}  # compiled probes of a runner (tests repeat across the programs of a task)
+
+
 def compile_probe(probe, *, guard: bool):
-    """A probe from the parent (mode, payload, pure hint, names) -> (mode, data, pure, names)."""
-    import ast
+    """A probe from the parent (mode, payload, pure hint, names) -> (mode, data, pure, names).
+    A values probe is a tuple of expressions: it can read what the program defined and call it,
+    but not import, store or delete anything, so the code-object check is enough."""
+    key = (probe[0], tuple(probe[1]) if isinstance(probe[1], (list, tuple)) else probe[1], tuple(probe[3]))
+    hit = _PROBE_CACHE.get(key)
+    if hit is not None:
+        return hit
     import warnings
 
     mode, payload, _hint, names = probe
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if mode == "values":
-            trees = [ast.parse(e, "<test>", "eval") for e in payload]
-            pure = True
-            if guard:
-                try:
-                    pure = all(purity.pure_code(t) for t in trees)
-                except RecursionError:
-                    pure = False
-            exprs = tuple(compile(t, "<test>", "eval", dont_inherit=True) for t in trees)
-            return ("values", exprs, pure, tuple(names))
-        if mode == "stdio":
-            return ("stdio", payload, True, ())
-    raise ValueError(f"unknown probe mode {mode!r}")
+            exprs = tuple(compile(e, "<test>", "eval", dont_inherit=True) for e in payload)
+            pure = all(purity.fast_pure(c) for c in exprs) if guard else True
+            out = ("values", exprs, pure, tuple(names))
+        elif mode == "stdio":
+            out = ("stdio", payload, True, ())
+        else:
+            raise ValueError(f"unknown probe mode {mode!r}")
+    if len(_PROBE_CACHE) > 20000:
+        _PROBE_CACHE.clear()
+    _PROBE_CACHE[key] = out
+    return out
 
 
 # ----------------------------------------------------------------------------- running one test
@@ -281,16 +290,122 @@ def _reset_interpreter(argv0, state):
 
 
 def _fresh_streams(stdin_text, max_out, keep_stdout):
-    """Fresh Python-level standard streams for one in-process test (never reused)."""
+    """Fresh Python-level standard streams for one in-process test (never reused). Function
+    tests get light sinks (what they print is not judged, only capped); stdin/stdout programs
+    get real text streams over memory."""
     G = _G
+    if not keep_stdout:
+        out, err = G["sink"](max_out), G["sink"](max_out)
+        sys.stdin, sys.stdout, sys.stderr = G["empty_in"](), out, err
+        sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
+        return out, err
     io, Raw, TextIO = G["io"], G["raw"], G["io"].TextIOWrapper
-    raw_out, raw_err = Raw(max_out, keep_stdout), Raw(max_out, False)
+    raw_out, raw_err = Raw(max_out, True), Raw(max_out, False)
     data = (stdin_text or "").encode("utf-8", "surrogateescape")
     sys.stdin = TextIO(io.BufferedReader(io.BytesIO(data)), encoding="utf-8", errors="surrogateescape")
     sys.stdout = TextIO(raw_out, encoding="utf-8", write_through=False)
     sys.stderr = TextIO(raw_err, encoding="utf-8", errors="backslashreplace", line_buffering=True)
     sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
     return raw_out, raw_err
+
+
+def _make_sink_classes():
+    """``Sink``: a write-only text stream that counts (as UTF-8 bytes) and drops what it is given,
+    raising :class:`_OutputCap` past its cap; ``EmptyIn``: a text stream at end of input."""
+    import io
+
+    unsupported = io.UnsupportedOperation
+
+    class _Bytes:
+        def __init__(self, sink):
+            self._sink = sink
+
+        def write(self, b):
+            self._sink._count(len(b))
+            return len(b)
+
+        def flush(self):
+            pass
+
+    class Sink:
+        encoding, errors, newlines, line_buffering, mode, name = "utf-8", "strict", None, False, "w", "<stdout>"
+
+        def __init__(self, cap):
+            self.cap, self.size, self.over, self.closed = cap, 0, False, False
+            self.buffer = _Bytes(self)
+
+        def _count(self, n):
+            if self.closed:
+                raise ValueError("I/O operation on closed file.")
+            self.size += n
+            if self.size > self.cap:
+                self.over = True
+                raise _OutputCap()
+
+        def write(self, s):
+            if not isinstance(s, str):
+                raise TypeError(f"write() argument must be str, not {type(s).__name__}")
+            self._count(len(s.encode("utf-8", "surrogateescape")))
+            return len(s)
+
+        def writelines(self, lines):
+            for x in lines:
+                self.write(x)
+
+        def flush(self):
+            if self.closed:
+                raise ValueError("I/O operation on closed file.")
+
+        def close(self):
+            self.closed = True
+
+        def isatty(self):
+            return False
+
+        def writable(self):
+            return True
+
+        def readable(self):
+            return False
+
+        def seekable(self):
+            return False
+
+        def fileno(self):
+            raise unsupported("fileno")
+
+    class EmptyIn:
+        encoding, errors, newlines, mode, name, closed = "utf-8", "strict", None, "r", "<stdin>", False
+        buffer = io.BytesIO(b"")
+
+        def read(self, n=-1):
+            return ""
+
+        def readline(self, n=-1):
+            return ""
+
+        def readlines(self, n=-1):
+            return []
+
+        def __iter__(self):
+            return iter(())
+
+        def close(self):
+            self.closed = True
+
+        def isatty(self):
+            return False
+
+        def readable(self):
+            return True
+
+        def writable(self):
+            return False
+
+        def fileno(self):
+            raise unsupported("fileno")
+
+    return Sink, EmptyIn
 
 
 def _real_streams():
@@ -398,7 +513,7 @@ def run_program(cmd: dict, chan: _Channel) -> None:
     modname = "__main__" if kind == "stdio" else "solution"
     argv0 = "main.py" if kind == "stdio" else "solution.py"
     loaded = False
-    for i, probe in enumerate(probes):
+    for probe in probes:
         if probe is None or not probe[2]:
             continue
         t0 = G["clock"]()
@@ -471,8 +586,9 @@ def run_rows(chan: _Channel) -> None:
         msg = read_message(COMMAND_FD)
         if msg is None:
             return
-        run_program(marshal.loads(msg), chan)
-        chan.send(Frame.DONE)
+        for cmd in marshal.loads(msg):  # the rows of one unit, one after the other
+            run_program(cmd, chan)
+            chan.send(Frame.DONE)
 
 
 def _cleanup(modname, ns):

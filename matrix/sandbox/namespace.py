@@ -257,7 +257,7 @@ def step_dev(state):
             os.chmod(f"{dev}/{name}", mode)
         state["dev"] = "own nodes"
     except OSError:
-        for name, _, mode in nodes:
+        for name, _, _ in nodes:
             try:
                 _touch(f"{dev}/{name}")
                 mount(f"/dev/{name}", f"{dev}/{name}", None, MS_BIND)

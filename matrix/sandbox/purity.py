@@ -34,7 +34,7 @@ from __future__ import annotations
 import ast
 import sys
 
-__all__ = ["SAFE_MODULES", "PRELOAD", "pure_code", "fast_pure", "guard_stores", "make_store_guard",
+__all__ = ["SAFE_MODULES", "PRELOAD", "pure_code", "fast_pure", "guard_stores", "guard_in_place", "make_store_guard",
            "walk", "GUARD_NAME", "HARNESS_NAMES", "StoreIntoShared"]
 
 # Modules a pure program may import: no hidden process state, or state reset per test.
@@ -150,11 +150,11 @@ def _banned(module_name: str, attr: str) -> bool:
     return attr in BANNED.get(module_name, ())
 
 
-def pure_code(tree: ast.AST, allow: frozenset = frozenset()) -> bool:
+def pure_code(tree: ast.AST, allow: frozenset = frozenset(), pairs: list | None = None) -> bool:
     """True when ``tree`` may run beside other tests of the same program in one process (see the
     module docstring). Conservative: anything it cannot vouch for makes the code impure (it then
     runs one fresh process per test)."""
-    pairs = walk(tree)
+    pairs = walk(tree) if pairs is None else pairs
     modules: dict[str, object] = {}  # name -> module object it is bound to
     imported: set[str] = set()
     decorator_only: set[str] = set()  # names bound to DECORATOR_ONLY functions
@@ -298,6 +298,8 @@ def _store_root_ok(node, imported):
     return isinstance(root, ast.Name) and root.id not in imported
 
 
+# names of the BANNED and DECORATOR_ONLY functions: the fast path leaves them to pure_code
+_BANNED_NAMES = frozenset().union(*BANNED.values(), *DECORATOR_ONLY.values())
 # dunder names a code object may mention on the fast path (the compiler's own included)
 _FAST_DUNDERS = (ALLOWED_DUNDER_ATTRS - {"__class__"}) | {"__module__", "__annotations__", "__debug__"}
 _CO_ASYNC = 0x80 | 0x100 | 0x200  # CO_COROUTINE | CO_ITERABLE_COROUTINE | CO_ASYNC_GENERATOR
@@ -318,7 +320,7 @@ def fast_pure(co) -> bool:
             if name[:1] == "_":
                 if name not in _FAST_DUNDERS:
                     return False
-            elif name in FORBIDDEN_NAMES or name in FORBIDDEN_ATTRS:
+            elif name in FORBIDDEN_NAMES or name in FORBIDDEN_ATTRS or name in _BANNED_NAMES:
                 return False
         consts = list(c.co_consts)
         while consts:
@@ -355,6 +357,19 @@ class _GuardStores(ast.NodeTransformer):
             return ast.copy_location(ast.Attribute(value=ast.copy_location(call, node.value),
                                                    attr=node.attr, ctx=node.ctx), node)
         return node
+
+
+def guard_in_place(pairs: list) -> int:
+    """Guard the attribute stores and deletes found in ``pairs`` (:func:`walk` of a tree), in
+    place: ``x.a = v`` -> ``__coevo_own__(x).a = v``. Returns how many."""
+    n = 0
+    for node, _parent in pairs:
+        if type(node) is ast.Attribute and type(node.ctx) is not ast.Load:
+            call = ast.Call(func=ast.Name(GUARD_NAME, ast.Load()), args=[node.value], keywords=[])
+            node.value = ast.copy_location(call, node.value)
+            ast.fix_missing_locations(call)
+            n += 1
+    return n
 
 
 def guard_stores(tree: ast.AST) -> tuple[ast.AST, int]:

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import builtins
 import json as _json
-import os
 import socket
 import struct
 

@@ -321,87 +321,14 @@ class Worker:
 
     def run_unit(self, unit: Unit) -> list[CellRecord]:
         out: dict[int, CellRecord] = {}
-        for row in unit.rows:
-            self.run_row(unit, row, out)
+        states = [_RowState(unit, row, bool(self.cfg.get("batch", True))) for row in unit.rows]
+        self.run_direct(unit, states, out)
+        for st in states:
+            self.finish_row(unit, st, out)
         keys = [k for row in unit.rows for k, _, _ in row.cells]
         return [out.get(k) or CellRecord(k, Outcome.SANDBOX, 0, 0.0, b"cell not run") for k in keys]
 
-    # ------------------------------------------------------------------ one row
-    def run_row(self, unit: Unit, row: Row, out: dict) -> None:
-        code, setup, kind = unit.programs[row.program], unit.setups[row.setup], row.kind
-        timeout = unit.timeout
-        direct = [c for c in row.cells if unit.probes[c[1]][0] in _DIRECT_MODES]
-        generic = [c for c in row.cells if unit.probes[c[1]][0] == "exec"]
-        isolate: list = []
-        pending = list(direct)
-        if not self.cfg.get("batch", True):  # one fresh process per test
-            isolate, pending = pending, []
-        settle: CellRecord | None = None
-        timed_out = False
-        restarts = 0
-        while pending and settle is None:
-            if timed_out:
-                pending = self._skip_optional(pending, out)
-                if not pending:
-                    break
-            res = self.run_program(code, setup, kind, pending, unit, timeout)
-            out.update(res["records"])
-            timed_out = timed_out or any(r.outcome == Outcome.TIMEOUT for r in res["records"].values())
-            settle = res["settle"]
-            isolate.extend(res["isolate"])
-            if res["all_impure"]:
-                isolate.extend(res["remaining"])
-                pending = []
-            else:
-                pending = res["remaining"]
-            restarts += 1
-            if timed_out and pending and settle is None:  # let the executor spread the rest
-                self._skip_optional(pending, out)
-                for key, _, optional in pending:
-                    out.setdefault(key, CellRecord(key, Outcome.REQUEUE))
-                pending = []
-            if restarts > len(direct) + 2:  # never loop on a process that keeps dying
-                isolate.extend(pending)
-                pending = []
-        rest = [c for c in row.cells if c[0] not in out]
-        if settle is not None:
-            for key, _, _ in rest:
-                out[key] = CellRecord(key, settle.outcome, settle.exit_info, settle.seconds, settle.payload,
-                                      settle.stdout, settle.stderr)
-            return
-        for cell in isolate + generic:
-            key, pi, optional = cell
-            if key in out:
-                continue
-            if optional and timed_out:
-                out[key] = CellRecord(key, Outcome.SKIPPED)
-                continue
-            if unit.probes[pi][0] == "exec":
-                rec = self.run_generic(code, setup, unit.probes[pi], key, timeout)
-            else:
-                rec = self.run_isolated(code, setup, kind, unit.probes[pi], key, timeout)
-            out[key] = rec
-            if rec.outcome == Outcome.TIMEOUT:
-                timed_out = True
-                for k2, p2, opt2 in isolate + generic:  # let the executor spread the rest
-                    if k2 not in out:
-                        out[k2] = CellRecord(k2, Outcome.SKIPPED if opt2 else Outcome.REQUEUE)
-                return
-            if rec.outcome == Outcome.SYNTAX or (rec.outcome == Outcome.BAD_TEST and rec.payload.startswith(b"setup")):
-                for k2, _, _ in row.cells:  # the program (or the setup) does not compile: all cells
-                    out.setdefault(k2, CellRecord(k2, rec.outcome, 0, 0.0, rec.payload))
-
-    @staticmethod
-    def _skip_optional(cells, out):
-        keep = []
-        for c in cells:
-            if c[2]:
-                out[c[0]] = CellRecord(c[0], Outcome.SKIPPED)
-            else:
-                keep.append(c)
-        return keep
-
-    # ------------------------------------------------------------------ the program process
+    # ------------------------------------------------------------------ the runner part of rows
     RUNNER_ROWS = 2000  # a runner is replaced after this many rows (its heap only grows)
 
     def runner(self) -> Proc:
@@ -412,129 +339,102 @@ class Worker:
             rn = self.runner_proc = self.start("runner", {"mode": "runner", "max_out": self.max_out}, cpu=3600)
         return rn
 
-    def run_program(self, code, setup, kind, cells, unit, timeout) -> dict:
-        """Run ``cells`` (direct probes) of one program in the runner; see the module docstring."""
-        res = {"records": {}, "isolate": [], "remaining": [], "settle": None, "all_impure": False}
-        probes = [unit.probes[pi] for _, pi, _ in cells]
-        cmd = {"code": code, "setup": setup, "kind": kind, "probes": probes, "max_out": self.max_out}
-        try:
-            proc = self.runner()
-            write_message(proc.cmd_w, marshal.dumps(cmd))
-            proc.rows += 1
-        except (OSError, RuntimeError) as exc:
-            if self.runner_proc is not None:
-                self.finish(self.runner_proc, tmp=False, tree=False)
-                self.runner_proc = None
-            res["records"] = {k: CellRecord(k, Outcome.SANDBOX, 0, 0.0, str(exc).encode()[:MAX_ERR])
-                              for k, _, _ in cells}
-            return res
-        queue: list = []  # cells the runner will run, in order (known after its plan)
-        planned = False
-        deterministic = False
-        loaded = False
-        mark = time.monotonic()
-        bad: set[int] = set()
-        current = None  # the cell running now
-        clean = False  # the row ended with DONE: the runner stays
-        try:
-            while True:
+    def drop_runner(self) -> None:
+        if self.runner_proc is not None:
+            self.finish(self.runner_proc, tmp=False, tree=False)
+            self.runner_proc = None
+
+    def run_direct(self, unit: Unit, states: list, out: dict) -> None:
+        """The direct cells (values and stdin probes) of every row through the runner, the rows of
+        a unit sent in one message so that the runner goes from row to row without waiting. After
+        anything abnormal the runner is replaced and the rows not finished are sent again."""
+        timeout = unit.timeout
+        while True:
+            todo = [st for st in states if st.pending and st.settle is None]
+            if not todo:
+                return
+            runs = [_RowRun(st) for st in todo]
+            cmd = [{"code": st.code, "setup": st.setup, "kind": st.kind, "max_out": self.max_out,
+                    "probes": [unit.probes[pi] for _, pi, _ in st.pending]} for st in todo]
+            try:
+                proc = self.runner()
+                write_message(proc.cmd_w, marshal.dumps(cmd))
+                proc.rows += len(cmd)
+            except (OSError, RuntimeError) as exc:
+                self.drop_runner()
+                for st in todo:
+                    for key, _, _ in st.pending:
+                        out[key] = CellRecord(key, Outcome.SANDBOX, 0, 0.0, str(exc).encode()[:MAX_ERR])
+                    st.pending = []
+                return
+            i = 0
+            mark = time.monotonic()
+            stopped = False
+            while i < len(runs) and not stopped:
+                run = runs[i]
                 ev = self.next_event(proc, mark + timeout)
+                now = time.monotonic()
                 if ev[0] == "frames":
                     for fkind, secs, body in ev[1]:
-                        if fkind == Frame.DONE:
-                            if current is not None or queue:
-                                raise _Garbled()
-                            clean = True
-                            return res
-                        if not planned:
-                            if fkind == Frame.SYNTAX:
-                                res["settle"] = CellRecord(0, Outcome.SYNTAX, 0, 0.0, body[:MAX_ERR * 4])
-                                continue
-                            if fkind == Frame.BAD_PROBE:
-                                idx, msg = _json_pair(body)
-                                if idx == -1:
-                                    res["settle"] = CellRecord(0, Outcome.BAD_TEST, 0, 0.0, msg.encode()[:MAX_ERR * 4])
-                                elif isinstance(idx, int) and 0 <= idx < len(cells):
-                                    key = cells[idx][0]
-                                    res["records"][key] = CellRecord(key, Outcome.BAD_TEST, 0, 0.0,
-                                                                     msg.encode()[:MAX_ERR * 4])
-                                    bad.add(idx)
-                                continue
-                            if fkind == Frame.PLAN:
-                                plan = _json(body)
-                                if not isinstance(plan, dict):
-                                    raise _Garbled()
-                                planned = True
-                                deterministic = plan.get("deterministic") is True and kind != "stdio"
-                                iso = plan.get("isolate")
-                                if iso == "all":
-                                    res["all_impure"] = True
-                                    res["remaining"] = [c for i, c in enumerate(cells) if i not in bad]
-                                    continue
-                                iso = {i for i in iso if isinstance(i, int)} if isinstance(iso, list) else set()
-                                res["isolate"] = [c for i, c in enumerate(cells) if i in iso and i not in bad]
-                                queue = [c for i, c in enumerate(cells) if i not in iso and i not in bad]
-                                mark = time.monotonic()
-                                if queue:
-                                    current = queue.pop(0)
-                                continue
-                            raise _Garbled()
-                        if fkind == Frame.LOADED and not loaded:
-                            loaded = True
-                            continue
-                        if fkind == Frame.LOAD_FAILED and not loaded and current is not None:
-                            if deterministic:
-                                res["settle"] = _claim(0, Frame.RAISED, secs, body)
-                                res["records"] = {}
-                            else:
-                                res["records"][current[0]] = _claim(current[0], Frame.RAISED, secs, body)
-                            current, queue = None, []
-                            continue
-                        if fkind == Frame.ABNORMAL:
-                            if current is None:
-                                raise _Garbled()
-                            res["isolate"].append(current)
-                            if b"shared" in body:
-                                res["all_impure"] = True
-                            res["remaining"] = queue
-                            return res
-                        if fkind not in CLAIMS or fkind == Frame.VERDICT or current is None:
-                            raise _Garbled()
-                        res["records"][current[0]] = _claim(current[0], fkind, min(secs, time.monotonic() - mark),
-                                                            body)
-                        mark = time.monotonic()
-                        current = queue.pop(0) if queue else None
+                        try:
+                            verdict = run.feed(fkind, secs, body, now - mark)
+                        except _Garbled:
+                            run.garbled()
+                            stopped = True
+                            break
+                        if verdict == "progress":
+                            mark = now
+                        elif verdict == "done":
+                            i += 1
+                            mark = now
+                            if i == len(runs):
+                                break
+                            run = runs[i]
+                        elif verdict == "abnormal":
+                            stopped = True
+                            break
                 elif ev[0] == "timeout":
-                    if not planned or (not loaded and deterministic and current is not None):
-                        res["settle"] = CellRecord(0, Outcome.TIMEOUT, 0, timeout)
-                        res["records"] = {}
-                        return res
-                    if current is None:  # between the last claim and DONE: a finalizer that hangs
-                        return res
-                    res["records"][current[0]] = CellRecord(current[0], Outcome.TIMEOUT, 0, time.monotonic() - mark)
-                    res["remaining"] = queue
-                    return res
-                elif ev[0] == "exit":
-                    if not planned:
-                        res["isolate"] = [c for i, c in enumerate(cells) if i not in bad]
-                        return res
-                    if current is not None:
-                        res["isolate"].append(current)
-                    res["remaining"] = queue
-                    return res
-                else:  # corrupt channel
-                    raise _Garbled()
-        except _Garbled:
-            if current is not None:
-                res["isolate"].append(current)
-                res["remaining"] = queue
-            elif not planned:
-                res["isolate"] = [c for i, c in enumerate(cells) if i not in bad]
-            return res
-        finally:
-            if not clean:  # anything but a clean row: the runner is replaced
-                self.finish(proc, tmp=False, tree=False)
-                self.runner_proc = None
+                    run.timeout(now - mark, timeout)
+                    stopped = True
+                else:  # the runner ended or garbled its channel
+                    (run.exited() if ev[0] == "exit" else run.garbled())
+                    stopped = True
+            if stopped:
+                self.drop_runner()
+            for run in runs[:i + 1] if stopped else runs:
+                run.apply(out)
+
+    def finish_row(self, unit: Unit, st, out: dict) -> None:
+        """What the runner did not settle: the row's verdict by rule, isolated and generic cells."""
+        row = st.row
+        if st.settle is not None:
+            s = st.settle
+            for key, _, _ in row.cells:
+                if key not in out or out[key].outcome == Outcome.REQUEUE:
+                    out[key] = CellRecord(key, s.outcome, s.exit_info, s.seconds, s.payload, s.stdout, s.stderr)
+            return
+        for cell in st.isolate + st.generic:
+            key, pi, optional = cell
+            if key in out:
+                continue
+            if optional and st.timed_out:
+                out[key] = CellRecord(key, Outcome.SKIPPED)
+                continue
+            if st.timed_out:  # let the executor spread the rest
+                out[key] = CellRecord(key, Outcome.REQUEUE)
+                continue
+            if unit.probes[pi][0] == "exec":
+                rec = self.run_generic(st.code, st.setup, unit.probes[pi], key, unit.timeout)
+            else:
+                rec = self.run_isolated(st.code, st.setup, st.kind, unit.probes[pi], key, unit.timeout)
+            out[key] = rec
+            if rec.outcome == Outcome.TIMEOUT:
+                st.timed_out = True
+            if rec.outcome == Outcome.SYNTAX or (rec.outcome == Outcome.BAD_TEST and rec.payload.startswith(b"setup")):
+                for k2, _, _ in row.cells:  # the program (or the setup) does not compile: all cells
+                    if k2 not in out or out[k2].outcome == Outcome.REQUEUE:
+                        out[k2] = CellRecord(k2, rec.outcome, 0, 0.0, rec.payload)
+                return
 
     # ------------------------------------------------------------------ one isolated cell
     def run_isolated(self, code, setup, kind, probe, key, timeout) -> CellRecord:
@@ -861,6 +761,151 @@ class Worker:
 
 class _Garbled(Exception):
     pass
+
+
+class _RowState:
+    """What is known of one row across rounds: cells left for the runner, cells to run alone,
+    a verdict for the whole row (syntax error, loading failure or hang), whether it timed out."""
+
+    def __init__(self, unit: Unit, row: Row, batch: bool):
+        self.row = row
+        self.code, self.setup, self.kind = unit.programs[row.program], unit.setups[row.setup], row.kind
+        direct = [c for c in row.cells if unit.probes[c[1]][0] in _DIRECT_MODES]
+        self.generic = [c for c in row.cells if unit.probes[c[1]][0] == "exec"]
+        self.pending = list(direct) if batch else []
+        self.isolate: list = [] if batch else list(direct)
+        self.settle: CellRecord | None = None
+        self.timed_out = False
+        self.rounds = 0
+        self.n_direct = len(direct)
+
+
+class _RowRun:
+    """The runner's frames for one row, read in order (see the module docstring)."""
+
+    def __init__(self, st: _RowState):
+        self.st = st
+        self.cells = list(st.pending)
+        self.records: dict[int, CellRecord] = {}
+        self.isolate: list = []
+        self.remaining: list = []
+        self.settle: CellRecord | None = None
+        self.all_impure = False
+        self.planned = self.deterministic = self.loaded = self.finished = False
+        self.bad: set[int] = set()
+        self.queue: list = []
+        self.current = None
+
+    def feed(self, fkind, secs, body, elapsed) -> str | None:
+        """One frame: "progress" (a claim or the plan: the next test's time starts), "done" (the
+        row is over), "abnormal" (the runner must be replaced), or None."""
+        if fkind == Frame.DONE:
+            if self.current is not None or self.queue:
+                raise _Garbled()
+            self.finished = True
+            return "done"
+        if not self.planned:
+            if fkind == Frame.SYNTAX:
+                self.settle = CellRecord(0, Outcome.SYNTAX, 0, 0.0, body[:MAX_ERR * 4])
+                return None
+            if fkind == Frame.BAD_PROBE:
+                idx, msg = _json_pair(body)
+                if idx == -1:
+                    self.settle = CellRecord(0, Outcome.BAD_TEST, 0, 0.0, msg.encode()[:MAX_ERR * 4])
+                elif isinstance(idx, int) and 0 <= idx < len(self.cells):
+                    key = self.cells[idx][0]
+                    self.records[key] = CellRecord(key, Outcome.BAD_TEST, 0, 0.0, msg.encode()[:MAX_ERR * 4])
+                    self.bad.add(idx)
+                return None
+            if fkind != Frame.PLAN:
+                raise _Garbled()
+            plan = _json(body)
+            if not isinstance(plan, dict):
+                raise _Garbled()
+            self.planned = True
+            self.deterministic = plan.get("deterministic") is True and self.st.kind != "stdio"
+            iso = plan.get("isolate")
+            live = [(i, c) for i, c in enumerate(self.cells) if i not in self.bad]
+            if iso == "all":
+                self.all_impure = True
+                self.remaining = [c for _, c in live]
+                return "progress"
+            iso = {i for i in iso if isinstance(i, int)} if isinstance(iso, list) else set()
+            self.isolate = [c for i, c in live if i in iso]
+            self.queue = [c for i, c in live if i not in iso]
+            self.current = self.queue.pop(0) if self.queue else None
+            return "progress"
+        if fkind == Frame.LOADED and not self.loaded:
+            self.loaded = True
+            return None
+        if fkind == Frame.LOAD_FAILED and not self.loaded and self.current is not None:
+            if self.deterministic:
+                self.settle = _claim(0, Frame.RAISED, secs, body)
+                self.records = {}
+            else:
+                self.records[self.current[0]] = _claim(self.current[0], Frame.RAISED, secs, body)
+            self.current, self.queue = None, []
+            return "progress"
+        if fkind == Frame.ABNORMAL:
+            if self.current is None:
+                raise _Garbled()
+            self.isolate.append(self.current)
+            self.all_impure = b"shared" in body
+            self.remaining, self.current = self.queue, None
+            return "abnormal"
+        if fkind not in CLAIMS or fkind == Frame.VERDICT or self.current is None:
+            raise _Garbled()
+        key = self.current[0]
+        self.records[key] = _claim(key, fkind, min(max(secs, 0.0), elapsed), body)
+        self.current = self.queue.pop(0) if self.queue else None
+        return "progress"
+
+    def timeout(self, elapsed: float, limit: float) -> None:
+        if not self.planned or (not self.loaded and self.deterministic and self.current is not None):
+            self.settle = CellRecord(0, Outcome.TIMEOUT, 0, limit)  # compiling or loading hangs
+            self.records = {}
+            return
+        if self.current is None:  # after the last claim (a finalizer that hangs): nothing lost
+            self.finished = True
+            return
+        self.records[self.current[0]] = CellRecord(self.current[0], Outcome.TIMEOUT, 0, elapsed)
+        self.remaining, self.current = self.queue, None
+
+    def exited(self) -> None:
+        """The runner died: the test it was running runs again alone, the rest in a new runner."""
+        if not self.planned:
+            self.isolate = [c for i, c in enumerate(self.cells) if i not in self.bad]
+            return
+        if self.current is not None:
+            self.isolate.append(self.current)
+        self.remaining, self.current = self.queue, None
+
+    garbled = exited
+
+    def apply(self, out: dict) -> None:
+        st = self.st
+        st.rounds += 1
+        out.update(self.records)
+        if any(r.outcome == Outcome.TIMEOUT for r in self.records.values()):
+            st.timed_out = True
+        st.isolate.extend(self.isolate)
+        if self.settle is not None:
+            st.settle, st.pending = self.settle, []
+            return
+        if self.all_impure:
+            st.isolate.extend(self.remaining)
+            st.pending = []
+        elif self.finished:
+            st.pending = []
+        else:
+            st.pending = self.remaining
+        if st.timed_out and st.pending:  # let the executor spread the rest over the workers
+            for key, _, optional in st.pending:
+                out[key] = CellRecord(key, Outcome.SKIPPED if optional else Outcome.REQUEUE)
+            st.pending = []
+        if st.rounds > st.n_direct + 2:  # never loop on rows that keep killing the runner
+            st.isolate.extend(st.pending)
+            st.pending = []
 
 
 def _json(body: bytes):

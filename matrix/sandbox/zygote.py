@@ -136,7 +136,7 @@ def main(config: dict) -> None:
     poller.register(ctl.fileno(), select.POLLIN)
     poller.register(r, select.POLLIN)
     while True:
-        for fd, ev in poller.poll():
+        for fd, _ev in poller.poll():
             if fd == r:
                 try:
                     while os.read(r, 512):
