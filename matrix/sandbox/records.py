@@ -61,15 +61,19 @@ class Outcome(IntEnum):
 REC = struct.Struct("<IBidIII")  # key, outcome, exit info, seconds, len(payload), len(stdout), len(stderr)
 
 
-@dataclass(frozen=True)
 class CellRecord:
-    key: int
-    outcome: Outcome
-    exit_info: int = 0
-    seconds: float = 0.0
-    payload: bytes = b""
-    stdout: bytes = b""
-    stderr: bytes = b""
+    """How one cell ended (worker -> parent): ``outcome``, exit status or -signal, seconds, the
+    claim (``CLAIM``: one :class:`Frame` kind byte + JSON body) or a message, stdout, stderr."""
+
+    __slots__ = ("key", "outcome", "exit_info", "seconds", "payload", "stdout", "stderr")
+
+    def __init__(self, key: int, outcome: Outcome, exit_info: int = 0, seconds: float = 0.0,
+                 payload: bytes = b"", stdout: bytes = b"", stderr: bytes = b""):
+        self.key, self.outcome, self.exit_info, self.seconds = key, outcome, exit_info, seconds
+        self.payload, self.stdout, self.stderr = payload, stdout, stderr
+
+    def __repr__(self):
+        return f"CellRecord({self.key}, {self.outcome!r}, {self.exit_info}, {self.seconds:.4f}, {self.payload[:60]!r})"
 
 
 def pack_records(unit_id: int, records: list[CellRecord]) -> bytes:
@@ -81,20 +85,26 @@ def pack_records(unit_id: int, records: list[CellRecord]) -> bytes:
     return b"".join(body)
 
 
+_OUTCOMES = {int(o): o for o in Outcome}
+
+
 def unpack_records(frame: bytes) -> tuple[int, list[CellRecord]]:
     unit_id, n = struct.unpack_from("<II", frame, 1)
     off = 9
     out = []
+    outcomes = _OUTCOMES
+    unpack = REC.unpack_from
+    size = REC.size
     for _ in range(n):
-        key, outcome, info, secs, lp, lo, le = REC.unpack_from(frame, off)
-        off += REC.size
+        key, outcome, info, secs, lp, lo, le = unpack(frame, off)
+        off += size
         payload = frame[off:off + lp]
         off += lp
-        stdout = frame[off:off + lo]
+        stdout = frame[off:off + lo] if lo else b""
         off += lo
-        stderr = frame[off:off + le]
+        stderr = frame[off:off + le] if le else b""
         off += le
-        out.append(CellRecord(key, Outcome(outcome), info, secs, payload, stdout, stderr))
+        out.append(CellRecord(key, outcomes.get(outcome, Outcome.PROTOCOL), info, secs, payload, stdout, stderr))
     return unit_id, out
 
 
