@@ -63,6 +63,9 @@ def prepare() -> None:
         isinstance=isinstance, type=type, str=str, len=len, list=list, tuple=tuple,
     )
     _G["genuine"]["math"] = math
+    import signal
+
+    _G["setitimer"], _G["itimer_real"] = signal.setitimer, signal.ITIMER_REAL
     _G["raw"] = _make_raw_class()
     _G["sink"], _G["empty_in"] = _make_sink_classes()
     gc.collect()
@@ -72,6 +75,14 @@ def prepare() -> None:
 
 class _OutputCap(BaseException):
     pass
+
+
+class _Timeout(BaseException):
+    """Raised by the runner's timer in a test that runs past its time."""
+
+
+def _alarm(signum, frame):
+    raise _Timeout()
 
 
 def _make_raw_class():
@@ -462,7 +473,7 @@ def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False):
             return Frame.VALUES, [encoded, names]
         sys.stdout.flush()
         return Frame.STDOUT, None
-    except (_OutputCap, purity.StoreIntoShared):
+    except (_OutputCap, purity.StoreIntoShared, _Timeout):
         raise
     except G["BaseException"] as exc:
         info = exc_info(exc, where, lines if where in ("code", "test") else None)
@@ -513,9 +524,15 @@ def run_program(cmd: dict, chan: _Channel) -> None:
     modname = "__main__" if kind == "stdio" else "solution"
     argv0 = "main.py" if kind == "stdio" else "solution.py"
     loaded = False
-    for probe in probes:
+    timeout = float(cmd.get("timeout") or 0) or None
+    setitimer, REAL = G["setitimer"], G["itimer_real"]
+    optional = cmd.get("optional") or [False] * len(probes)
+    timed_out = False
+    for probe, opt in zip(probes, optional):
         if probe is None or not probe[2]:
             continue
+        if opt and timed_out:  # extra inputs are not run for a program that timed out
+            return
         t0 = G["clock"]()
         raw_out, raw_err = _fresh_streams(probe[1] if probe[0] == "stdio" else "", max_out, kind == "stdio")
         _reset_interpreter(argv0, state)
@@ -525,36 +542,53 @@ def run_program(cmd: dict, chan: _Channel) -> None:
         ns[purity.GUARD_NAME] = guard
         G["sysmods"][modname] = mod
         skip = False
-        if not loaded and kind != "stdio":  # the first load tells whether loading fails for all
-            try:
-                exec(code_co, ns)
-                loaded = True
-                skip = True
-                chan.send(Frame.LOADED)
-            except (_OutputCap, purity.StoreIntoShared):
-                chan.send(Frame.ABNORMAL, b"the program's loading must run alone")
-                return
-            except G["MemoryError"]:
-                chan.send(Frame.ABNORMAL, b"MemoryError")
-                return
-            except G["BaseException"] as exc:
-                info = exc_info(exc, "code", lines)
-                if not tripped and not state:
-                    chan.send_json(Frame.LOAD_FAILED, info, G["clock"]() - t0)
-                    return
-                chan.send_json(Frame.RAISED, info, G["clock"]() - t0)
-                continue
+        phase = "load"
         try:
+            if timeout:
+                setitimer(REAL, timeout)  # the test's own time, as CodeT and evalplus keep it
+            if not loaded and kind != "stdio":  # the first load tells whether loading fails for all
+                try:
+                    exec(code_co, ns)
+                except (_OutputCap, purity.StoreIntoShared, _Timeout, G["MemoryError"]):
+                    raise
+                except G["BaseException"] as exc:
+                    setitimer(REAL, 0)
+                    info = exc_info(exc, "code", lines)
+                    if not tripped and not state:
+                        chan.send_json(Frame.LOAD_FAILED, info, G["clock"]() - t0)
+                        return
+                    chan.send_json(Frame.RAISED, info, G["clock"]() - t0)
+                    _cleanup(modname, ns)
+                    continue
+                loaded = skip = True
+                chan.send(Frame.LOADED)
+            phase = "test"
             kind_out, body = run_one(code_co, lines, setup_co, probe, kind, ns, skip_load=skip)
+            setitimer(REAL, 0)
+        except _Timeout:
+            setitimer(REAL, 0)
+            timed_out = True
+            chan.send(Frame.TIMED_OUT, b"load" if phase == "load" and not state else b"", G["clock"]() - t0)
+            _cleanup(modname, ns)
+            continue
         except _OutputCap:
+            setitimer(REAL, 0)
             chan.send(Frame.ABNORMAL, b"output cap")
             return
         except purity.StoreIntoShared:
+            setitimer(REAL, 0)
             chan.send(Frame.ABNORMAL, b"store into a shared object")
             return
         except G["MemoryError"]:
+            setitimer(REAL, 0)
             chan.send(Frame.ABNORMAL, b"MemoryError")
             return
+        elapsed = G["clock"]() - t0
+        if timeout and elapsed > timeout:  # the program swallowed the timer's exception
+            timed_out = True
+            chan.send(Frame.TIMED_OUT, b"", elapsed)
+            _cleanup(modname, ns)
+            continue
         if tripped:
             chan.send(Frame.ABNORMAL, b"store into a shared object")
             return
@@ -565,12 +599,12 @@ def run_program(cmd: dict, chan: _Channel) -> None:
                 and not body[1]:
             fast = _scalar_json(body[0][0])
             if fast is not None:
-                chan.send(Frame.VALUES, ("[[" + fast + "],[]]").encode("ascii"), G["clock"]() - t0)
+                chan.send(Frame.VALUES, ("[[" + fast + "],[]]").encode("ascii"), elapsed)
                 _cleanup(modname, ns)
                 continue
         if kind_out is Frame.STDOUT:
             body = [raw_out.take().decode("utf-8", "replace"), body]
-        chan.send_json(kind_out, body, G["clock"]() - t0)
+        chan.send_json(kind_out, body, elapsed)
         _cleanup(modname, ns)
 
 
@@ -578,9 +612,11 @@ def run_rows(chan: _Channel) -> None:
     """The runner: rows of pure programs (one command each, on fd 4) until end of input; each
     row ends with a ``DONE`` frame. The worker replaces the runner after anything abnormal."""
     import marshal
+    import signal
 
     from .wire import read_message
 
+    signal.signal(signal.SIGALRM, _alarm)
     _mute_collections()
     while True:
         msg = read_message(COMMAND_FD)

@@ -39,6 +39,7 @@ class Frame(IntEnum):
     TOO_LARGE = 10  # the claim exceeded the output cap
     LOAD_FAILED = 11  # like RAISED, for the program's module: the same for every test
     DONE = 12  # the runner finished a row and waits for the next one
+    TIMED_OUT = 13  # the test ran past its time (the runner's own timer); body b"load": loading did
 
 
 class Outcome(IntEnum):

@@ -355,7 +355,8 @@ class Worker:
                 return
             runs = [_RowRun(st) for st in todo]
             cmd = [{"code": st.code, "setup": st.setup, "kind": st.kind, "max_out": self.max_out,
-                    "probes": [unit.probes[pi] for _, pi, _ in st.pending]} for st in todo]
+                    "timeout": timeout, "probes": [unit.probes[pi] for _, pi, _ in st.pending],
+                    "optional": [bool(opt) for _, _, opt in st.pending]} for st in todo]
             try:
                 proc = self.runner()
                 write_message(proc.cmd_w, marshal.dumps(cmd))
@@ -370,9 +371,10 @@ class Worker:
             i = 0
             mark = time.monotonic()
             stopped = False
+            grace = max(0.05, 0.5 * timeout)  # the runner's own timer reports first; this is the backstop
             while i < len(runs) and not stopped:
                 run = runs[i]
-                ev = self.next_event(proc, mark + timeout)
+                ev = self.next_event(proc, mark + timeout + grace)
                 now = time.monotonic()
                 if ev[0] == "frames":
                     for fkind, secs, body in ev[1]:
@@ -800,8 +802,12 @@ class _RowRun:
         """One frame: "progress" (a claim or the plan: the next test's time starts), "done" (the
         row is over), "abnormal" (the runner must be replaced), or None."""
         if fkind == Frame.DONE:
-            if self.current is not None or self.queue:
+            left = ([self.current] if self.current is not None else []) + self.queue
+            if left and not (self.st.timed_out and all(c[2] for c in left)):
                 raise _Garbled()
+            for key, _, _ in left:  # extra inputs of a program that timed out: not run
+                self.records[key] = CellRecord(key, Outcome.SKIPPED)
+            self.current, self.queue = None, []
             self.finished = True
             return "done"
         if not self.planned:
@@ -845,6 +851,18 @@ class _RowRun:
             else:
                 self.records[self.current[0]] = _claim(self.current[0], Frame.RAISED, secs, body)
             self.current, self.queue = None, []
+            return "progress"
+        if fkind == Frame.TIMED_OUT:
+            if self.current is None:
+                raise _Garbled()
+            if body == b"load" and not self.loaded and self.deterministic:
+                self.settle = CellRecord(0, Outcome.TIMEOUT, 0, secs)  # loading hangs: every test would
+                self.records, self.current, self.queue = {}, None, []
+                return "progress"
+            key = self.current[0]
+            self.records[key] = CellRecord(key, Outcome.TIMEOUT, 0, max(secs, 0.0))
+            self.st.timed_out = True
+            self.current = self.queue.pop(0) if self.queue else None
             return "progress"
         if fkind == Frame.ABNORMAL:
             if self.current is None:
