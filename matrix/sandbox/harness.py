@@ -512,6 +512,12 @@ def run_program(cmd: dict, chan: _Channel) -> None:
         except _COMPILE_ERRORS + (ValueError,) as exc:
             chan.send_json(Frame.BAD_PROBE, [i, f"test does not compile: {fmt_syntax(exc)}"])
             probes.append(None)
+    if not code_pure and kind != "stdio":
+        failed = _failing_first_import(cmd["code"])
+        if failed is not None:  # it fails the same way whatever the test: say so once
+            chan.send_json(Frame.PLAN, {"isolate": [], "deterministic": True})
+            chan.send_json(Frame.LOAD_FAILED, failed)
+            return
     if not (code_pure and setup_pure and G.get("frozen")):
         chan.send_json(Frame.PLAN, {"isolate": "all", "deterministic": False})
         return
@@ -606,6 +612,54 @@ def run_program(cmd: dict, chan: _Channel) -> None:
             body = [raw_out.take().decode("utf-8", "replace"), body]
         chan.send_json(kind_out, body, elapsed)
         _cleanup(modname, ns)
+
+
+def _failing_first_import(src: str):
+    """Exception info when the program's loading certainly fails at an import before anything
+    else of it runs: the first statement (after a docstring, ``__future__`` imports and imports of
+    the preloaded batch-safe modules) imports a module that cannot be found, or is a relative
+    import (a program has no package). That statement alone is run here (importing nothing, it
+    has no effect) for the exact error. None otherwise."""
+    import ast
+    import importlib.util
+
+    try:
+        tree = ast.parse(src, "<solution>", "exec")
+    except _COMPILE_ERRORS:
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and node is tree.body[0]:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            continue
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module or ""] if isinstance(node, ast.ImportFrom) else None
+        if names is None:
+            return None
+        if isinstance(node, ast.ImportFrom) and node.level:
+            missing = True
+        else:
+            missing = False
+            for name in names:
+                if name in purity.SAFE_MODULES:
+                    continue
+                try:
+                    missing = importlib.util.find_spec(name.split(".")[0]) is None
+                except (ImportError, ValueError):
+                    missing = True
+                if not missing:
+                    return None  # it exists: importing it runs its code, which is not ours to run
+                break
+        if not missing:
+            continue
+        mod = ast.Module(body=[node], type_ignores=[])
+        ns = {"__name__": "solution", "__builtins__": _G["builtins"]}
+        try:
+            exec(compile(mod, "<solution>", "exec", dont_inherit=True), ns)
+        except ImportError as exc:
+            return exc_info(exc, "code", src.splitlines())
+        return None
+    return None
 
 
 def run_rows(chan: _Channel) -> None:
