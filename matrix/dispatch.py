@@ -20,7 +20,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from matrix.sandbox.records import Outcome, Row, Unit, unpack_records
-from matrix.static import Plan, plan_test
+from matrix.static import Plan, plan_call, plan_stdin, plan_test
 from matrix.tasks import Task, Test
 from matrix.verdicts import NEEDS_GENERIC, CellResult, decode_claims, interpret, truncate
 
@@ -37,10 +37,23 @@ class Entry:
     results: list[list[CellResult | None]]
     tests: list[Test] | None = None
     optional_from: int | None = None
+    extra: object = None  # extra inputs (optional columns): a list, or a Future of one
 
     def plan(self, tol) -> None:
         if self.plans is None:
             self.plans = [plan_test(t, tol) for t in self.tests]
+        if self.extra is not None and self.optional_from is None:
+            extra = self.extra
+            if hasattr(extra, "result"):
+                try:
+                    extra = extra.result()
+                except Exception:  # a refinement: the matrix stands without it
+                    extra = []
+            extra = list(extra or [])
+            self.optional_from = len(self.plans)
+            kind = getattr(self.task, "kind", "function")
+            self.plans = self.plans + [plan_stdin(x) if kind == "stdio" else plan_call(x) for x in extra]
+            self.extra = extra
 
     def n_cells(self) -> int:
         return len(self.codes) * len(self.plans if self.plans is not None else self.tests)
@@ -59,14 +72,17 @@ class _Cells:
         return len(self.cells)
 
 
-def units(entries: list[Entry], n_workers: int, tol, on_skip=None):
+def units(entries: list[Entry], n_workers: int, tol, on_skip=None, on_grow=None):
     """Plan the entries one by one and pack their cells into units of about ``target`` cells,
     whole rows of consecutive tasks (long rows are cut). A generator."""
     total = sum(e.n_cells() for e in entries)
     target = int(max(1, min(256, math.ceil(total / (4 * max(1, n_workers))))))
     current: list = []
     for ei, e in enumerate(entries):
+        before = e.n_cells()
         e.plan(tol)
+        if on_grow is not None and e.n_cells() > before:
+            on_grow(e.n_cells() - before)  # extra inputs drawn meanwhile
         e.results = [[None] * len(e.plans) for _ in e.codes]
         cols = []
         for j, p in enumerate(e.plans):

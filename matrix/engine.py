@@ -135,6 +135,7 @@ class MatrixResult:
     times: np.ndarray
     isolation: str
     extra: list[list[CellResult]] = field(default_factory=list)  # codes x extra inputs
+    extra_inputs: list[str] = field(default_factory=list)
     sandbox: dict = field(default_factory=dict)  # the guards in force
 
     def to_json(self) -> dict:
@@ -208,26 +209,35 @@ class Executor:
     def run_matrices(self, jobs, progress: bool = False) -> list[MatrixResult]:
         """Every cell of every job, all in parallel; results in job order. A job is
         ``(task, codes, tests)`` or ``(task, codes, tests, extra)`` where ``extra`` lists call
-        expressions (function tasks) or stdin texts (stdio tasks) to run as optional columns
-        (:attr:`MatrixResult.extra`): a program that timed out in its row is not run on the
-        remaining extra inputs (they come back as ``timeout``)."""
+        expressions (function tasks) or stdin texts (stdio tasks), or is a function returning
+        them (called in a background thread while earlier tasks run), to run as optional columns
+        (:attr:`MatrixResult.extra`): a program that timed out in its row, or raised on every
+        test, is not run on the extra inputs (they come back as ``timeout``)."""
         import numpy as np  # here, so that the workers boot while numpy loads
 
         entries = []
+        lazy = []
         for job in jobs:
             task, codes, tests = job[0], list(job[1]), list(job[2])
-            extra = list(job[3]) if len(job) > 3 and job[3] else []
+            extra = job[3] if len(job) > 3 and job[3] else []
             e = Entry(task, codes, None, [], tests)
-            if extra:
-                tol = self.config.float_tolerance
-                from matrix.static import plan_test
-
-                plans = [plan_test(t, tol) for t in tests]
-                plans += [plan_stdin(x) if task.kind == "stdio" else plan_call(x) for x in extra]
-                e.plans = plans
-                e.optional_from = len(tests)
+            if callable(extra):
+                lazy.append((e, extra))
+            elif extra:
+                e.extra = list(extra)
             entries.append(e)
-        self._run(entries, progress)
+        pool = None
+        if lazy:  # e.g. hypothesis-drawn inputs: drawn in a background thread, in job order, while
+            from concurrent.futures import ThreadPoolExecutor  # the workers run earlier tasks
+
+            pool = ThreadPoolExecutor(1, thread_name_prefix="coevo-extra")
+            for e, fn in lazy:
+                e.extra = pool.submit(fn)
+        try:
+            self._run(entries, progress)
+        finally:
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
         out = []
         guards = self.guards
         for e in entries:
@@ -244,6 +254,7 @@ class Executor:
                 times=np.array([[c.time for c in row] for row in rows], dtype=float).reshape(n, m),
                 isolation=self.isolation,
                 extra=[r[m:] for r in e.results],
+                extra_inputs=list(e.extra or []) if isinstance(e.extra, list) else [],
                 sandbox=guards))
         return out
 
@@ -294,8 +305,12 @@ class Executor:
                                mininterval=0.5)
                 except ImportError:
                     bar = None
+        def grow(n):
+            bar.total += n
+            bar.refresh()
+
         source = units(entries, len(pool.workers), self.config.float_tolerance,
-                       on_skip=bar.update if bar is not None else None)
+                       on_skip=bar.update if bar is not None else None, on_grow=grow if bar is not None else None)
         t0 = time.monotonic()
         try:
             Dispatcher(pool, self.config, bar).run(source, entries)

@@ -111,10 +111,25 @@ def examples_for(args, task) -> list:
     return [] if args.no_examples else task_examples(task)
 
 
+def _drawer(task, tests, n_inputs: int, seed: int):
+    """A function drawing the task's extra inputs (never raising: a refinement must not sink
+    the selection)."""
+    def draw():
+        from matrix.inputs import consensus_inputs
+
+        try:
+            return consensus_inputs(task, tests, n_inputs=n_inputs, seed=seed)
+        except Exception as exc:
+            print(f"coevo select: warning: output consensus skipped for {task.task_id}: {exc}", file=sys.stderr)
+            return []
+
+    return draw
+
+
 def run(args) -> int:
     from matrix.errors import InputError
     from matrix.examples import split_examples
-    from matrix.inputs import consensus_from_cells, consensus_inputs
+    from matrix.inputs import consensus_from_cells
     from matrix.jsonl import write_jsonl_atomic
     from matrix.selection import canonical_method, select
     from matrix.tasks import load_codes, load_tasks, load_tests
@@ -135,13 +150,11 @@ def run(args) -> int:
         if args.use_task_tests:
             pool_tests += list(task.tests)
         ex = examples_for(args, task)
-        extra: list = []
+        extra = None
         if method in ("coevo", "consensus") and not args.no_consensus and len(codes[task.task_id]) > 1:
-            try:  # the inputs come from the tests' (or the examples') calls; one pass runs them all
-                extra = consensus_inputs(task, pool_tests + ex, n_inputs=args.consensus_inputs, seed=args.seed)
-            except Exception as exc:  # a refinement: never let it sink the selection
-                print(f"coevo select: warning: output consensus skipped for {task.task_id}: {exc}",
-                      file=sys.stderr)
+            # the inputs come from the tests' (or the examples') calls, drawn while earlier tasks
+            # run; one pass runs tests, examples and extra inputs
+            extra = _drawer(task, pool_tests + ex, args.consensus_inputs, args.seed)
         jobs.append((task, codes[task.task_id], pool_tests, ex, extra))
     skipped = len(tasks) - len(jobs)
 
@@ -153,8 +166,9 @@ def run(args) -> int:
         results = executor.run_matrices([(t, c, tests_ + ex, extra) for t, c, tests_, ex, extra in jobs],
                                         progress=progress)
         isolation = executor.isolation
-        for (task, task_codes, pool_tests, ex, extra), res in zip(jobs, results):
+        for (task, task_codes, pool_tests, ex, _), res in zip(jobs, results):
             passed, examples = split_examples(res.passed, len(task_codes), len(pool_tests))
+            extra = res.extra_inputs
             consensus = consensus_from_cells(task, res.extra) if extra else None
             evidence = [name for name, n in (("tests", len(pool_tests)), ("examples", len(ex)),
                                              ("consensus", len(extra))) if n]

@@ -534,11 +534,13 @@ def run_program(cmd: dict, chan: _Channel) -> None:
     setitimer, REAL = G["setitimer"], G["itimer_real"]
     optional = cmd.get("optional") or [False] * len(probes)
     timed_out = False
+    tried = valued = False  # a test ran; one gave a value (or output)
     for probe, opt in zip(probes, optional):
         if probe is None or not probe[2]:
             continue
-        if opt and timed_out:  # extra inputs are not run for a program that timed out
-            return
+        if opt and (timed_out or (tried and not valued)):
+            return  # no extra inputs for a program that timed out or raised on every test
+        tried = tried or not opt
         t0 = G["clock"]()
         raw_out, raw_err = _fresh_streams(probe[1] if probe[0] == "stdio" else "", max_out, kind == "stdio")
         _reset_interpreter(argv0, state)
@@ -601,6 +603,8 @@ def run_program(cmd: dict, chan: _Channel) -> None:
         if raw_out.over or raw_err.over:
             chan.send(Frame.ABNORMAL, b"output cap")
             return
+        if kind_out is Frame.VALUES or (kind_out is Frame.STDOUT and body is None):
+            valued = True
         if kind_out is Frame.VALUES and body[0] and body[0][0] is not None and len(body[0]) == 1 \
                 and not body[1]:
             fast = _scalar_json(body[0][0])

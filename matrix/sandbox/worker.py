@@ -406,6 +406,16 @@ class Worker:
             for run in runs[:i + 1] if stopped else runs:
                 run.apply(out)
 
+    @staticmethod
+    def _no_value(row: Row, out: dict) -> bool:
+        """The row's tests all ran and none gave a value or output (the program raised on every
+        test): its extra inputs would only raise too."""
+        tests = [out.get(k) for k, _, opt in row.cells if not opt]
+        if not tests or any(r is None for r in tests):
+            return False
+        return not any(r.outcome == Outcome.CLAIM and r.payload[:1] in (bytes([Frame.VALUES]), bytes([Frame.STDOUT]))
+                       for r in tests)
+
     def finish_row(self, unit: Unit, st, out: dict) -> None:
         """What the runner did not settle: the row's verdict by rule, isolated and generic cells."""
         row = st.row
@@ -419,7 +429,7 @@ class Worker:
             key, pi, optional = cell
             if key in out:
                 continue
-            if optional and st.timed_out:
+            if optional and (st.timed_out or self._no_value(row, out)):
                 out[key] = CellRecord(key, Outcome.SKIPPED)
                 continue
             if st.timed_out:  # let the executor spread the rest
@@ -803,8 +813,8 @@ class _RowRun:
         row is over), "abnormal" (the runner must be replaced), or None."""
         if fkind == Frame.DONE:
             left = ([self.current] if self.current is not None else []) + self.queue
-            if left and not (self.st.timed_out and all(c[2] for c in left)):
-                raise _Garbled()
+            if left and not all(c[2] for c in left):
+                raise _Garbled()  # only extra inputs may be left out (after a timeout or errors)
             for key, _, _ in left:  # extra inputs of a program that timed out: not run
                 self.records[key] = CellRecord(key, Outcome.SKIPPED)
             self.current, self.queue = None, []
