@@ -439,3 +439,30 @@ def add(a, b):
     assert all(v[p] in ("FileNotFoundError", "PermissionError") for p in ("/proc/1/cmdline", "/proc/self/environ")), v
     assert set(v["dev"]) <= {"null", "zero", "full", "random", "urandom", "fd", "stdin", "stdout", "stderr"}
     assert v["urandom"] != "written"
+
+
+def test_a_programs_finalizers_cannot_stall_the_next_program(ex):
+    """A pure program whose garbage (a suspended generator, a reference cycle) loops forever when
+    finalized: the next program, run in the same runner, keeps its own verdicts."""
+    staller = r'''
+def add(a, b):
+    def gen():
+        try:
+            yield 1
+        finally:
+            while True:
+                try:
+                    pass
+                except BaseException:
+                    pass
+    g = gen()
+    next(g)
+    box = [g]
+    box.append(box)  # a cycle: collected later, not when the test ends
+    return a + b
+'''
+    tests = [Test.assertion(f"assert add({i}, 1) == {i + 1}") for i in range(3)]
+    t0 = time.monotonic()
+    res = ex.run_matrix(TASK, [staller, HONEST, staller, HONEST], tests)
+    assert res.status[1] == ["pass"] * 3 and res.status[3] == ["pass"] * 3, (res.status, res.errors)
+    assert time.monotonic() - t0 < 60

@@ -577,7 +577,9 @@ def run_program(cmd: dict, chan: _Channel) -> None:
             setitimer(REAL, 0)
             timed_out = True
             chan.send(Frame.TIMED_OUT, b"load" if phase == "load" and not state else b"", G["clock"]() - t0)
-            _cleanup(modname, ns)
+            if not _timed_cleanup(modname, ns, timeout):
+                chan.send(Frame.ABNORMAL, b"finalizer")
+                return
             continue
         except _OutputCap:
             setitimer(REAL, 0)
@@ -595,7 +597,9 @@ def run_program(cmd: dict, chan: _Channel) -> None:
         if timeout and elapsed > timeout:  # the program swallowed the timer's exception
             timed_out = True
             chan.send(Frame.TIMED_OUT, b"", elapsed)
-            _cleanup(modname, ns)
+            if not _timed_cleanup(modname, ns, timeout):
+                chan.send(Frame.ABNORMAL, b"finalizer")
+                return
             continue
         if tripped:
             chan.send(Frame.ABNORMAL, b"store into a shared object")
@@ -605,17 +609,55 @@ def run_program(cmd: dict, chan: _Channel) -> None:
             return
         if kind_out is Frame.VALUES or (kind_out is Frame.STDOUT and body is None):
             valued = True
+        data = None
         if kind_out is Frame.VALUES and body[0] and body[0][0] is not None and len(body[0]) == 1 \
                 and not body[1]:
             fast = _scalar_json(body[0][0])
             if fast is not None:
-                chan.send(Frame.VALUES, ("[[" + fast + "],[]]").encode("ascii"), elapsed)
-                _cleanup(modname, ns)
-                continue
+                data = ("[[" + fast + "],[]]").encode("ascii")
         if kind_out is Frame.STDOUT:
             body = [raw_out.take().decode("utf-8", "replace"), body]
-        chan.send_json(kind_out, body, elapsed)
+        # the test's objects go before its claim does: a finalizer that hangs is the test's own
+        # business, never the next test's
+        clean = _timed_cleanup(modname, ns, timeout)
+        if data is not None:
+            chan.send(Frame.VALUES, data, elapsed)
+        else:
+            chan.send_json(kind_out, body, elapsed)
+        if not clean:
+            chan.send(Frame.ABNORMAL, b"finalizer")
+            return
+
+
+def _timed_cleanup(modname, ns, timeout) -> bool:
+    """Drop the test's module and namespace (finalizers run now) under the test's timer; False
+    when that ran past it (the runner is then replaced)."""
+    G = _G
+    setitimer, REAL = G["setitimer"], G["itimer_real"]
+    try:
+        if timeout:
+            setitimer(REAL, timeout)
         _cleanup(modname, ns)
+        setitimer(REAL, 0)
+        return True
+    except _Timeout:
+        setitimer(REAL, 0)
+        return False
+
+
+def _timed_collect(timeout) -> bool:
+    """Collect the row's garbage (cycles: their finalizers run now, not in a later program's
+    test) under a timer; False when a finalizer ran past it."""
+    G = _G
+    setitimer, REAL = G["setitimer"], G["itimer_real"]
+    try:
+        setitimer(REAL, max(timeout or 0.0, 0.05))
+        G["gc"].collect()
+        setitimer(REAL, 0)
+        return True
+    except _Timeout:
+        setitimer(REAL, 0)
+        return False
 
 
 def _failing_first_import(src: str):
@@ -682,6 +724,9 @@ def run_rows(chan: _Channel) -> None:
             return
         for cmd in marshal.loads(msg):  # the rows of one unit, one after the other
             run_program(cmd, chan)
+            if not _timed_collect(float(cmd.get("timeout") or 0)):
+                chan.send(Frame.ABNORMAL, b"finalizer")
+                return
             chan.send(Frame.DONE)
 
 
@@ -690,6 +735,8 @@ def _cleanup(modname, ns):
     G["sysmods"].pop(modname, None)
     try:
         ns.clear()
+    except _Timeout:
+        raise
     except G["BaseException"]:
         pass
     if G["set_digits"] is not None:

@@ -874,6 +874,12 @@ class _RowRun:
             self.st.timed_out = True
             self.current = self.queue.pop(0) if self.queue else None
             return "progress"
+        if fkind == Frame.ABNORMAL and body == b"finalizer":
+            # the runner is stuck in a finalizer of this row's objects, after the claims it sent:
+            # they stand; what is left runs in a new runner
+            self.remaining = ([self.current] if self.current is not None else []) + self.queue
+            self.current, self.queue = None, []
+            return "abnormal"
         if fkind == Frame.ABNORMAL:
             if self.current is None:
                 raise _Garbled()
