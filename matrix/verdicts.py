@@ -236,6 +236,8 @@ def _values(data, plan: Plan, secs: float):
     try:
         ok = plan.judge(values)
     except Exception as exc:
+        if nonplain is not None and plan.fallback is not None:
+            return NEEDS_GENERIC  # `x in obj`, `obj[i]`...: the program's own object must answer
         return CellResult("error", shown, truncate(f"{type(exc).__name__}: {plain.display(exc, 900)}"), secs)
     if ok:
         return CellResult("pass", shown, "", secs)

@@ -120,21 +120,42 @@ def _make_raw_class():
 # ----------------------------------------------------------------------------- frames
 
 class _Channel:
-    """The process's result channel: frames carry the process's token."""
+    """The process's result channel: frames carry the process's token. A buffered channel (the
+    runner's) keeps frames until :meth:`flush` (once per row): one write instead of one per test."""
 
-    def __init__(self, token: bytes, max_out: int):
+    FLUSH_AT = 1 << 18
+
+    def __init__(self, token: bytes, max_out: int, buffered: bool = False):
         self.token = token
         self.max_out = max_out
+        self.buffered = buffered
+        self.pending: list = []
+        self.size = 0
 
     def send(self, kind: Frame, body: bytes = b"", secs: float = 0.0) -> None:
         if len(body) > self.max_out:
             kind, body = Frame.TOO_LARGE, b""
-        data = memoryview(frame_bytes(self.token, int(kind), secs, body))
+        data = frame_bytes(self.token, int(kind), secs, body)
+        if self.buffered:
+            self.pending.append(data)
+            self.size += len(data)
+            if self.size >= self.FLUSH_AT:
+                self.flush()
+            return
+        self._write(data)
+
+    def flush(self) -> None:
+        if self.pending:
+            data, self.pending, self.size = b"".join(self.pending), [], 0
+            self._write(data)
+
+    def _write(self, data: bytes) -> None:
+        view = memoryview(data)
         write = _G["write"]
         try:
-            while data:
-                n = write(RESULT_FD, data)
-                data = data[n:]
+            while view:
+                n = write(RESULT_FD, view)
+                view = view[n:]
         except OSError:
             _G["exit"](EXIT_CHANNEL)
 
@@ -722,12 +743,15 @@ def run_rows(chan: _Channel) -> None:
         msg = read_message(COMMAND_FD)
         if msg is None:
             return
+        chan.buffered = True
         for cmd in marshal.loads(msg):  # the rows of one unit, one after the other
             run_program(cmd, chan)
             if not _timed_collect(float(cmd.get("timeout") or 0)):
                 chan.send(Frame.ABNORMAL, b"finalizer")
+                chan.flush()
                 return
             chan.send(Frame.DONE)
+            chan.flush()  # a row's frames in one write
 
 
 def _cleanup(modname, ns):

@@ -374,7 +374,9 @@ class Worker:
             grace = max(0.05, 0.5 * timeout)  # the runner's own timer reports first; this is the backstop
             while i < len(runs) and not stopped:
                 run = runs[i]
-                ev = self.next_event(proc, mark + timeout + grace)
+                # the runner sends a row's frames together: the backstop allows the row's tests
+                # that have not reported their time (plus one: the program's loading and garbage)
+                ev = self.next_event(proc, mark + (run.unreported() + 1) * timeout + grace)
                 now = time.monotonic()
                 if ev[0] == "frames":
                     for fkind, secs, body in ev[1]:
@@ -396,7 +398,7 @@ class Worker:
                             stopped = True
                             break
                 elif ev[0] == "timeout":
-                    run.timeout(now - mark, timeout)
+                    run.backstop(now - mark, timeout)
                     stopped = True
                 else:  # the runner ended or garbled its channel
                     (run.exited() if ev[0] == "exit" else run.garbled())
@@ -893,6 +895,26 @@ class _RowRun:
         self.records[key] = _claim(key, fkind, min(max(secs, 0.0), elapsed), body)
         self.current = self.queue.pop(0) if self.queue else None
         return "progress"
+
+    def unreported(self) -> int:
+        """Tests of the row not reported yet (all of them before the plan)."""
+        if not self.planned:
+            return len(self.cells)
+        return (self.current is not None) + len(self.queue)
+
+    def backstop(self, elapsed: float, limit: float) -> None:
+        """The runner did not report in time (its own timer failed: a program that swallows the
+        timer's exception, or a long call in C): when one test was left it is that test's
+        timeout; otherwise which test hung is unknown, and each runs again alone."""
+        if self.planned and self.current is not None and not self.queue:
+            self.timeout(elapsed, limit)
+            return
+        if not self.planned:
+            live = [c for i, c in enumerate(self.cells) if i not in self.bad]
+        else:
+            live = ([self.current] if self.current is not None else []) + self.queue
+        self.isolate.extend(live)
+        self.remaining, self.current, self.queue = [], None, []
 
     def timeout(self, elapsed: float, limit: float) -> None:
         if not self.planned or (not self.loaded and self.deterministic and self.current is not None):
