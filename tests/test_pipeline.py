@@ -28,7 +28,7 @@ def steps_logged(run: Path) -> list[int]:
 @pytest.mark.slow
 def test_train_smoke_killed_and_resumed(tmp_path):
     run = tmp_path / "run"
-    proc = coevo("train", "--config", "configs/smoke.yaml", "--out", str(run), "--no-progress",
+    proc = coevo("train", "--config", "configs/smoke.yaml", "--out", str(run),
                  start_new_session=True)
     deadline = time.time() + 240
     while time.time() < deadline and proc.poll() is None and not steps_logged(run):
@@ -37,7 +37,7 @@ def test_train_smoke_killed_and_resumed(tmp_path):
     assert steps_logged(run) == [1]
     os.killpg(proc.pid, signal.SIGKILL)  # the whole process group, executor included
     proc.wait()
-    again = coevo("train", "--resume", str(run), "--no-progress")
+    again = coevo("train", "--resume", str(run))
     out, _ = again.communicate(timeout=300)
     assert again.returncode == 0, out
     assert steps_logged(run) == [1, 2, 3]  # every step exactly once
