@@ -323,6 +323,10 @@ def execute(cfg: CoevoConfig, run: Path, *, progress: bool = True) -> dict:
     from training.trainer import PolicyTrainer
 
     configure_torch(cfg)
+    if cfg.rollout.backend == "vllm":  # fail fast (one line), before any warm-up, without vLLM or CUDA
+        from roles.vllm_engine import require_vllm
+
+        require_vllm()
     init_distributed(cfg)
     model, tok, train, heldout = prepare_start(cfg, run, progress=progress)
     # the trainer's forward must use the sampling temperature; its LR schedule counts step() calls
@@ -337,6 +341,10 @@ def execute(cfg: CoevoConfig, run: Path, *, progress: bool = True) -> dict:
         _say(f"sandbox isolation: {executor.isolation}")
         loop = CoEvolution(cfg.loop, trainer.model, tok, trainer, executor, curriculum, examples=train,
                            proposal_check=_tiny_world_guard(cfg, heldout))
+        if cfg.rollout.backend == "vllm":  # colocated vLLM samples the rollouts, fed the trainer's weights
+            from roles.vllm_engine import VLLMEngine
+
+            loop.engine = VLLMEngine.colocated(run / "init", tok, trainer, cfg.rollout.vllm, loop.engine.config)
         eval_log = run / EVAL_FILE
         done_evals = {rec["step"] for rec in read_evals(run)}
 
@@ -344,7 +352,7 @@ def execute(cfg: CoevoConfig, run: Path, *, progress: bool = True) -> dict:
             if not heldout:
                 return {}
             t0 = time.perf_counter()
-            with trainer.generation_context():
+            with trainer.generation_context(gather=True):  # the held-out evaluation samples with the HF model
                 res = evaluate(trainer.model, tok, executor, heldout, cfg.eval)
             res["seconds"] = time.perf_counter() - t0
             if step not in done_evals and D.is_main():
