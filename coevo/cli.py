@@ -62,8 +62,10 @@ def foreign_package_problem() -> str | None:
             except (ImportError, ValueError):
                 spec = None
             origin = spec.origin if spec is not None else None
+            if spec is not None and origin is None and spec.submodule_search_locations:
+                origin = f"a directory without __init__.py ({', '.join(spec.submodule_search_locations)})"
         expected = root / name / "__init__.py"
-        if origin is None or Path(origin).resolve() != expected:
+        if origin is None or not Path(origin).is_file() or Path(origin).resolve() != expected:
             found = origin or "nothing importable"
             return (f"the import name '{name}' resolves to {found}, not to coevo's own {expected.parent}; "
                     f"{_culprit(name, origin)}")
