@@ -58,7 +58,8 @@ def load_run_config(config: str | Path | None, overrides: list[str] | None = Non
     device exists, the model directory, task files and DeepSpeed JSON are there (errors name the
     config file, line and field)."""
     checks = {"model.device": check_device, "model.path": _check_model_dir, "data.train": _check_exists,
-              "data.heldout": _check_exists, "train.deepspeed": _check_deepspeed_json} if check else None
+              "data.heldout": _check_exists, "train.deepspeed": _check_deepspeed_json,
+              "rollout.backend": _check_rollout_backend} if check else None
     return load_config(CoevoConfig, config, overrides, paths=PATH_FIELDS, checks=checks)
 
 
@@ -103,6 +104,16 @@ def _check_deepspeed_json(path: str) -> None:
         raise ValueError(f"{path} is not a DeepSpeed JSON config ({exc})") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path} is not a DeepSpeed JSON config (not a JSON object)")
+
+
+def _check_rollout_backend(backend: str) -> None:
+    if backend == "vllm":
+        from roles.vllm_engine import require_vllm
+
+        try:
+            require_vllm()
+        except InputError as exc:
+            raise ValueError(exc.message) from None
 
 
 def _is_main_process() -> bool:

@@ -174,3 +174,16 @@ def test_out_dash_for_a_directory_is_refused(argv, capsys, tmp_path, monkeypatch
     assert main(argv) == 2
     assert "'-' (stdout) cannot hold" in one_error_line(capsys, argv[0])
     assert not (tmp_path / "-").exists()
+
+
+def test_vllm_backend_without_vllm_or_cuda_is_refused_before_work(tmp_path, capsys, monkeypatch):
+    import importlib.util
+
+    import torch
+
+    if importlib.util.find_spec("vllm") is not None and torch.cuda.is_available():
+        pytest.skip("vLLM and CUDA are both here")
+    monkeypatch.setattr(P, "execute", lambda *a, **k: pytest.fail("work started"))
+    assert main(["train", "--out", str(tmp_path / "r"), "rollout.backend=vllm"]) == 2
+    assert "<overrides>: field 'rollout.backend': " in one_error_line(capsys, "train")
+    assert not (tmp_path / "r").exists()
