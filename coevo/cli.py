@@ -146,6 +146,22 @@ def progress_enabled(args) -> bool:
     return sys.stderr.isatty()
 
 
+class _StderrHandler(logging.StreamHandler):
+    """A stream handler that writes to whatever ``sys.stderr`` is at the time of each record (so a
+    replaced or captured stderr never leaves it writing to a closed stream)."""
+
+    def __init__(self):
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value):
+        pass
+
+
 class _ToStderr(logging.Filter):
     """Attached to DeepSpeed's logger (which writes to stdout): hands each record to a stderr
     handler instead, so stdout carries only results."""
@@ -169,7 +185,7 @@ def configure_output(quiet: bool = False) -> None:
     for h in list(log.handlers):
         if getattr(h, "_coevo", False):
             log.removeHandler(h)
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _StderrHandler()
     handler.setFormatter(logging.Formatter("[coevo] %(message)s"))
     handler._coevo = True
     log.addHandler(handler)
@@ -190,7 +206,7 @@ def configure_output(quiet: bool = False) -> None:
     for f in list(ds.filters):
         if isinstance(f, _ToStderr):
             ds.removeFilter(f)
-    ds_handler = logging.StreamHandler(sys.stderr)
+    ds_handler = _StderrHandler()
     ds_handler.setLevel(logging.ERROR if quiet else logging.WARNING)
     ds_handler.setFormatter(logging.Formatter("[deepspeed] %(levelname)s %(message)s"))
     ds.addFilter(_ToStderr(ds_handler))
