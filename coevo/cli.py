@@ -252,6 +252,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"coevo {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `coevo ... --out - | head`: the reader left; no traceback, no more writes
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

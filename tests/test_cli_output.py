@@ -96,6 +96,19 @@ def test_plot_and_convert_write_to_stdout_with_dash(tmp_path, capsysbinary):
     assert out.count(b"\n") == 1 and b'"entry_point": "add"' in out and err == b""
 
 
+def test_a_reader_that_leaves_early_gets_no_traceback(tmp_path):
+    src = tmp_path / "mbpp.jsonl"  # converted, ~300 KB: more than a pipe holds
+    src.write_text("".join(f'{{"task_id": {i}, "text": "Add.", "code": "def add(a, b):\\n    return a + b", '
+                           f'"test_list": ["assert add(1, {i}) == {i + 1}"], "test_setup_code": ""}}\n'
+                           for i in range(1500)))
+    proc = subprocess.Popen([sys.executable, "-m", "coevo", "data", "convert", "--input", str(src), "--out", "-"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.read(8)  # `| head -c 8`
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141 and err == ""
+
+
 def _python(code: str, cwd: Path, env: dict | None = None, args=("-c",)) -> subprocess.CompletedProcess:
     full = {**os.environ, **(env or {})}
     full.pop("DS_ACCELERATOR", None)

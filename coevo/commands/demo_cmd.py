@@ -89,6 +89,6 @@ def run(args) -> int:
     if not result.get("finished") or not (out / "summary.json").exists():
         write_text_atomic(out / "summary.json", json.dumps(summary, indent=1))
     print("\n".join([*lines, f"summary: {out / 'summary.json'}"]), flush=True)
-    if not args.quiet:
+    if not args.quiet and not result.get("finished"):
         print(f"[coevo] demo done in {seconds / 60:.1f} min", file=sys.stderr)
     return 0
