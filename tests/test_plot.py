@@ -26,7 +26,7 @@ def test_plot_metrics_writes_png(tmp_path):
     run = tmp_path / "run"
     write_metrics(run)
     out = plot_metrics(run)
-    assert out == run / "metrics.png" and _is_png(out) and out.stat().st_size > 5000
+    assert out == run / "curves.png" and _is_png(out) and out.stat().st_size > 5000
     out2 = plot_metrics(run / "metrics.jsonl", tmp_path / "sub" / "x.png", keys=["reward"], smooth=3)
     assert _is_png(out2)
 
@@ -75,7 +75,7 @@ def test_cli_plot(tmp_path, capsys):
     assert main(["plot", str(run), "--out", str(tmp_path / "c.png")]) == 0
     assert _is_png(tmp_path / "c.png")
     assert "wrote" in capsys.readouterr().err
-    assert main(["plot", str(run)]) == 0 and _is_png(run / "metrics.png")
+    assert main(["plot", str(run)]) == 0 and _is_png(run / "curves.png")
     capsys.readouterr()
     # a directory without metrics: one error line naming the file, exit 2, no traceback
     (tmp_path / "empty").mkdir()

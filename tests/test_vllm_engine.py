@@ -125,7 +125,7 @@ def test_missing_vllm_is_a_one_line_input_error():
 def test_train_with_the_vllm_backend_stops_before_any_work(tmp_path):
     out = tmp_path / "run"
     r = subprocess.run([sys.executable, "-m", "coevo", "train", "--config", str(ROOT / "configs" / "smoke.yaml"),
-                        "--out", str(out), "--no-progress", "rollout.backend=vllm"],
+                        "--out", str(out), "rollout.backend=vllm"],
                        capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert r.returncode == 2
     last = r.stderr.strip().splitlines()[-1]

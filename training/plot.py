@@ -18,6 +18,7 @@ from training.logging import METRICS_FILE, read_metrics
 PRIORITY = ("eval", "reward", "loss", "clip_frac", "kl", "grad_norm", "lr", "tokens_per_s", "adv_abs", "train",
             "ratio_mean", "ratio_max", "logprob_diff", "frac_zero_std", "groups_zero_std", "samples_in_loss")
 SKIP = {"step", "time"}
+CURVES_FILE = "curves.png"  # RUN_DIR/curves.png: drawn at the end of a run and by `coevo plot RUN_DIR`
 EXTRA_SKIP = {"tasks", "seconds"}
 
 
@@ -39,7 +40,7 @@ def plot_metrics(source: str | Path, out_png: str | Path | None = None, *, keys:
                  max_panels: int = 16, smooth: int = 1, title: str | None = None,
                  extra: dict[str, list[dict]] | None = None) -> Path:
     """Draw the curves of a run dir (or a metrics.jsonl) into ``out_png`` (default
-    ``RUN_DIR/metrics.png``); returns the PNG path. ``smooth`` > 1 adds a moving average."""
+    ``RUN_DIR/curves.png``); returns the PNG path. ``smooth`` > 1 adds a moving average."""
     import matplotlib
 
     matplotlib.use("Agg", force=True)
@@ -95,7 +96,7 @@ def plot_metrics(source: str | Path, out_png: str | Path | None = None, *, keys:
     last = max(r["step"] for r in records)
     fig.suptitle(title or f"{path.parent.name}  (steps 1..{last})")
     fig.tight_layout(rect=(0, 0, 1, 0.97))
-    out = Path(out_png) if out_png else path.parent / "metrics.png"
+    out = Path(out_png) if out_png else path.parent / CURVES_FILE
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=100)
     plt.close(fig)
