@@ -114,3 +114,63 @@ def test_requested_test_count_counts_missing_and_extra_tests_as_rejected():
     assert lay["rejected"] == [2, 2, 1]
     free = make_loop()._layout(task, [], [sample("tester", x) for x in texts])
     assert [len(s) for s in free["suites"]] == [1, 5, 2] and free["rejected"] == [0, 0, 0]
+
+
+def test_new_proposed_tasks_keep_their_first_observation():
+    loop = make_loop()
+    loop.curriculum = Curriculum.from_tasks([Task("t", "p")])
+    loop._new_tasks = [Task("proposed-1", "q", solutions=["def f(): return 1"])]
+    loop._observed = [("proposed-1", 4, 1)]  # the solver samples of the step that proposed it
+    loop._sync_curriculum()
+    assert loop.curriculum.stats["proposed-1"].proposed and loop.curriculum.stats["proposed-1"].rate == 0.25
+
+
+def test_proposal_metrics_stack_to_one():
+    from coevo.loop import proposal_metrics
+    from coevo.selfplay import REJECT_REASONS
+
+    m = proposal_metrics(["ok", "malformed", "duplicate", "ok"], [0.5, 1.0])
+    assert set(REJECT_REASONS) <= {k.split("/")[1] for k in m if k.startswith("reject/")}
+    assert m["reject/malformed"] == m["reject/duplicate"] == 0.25 and m["reject/heldout"] == 0.0
+    assert sum(v for k, v in m.items() if k.startswith("reject/")) + m["proposer/valid_frac"] == 1.0
+    assert m["proposer/accepted"] == 2 and m["proposer/solve_rate"] == 0.75 and m["proposer/learnable_frac"] == 0.5
+
+
+def test_proposals_are_judged_solved_and_rewarded_in_one_step():
+    """Four proposals of one batch: a new composition, the same one again, a seed task with new
+    inputs (a collusion attempt) and garbage; the new task is solved by 1 of 2 solver samples."""
+    from coevo.tinyworld import library as lib
+    from coevo.tinyworld.proposals import ProposalGuard
+    from matrix.engine import ExecConfig, Executor
+
+    seed = lib.make_task(("list.double", "list.sum"))
+    new = lib.reference_code(("list.add_one", "list.max"))
+    fmt = "### Solution\n```python\n{}```\n### Inputs\n```\nf([1, 2])\nf([5])\nf([-3, 0])\n```"
+    texts = [fmt.format(new), fmt.format(new), fmt.format(seed.solutions[0]), "### Sol"]
+    loop = make_loop(n_solves=2, repetition_penalty=0.5)
+    loop.cfg.roles = ["coder", "proposer"]
+    loop.tokenizer = None
+    loop.curriculum = Curriculum.from_tasks([seed])
+    loop.known_fingerprints = set()
+    loop.proposal_check = ProposalGuard(frozenset())
+    loop._remember(seed)
+    with Executor(ExecConfig(timeout=2.0, workers=1)) as ex:
+        loop.executor = ex
+        info = loop._validate_proposals([sample("proposer", t) for t in texts])
+        assert info["reasons"] == ["ok", "repeat", "duplicate", "malformed"]
+        assert info["grades"] == ["valid", "degenerate", "degenerate", "malformed"]
+        (i, req), = info["solve_requests"]
+        assert i == 0 and req.n == 2 and "adds one to each element" in req.prompt
+        solves = [sample("coder", "```python\n" + new + "```"), sample("coder", "```python\ndef f(xs):\n    return 0\n```")]
+        metrics = {}
+        out = loop._score_second([], info, solves, metrics)
+    rewards = {x.group: [] for x in out}
+    for x in out:
+        rewards[x.group].append(x.reward)
+    # learnability 1 - 0.5, less 0.5 * (1 other of 3 with the same program) / 3
+    np.testing.assert_allclose(rewards["proposer/batch"], [0.5 - 0.5 / 3, -0.25, -0.25, -1.0])
+    assert rewards["coder/" + info["tasks"][0].task_id] == [1.0, 0.0]  # the solver samples train the Coder
+    assert metrics["proposer/valid_frac"] == 0.25 and metrics["reject/repeat"] == 0.25
+    loop._sync_curriculum()
+    added = loop.curriculum.stats[info["tasks"][0].task_id]
+    assert added.proposed and added.rate == 0.5
