@@ -151,12 +151,20 @@ class CoEvolution:
         self.engine = GenerationEngine(model, tokenizer, GenerationConfig(
             temperature=cfg.temperature, top_p=cfg.top_p, max_new_tokens=cfg.max_new_tokens, seed=cfg.seed))
         self.known_fingerprints: set[str] = set()
-        for t in curriculum.tasks.values():
-            self._remember(t)
+        self._known_ids: set[str] = set()
+        self._learn_curriculum()
+
+    def _learn_curriculum(self) -> None:
+        """Remember every curriculum task not yet known (at start, and after a resumed run restored
+        the curriculum with its accepted proposals), so that no copy of one is accepted again."""
+        for t in list(self.curriculum.tasks.values()):
+            if t.task_id not in self._known_ids:
+                self._remember(t)
 
     def _remember(self, task: Task) -> None:
         from coevo.selfplay import task_fingerprints
 
+        self._known_ids.add(task.task_id)
         self.known_fingerprints |= task_fingerprints(task)
         remember = getattr(self.proposal_check, "remember", None)
         if remember is not None:
@@ -170,6 +178,7 @@ class CoEvolution:
         cfg = self.cfg
         self._observed, self._new_tasks = [], []
         rng = np.random.default_rng([cfg.seed, step])  # identical on every rank
+        self._learn_curriculum()
         if cfg.seed_proposals and "proposer" in cfg.roles and not self.curriculum.seeded:
             metrics_seed = self.seed_buffer(cfg.seed_proposals, step)
         else:

@@ -151,7 +151,7 @@ def test_proposals_are_judged_solved_and_rewarded_in_one_step():
     loop.cfg.roles = ["coder", "proposer"]
     loop.tokenizer = None
     loop.curriculum = Curriculum.from_tasks([seed])
-    loop.known_fingerprints = set()
+    loop.known_fingerprints, loop._known_ids = set(), set()
     loop.proposal_check = ProposalGuard(frozenset())
     loop._remember(seed)
     with Executor(ExecConfig(timeout=2.0, workers=1)) as ex:

@@ -74,3 +74,16 @@ def test_behaviour_equal_to_a_heldout_task_is_heldout():
     held = lib.make_task(("list.double", "list.sort"))
     guard = ProposalGuard(frozenset(), [held])
     assert guard(proposed(lib.reference_code(("list.sort", "list.double")))) == (False, "heldout")
+
+
+def test_proposals_may_repeat_a_step_and_go_one_deeper():
+    guard = ProposalGuard(frozenset())
+    halve_twice = proposed(lib.reference_code(("int.halve", "int.halve")))  # no dataset task has a repeat
+    assert guard(halve_twice) == (True, "")
+    assert halve_twice.prompt == ("Write a function f(n) that halves it rounding down, then halves it rounding "
+                                  "down, then returns the number.")
+    four = ("list.add_one", "list.double", "list.reverse", "list.sum")
+    assert guard(proposed(lib.reference_code(four))) == (True, "")
+    five = four[:3] + ("list.sort", "list.sum")
+    assert guard(proposed(lib.reference_code(five))) == (False, "not_world")
+    assert lib.recognize_code(lib.reference_code(four)) is None  # the dataset's rule stays strict

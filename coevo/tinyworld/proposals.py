@@ -7,14 +7,17 @@ inputs (see :mod:`roles.prompts`). :class:`ProposalGuard` reads the composition 
 and refuses, with a reason code of :data:`coevo.selfplay.REJECT_REASONS`:
 
 * ``not_world``: code that is not a world composition (no description can be derived), or a
-  given description that names another composition than the code;
-* ``heldout``: a composition with a held-out adjacent pair, or one that behaves exactly like a
-  held-out task on the probe inputs (self-play must never train on the held-out evaluation);
+  given description that names another composition than the code. Proposals follow the looser
+  rule of :func:`~coevo.tinyworld.library.is_valid` (``strict=False``): up to four primitives,
+  repeats allowed ("halves it, then halves it" is a fine task, though no dataset task has it);
+* ``heldout``: a composition with a held-out adjacent pair;
 * ``constant``: a degenerate composition (output barely depends on the input);
 * ``identity``: a composition that returns its input unchanged on every probe;
 * ``duplicate``: a composition that behaves exactly like a known task (a seed task or an
   accepted proposal; :meth:`ProposalGuard.remember` adds one), e.g. "sorts the list, then
-  doubles each element" for a known "doubles each element, then sorts the list".
+  doubles each element" for a known "doubles each element, then sorts the list";
+* ``heldout`` again: one that behaves exactly like a held-out task (and like no known task) on
+  the probe inputs (self-play must never train on the held-out evaluation).
 
 Behaviour is compared on fixed probe inputs per family, computed in-process with the world's own
 trusted primitives (never the proposed code, which only ever runs in the sandbox).
@@ -80,10 +83,10 @@ class ProposalGuard:
             self.known_behaviour.add(behaviour(steps))
 
     def __call__(self, task: Task) -> tuple[bool, str]:
-        steps = recognize_code(task.solutions[0]) if task.solutions else None
+        steps = recognize_code(task.solutions[0], strict=False) if task.solutions else None
         if steps is None:
             return False, "not_world"
-        if task.prompt.strip() and recognize(task.prompt) != steps:
+        if task.prompt.strip() and recognize(task.prompt, strict=False) != steps:
             return False, "not_world"
         if task.entry_point != "f":
             return False, "not_world"
@@ -92,12 +95,12 @@ class ProposalGuard:
         if is_degenerate(steps):
             return False, "constant"
         b = behaviour(steps)
-        if b in self.heldout_behaviour:
-            return False, "heldout"
         if b == _identity(b[0]):
             return False, "identity"
-        if b in self.known_behaviour:
+        if b in self.known_behaviour:  # before the held-out behaviours: a known task already shows it
             return False, "duplicate"
+        if b in self.heldout_behaviour:
+            return False, "heldout"
         if not task.prompt.strip():
             task.prompt = describe(steps)
         task.meta["steps"] = list(steps)
@@ -109,4 +112,4 @@ def _steps_of(task: Task):
     steps = (task.meta or {}).get("steps")
     if steps:
         return tuple(steps)
-    return recognize_code(task.solutions[0]) if task.solutions else None
+    return recognize_code(task.solutions[0], strict=False) if task.solutions else None
