@@ -64,7 +64,7 @@ class LoopConfig:
     n_tests: int = 4
     n_fixes: int = 4
     fix_codes: int = 1  # failing programs per task handed to the Fixer
-    n_proposals: int = 4
+    n_proposals: int = 8  # Proposer samples per step (one prompt, one GRPO group)
     n_solves: int = 4  # solver samples per valid proposal: its solve rate is the learnability signal
     proposer_refs: int = 3  # reference tasks in the Proposer prompt (seed tasks and accepted proposals)
     proposer_format: str = "program"  # program (solution + inputs; description derived) | task (+ description)
@@ -525,6 +525,7 @@ def proposal_metrics(reasons: list[str], solve_rates: list[float]) -> dict[str, 
     n = max(len(reasons), 1)
     out = {f"reject/{r}": reasons.count(r) / n for r in REJECT_REASONS}
     out["proposer/valid_frac"] = reasons.count("ok") / n
+    out["proposer/proposals"] = float(len(reasons))
     out["proposer/accepted"] = float(reasons.count("ok"))
     rates = [r for r in solve_rates if np.isfinite(r)]
     if rates:

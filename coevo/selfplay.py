@@ -291,3 +291,34 @@ def _with_tests(task: Task, outputs: list) -> Task:
     else:
         task.tests = [Test.stdio(inp, out) for inp, out in zip(task.meta["inputs"], outputs)]
     return task
+
+
+# ----------------------------------------------------------------------------- run report
+
+def run_report(run_dir, last: int = 20) -> dict:
+    """Self-play figures of a run from its ``metrics.jsonl``: valid proposals overall and over
+    the ``last`` steps, each rejection reason's share of all proposals, accepted tasks, proposed
+    tasks in the curriculum at the end, and proposed tasks drawn by the curriculum in training
+    steps (``python -c "from coevo.selfplay import run_report; print(run_report('runs/demo'))"``)."""
+    from training.logging import METRICS_FILE, read_metrics
+
+    recs = sorted((r for r in read_metrics(f"{run_dir}/{METRICS_FILE}") if r.get("proposer/proposals")),
+                  key=lambda r: r["step"])
+    if not recs:
+        return {"steps": 0, "proposals": 0}
+    counts = [r["proposer/proposals"] for r in recs]
+    total = sum(counts)
+    tail = recs[-last:]
+    reasons = sorted({k for r in recs for k in r if k.startswith("reject/")})
+    return {
+        "steps": len(recs),
+        "proposals": int(total),
+        "valid_frac": round(sum(r["proposer/accepted"] for r in recs) / total, 3),
+        f"valid_frac_last_{last}": round(sum(r["proposer/accepted"] for r in tail)
+                                         / sum(r["proposer/proposals"] for r in tail), 3),
+        "accepted": int(sum(r["proposer/accepted"] for r in recs)),
+        "proposed_in_curriculum": int(recs[-1].get("curriculum/proposed", 0)),
+        "drawn_proposed": int(sum(r.get("curriculum/drawn_proposed", 0) for r in recs)),
+        "reject": {k.split("/", 1)[1]: round(sum(r.get(k, 0.0) * c for r, c in zip(recs, counts)) / total, 3)
+                   for k in reasons},
+    }

@@ -122,3 +122,23 @@ def test_a_reference_that_hangs_is_a_timeout():
 def test_every_reason_has_a_grade():
     assert set(GRADE) == set(REJECT_REASONS)
     assert set(GRADE.values()) <= set(PROPOSAL_GRADES) - {"valid"}
+
+
+def test_run_report_sums_the_metrics_log(tmp_path):
+    import json
+
+    from coevo.loop import proposal_metrics
+    from coevo.selfplay import run_report
+
+    steps = [["malformed"] * 4, ["ok", "duplicate", "malformed", "malformed"], ["ok", "ok", "heldout", "ok"]]
+    with open(tmp_path / "metrics.jsonl", "w") as f:
+        for i, reasons in enumerate(steps, 1):
+            rec = {"step": i, **proposal_metrics(reasons, []), "curriculum/proposed": float(i),
+                   "curriculum/drawn_proposed": 1.0}
+            f.write(json.dumps(rec) + "\n")
+    r = run_report(tmp_path, last=2)
+    assert r["steps"] == 3 and r["proposals"] == 12 and r["accepted"] == 4
+    assert r["valid_frac"] == round(4 / 12, 3) and r["valid_frac_last_2"] == 0.5
+    assert r["proposed_in_curriculum"] == 3 and r["drawn_proposed"] == 3
+    assert r["reject"]["malformed"] == 0.5 and r["reject"]["heldout"] == round(1 / 12, 3)
+    assert run_report(tmp_path)["valid_frac_last_20"] == round(4 / 12, 3)  # fewer steps than asked: all
