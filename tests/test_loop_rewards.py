@@ -174,3 +174,64 @@ def test_proposals_are_judged_solved_and_rewarded_in_one_step():
     loop._sync_curriculum()
     added = loop.curriculum.stats[info["tasks"][0].task_id]
     assert added.proposed and added.rate == 0.5
+
+
+def test_seed_buffer_fills_the_curriculum_once_before_rl():
+    """Absolute Zero's seed buffer: proposals drawn before step 1 are validated and solved, the
+    valid ones join the curriculum with their observation, nothing is trained, and the flag that
+    says so is part of the curriculum's checkpointed state."""
+    from coevo.tinyworld import library as lib
+    from coevo.tinyworld.proposals import ProposalGuard
+    from matrix.engine import ExecConfig, Executor
+    from roles.generation import GenerationConfig
+
+    new = lib.reference_code(("list.negate", "list.max"))
+    text = "### Solution\n```python\n" + new + "```\n### Inputs\n```\nf([1, 2])\nf([-5])\n```"
+
+    class Engine:
+        config = GenerationConfig()
+
+        def generate(self, reqs, config=None):
+            out = []
+            for r in reqs:
+                body = text if r.role == "proposer" else "```python\n" + new + "```"
+                out += [SimpleNamespace(role=r.role, text=body if i else "garbage", meta=dict(r.meta),
+                                        prompt_ids=[1], completion_ids=[2], logprobs=[0.0], truncated=False)
+                        for i in range(r.n)]
+            return out
+
+    seed = lib.make_task(("list.double", "list.sum"))
+    loop = make_loop(n_solves=2, seed_proposals=3)
+    loop.cfg.roles = ["coder", "proposer"]
+    loop.tokenizer, loop.engine, loop.examples, loop.trainer = None, Engine(), [], None
+    loop.curriculum = Curriculum.from_tasks([seed])
+    loop.known_fingerprints, loop._known_ids = set(), set()
+    loop.proposal_check = ProposalGuard(frozenset())
+    loop._learn_curriculum()
+    with Executor(ExecConfig(timeout=2.0, workers=1)) as ex:
+        loop.executor = ex
+        m = loop.seed_buffer(3, step=1)
+    assert m == {"seed/proposals": 3.0, "seed/accepted": 1.0}  # garbage, the task, then its repeat
+    (pid,) = [k for k, s in loop.curriculum.stats.items() if s.proposed]
+    assert loop.curriculum.stats[pid].rate == 0.5 and loop.curriculum.seeded  # 1 of 2 solver samples
+    assert loop._observed == [] and loop._new_tasks == []
+    assert loop.curriculum.state_dict()["seeded"] is True
+
+
+def test_proposer_prompt_shows_references_from_the_curriculum_pool():
+    from coevo.tinyworld import library as lib
+
+    tasks = [lib.make_task(s) for s in [("list.double",), ("list.sum",), ("str.upper",), ("int.square",)]]
+    loop = make_loop(proposer_refs=3)
+    loop.tokenizer, loop.examples = None, []
+    loop.curriculum = Curriculum.from_tasks(tasks[:1])
+    proposed = Task("proposed-x", "Write a function f(xs) that negates each element, then returns the list.",
+                    "function", "f", solutions=[lib.reference_code(("list.negate",))],
+                    meta={"inputs": ["f([1])", "f([2])"]})
+    loop.curriculum.add(proposed, proposed=True)
+    req = loop._proposer_request(np.random.default_rng(0), 8)
+    assert req.n == 8 and req.role == "proposer" and req.prompt.count("<|example|>") == 2  # the pool has 2
+    assert "xs = [-x for x in xs]" in req.prompt and "### Task" not in req.prompt  # program format
+    loop.curriculum = Curriculum.from_tasks(tasks)
+    req = loop._proposer_request(np.random.default_rng(0), 8)
+    assert req.prompt.count("<|example|>") == 3
