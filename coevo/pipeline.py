@@ -411,13 +411,14 @@ def read_evals(run: Path) -> list[dict]:
 
 
 def _tiny_world_guard(cfg: CoevoConfig, heldout: list[Task]):
-    """In the tiny world, proposals must be training-world compositions (no held-out pair)."""
+    """In the tiny world, proposals must be training-world compositions (no held-out pair, no
+    behavioural copy of a held-out or known task); the guard derives their description."""
     if cfg.data.train:
         return None
-    from coevo.tinyworld.library import check_proposed, heldout_pairs_of
+    from coevo.tinyworld.library import heldout_pairs_of
+    from coevo.tinyworld.proposals import ProposalGuard
 
-    pairs = heldout_pairs_of(heldout)
-    return lambda task: check_proposed(task, pairs)
+    return ProposalGuard(heldout_pairs_of(heldout), heldout)
 
 
 def export(trainer, tok, run: Path, heldout: list[Task]) -> None:
