@@ -1,14 +1,22 @@
 """The ``coevo`` command line. Each subcommand lives in ``coevo/commands/<name>.py`` and exposes
 ``HELP`` (one line), ``add_arguments(parser)`` and ``run(args) -> int``. Command modules import
 nothing heavy at module level, so ``coevo matrix --help`` answers without importing torch.
+
+Output policy, the same for every subcommand: results go to stdout or ``--out``; status lines
+(``[coevo] ...``) and progress bars go to stderr; progress bars only when stderr is a terminal
+(``--progress`` forces them); ``--quiet`` leaves nothing but results and errors. Libraries' own
+chatter (transformers' weight-loading bars, DeepSpeed's log lines, which it prints on stdout) never
+reaches stdout; see :func:`configure_output`.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import os
 import sys
+from pathlib import Path
 
 # OpenMP threads that busy-wait between torch's many small ops make a shared 2-core machine crawl
 # (measured: a 30-step SFT took 73 s instead of 2.8 s); read once when torch is first imported.
@@ -27,6 +35,184 @@ COMMANDS = {
     "data": "data_cmd",
 }
 
+# the import packages of the coevo distribution besides coevo itself
+OWN_PACKAGES = ("matrix", "roles", "training")
+
+
+# ----------------------------------------------------------------------------- foreign packages
+
+def foreign_package_problem() -> str | None:
+    """A one-line description of why ``matrix`` / ``roles`` / ``training`` would not import as
+    coevo's own packages, or ``None`` when they would.
+
+    Two ways it goes wrong: a module of the same name earlier on ``sys.path`` (a ``matrix.py`` in
+    the current directory under ``python -m coevo``, another distribution's package in
+    site-packages ahead of an editable install), or another installed distribution that ships the
+    same top-level name (PyPI has unrelated ``matrix`` and ``roles`` packages), whose files then
+    mix with ours. Cheap: ``find_spec`` and a directory listing, no imports."""
+    import importlib.util
+
+    root = Path(__file__).resolve().parent.parent  # where coevo/ lives, so do its siblings
+    for name in OWN_PACKAGES:
+        if name in sys.modules:
+            origin = getattr(sys.modules[name], "__file__", None)
+        else:
+            try:
+                spec = importlib.util.find_spec(name)
+            except (ImportError, ValueError):
+                spec = None
+            origin = spec.origin if spec is not None else None
+            if spec is not None and origin is None and spec.submodule_search_locations:
+                origin = f"a directory without __init__.py ({', '.join(spec.submodule_search_locations)})"
+        expected = root / name / "__init__.py"
+        if origin is None or not Path(origin).is_file() or Path(origin).resolve() != expected:
+            found = origin or "nothing importable"
+            return (f"the import name '{name}' resolves to {found}, not to coevo's own {expected.parent}; "
+                    f"{_culprit(name, origin)}")
+    for name in OWN_PACKAGES:
+        dist = _foreign_distribution(name)
+        if dist:
+            return (f"the installed distribution '{dist}' also provides the top-level package '{name}' "
+                    f"that coevo uses; uninstall it (pip uninstall {dist.split()[0]}) or install coevo "
+                    "in a virtual environment of its own")
+    return None
+
+
+def _culprit(name: str, origin: str | None) -> str:
+    dist = _foreign_distribution(name)
+    if dist:
+        return (f"the distribution '{dist}' installs the same name: uninstall it (pip uninstall "
+                f"{dist.split()[0]}) or install coevo in a virtual environment of its own")
+    if origin is None:
+        return "reinstall coevo (pip install -e . in its checkout)"
+    return f"rename or move {origin} (it comes before coevo's on sys.path)"
+
+
+def _foreign_distribution(name: str) -> str | None:
+    """``"NAME VERSION"`` of an installed distribution called ``name`` (not coevo) that ships a
+    top-level ``name``; found by listing the site directories, without importlib.metadata's scan."""
+    import re
+
+    pattern = re.compile(rf"^{re.escape(name)}-([^-]+?)\.(dist|egg)-info$", re.IGNORECASE)
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for item in names:
+            m = pattern.match(item)
+            if not m:
+                continue
+            info = Path(entry or ".") / item
+            top = _top_level_names(info)
+            if top is None or name in top:
+                return f"{name} {m.group(1)}"
+    return None
+
+
+def _top_level_names(info: Path) -> set[str] | None:
+    """Top-level import names a dist-info/egg-info directory declares; ``None`` if it says nothing."""
+    try:
+        return {x.strip() for x in (info / "top_level.txt").read_text(encoding="utf-8").splitlines() if x.strip()}
+    except OSError:
+        pass
+    try:
+        rows = (info / "RECORD").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None
+    return {r.split(",")[0].split("/")[0].removesuffix(".py") for r in rows if r}
+
+
+# ----------------------------------------------------------------------------- output options
+
+def add_output_options(parser: argparse.ArgumentParser, *, progress: bool = True) -> None:
+    """``--quiet`` (nothing but results and errors) and, for commands with long work,
+    ``--progress`` (progress bars even when stderr is not a terminal)."""
+    group = parser.add_mutually_exclusive_group()
+    if progress:
+        group.add_argument("--progress", action="store_true", default=None,
+                           help="show progress bars on stderr even when it is not a terminal "
+                                "(default: only when it is)")
+    group.add_argument("-q", "--quiet", action="store_true",
+                       help="print nothing but results and errors (no status lines, no progress bars)")
+
+
+def progress_enabled(args) -> bool:
+    """Whether this invocation draws progress bars (see :func:`add_output_options`)."""
+    if getattr(args, "quiet", False):
+        return False
+    if getattr(args, "progress", None):
+        return True
+    return sys.stderr.isatty()
+
+
+class _StderrHandler(logging.StreamHandler):
+    """A stream handler that writes to whatever ``sys.stderr`` is at the time of each record (so a
+    replaced or captured stderr never leaves it writing to a closed stream)."""
+
+    def __init__(self):
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value):
+        pass
+
+
+class _ToStderr(logging.Filter):
+    """Attached to DeepSpeed's logger (which writes to stdout): hands each record to a stderr
+    handler instead, so stdout carries only results."""
+
+    def __init__(self, handler: logging.Handler):
+        super().__init__()
+        self.handler = handler
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= self.handler.level:
+            self.handler.handle(record)
+        return False
+
+
+def configure_output(quiet: bool = False) -> None:
+    """Status lines of the ``coevo`` logger to stderr (``[coevo] ...``; none with ``quiet``);
+    transformers' and huggingface_hub's progress bars off (the weight-loading and shard-writing
+    bars are not ours to show); DeepSpeed's log lines to stderr (warnings and up; errors only with
+    ``quiet``). Call before the libraries are imported; safe to call again."""
+    log = logging.getLogger("coevo")
+    for h in list(log.handlers):
+        if getattr(h, "_coevo", False):
+            log.removeHandler(h)
+    handler = _StderrHandler()
+    handler.setFormatter(logging.Formatter("[coevo] %(message)s"))
+    handler._coevo = True
+    log.addHandler(handler)
+    log.setLevel(logging.WARNING if quiet else logging.INFO)
+    log.propagate = False
+
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # read when huggingface_hub loads
+    if quiet:
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    if "transformers" in sys.modules:  # already loaded (in-process callers): tell it directly
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+        if quiet:
+            hf_logging.set_verbosity_error()
+
+    ds = logging.getLogger("DeepSpeed")
+    for f in list(ds.filters):
+        if isinstance(f, _ToStderr):
+            ds.removeFilter(f)
+    ds_handler = _StderrHandler()
+    ds_handler.setLevel(logging.ERROR if quiet else logging.WARNING)
+    ds_handler.setFormatter(logging.Formatter("[deepspeed] %(levelname)s %(message)s"))
+    ds.addFilter(_ToStderr(ds_handler))
+
+
+# ----------------------------------------------------------------------------- the command
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -46,6 +232,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    problem = foreign_package_problem()
+    if problem:
+        print(f"coevo: error: {problem}", file=sys.stderr)
+        return 2
     from matrix.errors import InputError
 
     parser = build_parser()
@@ -53,6 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
+    configure_output(quiet=bool(getattr(args, "quiet", False)))
     try:
         return int(args._run(args) or 0)
     except InputError as exc:
@@ -61,6 +252,10 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"coevo {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `coevo ... --out - | head`: the reader left; no traceback, no more writes
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

@@ -7,14 +7,24 @@
   the line of the offending key and the dotted field.
 * A dataclass may define ``validate(self)`` raising ``ValueError("field: message")`` for
   cross-field checks; it is reported the same way.
+* ``paths``: dotted fields that name files. A relative path written in a config file resolves
+  against that file's directory (then, if nothing is there, the current directory: the shipped
+  configs name the user's data files as ``data/...``); one given as an override resolves against
+  the current directory. Either way the loaded value is absolute, so a saved run config works from
+  anywhere. ``checks``: ``{dotted field: fn(value)}`` run on the (resolved) value when the file or
+  an override sets it; ``fn`` raises ``ValueError(message)``, reported with file, line and field.
+* ``find_config(name)`` takes a path or the name of a shipped config (``smoke``, ``tiny``, ...:
+  package data of ``coevo.configs``, the repository's ``configs/`` directory).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
+import os
 import types
 import typing
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin
 
@@ -53,10 +63,13 @@ def _default_of(f: dataclasses.Field) -> Any:
 
 
 class _Reader:
-    def __init__(self, file: str | None, lines: dict[str, int], overridden: set[str] = frozenset()):
+    def __init__(self, file: str | None, lines: dict[str, int], overridden: set[str] = frozenset(),
+                 paths: Collection[str] = (), checks: Mapping[str, Callable[[Any], None]] | None = None):
         self.file = file
         self.lines = lines
         self.overridden = overridden
+        self.paths = set(paths)
+        self.checks = dict(checks or {})
 
     def error(self, path: str, message: str) -> InputError:
         if path in self.overridden or self.file is None:
@@ -89,6 +102,13 @@ class _Reader:
             if dataclasses.is_dataclass(hints[key]):
                 section = kwargs[key] if key in kwargs else _default_of(fields[key])
             kwargs[key] = self.coerce(hints[key], value, dotted, section)
+            if dotted in self.paths and isinstance(kwargs[key], str) and kwargs[key]:
+                kwargs[key] = self.resolve(kwargs[key], dotted)
+            if dotted in self.checks and kwargs[key] is not None:
+                try:
+                    self.checks[dotted](kwargs[key])
+                except ValueError as exc:
+                    raise self.error(dotted, str(exc)) from None
         try:
             obj = cls(**kwargs)
         except TypeError as exc:  # missing required fields
@@ -103,6 +123,18 @@ class _Reader:
                     raise self.error(f"{path}.{field}" if path else field, msg) from None
                 raise self.error(path, str(exc)) from None
         return obj
+
+    def resolve(self, value: str, path: str) -> str:
+        """An absolute path for a path field (see the module doc)."""
+        p = Path(value).expanduser()
+        if p.is_absolute():
+            return str(p)
+        if path in self.overridden or self.file is None:
+            return str(Path.cwd() / p)
+        beside = Path(self.file).resolve().parent / p
+        if not beside.exists() and (Path.cwd() / p).exists():
+            return str(Path.cwd() / p)
+        return str(beside)
 
     def coerce(self, tp, value: Any, path: str, default: Any = None):
         origin = get_origin(tp)
@@ -197,16 +229,45 @@ def _merge(base: dict, extra: dict) -> dict:
     return out
 
 
-def load_config(cls: type[T], path: str | Path | None = None, overrides: list[str] | None = None) -> T:
-    """Build ``cls`` from an optional YAML file plus ``key=value`` overrides."""
+def shipped_config_dir() -> Path:
+    """The directory of the configs shipped with coevo (package ``coevo.configs``)."""
+    import coevo.configs
+
+    return Path(coevo.configs.__file__).resolve().parent
+
+
+def shipped_configs() -> list[str]:
+    """Names of the shipped configs (``--config NAME``)."""
+    return sorted(p.stem for p in shipped_config_dir().glob("*.yaml"))
+
+
+def find_config(name: str | Path) -> Path:
+    """The config file ``name`` names: an existing file, else (a bare name, with or without
+    ``.yaml``) the shipped config of that name. Raises :class:`InputError` otherwise."""
+    p = Path(name).expanduser()
+    if p.is_file():
+        return p
+    if p.is_dir():
+        raise InputError("is a directory, not a config file", file=str(name))
+    if os.sep not in str(name) and "/" not in str(name):
+        stem = p.name[: -len(p.suffix)] if p.suffix in (".yaml", ".yml") else p.name
+        shipped = shipped_config_dir() / f"{stem}.yaml"
+        if shipped.is_file():
+            return shipped
+    raise InputError(f"no such config file (shipped configs, by name: {', '.join(shipped_configs())})",
+                     file=str(name))
+
+
+def load_config(cls: type[T], path: str | Path | None = None, overrides: list[str] | None = None, *,
+                paths: Collection[str] = (), checks: Mapping[str, Callable[[Any], None]] | None = None) -> T:
+    """Build ``cls`` from an optional YAML file (a path or a shipped config's name) plus
+    ``key=value`` overrides; ``paths`` and ``checks`` as in the module doc."""
     data: dict[str, Any] = {}
     lines: dict[str, int] = {}
     file = None
     if path is not None:
-        file = str(path)
-        p = Path(path)
-        if not p.exists():
-            raise InputError("no such config file", file=file)
+        p = find_config(path)
+        file = str(p)
         text = p.read_text(encoding="utf-8")
         try:
             loaded = yaml.safe_load(text)
@@ -221,7 +282,7 @@ def load_config(cls: type[T], path: str | Path | None = None, overrides: list[st
         data = loaded
         lines = _line_index(text)
     over = parse_overrides(overrides or [])
-    reader = _Reader(file, lines, overridden=set(_dotted_keys(over)))
+    reader = _Reader(file, lines, overridden=set(_dotted_keys(over)), paths=paths, checks=checks)
     return reader.build(cls, _merge(data, over), "")
 
 

@@ -8,7 +8,10 @@
 * Offline filtering (DeepCoder): tasks observed always solved or never solved over at least
   ``min_attempts`` samples are retired from sampling (kept in the state for inspection).
 * Proposer tasks that passed validation enter the same pool, up to ``max_proposed`` (the oldest
-  proposed task is evicted first); seed tasks are never evicted.
+  proposed task is evicted first), and are drawn by the same learnability weights; seed tasks are
+  never evicted.
+* ``seed_tasks`` > 0 cuts the dataset to its first N tasks (the data-poor run: the rest of the
+  curriculum must come from proposals).
 
 All state is plain data (``state_dict`` / ``load_state_dict``) so checkpoints capture it exactly.
 """
@@ -30,6 +33,7 @@ class CurriculumConfig:
     filter_solved: bool = True  # retire always-solved / never-solved tasks
     min_attempts: int = 16  # samples seen before a task may be retired
     max_proposed: int = 256  # capacity of the proposed-task buffer
+    seed_tasks: int = 0  # > 0: keep only the first N dataset tasks (data-poor run); 0 = all
 
     def validate(self):
         if not 0 < self.ema <= 1:
@@ -38,6 +42,8 @@ class CurriculumConfig:
             raise ValueError("floor: weights must be positive")
         if self.min_attempts < 1:
             raise ValueError("min_attempts: must be >= 1")
+        if self.seed_tasks < 0:
+            raise ValueError("seed_tasks: must be >= 0")
 
 
 @dataclass
@@ -56,10 +62,13 @@ class Curriculum:
     tasks: dict[str, Task] = field(default_factory=dict)
     stats: dict[str, TaskStats] = field(default_factory=dict)
     clock: int = 0
+    seeded: bool = False  # the loop's seed buffer of proposals has been drawn
 
     @classmethod
     def from_tasks(cls, tasks: list[Task], config: CurriculumConfig | None = None) -> Curriculum:
         cur = cls(config or CurriculumConfig())
+        if cur.config.seed_tasks:
+            tasks = list(tasks)[: cur.config.seed_tasks]
         for t in tasks:
             cur.add(t, proposed=False)
         return cur
@@ -124,6 +133,7 @@ class Curriculum:
             "curriculum/active": float(len(active)),
             "curriculum/retired": float(len(self.stats) - len(active)),
             "curriculum/proposed": float(sum(s.proposed for s in self.stats.values())),
+            "curriculum/proposed_active": float(sum(self.stats[k].proposed for k in active)),
             "curriculum/mean_rate": float(np.mean(rates)) if rates else float("nan"),
             "curriculum/learnable": float(sum(0 < r < 1 for r in rates)),
         }
@@ -132,11 +142,13 @@ class Curriculum:
     def state_dict(self) -> dict:
         return {
             "clock": self.clock,
+            "seeded": self.seeded,
             "tasks": [self.tasks[k].to_json() for k in self.tasks],
             "stats": {k: vars(s).copy() for k, s in self.stats.items()},
         }
 
     def load_state_dict(self, state: dict) -> None:
         self.clock = state["clock"]
+        self.seeded = bool(state.get("seeded", False))
         self.tasks = {t["task_id"]: Task.from_json(t) for t in state["tasks"]}
         self.stats = {k: TaskStats(**v) for k, v in state["stats"].items()}

@@ -15,16 +15,22 @@ solution against the ground-truth tests and the generated tests. From it:
 * ``fix_acc``: Fixer success: of the sampled programs that fail (at most ``fix_per_task`` per
   task), the fraction repaired within ``fix_turns`` turns of feedback (RLEF-style, feedback from
   the failing ground-truth test).
+
+With ``eval.api`` (a served model, :class:`roles.api_config.ApiConfig`) every sample comes from
+that model over HTTP instead of the run's own model: e.g. a served reference on the same
+held-out tasks, sandbox and metrics. Its answers are cached on disk, so evaluating the same
+served model again at a later step costs nothing.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import SimpleNamespace
 
 import numpy as np
 
 from matrix.tasks import Task
+from roles.api_config import ApiConfig
 
 
 @dataclass
@@ -39,6 +45,9 @@ class EvalConfig:
     select_method: str = "coevo"
     tests_per_sample: int = 0  # > 0: ask for this many tests; missing or extra ones count as wrong
     seed: int = 1234
+    # sample from a model served over an OpenAI-compatible API instead of the run's own model
+    # (api.base_url set; see roles.api_config.ApiConfig); answers are cached on disk
+    api: ApiConfig = field(default_factory=ApiConfig)
 
     def validate(self):
         if self.n_codes < 1 or self.n_tests < 0:
@@ -54,23 +63,35 @@ def cells(result, row: int, cols) -> list[SimpleNamespace]:
 
 
 def evaluate(model, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, *, progress: bool = False) -> dict:
+    """The held-out figures (module doc) of ``model`` (with ``tokenizer``), or of the served model
+    that ``cfg.api`` names (then ``model`` and ``tokenizer`` are not used: prompts are coevo's plain
+    format or chat messages, as ``cfg.api.prompt`` says)."""
+    from roles.generation import GenerationConfig, GenerationEngine
+
+    gen_cfg = GenerationConfig(temperature=cfg.temperature, max_new_tokens=cfg.max_new_tokens, seed=cfg.seed)
+    if not cfg.api.enabled:
+        return _evaluate(GenerationEngine(model, tokenizer, gen_cfg), tokenizer, executor, tasks, cfg, progress)
+    from roles.api_client import ApiGenerator
+
+    with ApiGenerator(cfg.api, gen_cfg) as generator:
+        return _evaluate(generator, None, executor, tasks, cfg, progress)
+
+
+def _evaluate(engine, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, progress: bool) -> dict:
     from matrix.metrics import unit_test_accuracy
     from matrix.selection import select
     from roles.feedback import summarize_feedback
-    from roles.generation import GenerationConfig, GenerationEngine, GenRequest
     from roles.parsing import parse_code, parse_tests
-    from roles.prompts import build_prompt
+    from roles.requests import role_request
 
     if cfg.max_tasks:
         tasks = tasks[: cfg.max_tasks]
-    gen_cfg = GenerationConfig(temperature=cfg.temperature, max_new_tokens=cfg.max_new_tokens, seed=cfg.seed)
-    engine = GenerationEngine(model, tokenizer, gen_cfg)
     reqs = []
     for t in tasks:
-        reqs.append(GenRequest("coder", t.task_id, build_prompt("coder", t, tokenizer), n=cfg.n_codes))
+        reqs.append(role_request("coder", t, cfg.n_codes, tokenizer=tokenizer))
         if cfg.n_tests:
-            prompt = build_prompt("tester", t, tokenizer, n_tests=cfg.tests_per_sample or None)
-            reqs.append(GenRequest("tester", t.task_id, prompt, n=cfg.n_tests))
+            reqs.append(role_request("tester", t, cfg.n_tests, tokenizer=tokenizer,
+                                     n_tests=cfg.tests_per_sample or None))
     samples = engine.generate(reqs, progress=progress)
     by_task: dict[str, dict[str, list]] = {t.task_id: {"coder": [], "tester": []} for t in tasks}
     for s in samples:
@@ -123,9 +144,8 @@ def evaluate(model, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, *, 
 
 def _fixer_success(engine, executor, tokenizer, broken, cfg: EvalConfig) -> float:
     from roles.feedback import summarize_feedback
-    from roles.generation import GenRequest
     from roles.parsing import parse_code
-    from roles.prompts import build_prompt
+    from roles.requests import role_request
 
     histories: list[list[tuple[str, str]]] = [[] for _ in broken]
     current = [(code, fb) for _, code, fb in broken]
@@ -134,9 +154,8 @@ def _fixer_success(engine, executor, tokenizer, broken, cfg: EvalConfig) -> floa
         todo = [i for i in range(len(broken)) if not fixed[i]]
         if not todo:
             break
-        reqs = [GenRequest("fixer", broken[i][0].task_id,
-                           build_prompt("fixer", broken[i][0], tokenizer, code=current[i][0],
-                                        feedback=current[i][1], history=histories[i]), n=1) for i in todo]
+        reqs = [role_request("fixer", broken[i][0], 1, tokenizer=tokenizer, code=current[i][0],
+                             feedback=current[i][1], history=histories[i]) for i in todo]
         samples = engine.generate(reqs)
         jobs = []
         for i, s in zip(todo, samples):

@@ -5,10 +5,12 @@ Data flows one way through :meth:`CoEvolution.step`:
 1. draw ``tasks_per_step`` tasks from the curriculum (learnable tasks preferred);
 2. **generation pass 1** (one batched call mixing roles): ``n_codes`` Coder samples and
    ``n_tests`` Tester samples per task, and ``n_proposals`` Proposer samples (one prompt, one
-   GRPO group, shown a random seed task as an example);
+   GRPO group, shown ``proposer_refs`` reference tasks drawn from the curriculum: seed tasks and
+   accepted proposals, as Absolute Zero does);
 3. **matrix**: per task, every parsed program against [ground-truth tests | generated tests]
-   (plus the reference solution as a last row, used only for metrics); proposals are validated by
-   execution (:mod:`coevo.selfplay`);
+   (plus the reference solution as a last row, used only for metrics); proposals pass the
+   world's admission check (the tiny world derives their description) and are validated by
+   execution (:mod:`coevo.selfplay`); each rejection has a reason (``reject/<reason>`` metrics);
 4. **generation pass 2**: ``n_fixes`` Fixer samples for up to ``fix_codes`` failing programs per
    task (feedback: the first failing ground-truth test), and ``n_solves`` Coder samples per valid
    proposed task (their solve rate is the Proposer's learnability signal);
@@ -18,13 +20,20 @@ Data flows one way through :meth:`CoEvolution.step`:
    rejected candidate (unparseable, duplicate) scoring the minimum
    (:func:`matrix.rewards.tester_suite_reward`); with ``anchor_reference`` the task's reference
    solution joins the correct programs;
-   Fixer pass-fraction gain plus full-pass bonus; Proposer learnability / -0.5 invalid / -1
-   malformed. In label-free mode (``rewards.label_free`` or a task without ground-truth tests) the
+   Fixer pass-fraction gain plus full-pass bonus; Proposer learnability ``1 - r`` for a solve rate
+   ``0 < r < 1`` (else 0) less R-Zero's repetition penalty, -0.25 degenerate (runs but teaches
+   nothing new) / -0.5 broken / -1 malformed
+   (:func:`matrix.rewards.proposer_batch_rewards`). In label-free mode (``rewards.label_free`` or a task without ground-truth tests) the
    Coder and Tester rewards come from :func:`matrix.rewards.bidirectional_scores` alone;
 7. **update**: one GRPO+ update over all roles' rollouts (``update="joint"``) or one per role
    (``update="per_role"``); only roles listed in ``roles`` are trained (Coder samples are always
    drawn: Tester rewards need them);
-8. the curriculum records each task's solve rate; valid proposals join its buffer.
+8. valid proposals join the curriculum's buffer (with their solver samples as first observation)
+   and are drawn like any dataset task, by learnability; the curriculum records each task's
+   solve rate.
+
+Before the first step, ``seed_proposals`` Proposer samples (not trained on) fill the buffer with
+valid tasks (Absolute Zero's seed buffer).
 
 Groups: ``coder/<task>``, ``tester/<task>``, ``fixer/<task>/<code index>``,
 ``proposer/<step>``, ``coder/<proposed task>``; a group is always G samples of one prompt.
@@ -33,6 +42,7 @@ Groups: ``coder/<task>``, ``tester/<task>``, ``fixer/<task>/<code index>``,
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from dataclasses import dataclass, field
 
@@ -54,8 +64,12 @@ class LoopConfig:
     n_tests: int = 4
     n_fixes: int = 4
     fix_codes: int = 1  # failing programs per task handed to the Fixer
-    n_proposals: int = 4
-    n_solves: int = 4
+    n_proposals: int = 8  # Proposer samples per step (one prompt, one GRPO group)
+    n_solves: int = 4  # solver samples per valid proposal: its solve rate is the learnability signal
+    proposer_refs: int = 3  # reference tasks in the Proposer prompt (seed tasks and accepted proposals)
+    proposer_format: str = "program"  # program (solution + inputs; description derived) | task (+ description)
+    repetition_penalty: float = 0.5  # R-Zero: a valid proposal repeated k times in its batch loses 0.5 k/(n-1)
+    seed_proposals: int = 0  # Proposer samples drawn before step 1 to seed the buffer (not trained on)
     temperature: float = 1.0
     top_p: float = 1.0
     max_new_tokens: int = 160
@@ -94,6 +108,13 @@ class LoopConfig:
             raise ValueError(f"coder_reward: must be one of {list(R.CODER_MODES)}")
         if self.tests_per_sample < 0:
             raise ValueError("tests_per_sample: must be >= 0")
+        if self.proposer_format not in ("program", "task"):
+            raise ValueError("proposer_format: must be 'program' or 'task'")
+        for name in ("proposer_refs", "seed_proposals", "n_proposals", "n_solves"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name}: must be >= 0")
+        if self.repetition_penalty < 0:
+            raise ValueError("repetition_penalty: must be >= 0")
         for name in ("steps", "tasks_per_step", "n_codes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name}: must be >= 1")
@@ -121,19 +142,33 @@ class CoEvolution:
         self.trainer = trainer
         self.executor = executor
         self.curriculum = curriculum
-        self.examples = examples  # seed tasks shown to the Proposer
-        # optional world-specific admission test for proposals: task -> (ok, reason); the tiny world
-        # uses it to keep held-out compositions out of the training buffer
+        self.examples = examples  # reference tasks for the Proposer when the curriculum has none
+        # optional world-specific admission test for proposals: task -> (ok, reason code of
+        # coevo.selfplay.REJECT_REASONS); it may fill in the task's description. The tiny world's
+        # keeps held-out compositions out of the buffer and refuses behavioural duplicates; its
+        # remember(task) learns each known task
         self.proposal_check = proposal_check
         self.engine = GenerationEngine(model, tokenizer, GenerationConfig(
             temperature=cfg.temperature, top_p=cfg.top_p, max_new_tokens=cfg.max_new_tokens, seed=cfg.seed))
         self.known_fingerprints: set[str] = set()
-        from coevo.selfplay import fingerprint
+        self._known_ids: set[str] = set()
+        self._learn_curriculum()
 
-        for t in curriculum.tasks.values():
-            if t.solutions:
-                self.known_fingerprints.add(fingerprint(t.solutions[0]))
-            self.known_fingerprints.add(fingerprint(t.prompt))
+    def _learn_curriculum(self) -> None:
+        """Remember every curriculum task not yet known (at start, and after a resumed run restored
+        the curriculum with its accepted proposals), so that no copy of one is accepted again."""
+        for t in list(self.curriculum.tasks.values()):
+            if t.task_id not in self._known_ids:
+                self._remember(t)
+
+    def _remember(self, task: Task) -> None:
+        from coevo.selfplay import task_fingerprints
+
+        self._known_ids.add(task.task_id)
+        self.known_fingerprints |= task_fingerprints(task)
+        remember = getattr(self.proposal_check, "remember", None)
+        if remember is not None:
+            remember(task)
 
     # ------------------------------------------------------------------ the step
     def step(self, step: int) -> dict:
@@ -143,13 +178,19 @@ class CoEvolution:
         cfg = self.cfg
         self._observed, self._new_tasks = [], []
         rng = np.random.default_rng([cfg.seed, step])  # identical on every rank
+        self._learn_curriculum()
+        if cfg.seed_proposals and "proposer" in cfg.roles and not self.curriculum.seeded:
+            metrics_seed = self.seed_buffer(cfg.seed_proposals, step)
+        else:
+            metrics_seed = {}
         tasks = self.curriculum.sample(cfg.tasks_per_step, rng)
+        drawn_proposed = sum(self.curriculum.stats[t.task_id].proposed for t in tasks)
         rank, world = D.rank(), D.world_size()
         tasks = tasks[rank::world]  # data parallel: each rank takes its share of the step's tasks
         gen_cfg = GenerationConfig(temperature=cfg.temperature, top_p=cfg.top_p,
                                    max_new_tokens=cfg.max_new_tokens,
                                    seed=int(np.random.default_rng([cfg.seed, step, rank]).integers(2**31)))
-        metrics: dict[str, float] = {}
+        metrics: dict[str, float] = {**metrics_seed, "curriculum/drawn_proposed": float(drawn_proposed)}
         t0 = time.perf_counter()
         with self._generation():
             samples = self.engine.generate(self._first_requests(tasks, rng), config=gen_cfg)
@@ -213,10 +254,10 @@ class CoEvolution:
             gathered = D.all_gather_object((observed, new_tasks))
             observed = [o for obs, _ in gathered for o in obs]
             new_tasks = [t for _, ts in gathered for t in ts]
+        for t in new_tasks:  # first, so that the solver samples' observation below counts
+            self.curriculum.add(Task.from_json(t), proposed=True)
         for task_id, n, solved in observed:
             self.curriculum.observe(task_id, n, solved)
-        for t in new_tasks:
-            self.curriculum.add(Task.from_json(t), proposed=True)
 
     # ------------------------------------------------------------------ requests
     def _first_requests(self, tasks: list[Task], rng) -> list:
@@ -230,10 +271,27 @@ class CoEvolution:
             if "tester" in cfg.roles and cfg.n_tests:
                 prompt = build_prompt("tester", t, tok, n_tests=cfg.tests_per_sample or None)
                 reqs.append(GenRequest("tester", t.task_id, prompt, n=cfg.n_tests))
-        if "proposer" in cfg.roles and cfg.n_proposals and self.examples:
-            example = self.examples[int(rng.integers(len(self.examples)))]
-            reqs.append(GenRequest("proposer", "*", build_prompt("proposer", example, tok), n=cfg.n_proposals))
+        if "proposer" in cfg.roles and cfg.n_proposals:
+            req = self._proposer_request(rng, cfg.n_proposals)
+            if req is not None:
+                reqs.append(req)
         return reqs
+
+    def _proposer_request(self, rng, n: int):
+        """One Proposer prompt showing ``proposer_refs`` reference tasks drawn from the curriculum's
+        pool (seed tasks and accepted proposals), ``n`` samples."""
+        from roles.generation import GenRequest
+        from roles.prompts import build_prompt
+
+        pool = [t for t in self.curriculum.tasks.values() if t.solutions] or [t for t in self.examples if t.solutions]
+        if not pool:
+            return None
+        k = min(self.cfg.proposer_refs, len(pool))
+        refs = [pool[int(i)] for i in rng.choice(len(pool), size=k, replace=False)] if k else []
+        kind = refs[0].kind if refs else "function"
+        prompt = build_prompt("proposer", None, self.tokenizer, references=refs, kind=kind,
+                              describe=self.cfg.proposer_format == "task")
+        return GenRequest("proposer", "*", prompt, n=n, meta={"kind": kind})
 
     # ------------------------------------------------------------------ scoring
     def _layout(self, task: Task, coder, tester) -> dict:
@@ -310,36 +368,82 @@ class CoEvolution:
         return out
 
     def _validate_proposals(self, proposer_samples) -> dict:
-        from coevo.selfplay import fingerprint, validate_proposals
+        """Parse, admit (world check) and validate (sandbox) the step's proposals.
+
+        Returns ``samples``, ``reasons`` ("ok" or a code of :data:`coevo.selfplay.REJECT_REASONS`
+        per sample), ``grades`` (for the graded penalty), ``keys`` (structure fingerprints, for the
+        repetition penalty), ``tasks`` (index -> accepted task) and ``solve_requests``."""
+        from coevo.selfplay import GRADE, structure_fingerprint, validate_proposals
         from roles.generation import GenRequest
         from roles.parsing import parse_task
         from roles.prompts import build_prompt
 
-        info = {"samples": proposer_samples, "status": [], "tasks": {}, "solve_requests": []}
+        n = len(proposer_samples)
+        info = {"samples": proposer_samples, "reasons": ["malformed"] * n, "keys": [None] * n, "tasks": {},
+                "solve_requests": []}
         parsed, idx = [], []
-        status = ["malformed"] * len(proposer_samples)
         for i, s in enumerate(proposer_samples):
-            pt = parse_task(s.text)
+            pt = parse_task(s.text, kind=(getattr(s, "meta", None) or {}).get("kind"))
             if not pt.ok or pt.task is None:
                 continue
-            if self.proposal_check is not None and not self.proposal_check(pt.task)[0]:
-                status[i] = "invalid"
-                continue
+            info["keys"][i] = structure_fingerprint(pt.task.solutions[0])
+            if self.proposal_check is not None:
+                ok, why = self.proposal_check(pt.task)
+                if not ok:
+                    info["reasons"][i] = why if why in GRADE else "not_world"
+                    continue
             pt.task.meta.setdefault("inputs", pt.inputs)
             parsed.append(pt.task)
             idx.append(i)
         if parsed:
             verdicts = validate_proposals(parsed, self.executor, self.known_fingerprints)
             for i, v in zip(idx, verdicts):
-                status[i] = "valid" if v.valid else "invalid"
+                info["reasons"][i] = v.reason
                 if v.valid:
                     info["tasks"][i] = v.task
-                    self.known_fingerprints |= {fingerprint(v.task.solutions[0]), fingerprint(v.task.prompt)}
+                    self._remember(v.task)
                     req = GenRequest("coder", v.task.task_id, build_prompt("coder", v.task, self.tokenizer),
                                      n=self.cfg.n_solves, meta={"proposal": i})
                     info["solve_requests"].append((i, req))
-        info["status"] = status
+        info["grades"] = ["valid" if r == "ok" else GRADE[r] for r in info["reasons"]]
         return info
+
+    def seed_buffer(self, n: int, step: int) -> dict:
+        """Absolute Zero's seed buffer: ``n`` Proposer samples before RL, validated and solved
+        (``n_solves`` samples each); valid ones join the curriculum. Nothing is trained. Marks the
+        curriculum seeded (a checkpointed flag), so a resumed run does not seed again."""
+        from roles.parsing import parse_code
+        from training import distributed as D
+
+        rng = np.random.default_rng([self.cfg.seed, step, 7919])
+        req = self._proposer_request(rng, n) if D.is_main() or D.world_size() == 1 else None
+        added: list[Task] = []
+        reasons: list[str] = []
+        if req is not None:
+            gen_cfg = dataclasses.replace(self.engine.config, seed=int(rng.integers(2**31)))
+            with self._generation():
+                samples = self.engine.generate([req], config=gen_cfg)
+            info = self._validate_proposals(samples)
+            reasons = info["reasons"]
+            if info["solve_requests"]:
+                with self._generation():
+                    solves = self.engine.generate([r for _, r in info["solve_requests"]], config=gen_cfg)
+                jobs, pos = [], 0
+                for i, r in info["solve_requests"]:
+                    chunk = solves[pos:pos + r.n]
+                    pos += r.n
+                    task = info["tasks"][i]
+                    jobs.append((task, [parse_code(x.text, task.entry_point).code or "" for x in chunk],
+                                 list(task.tests)))
+                for (task, codes, _), res in zip(jobs, self.executor.run_matrices(jobs)):
+                    ok = np.asarray(res.passed, dtype=bool).all(axis=1) & np.array([bool(c) for c in codes])
+                    added.append(task)
+                    self._observed.append((task.task_id, len(codes), int(ok.sum())))
+        self._new_tasks += added
+        self._sync_curriculum()  # the seeded tasks can be drawn from this step on
+        self._observed, self._new_tasks = [], []
+        self.curriculum.seeded = True
+        return {"seed/proposals": float(len(reasons)), "seed/accepted": float(len(added))}
 
     def _score_second(self, second, proposals, samples2, metrics) -> list[_Sampled]:
         from roles.parsing import parse_code
@@ -379,19 +483,15 @@ class CoEvolution:
                 if "coder" in cfg.roles:
                     out += [_Sampled(s, f"coder/{task.task_id}", float(x)) for s, x in zip(chunk, ok.astype(float))]
                 self._observed.append((task.task_id, len(codes), int(ok.sum())))
-        # proposer rewards, and valid proposals join the curriculum
-        for i, s in enumerate(proposals["samples"]):
-            st = proposals["status"][i]
-            rate = solve_rate.get(i, float("nan"))
-            r = R.proposer_rewards(rate if st == "valid" else 0.0, valid=(st == "valid"),
-                                   wellformed=(st != "malformed"))
-            out.append(_Sampled(s, "proposer/batch", float(r)))
-            if st == "valid":
-                self._new_tasks.append(proposals["tasks"][i])
-        if proposals["samples"]:
-            n = len(proposals["samples"])
-            metrics["proposer/valid_frac"] = proposals["status"].count("valid") / n
-            metrics["proposer/malformed_frac"] = proposals["status"].count("malformed") / n
+        # proposer rewards (graded, with the repetition penalty), and valid proposals join the curriculum
+        samples = proposals["samples"]
+        if samples:
+            rates = [solve_rate.get(i, float("nan")) for i in range(len(samples))]
+            rewards = R.proposer_batch_rewards(rates, proposals["grades"], proposals["keys"],
+                                               repetition_weight=cfg.repetition_penalty)
+            out += [_Sampled(s, "proposer/batch", float(r)) for s, r in zip(samples, rewards)]
+            self._new_tasks += [proposals["tasks"][i] for i in sorted(proposals["tasks"])]
+            metrics.update(proposal_metrics(proposals["reasons"], [rates[i] for i in sorted(proposals["tasks"])]))
         return out
 
     # ------------------------------------------------------------------ update
@@ -413,6 +513,25 @@ class CoEvolution:
             if part or local:  # under data parallelism every rank makes the same calls
                 merged.update({f"{role}/{k}": v for k, v in self.trainer.step(part, **local).items()})
         return merged
+
+
+def proposal_metrics(reasons: list[str], solve_rates: list[float]) -> dict[str, float]:
+    """One step's proposal figures: ``reject/<reason>`` (share of the step's proposals, every
+    reason of :data:`coevo.selfplay.REJECT_REASONS` present, zeros included, so that the shares
+    stack to ``1 - proposer/valid_frac``), the valid share and count, and the accepted tasks' mean
+    solve rate and share with a solve rate strictly between 0 and 1."""
+    from coevo.selfplay import REJECT_REASONS
+
+    n = max(len(reasons), 1)
+    out = {f"reject/{r}": reasons.count(r) / n for r in REJECT_REASONS}
+    out["proposer/valid_frac"] = reasons.count("ok") / n
+    out["proposer/proposals"] = float(len(reasons))
+    out["proposer/accepted"] = float(reasons.count("ok"))
+    rates = [r for r in solve_rates if np.isfinite(r)]
+    if rates:
+        out["proposer/solve_rate"] = float(np.mean(rates))
+        out["proposer/learnable_frac"] = float(np.mean([0 < r < 1 for r in rates]))
+    return out
 
 
 def _distributed() -> bool:

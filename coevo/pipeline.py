@@ -18,9 +18,11 @@
 
 from __future__ import annotations
 
+import json
+import logging
 import os
+import re
 import shutil
-import sys
 import time
 from pathlib import Path
 
@@ -29,32 +31,167 @@ from coevo.settings import CoevoConfig
 from matrix.errors import InputError
 from matrix.jsonl import append_jsonl, read_jsonl, write_jsonl_atomic
 from matrix.tasks import Task, load_tasks
+from training.plot import CURVES_FILE
 
 EVAL_FILE = "eval.jsonl"
+CONFIG_FILE = "config.yaml"
+MODEL_DIR = "model"
+# config fields that name files: relative ones resolve against the config file (coevo.config)
+PATH_FIELDS = ("model.path", "data.train", "data.heldout", "train.deepspeed")
+# what a failed start may leave behind: anything worth resuming (the SFT start, a step, an evaluation)
+_DURABLE = ("init", "checkpoints", "metrics.jsonl", EVAL_FILE)
+
+log = logging.getLogger("coevo")
 
 
 def _say(msg: str) -> None:
-    print(f"[coevo] {msg}", file=sys.stderr, flush=True)
+    """A status line on stderr (``[coevo] ...``; the CLI drops them with ``--quiet``)."""
+    log.info(msg)
 
 
 # ----------------------------------------------------------------------------- entry points
 
+def load_run_config(config: str | Path | None, overrides: list[str] | None = None, *,
+                    check: bool = True) -> CoevoConfig:
+    """The run configuration from a config file (a path or a shipped name) and overrides. With
+    ``check``, everything a run needs before it can start is validated here, before any work: the
+    device exists, the model directory, task files and DeepSpeed JSON are there (errors name the
+    config file, line and field)."""
+    checks = {"model.device": check_device, "model.path": _check_model_dir, "data.train": _check_exists,
+              "data.heldout": _check_exists, "train.deepspeed": _check_deepspeed_json,
+              "rollout.backend": _check_rollout_backend} if check else None
+    return load_config(CoevoConfig, config, overrides, paths=PATH_FIELDS, checks=checks)
+
+
+def check_device(name: str) -> None:
+    """``ValueError`` unless ``name`` is a torch device this machine has (auto, cpu, cuda,
+    cuda:N, mps)."""
+    if name in ("auto", "cpu"):
+        return
+    m = re.fullmatch(r"cuda(?::(\d+))?", name)
+    if m is None and name != "mps":
+        raise ValueError(f"{name!r} is not a device; use auto, cpu, cuda or cuda:N")
+    import torch
+
+    if name == "mps":
+        if not torch.backends.mps.is_available():
+            raise ValueError("'mps': this machine has no MPS device; use cpu or auto")
+        return
+    if not torch.cuda.is_available():
+        raise ValueError(f"{name!r}: no CUDA device is available to this torch ({torch.__version__}); "
+                         "use cpu or auto")
+    if m.group(1) is not None and int(m.group(1)) >= torch.cuda.device_count():
+        raise ValueError(f"{name!r}: this machine has {torch.cuda.device_count()} CUDA device(s)")
+
+
+def _check_exists(path: str) -> None:
+    if not Path(path).exists():
+        raise ValueError(f"no such file or directory: {path}")
+
+
+def _check_model_dir(path: str) -> None:
+    if not (Path(path) / "config.json").is_file():
+        raise ValueError(f"{path} is not a model directory (a local save_pretrained directory "
+                         "with config.json; nothing is downloaded)")
+
+
+def _check_deepspeed_json(path: str) -> None:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"no such DeepSpeed config file: {path}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path} is not a DeepSpeed JSON config ({exc})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} is not a DeepSpeed JSON config (not a JSON object)")
+
+
+def _check_rollout_backend(backend: str) -> None:
+    if backend == "vllm":
+        from roles.vllm_engine import require_vllm
+
+        try:
+            require_vllm()
+        except InputError as exc:
+            raise ValueError(exc.message) from None
+
+
+def _is_main_process() -> bool:
+    """Rank 0 of a launcher's ranks (``deepspeed``, ``torchrun`` set RANK), or a single process."""
+    return os.environ.get("RANK", "0") == "0"
+
+
 def start_run(run_dir: str | Path, config_path: str | None, overrides: list[str], *, progress: bool = True) -> dict:
-    cfg = load_config(CoevoConfig, config_path, overrides)
+    """A new run in ``run_dir``. The config is validated before anything is written; a start that
+    fails before producing anything worth resuming (see ``_DURABLE``) removes what it wrote, so
+    the corrected command works as it is."""
+    cfg = load_run_config(config_path, overrides)
     run = Path(run_dir)
-    if (run / "config.yaml").exists():
+    if run.exists() and not run.is_dir():
+        raise InputError("is not a directory", file=str(run))
+    main = _is_main_process()
+    if main and (run / CONFIG_FILE).exists():
         raise InputError("already holds a run; continue it with --resume or choose another --out",
                          file=str(run))
-    save_config(cfg, run / "config.yaml")
-    return execute(cfg, run, progress=progress)
+    before = set(os.listdir(run)) if run.is_dir() else None
+    if main:
+        save_config(cfg, run / CONFIG_FILE)
+    try:
+        result = execute(cfg, run, progress=progress)
+    except BaseException:
+        if main:
+            _undo_failed_start(run, before)
+        raise
+    return {**result, "config": cfg}
+
+
+def _undo_failed_start(run: Path, before: set[str] | None) -> None:
+    """Remove what a failed start wrote into ``run`` unless it made something worth resuming."""
+    try:
+        new = set(os.listdir(run)) - (before or set())
+    except OSError:
+        return
+    if any(name in new for name in _DURABLE):
+        return
+    for name in new:
+        path = run / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+    if before is None:
+        try:
+            run.rmdir()
+        except OSError:
+            pass
 
 
 def resume_run(run_dir: str | Path, *, progress: bool = True) -> dict:
+    """Continue the run in ``run_dir``; a finished run is not loaded again (``result["finished"]``)."""
     run = Path(run_dir)
-    if not (run / "config.yaml").exists():
+    if not (run / CONFIG_FILE).exists():
         raise InputError("is not a run directory (no config.yaml)", file=str(run))
-    cfg = load_config(CoevoConfig, run / "config.yaml")
-    return execute(cfg, run, progress=progress)
+    cfg = load_run_config(run / CONFIG_FILE)
+    done = finished_steps(run, cfg)
+    if done is not None:
+        _say(f"{run}: the run is finished ({done}/{cfg.loop.steps} steps); nothing to do")
+        if not (run / CURVES_FILE).exists():
+            _draw_curves(run, read_evals(run))
+        return {"run": None, "evals": read_evals(run), "config": cfg, "finished": True}
+    return {**execute(cfg, run, progress=progress), "config": cfg}
+
+
+def finished_steps(run: Path, cfg: CoevoConfig) -> int | None:
+    """The last step of a finished run (its final checkpoint is in and the model exported), else None."""
+    from training.checkpoint import load_latest
+
+    if not (run / MODEL_DIR / "config.json").is_file():
+        return None
+    try:
+        info = load_latest(run)
+    except FileNotFoundError:
+        return None
+    return info.step if info is not None and info.step >= cfg.loop.steps else None
 
 
 # ----------------------------------------------------------------------------- building blocks
@@ -64,6 +201,10 @@ def configure_torch(cfg: CoevoConfig) -> None:
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # save_pretrained's shard bars would drown our progress bar
+    if not torch.cuda.is_available():
+        # DeepSpeed (which accelerate imports inside save_pretrained) otherwise guesses the
+        # accelerator and announces on stdout that it chose the CPU, on every run
+        os.environ.setdefault("DS_ACCELERATOR", "cpu")
     threads = cfg.model.threads
     if not cfg.model.path and cfg.tiny.threads:  # the tiny world's model
         threads = cfg.tiny.threads
@@ -158,6 +299,8 @@ def tiny_world_model(cfg: CoevoConfig, train: list[Task], *, progress: bool):
 
 
 def _save_start(init: Path, model, tok, train: list[Task], heldout: list[Task]) -> None:
+    from training.checkpoint import apply_umask
+
     tmp = init.with_name(init.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
@@ -165,6 +308,7 @@ def _save_start(init: Path, model, tok, train: list[Task], heldout: list[Task]) 
     tok.save_pretrained(tmp)
     write_jsonl_atomic(tmp / "train.jsonl", (t.to_json() for t in train))
     write_jsonl_atomic(tmp / "heldout.jsonl", (t.to_json() for t in heldout))
+    apply_umask(tmp)  # safetensors writes 0600
     shutil.rmtree(init, ignore_errors=True)
     os.replace(tmp, init)
 
@@ -186,11 +330,14 @@ def execute(cfg: CoevoConfig, run: Path, *, progress: bool = True) -> dict:
     from coevo.evaluate import evaluate
     from coevo.loop import CoEvolution
     from training import distributed as D
-    from training.plot import plot_metrics
     from training.runner import run_loop
     from training.trainer import PolicyTrainer
 
     configure_torch(cfg)
+    if cfg.rollout.backend == "vllm":  # fail fast (one line), before any warm-up, without vLLM or CUDA
+        from roles.vllm_engine import require_vllm
+
+        require_vllm()
     init_distributed(cfg)
     model, tok, train, heldout = prepare_start(cfg, run, progress=progress)
     # the trainer's forward must use the sampling temperature; its LR schedule counts step() calls
@@ -205,6 +352,10 @@ def execute(cfg: CoevoConfig, run: Path, *, progress: bool = True) -> dict:
         _say(f"sandbox isolation: {executor.isolation}")
         loop = CoEvolution(cfg.loop, trainer.model, tok, trainer, executor, curriculum, examples=train,
                            proposal_check=_tiny_world_guard(cfg, heldout))
+        if cfg.rollout.backend == "vllm":  # colocated vLLM samples the rollouts, fed the trainer's weights
+            from roles.vllm_engine import VLLMEngine
+
+            loop.engine = VLLMEngine.colocated(run / "init", tok, trainer, cfg.rollout.vllm, loop.engine.config)
         eval_log = run / EVAL_FILE
         done_evals = {rec["step"] for rec in read_evals(run)}
 
@@ -212,7 +363,7 @@ def execute(cfg: CoevoConfig, run: Path, *, progress: bool = True) -> dict:
             if not heldout:
                 return {}
             t0 = time.perf_counter()
-            with trainer.generation_context():
+            with trainer.generation_context(gather=True):  # the held-out evaluation samples with the HF model
                 res = evaluate(trainer.model, tok, executor, heldout, cfg.eval)
             res["seconds"] = time.perf_counter() - t0
             if step not in done_evals and D.is_main():
@@ -240,11 +391,17 @@ def execute(cfg: CoevoConfig, run: Path, *, progress: bool = True) -> dict:
     export(trainer, tok, run, heldout)
     evals = read_evals(run)
     if D.is_main():
-        try:
-            plot_metrics(run, run / "curves.png", extra={"eval": evals})
-        except Exception as exc:  # a plot must never lose a finished run
-            _say(f"could not draw curves: {exc}")
+        _draw_curves(run, evals)
     return {"run": info, "evals": evals}
+
+
+def _draw_curves(run: Path, evals: list[dict]) -> None:
+    from training.plot import plot_metrics
+
+    try:
+        plot_metrics(run, run / CURVES_FILE, extra={"eval": evals})
+    except Exception as exc:  # a plot must never lose a finished run
+        _say(f"could not draw curves: {exc}")
 
 
 def read_evals(run: Path) -> list[dict]:
@@ -254,19 +411,21 @@ def read_evals(run: Path) -> list[dict]:
 
 
 def _tiny_world_guard(cfg: CoevoConfig, heldout: list[Task]):
-    """In the tiny world, proposals must be training-world compositions (no held-out pair)."""
+    """In the tiny world, proposals must be training-world compositions (no held-out pair, no
+    behavioural copy of a held-out or known task); the guard derives their description."""
     if cfg.data.train:
         return None
-    from coevo.tinyworld.library import check_proposed, heldout_pairs_of
+    from coevo.tinyworld.library import heldout_pairs_of
+    from coevo.tinyworld.proposals import ProposalGuard
 
-    pairs = heldout_pairs_of(heldout)
-    return lambda task: check_proposed(task, pairs)
+    return ProposalGuard(heldout_pairs_of(heldout), heldout)
 
 
 def export(trainer, tok, run: Path, heldout: list[Task]) -> None:
     """``RUN_DIR/model`` (weights + tokenizer) and ``RUN_DIR/heldout.jsonl``; collective under
     ZeRO-3, files written by rank 0 only."""
     from training import distributed as D
+    from training.checkpoint import apply_umask
 
     tmp = run / ".model.tmp"
     if D.is_main():
@@ -276,8 +435,9 @@ def export(trainer, tok, run: Path, heldout: list[Task]) -> None:
     if not D.is_main():
         return
     tok.save_pretrained(tmp)
-    shutil.rmtree(run / "model", ignore_errors=True)
-    os.replace(tmp, run / "model")
+    apply_umask(tmp)  # safetensors writes 0600
+    shutil.rmtree(run / MODEL_DIR, ignore_errors=True)
+    os.replace(tmp, run / MODEL_DIR)
     write_jsonl_atomic(run / "heldout.jsonl", (t.to_json() for t in heldout))
 
 
@@ -293,3 +453,22 @@ def summarize(evals: list[dict]) -> dict:
             "before_step": first["step"], "after_step": last["step"]}
 
 
+
+
+def report_lines(run: Path, evals: list[dict]) -> list[str]:
+    """What a finished run tells its user: the held-out figures before RL and at the end, and
+    where the model, the curves and the metrics are."""
+    lines = []
+    if evals:
+        s = summarize(evals)
+        n = evals[-1].get("tasks")
+        head = f"held-out{f' ({n} tasks)' if isinstance(n, int) else ''}"
+        lines.append(f"{head:<24}{'step ' + str(s['before_step']):>10}{'step ' + str(s['after_step']):>10}")
+        for k, before in s["before"].items():
+            lines.append(f"  {k:<22}{before:>10.3f}{s['after'].get(k, float('nan')):>10.3f}")
+    else:
+        lines.append("no held-out evaluation was recorded (no held-out tasks, or loop.eval_every=0)")
+    lines.append(f"model:   {run / MODEL_DIR}")
+    lines.append(f"curves:  {run / CURVES_FILE}")
+    lines.append(f"metrics: {run / 'metrics.jsonl'}")
+    return lines

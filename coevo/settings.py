@@ -3,7 +3,9 @@
 Sections: ``model`` (which model), ``tiny`` (the tiny world, used when ``model.path`` is empty),
 ``data`` (task files), ``execution`` (sandbox limits), ``loop`` (the co-evolution step and its
 schedule), ``curriculum``, ``train`` (GRPO+ update, :class:`training.config.GRPOConfig`) and
-``eval`` (held-out evaluation). Every field has a default; the defaults are the CPU tiny-world
+``eval`` (held-out evaluation; ``eval.api`` samples it from a model served over an
+OpenAI-compatible API instead: :class:`roles.api_config.ApiConfig`) and ``rollout`` (which engine
+samples the training rollouts). Every field has a default; the defaults are the CPU tiny-world
 run. ``coevo train --config FILE key.sub=value ...`` overrides single fields.
 
 ``train.temperature`` is always set to ``loop.temperature`` (the training forward must score
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field
 from coevo.curriculum import CurriculumConfig
 from coevo.evaluate import EvalConfig
 from coevo.loop import LoopConfig
+from roles.vllm_engine import VLLMConfig
 from training.config import GRPOConfig
 
 
@@ -75,6 +78,19 @@ class ExecutionConfig:
             raise ValueError("isolation: must be auto, namespace or process")
 
 
+ROLLOUT_BACKENDS = ("hf", "vllm")
+
+
+@dataclass
+class RolloutConfig:
+    backend: str = "hf"  # hf: coevo's own decode loop (roles.generation); vllm: colocated vLLM (coevo[vllm], CUDA)
+    vllm: VLLMConfig = field(default_factory=VLLMConfig)  # the vllm backend's engine settings
+
+    def validate(self):
+        if self.backend not in ROLLOUT_BACKENDS:
+            raise ValueError(f"backend: must be one of {list(ROLLOUT_BACKENDS)}")
+
+
 @dataclass
 class CoevoConfig:
     model: ModelConfig = field(default_factory=ModelConfig)
@@ -90,3 +106,4 @@ class CoevoConfig:
     train: GRPOConfig = field(default_factory=lambda: GRPOConfig(
         lr=1e-4, micro_batch_size=16, role_weights={"coder": 2.0, "tester": 0.5, "fixer": 0.5}))
     eval: EvalConfig = field(default_factory=EvalConfig)
+    rollout: RolloutConfig = field(default_factory=RolloutConfig)  # which engine samples the training rollouts

@@ -364,6 +364,33 @@ def _valid_literal_call(src: str) -> bool:
     return True
 
 
+_HYPOTHESIS_HOME: list = []
+
+
+class _Enough(Exception):
+    """Raised to stop hypothesis once enough inputs are drawn."""
+
+
+def _private_hypothesis_home() -> None:
+    """hypothesis caches what it learns in ``./.hypothesis`` (the directory the user runs coevo
+    from): point it at a private temporary directory, removed at exit, unless the user chose one
+    (``HYPOTHESIS_STORAGE_DIRECTORY``). A tool writes only where it is told to."""
+    import os
+
+    if _HYPOTHESIS_HOME or os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        return
+    import atexit
+    import shutil
+    import tempfile
+
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    home = tempfile.mkdtemp(prefix="coevo-hypothesis-")
+    atexit.register(shutil.rmtree, home, True)
+    set_hypothesis_home_dir(home)
+    _HYPOTHESIS_HOME.append(home)
+
+
 def generate_calls(tests: Iterable[Any], entry_point: str | None = None, n: int = 24, *, seed: int = 0,
                    include_test_inputs: bool = True, max_chars: int = 2000) -> list[str]:
     """Up to ``n`` new call expressions shaped like the calls in ``tests`` (reproducible for a
@@ -379,6 +406,7 @@ def generate_calls(tests: Iterable[Any], entry_point: str | None = None, n: int 
     if n <= 0:
         return out
     pos, kw = infer_signature(calls)
+    _private_hypothesis_home()
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hseed
     from hypothesis import strategies as st
@@ -401,12 +429,14 @@ def generate_calls(tests: Iterable[Any], entry_point: str | None = None, n: int 
             return
         seen.add(src)
         fresh.append(src)
+        if len(fresh) >= n:
+            raise _Enough()  # stop drawing: the same inputs as drawing on, in a fraction of the time
 
     try:
         collect()
-    except Exception:  # an odd signature hypothesis cannot handle: keep what was drawn
+    except Exception:  # _Enough (and hypothesis's report of it), or an odd signature: keep what was drawn
         pass
-    return out + fresh
+    return out + fresh[:n]
 
 
 # ----------------------------------------------------------------------------- output keys
@@ -516,6 +546,24 @@ def output_keys(cells: Sequence[Sequence[Any]]) -> list[list[str | None]]:
             keys.append(output_key(status, value))
         out.append(keys)
     return out
+
+
+def consensus_inputs(task, tests: Sequence[Any], *, n_inputs: int = 24, seed: int = 0) -> list[str]:
+    """The extra inputs of output consensus for one task (see :func:`consensus_keys`): call
+    expressions for function tasks, stdin texts for stdio tasks; [] when none can be built."""
+    if getattr(task, "kind", "function") == "stdio":
+        inputs = list(dict.fromkeys(t.input for t in tests if getattr(t, "kind", None) == "stdio"))
+        return inputs + perturb_stdin(inputs, n_inputs, seed=seed) if inputs else []
+    return generate_calls(tests, getattr(task, "entry_point", None), n=n_inputs, seed=seed)
+
+
+def consensus_from_cells(task, cells: Sequence[Sequence[Any]]) -> list[list[str | None]]:
+    """Output keys of a ``codes x inputs`` grid run on :func:`consensus_inputs` (stdout compared
+    as the stdio tests compare it)."""
+    if getattr(task, "kind", "function") == "stdio":
+        cells = [[(getattr(c, "status", None), normalize_stdout(getattr(c, "value", None))) for c in row]
+                 for row in cells]
+    return output_keys(cells)
 
 
 def consensus_keys(executor, task, codes: Sequence[str], tests: Sequence[Any], *, n_inputs: int = 24,

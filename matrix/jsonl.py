@@ -48,13 +48,39 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
         raise InputError(f"cannot read ({exc.strerror})", file=str(path)) from None
 
 
+def current_umask() -> int:
+    """The process's umask (from /proc where it is shown, so no other thread sees it change)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def new_file_mode(path: str | os.PathLike | None = None) -> int:
+    """The mode a plain ``open(path, "w")`` leaves: an existing file's own, else 0666 less the umask."""
+    if path is not None:
+        try:
+            return os.stat(path).st_mode & 0o7777
+        except OSError:
+            pass
+    return 0o666 & ~current_umask()
+
+
 def _write_atomic(path: str | os.PathLike, write: Callable[[TextIO], None]) -> None:
-    """Run ``write(fh)`` on a temporary file beside ``path``, fsync, then ``os.replace``."""
+    """Run ``write(fh)`` on a temporary file beside ``path``, fsync, then ``os.replace``. The file
+    gets the mode ``open(path, "w")`` would give it (``mkstemp`` alone makes it 0600)."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            os.fchmod(fh.fileno(), new_file_mode(p))
             write(fh)
             fh.flush()
             os.fsync(fh.fileno())

@@ -22,35 +22,14 @@ import decimal
 import fractions
 import json
 import math
+import time
 from typing import Any
 
-__all__ = ["NonPlain", "Unsupported", "TooBig", "decode", "evaluate", "literal", "to_jsonable",
-           "canonical", "display", "SAFE_FUNCS", "MATH_FUNCS", "MATH_CONSTS"]
+from matrix.sandbox.encoding import NonPlain, TooCostly
+from matrix.sandbox.encoding import decode as _decode
 
-
-class NonPlain:
-    """Stands for a value the sandbox could not express as plain data (``type_name`` says what
-    it was). It equals nothing (``==`` is False, ``!=`` is True) and supports no other operation,
-    so a test that needs more than equality on it errors, and it never passes an equality test."""
-
-    __slots__ = ("type_name",)
-
-    def __init__(self, type_name: str):
-        self.type_name = type_name
-
-    def __eq__(self, other):
-        return False
-
-    def __ne__(self, other):
-        return True
-
-    __hash__ = object.__hash__
-
-    def __bool__(self):
-        raise TypeError(f"the program returned a {self.type_name}, not plain data")
-
-    def __repr__(self):
-        return f"<non-plain {self.type_name}>"
+__all__ = ["NonPlain", "Unsupported", "TooBig", "TooCostly", "decode", "evaluate", "literal",
+           "to_jsonable", "canonical", "display", "SAFE_FUNCS", "MATH_FUNCS", "MATH_CONSTS"]
 
 
 class Unsupported(Exception):
@@ -61,63 +40,50 @@ class TooBig(Exception):
     """Evaluating would build a value beyond the parent's size limits."""
 
 
-# ----------------------------------------------------------------------------- decoding
-
-def _hook(obj: dict) -> Any:
-    if len(obj) != 1:
-        raise ValueError("malformed value")
-    (tag, x), = obj.items()
-    if tag == "t":
-        return tuple(x)
-    if tag == "d":
-        return {k: v for k, v in x}
-    if tag == "s":
-        return set(x)
-    if tag == "f":
-        return frozenset(x)
-    if tag == "I":
-        return int(x, 16)
-    if tag == "b":
-        return bytes.fromhex(x)
-    if tag == "y":
-        return bytearray.fromhex(x)
-    if tag == "c":
-        return complex(float(x[0]), float(x[1]))
-    if tag == "r":
-        return range(int(x[0]), int(x[1]), int(x[2]))
-    if tag == "Q":
-        return fractions.Fraction(int(x[0]), int(x[1]))
-    if tag == "D":
-        return decimal.Decimal(str(x))
-    if tag == "q":
-        return collections.deque(x)
-    if tag == "N":
-        return NonPlain(str(x)[:200])
-    if tag == "F":  # a non-finite float in to_jsonable output
-        return float(x)
-    if tag == "U":  # a str that is not valid UTF-8 (lone surrogates), as UTF-8 with surrogatepass
-        return bytes.fromhex(x).decode("utf-8", "surrogatepass")
-    raise ValueError(f"unknown tag {tag!r}")
-
-
-_DECODER = json.JSONDecoder(object_hook=_hook)
-
-
-def decode(text: str | bytes) -> Any:
-    """Decode the sandbox's tagged JSON; ``ValueError`` for anything malformed."""
-    try:
-        if isinstance(text, (bytes, bytearray)):
-            text = text.decode("utf-8")
-        return _DECODER.decode(text)
-    except (ValueError, TypeError, RecursionError, KeyError, IndexError, OverflowError,
-            decimal.InvalidOperation, ZeroDivisionError, UnicodeDecodeError) as exc:
-        raise ValueError(f"malformed result ({type(exc).__name__})") from None
+def decode(text: str | bytes, budget: float = 1.0) -> Any:
+    """Decode the sandbox's tagged JSON; ``ValueError`` for anything malformed, and
+    :class:`~matrix.sandbox.encoding.TooCostly` (a ``ValueError``) past ``budget`` seconds."""
+    return _decode(text, budget)
 
 
 # ----------------------------------------------------------------------------- evaluation
 
+MAX_HASHED = 200_000  # elements of a set or dict the parent builds from a program's value
+HASH_BUDGET = 0.5  # seconds
+
+
+def _hashed(build):
+    """A guarded ``set``/``frozenset``/``dict``: built step by step, refused past
+    :data:`MAX_HASHED` elements or :data:`HASH_BUDGET` seconds (colliding hashes)."""
+
+    def guarded(*args, **kwargs):
+        if kwargs or len(args) > 1:
+            if build is dict:
+                return dict(*args, **kwargs)
+            raise TypeError(f"{build.__name__}() takes at most 1 argument")
+        if not args:
+            return build()
+        items = args[0]
+        if isinstance(items, (set, frozenset, dict)) and len(items) <= MAX_HASHED:
+            return build(items)  # already hashed: no new collisions
+        deadline = time.perf_counter() + HASH_BUDGET
+        out = {} if build is dict else set()
+        for n, x in enumerate(items):
+            if n % 256 == 0 and (n >= MAX_HASHED or time.perf_counter() > deadline):
+                raise TooBig("the value is too costly to hash")
+            if build is dict:
+                k, v = x
+                out[k] = v
+            else:
+                out.add(x)
+        return frozenset(out) if build is frozenset else out
+
+    guarded.__name__ = build.__name__
+    return guarded
+
+
 SAFE_FUNCS: dict[str, Any] = {
-    "set": set, "frozenset": frozenset, "list": list, "tuple": tuple, "dict": dict,
+    "set": _hashed(set), "frozenset": _hashed(frozenset), "list": list, "tuple": tuple, "dict": _hashed(dict),
     "sorted": sorted, "len": len, "abs": abs, "round": round, "min": min, "max": max, "sum": sum,
     "int": int, "float": float, "str": str, "bool": bool, "all": all, "any": any,
     "complex": complex, "repr": repr, "ord": ord, "chr": chr, "divmod": divmod,
@@ -349,9 +315,10 @@ def to_jsonable(value: Any, depth: int = 0) -> Any:
     if t is complex:
         return {"c": [value.real, value.imag]}
     if t is range:
-        return {"r": [value.start, value.stop, value.step]}
+        return {"r": [to_jsonable(value.start, depth + 1), to_jsonable(value.stop, depth + 1),
+                      to_jsonable(value.step, depth + 1)]}
     if t is fractions.Fraction:
-        return {"Q": [value.numerator, value.denominator]}
+        return {"Q": [to_jsonable(value.numerator, depth + 1), to_jsonable(value.denominator, depth + 1)]}
     if t is decimal.Decimal:
         return {"D": str(value)}
     if t is collections.deque:
@@ -384,7 +351,9 @@ def _canon(v: Any, depth: int = 0) -> Any:
         return {"int": format(v, "x")}
     if t in (bool, int, float, str) or v is None:
         return {t.__name__: v} if t is not str else v
-    return {t.__name__: repr(v)[:1000]}
+    if t is fractions.Fraction:
+        return {"Fraction": [_canon(v.numerator, depth + 1), _canon(v.denominator, depth + 1)]}
+    return {t.__name__: display(v, 1000)}
 
 
 def display(value: Any, limit: int = 300) -> str:

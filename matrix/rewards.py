@@ -55,9 +55,13 @@ Fixer
     ``fixer_rewards``: change in pass fraction from the broken code to the repaired one, plus
     ``full_pass_bonus`` (default 1) when the repair passes every test; range ``[-1, 2]``.
 
-Proposer (Absolute Zero)
-    ``proposer_rewards``: learnability ``1 - r`` for a solve rate ``0 < r < 1``, else 0; -0.5 for a
-    well-formed but invalid task, -1 for a malformed one.
+Proposer (Absolute Zero, with graded penalties and R-Zero's repetition penalty)
+    ``proposer_rewards``: learnability ``1 - r`` for a solve rate ``0 < r < 1``, else 0; -0.25 for
+    a task whose reference runs but that teaches nothing new (``runs``: a duplicate, constant or
+    identity function, a held-out task), -0.5 for a well-formed but broken task, -1 for a
+    malformed one. ``proposer_batch_rewards`` grades a whole batch and takes R-Zero's repetition
+    penalty off the valid proposals: ``weight * (|C| - 1) / (n - 1)`` for a proposal whose
+    cluster ``C`` (equal keys) holds other proposals of the ``n`` in the batch, floored at 0.
 """
 
 from __future__ import annotations
@@ -71,6 +75,7 @@ __all__ = [
     "coder_rewards",
     "coder_rewards_labelfree",
     "fixer_rewards",
+    "proposer_batch_rewards",
     "proposer_rewards",
     "test_correct",
     "tester_rewards",
@@ -312,26 +317,66 @@ def fixer_rewards(before_frac, after_frac, after_all_pass=None, *,
 
 # ----------------------------------------------------------------------------- proposer
 
+DEGENERATE_REWARD = -0.25
 INVALID_REWARD = -0.5
 MALFORMED_REWARD = -1.0
+PROPOSAL_GRADES = ("valid", "degenerate", "broken", "malformed")
 
 
-def proposer_rewards(solve_rate, valid=True, wellformed=True):
-    """Absolute Zero's proposer reward. ``solve_rate`` in ``[0, 1]`` (share of solver samples that
-    solved the proposed task): learnability ``1 - r`` when ``0 < r < 1``, else 0. A malformed
-    proposal (``wellformed`` False) gets -1, a well-formed but invalid one (``valid`` False; fails
-    to run, non-deterministic, forbidden modules) -0.5, whatever the solve rate. A NaN solve rate of
-    a valid proposal gives NaN. Scalars in, float out; arrays in, array out."""
+def proposer_rewards(solve_rate, valid=True, wellformed=True, runs=False):
+    """Absolute Zero's proposer reward with graded penalties. ``solve_rate`` in ``[0, 1]`` (share
+    of solver samples that solved the proposed task): learnability ``1 - r`` when ``0 < r < 1``,
+    else 0. A malformed proposal (``wellformed`` False) gets -1; a well-formed but invalid one
+    (``valid`` False) -0.5 (fails to run, non-deterministic, forbidden modules), or -0.25 when
+    ``runs`` (its reference ran deterministically, but the task is a duplicate, constant, an
+    identity, held out), whatever the solve rate. A NaN solve rate of a valid proposal gives NaN.
+    Scalars in, float out; arrays in, array out."""
     r = np.asarray(solve_rate, dtype=float)
     v = np.asarray(valid, dtype=bool)
     w = np.asarray(wellformed, dtype=bool)
-    r, v, w = np.broadcast_arrays(r, v, w)
+    x = np.asarray(runs, dtype=bool)
+    r, v, w, x = np.broadcast_arrays(r, v, w, x)
     finite = r[np.isfinite(r)]
     if finite.size and (finite.min() < 0 or finite.max() > 1):
         raise ValueError("solve_rate must lie in [0, 1]")
     learn = np.where((r > 0) & (r < 1), 1.0 - r, 0.0)
     learn = np.where(np.isnan(r), np.nan, learn)
-    out = np.where(~w, MALFORMED_REWARD, np.where(~v, INVALID_REWARD, learn))
+    invalid = np.where(x, DEGENERATE_REWARD, INVALID_REWARD)
+    out = np.where(~w, MALFORMED_REWARD, np.where(~v, invalid, learn))
     if out.ndim == 0:
         return float(out)
     return out.astype(float)
+
+
+def proposer_batch_rewards(solve_rates, grades, keys=None, repetition_weight=0.0):
+    """Rewards of one batch of proposals (one GRPO group).
+
+    ``grades[i]`` in :data:`PROPOSAL_GRADES`; ``solve_rates[i]`` is used for ``"valid"`` ones only
+    (NaN elsewhere is fine). ``keys[i]`` (any hashable, ``None`` = unique) clusters the batch:
+    a valid proposal sharing its key with ``k`` others of the ``n`` loses
+    ``repetition_weight * k / (n - 1)`` (R-Zero), floored at 0, so a batch that repeats one task
+    earns less than one that spreads. Returns a float array of length ``n``."""
+    grades = list(grades)
+    n = len(grades)
+    rates = np.broadcast_to(np.asarray(solve_rates, dtype=float), (n,))
+    bad = [g for g in grades if g not in PROPOSAL_GRADES]
+    if bad:
+        raise ValueError(f"unknown grade {bad[0]!r}; expected one of {PROPOSAL_GRADES}")
+    if repetition_weight < 0:
+        raise ValueError("repetition_weight must be >= 0")
+    valid = np.array([g == "valid" for g in grades], dtype=bool)
+    out = proposer_rewards(np.where(valid, rates, 0.0), valid=valid,
+                           wellformed=np.array([g != "malformed" for g in grades], dtype=bool),
+                           runs=np.array([g == "degenerate" for g in grades], dtype=bool))
+    out = np.atleast_1d(np.asarray(out, dtype=float)).copy()
+    if keys is not None and n > 1 and repetition_weight > 0:
+        keys = list(keys)
+        if len(keys) != n:
+            raise ValueError("keys must have one entry per proposal")
+        for i in np.flatnonzero(valid):
+            if keys[i] is None:
+                continue
+            others = sum(1 for j, k in enumerate(keys) if j != i and k == keys[i])
+            if others and np.isfinite(out[i]):
+                out[i] = max(0.0, out[i] - repetition_weight * others / (n - 1))
+    return out

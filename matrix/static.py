@@ -10,16 +10,12 @@ A test becomes a :class:`Plan`:
   sandbox, so exiting early, printing ``PASS``, forging ``__eq__``, returning an ``int`` subclass
   or reading the caller's frame cannot produce a pass. Call-style tests (``call`` + ``expected``)
   always take this route.
-* ``exec`` (generic, weaker): tests that cannot be split (several statements, comprehensions or
-  lambdas around the call, ``type(f(x)) == int``, conditional evaluation of candidate calls...) run
-  whole inside the sandbox, compiled as a function whose ``==``/``!=`` compare both sides as plain
-  data when they are plain. The verdict is still a message the harness sends only after the test
-  returned (``sys.exit``/``os._exit``/printing ``PASS`` give ``error``/``fail``), but the test's
-  own text, expected values included, is inside the candidate's process: a candidate that inspects
-  its caller's frame, writes a forged verdict on the result channel, or forges a non-plain
-  object's ``__eq__``, can pass such a test (only code that fails the purity check can do the
-  first two, and such code runs in a fresh process of its own). Generic tests travel in units of
-  their own, never together with protected tests.
+* ``exec`` (generic): tests that cannot be split (several statements, loops, ``try``, comprehensions
+  or lambdas around the call, ``type(f(x)) == int``, conditional evaluation of candidate calls,
+  ``check(candidate)`` functions...) run as written in a *test process* of their own, against the
+  program in its own process (:mod:`matrix.sandbox.remote`): the test's text and expected values
+  never enter the program's process, the program's objects reach the test only as plain data or
+  as references, and the verdict is the test process's.
 * ``stdio``: the program runs as ``__main__`` with the input on stdin; the parent compares stdout
   with the expected output (whitespace-normalised: lines compared as lists of whitespace-separated
   tokens, leading/trailing blank lines ignored; optional float tolerance per token).
@@ -36,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from matrix import plain
-from matrix.worker import _walk
+from matrix.sandbox.purity import walk as _walk
 
 __all__ = ["Plan", "plan_test", "plan_call", "plan_stdin", "plain_equal", "stdout_matches",
            "MAX_TEST_CHARS"]
@@ -145,7 +141,7 @@ class StdoutJudge:
 
 @dataclass(frozen=True)
 class Plan:
-    mode: str  # "values" | "exec" | "stdio" | "bad"
+    mode: str  # "values" | "exec" | "stdio" | "bad"  (see the module docstring)
     exprs: tuple[str, ...] = ()
     names: tuple[str, ...] = ()
     source: str = ""
@@ -170,7 +166,7 @@ class Plan:
         if self.mode == "values":
             return ("values", self.exprs, self.pure, self.names)
         if self.mode == "exec":
-            return ("exec", self.source, None, ())  # the worker checks purity
+            return ("exec", self.source, None, ())
         if self.mode == "stdio":
             return ("stdio", self.stdin, True, ())
         raise ValueError("a bad test has no probe")
@@ -245,48 +241,19 @@ def _plan(test, tol: float | None) -> Plan:
             pass
         except Exception:  # evaluating a constant part failed (e.g. 1/0): run it whole
             pass
-    return _generic_plan(module)
+    return _generic_plan(module, src)
 
 
 # ----------------------------------------------------------------------------- generic tests
 
-class _EqRewriter(ast.NodeTransformer):
-    def visit_Compare(self, node: ast.Compare):
-        self.generic_visit(node)
-        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
-            call = ast.Call(func=ast.Name("__coevo_eq__", ast.Load()),
-                            args=[node.left, node.comparators[0]], keywords=[])
-            if isinstance(node.ops[0], ast.NotEq):
-                return ast.copy_location(ast.UnaryOp(ast.Not(), call), node)
-            return ast.copy_location(call, node)
-        return node
-
-
 @functools.lru_cache(maxsize=4096)
 def _generic_from_source(src: str) -> Plan:
-    return _generic_plan(ast.parse(src, "<test>", "exec"))
+    return _generic_plan(ast.parse(src, "<test>", "exec"), src)
 
 
-def _generic_plan(module: ast.Module) -> Plan:
-    import copy
-
-    body = _EqRewriter().visit(copy.deepcopy(module)).body
-    if not body:
-        body = [ast.Pass()]
-    fn = ast.FunctionDef(name="__coevo_test__", args=ast.arguments(
-        posonlyargs=[], args=[ast.arg("__coevo_eq__")], vararg=None, kwonlyargs=[], kw_defaults=[],
-        kwarg=None, defaults=[]), body=body, decorator_list=[], returns=None)
-    if "type_params" in ast.FunctionDef._fields:  # Python >= 3.12
-        fn.type_params = []
-    mod = ast.Module(body=[fn], type_ignores=[])
-    ast.fix_missing_locations(mod)
-    try:
-        source = ast.unparse(mod)
-        compile(source, "<test>", "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, RecursionError):
-        # e.g. a top-level `return`/`yield` that is legal only inside the wrapper: run as written
-        source = ast.unparse(module) + "\n"
-    return Plan(mode="exec", source=source, pure=False, protected=False)
+def _generic_plan(module: ast.Module, src: str) -> Plan:
+    """The test as written, run in a test process of its own against the program's process."""
+    return Plan(mode="exec", source=src, pure=False, protected=True)
 
 
 # ----------------------------------------------------------------------------- splitting

@@ -174,13 +174,15 @@ def load_codes(path: str | os.PathLike, known_ids: Iterable[str] | None = None) 
     return out
 
 
-def load_tests(path: str | os.PathLike, known_ids: Iterable[str] | None = None) -> dict[str, list[Test]]:
-    """Load a tests file: ``task_id -> [Test, ...]`` in file order."""
+def load_tests(path: str | os.PathLike, known_ids: Iterable[str] | None = None, *,
+               allow_empty: bool = False) -> dict[str, list[Test]]:
+    """Load a tests file: ``task_id -> [Test, ...]`` in file order (an empty file is an error
+    unless ``allow_empty``)."""
     known = set(known_ids) if known_ids is not None else None
     out: dict[str, list[Test]] = {}
     for lineno, obj in read_jsonl(path):
         tid = _check_known(obj, known, str(path), lineno)
         out.setdefault(tid, []).append(Test.from_json(obj, file=str(path), line=lineno))
-    if not out:
+    if not out and not allow_empty:
         raise InputError("no tests in file", file=str(path))
     return out

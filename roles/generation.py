@@ -1,4 +1,30 @@
-"""Batched sampling from any ``transformers`` causal LM, with the sampler's own log-probs.
+"""The roles' generation interface, and batched sampling from any ``transformers`` causal LM
+with the sampler's own log-probs.
+
+The interface
+=============
+
+Everything that samples for the roles (:mod:`roles.pipeline`, :mod:`coevo.evaluate`, the
+co-evolution loop) talks to a :class:`Generator`: ``generate(requests, progress, config)`` takes
+:class:`GenRequest` s (role, task, prompt, ``n``) and returns ``n`` :class:`Sample` s per request,
+in request order. Two kinds of backend implement it:
+
+* **token-level** (``token_level = True``): :class:`GenerationEngine` here (and an in-process
+  vLLM engine may be another); samples carry ``prompt_ids``, ``completion_ids`` and the per-token
+  ``logprobs`` of the distribution actually sampled from. Training needs these.
+* **text-only** (``token_level = False``): :class:`roles.api_client.ApiGenerator`, a model served
+  over an OpenAI-compatible HTTP API. Its samples carry the text and ``truncated`` only;
+  ``prompt_ids``, ``completion_ids`` and ``logprobs`` are ``None`` (never made-up numbers), so any
+  attempt to train on them fails loudly.
+
+Prompts: ``GenRequest.prompt`` is the rendered prompt text (with the model's tokenizer for an
+in-process model; the plain format without one); ``GenRequest.messages`` optionally carries the
+same prompt as chat messages, for backends that let a server apply the model's own chat template
+(:func:`roles.requests.role_request` builds both). Parsing and selection only read ``Sample.text``,
+so they do not care which backend wrote it.
+
+The in-process engine
+=====================
 
 :class:`GenerationEngine` runs its own decoding loop over the model's KV cache (no
 ``model.generate``): prompts are left-padded with an attention mask and explicit position ids,
@@ -33,7 +59,7 @@ import inspect
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import torch
@@ -65,18 +91,22 @@ class GenerationConfig:
 class GenRequest:
     role: str
     task_id: str
-    prompt: str
+    prompt: str  # the rendered prompt text
     n: int = 1
     meta: dict[str, Any] = field(default_factory=dict)
+    # the same prompt as chat messages ({"role", "content"} dicts), for backends that send chat
+    # messages to a server applying the model's own template; None: such backends refuse the request
+    messages: list[dict[str, str]] | None = None
 
 
 @dataclass
 class Sample:
     role: str
     task_id: str
-    prompt_ids: list[int]
-    completion_ids: list[int]
-    logprobs: list[float]  # one per completion token, under the sampling distribution
+    # token ids and log-probs: None from a text-only backend (Generator.token_level False)
+    prompt_ids: list[int] | None
+    completion_ids: list[int] | None
+    logprobs: list[float] | None  # one per completion token, under the sampling distribution
     text: str  # the decoded completion without special tokens
     truncated: bool  # stopped by the length limit, not by EOS
     meta: dict[str, Any] = field(default_factory=dict)
@@ -85,11 +115,56 @@ class Sample:
     @property
     def completion_mask(self) -> list[int]:
         """1 for each completion token (all real tokens; padding appears only in batches)."""
+        if self.completion_ids is None:
+            raise ValueError("a text-only sample has no tokens (it came from a served model)")
         return [1] * len(self.completion_ids)
 
     @property
     def finished(self) -> bool:
         return not self.truncated
+
+
+@runtime_checkable
+class Generator(Protocol):
+    """What the roles need from a model: ``n`` completions per request.
+
+    * ``generate(requests, progress=False, config=None)`` returns ``sum(r.n)`` samples, all of
+      request 0 first, ``Sample.index`` = 0..n-1 within a request. ``config`` overrides the
+      backend's default :class:`GenerationConfig` for this call: ``temperature`` (0 = greedy),
+      ``top_p``, ``max_new_tokens`` and ``seed`` are honoured by every backend; ``batch_size`` and
+      ``max_prompt_tokens`` are hints a backend may ignore. ``progress`` allows a progress bar on
+      stderr (a backend shows one only on a terminal). Failures raise; a backend never returns
+      fewer samples than asked.
+    * ``token_level``: True when samples carry ``prompt_ids``, ``completion_ids`` and per-token
+      ``logprobs`` under the sampling distribution (what training needs); False for text-only
+      backends, whose samples hold ``None`` there.
+    * ``stats``: numbers about the last ``generate`` call (``samples``, ``completion_tokens``,
+      ``seconds``, ``tokens_per_s``; a served backend adds ``requests``, ``cache_hits``,
+      ``prompt_tokens``, ...); :func:`stats_line` formats them.
+    """
+
+    token_level: bool
+    stats: dict[str, float]
+
+    def generate(self, requests: Sequence[GenRequest], progress: bool = False,
+                 config: GenerationConfig | None = None) -> list[Sample]: ...
+
+
+def stats_line(stats: dict[str, float]) -> str:
+    """One human line about a generator's last call (token counts, speed, requests, cache)."""
+    parts = [f"sampled {int(stats.get('samples', 0))} completions"]
+    if "requests" in stats:
+        parts.append(f"{int(stats['requests'])} requests"
+                     + (f" ({int(stats['retries'])} retried)" if stats.get("retries") else "")
+                     + f", {int(stats.get('cache_hits', 0))} answers from the cache")
+        used = int(stats.get("prompt_tokens", 0)), int(stats.get("completion_tokens", 0))
+        parts.append(f"tokens used: {used[0]} prompt + {used[1]} completion"
+                     + (" (the server reported none)" if stats.get("requests") and not any(used) else ""))
+        if stats.get("n_ignored"):
+            parts.append("the server ignored n: repeated requests instead")
+    else:
+        parts.append(f"{stats.get('tokens_per_s', 0.0):.0f} tokens/s")
+    return "; ".join(parts)
 
 
 # --------------------------------------------------------------------------------------------
@@ -188,7 +263,10 @@ class _Row:
 
 
 class GenerationEngine:
-    """Sample completions for many prompts at once (see the module doc)."""
+    """Sample completions for many prompts at once (see the module doc); a token-level
+    :class:`Generator`."""
+
+    token_level = True
 
     def __init__(self, model, tokenizer, config: GenerationConfig | None = None):
         self.model = model
@@ -346,10 +424,17 @@ class GenerationEngine:
 # helpers for consumers
 # --------------------------------------------------------------------------------------------
 
+def _need_tokens(samples: Sequence[Sample]) -> None:
+    if any(s.prompt_ids is None or s.completion_ids is None or s.logprobs is None for s in samples):
+        raise ValueError("text-only samples (from a served model) carry no token ids or log-probs; "
+                         "training needs a token-level generator")
+
+
 def collate_samples(samples: Sequence[Sample], pad_id: int, device=None) -> dict[str, torch.Tensor]:
     """Right-padded prompt+completion batch: ``input_ids``, ``attention_mask``, ``position_ids``,
     ``completion_mask`` (1 on completion tokens) and ``logprobs`` (the sampler's, aligned with the
     token they score: position i holds the log-prob of ``input_ids[:, i]``; 0 elsewhere)."""
+    _need_tokens(samples)
     n = max((len(s.prompt_ids) + len(s.completion_ids) for s in samples), default=0)
     B = len(samples)
     ids = torch.full((B, n), pad_id, dtype=torch.long)

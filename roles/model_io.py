@@ -31,11 +31,23 @@ def _dtype(dtype, device: str):
     return dtype
 
 
+# first line of a chat template that renders coevo's plain prompt format (the tiny world's
+# coevo.tinyworld.tokenizer.PLAIN_CHAT_TEMPLATE): a user message is one plain prompt, verbatim
+PLAIN_TEMPLATE_MARK = "{#- coevo: plain prompt format -#}"
+
+
+def is_plain_chat_template(template) -> bool:
+    """True when ``template`` (a tokenizer's ``chat_template``) renders coevo's plain format."""
+    return isinstance(template, str) and template.lstrip().startswith(PLAIN_TEMPLATE_MARK)
+
+
 def load_model(path: str | os.PathLike, device: str | None = None, dtype=None):
     """``(model, tokenizer)`` from a local ``save_pretrained`` directory, in eval mode.
 
     Raises :class:`InputError` when ``path`` is missing or holds no model. The tokenizer gets a
-    pad token (EOS when it has none) and left padding.
+    pad token (EOS when it has none) and left padding; a plain-format chat template
+    (:data:`coevo.tinyworld.tokenizer.PLAIN_CHAT_TEMPLATE`, for serving) is dropped, so the roles
+    build the same plain prompts as before it was added.
     """
     p = Path(path)
     if not p.exists():
@@ -45,6 +57,7 @@ def load_model(path: str | os.PathLike, device: str | None = None, dtype=None):
                          "directory)", file=str(path))
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
 
     device = device or default_device()
     try:
@@ -52,15 +65,24 @@ def load_model(path: str | os.PathLike, device: str | None = None, dtype=None):
     except Exception as exc:
         raise InputError(f"cannot load the tokenizer ({type(exc).__name__}: {exc})".split("\n")[0],
                          file=str(path)) from None
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # a "Loading weights" bar per load is noise in our output
     try:
         model = AutoModelForCausalLM.from_pretrained(str(p), local_files_only=True,
                                                      dtype=_dtype(dtype, device))
     except Exception as exc:
         raise InputError(f"cannot load the model ({type(exc).__name__}: {exc})".split("\n")[0],
                          file=str(path)) from None
+    finally:
+        if bars:
+            hf_logging.enable_progress_bar()
     if tok.pad_token_id is None:
         tok.pad_token = tok.eos_token
     tok.padding_side = "left"
+    if is_plain_chat_template(getattr(tok, "chat_template", None)):
+        # the plain-format template (written for serving) only passes plain prompts through: the
+        # roles render those prompts themselves, so this process uses the plain template
+        tok.chat_template = None
     model.to(device)
     model.eval()
     return model, tok

@@ -15,7 +15,9 @@ Choices, in brief:
   (``f(1) == 2``, ``f(1) -> 2``) turned into asserts; with an entry point, tests that never mention
   it are dropped; duplicates dropped. Tests (stdio tasks): JSON objects with ``input`` and
   ``output``, one per line or in a list.
-* tasks (proposer): the ``### Task / ### Function / ### Solution / ### Inputs`` sections.
+* tasks (proposer): the ``### Task / ### Function / ### Solution / ### Inputs`` sections; only
+  the solution and the inputs are required (the program format): the description may be left to
+  the loop to derive, and a solution that is just one top-level function makes a function task.
 """
 
 from __future__ import annotations
@@ -392,10 +394,11 @@ def _stdin_input(line: str) -> str | None:
 def parse_task(text: str, kind: str | None = None) -> ParsedTask:
     """A new task from a Proposer completion.
 
-    ``kind`` forces the task kind; by default a ``### Function`` section (or a solution defining
-    exactly one top-level function) makes a function task, else a stdio task. The returned task
+    ``kind`` forces the task kind; by default a ``### Function`` section (or a solution that only
+    defines one top-level function) makes a function task, else a stdio task. The returned task
     has ``solutions=[reference]`` and ``meta["inputs"]`` (call expressions or stdin strings); its
-    ``task_id`` is a content hash (``proposed-<12 hex>``).
+    ``prompt`` is the ``### Task`` section, empty when there is none; its ``task_id`` is a content
+    hash (``proposed-<12 hex>``).
     """
     try:
         return _parse_task(text, kind)
@@ -407,9 +410,7 @@ def _parse_task(text: str, kind: str | None) -> ParsedTask:
     if not isinstance(text, str) or not text.strip():
         return ParsedTask(None, [], False, "empty output")
     secs = _sections(text[:MAX_CHARS])
-    desc = secs.get("task", "")
-    if not desc:
-        return ParsedTask(None, [], False, "no task description")
+    desc = secs.get("task", "")  # optional: the program format has none (the loop derives one)
     if "solution" not in secs:
         return ParsedTask(None, [], False, "no solution")
     entry = None
@@ -423,8 +424,11 @@ def _parse_task(text: str, kind: str | None) -> ParsedTask:
     if not _parses(code):
         return ParsedTask(None, [], False, "solution is not valid Python")
     if entry is None and kind != "stdio":
-        funcs = [n.name for n in ast.parse(code).body if isinstance(n, ast.FunctionDef)]
-        if len(funcs) == 1 and (kind == "function" or "function" in secs):
+        body = ast.parse(code).body
+        funcs = [n.name for n in body if isinstance(n, ast.FunctionDef)]
+        # a module that only defines one function (no statement runs anything) is a function task
+        only_defs = all(isinstance(n, (ast.FunctionDef, ast.Import, ast.ImportFrom, ast.Assign)) for n in body)
+        if len(funcs) == 1 and (kind == "function" or "function" in secs or only_defs):
             entry = funcs[0]
     task_kind = kind or ("function" if entry else "stdio")
     if task_kind == "function":

@@ -1,7 +1,7 @@
 """Sample -> matrix -> select, for ``coevo solve`` and ``coevo gen-tests``.
 
 For every task the model samples ``n_codes`` programs (Coder) and ``n_tests`` test suites
-(Tester) in one batched generation call. Parsed programs and the de-duplicated union of the
+(Tester) in one generation call to any :class:`roles.generation.Generator` (in-process or served). Parsed programs and the de-duplicated union of the
 parsed tests form the task's code x test matrix, executed in the sandbox; where extra inputs can
 be built (calls shaped like the tests' calls for function tasks, the tests' stdin for stdio tasks)
 the programs' outputs on them feed output consensus, and the worked examples of the task's
@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from matrix.tasks import Task, Test
-from roles.generation import GenerationConfig, GenerationEngine, GenRequest
+from roles.generation import GenerationConfig, Generator
 from roles.parsing import parse_code, parse_tests
-from roles.prompts import build_prompt
+from roles.requests import role_request
 
 
 @dataclass
@@ -70,18 +70,19 @@ def _test_key(t: Test) -> tuple:
     return (t.kind, " ".join((t.test or "").split()), t.input, t.output, t.call, t.expected)
 
 
-def sample_pools(engine: GenerationEngine, tokenizer, tasks: list[Task], cfg: PoolConfig,
+def sample_pools(engine: Generator, tokenizer, tasks: list[Task], cfg: PoolConfig,
                  gen: GenerationConfig | None = None, progress: bool = False) -> list[TaskPool]:
-    """Sample and parse every task's codes and tests (one batched generation call)."""
+    """Sample and parse every task's codes and tests (one generation call).
+
+    ``engine`` is any :class:`roles.generation.Generator`: the in-process engine with its model's
+    ``tokenizer``, or a served model with ``tokenizer=None`` (plain prompts and chat messages)."""
     reqs = []
     for t in tasks:
         if cfg.n_codes:
-            reqs.append(GenRequest("coder", t.task_id, build_prompt("coder", t, tokenizer),
-                                   n=cfg.n_codes))
+            reqs.append(role_request("coder", t, cfg.n_codes, tokenizer=tokenizer))
         if cfg.n_tests:
-            reqs.append(GenRequest("tester", t.task_id,
-                                   build_prompt("tester", t, tokenizer, n_tests=cfg.tests_per_sample),
-                                   n=cfg.n_tests))
+            reqs.append(role_request("tester", t, cfg.n_tests, tokenizer=tokenizer,
+                                     n_tests=cfg.tests_per_sample))
     samples = engine.generate(reqs, progress=progress, config=gen)
     pools = {t.task_id: TaskPool(t) for t in tasks}
     for s in samples:

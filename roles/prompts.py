@@ -31,8 +31,8 @@ every prompt ends with ``<|answer|>`` and a newline::
     ---------------------------------
     <|role|>proposer
     <|kind|>function
-    <|example|>                          (optional: a reference task, in the proposer's format)
-    ### Task
+    <|example|>                          (optional, repeated: reference tasks, in the proposer's format)
+    ### Solution
     ...
     <|answer|>
 
@@ -65,8 +65,12 @@ Completion formats (all roles, all templates); the completion ends with the EOS 
       {"input": "1 2\\n", "output": "3\\n"}
       ```
 
-* **Proposer**: a new task in four sections (``### Function`` only for function tasks); inputs are
-  one call expression per line (function tasks) or one JSON string per line (stdio tasks)::
+* **Proposer**: a new task. The *program* format (``describe=False``, the tiny world's: Absolute
+  Zero's program + inputs) is only the ``### Solution`` and ``### Inputs`` sections; the loop
+  derives the description (the tiny world reads the composition off the code; elsewhere the task
+  shows some of its input/output pairs). The *task* format (``describe=True``) adds ``### Task``
+  (a description) and ``### Function`` (function tasks only) in front. Inputs are one call
+  expression per line (function tasks) or one JSON string per line (stdio tasks)::
 
       ### Task
       Return the product of a and b.
@@ -146,17 +150,20 @@ def render_tests_completion(tests: Sequence[Test]) -> str:
     return "\n".join(blocks)
 
 
-def render_task_completion(task: Task, inputs: Sequence[str] | None = None) -> str:
-    """Proposer target: the task's description, entry point, first reference solution and inputs.
+def render_task_completion(task: Task, inputs: Sequence[str] | None = None, *, describe: bool = True) -> str:
+    """Proposer target: [the task's description and entry point,] first reference solution and inputs.
 
     ``inputs`` defaults to ``task.meta["inputs"]``; for a function task they are call expressions,
-    for a stdio task stdin strings (rendered one JSON string per line).
+    for a stdio task stdin strings (rendered one JSON string per line). ``describe=False`` writes
+    the program format (solution and inputs only).
     """
     if inputs is None:
         inputs = list(task.meta.get("inputs", []) or [])
-    parts = ["### Task", task.prompt.strip()]
-    if task.kind == "function" and task.entry_point:
-        parts += ["### Function", task.entry_point]
+    parts = []
+    if describe:
+        parts += ["### Task", task.prompt.strip()]
+        if task.kind == "function" and task.entry_point:
+            parts += ["### Function", task.entry_point]
     parts += ["### Solution", _fence(task.solutions[0].rstrip() if task.solutions else "")]
     if task.kind == "stdio":
         lines = [json.dumps(s, ensure_ascii=False) for s in inputs]
@@ -207,12 +214,12 @@ def _turns(code, feedback, history) -> list[tuple[str, str]]:
     return turns
 
 
-def _plain(role: str, task: Task | None, *, turns, n_tests, tests, kind) -> str:
+def _plain(role: str, task: Task | None, *, turns, n_tests, tests, kind, references, describe) -> str:
     out = [f"<|role|>{role}"]
     if role == "proposer":
         out.append(f"<|kind|>{kind}")
-        if task is not None:
-            out += ["<|example|>", render_task_completion(task)]
+        for ref in references:
+            out += ["<|example|>", render_task_completion(ref, describe=describe)]
     else:
         assert task is not None
         out += ["<|task|>", task.prompt.strip(), f"<|entry|>{_entry_line(task)}"]
@@ -244,22 +251,24 @@ def _tests_text(tests: Sequence[Test]) -> str:
     return "Examples:\n" + "\n".join(t.display().strip() for t in tests)
 
 
-def _chat_messages(role: str, task: Task | None, *, turns, n_tests, tests, kind) -> list[dict]:
+def _chat_messages(role: str, task: Task | None, *, turns, n_tests, tests, kind, references,
+                   describe) -> list[dict]:
     msgs = [{"role": "system", "content": SYSTEM_PROMPT}]
     if role == "proposer":
+        head = ("### Task\n<description>\n" + ("### Function\n<function name>\n" if kind == "function" else "")
+                if describe else "")
         text = (f"Invent a new, self-contained {kind} programming task"
                 + (" (a Python function)" if kind == "function" else
                    " (a program reading stdin and writing stdout)")
                 + ", with a correct reference solution and a few test inputs. Answer in exactly "
-                "this format:\n### Task\n<description>\n"
-                + ("### Function\n<function name>\n" if kind == "function" else "")
+                "this format:\n" + head
                 + "### Solution\n```python\n<code>\n```\n### Inputs\n```\n"
                 + ("<one call expression per line, e.g. f(1, 2)>" if kind == "function" else
                    "<one JSON string per line: the stdin of one run>")
                 + "\n```")
-        if task is not None:
-            text += "\n\nHere is an example of the format (write a different task):\n\n" \
-                + render_task_completion(task)
+        if references:
+            text += ("\n\nExamples of the format (write a task different from all of them):\n\n"
+                     + "\n\n".join(render_task_completion(r, describe=describe) for r in references))
         msgs.append({"role": "user", "content": text})
         return msgs
     assert task is not None
@@ -290,7 +299,8 @@ def _chat_messages(role: str, task: Task | None, *, turns, n_tests, tests, kind)
 def build_prompt(role: str, task: Task | None, tokenizer=None, *, code: str | None = None,
                  feedback: str | None = None, history: Sequence[tuple[str, str]] | None = None,
                  n_tests: int | None = None, tests: Sequence[Test] | None = None,
-                 kind: str | None = None, template: str | None = None) -> str:
+                 kind: str | None = None, template: str | None = None,
+                 references: Sequence[Task] | None = None, describe: bool = True) -> str:
     """The prompt text for ``role`` on ``task``.
 
     * coder: ``task``; optional ``tests`` shown as examples.
@@ -298,8 +308,10 @@ def build_prompt(role: str, task: Task | None, tokenizer=None, *, code: str | No
     * fixer: ``task``, the latest ``code`` and its ``feedback`` (see
       :func:`roles.feedback.format_feedback`); ``history`` holds earlier ``(code, feedback)``
       turns, oldest first (multi-turn repair).
-    * proposer: ``task`` is an optional reference example (may be ``None``); ``kind`` is the kind
-      of task to invent (default: the example's kind, else ``"function"``).
+    * proposer: ``task`` is an optional reference example (may be ``None``), ``references`` more
+      of them (Absolute Zero shows several; ``task`` comes first); ``kind`` is the kind of task
+      to invent (default: the first reference's kind, else ``"function"``); ``describe`` picks
+      the task format (description included) or the program format (see the module doc).
 
     ``template``: ``"chat"`` (tokenizer's chat template), ``"plain"``, or ``None`` = chat when the
     tokenizer has a chat template, else plain.
@@ -309,13 +321,15 @@ def build_prompt(role: str, task: Task | None, tokenizer=None, *, code: str | No
         raise ValueError(f"role {role!r} needs a task")
     if role == "fixer" and code is None and not history:
         raise ValueError("the fixer needs the code to repair")
-    kind = kind or (task.kind if task is not None else "function")
+    refs = ([task] if task is not None else []) + list(references or []) if role == "proposer" else []
+    kind = kind or (refs[0].kind if refs else task.kind if task is not None else "function")
     if template is None:
         template = "chat" if has_chat_template(tokenizer) else "plain"
     if template not in TEMPLATES:
         raise ValueError(f"unknown template {template!r}; expected one of {TEMPLATES}")
     turns = _turns(code, feedback, history)
-    ctx: dict[str, Any] = dict(turns=turns, n_tests=n_tests, tests=tests, kind=kind)
+    ctx: dict[str, Any] = dict(turns=turns, n_tests=n_tests, tests=tests, kind=kind, references=refs,
+                               describe=describe)
     if template == "plain":
         return _plain(role, task, **ctx)
     if not has_chat_template(tokenizer):

@@ -20,7 +20,11 @@ def test_tiny_yaml_is_the_default():
     assert to_dict(load_config(CoevoConfig, CONFIGS / "tiny.yaml")) == to_dict(CoevoConfig())
 
 
-def test_deepspeed_configs_referenced_exist():
-    for name in ("multi_gpu_zero3.yaml",):
-        cfg = load_config(CoevoConfig, CONFIGS / name)
-        assert (CONFIGS.parent / cfg.train.deepspeed).exists()
+def test_deepspeed_configs_referenced_exist(tmp_path, monkeypatch):
+    from coevo.pipeline import load_run_config
+
+    monkeypatch.chdir(tmp_path)  # paths inside a config resolve against the config file, from anywhere
+    for name in ("multi_gpu_zero3",):
+        cfg = load_run_config(name, check=False)
+        assert Path(cfg.train.deepspeed).is_file()
+        assert Path(cfg.train.deepspeed).parent == CONFIGS

@@ -51,14 +51,28 @@ def test_proposed_buffer_evicts_oldest_and_keeps_seed_tasks():
     assert sorted(cur.tasks) == ["p2", "p3", "t0", "t1"]
 
 
+def test_seed_tasks_cut_the_dataset_and_proposals_are_drawn_alike():
+    cur = Curriculum.from_tasks(make_tasks(10), CurriculumConfig(seed_tasks=2, filter_solved=False, floor=0.01))
+    assert sorted(cur.tasks) == ["t0", "t1"]
+    cur.observe("t0", 4, 4)
+    cur.observe("t1", 4, 4)
+    cur.add(Task("p0", "proposed"), proposed=True)
+    cur.observe("p0", 4, 2)  # a learnable proposal outweighs solved seed tasks, by the same rule
+    assert cur.weight("p0") == 0.25 and cur.weight("t0") == 0.01
+    drawn = [cur.sample(1, np.random.default_rng(i))[0].task_id for i in range(100)]
+    assert drawn.count("p0") > 80
+    assert cur.summary()["curriculum/proposed"] == 1 and cur.summary()["curriculum/proposed_active"] == 1
+
+
 def test_state_roundtrip_is_json_and_exact():
     cur = Curriculum.from_tasks(make_tasks(4))
+    cur.seeded = True
     cur.observe("t2", 4, 1)
     cur.add(Task("p0", "proposed", solutions=["def f(): return 1"]), proposed=True)
     state = json.loads(json.dumps(cur.state_dict()))
     other = Curriculum(CurriculumConfig())
     other.load_state_dict(state)
-    assert other.state_dict() == cur.state_dict()
+    assert other.state_dict() == cur.state_dict() and other.seeded
     a = [t.task_id for t in cur.sample(3, np.random.default_rng(5))]
     b = [t.task_id for t in other.sample(3, np.random.default_rng(5))]
     assert a == b

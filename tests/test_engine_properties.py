@@ -81,13 +81,13 @@ def test_any_sub_matrix_with_repeats_agrees(ex, baseline, rows, cols):
     assert res.status == [[baseline.status[i][j] for j in cols] for i in rows]
 
 
-@pytest.mark.parametrize("mode", [dict(batch=False), dict(runner=False)])
+@pytest.mark.parametrize("mode", [dict(batch=False), dict(isolation="process")])
 @settings(max_examples=2, deadline=None, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(rows=st.permutations(range(len(CODES))))
 def test_other_execution_paths_give_the_same_verdicts(baseline, mode, rows):
-    """One fresh process per cell (``batch=False``), or a forked child per batch instead of the
-    long-lived runner (``runner=False``): the same matrix."""
+    """One fresh process per cell (``batch=False``), or the degraded process isolation: the
+    same matrix."""
     with Executor(ExecConfig(timeout=0.5, memory_mb=256, workers=2, **mode)) as e:
         res = e.run_matrix(TASK, [CODES[i] for i in rows], TESTS)
     assert res.status == [baseline.status[i] for i in rows]

@@ -3,9 +3,11 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from training.config import GRPOConfig
-from training.losses import loss_denominator, policy_loss, token_logprobs
+from training.losses import loss_denominator, policy_loss, sampler_importance_weights, token_logprobs
 
 
 def cfg(**kw):
@@ -154,3 +156,168 @@ def test_works_with_a_resolved_config():
     new, old, adv, mask = inputs()
     loss, _ = policy_loss(new, old, adv, mask, c)
     assert loss.item() == pytest.approx(4.82 / 5, abs=1e-6)
+
+
+# ------------------------------------------------------------------------------- GSPO: sequence-level ratio
+def test_sequence_level_ratio_hand_computed():
+    # row 0: token ratios 1.5, 0.5 -> s_0 = sqrt(0.75) = 0.8660 ; row 1: 1.1, 0.7, 1.4 -> s_1 = 1.078^(1/3) = 1.02535
+    s0, s1 = math.sqrt(0.75), 1.078 ** (1 / 3)
+    new, old, adv, mask = inputs()
+    loss, st = policy_loss(new, old, adv, mask, cfg(importance_sampling_level="sequence"))
+    # eps 0.2/0.28: neither is clipped; A = +1 / -2 -> per token -s0 (x2), +2 s1 (x3)
+    assert loss.item() == pytest.approx((-2 * s0 + 3 * 2 * s1) / 5, abs=1e-6)
+    assert st["clip_frac"] == 0.0
+    assert st["ratio_mean"] == pytest.approx((2 * s0 + 3 * s1) / 5, abs=1e-6)
+    assert st["ratio_max"] == pytest.approx(s1, abs=1e-6)
+
+
+def test_sequence_level_clip_and_gradient():
+    # GSPO's tight range (3e-4 / 4e-4); advantages swapped so that both sequences are clipped:
+    # row 0: s0 = 0.866 < 1 - 3e-4 with A = -2 -> -min(-1.732, -1.9994) = 1.9994, no gradient
+    # row 1: s1 = 1.0254 > 1 + 4e-4 with A = +1 -> -min(1.0254, 1.0004) = -1.0004, no gradient
+    new, old, _, mask = inputs(requires_grad=True)
+    c = cfg(importance_sampling_level="sequence", eps_low=3e-4, eps_high=4e-4)
+    loss, st = policy_loss(new, old, torch.tensor([-2.0, 1.0]), mask, c)
+    assert loss.item() == pytest.approx((2 * 2 * (1 - 3e-4) - 3 * (1 + 4e-4)) / 5, abs=1e-6)
+    assert st["clip_frac_low"] == pytest.approx(2 / 5) and st["clip_frac_high"] == pytest.approx(3 / 5)
+    loss.backward()
+    assert torch.count_nonzero(new.grad) == 0
+    # unclipped (A = +1 / -2 as before): s_b stands on each of b's n_b tokens and d s_b / d new_bt =
+    # s_b / n_b, so d loss / d new_bt = -A_b * s_b / N_tokens on b's tokens
+    new, old, adv, mask = inputs(requires_grad=True)
+    loss, _ = policy_loss(new, old, adv, mask, c)
+    loss.backward()
+    s0, s1 = math.sqrt(0.75), 1.078 ** (1 / 3)
+    expect = torch.tensor([[-s0, -s0, 0.0], [2 * s1] * 3]) / 5
+    torch.testing.assert_close(new.grad, expect, rtol=1e-5, atol=1e-7)
+
+
+def test_sequence_level_equals_token_level_for_constant_token_ratios():
+    new = torch.tensor([[0.3, 0.3, 9.0], [-0.2, -0.2, -0.2]])  # padding position holds garbage
+    old = torch.zeros(2, 3)
+    mask = torch.tensor([[1.0, 1.0, 0.0], [1.0, 1.0, 1.0]])
+    adv = torch.tensor([1.0, -1.0])
+    a, sa = policy_loss(new, old, adv, mask, cfg())
+    b, sb = policy_loss(new, old, adv, mask, cfg(importance_sampling_level="sequence"))
+    assert a.item() == pytest.approx(b.item(), abs=1e-7)
+    assert sa == pytest.approx(sb)
+    with pytest.raises(ValueError, match="importance_sampling_level"):
+        policy_loss(new, old, adv, mask, cfg(importance_sampling_level="tokens"))
+
+
+# ------------------------------------------------------------------------------- sampler correction (TIS)
+# trainer - sampler log-prob per token: row 0 ratios 1.5, 0.25, (pad) ; row 1 ratios 3, 1, 0.5
+TRAINER = torch.tensor([[math.log(1.5), math.log(0.25), 0.0], [math.log(3.0), 0.0, math.log(0.5)]]) - 1.0
+SAMPLER = torch.full((2, 3), -1.0)
+SAMPLER[0, 2] = float("-inf")  # padding may hold anything
+
+
+def test_token_truncate_hand_computed():
+    w, st = sampler_importance_weights(TRAINER, SAMPLER, torch.tensor(MASK), "token_truncate", clip_max=2.0)
+    torch.testing.assert_close(w, torch.tensor([[1.5, 0.25, 1.0], [2.0, 1.0, 0.5]]))
+    assert st["n"] == 5 and st["units"] == 5
+    assert st["w_sum"] == pytest.approx(1.5 + 0.25 + 2 + 1 + 0.5)
+    assert st["w_min"] == pytest.approx(0.25) and st["w_max"] == pytest.approx(2.0)
+    assert st["outside"] == 1  # the 3.0
+    d = [math.log(1.5), math.log(0.25), math.log(3.0), 0.0, math.log(0.5)]
+    assert st["diff_sum"] == pytest.approx(sum(abs(x) for x in d), abs=1e-6)
+    assert st["diff_max"] == pytest.approx(math.log(4.0), abs=1e-6)
+    assert st["k3_sum"] == pytest.approx(sum(math.exp(x) - x - 1 for x in d), abs=1e-6)
+    # a floor as well: 0.25 -> 0.5
+    w, st = sampler_importance_weights(TRAINER, SAMPLER, torch.tensor(MASK), "token_truncate", 2.0, 0.5)
+    torch.testing.assert_close(w, torch.tensor([[1.5, 0.5, 1.0], [2.0, 1.0, 0.5]]))
+    assert st["outside"] == 2
+
+
+def test_token_mask_hand_computed():
+    w, st = sampler_importance_weights(TRAINER, SAMPLER, torch.tensor(MASK), "token_mask", 2.0, 0.5)
+    torch.testing.assert_close(w, torch.tensor([[1.5, 0.0, 1.0], [0.0, 1.0, 0.5]]))
+    assert st["outside"] == 2 and st["w_min"] == 0.0
+
+
+def test_sequence_modes_hand_computed():
+    # sequence ratio = product of token ratios: row 0 1.5 * 0.25 = 0.375, row 1 3 * 1 * 0.5 = 1.5
+    mask = torch.tensor(MASK)
+    w, st = sampler_importance_weights(TRAINER, SAMPLER, mask, "sequence_truncate", clip_max=2.0, clip_min=0.5)
+    torch.testing.assert_close(w, torch.tensor([[0.5] * 3, [1.5] * 3]))
+    assert st["units"] == 2 and st["outside"] == 1 and st["w_sum"] == pytest.approx(2.0)
+    w, _ = sampler_importance_weights(TRAINER, SAMPLER, mask, "sequence_mask", clip_max=1.2)
+    torch.testing.assert_close(w, torch.tensor([[0.375] * 3, [0.0] * 3]))
+
+
+def test_rows_without_sampler_logprobs_get_weight_one():
+    w, st = sampler_importance_weights(TRAINER, SAMPLER, torch.tensor(MASK), "token_truncate", 2.0,
+                                       has_sampler=torch.tensor([False, True]))
+    torch.testing.assert_close(w[0], torch.ones(3))
+    assert st["n"] == 3
+    w, st = sampler_importance_weights(TRAINER, SAMPLER, torch.tensor(MASK), "sequence_mask", 1.2,
+                                       has_sampler=torch.tensor([False, False]))
+    torch.testing.assert_close(w, torch.ones(2, 3))
+    assert st["n"] == 0 and st["units"] == 0
+
+
+def test_weights_multiply_the_surrogate_not_the_kl():
+    new, old, adv, mask = inputs()
+    w = torch.tensor([[2.0, 0.5, 7.0], [1.0, 0.0, 3.0]])
+    loss, _ = policy_loss(new, old, adv, mask, cfg(), is_weights=w)
+    # TOKEN_LOSSES weighted: -1.28*2 - 0.5*0.5 + 2.2*1 + 1.6*0 + 2.8*3
+    assert loss.item() == pytest.approx((-2.56 - 0.25 + 2.2 + 0.0 + 8.4) / 5, abs=1e-6)
+    ref = torch.zeros(2, 3)
+    lk, stk = policy_loss(new, old, adv, mask, cfg(beta=0.1), ref, is_weights=w)
+    assert lk.item() == pytest.approx(loss.item() + 0.1 * stk["kl"], abs=1e-6)
+
+
+def test_sampler_correction_rejects_bad_modes():
+    with pytest.raises(ValueError, match="mode"):
+        sampler_importance_weights(TRAINER, SAMPLER, torch.tensor(MASK), "none")
+    with pytest.raises(ValueError, match="clip_max"):
+        sampler_importance_weights(TRAINER, SAMPLER, torch.tensor(MASK), "token_truncate", None, None)
+
+
+def _logp_batches():
+    return st.integers(1, 4).flatmap(lambda B: st.integers(1, 5).flatmap(lambda T: st.tuples(
+        st.lists(st.lists(st.floats(-8, 0), min_size=T, max_size=T), min_size=B, max_size=B),
+        st.lists(st.lists(st.floats(-8, 0), min_size=T, max_size=T), min_size=B, max_size=B),
+        st.lists(st.lists(st.booleans(), min_size=T, max_size=T), min_size=B, max_size=B))))
+
+
+@settings(max_examples=150, deadline=None)
+@given(_logp_batches(), st.sampled_from(["token_truncate", "token_mask", "sequence_truncate", "sequence_mask"]),
+       st.floats(1.01, 5.0), st.one_of(st.none(), st.floats(0.05, 0.99)))
+def test_sampler_weight_properties(batch, mode, cmax, cmin):
+    tr, sm, mk = (torch.tensor(x, dtype=torch.float32) for x in batch)
+    mask = mk.float()
+    w, stats = sampler_importance_weights(tr, sm, mask, mode, cmax, cmin)
+    lo = cmin if cmin is not None else 0.0
+    assert not w.requires_grad and torch.isfinite(w).all()
+    assert ((w == 1.0) | (mask > 0) | torch.tensor(mode.startswith("sequence"))).all()  # padding: 1
+    real = w[mask > 0]
+    if mode.endswith("truncate"):  # capped into [C_min, C_max]
+        assert (real <= cmax * (1 + 1e-6)).all() and (real >= lo * (1 - 1e-6)).all()
+    else:  # the raw ratio, or 0
+        assert ((real == 0) | ((real <= cmax * (1 + 1e-6)) & (real >= lo * (1 - 1e-6)))).all()
+    if mode.startswith("sequence"):  # one weight per sequence
+        assert (w == w[:, :1]).all()
+    # identical sampler and trainer: every weight is exactly 1 and nothing is outside
+    w1, s1 = sampler_importance_weights(tr, tr.clone(), mask, mode, cmax, cmin)
+    assert (w1 == 1.0).all() and s1["outside"] == 0 and s1["diff_max"] == 0 and s1["k3_sum"] == 0
+    assert stats["n"] == mask.sum().item()
+    assert stats["k3_sum"] >= 0 and stats["diff_sum"] >= 0
+
+
+@settings(max_examples=100, deadline=None)
+@given(_logp_batches(), st.floats(0.01, 0.5), st.floats(0.01, 0.5))
+def test_unit_weights_and_token_level_leave_the_loss_unchanged(batch, el, eh):
+    new, old, mk = (torch.tensor(x, dtype=torch.float32) for x in batch)
+    mask = mk.float()
+    adv = torch.linspace(-1, 1, new.shape[0])
+    c = cfg(eps_low=el, eps_high=eh)
+    a, sa = policy_loss(new, old, adv, mask, c)
+    b, sb = policy_loss(new, old, adv, mask, c, is_weights=torch.ones_like(new))
+    assert a.item() == b.item() and sa == sb
+    # one-token sequences: the sequence ratio is the token ratio
+    one = mask.clone()
+    one[:, 1:] = 0
+    x, sx = policy_loss(new, old, adv, one, c)
+    y, sy = policy_loss(new, old, adv, one, cfg(eps_low=el, eps_high=eh, importance_sampling_level="sequence"))
+    assert x.item() == pytest.approx(y.item(), rel=1e-5, abs=1e-6)

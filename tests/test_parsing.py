@@ -145,6 +145,16 @@ def test_task_colon_headers_and_inferred_entry_point():
     assert r.ok and r.task.entry_point == "dbl" and r.inputs == ["dbl(1)", "dbl(2)"]
 
 
+def test_task_program_format_needs_no_description():
+    text = "### Solution\n```python\ndef f(xs):\n    return sum(xs)\n```\n### Inputs\n```\nf([1])\nf([])\n```"
+    r = parse_task(text)
+    assert r.ok and r.task.prompt == "" and r.task.kind == "function" and r.task.entry_point == "f"
+    assert r.inputs == ["f([1])", "f([])"]
+    # a program that runs something at top level stays a stdio task
+    prog = "### Solution\n```python\ndef g():\n    print(1)\ng()\n```\n### Inputs\n```\n\"x\"\n```"
+    assert parse_task(prog).task.kind == "stdio"
+
+
 def test_task_stdio():
     text = ('### Task\nEcho the line.\n### Solution\n```python\nprint(input())\n```\n'
             '### Inputs\n```\n"hello\\n"\nworld\n```')
@@ -159,7 +169,7 @@ def test_task_failures_are_values():
         PROPOSAL.split("### Inputs")[0]: "no inputs",
         PROPOSAL.replace("def mul", "def other"): "does not define mul",
         PROPOSAL.replace("return a * b", "return a *"): "not valid Python",
-        "### Solution\n```python\nx=1\n```": "no task description",
+        "### Solution\n```python\nx=1\n```": "no inputs",
     }
     for text, err in cases.items():
         r = parse_task(text)

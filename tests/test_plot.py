@@ -4,7 +4,7 @@ import math
 import pytest
 
 from coevo.cli import main
-from training.plot import collect_series, plot_metrics
+from training.plot import collect_series, plot_metrics, stacked_rows
 
 
 def write_metrics(run_dir, n=6):
@@ -26,7 +26,7 @@ def test_plot_metrics_writes_png(tmp_path):
     run = tmp_path / "run"
     write_metrics(run)
     out = plot_metrics(run)
-    assert out == run / "metrics.png" and _is_png(out) and out.stat().st_size > 5000
+    assert out == run / "curves.png" and _is_png(out) and out.stat().st_size > 5000
     out2 = plot_metrics(run / "metrics.jsonl", tmp_path / "sub" / "x.png", keys=["reward"], smooth=3)
     assert _is_png(out2)
 
@@ -44,6 +44,25 @@ def test_extra_series_replace_their_panel(tmp_path, monkeypatch):
     assert _is_png(out)
     merged = seen[1]  # the extra records' series
     assert merged == {"eval/code_acc": ([0, 6], [0.4, 0.5])}  # counts and timings left out
+
+
+def test_rejection_reasons_are_stacked_in_their_own_panel(tmp_path, monkeypatch):
+    run = tmp_path / "run"
+    run.mkdir()
+    with open(run / "metrics.jsonl", "w") as f:
+        for s in range(1, 5):
+            f.write(json.dumps({"step": s, "loss": 1.0, "reject/malformed": 0.5 - 0.1 * s, "reject/duplicate": 0.25,
+                                "reject/heldout": 0.0, "proposer/valid_frac": 0.25 + 0.1 * s}) + "\n")
+    import training.plot as tp
+
+    calls = []
+    real = tp._stack
+    monkeypatch.setattr(tp, "_stack", lambda ax, panel, keys, series: (calls.append((panel, keys)),
+                                                                      real(ax, panel, keys, series)))
+    assert _is_png(plot_metrics(run, tmp_path / "r.png"))
+    assert calls == [("reject", ["reject/duplicate", "reject/heldout", "reject/malformed"])]
+    series = {"a/x": ([1, 2, 4], [0.1, 0.2, 0.4]), "a/y": ([2, 3], [0.5, 0.6])}
+    assert stacked_rows(["a/x", "a/y"], series) == ([1, 2, 3, 4], [[0.1, 0.2, 0.0, 0.4], [0.0, 0.5, 0.6, 0.0]])
 
 
 def test_collect_series_skips_text_and_nulls(tmp_path):
@@ -75,7 +94,7 @@ def test_cli_plot(tmp_path, capsys):
     assert main(["plot", str(run), "--out", str(tmp_path / "c.png")]) == 0
     assert _is_png(tmp_path / "c.png")
     assert "wrote" in capsys.readouterr().err
-    assert main(["plot", str(run)]) == 0 and _is_png(run / "metrics.png")
+    assert main(["plot", str(run)]) == 0 and _is_png(run / "curves.png")
     capsys.readouterr()
     # a directory without metrics: one error line naming the file, exit 2, no traceback
     (tmp_path / "empty").mkdir()

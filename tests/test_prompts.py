@@ -65,6 +65,16 @@ def test_plain_proposer_with_and_without_example():
     assert p.startswith("<|role|>proposer\n<|kind|>stdio\n<|example|>\n### Task\n")
 
 
+def test_proposer_program_format_with_several_references(chat_tok):
+    p = build_prompt("proposer", None, None, references=[FUNC, FUNC], describe=False)
+    assert p.count("<|example|>") == 2 and "### Task" not in p and p.count("### Solution") == 2
+    assert p.endswith("<|answer|>\n")
+    c = build_prompt("proposer", None, chat_tok, references=[FUNC], describe=False)
+    assert "### Task" not in c and "### Solution" in c and "different from all of them" in c
+    target = render_task_completion(FUNC, describe=False)
+    assert target.startswith("### Solution") and parse_task(target).task.solutions == [FUNC.solutions[0].rstrip()]
+
+
 def test_chat_template_used_when_present(chat_tok, plain_tok):
     for role in ROLES:
         p = build_prompt(role, FUNC, chat_tok, code="def add(a, b): pass", feedback="failed")

@@ -14,6 +14,7 @@ from matrix.rewards import (
     coder_rewards,
     coder_rewards_labelfree,
     fixer_rewards,
+    proposer_batch_rewards,
     proposer_rewards,
     test_correct,
     tester_rewards,
@@ -237,6 +238,52 @@ def test_proposer_rewards_absolute_zero():
     np.testing.assert_allclose(out, [0.0, 0.875, 0.0, -0.5])
     with pytest.raises(ValueError):
         proposer_rewards(1.5)
+
+
+def test_proposer_graded_penalties():
+    # malformed < broken < degenerate (runs, teaches nothing new) < valid but unlearnable (0)
+    assert proposer_rewards(0.5, valid=False, runs=True) == -0.25
+    assert proposer_rewards(0.5, valid=False, wellformed=False, runs=True) == -1.0
+    assert proposer_rewards(0.5, valid=True, runs=True) == 0.5  # runs only matters for invalid ones
+
+
+def test_proposer_batch_rewards_hand_worked():
+    # 6 proposals: a learnable task proposed twice, a unique learnable one, an always-solved one,
+    # a duplicate of a known task, a broken one, garbage
+    grades = ["valid", "valid", "valid", "valid", "degenerate", "broken"]
+    rates = [0.25, 0.25, 0.5, 1.0, np.nan, np.nan]
+    keys = ["a", "a", "b", "c", "d", None]
+    r = proposer_batch_rewards(rates, grades, keys, repetition_weight=0.5)
+    # 0.75 - 0.5 * 1/5 = 0.65 for each copy of "a"; "b": 0.5; "c": 0.0; then -0.25, -0.5
+    np.testing.assert_allclose(r, [0.65, 0.65, 0.5, 0.0, -0.25, -0.5])
+    np.testing.assert_allclose(proposer_batch_rewards(rates, grades, keys), [0.75, 0.75, 0.5, 0.0, -0.25, -0.5])
+    # a batch that repeats one task four times: the penalty floors at 0
+    np.testing.assert_allclose(proposer_batch_rewards([0.75] * 4, ["valid"] * 4, ["k"] * 4, repetition_weight=1.0),
+                               [0.0] * 4)
+    # the cluster counts every proposal with the key (a rejected repeat of a valid task too), but
+    # only the valid ones pay: 0.75 - 0.5 * 2/3 for the valid one, the rejected ones keep their grade
+    np.testing.assert_allclose(proposer_batch_rewards([0.25, 0, 0, 0.5], ["valid", "degenerate", "malformed", "valid"],
+                                                      ["k", "k", "k", None], 0.5), [0.75 - 1 / 3, -0.25, -1.0, 0.5])
+    with pytest.raises(ValueError):
+        proposer_batch_rewards([0.5], ["great"])
+    with pytest.raises(ValueError):
+        proposer_batch_rewards([0.5], ["valid"], repetition_weight=-1)
+
+
+@FAST
+@given(st.lists(st.tuples(st.sampled_from(["valid", "degenerate", "broken", "malformed"]),
+                          st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]), st.sampled_from("abc")),
+                min_size=1, max_size=8), st.floats(0, 2))
+def test_proposer_batch_rewards_properties(items, weight):
+    grades, rates, keys = map(list, zip(*items))
+    r = proposer_batch_rewards(rates, grades, keys, repetition_weight=weight)
+    free = proposer_batch_rewards(rates, grades, keys)
+    for g, x, y, rate in zip(grades, r, free, rates):
+        if g == "valid":
+            assert 0.0 <= x <= y <= 1.0  # the penalty only lowers a valid reward, never below 0
+            assert (y > 0) == (0 < rate < 1)  # high only for a solve rate strictly inside (0, 1)
+        else:
+            assert x == y < 0  # every rejection earns less than any valid proposal
 
 
 @FAST

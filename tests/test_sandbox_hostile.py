@@ -362,6 +362,9 @@ def f():
     return hits[0] if hits else -1
 """
     r = cell(ex, code, "assert f() == 987654321")
+    assert r.status == "error" and "gc.get_objects" in r.error  # scanning the heap is forbidden
+    frames_only = code.replace("for o in gc.get_objects():", "for o in []:")
+    r = cell(ex, frames_only, "assert f() == 987654321")
     assert r.status == "fail"
     assert r.value == -1
 

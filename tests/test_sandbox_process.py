@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from matrix import sandbox
+from matrix import workers as sandbox
 from matrix.engine import ExecConfig, Executor
 from matrix.tasks import Task, Test
 

@@ -80,7 +80,6 @@ def test_select_other_methods(pool):
 @pytest.mark.parametrize("case, message", [
     ("unknown", "codes.jsonl:1: field 'task_id': unknown task_id 'nope'"),
     ("empty", "codes.jsonl: no codes in file"),
-    ("no_tests", "tests.jsonl: field 'task_id': no tests for task 'big'"),
     ("method", "field '--method': unknown selection method"),
 ])
 def test_select_bad_input(pool, capsys, case, message):
@@ -89,8 +88,6 @@ def test_select_bad_input(pool, capsys, case, message):
         args["codes"] = write(pool["dir"] / "codes.jsonl", [{"task_id": "nope", "code": "x = 1"}])
     elif case == "empty":
         args["codes"] = write(pool["dir"] / "codes.jsonl", [])
-    elif case == "no_tests":
-        args["tests"] = write(pool["dir"] / "tests.jsonl", [{"task_id": "add", "test": "assert add(1, 1) == 2"}])
     else:
         args["method"] = "oracle"
     out = pool["dir"] / "never.jsonl"
@@ -100,6 +97,35 @@ def test_select_bad_input(pool, capsys, case, message):
     assert rc == 2 and message in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
     assert not out.exists()
+
+
+def test_select_decides_a_task_without_tests_by_consensus(pool, tmp_path, monkeypatch):
+    """A task with candidates but no tests: the statement's examples (none here) and output
+    consensus on inputs drawn from... nothing to draw from: it says so; with an example in the
+    statement, the example and the consensus on calls shaped like it decide. Nothing is written
+    into the directory coevo runs from (no .hypothesis/)."""
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    tasks = write(pool["dir"] / "tasks2.jsonl", [
+        {"task_id": "dbl", "prompt": "Double x.\n>>> dbl(3)\n6\n", "entry_point": "dbl"},
+        {"task_id": "none", "prompt": "Anything.", "entry_point": "g"}])
+    codes = write(pool["dir"] / "codes2.jsonl", [
+        {"task_id": "dbl", "code": "def dbl(x):\n    return x + x + (x > 5)\n"},
+        {"task_id": "dbl", "code": "def dbl(x):\n    return 2 * x\n"},
+        {"task_id": "dbl", "code": "def dbl(x):\n    return x * 2\n"},
+        {"task_id": "dbl", "code": "def dbl(x):\n    while True:\n        pass\n"},
+        {"task_id": "none", "code": "def g():\n    return 1\n"},
+        {"task_id": "none", "code": "def g():\n    return 2\n"}])
+    tests = write(pool["dir"] / "tests2.jsonl", [{"task_id": "dbl", "test": "assert dbl(1) == 2"}][:0])
+    out = pool["dir"] / "sel2.jsonl"
+    assert main(["select", "--tasks", tasks, "--codes", codes, "--tests", tests, "--out", str(out),
+                 "--timeout", "1", "--quiet"]) == 0
+    rows = {r["task_id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert rows["dbl"]["n_tests"] == 0 and rows["dbl"]["index"] in (1, 2)
+    assert rows["dbl"]["decided_by"] == ["examples", "consensus"]
+    assert rows["none"]["decided_by"][0].startswith("nothing")
+    assert list(cwd.iterdir()) == []
 
 
 def test_eval_report(pool):

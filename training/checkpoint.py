@@ -92,6 +92,32 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def current_umask() -> int:
+    """The process's umask (read from /proc where it is shown, so no other thread sees it change)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def apply_umask(root: str | Path) -> None:
+    """Give every file under ``root`` the mode a plain ``open(path, "w")`` gives (0666 less the
+    umask): safetensors writes its files 0600 whatever the umask, so a shared run directory's
+    weights would be unreadable to the group that reads the rest."""
+    mode = 0o666 & ~current_umask()
+    for dirpath, _dirs, files in os.walk(root):
+        for name in files:
+            p = os.path.join(dirpath, name)
+            if not os.path.islink(p):
+                os.chmod(p, mode)
+
+
 def fsync_tree(root: Path) -> None:
     for dirpath, _dirs, files in os.walk(root):
         for name in files:
@@ -145,6 +171,7 @@ def save_checkpoint(run_dir: str | Path, step: int, *, trainer=None, model=None,
         meta = {"step": int(step), "time": time.time(), "world_size": D.world_size(), "files": files,
                 **(extra_meta or {})}
         (tmp / "meta.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
+        apply_umask(tmp)
         fsync_tree(tmp)
         if final.exists():  # a folder from a run that crashed before moving the pointer
             shutil.rmtree(final)

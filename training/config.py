@@ -39,6 +39,17 @@ Fields
   ratio exactly 1 and the sampler/trainer numerical mismatch never enters the loss; the sampler's
   log-probs are kept for the ``logprob_diff`` diagnostic. ``sampler``: the rollouts' log-probs
   (no extra forward; the ratio then also carries the sampler/trainer mismatch).
+* ``importance_sampling_level``: ``token`` (default) = one ratio per token; ``sequence`` = GSPO's
+  sequence ratio, the geometric mean of the sequence's token ratios, clipped with
+  ``eps_low``/``eps_high`` (GSPO uses 3e-4 / 4e-4 and ``seq_mean_token_mean``); see
+  :mod:`training.losses`.
+* ``is_correction``: sampler correction for rollouts whose log-probs come from another engine
+  (vLLM): ``none`` (default), ``token_truncate`` (TRL's ``vllm_importance_sampling_correction``
+  with ``token_truncate``: per-token ratio trainer/sampler, capped at ``is_clip_max``),
+  ``token_mask``, ``sequence_truncate``, ``sequence_mask``. The trainer's old log-probs are the
+  numerator, so it needs ``old_logprobs: recompute``; rollouts without sampler log-probs get
+  weight 1. Adds the ``mismatch/*`` and ``is/*`` metrics (see :mod:`training.trainer`).
+  ``is_clip_max`` (2.0) / ``is_clip_min`` (none): the bounds C_max / C_min.
 * ``temperature``: the training forward divides logits by it (set it to the sampling
   temperature); top-p is not applied in training.
 * ``lr_schedule``/``warmup_steps``/``total_steps`` count calls to ``PolicyTrainer.step`` (rollout
@@ -62,6 +73,8 @@ SCALE_REWARDS = ("group", "batch", "none")
 AGGREGATIONS = ("token_mean", "seq_mean_token_mean", "constant_norm")
 LR_SCHEDULES = ("constant", "cosine", "linear")
 OLD_LOGPROBS = ("recompute", "sampler")
+IS_LEVELS = ("token", "sequence")
+IS_CORRECTIONS = ("none", "token_truncate", "token_mask", "sequence_truncate", "sequence_mask")
 
 PRESETS: dict[str, dict[str, Any]] = {
     "grpo_plus": dict(scale_rewards="group", aggregation="token_mean", eps_low=0.2, eps_high=0.28,
@@ -92,6 +105,10 @@ class GRPOConfig:
     temperature: float = 1.0
     role_weights: dict[str, float] = field(default_factory=dict)
     old_logprobs: str = "recompute"
+    importance_sampling_level: str = "token"  # token | sequence (GSPO)
+    is_correction: str = "none"  # sampler correction: none | token_truncate | token_mask | sequence_*
+    is_clip_max: float | None = 2.0  # C_max of the sampler correction (None: no upper bound)
+    is_clip_min: float | None = None  # C_min (None: no lower bound)
     # update
     updates_per_batch: int = 2
     epochs: int = 1
@@ -132,6 +149,21 @@ class GRPOConfig:
         _in(c, "aggregation", AGGREGATIONS)
         _in(c, "lr_schedule", LR_SCHEDULES)
         _in(c, "old_logprobs", OLD_LOGPROBS)
+        _in(c, "importance_sampling_level", IS_LEVELS)
+        _in(c, "is_correction", IS_CORRECTIONS)
+        if c.is_correction != "none":
+            if c.old_logprobs != "recompute":
+                raise ValueError("is_correction: needs old_logprobs='recompute' (with 'sampler' the ratio already "
+                                 "carries the sampler/trainer mismatch)")
+            for name in ("is_clip_max", "is_clip_min"):
+                v = getattr(c, name)
+                if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0
+                                      or not math.isfinite(v)):
+                    raise ValueError(f"{name}: must be a finite number > 0 or null")
+            if c.is_clip_max is None and c.is_clip_min is None:
+                raise ValueError("is_clip_max: set is_clip_max and/or is_clip_min for the sampler correction")
+            if c.is_clip_max is not None and c.is_clip_min is not None and not c.is_clip_min < c.is_clip_max:
+                raise ValueError("is_clip_min: must be < is_clip_max")
         if not 0 <= c.eps_low < 1:
             raise ValueError("eps_low: must be in [0, 1)")
         if not c.eps_high >= 0:

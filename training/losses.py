@@ -20,11 +20,37 @@ sequences with at least one loss token.
 Statistics (over masked tokens): ``clip_frac_low`` = fraction with rho < 1 - eps_low and A < 0,
 ``clip_frac_high`` = rho > 1 + eps_high and A > 0 (the tokens whose gradient the clip removes),
 ``ratio_mean``, ``ratio_max``, ``kl`` (mean k3), ``n_tokens``.
+
+Sequence-level ratio (GSPO, ``importance_sampling_level: sequence``). Instead of one ratio per
+token, each sequence b gets the geometric mean of its token ratios over its loss tokens::
+
+    s_b = exp( sum_t mask_bt (new_bt - old_bt) / n_b )
+
+which replaces ``rho`` for every token of b (clip, min, statistics alike). Its gradient is
+``s_b / n_b * sum_t grad new_bt`` where unclipped: GSPO's. GSPO's paper clips it with a much
+tighter range (eps 3e-4 / 4e-4) than the token ratio; set ``eps_low`` / ``eps_high`` accordingly.
+
+Sampler correction (truncated importance sampling). When the sampler (e.g. vLLM in bf16) and the
+trainer do not give the same log-probs, the samples come from pi_sampler, not from pi_old, and
+the surrogate is re-weighted by ``w = pi_old / pi_sampler`` per completion token, with no gradient
+(:func:`sampler_importance_weights`)::
+
+    token_truncate      w_bt = clamp(exp(old_bt - smp_bt), C_min, C_max)
+    token_mask          w_bt = exp(old_bt - smp_bt) if inside [C_min, C_max] else 0
+    sequence_truncate   w_b  = clamp(exp(sum_t mask_bt (old_bt - smp_bt)), C_min, C_max), on every token
+    sequence_mask       w_b  = exp(sum_t ...) if inside [C_min, C_max] else 0
+
+(a missing bound is no bound). ``l_bt`` above is multiplied by ``w_bt`` before the KL term is
+added, as TRL's ``vllm_importance_sampling_correction`` does.
 """
 
 from __future__ import annotations
 
+import math
+
 import torch
+
+from training.config import IS_CORRECTIONS, IS_LEVELS
 
 AGGREGATIONS = ("token_mean", "seq_mean_token_mean", "constant_norm")
 
@@ -68,14 +94,18 @@ def loss_denominator(aggregation: str, n_tokens: float, n_seqs: float, max_len: 
 
 def policy_loss(new_logp: torch.Tensor, old_logp: torch.Tensor, adv: torch.Tensor, mask: torch.Tensor, cfg,
                 ref_logp: torch.Tensor | None = None, *, denominator: float | None = None,
-                max_len: int | None = None) -> tuple[torch.Tensor, dict[str, float]]:
+                max_len: int | None = None, is_weights: torch.Tensor | None = None
+                ) -> tuple[torch.Tensor, dict[str, float]]:
     """The clipped surrogate loss of one (micro-)batch and its statistics.
 
     ``new_logp``, ``old_logp``, ``mask``, ``ref_logp``: [B, T]; ``adv``: [B] (or [B, T]);
     ``cfg``: anything with ``eps_low``, ``eps_high``, ``beta``, ``aggregation`` and
-    ``max_completion_length`` (a resolved :class:`~training.config.GRPOConfig`).
+    ``max_completion_length`` (a resolved :class:`~training.config.GRPOConfig`), and optionally
+    ``importance_sampling_level`` (``token``, the default, or ``sequence``: GSPO's ratio).
     ``denominator``: the divisor of the whole mini-batch; ``None`` = this batch's own.
     ``max_len``: constant_norm's L when ``cfg.max_completion_length`` is None (default: T).
+    ``is_weights``: [B, T] sampler-correction weights (:func:`sampler_importance_weights`;
+    no gradient), multiplying each token's surrogate loss; ``None`` = no correction.
     """
     mask = mask.to(new_logp.dtype)
     if adv.dim() == 1:
@@ -84,9 +114,17 @@ def policy_loss(new_logp: torch.Tensor, old_logp: torch.Tensor, adv: torch.Tenso
     log_ratio = new_logp - old_logp.detach()
     # masked (padding) positions may hold anything, including -inf: keep them out of exp()
     log_ratio = torch.where(mask > 0, log_ratio, torch.zeros_like(log_ratio))
+    level = getattr(cfg, "importance_sampling_level", "token") or "token"
+    if level == "sequence":  # GSPO: the geometric mean of the sequence's token ratios, on every token
+        seq = log_ratio.sum(-1) / mask.sum(-1).clamp(min=1.0)
+        log_ratio = seq[:, None].expand_as(log_ratio)
+    elif level != "token":
+        raise ValueError(f"importance_sampling_level: must be one of {list(IS_LEVELS)}, got {level!r}")
     ratio = torch.exp(log_ratio)
     clipped = torch.clamp(ratio, 1.0 - cfg.eps_low, 1.0 + cfg.eps_high)
     per_token = -torch.minimum(ratio * adv, clipped * adv)
+    if is_weights is not None:
+        per_token = per_token * is_weights.detach().to(per_token.dtype)
     kl = None
     if cfg.beta and ref_logp is not None:
         d = torch.where(mask > 0, ref_logp.detach() - new_logp, torch.zeros_like(new_logp))
@@ -117,3 +155,64 @@ def policy_loss(new_logp: torch.Tensor, old_logp: torch.Tensor, adv: torch.Tenso
              "clip_frac": (vals[1] + vals[2]) / n, "ratio_mean": vals[3] / n,
              "ratio_max": vals[4] if vals[0] > 0 else 1.0, "kl": vals[5] / n}
     return loss, stats
+
+
+def sampler_importance_weights(trainer_logp: torch.Tensor, sampler_logp: torch.Tensor, mask: torch.Tensor,
+                               mode: str, clip_max: float | None = 2.0, clip_min: float | None = None,
+                               has_sampler: torch.Tensor | None = None) -> tuple[torch.Tensor, dict[str, float]]:
+    """Sampler-correction weights ``w = pi_trainer / pi_sampler`` (see the module doc) and statistics.
+
+    ``trainer_logp`` (the trainer's log-probs of the sampled tokens before the update, i.e. the
+    old log-probs), ``sampler_logp``, ``mask``: [B, T]; ``has_sampler``: [B] bool, rows whose
+    sampler log-probs are known (default: all); other rows, and padding, get weight 1.
+    ``mode``: one of ``IS_CORRECTIONS`` other than ``none``; ``clip_max`` / ``clip_min``:
+    C_max / C_min (``None``: no bound; at least one must be given).
+
+    Returns ``(w [B, T] float32 without gradient, stats)``; stats are sums and extremes so that
+    micro-batches and ranks can be combined: ``n`` (tokens with a sampler log-prob),
+    ``diff_sum`` / ``diff_max`` (|trainer - sampler|), ``k3_sum`` (k3 estimate of
+    KL(sampler || trainer) per token: ``exp(d) - d - 1`` with ``d = trainer - sampler``),
+    ``units`` (tokens, or sequences in the sequence modes), ``w_sum`` / ``w_min`` / ``w_max`` (of
+    the weights of those units) and ``outside`` (units whose raw ratio was outside
+    [C_min, C_max], i.e. truncated or masked).
+    """
+    if mode not in IS_CORRECTIONS or mode == "none":
+        raise ValueError(f"mode: must be one of {list(IS_CORRECTIONS[1:])}, got {mode!r}")
+    if clip_max is None and clip_min is None:
+        raise ValueError("clip_max: at least one of clip_max / clip_min is needed")
+    with torch.no_grad():
+        m = mask > 0
+        if has_sampler is not None:
+            m = m & has_sampler.to(torch.bool)[:, None]
+        mf = m.to(torch.float32)
+        d = torch.where(m, trainer_logp.detach().float() - sampler_logp.detach().float(),
+                        torch.zeros_like(mf))
+        hi = math.inf if clip_max is None else float(clip_max)
+        lo = -math.inf if clip_min is None else float(clip_min)
+        if mode.startswith("sequence"):
+            raw = torch.exp(d.sum(-1))  # [B]: product of the token ratios
+            unit_mask = m.any(-1)
+        else:
+            raw = torch.exp(d)
+            unit_mask = m
+        outside = (raw < lo) | (raw > hi)
+        if mode.endswith("truncate"):
+            w = raw.clamp(min=None if clip_min is None else lo, max=None if clip_max is None else hi)
+        else:
+            w = torch.where(outside, torch.zeros_like(raw), raw)
+        w = torch.where(unit_mask, w, torch.ones_like(w))
+        if mode.startswith("sequence"):
+            w = w[:, None].expand_as(d)
+            units_w = w[:, 0][unit_mask]
+        else:
+            units_w = w[unit_mask]
+        n = mf.sum()
+        k3 = (torch.exp(d) - d - 1.0).clamp(min=0.0) * mf  # >= 0; float rounding of tiny d may not be
+        absd = d.abs()
+        vals = torch.stack([n, absd.sum(), absd.max() if absd.numel() else n.new_zeros(()), k3.sum(),
+                            n.new_tensor(float(units_w.numel())), units_w.sum(),
+                            units_w.min() if units_w.numel() else n.new_tensor(math.inf),
+                            units_w.max() if units_w.numel() else n.new_tensor(-math.inf),
+                            (outside & unit_mask).sum().to(n.dtype)]).tolist()
+    keys = ("n", "diff_sum", "diff_max", "k3_sum", "units", "w_sum", "w_min", "w_max", "outside")
+    return w.contiguous(), dict(zip(keys, vals))

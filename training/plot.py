@@ -5,7 +5,9 @@ Metrics are grouped into panels by the part of their name before the first ``/``
 come in a fixed order of importance (reward, loss, clip_frac, kl, grad_norm, lr, tokens_per_s,
 ...), then the rest alphabetically, up to ``max_panels``. ``time``, text values, nulls and panels
 outside that list whose values never change (bookkeeping counters) are skipped. ``keys``
-restricts the plot to metrics whose name or panel matches.
+restricts the plot to metrics whose name or panel matches. Panels in ``STACKED`` are drawn as
+stacked areas (``reject``: the shares of the step's proposals refused for each reason, stacked up
+to ``1 - proposer/valid_frac``).
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ from pathlib import Path
 from training.logging import METRICS_FILE, read_metrics
 
 PRIORITY = ("eval", "reward", "loss", "clip_frac", "kl", "grad_norm", "lr", "tokens_per_s", "adv_abs", "train",
-            "ratio_mean", "ratio_max", "logprob_diff", "frac_zero_std", "groups_zero_std", "samples_in_loss")
+            "proposer", "reject", "curriculum", "ratio_mean", "ratio_max", "logprob_diff", "frac_zero_std", "groups_zero_std", "samples_in_loss")
 SKIP = {"step", "time"}
+CURVES_FILE = "curves.png"  # RUN_DIR/curves.png: drawn at the end of a run and by `coevo plot RUN_DIR`
+STACKED = {"reject"}
 EXTRA_SKIP = {"tasks", "seconds"}
 
 
@@ -39,7 +43,7 @@ def plot_metrics(source: str | Path, out_png: str | Path | None = None, *, keys:
                  max_panels: int = 16, smooth: int = 1, title: str | None = None,
                  extra: dict[str, list[dict]] | None = None) -> Path:
     """Draw the curves of a run dir (or a metrics.jsonl) into ``out_png`` (default
-    ``RUN_DIR/metrics.png``); returns the PNG path. ``smooth`` > 1 adds a moving average."""
+    ``RUN_DIR/curves.png``); returns the PNG path. ``smooth`` > 1 adds a moving average."""
     import matplotlib
 
     matplotlib.use("Agg", force=True)
@@ -78,6 +82,9 @@ def plot_metrics(source: str | Path, out_png: str | Path | None = None, *, keys:
     rows = math.ceil(n / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.4 * rows), squeeze=False)
     for ax, panel in zip(axes.flat, order):
+        if panel in STACKED:
+            _stack(ax, panel, panels[panel], series)
+            continue
         for k in panels[panel]:
             xs, ys = series[k]
             label = k.split("/", 1)[1] if "/" in k else k
@@ -95,8 +102,31 @@ def plot_metrics(source: str | Path, out_png: str | Path | None = None, *, keys:
     last = max(r["step"] for r in records)
     fig.suptitle(title or f"{path.parent.name}  (steps 1..{last})")
     fig.tight_layout(rect=(0, 0, 1, 0.97))
-    out = Path(out_png) if out_png else path.parent / "metrics.png"
+    out = Path(out_png) if out_png else path.parent / CURVES_FILE
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=100)
     plt.close(fig)
     return out
+
+
+def stacked_rows(keys: list[str], series: dict[str, tuple[list[int], list[float]]]) -> tuple[list[int], list[list[float]]]:
+    """The steps where any of ``keys`` was logged and one row per key on those steps (0 where
+    that key is missing), for a stacked plot."""
+    steps = sorted({x for k in keys for x in series[k][0]})
+    rows = []
+    for k in keys:
+        at = dict(zip(*series[k]))
+        rows.append([at.get(x, 0.0) for x in steps])
+    return steps, rows
+
+
+def _stack(ax, panel: str, keys: list[str], series) -> None:
+    keys = [k for k in keys if any(series[k][1])]  # reasons that never occurred stay out of the legend
+    if keys:
+        steps, rows = stacked_rows(keys, series)
+        ax.stackplot(steps, rows, labels=[k.split("/", 1)[1] for k in keys], alpha=0.85)
+        ax.legend(fontsize=6, loc="upper right", ncol=2)
+    ax.set_ylim(0, 1.0)
+    ax.set_title(f"{panel} (share of proposals)")
+    ax.set_xlabel("step")
+    ax.grid(alpha=0.3)

@@ -58,11 +58,35 @@ Metrics returned by :meth:`step` (floats): ``loss`` (mean mini-batch loss), ``cl
 ``reward/<role>``, ``reward_std/<role>`` (all finite rewards, truncated included),
 ``samples/<role>``, ``adv_abs/<role>`` (mean |advantage| in the loss), ``frac_zero_std/<role>``.
 
+Sampler correction (``is_correction`` other than ``none``; for rollouts sampled by another engine,
+e.g. vLLM): when a micro-batch's old log-probs are known (before the batch's first optimizer
+step, see 4.), :func:`training.losses.sampler_importance_weights` turns old vs sampler log-probs
+into capped weights that multiply every token's loss for all the batch's optimizer steps. Rows
+without sampler log-probs get weight 1. Extra metrics (over loss tokens with sampler log-probs, all
+ranks): ``mismatch/logprob_diff_max`` (max |trainer - sampler|; the mean is ``logprob_diff``),
+``mismatch/kl`` (mean k3 estimate of KL(sampler || trainer)), ``is/ratio_mean``,
+``is/ratio_min``, ``is/ratio_max`` (the weights after capping, per token or per sequence) and
+``is/outside_frac`` (share of tokens or sequences whose ratio was capped or masked). With the
+option off the metrics are exactly those above.
+
+GSPO (``importance_sampling_level: sequence``): the ratio is per sequence (see
+:mod:`training.losses`); clip and ratio statistics then count a sequence's ratio on each of its
+tokens.
+
 Precision and devices. The model stays where it is (``model.to(device)`` before building the
 trainer). With ``bf16`` (``auto``: CUDA with bf16 support) the forward runs under bf16 autocast
 with fp32 weights, or, with DeepSpeed, in DeepSpeed's bf16 mode (bf16 weights, fp32 master copy).
 Log-probs are always computed in float32 from the logits. Dropout is disabled at construction
-(``disable_dropout``) so forwards are deterministic and the first ratio is exactly 1.
+(``disable_dropout``) so forwards are deterministic and the first ratio is exactly 1. bf16
+autocast also runs on CPU (``bf16: true``; ``auto`` turns it on for CUDA only), and so does
+``gradient_checkpointing`` (the model's ``gradient_checkpointing_enable``); ZeRO-2/3 and bf16 on
+CUDA are written for, but not tested by, the CPU test suite.
+
+Rollout engines with their own copy of the weights (:mod:`roles.vllm_engine`) read the policy
+through :meth:`iter_full_parameters` (under ZeRO-3 one gathered parameter at a time) and compare
+:attr:`weights_version` (bumped by every optimizer step and checkpoint load) with the version they
+hold; :attr:`gather_for_generation` = False stops :meth:`generation_context` from gathering ZeRO-3
+weights for sampling that such an engine does not need.
 """
 
 from __future__ import annotations
@@ -74,6 +98,7 @@ import inspect
 import json
 import math
 import time
+import warnings
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
@@ -85,12 +110,15 @@ from training import distributed as D
 from training.advantages import compute_advantages
 from training.batch import MicroBatch, collate, dummy_batch, plan_micro_batches
 from training.config import GRPOConfig
-from training.losses import loss_denominator, policy_loss, token_logprobs
+from training.losses import loss_denominator, policy_loss, sampler_importance_weights, token_logprobs
 from training.rollout import Rollout, check_rollouts
 
 # stats accumulated over micro-batches, summed over ranks
 _SUM_KEYS = ("loss", "tok", "clip_low", "clip_high", "ratio_sum", "kl_sum", "diff_sum", "diff_n",
              "train_tokens", "aux_tokens", "samples")
+# sampler-correction stats (only with is_correction): summed, and extremes
+_IS_SUM_KEYS = ("n", "diff_sum", "k3_sum", "units", "w_sum", "outside")
+_IS_MAX_KEYS = ("diff_max", "w_max")
 
 
 class PolicyTrainer:
@@ -103,6 +131,8 @@ class PolicyTrainer:
         self.pad_token_id = int(pad_token_id)
         self.step_count = 0  # calls to step() done
         self.optimizer_steps = 0
+        self.weights_version = 0  # changes whenever the weights do (optimizer step, checkpoint load)
+        self.gather_for_generation = True  # generation_context gathers ZeRO-3 weights (HF sampling)
         cfg = self.cfg
         if cfg.disable_dropout:
             _disable_dropout(model)
@@ -135,6 +165,12 @@ class PolicyTrainer:
         else:
             self._model = model
             params = [p for p in model.parameters() if p.requires_grad]
+            low = sorted({str(p.dtype).removeprefix("torch.") for p in params if p.dtype in (torch.bfloat16, torch.float16)})
+            if low:
+                warnings.warn(f"training {'/'.join(low)} weights with plain AdamW: updates smaller than the weights' "
+                              f"rounding step (lr {cfg.lr:g}) are lost; load the model in float32 "
+                              "(model.dtype: float32; bf16: true still computes in bf16) or use DeepSpeed",
+                              stacklevel=2)
             self.optimizer = torch.optim.AdamW(params, lr=cfg.lr, betas=tuple(cfg.betas), eps=cfg.adam_eps,
                                                weight_decay=cfg.weight_decay,
                                                **({"fused": True} if dev.type == "cuda" else {}))
@@ -217,13 +253,40 @@ class PolicyTrainer:
             return 0
         return int(self.engine.zero_optimization_stage())
 
-    def generation_context(self):
-        """Context for sampling with :attr:`model`: under ZeRO-3 gathers the full weights."""
+    def generation_context(self, gather: bool | None = None):
+        """Context for sampling with :attr:`model`: under ZeRO-3 gathers the full weights (unless
+        ``gather`` is False, or it is None and :attr:`gather_for_generation` is False); with
+        ``bf16`` on CUDA and float32 weights (no DeepSpeed), samples under bf16 autocast like the
+        training forward."""
+        if gather is None:
+            gather = self.gather_for_generation
+        stack = contextlib.ExitStack()
+        if gather and self.zero_stage == 3:
+            import deepspeed
+
+            stack.enter_context(deepspeed.zero.GatheredParameters(list(self._model.parameters()), modifier_rank=None))
+        if self.bf16 and self.engine is None and self.device.type == "cuda":
+            stack.enter_context(torch.autocast(device_type="cuda", dtype=torch.bfloat16))
+        return stack
+
+    def iter_full_parameters(self):
+        """``(name, tensor)`` for every parameter of :attr:`model`, full-size, in
+        ``named_parameters`` order (tied weights once), for pushing into a rollout engine.
+
+        Under ZeRO-3 each parameter is gathered on its own (peak memory: one parameter) and the
+        tensor is only valid until the next item is requested: copy it or load it at once. The
+        gathers are collective: every rank must run the whole iteration. Other engines yield the
+        live parameters (no copy).
+        """
         if self.zero_stage == 3:
             import deepspeed
 
-            return deepspeed.zero.GatheredParameters(list(self._model.parameters()), modifier_rank=None)
-        return contextlib.nullcontext()
+            for name, p in self._model.named_parameters():
+                with deepspeed.zero.GatheredParameters([p], modifier_rank=None):
+                    yield name, p.data
+        else:
+            for name, p in self._model.named_parameters():
+                yield name, p.data
 
     # ------------------------------------------------------------------ the update
     def step(self, rollouts: Sequence[Rollout], *, local: bool = False) -> dict[str, float]:
@@ -333,6 +396,7 @@ class PolicyTrainer:
                         ratio_max = max(ratio_max, rmax)
                     grad_norms.append(self._optimizer_step())
                     self.optimizer_steps += 1
+                    self.weights_version += 1
         finally:
             if not was_training:
                 self._model.eval()
@@ -375,9 +439,26 @@ class PolicyTrainer:
         if cfg.peak_tflops and elapsed > 0:
             flops = 6.0 * self._n_params * acc["train_tokens"] + 2.0 * self._n_params * acc["aux_tokens"]
             m["mfu"] = flops / elapsed / (cfg.peak_tflops * 1e12)
+        if cfg.is_correction != "none":
+            m.update(self._is_metrics(acc))
         m.update(_role_metrics(A, rewards, roles, adv, train))
         self.last_metrics = m
         return m
+
+    @staticmethod
+    def _is_metrics(acc) -> dict[str, float]:
+        """The sampler-correction metrics over all ranks (see the module doc)."""
+        sums = D.all_reduce(torch.tensor([acc["is_" + k] for k in _IS_SUM_KEYS], dtype=torch.float64))
+        s = dict(zip(_IS_SUM_KEYS, sums.tolist()))
+        ext = torch.tensor([acc.get("is_diff_max", -math.inf), acc.get("is_w_max", -math.inf),
+                            -acc.get("is_w_min", math.inf)], dtype=torch.float64)
+        diff_max, w_max, neg_w_min = D.all_reduce(ext, "max").tolist()
+        if s["n"] <= 0:  # no rollout brought sampler log-probs
+            return {}
+        units = max(s["units"], 1.0)
+        return {"mismatch/logprob_diff_max": diff_max, "mismatch/kl": s["k3_sum"] / s["n"],
+                "is/ratio_mean": s["w_sum"] / units, "is/ratio_min": -neg_w_min, "is/ratio_max": w_max,
+                "is/outside_frac": s["outside"] / units}
 
     # ------------------------------------------------------------------ pieces
     def _forward(self, model, mb: MicroBatch):
@@ -400,12 +481,24 @@ class PolicyTrainer:
         return token_logprobs(logits, mb.completion_ids, self.cfg.temperature)
 
     def _diag(self, mb: MicroBatch, lp: torch.Tensor, acc) -> None:
-        """Sampler vs trainer log-prob difference on loss tokens of rows with sampler log-probs."""
+        """Sampler vs trainer log-prob difference on loss tokens of rows with sampler log-probs;
+        with the sampler correction on, also this micro-batch's importance weights (``lp`` are its
+        old log-probs: the correction holds for all optimizer steps of the batch)."""
         if bool(mb.has_sampler.any()):
             m = mb.loss_mask * mb.has_sampler[:, None].float()
             diff = ((lp.detach() - mb.sampler_logp).abs() * m).sum()
             acc["diff_sum"] += float(diff)
             acc["diff_n"] += float(m.sum())
+            cfg = self.cfg
+            if cfg.is_correction != "none":
+                w, st = sampler_importance_weights(lp, mb.sampler_logp, mb.loss_mask, cfg.is_correction,
+                                                   cfg.is_clip_max, cfg.is_clip_min, mb.has_sampler)
+                mb.cache["is"] = w
+                for k in _IS_SUM_KEYS:
+                    acc["is_" + k] += st[k]
+                for k in _IS_MAX_KEYS:
+                    acc["is_" + k] = max(acc.get("is_" + k, -math.inf), st[k])
+                acc["is_w_min"] = min(acc.get("is_w_min", math.inf), st["w_min"])
 
     def _micro_step(self, mb: MicroBatch, denom: float, W: int, L, acc, first: bool) -> float:
         cfg = self.cfg
@@ -426,7 +519,7 @@ class PolicyTrainer:
                 self._diag(mb, new, acc)
             old = mb.cache["old"]
         loss, st = policy_loss(new, old, mb.adv, mb.loss_mask, cfg, mb.cache.get("ref"), denominator=denom,
-                               max_len=L)
+                               max_len=L, is_weights=mb.cache.get("is"))
         # gradients are averaged over ranks: scale so the average is the global mini-batch gradient
         self._backward(loss * W if W > 1 else loss)
         n = st["n_tokens"]
@@ -471,6 +564,7 @@ class PolicyTrainer:
                 "optimizer": self.optimizer.state_dict()}
 
     def load_state_dict(self, state: dict) -> None:
+        self.weights_version += 1  # a checkpoint's weights are loaded with it (load_checkpoint)
         self.step_count = int(state["step"])
         self.optimizer_steps = int(state.get("optimizer_steps", 0))
         if "optimizer" in state:

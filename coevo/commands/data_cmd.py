@@ -3,7 +3,7 @@
 HELP = "convert MBPP / HumanEval / CodeContests files to tasks JSONL; validate task files"
 DESCRIPTION = """Dataset utilities.
 
-  coevo data convert --input mbpp.jsonl.gz --out tasks.jsonl [--format auto] [--limit N]
+  coevo data convert --input mbpp.jsonl.gz --out tasks.jsonl [--format auto] [--limit N]   (--out - : stdout)
   coevo data validate --tasks tasks.jsonl
   coevo data tinyworld --out DIR [--seed S]      (the tiny world's train/held-out tasks)
 
@@ -14,10 +14,12 @@ and directories saved with datasets' save_to_disk are read locally; nothing is d
 
 
 def add_arguments(parser):
+    from coevo.cli import add_output_options
+
     sub = parser.add_subparsers(dest="data_command", metavar="ACTION", required=True)
     conv = sub.add_parser("convert", help="convert a dataset file to tasks JSONL")
     conv.add_argument("--input", required=True, help="dataset file or saved dataset directory")
-    conv.add_argument("--out", required=True, help="tasks JSONL to write")
+    conv.add_argument("--out", required=True, help="tasks JSONL to write (- for stdout)")
     conv.add_argument("--format", default="auto",
                       choices=["auto", "coevo", "mbpp", "mbpp-sanitized", "humaneval", "codecontests"])
     conv.add_argument("--limit", type=int, default=None, help="keep only the first N tasks")
@@ -29,13 +31,21 @@ def add_arguments(parser):
     tw = sub.add_parser("tinyworld", help="write the tiny world's tasks (train.jsonl, heldout.jsonl)")
     tw.add_argument("--out", required=True, help="directory")
     tw.add_argument("--seed", type=int, default=0)
+    for action in (conv, val, tw):
+        add_output_options(action, progress=False)
 
 
 def run(args) -> int:
+    import json
     import sys
     from pathlib import Path
 
+    from matrix.errors import InputError
     from matrix.jsonl import write_jsonl_atomic
+
+    def say(msg: str) -> None:
+        if not args.quiet:
+            print(msg, file=sys.stderr)
 
     if args.data_command == "convert":
         from coevo.data import load_any
@@ -46,24 +56,29 @@ def run(args) -> int:
 
             tasks = filter_ids(tasks, args.ids)
         tasks = tasks[: args.limit] if args.limit else tasks
-        write_jsonl_atomic(args.out, (t.to_json() for t in tasks))
+        if args.out == "-":
+            sys.stdout.writelines(json.dumps(t.to_json(), ensure_ascii=False) + "\n" for t in tasks)
+            sys.stdout.flush()
+        else:
+            write_jsonl_atomic(args.out, (t.to_json() for t in tasks))
         n_tests = sum(len(t.tests) for t in tasks)
-        print(f"wrote {len(tasks)} tasks ({n_tests} tests) to {args.out}", file=sys.stderr)
+        say(f"wrote {len(tasks)} tasks ({n_tests} tests) to {'stdout' if args.out == '-' else args.out}")
         return 0
     if args.data_command == "validate":
         from matrix.tasks import load_tasks
 
         tasks = load_tasks(args.tasks)
-        print(f"{args.tasks}: {len(tasks)} valid tasks", file=sys.stderr)
+        say(f"{args.tasks}: {len(tasks)} valid tasks")
         return 0
     if args.data_command == "tinyworld":
+        if args.out == "-":
+            raise InputError("writes two files into a directory; '-' (stdout) cannot hold them", field="--out")
         from coevo.tinyworld.library import build_world
 
         world = build_world(seed=args.seed)
         out = Path(args.out)
         write_jsonl_atomic(out / "train.jsonl", (t.to_json() for t in world.train_tasks))
         write_jsonl_atomic(out / "heldout.jsonl", (t.to_json() for t in world.heldout_tasks))
-        print(f"wrote {len(world.train_tasks)} train and {len(world.heldout_tasks)} held-out tasks to {out}",
-              file=sys.stderr)
+        say(f"wrote {len(world.train_tasks)} train and {len(world.heldout_tasks)} held-out tasks to {out}")
         return 0
     return 2

@@ -7,24 +7,43 @@ DESCRIPTION = """The main job on a laptop CPU, with nothing downloaded:
   2. train a tokenizer and a small Llama-style model from scratch, SFT warm-up on all roles,
   3. evaluate on held-out tasks, co-evolve Coder/Tester/Fixer/Proposer with GRPO+, evaluate again.
 
-Writes DIR/summary.json {"before": {code_acc, test_acc, bon_acc, ...}, "after": {...}, "seconds"},
-DIR/metrics.jsonl, DIR/curves.png, DIR/model (usable as --model by `coevo solve` / `coevo gen-tests`)
-and DIR/heldout.jsonl. Re-running with the same --out resumes an interrupted demo.
+Writes DIR/summary.json {"before": {code_acc, test_acc, bon_acc, ...}, "after": {...}, "seconds",
+"roles"}, DIR/metrics.jsonl, DIR/curves.png, DIR/model (usable as --model by `coevo solve` /
+`coevo gen-tests`) and DIR/heldout.jsonl, and prints the before/after table (stdout).
 
   coevo demo --out runs/demo
   coevo demo --out runs/demo-coder --roles coder        (ablation: train the Coder alone)
 
-A DIR that already holds init/ (the SFT start of another demo, copied) starts RL from it, so an
-ablation can share the joint run's starting point."""
+An --out that already holds a demo is resumed as it was started (an interrupted demo continues; a
+finished one prints its results again); giving it other --roles, --config or overrides is refused,
+never mixed. A DIR that holds only init/ (the SFT start of another demo, copied) starts RL from
+it, so an ablation can share the joint run's starting point."""
+
+ALL_ROLES = "coder,tester,fixer,proposer"
 
 
 def add_arguments(parser):
-    parser.add_argument("--out", default="runs/demo", help="output directory (default runs/demo)")
-    parser.add_argument("--roles", default="coder,tester,fixer,proposer",
-                        help="comma-separated roles to train (default: all four)")
-    parser.add_argument("--config", help="YAML config to start from (default: the built-in tiny world)")
-    parser.add_argument("--no-progress", action="store_true")
+    from coevo.cli import add_output_options
+
+    parser.add_argument("--out", default="runs/demo", metavar="DIR", help="output directory (default runs/demo)")
+    parser.add_argument("--roles", default=None,
+                        help=f"comma-separated roles to train (default: all four, {ALL_ROLES})")
+    parser.add_argument("--config", metavar="FILE|NAME",
+                        help="YAML config or shipped config name to start from (default: the built-in tiny world)")
+    add_output_options(parser)
     parser.add_argument("overrides", nargs="*", metavar="key.sub=value", help="config overrides")
+
+
+def _differences(a: dict, b: dict, prefix: str = "") -> list[str]:
+    """Dotted fields whose values differ between two config dicts."""
+    out = []
+    for k in sorted(set(a) | set(b)):
+        va, vb = a.get(k), b.get(k)
+        if isinstance(va, dict) and isinstance(vb, dict):
+            out += _differences(va, vb, f"{prefix}{k}.")
+        elif va != vb:
+            out.append(f"{prefix}{k}")
+    return out
 
 
 def run(args) -> int:
@@ -33,30 +52,43 @@ def run(args) -> int:
     import time
     from pathlib import Path
 
-    from coevo.pipeline import resume_run, start_run, summarize
+    from coevo.cli import progress_enabled
+    from coevo.config import to_dict
+    from coevo.pipeline import CONFIG_FILE, load_run_config, report_lines, resume_run, start_run, summarize
+    from matrix.errors import InputError
     from matrix.jsonl import write_text_atomic
 
+    if args.out == "-":
+        raise InputError("the demo writes a directory; '-' (stdout) cannot hold it", field="--out")
     out = Path(args.out)
-    roles = [r.strip() for r in args.roles.split(",") if r.strip()]
+    roles = [r.strip() for r in (args.roles or ALL_ROLES).split(",") if r.strip()]
+    overrides = [f"loop.roles=[{','.join(roles)}]", *args.overrides]
     t0 = time.perf_counter()
-    progress = not args.no_progress
-    if (out / "config.yaml").exists():
-        print(f"[coevo] resuming the demo in {out}", file=sys.stderr)
+    progress = progress_enabled(args)
+    if (out / CONFIG_FILE).exists():
+        saved = load_run_config(out / CONFIG_FILE, check=False)
+        if args.roles is not None or args.config or args.overrides:
+            wanted = load_run_config(args.config, overrides, check=False)
+            diff = _differences(to_dict(saved), to_dict(wanted))
+            if diff:
+                raise InputError(f"already holds a demo started with other settings ({', '.join(diff[:4])}"
+                                 f"{', ...' if len(diff) > 4 else ''}); resume it with `coevo demo --out "
+                                 f"{out}` alone, or choose another --out", file=str(out))
+        if not args.quiet:
+            print(f"[coevo] resuming the demo in {out} (roles: {','.join(saved.loop.roles)})", file=sys.stderr)
         result = resume_run(out, progress=progress)
     else:
-        overrides = [f"loop.roles=[{','.join(roles)}]", *args.overrides]
         result = start_run(out, args.config, overrides, progress=progress)
     seconds = time.perf_counter() - t0  # of this invocation (a resumed demo counts its own part)
+    lines = report_lines(out, result["evals"])
     if not result["evals"]:
-        print("[coevo] no held-out evaluation was recorded (loop.eval_every=0?)", file=sys.stderr)
+        print("\n".join(lines), flush=True)
         return 1
     summary = summarize(result["evals"])
-    summary.update({"seconds": round(seconds, 1), "roles": roles})
-    write_text_atomic(out / "summary.json", json.dumps(summary, indent=1))
-    b, a = summary["before"], summary["after"]
-    print("held-out      before   after", file=sys.stderr)
-    for k in b:
-        print(f"  {k:10s}  {b[k]:6.3f}  {a.get(k, float('nan')):6.3f}", file=sys.stderr)
-    print(f"[coevo] demo done in {seconds / 60:.1f} min: {out}/summary.json, {out}/curves.png, {out}/model",
-          file=sys.stderr)
+    summary.update({"seconds": round(seconds, 1), "roles": list(result["config"].loop.roles)})
+    if not result.get("finished") or not (out / "summary.json").exists():
+        write_text_atomic(out / "summary.json", json.dumps(summary, indent=1))
+    print("\n".join([*lines, f"summary: {out / 'summary.json'}"]), flush=True)
+    if not args.quiet and not result.get("finished"):
+        print(f"[coevo] demo done in {seconds / 60:.1f} min", file=sys.stderr)
     return 0

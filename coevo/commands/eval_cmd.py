@@ -21,6 +21,13 @@ Report (one JSON object, written atomically to ``--out``):
   = the generated tests (``--tests``) or, without them, the ground-truth tests listed in a task's
   ``meta.visible_tests`` (indices); held-out = the other ground-truth tests;
 * ``per_task``: the same numbers per task.
+
+With a model instead of ``--codes`` (``--model PATH`` in this process, or ``--api-base URL
+--api-model NAME`` for a served one) the candidates are sampled first, as ``coevo solve`` does:
+``--n-codes`` Coder samples per task (unparseable ones count as wrong codes) and ``--n-tests``
+Tester samples whose parsed, de-duplicated tests are the generated tests. The report then adds
+``sampling`` (backend, model, sampling settings and the generator's stats: requests, cache hits,
+tokens).
 """
 
 from __future__ import annotations
@@ -31,13 +38,21 @@ import sys
 HELP = "report pass@k, best-of-N, unit-test accuracy, TPR/TNR, mutation score and hacking gap"
 DESCRIPTION = HELP + """
 
+Candidates come from --codes (and generated tests from --tests), or are sampled by a model:
+--model PATH (local) or --api-base URL --api-model NAME (served; answers cached on disk).
+
   coevo eval --tasks tasks.jsonl --codes codes.jsonl --tests tests.jsonl --out report.json
+  coevo eval --tasks tasks.jsonl --api-base http://127.0.0.1:8000/v1 --api-model NAME --out report.json
 """
 
 
 def add_arguments(parser) -> None:
+    from coevo.commands.solve_cmd import add_backend_arguments, add_sampling_arguments
+
     parser.add_argument("--tasks", required=True, metavar="T", help="tasks JSONL (ground truth)")
-    parser.add_argument("--codes", required=True, metavar="C", help="candidate codes JSONL")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--codes", metavar="C", help="candidate codes JSONL")
+    add_backend_arguments(parser, group=source)
     parser.add_argument("--tests", default=None, metavar="U", help="generated tests JSONL (optional)")
     parser.add_argument("--out", required=True, metavar="REPORT", help="report JSON to write")
     parser.add_argument("--k", default="1,5,10", help="comma-separated k for pass@k (default 1,5,10)")
@@ -50,12 +65,50 @@ def add_arguments(parser) -> None:
     parser.add_argument("--no-consensus", action="store_true", help="selection from the matrix alone")
     parser.add_argument("--no-examples", action="store_true",
                         help="selection without the worked examples of the task statements")
-    parser.add_argument("--seed", type=int, default=0, help="seed for extra inputs and mutants")
+    parser.add_argument("--seed", type=int, default=0, help="seed for sampling, extra inputs and mutants")
     parser.add_argument("--timeout", type=float, default=None, metavar="S",
                         help="per-cell wall-clock limit in seconds (default: the sandbox's)")
     parser.add_argument("--workers", type=int, default=None, metavar="N",
                         help="parallel sandbox workers (default: the sandbox's)")
     parser.add_argument("--quiet", action="store_true", help="no progress output")
+    sampling = parser.add_argument_group("sampling (with --model or --api-base)")
+    add_sampling_arguments(sampling, n_tests_default=8)
+
+
+def _sample(args, tasks):
+    """``(codes, tests, info)`` sampled by the model the options name: per task every Coder sample
+    (``""`` where none parsed), and the de-duplicated parsed tests of the Tester samples."""
+    from coevo.commands.solve_cmd import _say, _where, open_generator
+    from roles.generation import stats_line
+    from roles.pipeline import PoolConfig, sample_pools
+
+    _say(args, f"loading model {args.model}" if args.model else f"using the served model {args.api_model}")
+    generator, tok = open_generator(args)
+    cfg = PoolConfig(n_codes=args.n_codes, n_tests=args.n_tests, tests_per_sample=args.tests_per_sample,
+                     seed=args.seed)
+    _say(args, f"{len(tasks)} tasks: sampling {cfg.n_codes} codes and {cfg.n_tests} test suites per task "
+               f"{_where(args, generator)}")
+    try:
+        pools = sample_pools(generator, tok, tasks, cfg, progress=not args.quiet and sys.stderr.isatty())
+    finally:
+        if hasattr(generator, "close"):
+            generator.close()
+    _say(args, stats_line(generator.stats))
+    codes, tests = {}, {}
+    for p in pools:
+        row = [""] * p.n_code_samples
+        for i, code in zip(p.code_samples, p.codes):
+            row[i] = code
+        codes[p.task.task_id] = row
+        if p.tests:
+            tests[p.task.task_id] = list(p.tests)
+    info = {"backend": "served" if args.api_base else "local",
+            "model": args.api_model if args.api_base else args.model,
+            "api_base": args.api_base, "n_codes": args.n_codes, "n_tests": args.n_tests,
+            "temperature": args.temperature, "top_p": args.top_p, "max_new_tokens": args.max_new_tokens,
+            "seed": args.seed, "stats": {k: round(float(v), 6) for k, v in generator.stats.items()}}
+    del generator, tok
+    return codes, tests, info
 
 
 def _ks(text: str) -> list[int]:
@@ -95,20 +148,34 @@ def run(args) -> int:
     from matrix.selection import METHODS, canonical_method, select
     from matrix.tasks import load_codes, load_tasks, load_tests
 
-    check_common(args)
+    sampled = args.codes is None
+    if sampled:
+        from coevo.commands.solve_cmd import check_model_args
+
+        if args.tests:
+            raise InputError("the generated tests come from the model's Tester samples with --model or "
+                             "--api-base (--n-tests)", field="--tests")
+        check_model_args(args, min_tests=0)
+    else:
+        check_common(args)
+        _refuse_sampling_options(args)
     if args.mutants < 0:
         raise InputError("must be >= 0", field="--mutants")
     ks = _ks(args.k)
     method = canonical_method(args.method)
     tasks = load_tasks(args.tasks)
     ids = [t.task_id for t in tasks]
-    codes = load_codes(args.codes, ids)
-    gen = load_tests(args.tests, ids) if args.tests else {}
-    todo = [t for t in tasks if t.task_id in codes]
-    for t in todo:
-        if not t.tests:
+    info = None
+    if not sampled:
+        codes = load_codes(args.codes, ids)
+        gen = load_tests(args.tests, ids) if args.tests else {}
+    for t in tasks:
+        if not t.tests and (sampled or t.task_id in codes):
             raise InputError(f"task {t.task_id!r} has no ground-truth tests to evaluate against",
                              file=args.tasks, field="tests")
+    if sampled:  # after every input check: sampling is the expensive part
+        codes, gen, info = _sample(args, tasks)
+    todo = [t for t in tasks if t.task_id in codes]
 
     from matrix.engine import Executor
 
@@ -117,7 +184,7 @@ def run(args) -> int:
     with Executor(executor_config(args)) as ex:
         # candidates + references on ground truth, and on the generated tests
         jobs = [(t, codes[t.task_id] + list(t.solutions), list(t.tests)) for t in todo]
-        gt_res = ex.run_matrices(jobs, progress=not args.quiet)
+        gt_res = ex.run_matrices(jobs, progress=not args.quiet and sys.stderr.isatty())
         # generated tests, and the statement's worked examples after them (for selection)
         examples = {t.task_id: examples_for(args, t) if gen.get(t.task_id) else [] for t in todo}
         gen_jobs = [(t, codes[t.task_id] + list(t.solutions), gen.get(t.task_id, []) + examples[t.task_id])
@@ -167,12 +234,29 @@ def run(args) -> int:
 
     report = _summarise(per_task, ks, method, METHODS, args)
     report["isolation"] = str(isolation) if isolation is not None else None
+    if info is not None:
+        report["sampling"] = info
     write_jsonl_atomic(args.out, [report])
     if not args.quiet:
         bon = report.get("best_of_n", {}).get(method)
         print(f"coevo eval: {len(per_task)} tasks, pass@1 {report['pass_at_k'].get('1')}, "
               f"best-of-N ({method}) {bon} -> {args.out}", file=sys.stderr)
     return 0
+
+
+def _refuse_sampling_options(args) -> None:
+    """With --codes nothing is sampled: options that only shape sampling are usage errors."""
+    from matrix.errors import InputError
+
+    defaults = {"n_codes": 8, "n_tests": 8, "tests_per_sample": None, "temperature": 0.8, "top_p": 0.95,
+                "max_new_tokens": 512, "batch_size": None, "device": None, "dtype": None, "api_model": None,
+                "api_key_env": None, "api_endpoint": None, "api_prompt": None, "api_concurrency": None,
+                "api_timeout": None, "api_retries": None, "api_stop": None, "api_extra": None,
+                "api_cache": None, "no_api_cache": False}
+    for name, default in defaults.items():
+        if getattr(args, name, default) != default:
+            raise InputError("only applies when a model samples the candidates (--model or --api-base)",
+                             field="--" + name.replace("_", "-"))
 
 
 def _mutation_scores(ex, jobs, args, make_mutants, M) -> None:

@@ -100,13 +100,17 @@ def run(args) -> int:
         try:
             results = executor.run_matrices(jobs, progress=progress)
             isolation = executor.isolation
+            guards = executor.guards
         except RuntimeError as exc:
             raise InputError(str(exc), field="--isolation") from None
     write_jsonl_atomic(args.out, (r.to_json() for r in results))
     if args.progress is not False:
         cells = sum(r.passed.size for r in results)
         passed = sum(int(r.passed.sum()) for r in results)
+        inforce = ", ".join(x for x in (f"cgroup {guards['cgroup']}" if guards.get("cgroup") != "none" else "",
+                                         "seccomp" if guards.get("seccomp") else "",
+                                         "separate uids" if guards.get("separate_uids") else "") if x)
         print(f"coevo matrix: {len(results)} tasks, {cells} cells ({passed} passed) in "
-              f"{time.monotonic() - t0:.1f}s, isolation {isolation}; wrote {args.out}",
-              file=sys.stderr)
+              f"{time.monotonic() - t0:.1f}s, isolation {isolation} ({inforce or 'no further guards'}); "
+              f"wrote {args.out}", file=sys.stderr)
     return 0

@@ -3,24 +3,32 @@
 HELP = "plot a run's metrics.jsonl curves to a PNG"
 DESCRIPTION = """Draw the training curves of a run.
 
-  coevo plot RUN_DIR [--out PNG] [--keys reward loss ...] [--smooth N]
+  coevo plot RUN_DIR [--out PNG|-] [--keys reward loss ...] [--smooth N]
 
-Reads RUN_DIR/metrics.jsonl (or a metrics file given directly) and writes one PNG with a panel per
-metric family (reward/<role> share a panel; loss, clip_frac, kl, grad_norm, lr, tokens_per_s, ...).
-Default output: RUN_DIR/metrics.png."""
+Reads RUN_DIR/metrics.jsonl (or a metrics file given directly) and the run's held-out evaluations,
+and writes one PNG with a panel per metric family (reward/<role> share a panel; eval, loss,
+clip_frac, kl, grad_norm, lr, tokens_per_s, ...). Default output: RUN_DIR/curves.png (the file a
+run draws when it ends); --out - writes the PNG to stdout."""
 
 
 def add_arguments(parser):
+    from coevo.cli import add_output_options
+
     parser.add_argument("run_dir", metavar="RUN_DIR", help="run directory (or a metrics.jsonl file)")
-    parser.add_argument("--out", default=None, help="PNG to write (default RUN_DIR/metrics.png)")
+    parser.add_argument("--out", default=None, metavar="PNG",
+                        help="PNG to write, - for stdout (default RUN_DIR/curves.png)")
     parser.add_argument("--keys", nargs="+", default=None,
                         help="only these metrics or panels (e.g. reward loss clip_frac/high)")
     parser.add_argument("--smooth", type=int, default=1, help="also draw a moving average over N steps")
     parser.add_argument("--max-panels", type=int, default=16)
+    add_output_options(parser, progress=False)
 
 
 def run(args) -> int:
+    import os
+    import shutil
     import sys
+    import tempfile
     from pathlib import Path
 
     from matrix.errors import InputError
@@ -35,15 +43,28 @@ def run(args) -> int:
         raise InputError("no such file (is RUN_DIR a training run?)", file=str(path))
     if args.smooth < 1 or args.max_panels < 1:
         raise InputError("--smooth and --max-panels must be >= 1")
+    to_stdout = args.out == "-"
+    if args.out and not to_stdout and Path(args.out).is_dir():
+        raise InputError("is a directory; give the PNG file to write", file=args.out)
+    if to_stdout and sys.stdout.isatty():
+        raise InputError("will not write a PNG to a terminal; redirect stdout or give a file", field="--out")
     from coevo.pipeline import read_evals
 
     # held-out evaluations, incl. the one before step 1
     evals = read_evals(src) if src.is_dir() else []
     extra = {"eval": evals} if evals else {}
-    try:
-        out = plot_metrics(src, args.out, keys=args.keys, max_panels=args.max_panels, smooth=args.smooth,
-                           extra=extra)
-    except ValueError as exc:
-        raise InputError(str(exc).split(": ", 1)[-1], file=str(path)) from None
-    print(f"wrote {out}", file=sys.stderr)
+    with tempfile.TemporaryDirectory(prefix="coevo-plot-") as tmp:
+        target = Path(tmp) / "curves.png" if to_stdout else args.out
+        try:
+            out = plot_metrics(src, target, keys=args.keys, max_panels=args.max_panels, smooth=args.smooth,
+                               extra=extra)
+        except ValueError as exc:
+            raise InputError(str(exc).split(": ", 1)[-1], file=str(path)) from None
+        if to_stdout:
+            with open(out, "rb") as fh:
+                shutil.copyfileobj(fh, sys.stdout.buffer)
+            sys.stdout.buffer.flush()
+            return 0
+    if not args.quiet:
+        print(f"wrote {os.fspath(out)}", file=sys.stderr)
     return 0

@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 
 HELP = "pick the program most likely correct per task from untrusted codes and tests"
+METHOD_CHOICES = ("coevo", "b4", "codet", "max_pass", "consensus")
 DESCRIPTION = HELP + """
 
 Every code runs against every test in the sandbox; for function tasks the codes also run on extra
@@ -23,6 +24,9 @@ method then picks one code per task and scores each test with the probability th
 
 The worked examples of the task's statement (doctest lines, ``f(x) == y`` and the like, sample
 input/output blocks) run too; coevo trusts them more than the candidate tests (--no-examples: off).
+A task with codes but no tests is decided by its examples and output consensus (``decided_by``).
+Tests, examples and extra inputs run in one pass; a program that times out is not run on the
+remaining extra inputs.
 
 Methods: coevo (default: posterior over behaviour clusters from tests, the statement's examples and
 output consensus), b4, codet, max_pass, consensus (MBR-exec style clustering).
@@ -36,8 +40,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--codes", required=True, metavar="C", help="candidate codes JSONL file")
     parser.add_argument("--tests", required=True, metavar="U", help="candidate tests JSONL file")
     parser.add_argument("--out", required=True, metavar="S", help="selections JSONL to write")
-    parser.add_argument("--method", default="coevo",
-                        help="coevo (default), b4, codet, max_pass or consensus")
+    parser.add_argument("--method", default="coevo", metavar="{" + ",".join(METHOD_CHOICES) + "}",
+                        help="selection method: coevo (default), b4, codet, max_pass or consensus")
     parser.add_argument("--consensus-inputs", type=int, default=24, metavar="N",
                         help="extra inputs drawn per task for output consensus (0 = only the tests' "
                              "own inputs; default 24)")
@@ -107,9 +111,25 @@ def examples_for(args, task) -> list:
     return [] if args.no_examples else task_examples(task)
 
 
+def _drawer(task, tests, n_inputs: int, seed: int):
+    """A function drawing the task's extra inputs (never raising: a refinement must not sink
+    the selection)."""
+    def draw():
+        from matrix.inputs import consensus_inputs
+
+        try:
+            return consensus_inputs(task, tests, n_inputs=n_inputs, seed=seed)
+        except Exception as exc:
+            print(f"coevo select: warning: output consensus skipped for {task.task_id}: {exc}", file=sys.stderr)
+            return []
+
+    return draw
+
+
 def run(args) -> int:
     from matrix.errors import InputError
     from matrix.examples import split_examples
+    from matrix.inputs import consensus_from_cells
     from matrix.jsonl import write_jsonl_atomic
     from matrix.selection import canonical_method, select
     from matrix.tasks import load_codes, load_tasks, load_tests
@@ -119,7 +139,9 @@ def run(args) -> int:
     tasks = load_tasks(args.tasks)
     ids = [t.task_id for t in tasks]
     codes = load_codes(args.codes, ids)
-    tests = load_tests(args.tests, ids)
+    tests = load_tests(args.tests, ids, allow_empty=True)  # tasks without tests are decided otherwise
+    if not codes:
+        raise InputError("no candidate codes for any task", file=args.codes, field="task_id")
     jobs = []
     for task in tasks:
         if task.task_id not in codes:
@@ -127,24 +149,29 @@ def run(args) -> int:
         pool_tests = list(tests.get(task.task_id, []))
         if args.use_task_tests:
             pool_tests += list(task.tests)
-        if not pool_tests:
-            raise InputError(f"no tests for task {task.task_id!r} (every task with codes needs at "
-                             "least one test)", file=args.tests, field="task_id")
-        jobs.append((task, codes[task.task_id], pool_tests, examples_for(args, task)))
+        ex = examples_for(args, task)
+        extra = None
+        if method in ("coevo", "consensus") and not args.no_consensus and len(codes[task.task_id]) > 1:
+            # the inputs come from the tests' (or the examples') calls, drawn while earlier tasks
+            # run; one pass runs tests, examples and extra inputs
+            extra = _drawer(task, pool_tests + ex, args.consensus_inputs, args.seed)
+        jobs.append((task, codes[task.task_id], pool_tests, ex, extra))
     skipped = len(tasks) - len(jobs)
 
     from matrix.engine import Executor
 
     rows = []
     with Executor(executor_config(args)) as executor:
-        results = executor.run_matrices([(t, c, tests + ex) for t, c, tests, ex in jobs],
-                                        progress=not args.quiet)
-        isolation = getattr(executor, "isolation", None)
-        for (task, task_codes, pool_tests, ex), res in zip(jobs, results):
+        progress = not args.quiet and sys.stderr.isatty()
+        results = executor.run_matrices([(t, c, tests_ + ex, extra) for t, c, tests_, ex, extra in jobs],
+                                        progress=progress)
+        isolation = executor.isolation
+        for (task, task_codes, pool_tests, ex, _), res in zip(jobs, results):
             passed, examples = split_examples(res.passed, len(task_codes), len(pool_tests))
-            consensus = None
-            if method in ("coevo", "consensus"):
-                consensus = consensus_for(args, executor, task, task_codes, pool_tests)
+            extra = res.extra_inputs
+            consensus = consensus_from_cells(task, res.extra) if extra else None
+            evidence = [name for name, n in (("tests", len(pool_tests)), ("examples", len(ex)),
+                                             ("consensus", len(extra))) if n]
             sel = select(passed, method, consensus=consensus, examples=examples)
             rows.append({
                 "task_id": task.task_id,
@@ -155,14 +182,18 @@ def run(args) -> int:
                 "method": sel.method,
                 "n_codes": len(task_codes),
                 "n_tests": len(pool_tests),
-                "n_inputs": 0 if consensus is None else len(consensus[0]),
+                "n_inputs": len(extra),
                 "n_examples": len(ex),
                 "examples_passed": int(examples[sel.index].sum()),
-                "isolation": str(isolation) if isolation is not None else None,
+                "decided_by": evidence or ["nothing: every candidate is as likely as the first"],
+                "isolation": str(isolation),
             })
     write_jsonl_atomic(args.out, rows)
     if not args.quiet:
         note = f" ({skipped} tasks without codes skipped)" if skipped else ""
+        untested = sum(1 for r in rows if not r["n_tests"])
+        if untested:
+            note += f"; {untested} without tests, decided by examples and output consensus"
         print(f"coevo select: {len(rows)} tasks, method {method}, isolation {isolation}{note} -> {args.out}",
               file=sys.stderr)
     return 0

@@ -4,18 +4,29 @@ HELP = "train the shared model on all roles with GRPO+ (resumable)"
 DESCRIPTION = """Co-evolution training: curriculum -> Coder/Tester/Fixer/Proposer samples -> sandboxed
 matrix -> rewards -> GRPO+ update, with atomic checkpoints.
 
-  coevo train --config configs/smoke.yaml --out runs/smoke [key.sub=value ...]
+  coevo train --config smoke --out runs/smoke [key.sub=value ...]
   coevo train --resume runs/smoke            (continue a stopped or killed run)
 
-RUN_DIR receives config.yaml, metrics.jsonl (one line per step, each step exactly once across
-restarts), checkpoints/, eval.jsonl, curves.png and, at the end, model/ (save_pretrained)."""
+--config takes a YAML file or the name of a shipped config: smoke (CI-sized), tiny (the demo's
+settings), single_gpu, multi_gpu_zero3. Relative paths inside a config file resolve against the
+file's directory; those in key=value overrides against the current directory.
+
+Everything the run needs (device, model directory, task files, DeepSpeed JSON) is checked before
+any work; a start that fails leaves nothing behind. RUN_DIR receives config.yaml, metrics.jsonl
+(one line per step, each step exactly once across restarts), checkpoints/, eval.jsonl and, at the
+end, model/ (save_pretrained: `coevo solve --model RUN_DIR/model`) and curves.png. The last lines
+printed (stdout) are the held-out figures before RL and at the end, and these paths."""
 
 
 def add_arguments(parser):
-    parser.add_argument("--config", help="YAML config (see configs/); defaults = the CPU tiny world")
-    parser.add_argument("--out", help="run directory to create")
+    from coevo.cli import add_output_options
+
+    parser.add_argument("--config", metavar="FILE|NAME",
+                        help="YAML config file, or a shipped config's name (smoke, tiny, single_gpu, "
+                             "multi_gpu_zero3); default: the CPU tiny world")
+    parser.add_argument("--out", metavar="RUN_DIR", help="run directory to create")
     parser.add_argument("--resume", metavar="RUN_DIR", help="continue the run in RUN_DIR")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    add_output_options(parser)
     parser.add_argument("overrides", nargs="*", metavar="key.sub=value",
                         help="override config fields, e.g. train.lr=1e-6 loop.steps=50")
 
@@ -27,10 +38,20 @@ def run(args) -> int:
         raise InputError("give exactly one of --out RUN_DIR (new run) or --resume RUN_DIR")
     if args.resume and (args.config or args.overrides):
         raise InputError("--resume takes its config from RUN_DIR/config.yaml; drop --config/overrides")
-    from coevo.pipeline import resume_run, start_run
+    if "-" in (args.out, args.resume):
+        raise InputError("a run is a directory; '-' (stdout) cannot hold one", field="--out/--resume")
+    from pathlib import Path
 
+    from coevo.cli import progress_enabled
+    from coevo.pipeline import report_lines, resume_run, start_run
+
+    progress = progress_enabled(args)
     if args.resume:
-        resume_run(args.resume, progress=not args.no_progress)
+        result = resume_run(args.resume, progress=progress)
     else:
-        start_run(args.out, args.config, args.overrides, progress=not args.no_progress)
+        result = start_run(args.out, args.config, args.overrides, progress=progress)
+    from training import distributed as D
+
+    if D.is_main():
+        print("\n".join(report_lines(Path(args.resume or args.out), result["evals"])), flush=True)
     return 0

@@ -9,11 +9,12 @@ functions, so the warm-up teaches exactly the formats the co-evolution loop samp
 * fixer: task + a buggy variant (one step replaced, dropped or swapped, or the reducer changed)
   + its execution feedback on the task's tests (:func:`roles.feedback.summarize_feedback`) ->
   the reference code;
-* proposer: (optionally another training task as the example) -> a task rendered by
-  :func:`roles.prompts.render_task_completion` with fresh inputs. Mostly (``p_novel``) the target
-  is a *novel* composition: one that is not a training task but whose adjacent pairs all occur in
-  training tasks (so it never touches a held-out pair). Self-play rejects duplicates of known
-  tasks, so a Proposer that only learned to recite training tasks would never propose a valid one.
+* proposer: 1-3 other training tasks as references (Absolute Zero's prompt) -> a task in the
+  *program format* of :func:`roles.prompts.render_task_completion` (solution and fresh inputs; the
+  loop derives the description from the code). Nearly always (``p_novel``) the target is a *novel*
+  composition: one that is not a training task but whose adjacent pairs all occur in training
+  tasks (so it never touches a held-out pair). Self-play rejects duplicates of known tasks, so a
+  Proposer that only learned to recite training tasks would never propose a valid one.
 
 Every example is a plain ``(role, prompt, completion)`` triple of strings; no tokenizer needed
 (the prompts use the plain template, which is what a tokenizer without a chat template gets).
@@ -207,8 +208,8 @@ class NovelCompositions:
 
 
 def proposer_example(task: Task, rng: random.Random, tokenizer=None,
-                     examples: Sequence[Task] = (), p_example: float = 0.5,
-                     novel: NovelCompositions | None = None, p_novel: float = 0.7) -> Example | None:
+                     examples: Sequence[Task] = (), max_refs: int = 3,
+                     novel: NovelCompositions | None = None, p_novel: float = 0.95) -> Example | None:
     steps = _steps(task)
     if steps is not None:
         fresh = novel(rng) if novel is not None and rng.random() < p_novel else None
@@ -220,13 +221,12 @@ def proposer_example(task: Task, rng: random.Random, tokenizer=None,
         inputs = list((task.meta or {}).get("inputs") or [])
         if not task.solutions or not inputs:
             return None
-    ex = None
-    if examples and rng.random() < p_example:
-        ex = rng.choice(list(examples))
-        if ex.task_id == task.task_id:
-            ex = None
-    prompt = build_prompt("proposer", ex, tokenizer, kind=task.kind)
-    return Example("proposer", prompt, render_task_completion(task, inputs), task.task_id)
+    refs = []
+    if examples and max_refs:
+        k = rng.randint(1, max_refs)
+        refs = [e for e in rng.sample(list(examples), min(k, len(examples))) if e.task_id != task.task_id]
+    prompt = build_prompt("proposer", None, tokenizer, references=refs, kind=task.kind, describe=False)
+    return Example("proposer", prompt, render_task_completion(task, inputs, describe=False), task.task_id)
 
 
 def make_example(role: str, task: Task, rng: random.Random, tokenizer=None,

@@ -179,16 +179,21 @@ def family_of(steps: Sequence[str]) -> str:
     return PRIMITIVES[steps[0]].family
 
 
-def is_valid(steps: Sequence[str]) -> bool:
-    """A well-typed composition: 1-3 primitives of one family, at most one reducer, last."""
-    if not 1 <= len(steps) <= 3 or any(s not in PRIMITIVES for s in steps):
+MAX_PROPOSED_DEPTH = 4
+
+
+def is_valid(steps: Sequence[str], strict: bool = True) -> bool:
+    """A well-typed composition: 1-3 primitives of one family, at most one reducer, last, no
+    primitive twice in a row. ``strict=False`` is the rule for proposed tasks: up to
+    :data:`MAX_PROPOSED_DEPTH` primitives, repeats allowed (still well typed)."""
+    if not 1 <= len(steps) <= (3 if strict else MAX_PROPOSED_DEPTH) or any(s not in PRIMITIVES for s in steps):
         return False
     fam = PRIMITIVES[steps[0]].family
     if any(PRIMITIVES[s].family != fam for s in steps):
         return False
     if any(PRIMITIVES[s].kind == "reduce" for s in steps[:-1]):
         return False
-    return all(a != b for a, b in zip(steps, steps[1:]))  # no immediate repeats
+    return not strict or all(a != b for a, b in zip(steps, steps[1:]))  # no immediate repeats
 
 
 def pairs_of(steps: Sequence[str]) -> list[tuple[str, str]]:
@@ -238,7 +243,8 @@ _BY_PHRASE: dict[tuple[str, str], str] = {(p.family, p.phrase): p.name for p in 
 _FAMILY_OF_VAR = {v: k for k, v in VAR.items()}
 
 
-def _lookup(fam: str, pieces: Sequence[str], table: dict[tuple[str, str], str]) -> Steps | None:
+def _lookup(fam: str, pieces: Sequence[str], table: dict[tuple[str, str], str],
+            strict: bool = True) -> Steps | None:
     """The valid composition whose steps are ``pieces`` (phrases or code lines) of family ``fam``
     according to ``table``, else ``None``."""
     steps = []
@@ -248,11 +254,12 @@ def _lookup(fam: str, pieces: Sequence[str], table: dict[tuple[str, str], str]) 
             return None
         steps.append(name)
     steps_t = tuple(steps)
-    return steps_t if steps_t and is_valid(steps_t) else None
+    return steps_t if steps_t and is_valid(steps_t, strict) else None
 
 
-def recognize(description: str) -> Steps | None:
-    """The composition a description names, or ``None`` if it is not a world description."""
+def recognize(description: str, strict: bool = True) -> Steps | None:
+    """The composition a description names, or ``None`` if it is not a world description
+    (``strict=False``: the looser rule for proposed tasks, see :func:`is_valid`)."""
     m = _DESC.match(description.strip())
     if not m:
         return None
@@ -262,7 +269,7 @@ def recognize(description: str) -> Steps | None:
         parts = parts[:-1]
         if parts and PRIMITIVES[_BY_PHRASE.get((fam, parts[-1]), "list.sum")].kind == "reduce":
             return None  # "returns the sum, then returns the list"
-    steps = _lookup(fam, parts, _BY_PHRASE)
+    steps = _lookup(fam, parts, _BY_PHRASE, strict)
     if steps is None or describe(steps) != description.strip():
         return None
     return steps
@@ -397,8 +404,9 @@ _BY_CODE: dict[tuple[str, str], str] = {(p.family, p.code): p.name for p in _PRI
 _DEF = re.compile(r"^def " + ENTRY + r"\((xs|s|n)\):$")
 
 
-def recognize_code(code: str) -> Steps | None:
-    """The composition a solution spells out in the world's exact line style, else ``None``."""
+def recognize_code(code: str, strict: bool = True) -> Steps | None:
+    """The composition a solution spells out in the world's exact line style, else ``None``
+    (``strict=False``: the looser rule for proposed tasks, see :func:`is_valid`)."""
     lines = [ln.rstrip() for ln in code.strip("\n").split("\n") if ln.strip()]
     if not lines:
         return None
@@ -413,7 +421,7 @@ def recognize_code(code: str) -> Steps | None:
         body = body[:-1]
         if body and body[-1].startswith("return "):
             return None
-    steps = _lookup(fam, body, _BY_CODE)
+    steps = _lookup(fam, body, _BY_CODE, strict)
     if steps is None or reference_code(steps).strip() != code.strip():
         return None
     return steps

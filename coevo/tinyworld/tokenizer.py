@@ -5,7 +5,12 @@
 * Special tokens ``<|bos|>``, ``<|eos|>``, ``<|pad|>``; the roles' ``<|marker|>`` lines (found in the
   corpus, plus the known ones) are single, non-special added tokens, so they cost one token each
   and survive ``decode(..., skip_special_tokens=True)``.
-* No chat template: the roles use their plain prompt template.
+* No chat template on the tokenizer the tiny world trains with: the roles use their plain prompt
+  template. :data:`PLAIN_CHAT_TEMPLATE` is a chat template that renders exactly that plain prompt
+  format (each user message is a plain prompt, passed through verbatim), so a model trained on it
+  also works through a server's chat endpoint: :func:`add_plain_chat_template` writes it into a
+  saved model directory (``roles.model_io.load_model`` drops it again, since the roles render the
+  plain prompt themselves).
 * Wrapped as :class:`transformers.PreTrainedTokenizerFast` (left padding, for batched
   generation); ``save_pretrained`` / ``from_pretrained`` round-trip.
 """
@@ -15,12 +20,31 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from roles.model_io import PLAIN_TEMPLATE_MARK
+
 BOS = "<|bos|>"
 EOS = "<|eos|>"
 PAD = "<|pad|>"
 MARKERS = ("<|role|>", "<|task|>", "<|entry|>", "<|answer|>", "<|code|>", "<|feedback|>",
            "<|tests|>", "<|count|>", "<|kind|>", "<|example|>")
 _MARKER = re.compile(r"<\|[a-z_]+\|>")
+
+# The plain prompt format as a chat template. A user message holds one whole plain prompt
+# (roles.prompts, template "plain": it already ends with "<|answer|>" and a newline) and is
+# rendered verbatim; an assistant message is a completion followed by EOS, as in training; system
+# messages are dropped (the format has no place for them) and the generation prompt adds nothing.
+# Content given as a list of text parts (OpenAI style) is joined. The first line marks the
+# template so that coevo can recognise it (roles.model_io.is_plain_chat_template).
+PLAIN_CHAT_TEMPLATE = (
+    PLAIN_TEMPLATE_MARK + "\n"
+    "{%- for message in messages -%}"
+    "{%- if message['content'] is string -%}{%- set text = message['content'] -%}"
+    "{%- else -%}{%- set text = message['content'] | map(attribute='text') | join('') -%}{%- endif -%}"
+    "{%- if message['role'] == 'user' -%}{{ text }}"
+    "{%- elif message['role'] == 'assistant' -%}{{ text }}{{ eos_token }}"
+    "{%- endif -%}"
+    "{%- endfor -%}"
+)
 
 
 def train_bpe(texts: Iterable[str], vocab_size: int = 768, min_frequency: int = 2,
@@ -74,3 +98,32 @@ def train_tokenizer(source, vocab_size: int = 768, n_examples: int = 6000, seed:
     if hasattr(source, "train_tasks"):
         source = world_corpus(source.train_tasks, n_examples, seed)
     return train_bpe(source, vocab_size=vocab_size, min_frequency=min_frequency)
+
+
+def add_plain_chat_template(model_dir) -> None:
+    """Give the tokenizer saved in ``model_dir`` the plain-format chat template (for serving).
+
+    After this, a server that applies the tokenizer's chat template (``transformers serve``,
+    ``vllm serve``) turns a chat request whose user message is a plain prompt into exactly the
+    token ids the model was trained on; ``coevo solve --api-prompt plain`` sends such requests.
+    Written atomically through ``save_pretrained`` into a temporary directory.
+    """
+    import os
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from transformers import AutoTokenizer
+
+    path = Path(model_dir)
+    tok = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+    tok.chat_template = PLAIN_CHAT_TEMPLATE
+    tmp = Path(tempfile.mkdtemp(prefix=".tok-", dir=path))
+    try:
+        written = tok.save_pretrained(str(tmp))
+        for f in written:
+            f = Path(f)
+            if f.parent == tmp and f.is_file():
+                os.replace(f, path / f.name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,298 @@
+"""Spreading a matrix over the sandbox workers: units of rows out, cell results in.
+
+An :class:`Entry` is one task's codes x plans (plus optional extra columns). Its cells are packed
+into units of *rows* (one program against consecutive tests of one task: the worker runs a row in
+as few processes as it can, see :mod:`matrix.sandbox.worker`) of about ``target`` cells, planned
+lazily while the workers run the earlier ones; each worker has at most two units in flight. A
+worker that dies or hangs past its budget is replaced and its units run again row by row (a row
+that kills its worker twice is a ``sandbox_error``). A cell whose program shadows a builtin the
+parent's side of the test uses runs again as a generic test.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import pickle
+import select
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+from matrix.sandbox.records import Outcome, Row, Unit, unpack_records
+from matrix.static import Plan, plan_call, plan_stdin, plan_test
+from matrix.tasks import Task, Test
+from matrix.verdicts import NEEDS_GENERIC, CellResult, decode_claims, interpret, truncate
+
+
+@dataclass
+class Entry:
+    """One (task, codes, plans) block of work; ``plans`` are made from ``tests`` when the entry's
+    units are built. Columns from ``optional_from`` on are optional (extra inputs): a program
+    that timed out in its row skips the rest of them."""
+
+    task: Task
+    codes: list[str]
+    plans: list[Plan] | None
+    results: list[list[CellResult | None]]
+    tests: list[Test] | None = None
+    optional_from: int | None = None
+    extra: object = None  # extra inputs (optional columns): a list, or a Future of one
+
+    def plan(self, tol) -> None:
+        if self.plans is None:
+            self.plans = [plan_test(t, tol) for t in self.tests]
+        if self.extra is not None and self.optional_from is None:
+            extra = self.extra
+            if hasattr(extra, "result"):
+                try:
+                    extra = extra.result()
+                except Exception:  # a refinement: the matrix stands without it
+                    extra = []
+            extra = list(extra or [])
+            self.optional_from = len(self.plans)
+            kind = getattr(self.task, "kind", "function")
+            self.plans = self.plans + [plan_stdin(x) if kind == "stdio" else plan_call(x) for x in extra]
+            self.extra = extra
+
+    def n_cells(self) -> int:
+        return len(self.codes) * len(self.plans if self.plans is not None else self.tests)
+
+
+@dataclass
+class _Cells:
+    """Cells sent in one unit: (entry, code row, plan column) triples, grouped by row."""
+
+    cells: list[tuple[int, int, int]]
+    generic: bool = False  # re-runs of shadowed-builtin cells as generic tests
+    retries: int = 0
+    extra: dict = field(default_factory=dict)
+
+    def n_cells(self) -> int:
+        return len(self.cells)
+
+
+def units(entries: list[Entry], n_workers: int, tol, on_skip=None, on_grow=None):
+    """Plan the entries one by one and pack their cells into units of about ``target`` cells,
+    whole rows of consecutive tasks (long rows are cut). A generator."""
+    total = sum(e.n_cells() for e in entries)
+    target = int(max(1, min(256, math.ceil(total / (4 * max(1, n_workers))))))
+    current: list = []
+    for ei, e in enumerate(entries):
+        before = e.n_cells()
+        e.plan(tol)
+        if on_grow is not None and e.n_cells() > before:
+            on_grow(e.n_cells() - before)  # extra inputs drawn meanwhile
+        e.results = [[None] * len(e.plans) for _ in e.codes]
+        cols = []
+        for j, p in enumerate(e.plans):
+            if p.mode == "bad":
+                for i in range(len(e.codes)):
+                    e.results[i][j] = CellResult("bad_test", None, truncate(p.error), 0.0)
+                if on_skip is not None:
+                    on_skip(len(e.codes))
+            else:
+                cols.append(j)
+        if not cols:
+            continue
+        for i in range(len(e.codes)):
+            for s0 in range(0, len(cols), target):
+                piece = [(ei, i, j) for j in cols[s0:s0 + target]]
+                if current and len(current) + len(piece) > target:
+                    yield _Cells(current)
+                    current = []
+                current.extend(piece)
+    if current:
+        yield _Cells(current)
+
+
+def to_wire(u: _Cells, entries: list[Entry], timeout: float) -> dict:
+    programs, program_ix = [], {}
+    setups, setup_ix = [], {}
+    probes, probe_ix = [], {}
+    rows: dict[tuple[int, int], Row] = {}
+    for key, (ei, i, j) in enumerate(u.cells):
+        e = entries[ei]
+        src = e.codes[i]
+        ci = program_ix.get(src)
+        if ci is None:
+            ci = program_ix[src] = len(programs)
+            programs.append(src)
+        setup = e.task.setup or ""
+        si = setup_ix.get(setup)
+        if si is None:
+            si = setup_ix[setup] = len(setups)
+            setups.append(setup)
+        pi = probe_ix.get((ei, j))
+        if pi is None:
+            p = e.plans[j]
+            if u.generic and p.fallback is not None:
+                p = p.fallback
+            pi = probe_ix[(ei, j)] = len(probes)
+            probes.append(p.probe())
+        row = rows.get((ei, i))
+        if row is None:
+            row = rows[(ei, i)] = Row(ci, si, e.task.kind if e.task.kind == "stdio" else "function")
+        optional = e.optional_from is not None and j >= e.optional_from
+        row.cells.append((key, pi, optional))
+    return Unit(programs, setups, probes, list(rows.values()), float(timeout)).to_wire()
+
+
+class Dispatcher:
+    """Runs units on a :class:`matrix.workers.Pool` and writes results into the entries."""
+
+    def __init__(self, pool, config, progress_bar=None):
+        self.pool = pool
+        self.config = config
+        self.bar = progress_bar
+        self.unit_ids = 0
+
+    def budget(self, u: _Cells) -> float:
+        return u.n_cells() * (float(self.config.timeout) + 0.5) + 10.0
+
+    def run(self, source, entries: list[Entry]) -> None:
+        queue: deque = deque()
+        source = iter(source)
+        pool = self.pool
+
+        def take():
+            if queue:
+                return queue.popleft()
+            return next(source, None)
+
+        inflight: dict[int, tuple[_Cells, object]] = {}
+        poller = select.poll()
+        by_fd = {}
+
+        def register(w):
+            os.set_blocking(w.fd_out, False)
+            poller.register(w.fd_out, select.POLLIN)
+            by_fd[w.fd_out] = w
+
+        for w in pool.workers:
+            register(w)
+
+        def feed(w):
+            while len(w.outstanding) < 2:
+                u = take()
+                if u is None:
+                    return True
+                self.unit_ids += 1
+                uid = self.unit_ids
+                msg = pickle.dumps((uid, to_wire(u, entries, self.config.timeout)),
+                                   protocol=pickle.HIGHEST_PROTOCOL)
+                try:
+                    w.send(msg)
+                except OSError:
+                    queue.appendleft(u)
+                    return False
+                inflight[uid] = (u, w)
+                w.outstanding.append(uid)
+                w.busy_until = max(w.busy_until, time.monotonic()) + self.budget(u)
+            return True
+
+        def replace(w, reason):
+            """Kill a dead or hung worker, requeue its units (split per row), start a new one."""
+            try:
+                poller.unregister(w.fd_out)
+            except (KeyError, ValueError):
+                pass
+            by_fd.pop(w.fd_out, None)
+            w.kill()
+            for uid in w.outstanding:
+                u, _ = inflight.pop(uid)
+                for piece in _split(u):
+                    if piece.retries > 1:
+                        for ei, i, j in piece.cells:
+                            entries[ei].results[i][j] = CellResult("sandbox_error", None,
+                                                                   f"sandbox worker failed ({reason})", 0.0)
+                        if self.bar is not None:
+                            self.bar.update(piece.n_cells())
+                    else:
+                        queue.append(piece)
+            w.outstanding = []
+            nw = pool.replace(pool.workers.index(w))
+            register(nw)
+
+        for w in list(pool.workers):
+            if not feed(w):
+                replace(w, "pipe closed")
+        while True:
+            for w in list(pool.workers):
+                if len(w.outstanding) < 2 and not feed(w):
+                    replace(w, "pipe closed")
+            if not inflight and not queue:
+                u = take()
+                if u is None:
+                    break
+                queue.appendleft(u)
+                continue
+            for fd, _ev in poller.poll(200):
+                w = by_fd.get(fd)
+                if w is None:
+                    continue
+                alive = w.read_available()
+                for frame in w.frames():
+                    if frame[:1] != b"U":
+                        continue
+                    uid, records = unpack_records(frame)
+                    item = inflight.pop(uid, None)
+                    if item is None:
+                        continue
+                    u, _ = item
+                    if uid in w.outstanding:
+                        w.outstanding.remove(uid)
+                    more = self.absorb(u, records, entries)
+                    queue.extend(more)
+                    if self.bar is not None:
+                        self.bar.update(u.n_cells() - sum(m.n_cells() for m in more))
+                if not alive:
+                    replace(w, f"exited with status {w.proc.poll()}")
+                    continue
+                feed(w)
+            now = time.monotonic()
+            for w in list(pool.workers):
+                if w.outstanding and now > w.busy_until:
+                    replace(w, "hung")
+
+    def absorb(self, u: _Cells, records, entries: list[Entry]) -> list[_Cells]:
+        """Turn a unit's records into cell results; returns the cells to run again as generic
+        tests (their program shadows a builtin the parent's side of the test uses)."""
+        records = [r for r in records if 0 <= r.key < len(u.cells)]
+        data = decode_claims(records)
+        redo = []
+        requeue = []
+        cfg = self.config
+        for rec, d in zip(records, data):
+            ei, i, j = u.cells[rec.key]
+            if rec.outcome == Outcome.REQUEUE:
+                requeue.append((ei, i, j))
+                continue
+            e = entries[ei]
+            plan = e.plans[j]
+            if u.generic and plan.fallback is not None:
+                plan = plan.fallback
+            res = interpret(rec, plan, d, float(cfg.timeout), int(cfg.max_output_bytes))
+            if res is NEEDS_GENERIC:
+                redo.append((ei, i, j))
+                continue
+            e.results[i][j] = res
+        waiting = set(redo) | set(requeue)
+        for c in u.cells:
+            ei, i, j = c
+            if entries[ei].results[i][j] is None and c not in waiting:
+                entries[ei].results[i][j] = CellResult("sandbox_error", None, "no result for the cell", 0.0)
+        more = [_Cells(redo, generic=True)] if redo else []
+        if requeue:
+            more.append(_Cells(requeue, generic=u.generic))
+        return more
+
+
+def _split(u: _Cells) -> list[_Cells]:
+    """After a worker failure: one unit per code row, and a retry count once single."""
+    rows: dict[tuple[int, int], list] = {}
+    for c in u.cells:
+        rows.setdefault(c[:2], []).append(c)
+    if len(rows) > 1:
+        return [_Cells(cells, u.generic, u.retries) for cells in rows.values()]
+    return [_Cells(list(u.cells), u.generic, u.retries + 1)]

@@ -1,0 +1,357 @@
+"""Plain data across a process boundary: the encoder that runs where the candidate runs, and the
+decoder that runs where a verdict is decided (the test process of a generic test, and the parent).
+
+The wire form is JSON in which what JSON lacks is a one-key object: ``t`` tuple, ``s`` set, ``f``
+frozenset, ``d`` dict as ``[key, value]`` pairs, ``b`` bytes, ``y`` bytearray, ``c`` complex, ``r``
+range, ``I`` int in hex (beyond ~4200 digits, where ``str`` stops), ``Q`` Fraction, ``D`` Decimal,
+``q`` deque, ``N`` a value that is not plain data: ``[type name, truthiness]`` (truthiness is
+``bool(value)`` computed beside the candidate, or null when that raised).
+
+The encoder reads exact builtin types directly and subclasses of builtin types through the base
+type's own C methods (an overridden ``__iter__`` cannot change what is sent); a subclass that
+overrides ``__eq__``/``__ne__`` (other than Counter/OrderedDict/defaultdict) is not plain. It is
+built from references captured when the sandbox starts, before any candidate code runs.
+
+The decoder trusts nothing: malformed input raises :class:`ValueError`; a value whose decoding
+would cost more than ``budget`` seconds (hashed containers of colliding keys) raises
+:class:`TooCostly`; Fractions are rebuilt without a gcd of their (possibly huge) terms.
+"""
+
+from __future__ import annotations
+
+import collections
+import decimal
+import fractions
+import json
+import time
+
+__all__ = ["NonPlain", "TooCostly", "make_encoder", "decode", "BIG_INT"]
+
+BIG_INT = 1 << 14000  # ints at least this large travel as hex
+MAX_DEPTH = 400
+
+
+class NonPlain:
+    """A value that could not be expressed as plain data (``type_name`` says what it was). It
+    equals nothing (``==`` is False, ``!=`` True), supports no other operation, and its truth
+    value is the one computed beside the candidate (``bool()`` raises when that failed)."""
+
+    __slots__ = ("type_name", "truth")
+
+    def __init__(self, type_name: str, truth: bool | None = None):
+        self.type_name = type_name
+        self.truth = truth
+
+    def __eq__(self, other):
+        return False
+
+    def __ne__(self, other):
+        return True
+
+    __hash__ = object.__hash__
+
+    def __bool__(self):
+        if self.truth is None:
+            raise TypeError(f"the program returned a {self.type_name}, not plain data")
+        return self.truth
+
+    def __repr__(self):
+        return f"<non-plain {self.type_name}>"
+
+
+class TooCostly(ValueError):
+    """Decoding the value would take longer than its budget (a hostile value)."""
+
+
+class _NotPlain(Exception):
+    pass
+
+
+# ----------------------------------------------------------------------------- the encoder
+
+def make_encoder():
+    """``encode(value, truth=False)``: the tagged JSON-able form of ``value``. With ``truth``, a
+    non-plain top-level value carries its truthiness (``bool(value)``, which may run candidate
+    code: call it only where candidate code may run)."""
+    _str, _bool, _none, _int, _float = str, bool, type(None), int, float
+    _list, _tuple, _dict, _set, _fset = list, tuple, dict, set, frozenset
+    _bytes, _barr, _complex, _range = bytes, bytearray, complex, range
+    Fraction, Decimal, deque = fractions.Fraction, decimal.Decimal, collections.deque
+    trusted = (collections.Counter, collections.OrderedDict, collections.defaultdict)
+    list_copy, dict_copy, tuple_iter, set_iter = list.copy, dict.copy, tuple.__iter__, set.__iter__
+    fset_iter = frozenset.__iter__
+    int_int, float_float, str_str, bytes_bytes = int.__int__, float.__float__, str.__str__, bytes.__bytes__
+    complex_real, complex_imag = complex.real.__get__, complex.imag.__get__
+    frac_num = Fraction.numerator.__get__ if hasattr(Fraction.numerator, "__get__") else None
+    frac_den = Fraction.denominator.__get__ if hasattr(Fraction.denominator, "__get__") else None
+    dec_str = Decimal.__str__
+    bases = (_bool, _int, _float, _str, _bytes, _list, _tuple, _dict, _set, _fset, _complex, _barr)
+    _type, _id, _issub, _fmt, _isinst = type, id, issubclass, format, isinstance
+    type_name = type.__dict__["__name__"].__get__
+    type_module = type.__dict__["__module__"].__get__
+    big = BIG_INT
+
+    def overrides_eq(t, base):
+        for c in type.__dict__["__mro__"].__get__(t):
+            if c is base:
+                return False
+            d = type.__dict__["__dict__"].__get__(c)
+            if "__eq__" in d or "__ne__" in d:
+                return True
+        return False
+
+    def base_value(v, t):
+        for base in bases:
+            if _issub(t, base):
+                break
+        else:
+            return None, False
+        if t not in trusted and overrides_eq(t, base):
+            raise _NotPlain(f"{type_name(t)} (a {type_name(base)} subclass overriding __eq__)")
+        if base is _bool or base is _int:
+            return int_int(v), True
+        if base is _float:
+            return float_float(v), True
+        if base is _str:
+            return str_str(v), True
+        if base is _bytes:
+            return bytes_bytes(v), True
+        if base is _list:
+            return list_copy(v), True
+        if base is _tuple:
+            return _tuple(tuple_iter(v)), True
+        if base is _dict:
+            return dict_copy(v), True
+        if base is _set:
+            return _set(set_iter(v)), True
+        if base is _fset:
+            return _fset(fset_iter(v)), True
+        if base is _complex:
+            return _complex(complex_real(v), complex_imag(v)), True
+        if base is _barr:
+            return _barr(v), True
+        return None, False
+
+    def enc_int(v):
+        return v if -big < v < big else {"I": _fmt(v, "x")}
+
+    def enc(v, depth, path):
+        t = _type(v)
+        if t is _str or t is _bool or t is _none or t is _float:
+            return v
+        if t is _int:
+            return enc_int(v)
+        if depth > MAX_DEPTH:
+            raise _NotPlain("value nested too deeply")
+        if t is _list or t is _tuple or t is _dict or t is _set or t is _fset or t is deque:
+            i = _id(v)
+            if i in path:
+                raise _NotPlain("recursive value")
+            path.add(i)
+            d = depth + 1
+            if t is _list:
+                out = [enc(x, d, path) for x in v]
+            elif t is _tuple:
+                out = {"t": [enc(x, d, path) for x in v]}
+            elif t is _dict:
+                out = {"d": [[enc(k, d, path), enc(x, d, path)] for k, x in v.items()]}
+            elif t is _set:
+                out = {"s": [enc(x, d, path) for x in v]}
+            elif t is _fset:
+                out = {"f": [enc(x, d, path) for x in v]}
+            else:
+                out = {"q": [enc(x, d, path) for x in v]}
+            path.discard(i)
+            return out
+        if t is _bytes:
+            return {"b": v.hex()}
+        if t is _barr:
+            return {"y": v.hex()}
+        if t is _complex:
+            return {"c": [v.real, v.imag]}
+        if t is _range:
+            return {"r": [enc_int(v.start), enc_int(v.stop), enc_int(v.step)]}
+        if t is Fraction and frac_num is not None:
+            return {"Q": [enc_int(int_int(frac_num(v))), enc_int(int_int(frac_den(v)))]}
+        if t is Decimal:
+            return {"D": str_str(dec_str(v))}
+        if type_module(t) == "numpy" and _isinst(getattr(v, "shape", None), _tuple) and v.shape == () \
+                and hasattr(v, "item"):
+            return enc(v.item(), depth + 1, path)  # numpy scalars compare like their Python value
+        b, ok = base_value(v, t)
+        if ok:
+            return enc(b, depth + 1, path)
+        raise _NotPlain(type_name(t))
+
+    def encode(v, truth=False):
+        try:
+            return enc(v, 0, set())
+        except (_NotPlain, RecursionError) as exc:
+            reason = str(exc.args[0])[:200] if isinstance(exc, _NotPlain) else "value nested too deeply"
+            t = None
+            if truth:
+                try:
+                    b = bool(v)
+                    t = b if b is True or b is False else None
+                except BaseException:  # noqa: BLE001 - any failure means "unknown"
+                    t = None
+            return {"N": [reason, t]}
+
+    return encode
+
+
+# ----------------------------------------------------------------------------- the decoder
+
+_BUILD_CHECK = 256  # hashed containers larger than this are built step by step under the budget
+_MAX_HEX = 1 << 24  # hex digits of one int (bits / 4)
+
+
+class _BigInt:
+    """Placeholder for an ``{"I": hex}`` int inside a JSON array (resolved after parsing)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: int):
+        self.value = value
+
+
+def decode(text: str | bytes, budget: float = 1.0, refs=None):
+    """Decode the tagged JSON; ``ValueError`` when malformed, :class:`TooCostly` past ``budget``
+    seconds of work. ``refs`` turns ``{"R": ...}`` references into objects (remote calls)."""
+    clock = time.perf_counter
+    deadline = clock() + budget
+    placeholders = []
+
+    def check():
+        if clock() > deadline:
+            raise TooCostly("the value is too costly to decode")
+
+    def build(kind, items):
+        if len(items) <= _BUILD_CHECK:
+            check()
+            if kind == "d":
+                return {k: v for k, v in items}
+            return set(items) if kind == "s" else frozenset(items)
+        out = {} if kind == "d" else set()
+        for n, item in enumerate(items):
+            if n % _BUILD_CHECK == 0:
+                check()
+            if kind == "d":
+                out[item[0]] = item[1]
+            else:
+                out.add(item)
+        return frozenset(out) if kind == "f" else out
+
+    def unbox(x):
+        return x.value if type(x) is _BigInt else x
+
+    def items_of(x):
+        if type(x) is not list:
+            raise ValueError("malformed container")
+        return [unbox(v) for v in x] if placeholders else x
+
+    def as_int(x):
+        x = unbox(x)
+        if type(x) is not int:
+            raise ValueError("malformed integer")
+        return x
+
+    def hook(obj: dict):
+        if len(obj) != 1:
+            raise ValueError("malformed value")
+        (tag, x), = obj.items()
+        if tag == "I":
+            if type(x) is not str or len(x) > _MAX_HEX:
+                raise ValueError("malformed integer")
+            box = _BigInt(int(x, 16))
+            placeholders.append(box)
+            return box
+        if tag == "t":
+            return tuple(items_of(x))
+        if tag in ("s", "f"):
+            return build(tag, items_of(x))
+        if tag == "d":
+            if type(x) is not list:
+                raise ValueError("malformed dict")
+            pairs = []
+            for p in x:
+                if type(p) is not list or len(p) != 2:
+                    raise ValueError("malformed dict")
+                pairs.append((unbox(p[0]), unbox(p[1])))
+            return build("d", pairs)
+        if tag == "b":
+            return bytes.fromhex(x)
+        if tag == "y":
+            return bytearray.fromhex(x)
+        if tag == "c":
+            return complex(float(x[0]), float(x[1]))
+        if tag == "r":
+            return range(as_int(x[0]), as_int(x[1]), as_int(x[2]))
+        if tag == "Q":
+            num, den = as_int(x[0]), as_int(x[1])
+            if den <= 0:
+                raise ValueError("malformed fraction")
+            f = object.__new__(fractions.Fraction)  # no gcd: the terms may be huge
+            f._numerator, f._denominator = num, den
+            return f
+        if tag == "D":
+            if type(x) is not str or len(x) > 1 << 20:
+                raise ValueError("malformed decimal")
+            return decimal.Decimal(x)
+        if tag == "q":
+            return collections.deque(items_of(x))
+        if tag == "N":
+            if type(x) is list and len(x) == 2:
+                return NonPlain(str(x[0])[:200], x[1] if x[1] is True or x[1] is False else None)
+            return NonPlain(str(x)[:200])
+        if tag == "F":  # a non-finite float in to_jsonable output
+            return float(x)
+        if tag == "U":  # a str with lone surrogates, as UTF-8 with surrogatepass
+            return bytes.fromhex(x).decode("utf-8", "surrogatepass")
+        if tag == "R" and refs is not None:
+            return refs(x)
+        raise ValueError(f"unknown tag {str(tag)[:20]!r}")
+
+    try:
+        if isinstance(text, (bytes, bytearray)):
+            text = text.decode("utf-8")
+        value = json.loads(text, object_hook=hook)
+        if placeholders:
+            value = _unbox_lists(value)
+        return value
+    except TooCostly:
+        raise
+    except (ValueError, TypeError, RecursionError, KeyError, IndexError, OverflowError, AttributeError,
+            decimal.InvalidOperation, ZeroDivisionError, UnicodeDecodeError, MemoryError) as exc:
+        raise ValueError(f"malformed result ({type(exc).__name__})") from None
+
+
+def _unbox_lists(value):
+    """Big ints left as placeholders inside JSON arrays (every tagged container unboxes its
+    own items): lists are mutated in place wherever they sit."""
+    if type(value) is _BigInt:
+        return value.value
+    stack = [value]
+    seen = set()
+    while stack:
+        v = stack.pop()
+        t = type(v)
+        if t is list:
+            if id(v) in seen:
+                continue
+            seen.add(id(v))
+            for i, x in enumerate(v):
+                if type(x) is _BigInt:
+                    v[i] = x.value
+                elif type(x) in (list, tuple, dict, collections.deque):
+                    stack.append(x)
+        elif t is tuple or t is collections.deque:
+            stack.extend(x for x in v if type(x) in (list, tuple, dict, collections.deque))
+        elif t is dict:
+            stack.extend(x for x in v.values() if type(x) in (list, tuple, dict, collections.deque))
+    return value
+
+
+def dumps(obj) -> bytes:
+    """Compact ASCII JSON of an already-encoded value."""
+    return json.dumps(obj, ensure_ascii=True, separators=(",", ":")).encode("ascii")

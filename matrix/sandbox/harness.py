@@ -1,0 +1,872 @@
+"""What runs inside the processes the zygote forks: a program's tests, one isolated cell.
+
+Every process gets its command (marshal, from the worker) on fd 4 and writes frames
+(:mod:`.records`) on fd 3; everything it writes is a *claim*, judged elsewhere.
+
+``runner`` mode (rows of programs, each against several tests, until the worker stops sending):
+for each row compile the program, check it (:mod:`.purity`), report a plan (which tests must run
+alone, or all of them when the program is not pure), then run each pure test in a fresh module namespace
+with the interpreter state reset, fresh capped standard streams and attribute stores guarded, reporting one claim per test. A test that ends abnormally (a store
+into a shared object, ``MemoryError``, the output cap) is reported as such and re-run alone by
+the worker. When the program's module raises while loading and the program is deterministic, the
+failure is reported once (``LOAD_FAILED``) and holds for every test.
+
+``cell`` mode (one program, one test, real file descriptors): the program may do anything a
+Python program can, in its own confined process.
+
+References to the harness's own tools are captured by :func:`prepare` in the zygote, before any
+program exists.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from . import purity
+from .encoding import make_encoder
+from .records import MAX_ERR, Frame
+from .wire import frame_bytes
+
+RESULT_FD = 3
+COMMAND_FD = 4
+EXIT_HARNESS = 70  # the harness itself failed in the process
+EXIT_CHANNEL = 71  # the result channel was closed or replaced by the program
+EXIT_FORBIDDEN = 72  # the audit hook stopped the process
+
+_G: dict = {}  # genuine objects captured at zygote start
+
+
+# ----------------------------------------------------------------------------- preparation (zygote)
+
+def prepare() -> None:
+    """Capture what the harness uses and the identities of every object that can take attributes
+    and exists before any program (functions, classes, modules, instances: the store guard's
+    list). Runs once in the zygote, which never imports ``ctypes``."""
+    import builtins
+    import gc
+    import io
+    import json
+    import math
+    import time
+
+    _G.update(
+        encode=make_encoder(), json_encode=json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode,
+        json_str=json.encoder.encode_basestring_ascii, write=os.write, exit=os._exit,
+        clock=time.perf_counter, builtins=builtins, io=io, modtype=type(sys), sysmods=sys.modules,
+        BaseException=BaseException, AssertionError=AssertionError, MemoryError=MemoryError,
+        SystemExit=SystemExit, RecursionError=RecursionError, OSError=OSError,
+        recursion=sys.getrecursionlimit(),
+        digits=sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else None,
+        set_digits=getattr(sys, "set_int_max_str_digits", None),
+        genuine={n: getattr(builtins, n) for n in dir(builtins)}, gc=gc,
+        isinstance=isinstance, type=type, str=str, len=len, list=list, tuple=tuple,
+    )
+    _G["genuine"]["math"] = math
+    import signal
+
+    _G["setitimer"], _G["itimer_real"] = signal.setitimer, signal.ITIMER_REAL
+    _G["raw"] = _make_raw_class()
+    _G["sink"], _G["empty_in"] = _make_sink_classes()
+    gc.collect()
+    # objects that can take attributes and exist before any program: the store guard's list
+    _G["shared_ids"] = frozenset(id(o) for o in gc.get_objects() if type(o).__dictoffset__)
+
+
+class _OutputCap(BaseException):
+    pass
+
+
+class _Timeout(BaseException):
+    """Raised by the runner's timer in a test that runs past its time."""
+
+
+def _alarm(signum, frame):
+    raise _Timeout()
+
+
+def _make_raw_class():
+    import io
+
+    class CappedRaw(io.RawIOBase):
+        """A write-only raw stream with a size cap (in-process tests' stdout/stderr)."""
+
+        def __init__(self, cap, keep):
+            super().__init__()
+            self.cap, self.keep, self.size, self.over = cap, keep, 0, False
+            self.chunks = []
+
+        def writable(self):
+            return True
+
+        def write(self, b):
+            n = len(b)
+            self.size += n
+            if self.size > self.cap:
+                self.over = True
+                raise _OutputCap()
+            if self.keep:
+                self.chunks.append(bytes(b))
+            return n
+
+        def take(self):
+            data = b"".join(self.chunks)
+            self.chunks = []
+            return data
+
+    return CappedRaw
+
+
+# ----------------------------------------------------------------------------- frames
+
+class _Channel:
+    """The process's result channel: frames carry the process's token. A buffered channel (the
+    runner's) keeps frames until :meth:`flush` (once per row): one write instead of one per test."""
+
+    FLUSH_AT = 1 << 18
+
+    def __init__(self, token: bytes, max_out: int, buffered: bool = False):
+        self.token = token
+        self.max_out = max_out
+        self.buffered = buffered
+        self.pending: list = []
+        self.size = 0
+
+    def send(self, kind: Frame, body: bytes = b"", secs: float = 0.0) -> None:
+        if len(body) > self.max_out:
+            kind, body = Frame.TOO_LARGE, b""
+        data = frame_bytes(self.token, int(kind), secs, body)
+        if self.buffered:
+            self.pending.append(data)
+            self.size += len(data)
+            if self.size >= self.FLUSH_AT:
+                self.flush()
+            return
+        self._write(data)
+
+    def flush(self) -> None:
+        if self.pending:
+            data, self.pending, self.size = b"".join(self.pending), [], 0
+            self._write(data)
+
+    def _write(self, data: bytes) -> None:
+        view = memoryview(data)
+        write = _G["write"]
+        try:
+            while view:
+                n = write(RESULT_FD, view)
+                view = view[n:]
+        except OSError:
+            _G["exit"](EXIT_CHANNEL)
+
+    def send_json(self, kind: Frame, obj, secs: float = 0.0) -> None:
+        try:
+            body = _G["json_encode"](obj).encode("ascii")
+        except (ValueError, RecursionError, TypeError) as exc:
+            kind = Frame.RAISED
+            body = _G["json_encode"](["harness", "ValueError", f"result not serialisable: {exc}"[:300],
+                                      "other"]).encode("ascii")
+        self.send(kind, body, secs)
+
+
+def _scalar_json(v):
+    """JSON text of an already-encoded scalar, or None (the generic encoder handles it)."""
+    t = type(v)
+    if t is int:
+        return str(v)
+    if t is bool:
+        return "true" if v else "false"
+    if v is None:
+        return "null"
+    if t is str:
+        return _G["json_str"](v)
+    if t is float and v == v and v not in (_INF, -_INF):
+        return repr(v)
+    return None
+
+
+_INF = float("inf")
+
+
+def exc_info(exc, where, lines):
+    """[where, type name, message, category] for an exception raised by a program or a test.
+    Reads the exception through ``BaseException``'s own methods where it can, so that a
+    program's ``__str__`` runs only for messages that are not plain strings."""
+    G = _G
+    t = type(exc)
+    try:
+        name = type.__dict__["__name__"].__get__(t)
+    except BaseException:
+        name = "Exception"
+    args = BaseException.__dict__["args"].__get__(exc)
+    try:
+        if len(args) == 1 and type(args[0]) is str:
+            msg = args[0]
+        elif not args:
+            msg = ""
+        else:
+            msg = str(exc)
+    except BaseException:
+        msg = "<unprintable>"
+    if isinstance(exc, G["AssertionError"]):
+        cat = "assert"
+    elif isinstance(exc, G["MemoryError"]):
+        cat = "memory"
+    elif isinstance(exc, G["OSError"]) and getattr(exc, "errno", None) == 27:
+        cat = "output"
+    elif isinstance(exc, G["SystemExit"]):
+        cat = "exit"
+    elif isinstance(exc, G["RecursionError"]):
+        cat = "recursion"
+    else:
+        cat = "other"
+    loc = ""
+    try:
+        tb = BaseException.__dict__["__traceback__"].__get__(exc)
+        line = None
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == "<solution>":
+                line = tb.tb_lineno
+            tb = tb.tb_next
+        if line is not None and lines and 0 < line <= len(lines):
+            loc = f" (solution line {line}: {lines[line - 1].strip()[:120]})"
+    except BaseException:
+        pass
+    text = f"{name}: {msg}" if msg else name
+    return [where, name, (text[:MAX_ERR] + loc)[:MAX_ERR + 140], cat]
+
+
+# ----------------------------------------------------------------------------- compiling
+
+_COMPILE_ERRORS = (SyntaxError, ValueError, OverflowError, RecursionError, MemoryError, TypeError)
+
+
+def fmt_syntax(exc) -> str:
+    if isinstance(exc, SyntaxError):
+        where = f" (line {exc.lineno})" if exc.lineno else ""
+        return f"{type(exc).__name__}: {exc.msg}{where}"
+    return f"{type(exc).__name__}: {exc}"[:MAX_ERR]
+
+
+def compile_source(src: str, filename: str, *, guard: bool):
+    """(code, pure, uses state) or raises one of :data:`_COMPILE_ERRORS`. With ``guard``, the
+    code is checked for purity and (when pure) compiled with its attribute stores guarded."""
+    import ast
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a program's SyntaxWarnings are its own business
+        if not guard:
+            return compile(src, filename, "exec", dont_inherit=True), False, False
+        state = any(w in src for w in purity.STATE_WORDS)
+        if "import" not in src and "." not in src:  # nothing to guard, no module to reach
+            co = compile(src, filename, "exec", dont_inherit=True)
+            if purity.fast_pure(co):
+                return co, True, state
+        tree = ast.parse(src, filename, "exec")
+        pairs = purity.walk(tree)
+        try:
+            pure = purity.pure_code(tree, pairs=pairs)
+        except RecursionError:
+            pure = False
+        if pure:
+            purity.guard_in_place(pairs)
+        return compile(tree, filename, "exec", dont_inherit=True), pure, state
+
+
+_PROBE_CACHE: dict = {}  # compiled probes of a runner (tests repeat across the programs of a task)
+
+
+def compile_probe(probe, *, guard: bool):
+    """A probe from the parent (mode, payload, pure hint, names) -> (mode, data, pure, names).
+    A values probe is a tuple of expressions: it can read what the program defined and call it,
+    but not import, store or delete anything, so the code-object check is enough."""
+    key = (probe[0], tuple(probe[1]) if isinstance(probe[1], (list, tuple)) else probe[1], tuple(probe[3]))
+    hit = _PROBE_CACHE.get(key)
+    if hit is not None:
+        return hit
+    import warnings
+
+    mode, payload, _hint, names = probe
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if mode == "values":
+            exprs = tuple(compile(e, "<test>", "eval", dont_inherit=True) for e in payload)
+            pure = all(purity.fast_pure(c) for c in exprs) if guard else True
+            out = ("values", exprs, pure, tuple(names))
+        elif mode == "stdio":
+            out = ("stdio", payload, True, ())
+        else:
+            raise ValueError(f"unknown probe mode {mode!r}")
+    if len(_PROBE_CACHE) > 20000:
+        _PROBE_CACHE.clear()
+    _PROBE_CACHE[key] = out
+    return out
+
+
+# ----------------------------------------------------------------------------- running one test
+
+def _reset_interpreter(argv0, state):
+    G = _G
+    sys.setrecursionlimit(G["recursion"])
+    if G["digits"] is not None:
+        G["set_digits"](G["digits"])
+    if state:
+        mods = G["sysmods"]
+        if "random" in mods:
+            mods["random"].seed()
+        if "decimal" in mods:
+            d = mods["decimal"]
+            d.setcontext(d.Context())
+    sys.argv = [argv0]
+
+
+def _fresh_streams(stdin_text, max_out, keep_stdout):
+    """Fresh Python-level standard streams for one in-process test (never reused). Function
+    tests get light sinks (what they print is not judged, only capped); stdin/stdout programs
+    get real text streams over memory."""
+    G = _G
+    if not keep_stdout:
+        out, err = G["sink"](max_out), G["sink"](max_out)
+        sys.stdin, sys.stdout, sys.stderr = G["empty_in"](), out, err
+        sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
+        return out, err
+    io, Raw, TextIO = G["io"], G["raw"], G["io"].TextIOWrapper
+    raw_out, raw_err = Raw(max_out, True), Raw(max_out, False)
+    data = (stdin_text or "").encode("utf-8", "surrogateescape")
+    sys.stdin = TextIO(io.BufferedReader(io.BytesIO(data)), encoding="utf-8", errors="surrogateescape")
+    sys.stdout = TextIO(raw_out, encoding="utf-8", write_through=False)
+    sys.stderr = TextIO(raw_err, encoding="utf-8", errors="backslashreplace", line_buffering=True)
+    sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
+    return raw_out, raw_err
+
+
+def _make_sink_classes():
+    """``Sink``: a write-only text stream that counts (as UTF-8 bytes) and drops what it is given,
+    raising :class:`_OutputCap` past its cap; ``EmptyIn``: a text stream at end of input."""
+    import io
+
+    unsupported = io.UnsupportedOperation
+
+    class _Bytes:
+        def __init__(self, sink):
+            self._sink = sink
+
+        def write(self, b):
+            self._sink._count(len(b))
+            return len(b)
+
+        def flush(self):
+            pass
+
+    class Sink:
+        encoding, errors, newlines, line_buffering, mode, name = "utf-8", "strict", None, False, "w", "<stdout>"
+
+        def __init__(self, cap):
+            self.cap, self.size, self.over, self.closed = cap, 0, False, False
+            self.buffer = _Bytes(self)
+
+        def _count(self, n):
+            if self.closed:
+                raise ValueError("I/O operation on closed file.")
+            self.size += n
+            if self.size > self.cap:
+                self.over = True
+                raise _OutputCap()
+
+        def write(self, s):
+            if not isinstance(s, str):
+                raise TypeError(f"write() argument must be str, not {type(s).__name__}")
+            self._count(len(s.encode("utf-8", "surrogateescape")))
+            return len(s)
+
+        def writelines(self, lines):
+            for x in lines:
+                self.write(x)
+
+        def flush(self):
+            if self.closed:
+                raise ValueError("I/O operation on closed file.")
+
+        def close(self):
+            self.closed = True
+
+        def isatty(self):
+            return False
+
+        def writable(self):
+            return True
+
+        def readable(self):
+            return False
+
+        def seekable(self):
+            return False
+
+        def fileno(self):
+            raise unsupported("fileno")
+
+    class EmptyIn:
+        encoding, errors, newlines, mode, name, closed = "utf-8", "strict", None, "r", "<stdin>", False
+        buffer = io.BytesIO(b"")
+
+        def read(self, n=-1):
+            return ""
+
+        def readline(self, n=-1):
+            return ""
+
+        def readlines(self, n=-1):
+            return []
+
+        def __iter__(self):
+            return iter(())
+
+        def close(self):
+            self.closed = True
+
+        def isatty(self):
+            return False
+
+        def readable(self):
+            return True
+
+        def writable(self):
+            return False
+
+        def fileno(self):
+            raise unsupported("fileno")
+
+    return Sink, EmptyIn
+
+
+def _real_streams():
+    """Standard streams on the process's real fds 0-2 (isolated cells)."""
+    io = _G["io"]
+    TextIO = io.TextIOWrapper
+    sys.stdin = TextIO(io.BufferedReader(io.FileIO(0, "rb", closefd=False)), encoding="utf-8",
+                       errors="surrogateescape")
+    sys.stdout = TextIO(io.BufferedWriter(io.FileIO(1, "wb", closefd=False)), encoding="utf-8")
+    sys.stderr = TextIO(io.BufferedWriter(io.FileIO(2, "wb", closefd=False)), encoding="utf-8",
+                        errors="backslashreplace", line_buffering=True)
+    sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
+
+
+def name_status(ns, name):
+    """0: the name resolves to the genuine builtin/module, 1: it is undefined, 2: shadowed."""
+    genuine = _G["genuine"].get(name)
+    if name in ns:
+        return 0 if ns[name] is genuine else 2
+    b = ns.get("__builtins__")
+    d = b if isinstance(b, dict) else getattr(b, "__dict__", {})
+    if name in d:
+        return 0 if d[name] is genuine else 2
+    return 1
+
+
+def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False):
+    """Run one test in ``ns``: the program (unless ``skip_load``), the setup, the probe.
+    Returns (frame kind, JSON-able body) of the claim; raises what the harness must see
+    (``_OutputCap``, ``MemoryError`` when in-process, ``StoreIntoShared``)."""
+    G = _G
+    mode = probe[0]
+    where = "code"
+    try:
+        if kind == "stdio" and setup_co is not None:
+            where = "setup"
+            exec(setup_co, ns)
+        where = "code"
+        if not skip_load:
+            try:
+                exec(code_co, ns)
+            except G["SystemExit"] as exc:
+                if mode != "stdio" or exc.code not in (None, 0):
+                    raise
+        if kind != "stdio" and setup_co is not None:
+            where = "setup"
+            exec(setup_co, ns)
+        where = "test"
+        if mode == "values":
+            enc = G["encode"]
+            encoded = [enc(eval(e, ns), True) for e in probe[1]]
+            names = [name_status(ns, n) for n in probe[3]]
+            sys.stdout.flush()
+            return Frame.VALUES, [encoded, names]
+        sys.stdout.flush()
+        return Frame.STDOUT, None
+    except (_OutputCap, purity.StoreIntoShared, _Timeout):
+        raise
+    except G["BaseException"] as exc:
+        info = exc_info(exc, where, lines if where in ("code", "test") else None)
+        try:
+            sys.stdout.flush()
+        except G["BaseException"]:
+            pass
+        if mode == "stdio":
+            return Frame.STDOUT, info
+        return Frame.RAISED, info
+
+
+# ----------------------------------------------------------------------------- program mode
+
+def run_program(cmd: dict, chan: _Channel) -> None:
+    """Many tests of one program, in this process (see the module docstring)."""
+    G = _G
+    kind = cmd["kind"]
+    try:
+        code_co, code_pure, state = compile_source(cmd["code"], "<solution>", guard=True)
+    except _COMPILE_ERRORS as exc:
+        chan.send(Frame.SYNTAX, fmt_syntax(exc).encode("utf-8", "replace"))
+        return
+    setup_co, setup_pure = None, True
+    if cmd["setup"] and cmd["setup"].strip():
+        try:
+            setup_co, setup_pure, s_state = compile_source(cmd["setup"], "<setup>", guard=True)
+            state = state or s_state
+        except _COMPILE_ERRORS as exc:
+            chan.send_json(Frame.BAD_PROBE, [-1, f"setup does not compile: {fmt_syntax(exc)}"])
+            return
+    probes = []
+    for i, p in enumerate(cmd["probes"]):
+        try:
+            probes.append(compile_probe(p, guard=True))
+        except _COMPILE_ERRORS + (ValueError,) as exc:
+            chan.send_json(Frame.BAD_PROBE, [i, f"test does not compile: {fmt_syntax(exc)}"])
+            probes.append(None)
+    if not code_pure and kind != "stdio":
+        failed = _failing_first_import(cmd["code"])
+        if failed is not None:  # it fails the same way whatever the test: say so once
+            chan.send_json(Frame.PLAN, {"isolate": [], "deterministic": True})
+            chan.send_json(Frame.LOAD_FAILED, failed)
+            return
+    if not (code_pure and setup_pure and G.get("frozen")):
+        chan.send_json(Frame.PLAN, {"isolate": "all", "deterministic": False})
+        return
+    isolate = [i for i, p in enumerate(probes) if p is not None and not p[2]]
+    chan.send_json(Frame.PLAN, {"isolate": isolate, "deterministic": not state})
+    lines = cmd["code"].splitlines()
+    tripped: list = []
+    guard = purity.make_store_guard(G["shared_ids"], tripped)
+    max_out = cmd["max_out"]
+    modname = "__main__" if kind == "stdio" else "solution"
+    argv0 = "main.py" if kind == "stdio" else "solution.py"
+    loaded = False
+    timeout = float(cmd.get("timeout") or 0) or None
+    setitimer, REAL = G["setitimer"], G["itimer_real"]
+    optional = cmd.get("optional") or [False] * len(probes)
+    timed_out = False
+    tried = valued = False  # a test ran; one gave a value (or output)
+    for probe, opt in zip(probes, optional):
+        if probe is None or not probe[2]:
+            continue
+        if opt and (timed_out or (tried and not valued)):
+            return  # no extra inputs for a program that timed out or raised on every test
+        tried = tried or not opt
+        t0 = G["clock"]()
+        raw_out, raw_err = _fresh_streams(probe[1] if probe[0] == "stdio" else "", max_out, kind == "stdio")
+        _reset_interpreter(argv0, state)
+        mod = G["modtype"](modname)
+        ns = mod.__dict__
+        ns["__builtins__"] = G["builtins"]
+        ns[purity.GUARD_NAME] = guard
+        G["sysmods"][modname] = mod
+        skip = False
+        phase = "load"
+        try:
+            if timeout:
+                setitimer(REAL, timeout)  # the test's own time, as CodeT and evalplus keep it
+            if not loaded and kind != "stdio":  # the first load tells whether loading fails for all
+                try:
+                    exec(code_co, ns)
+                except (_OutputCap, purity.StoreIntoShared, _Timeout, G["MemoryError"]):
+                    raise
+                except G["BaseException"] as exc:
+                    setitimer(REAL, 0)
+                    info = exc_info(exc, "code", lines)
+                    if not tripped and not state:
+                        chan.send_json(Frame.LOAD_FAILED, info, G["clock"]() - t0)
+                        return
+                    chan.send_json(Frame.RAISED, info, G["clock"]() - t0)
+                    _cleanup(modname, ns)
+                    continue
+                loaded = skip = True
+                chan.send(Frame.LOADED)
+            phase = "test"
+            kind_out, body = run_one(code_co, lines, setup_co, probe, kind, ns, skip_load=skip)
+            setitimer(REAL, 0)
+        except _Timeout:
+            setitimer(REAL, 0)
+            timed_out = True
+            chan.send(Frame.TIMED_OUT, b"load" if phase == "load" and not state else b"", G["clock"]() - t0)
+            if not _timed_cleanup(modname, ns, timeout):
+                chan.send(Frame.ABNORMAL, b"finalizer")
+                return
+            continue
+        except _OutputCap:
+            setitimer(REAL, 0)
+            chan.send(Frame.ABNORMAL, b"output cap")
+            return
+        except purity.StoreIntoShared:
+            setitimer(REAL, 0)
+            chan.send(Frame.ABNORMAL, b"store into a shared object")
+            return
+        except G["MemoryError"]:
+            setitimer(REAL, 0)
+            chan.send(Frame.ABNORMAL, b"MemoryError")
+            return
+        elapsed = G["clock"]() - t0
+        if timeout and elapsed > timeout:  # the program swallowed the timer's exception
+            timed_out = True
+            chan.send(Frame.TIMED_OUT, b"", elapsed)
+            if not _timed_cleanup(modname, ns, timeout):
+                chan.send(Frame.ABNORMAL, b"finalizer")
+                return
+            continue
+        if tripped:
+            chan.send(Frame.ABNORMAL, b"store into a shared object")
+            return
+        if raw_out.over or raw_err.over:
+            chan.send(Frame.ABNORMAL, b"output cap")
+            return
+        if kind_out is Frame.VALUES or (kind_out is Frame.STDOUT and body is None):
+            valued = True
+        data = None
+        if kind_out is Frame.VALUES and body[0] and body[0][0] is not None and len(body[0]) == 1 \
+                and not body[1]:
+            fast = _scalar_json(body[0][0])
+            if fast is not None:
+                data = ("[[" + fast + "],[]]").encode("ascii")
+        if kind_out is Frame.STDOUT:
+            body = [raw_out.take().decode("utf-8", "replace"), body]
+        # the test's objects go before its claim does: a finalizer that hangs is the test's own
+        # business, never the next test's
+        clean = _timed_cleanup(modname, ns, timeout)
+        if data is not None:
+            chan.send(Frame.VALUES, data, elapsed)
+        else:
+            chan.send_json(kind_out, body, elapsed)
+        if not clean:
+            chan.send(Frame.ABNORMAL, b"finalizer")
+            return
+
+
+def _timed_cleanup(modname, ns, timeout) -> bool:
+    """Drop the test's module and namespace (finalizers run now) under the test's timer; False
+    when that ran past it (the runner is then replaced)."""
+    G = _G
+    setitimer, REAL = G["setitimer"], G["itimer_real"]
+    try:
+        if timeout:
+            setitimer(REAL, timeout)
+        _cleanup(modname, ns)
+        setitimer(REAL, 0)
+        return True
+    except _Timeout:
+        setitimer(REAL, 0)
+        return False
+
+
+def _timed_collect(timeout) -> bool:
+    """Collect the row's garbage (cycles: their finalizers run now, not in a later program's
+    test) under a timer; False when a finalizer ran past it."""
+    G = _G
+    setitimer, REAL = G["setitimer"], G["itimer_real"]
+    try:
+        setitimer(REAL, max(timeout or 0.0, 0.05))
+        G["gc"].collect()
+        setitimer(REAL, 0)
+        return True
+    except _Timeout:
+        setitimer(REAL, 0)
+        return False
+
+
+def _failing_first_import(src: str):
+    """Exception info when the program's loading certainly fails at an import before anything
+    else of it runs: the first statement (after a docstring, ``__future__`` imports and imports of
+    the preloaded batch-safe modules) imports a module that cannot be found, or is a relative
+    import (a program has no package). That statement alone is run here (importing nothing, it
+    has no effect) for the exact error. None otherwise."""
+    import ast
+    import importlib.util
+
+    try:
+        tree = ast.parse(src, "<solution>", "exec")
+    except _COMPILE_ERRORS:
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and node is tree.body[0]:
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            continue
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module or ""] if isinstance(node, ast.ImportFrom) else None
+        if names is None:
+            return None
+        if isinstance(node, ast.ImportFrom) and node.level:
+            missing = True
+        else:
+            missing = False
+            for name in names:
+                if name in purity.SAFE_MODULES:
+                    continue
+                try:
+                    missing = importlib.util.find_spec(name.split(".")[0]) is None
+                except (ImportError, ValueError):
+                    missing = True
+                if not missing:
+                    return None  # it exists: importing it runs its code, which is not ours to run
+                break
+        if not missing:
+            continue
+        mod = ast.Module(body=[node], type_ignores=[])
+        ns = {"__name__": "solution", "__builtins__": _G["builtins"]}
+        try:
+            exec(compile(mod, "<solution>", "exec", dont_inherit=True), ns)
+        except ImportError as exc:
+            return exc_info(exc, "code", src.splitlines())
+        return None
+    return None
+
+
+def run_rows(chan: _Channel) -> None:
+    """The runner: rows of pure programs (one command each, on fd 4) until end of input; each
+    row ends with a ``DONE`` frame. The worker replaces the runner after anything abnormal."""
+    import marshal
+    import signal
+
+    from .wire import read_message
+
+    signal.signal(signal.SIGALRM, _alarm)
+    _mute_collections()
+    while True:
+        msg = read_message(COMMAND_FD)
+        if msg is None:
+            return
+        chan.buffered = True
+        for cmd in marshal.loads(msg):  # the rows of one unit, one after the other
+            run_program(cmd, chan)
+            if not _timed_collect(float(cmd.get("timeout") or 0)):
+                chan.send(Frame.ABNORMAL, b"finalizer")
+                chan.flush()
+                return
+            chan.send(Frame.DONE)
+            chan.flush()  # a row's frames in one write
+
+
+def _cleanup(modname, ns):
+    G = _G
+    G["sysmods"].pop(modname, None)
+    try:
+        ns.clear()
+    except _Timeout:
+        raise
+    except G["BaseException"]:
+        pass
+    if G["set_digits"] is not None:
+        G["set_digits"](G["digits"])
+
+
+def _mute_collections():
+    """While the garbage collector runs, the standard streams point at a null sink: a finalizer
+    of an earlier test's garbage cannot write into the output of the test that is running."""
+    io = _G["io"]
+    null = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    saved = []
+
+    def callback(phase, info):
+        if phase == "start":
+            saved.append((sys.stdout, sys.stderr))
+            sys.stdout = sys.stderr = null
+        elif saved:
+            sys.stdout, sys.stderr = saved.pop()
+            null.seek(0)
+            null.truncate()
+
+    _G["gc"].callbacks.append(callback)
+
+
+# ----------------------------------------------------------------------------- cell mode
+
+def run_cell(cmd: dict, chan: _Channel) -> None:
+    """One test of one program with real file descriptors (the program may do anything)."""
+    G = _G
+    kind = cmd["kind"]
+    _real_streams()
+    try:
+        code_co, _, _ = compile_source(cmd["code"], "<solution>", guard=False)
+    except _COMPILE_ERRORS as exc:
+        chan.send(Frame.SYNTAX, fmt_syntax(exc).encode("utf-8", "replace"))
+        return
+    setup_co = None
+    if cmd["setup"] and cmd["setup"].strip():
+        try:
+            setup_co, _, _ = compile_source(cmd["setup"], "<setup>", guard=False)
+        except _COMPILE_ERRORS as exc:
+            chan.send_json(Frame.BAD_PROBE, [-1, f"setup does not compile: {fmt_syntax(exc)}"])
+            return
+    try:
+        probe = compile_probe(cmd["probes"][0], guard=False)
+    except _COMPILE_ERRORS + (ValueError,) as exc:
+        chan.send_json(Frame.BAD_PROBE, [0, f"test does not compile: {fmt_syntax(exc)}"])
+        return
+    modname = "__main__" if kind == "stdio" else "solution"
+    _reset_interpreter("main.py" if kind == "stdio" else "solution.py", False)
+    mod = G["modtype"](modname)
+    ns = mod.__dict__
+    ns["__builtins__"] = G["builtins"]
+    G["sysmods"][modname] = mod
+    lines = cmd["code"].splitlines()
+    t0 = G["clock"]()
+    if kind != "stdio":
+        try:
+            exec(code_co, ns)
+        except G["BaseException"] as exc:
+            chan.send_json(Frame.RAISED, exc_info(exc, "code", lines), G["clock"]() - t0)
+            return
+        chan.send(Frame.LOADED)
+    try:
+        kind_out, body = run_one(code_co, lines, setup_co, probe, kind, ns, skip_load=kind != "stdio")
+    except (_OutputCap, purity.StoreIntoShared):  # not raised without the guard and capped streams
+        chan.send(Frame.ABNORMAL, b"unexpected")
+        return
+    chan.send_json(kind_out, body, G["clock"]() - t0)
+
+
+# ----------------------------------------------------------------------------- entry (in a forked child)
+
+def child_main() -> None:
+    """Read the command on fd 4 and run it; never returns."""
+    import marshal
+
+    from .wire import read_message
+
+    G = _G
+    try:
+        msg = read_message(COMMAND_FD)
+        if msg is None:
+            G["exit"](EXIT_HARNESS)
+        cmd = marshal.loads(msg)
+        if cmd["mode"] != "runner":
+            os.close(COMMAND_FD)
+        chan = _Channel(cmd["token"], int(cmd["max_out"]))
+        mode = cmd["mode"]
+        if mode == "program":
+            run_program(cmd, chan)
+        elif mode == "cell":
+            run_cell(cmd, chan)
+        elif mode == "runner":
+            run_rows(chan)
+        elif mode in ("serve", "test"):
+            from . import remote
+
+            (remote.serve if mode == "serve" else remote.run_test)(cmd, chan)
+        G["exit"](0)
+    except BaseException as exc:  # noqa: BLE001 - the harness failed: say so by the exit status
+        try:
+            import traceback
+
+            os.write(2, ("".join(traceback.format_exception(exc))[-1500:]).encode("utf-8", "replace"))
+        except BaseException:
+            pass
+        G["exit"](EXIT_HARNESS)

@@ -1,0 +1,404 @@
+"""Which programs may run several tests in one process: the purity check, and the guard that
+keeps such programs from writing into objects they did not create.
+
+A program process (see :mod:`.harness`) runs each test of one program in a fresh module
+namespace. That is only equivalent to a fresh process per test when nothing a test does can
+outlive it. :func:`pure_code` accepts a program (or a test's expressions) only when:
+
+* it imports nothing but the batch-safe standard-library modules (:data:`SAFE_MODULES`, all
+  loaded before any program runs; ``sys`` only for :data:`SYS_ATTRS`), and reads from them only
+  modules, classes, functions and immutable values (no shared container, no shared context such
+  as ``decimal.DefaultContext``), and none of the functions of :data:`BANNED` (they write into
+  their arguments or into shared registries: ``functools.wraps``, ``typing.overload``...);
+* it uses modules only as ``module.attr`` reads, and never stores into imported names or through
+  attribute chains rooted at them;
+* it uses none of the I/O and introspection builtins (:data:`FORBIDDEN_NAMES`), no private or
+  unusual dunder names or attributes, no ``__del__``, no async code, no string holding ``__``.
+
+What remains shared between the tests of a process is then: functions and classes of the standard
+library, enum members and typing constructs, none of which has a method that changes it. Every
+other object a pure program can reach either is created by the test itself or is immutable, and
+the shared ones can only change through attribute stores (``self.x = v`` with ``self`` a
+shared function, ``f = statistics.mean; f.x = 1``): :func:`guard_stores` rewrites every attribute
+store and delete of the program so that the target is checked at run time against the objects
+that existed before any program ran (:func:`make_store_guard`). A store into such an object stops
+the test (the harness re-runs the cell alone in a fresh process, where the store happens as
+Python would do it).
+
+Interpreter state a test may touch (recursion limit, int-digit limit, random seed, decimal
+context, ``sys.argv``, the standard streams) is reset by the harness before every test.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+
+__all__ = ["SAFE_MODULES", "PRELOAD", "pure_code", "fast_pure", "guard_stores", "guard_in_place", "make_store_guard",
+           "walk", "GUARD_NAME", "HARNESS_NAMES", "StoreIntoShared"]
+
+# Modules a pure program may import: no hidden process state, or state reset per test.
+SAFE_MODULES = frozenset({
+    "math", "cmath", "re", "string", "collections", "collections.abc", "itertools", "functools",
+    "operator", "heapq", "bisect", "typing", "copy", "fractions", "decimal", "datetime", "json",
+    "array", "statistics", "textwrap", "unicodedata", "dataclasses", "enum", "numbers", "abc",
+    "struct", "binascii", "base64", "hashlib", "keyword", "difflib", "random", "time",
+})
+# Loaded by the zygote before any program: the safe modules and what the harness itself needs.
+PRELOAD = tuple(sorted(SAFE_MODULES)) + ("io", "traceback", "types", "weakref", "marshal", "gc")
+SYS_ATTRS = frozenset({
+    "maxsize", "float_info", "int_info", "version_info", "version", "maxunicode", "byteorder",
+    "platform", "hash_info", "getsizeof", "float_repr_style", "getrecursionlimit",
+    "setrecursionlimit", "set_int_max_str_digits", "get_int_max_str_digits", "exit", "stdin",
+    "stdout", "stderr", "argv",
+})
+# Standard-library functions that write into their arguments' attributes or into a shared
+# registry, and shared objects whose methods mutate them.
+BANNED = {
+    "functools": frozenset({"update_wrapper", "wraps"}),
+    "typing": frozenset({"final", "no_type_check", "no_type_check_decorator", "overload", "get_overloads",
+                         "clear_overloads", "runtime_checkable", "dataclass_transform"}),
+    "abc": frozenset({"abstractmethod", "abstractclassmethod", "abstractstaticmethod",
+                      "abstractproperty", "update_abstractmethods"}),
+    "enum": frozenset({"global_enum", "global_enum_repr", "global_str", "global_flag_repr"}),
+    "time": frozenset({"tzset"}),
+}
+# Standard-library functions that write into the class (or function) they are given: allowed only
+# as decorators of the program's own definitions.
+DECORATOR_ONLY = {
+    "dataclasses": frozenset({"dataclass"}),
+    "functools": frozenset({"total_ordering"}),
+}
+FORBIDDEN_NAMES = frozenset({
+    "open", "exec", "eval", "compile", "__import__", "globals", "locals", "vars", "getattr",
+    "setattr", "delattr", "breakpoint", "help", "memoryview", "__builtins__", "__loader__",
+    "__spec__", "__file__", "__build_class__", "copyright", "credits", "license",
+})
+ALLOWED_DUNDER_NAMES = frozenset({"__name__", "__debug__", "__doc__"})
+# dunder attributes a pure program may read (never store)
+ALLOWED_DUNDER_ATTRS = frozenset({
+    "__init__", "__name__", "__doc__", "__class__", "__qualname__", "__new__", "__call__",
+    "__len__", "__iter__", "__next__", "__contains__", "__getitem__", "__setitem__", "__delitem__",
+    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__bool__",
+    "__str__", "__repr__", "__format__", "__int__", "__float__", "__index__", "__round__",
+    "__add__", "__sub__", "__mul__", "__truediv__", "__floordiv__", "__mod__", "__pow__",
+    "__divmod__", "__neg__", "__pos__", "__abs__", "__invert__", "__and__", "__or__", "__xor__",
+    "__lshift__", "__rshift__", "__radd__", "__rsub__", "__rmul__", "__enter__", "__exit__",
+})
+FORBIDDEN_ATTRS = frozenset({
+    "f_back", "f_globals", "f_locals", "f_builtins", "f_code", "f_trace", "tb_frame", "tb_next",
+    "gi_frame", "gi_code", "cr_frame", "cr_code", "ag_frame", "ag_code", "co_consts", "co_code",
+    "cell_contents", "mro", "register", "reconfigure",
+    "unicode_whitespace_trans",  # a dict shared by every textwrap.TextWrapper
+})
+GUARD_NAME = "__coevo_own__"
+HARNESS_NAMES = frozenset({"__coevo_eq__", "__coevo_test__", GUARD_NAME})
+STATE_WORDS = ("random", "decimal", "statistics", "time", "datetime")
+
+
+class StoreIntoShared(BaseException):
+    """Raised by the store guard: the program writes into an object it did not create."""
+
+
+def _safe_object(v, depth=0):
+    """Whether a module attribute may be referenced by a pure program: modules, classes,
+    functions and immutable values (enum members and typing constructs included)."""
+    import types
+
+    if v is None or isinstance(v, (bool, int, float, complex, str, bytes, type, types.ModuleType,
+                                   types.FunctionType, types.BuiltinFunctionType, range)):
+        return True
+    t = type(v)
+    if isinstance(v, (tuple, frozenset)):
+        return depth < 3 and all(_safe_object(x, depth + 1) for x in v)
+    mod = getattr(t, "__module__", "") or ""
+    if mod in ("typing", "sys") or callable(v) and mod in ("builtins", "functools", "operator"):
+        return True
+    try:
+        import enum
+
+        if isinstance(v, enum.Enum):
+            return True
+    except ImportError:
+        pass
+    return type(v).__name__ in ("method_descriptor", "wrapper_descriptor", "getset_descriptor",
+                                "classmethod_descriptor", "staticmethod", "classmethod",
+                                "Pattern", "ellipsis")
+
+
+def walk(tree):
+    """All (node, parent) pairs of ``tree`` in one pass (faster than ``ast.walk`` + a map)."""
+    out = []
+    stack = [(tree, None)]
+    AST = ast.AST
+    push, pop, app = stack.append, stack.pop, out.append
+    while stack:
+        node, parent = pop()
+        app((node, parent))
+        for f in node._fields:
+            v = getattr(node, f, None)
+            if type(v) is list:
+                for x in v:
+                    if isinstance(x, AST):
+                        push((x, node))
+            elif isinstance(v, AST):
+                push((v, node))
+    return out
+
+
+def _banned(module_name: str, attr: str) -> bool:
+    return attr in BANNED.get(module_name, ())
+
+
+def pure_code(tree: ast.AST, allow: frozenset = frozenset(), pairs: list | None = None) -> bool:
+    """True when ``tree`` may run beside other tests of the same program in one process (see the
+    module docstring). Conservative: anything it cannot vouch for makes the code impure (it then
+    runs one fresh process per test)."""
+    pairs = walk(tree) if pairs is None else pairs
+    modules: dict[str, object] = {}  # name -> module object it is bound to
+    imported: set[str] = set()
+    decorator_only: set[str] = set()  # names bound to DECORATOR_ONLY functions
+    Name, Attribute, Subscript, Constant = ast.Name, ast.Attribute, ast.Subscript, ast.Constant
+    Load = ast.Load
+    others = []
+    for node, parent in pairs:
+        t = type(node)
+        if t is ast.Import:
+            for a in node.names:
+                if a.name not in SAFE_MODULES and a.name != "sys":
+                    return False
+                top = a.name.split(".")[0]
+                bound = a.asname or top
+                mod = sys.modules.get(a.name if a.asname else top)
+                if mod is None:
+                    return False
+                modules[bound] = mod
+                imported.add(bound)
+        elif t is ast.ImportFrom:
+            if node.module == "sys" and not node.level:
+                if any(a.name not in SYS_ATTRS for a in node.names):
+                    return False
+                imported.update(a.asname or a.name for a in node.names)
+                continue
+            if node.level or node.module not in SAFE_MODULES:
+                return False
+            mod = sys.modules.get(node.module)
+            if mod is None:
+                return False
+            for a in node.names:
+                if a.name == "*":
+                    public = {k: v for k, v in vars(mod).items() if not k.startswith("_")}
+                    if any(not _safe_object(v) or _banned(node.module, k) for k, v in public.items()):
+                        return False
+                    decorator_only.update(DECORATOR_ONLY.get(node.module, ()))
+                    imported.update(public)
+                    continue
+                if a.name.startswith("_") or not hasattr(mod, a.name) or _banned(node.module, a.name):
+                    return False
+                obj = getattr(mod, a.name)
+                if not _safe_object(obj):
+                    return False
+                bound = a.asname or a.name
+                imported.add(bound)
+                if a.name in DECORATOR_ONLY.get(node.module, ()):
+                    decorator_only.add(bound)
+                if type(obj).__name__ == "module":
+                    modules[bound] = obj
+        elif t is Name or t is Attribute or t is Subscript or t is Constant:
+            others.append((node, parent))
+        elif t is ast.FunctionDef:
+            if node.name == "__del__":
+                return False
+        elif t in (ast.AsyncFunctionDef, ast.AsyncFor, ast.AsyncWith, ast.Await):
+            return False
+
+    def module_chain_ok(node, parent, obj):
+        """``node`` (an expression yielding module ``obj``) must be read as ``node.attr``."""
+        if not (type(parent) is Attribute and parent.value is node and type(parent.ctx) is Load):
+            return False
+        attr = parent.attr
+        if attr.startswith("_") or not hasattr(obj, attr):
+            return False
+        if obj is sys:
+            return attr in SYS_ATTRS
+        if _banned(getattr(obj, "__name__", ""), attr):
+            return False
+        if attr in DECORATOR_ONLY.get(getattr(obj, "__name__", ""), ()) and not decorates_class(parent):
+            return False
+        value = getattr(obj, attr)
+        if not _safe_object(value):
+            return False
+        if type(value).__name__ == "module":
+            return module_chain_ok(parent, parent_of.get(id(parent)), value)
+        return True
+
+    parent_of = None
+
+    def decorates_class(node):
+        """``node`` is a decorator of a class of the program (``@x`` or ``@x(...)``)."""
+        nonlocal parent_of
+        if parent_of is None:
+            parent_of = {id(n): p for n, p in pairs}
+        up = parent_of.get(id(node))
+        if type(up) is ast.Call and up.func is node:
+            node, up = up, parent_of.get(id(up))
+        return type(up) is ast.ClassDef and any(d is node for d in up.decorator_list)
+
+    for node, parent in others:
+        t = type(node)
+        if t is Name:
+            name = node.id
+            if name in FORBIDDEN_NAMES:
+                return False
+            if name in decorator_only and not decorates_class(node):
+                return False
+            if name[:2] == "__" and name[-2:] == "__" and name not in ALLOWED_DUNDER_NAMES \
+                    and name not in allow:
+                return False
+            if name in modules:
+                if parent_of is None:
+                    parent_of = {id(n): p for n, p in pairs}
+                if not module_chain_ok(node, parent, modules[name]):
+                    return False
+            if type(node.ctx) is not Load and name in imported:
+                return False
+        elif t is Attribute:
+            attr = node.attr
+            if attr in FORBIDDEN_ATTRS:
+                return False
+            if attr[:1] == "_":
+                if attr[:2] == "__" and attr[-2:] == "__":
+                    if attr not in ALLOWED_DUNDER_ATTRS or type(node.ctx) is not Load:
+                        return False
+                elif not (type(node.value) is Name and node.value.id in ("self", "cls")):
+                    return False
+            if type(node.ctx) is not Load and not _store_root_ok(node, imported):
+                return False
+        elif t is Subscript:
+            if type(node.ctx) is not Load and not _store_root_ok(node, imported):
+                return False
+        else:
+            v = node.value
+            if type(v) is str:
+                if "__" in v and v != "__main__":
+                    return False
+            elif type(v) is bytes and b"__" in v:
+                return False
+    return True
+
+
+def _store_root_ok(node, imported):
+    """A store target ``a.b[c].d = ...`` is fine when its root is a plain name that is not an
+    imported name, and no ``__`` attribute sits in the chain."""
+    root = node.value
+    while isinstance(root, (ast.Attribute, ast.Subscript)):
+        if isinstance(root, ast.Attribute) and root.attr.startswith("__"):
+            return False
+        root = root.value
+    return isinstance(root, ast.Name) and root.id not in imported
+
+
+# names of the BANNED and DECORATOR_ONLY functions: the fast path leaves them to pure_code
+_BANNED_NAMES = frozenset().union(*BANNED.values(), *DECORATOR_ONLY.values())
+# dunder names a code object may mention on the fast path (the compiler's own included)
+_FAST_DUNDERS = (ALLOWED_DUNDER_ATTRS - {"__class__"}) | {"__module__", "__annotations__", "__debug__"}
+_CO_ASYNC = 0x80 | 0x100 | 0x200  # CO_COROUTINE | CO_ITERABLE_COROUTINE | CO_ASYNC_GENERATOR
+
+
+def fast_pure(co) -> bool:
+    """Purity of a code without any ``import`` (so no module is reachable and no store can hit
+    an imported object), read off its code objects: no forbidden, private or unusual dunder
+    name, no string holding ``__``, nothing async. False means "ask
+    :func:`pure_code`"."""
+    stack = [co]
+    code_type = type(co)
+    while stack:
+        c = stack.pop()
+        if c.co_flags & _CO_ASYNC:
+            return False
+        for name in c.co_names:
+            if name[:1] == "_":
+                if name not in _FAST_DUNDERS:
+                    return False
+            elif name in FORBIDDEN_NAMES or name in FORBIDDEN_ATTRS or name in _BANNED_NAMES:
+                return False
+        consts = list(c.co_consts)
+        while consts:
+            k = consts.pop()
+            t = type(k)
+            if t is code_type:
+                stack.append(k)
+            elif t is str:
+                if "__" in k and k != "__main__":
+                    return False
+            elif t is bytes:
+                if b"__" in k:
+                    return False
+            elif t is tuple or t is frozenset:
+                consts.extend(k)
+    return True
+
+
+# ----------------------------------------------------------------------------- the store guard
+
+class _GuardStores(ast.NodeTransformer):
+    """``x.a = v`` -> ``__coevo_own__(x).a = v`` (and the same for ``del x.a``, ``x.a += v``,
+    loop, ``with`` and comprehension targets). Evaluation order is unchanged: Python evaluates
+    the stored value before the target's object."""
+
+    def __init__(self):
+        self.count = 0
+
+    def visit_Attribute(self, node: ast.Attribute):
+        self.generic_visit(node)
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            self.count += 1
+            call = ast.Call(func=ast.Name(GUARD_NAME, ast.Load()), args=[node.value], keywords=[])
+            return ast.copy_location(ast.Attribute(value=ast.copy_location(call, node.value),
+                                                   attr=node.attr, ctx=node.ctx), node)
+        return node
+
+
+def guard_in_place(pairs: list) -> int:
+    """Guard the attribute stores and deletes found in ``pairs`` (:func:`walk` of a tree), in
+    place: ``x.a = v`` -> ``__coevo_own__(x).a = v``. Returns how many."""
+    n = 0
+    for node, _parent in pairs:
+        if type(node) is ast.Attribute and type(node.ctx) is not ast.Load:
+            call = ast.Call(func=ast.Name(GUARD_NAME, ast.Load()), args=[node.value], keywords=[])
+            node.value = ast.copy_location(call, node.value)
+            ast.fix_missing_locations(call)
+            n += 1
+    return n
+
+
+def guard_stores(tree: ast.AST) -> tuple[ast.AST, int]:
+    """``tree`` with every attribute store and delete guarded (in place), and how many."""
+    g = _GuardStores()
+    tree = g.visit(tree)
+    if g.count:
+        ast.fix_missing_locations(tree)
+    return tree, g.count
+
+
+def make_store_guard(shared_ids: frozenset, tripped: list):
+    """The run-time guard: returns its argument unless it existed before any program ran (its
+    ``id`` is in ``shared_ids``) or its class's ``__setattr__``/``__delattr__`` is a shared
+    function (a typing alias forwards stores to its origin class), in which case it records the
+    violation in ``tripped`` (so that catching the exception hides nothing) and raises
+    :class:`StoreIntoShared`."""
+    plain_set, plain_del = object.__setattr__, object.__delattr__
+
+    def __coevo_own__(obj, _ids=shared_ids, _id=id, _type=type, _tripped=tripped, _exc=StoreIntoShared,
+                      _set=plain_set, _del=plain_del):
+        t = _type(obj)
+        if _id(obj) in _ids:
+            _tripped.append(1)
+            raise _exc()
+        s, d = t.__setattr__, t.__delattr__
+        if (s is not _set and _id(s) in _ids) or (d is not _del and _id(d) in _ids):
+            _tripped.append(1)
+            raise _exc()
+        return obj
+
+    return __coevo_own__

@@ -1,0 +1,629 @@
+"""Generic tests with the verdict outside the program's process: a *test process* runs the test,
+a *program process* serves the program, and the two talk over a socket.
+
+A test that cannot be split into values and a judgement the parent evaluates (several
+statements, loops, ``try``/``except``, a ``check(candidate)`` function...) still must not run
+inside the program's process: there the program could rewrite the test's expected values, its
+assertions or the channel its verdict travels on. So the test runs in a process of its own (the
+test process, mode ``test``), whose free names resolve to the program's definitions through
+remote references; every call, attribute, item, iteration, truth value and length of a program
+object is a request to the program process (mode ``serve``), and every answer comes back as plain
+data (:mod:`.encoding`) or as a reference to another program object. The test process decides
+the verdict and writes it on its own channel; the program process has no channel to the worker.
+
+What crosses is plain data, decoded under a work budget, or references. Comparisons between a
+program object and a value of the test use no program code (a program object equals nothing of
+the test's, as in the parent's evaluator; two program objects compare with the program's own
+``==``); arguments the program mutates (lists, dicts, sets, bytearrays) are written back after
+the call; functions and objects the test hands to the program become references it can call,
+iterate or read (public attributes only) but not rewrite, except plain instances.
+
+Wire: length-prefixed JSON arrays. Request ``["q", op, ...]``, reply ``["r", value, writeback]``
+or ``["x", [type name, builtin base, message, class reference or null]]``. A reference is
+``{"R": [side, id, type name, flags]}``, ``side`` "C" (program) or "T" (test).
+"""
+
+from __future__ import annotations
+
+import builtins
+import json as _json
+import socket
+import struct
+
+from .encoding import decode, make_encoder
+from .records import Frame
+
+__all__ = ["serve", "run_test"]
+
+RPC_FD = 5
+_LEN = struct.Struct("<I")
+_EXC_BASES = {n: getattr(builtins, n) for n in dir(builtins)
+              if isinstance(getattr(builtins, n), type) and issubclass(getattr(builtins, n), BaseException)}
+_MAX_OBJECTS = 100_000
+_BINOPS = frozenset({"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor", "lshift",
+                     "rshift", "matmul", "lt", "le", "gt", "ge"})
+
+
+class RemoteError(Exception):
+    """The other process broke the protocol or went away."""
+
+
+class _Peer:
+    """One end of the conversation: an export table for its own objects, proxies for the other
+    side's, and a request loop that serves the other side's requests while it waits."""
+
+    def __init__(self, sock: socket.socket, side: str, max_msg: int, budget: float):
+        self.sock = sock
+        self.side = side
+        self.other = "T" if side == "C" else "C"
+        self.max_msg = max_msg
+        self.budget = budget
+        self.exports: dict[int, object] = {}
+        self.export_ids: dict[int, int] = {}  # id(obj) -> export id (the object stays referenced)
+        self.proxies: dict[int, object] = {}
+        self.exc_classes: dict[int, type] = {}
+        self.encode = make_encoder()
+        self.buf = bytearray()
+
+    # -- transport (references captured at import: a program that rebinds builtins or the json
+    # module in its own process does not break its side of the conversation)
+    def send(self, msg, _dumps=_json.dumps, _len=len, _pack=_LEN.pack) -> None:
+        data = _dumps(msg, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+        if _len(data) > self.max_msg:
+            raise RemoteError("message larger than the output cap")
+        self.sock.sendall(_pack(_len(data)) + data)
+
+    def recv(self, _len=len, _unpack=_LEN.unpack_from, _bytes=bytes, _type=type, _list=list):
+        while True:
+            if _len(self.buf) >= 4:
+                (n,) = _unpack(self.buf, 0)
+                if n > self.max_msg:
+                    raise RemoteError("message larger than the output cap")
+                if _len(self.buf) >= 4 + n:
+                    data = _bytes(self.buf[4:4 + n])
+                    del self.buf[:4 + n]
+                    msg = decode(data, self.budget, refs=self.resolve_ref)
+                    if _type(msg) is not _list or not msg or msg[0] not in ("q", "r", "x"):
+                        raise RemoteError("malformed message")
+                    return msg
+            chunk = self.sock.recv(1 << 16)
+            if not chunk:
+                raise RemoteError("the other process ended")
+            self.buf += chunk
+
+    # -- values
+    def export(self, obj) -> dict:
+        key = id(obj)
+        eid = self.export_ids.get(key)
+        if eid is None:
+            if len(self.exports) >= _MAX_OBJECTS:
+                raise RemoteError("too many objects")
+            eid = len(self.exports) + 1
+            self.exports[eid] = obj
+            self.export_ids[key] = eid
+        flags = []
+        if isinstance(obj, type):
+            flags.append("class")
+            if issubclass(obj, BaseException):
+                base = next((c.__name__ for c in obj.__mro__ if c in _EXC_BASES.values()), "Exception")
+                flags.append("exc:" + base)
+        if callable(obj):
+            flags.append("callable")
+        return {"R": [self.side, eid, type(obj).__name__[:100], flags]}
+
+    def to_wire(self, value, depth=0):
+        """Plain data as such, this side's objects as references, the other side's as theirs;
+        lists, tuples and dicts that hold references are sent element by element."""
+        if isinstance(value, _Proxy) and object.__getattribute__(value, "_peer") is self:
+            return {"R": [self.other, object.__getattribute__(value, "_rid"), "", []]}
+        enc = self.encode(value)
+        if not (type(enc) is dict and "N" in enc):
+            return enc
+        t = type(value)
+        if depth < 20 and t in (list, tuple, dict):
+            if t is list:
+                return [self.to_wire(x, depth + 1) for x in value]
+            if t is tuple:
+                return {"t": [self.to_wire(x, depth + 1) for x in value]}
+            return {"d": [[self.to_wire(k, depth + 1), self.to_wire(v, depth + 1)] for k, v in value.items()]}
+        return self.export(value)
+
+    def resolve_ref(self, x):
+        """Decoder hook for ``{"R": ...}``: this side's object, or a proxy of the other's."""
+        if type(x) is not list or len(x) != 4 or x[0] not in ("C", "T") or type(x[1]) is not int:
+            raise ValueError("malformed reference")
+        side, rid, tname, flags = x
+        if side == self.side:
+            if rid not in self.exports:
+                raise ValueError("unknown reference")
+            return self.exports[rid]
+        p = self.proxies.get(rid)
+        if p is None:
+            if len(self.proxies) >= _MAX_OBJECTS:
+                raise ValueError("too many references")
+            flags = [f for f in flags if type(f) is str] if type(flags) is list else []
+            exc = next((f[4:] for f in flags if f.startswith("exc:")), None)
+            if exc is not None and self.side == "T":
+                p = self._exception_class(rid, str(tname), exc)
+            else:
+                p = _Proxy(self, rid, str(tname)[:100], "callable" in flags)
+            self.proxies[rid] = p
+        return p
+
+    def _exception_class(self, rid, name, base_name):
+        """A real exception class of this process standing for a program's exception class (so
+        that ``except TheirError`` works in the test)."""
+        cls = self.exc_classes.get(rid)
+        if cls is None:
+            base = _EXC_BASES.get(base_name, Exception)
+            if base in (SystemExit, KeyboardInterrupt, GeneratorExit, BaseException):
+                base = Exception
+            safe = name if name.isidentifier() else "ProgramError"
+            cls = type(safe, (base,), {"__module__": "solution"})
+            self.exc_classes[rid] = cls
+        return cls
+
+    # -- requests
+    def request(self, op, *args):
+        self.send(["q", op, *[self.to_wire(a) for a in args]])
+        while True:
+            msg = self.recv()
+            if msg[0] == "q":
+                self.serve_request(msg)
+                continue
+            if msg[0] == "r":
+                if len(msg) == 3 and type(msg[2]) is list:
+                    self._writeback(args, msg[2])
+                return msg[1] if len(msg) > 1 else None
+            raise self._exception(msg[1] if len(msg) > 1 else None)
+
+    def _writeback(self, args, changes):
+        """Apply the other side's changes to mutable arguments of a call (in place)."""
+        if not args or not changes:
+            return
+        call_args = args[1] if len(args) > 1 and type(args[1]) is list else []
+        call_kwargs = args[2] if len(args) > 2 and type(args[2]) is dict else {}
+        for item in changes:
+            if type(item) is not list or len(item) != 2:
+                continue
+            where, new = item
+            target = call_args[where] if type(where) is int and 0 <= where < len(call_args) else \
+                call_kwargs.get(where) if type(where) is str else None
+            _assign_in_place(target, new)
+
+    def _exception(self, desc):
+        if type(desc) is not list or len(desc) != 4:
+            return RemoteError("malformed exception")
+        name, base_name, message, cls = desc
+        message = str(message)[:2000]
+        if isinstance(cls, type) and issubclass(cls, BaseException):
+            return cls(message)
+        base = _EXC_BASES.get(str(base_name), Exception)
+        if base in (KeyboardInterrupt, GeneratorExit, BaseException):
+            base = Exception
+        if base is SystemExit:
+            return SystemExit(message)
+        try:
+            return base(message)
+        except Exception:
+            return Exception(message)
+
+    def describe_exception(self, exc):
+        t = type(exc)
+        base = next((c.__name__ for c in t.__mro__ if c in _EXC_BASES.values()), "Exception")
+        try:
+            args = BaseException.__dict__["args"].__get__(exc)
+            msg = args[0] if len(args) == 1 and type(args[0]) is str else ("" if not args else str(exc))
+        except BaseException:
+            msg = "<unprintable>"
+        name = type.__dict__["__name__"].__get__(t)
+        cls_ref = self.export(t) if t.__module__ not in ("builtins",) else None
+        return [name, base, msg, cls_ref]
+
+    def serve_request(self, msg) -> None:
+        try:
+            value, writeback = self.handle(msg[1], msg[2:])
+            self.send(["r", self.to_wire(value), writeback])
+        except RemoteError:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - the other side's exception travels back
+            if isinstance(exc, (SystemExit, KeyboardInterrupt)) and self.side == "T":
+                raise
+            self.send(["x", self.describe_exception(exc)])
+
+    def handle(self, op, args):
+        raise NotImplementedError
+
+
+def _assign_in_place(target, new):
+    t = type(target)
+    try:
+        if t is list and type(new) is list:
+            target[:] = new
+        elif t is dict and type(new) is dict:
+            target.clear()
+            target.update(new)
+        elif t is set and type(new) in (set, frozenset):
+            target.clear()
+            target.update(new)
+        elif t is bytearray and type(new) is bytearray:
+            target[:] = new
+    except Exception:
+        pass
+
+
+class _Proxy:
+    """An object of the other process. Everything but identity is a request."""
+
+    __slots__ = ("_peer", "_rid", "_tname", "_callable", "__weakref__")
+
+    def __init__(self, peer, rid, tname, is_callable):
+        object.__setattr__(self, "_peer", peer)
+        object.__setattr__(self, "_rid", rid)
+        object.__setattr__(self, "_tname", tname)
+        object.__setattr__(self, "_callable", is_callable)
+
+    def _q(self, op, *args):
+        return object.__getattribute__(self, "_peer").request(op, self, *args)
+
+    def __call__(self, *args, **kwargs):
+        return self._q("call", list(args), kwargs)
+
+    def __getattr__(self, name):
+        return self._q("getattr", name)
+
+    def __setattr__(self, name, value):
+        self._q("setattr", name, value)
+
+    def __delattr__(self, name):
+        self._q("delattr", name)
+
+    def __getitem__(self, key):
+        return self._q("getitem", key)
+
+    def __setitem__(self, key, value):
+        self._q("setitem", key, value)
+
+    def __delitem__(self, key):
+        self._q("delitem", key)
+
+    def __len__(self):
+        n = self._q("len")
+        if type(n) is not int or n < 0:
+            raise TypeError("object returned an invalid length")
+        return n
+
+    def __bool__(self):
+        b = self._q("bool")
+        if b is not True and b is not False:
+            raise TypeError("__bool__ should return bool")
+        return b
+
+    def __iter__(self):
+        return self._q("iter")
+
+    def __next__(self):
+        return self._q("next")
+
+    def __contains__(self, item):
+        b = self._q("contains", item)
+        return b is True
+
+    def __str__(self):
+        s = self._q("str")
+        return s if type(s) is str else "<object>"
+
+    def __repr__(self):
+        s = self._q("repr")
+        return s if type(s) is str else "<object>"
+
+    def __format__(self, spec):
+        s = self._q("format", spec)
+        return s if type(s) is str else "<object>"
+
+    def __int__(self):
+        v = self._q("int")
+        if type(v) is not int:
+            raise TypeError("__int__ returned non-int")
+        return v
+
+    def __index__(self):
+        v = self._q("index")
+        if type(v) is not int:
+            raise TypeError("__index__ returned non-int")
+        return v
+
+    def __float__(self):
+        v = self._q("float")
+        if type(v) is not float:
+            raise TypeError("__float__ returned non-float")
+        return v
+
+    def __hash__(self):
+        return object.__hash__(self)
+
+    def __eq__(self, other):
+        if isinstance(other, _Proxy) and object.__getattribute__(other, "_peer") is object.__getattribute__(self, "_peer"):
+            return self._q("binop", "eq", other)
+        return NotImplemented  # a program object equals nothing of the test's
+
+    def __ne__(self, other):
+        if isinstance(other, _Proxy) and object.__getattribute__(other, "_peer") is object.__getattribute__(self, "_peer"):
+            return self._q("binop", "ne", other)
+        return NotImplemented
+
+    def __neg__(self):
+        return self._q("unop", "neg")
+
+    def __abs__(self):
+        return self._q("unop", "abs")
+
+
+def _binop(name):
+    def op(self, other):
+        return self._q("binop", name, other)
+
+    def rop(self, other):
+        return self._q("rbinop", name, other)
+
+    return op, rop
+
+
+for _n in _BINOPS:
+    _f, _r = _binop(_n)
+    if _n in ("lt", "le", "gt", "ge"):
+        setattr(_Proxy, f"__{_n}__", _f)
+    else:
+        setattr(_Proxy, f"__{_n}__", _f)
+        setattr(_Proxy, f"__r{_n}__", _r)
+
+
+# ----------------------------------------------------------------------------- the program side
+
+class _Server(_Peer):
+    """The program process: answers the test process's requests on its objects."""
+
+    def __init__(self, sock, ns, max_msg, budget):
+        super().__init__(sock, "C", max_msg, budget)
+        self.ns = ns
+
+    def handle(self, op, args):
+        import operator
+
+        if op == "resolve":
+            out = []
+            for name in args[0]:
+                if type(name) is not str:
+                    out.append(None)
+                elif name in self.ns and name != "__builtins__":
+                    v = self.ns[name]
+                    out.append(["value", v] if getattr(builtins, name, _MISSING) is not v else ["builtin"])
+                elif hasattr(builtins, name):
+                    out.append(["builtin"])
+                else:
+                    out.append(None)
+            return out, None
+        obj = args[0] if args else None
+        if op == "call":
+            call_args = args[1] if len(args) > 1 and type(args[1]) is list else []
+            kwargs = args[2] if len(args) > 2 and type(args[2]) is dict else {}
+            before = [self.encode(a) for a in call_args]
+            kbefore = {k: self.encode(v) for k, v in kwargs.items()}
+            result = obj(*call_args, **kwargs)
+            changes = []
+            for i, (a, b) in enumerate(zip(call_args, before)):
+                if type(a) in (list, dict, set, bytearray) and self.encode(a) != b:
+                    changes.append([i, a])
+            for k, v in kwargs.items():
+                if type(v) in (list, dict, set, bytearray) and self.encode(v) != kbefore[k]:
+                    changes.append([k, v])
+            return result, changes or None
+        if op == "getattr":
+            return getattr(obj, args[1]), None
+        if op == "setattr":
+            setattr(obj, args[1], args[2])
+            return None, None
+        if op == "delattr":
+            delattr(obj, args[1])
+            return None, None
+        if op == "getitem":
+            return obj[args[1]], None
+        if op == "setitem":
+            obj[args[1]] = args[2]
+            return None, None
+        if op == "delitem":
+            del obj[args[1]]
+            return None, None
+        if op == "len":
+            return len(obj), None
+        if op == "bool":
+            return bool(obj), None
+        if op == "iter":
+            return iter(obj), None
+        if op == "next":
+            return next(obj), None
+        if op == "contains":
+            return args[1] in obj, None
+        if op == "str":
+            return str(obj), None
+        if op == "repr":
+            return repr(obj), None
+        if op == "format":
+            return format(obj, args[1]), None
+        if op == "int":
+            return int(obj), None
+        if op == "index":
+            return operator.index(obj), None
+        if op == "float":
+            return float(obj), None
+        if op in ("binop", "rbinop"):
+            name, other = args[1], args[2]
+            fn = {"eq": operator.eq, "ne": operator.ne, "and": operator.and_, "or": operator.or_}.get(name) \
+                or getattr(operator, name, None)
+            if fn is None or name not in _BINOPS | {"eq", "ne"}:
+                raise TypeError(f"unsupported operation {name!r}")
+            return (fn(obj, other) if op == "binop" else fn(other, obj)), None
+        if op == "unop":
+            fn = {"neg": operator.neg, "abs": abs}.get(args[1])
+            if fn is None:
+                raise TypeError("unsupported operation")
+            return fn(obj), None
+        raise TypeError(f"unknown request {op!r}")
+
+
+_MISSING = object()
+
+
+def serve(cmd: dict, chan) -> None:
+    """Mode ``serve``: load the program (and the task's setup), then answer the test process
+    until it hangs up. The first message says whether loading worked."""
+    from . import harness
+
+    G = harness._G
+    sock = socket.socket(fileno=RPC_FD)
+    max_msg = int(cmd["max_out"])
+    ns = {"__name__": "solution", "__builtins__": G["builtins"]}
+    mod = G["modtype"]("solution")
+    mod.__dict__.update(ns)
+    ns = mod.__dict__
+    G["sysmods"]["solution"] = mod
+    server = _Server(sock, ns, max_msg, 1.0)
+    lines = cmd["code"].splitlines()
+    harness._real_streams()
+    try:
+        code_co, _, _ = harness.compile_source(cmd["code"], "<solution>", guard=False)
+    except harness._COMPILE_ERRORS as exc:
+        server.send(["r", ["syntax", harness.fmt_syntax(exc)], None])
+        return
+    try:
+        exec(code_co, ns)
+        if cmd["setup"] and cmd["setup"].strip():
+            setup_co, _, _ = harness.compile_source(cmd["setup"], "<setup>", guard=False)
+            try:
+                exec(setup_co, ns)
+            except BaseException as exc:  # noqa: BLE001
+                server.send(["r", ["load_error", harness.exc_info(exc, "setup", None)], None])
+                return
+    except BaseException as exc:  # noqa: BLE001 - reported to the test process
+        server.send(["r", ["load_error", harness.exc_info(exc, "code", lines)], None])
+        return
+    server.send(["r", ["loaded"], None])
+    while True:
+        try:
+            msg = server.recv()
+        except (RemoteError, ValueError, OSError):
+            return
+        if msg[0] != "q" or (len(msg) > 1 and msg[1] == "bye"):
+            return
+        try:
+            server.serve_request(msg)
+        except (RemoteError, OSError):
+            return
+
+
+# ----------------------------------------------------------------------------- the test side
+
+def _free_names(src: str) -> list[str]:
+    """Names the test reads from its module scope (and so from the program) without defining."""
+    import symtable
+
+    top = symtable.symtable(src, "<test>", "exec")
+    assigned = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported()}
+    names: set[str] = set()
+    stack = [top]
+    while stack:
+        t = stack.pop()
+        for s in t.get_symbols():
+            if (t is top and s.is_referenced()) or (t is not top and s.is_global() and s.is_referenced()):
+                names.add(s.get_name())
+        stack.extend(t.get_children())
+    return sorted(n for n in names if n not in assigned)
+
+
+def run_test(cmd: dict, chan) -> None:
+    """Mode ``test``: run a generic test against the program process; the verdict is this
+    process's (``Frame.VERDICT``: null when the test passed, else exception info)."""
+    from . import harness
+
+    G = harness._G
+    t0 = G["clock"]()
+    src = cmd["test"]
+    sock = socket.socket(fileno=RPC_FD)
+    peer = _Peer(sock, "T", int(cmd["max_out"]), 1.0)
+    peer.handle = lambda op, args: _test_side_handle(peer, op, args)
+    harness._fresh_streams("", int(cmd["max_out"]), False)
+    try:
+        loaded = peer.recv()
+        state = loaded[1] if loaded[0] == "r" and len(loaded) > 1 and type(loaded[1]) is list else None
+        if not state or state[0] not in ("loaded", "load_error", "syntax"):
+            raise RemoteError("the program process did not start")
+        if state[0] == "syntax":
+            chan.send(Frame.SYNTAX, str(state[1])[:harness.MAX_ERR].encode("utf-8", "replace"))
+            return
+        if state[0] == "load_error":
+            info = state[1] if type(state[1]) is list and len(state[1]) == 4 else ["code", "Error", "", "other"]
+            chan.send_json(Frame.VERDICT, [str(x)[:harness.MAX_ERR + 140] for x in info], G["clock"]() - t0)
+            return
+        chan.send(Frame.LOADED)  # the program is loaded: the test's own time starts
+        t0 = G["clock"]()
+        names = _free_names(src)
+        answers = peer.request("resolve", names)
+        ns = {"__name__": "__main__", "__builtins__": G["builtins"]}
+        if type(answers) is list and len(answers) == len(names):
+            for name, a in zip(names, answers):
+                if type(a) is list and a and a[0] == "value" and len(a) == 2:
+                    ns[name] = a[1]
+        code = compile(src, "<test>", "exec", dont_inherit=True)
+    except (RemoteError, ValueError, OSError, SyntaxError) as exc:
+        chan.send_json(Frame.VERDICT, ["test", "Error", f"the program process failed: {exc}"[:500], "other"],
+                       G["clock"]() - t0)
+        return
+    try:
+        exec(code, ns)
+        verdict = None
+    except RemoteError as exc:
+        verdict = ["test", "Error", f"the program process failed: {exc}"[:500], "other"]
+    except BaseException as exc:  # noqa: BLE001 - the test's outcome
+        verdict = harness.exc_info(exc, "test", None)
+    chan.send_json(Frame.VERDICT, verdict, G["clock"]() - t0)
+    try:
+        peer.send(["q", "bye"])
+    except (RemoteError, OSError):
+        pass
+
+
+def _test_side_handle(peer, op, args):
+    """What the program process may do with the test's objects it was given: call them,
+    iterate, read public attributes and items, measure; write attributes of plain instances."""
+    obj = args[0] if args else None
+    if op == "bye":
+        raise RemoteError("bye")
+    if op == "call":
+        call_args = args[1] if len(args) > 1 and type(args[1]) is list else []
+        kwargs = args[2] if len(args) > 2 and type(args[2]) is dict else {}
+        return obj(*call_args, **kwargs), None
+    if op in ("getattr", "setattr", "delattr"):
+        name = args[1]
+        if type(name) is not str or name.startswith("_"):
+            raise AttributeError(f"{name!r} is not available to the program")
+        if op == "getattr":
+            return getattr(obj, name), None
+        if isinstance(obj, type) or callable(obj) or type(obj).__module__ in ("builtins",):
+            raise AttributeError("the test's objects of this kind cannot be changed by the program")
+        (setattr(obj, name, args[2]) if op == "setattr" else delattr(obj, name))
+        return None, None
+    if op == "getitem":
+        return obj[args[1]], None
+    if op == "len":
+        return len(obj), None
+    if op == "bool":
+        return bool(obj), None
+    if op == "iter":
+        return iter(obj), None
+    if op == "next":
+        return next(obj), None
+    if op == "contains":
+        return args[1] in obj, None
+    if op in ("str", "repr"):
+        return (str if op == "str" else repr)(obj), None
+    raise TypeError(f"the program may not {op} the test's objects")

@@ -1,0 +1,81 @@
+"""Emptying the private temporary directory of a worker that has no mount namespace (process
+isolation): iterative (a directory nested thousands of levels deep is no problem), with one
+directory descriptor open at a time, never following links, restoring the directory's own mode
+and removing its extended attributes."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+__all__ = ["wipe"]
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def wipe(path: str, mode: int = 0o1777) -> None:
+    """Remove everything inside ``path`` and reset the directory itself (mode, xattrs)."""
+    try:
+        os.chmod(path, 0o700)
+    except OSError:
+        pass
+    try:
+        fd = os.open(path, _DIR_FLAGS)
+    except OSError:
+        return
+    names: list[str] = []  # the path from ``path`` down to ``fd``, one name per level
+    stuck: set[int] = set()  # inodes of directories that could not be removed
+    try:
+        while True:
+            try:
+                entries = list(os.scandir(fd))
+            except OSError:
+                entries = []
+            descended = False
+            for e in entries:
+                try:
+                    if e.is_dir(follow_symlinks=False):
+                        if e.inode() in stuck:
+                            continue
+                        try:
+                            os.chmod(e.name, 0o700, dir_fd=fd, follow_symlinks=False)
+                        except (OSError, NotImplementedError):
+                            pass
+                        sub = os.open(e.name, _DIR_FLAGS, dir_fd=fd)
+                        os.close(fd)
+                        fd = sub
+                        names.append(e.name)
+                        descended = True
+                        break
+                    os.unlink(e.name, dir_fd=fd)
+                except OSError:
+                    pass
+            if descended:
+                continue
+            if not names:
+                break
+            parent = os.open("..", _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = parent
+            name = names.pop()
+            try:
+                os.rmdir(name, dir_fd=fd)
+            except OSError:
+                try:
+                    stuck.add(os.stat(name, dir_fd=fd, follow_symlinks=False).st_ino)
+                except OSError:
+                    pass
+    finally:
+        os.close(fd)
+    try:
+        for attr in os.listxattr(path, follow_symlinks=False):
+            try:
+                os.removexattr(path, attr, follow_symlinks=False)
+            except OSError:
+                pass
+    except OSError:
+        pass
+    try:
+        os.chmod(path, stat.S_IMODE(mode))
+    except OSError:
+        pass

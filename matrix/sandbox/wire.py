@@ -1,0 +1,110 @@
+"""Length-prefixed messages on pipes, and the result-channel frames of :mod:`.records`."""
+
+from __future__ import annotations
+
+import os
+import struct
+
+from .records import FRAME_HEADER, TOKEN_BYTES, Frame
+
+__all__ = ["LENGTH", "write_message", "read_message", "FrameReader", "grow_pipe", "frame_bytes"]
+
+LENGTH = struct.Struct("<I")
+
+
+def write_message(fd: int, data: bytes) -> None:
+    view = memoryview(LENGTH.pack(len(data)) + data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+def _read_exact(fd: int, n: int) -> bytes | None:
+    chunks = []
+    while n:
+        b = os.read(fd, min(n, 1 << 20))
+        if not b:
+            return None
+        chunks.append(b)
+        n -= len(b)
+    return b"".join(chunks)
+
+
+def read_message(fd: int) -> bytes | None:
+    """One message (blocking); None at end of file."""
+    head = _read_exact(fd, 4)
+    if head is None:
+        return None
+    return _read_exact(fd, LENGTH.unpack(head)[0])
+
+
+def grow_pipe(fd: int, size: int = 1 << 20) -> None:
+    """Best-effort ``F_SETPIPE_SZ`` so that a whole unit or batch of frames fits."""
+    import fcntl
+
+    try:
+        fcntl.fcntl(fd, 1031, size)  # F_SETPIPE_SZ
+    except OSError:
+        pass
+
+
+def frame_bytes(token: bytes, kind: int, seconds: float, body: bytes) -> bytes:
+    return FRAME_HEADER.pack(FRAME_HEADER.size - 4 + len(body), token, kind, seconds) + body
+
+
+class FrameReader:
+    """Frames of one process's result channel (non-blocking reads). Anything that is not a
+    well-formed frame carrying the process's token makes the channel *corrupt*: every later
+    frame is ignored and the cell concerned is a protocol error."""
+
+    def __init__(self, fd: int, token: bytes, limit: int):
+        self.fd = fd
+        self.token = token
+        self.limit = limit
+        self.buf = bytearray()
+        self.eof = False
+        self.corrupt = False
+
+    def fill(self) -> None:
+        """Read what the pipe holds (stops at ``limit`` bytes buffered)."""
+        if self.eof:
+            return
+        try:
+            while len(self.buf) <= self.limit + 64:
+                chunk = os.read(self.fd, 1 << 16)
+                if not chunk:
+                    self.eof = True
+                    return
+                self.buf += chunk
+        except BlockingIOError:
+            pass
+        except OSError:
+            self.eof = True
+
+    def frames(self):
+        """Complete frames: (kind, seconds, body)."""
+        out = []
+        if self.corrupt:
+            return out
+        buf = self.buf
+        hs = FRAME_HEADER.size
+        while len(buf) >= 4:
+            (n,) = LENGTH.unpack_from(buf, 0)
+            if n < hs - 4 or n > self.limit:
+                self.corrupt = True
+                break
+            if len(buf) < 4 + n:
+                if len(buf) > self.limit + 64:
+                    self.corrupt = True
+                break
+            _, token, kind, secs = FRAME_HEADER.unpack_from(buf, 0)
+            if token != self.token or kind not in _KINDS:
+                self.corrupt = True
+                break
+            out.append((Frame(kind), secs, bytes(buf[hs:4 + n])))
+            del buf[:4 + n]
+        return out
+
+
+_KINDS = frozenset(int(k) for k in Frame)
+assert TOKEN_BYTES == 8

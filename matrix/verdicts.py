@@ -1,0 +1,255 @@
+"""From what the sandbox reports to a cell's verdict: the parent's side of every test.
+
+A cell's record (:class:`matrix.sandbox.records.CellRecord`) says how the cell ended; when the
+processes in the sandbox sent a *claim*, this module decides what it means for the test's plan
+(:mod:`matrix.static`), accepting for each plan only the kind of claim it can produce:
+
+* ``values`` plans (protected tests, call-style tests, extra inputs): a values claim, judged here
+  on plain data, or the exception the program raised;
+* ``stdio`` plans: the program's standard output (and how it ended), compared here;
+* ``exec`` plans (generic tests): the verdict of the test's own process, which ran apart from the
+  program (:mod:`matrix.sandbox.remote`), or the program's loading error.
+
+Anything else (a claim of the wrong kind, a malformed one) is an ``error``: nothing a program
+writes can say "the test ran". Every decoded value is bounded in size and in decoding work
+(:func:`matrix.sandbox.encoding.decode`); a value too costly to decode is an ``error``.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+from typing import Any
+
+from matrix import plain
+from matrix.sandbox.encoding import TooCostly
+from matrix.sandbox.harness import EXIT_CHANNEL, EXIT_FORBIDDEN, EXIT_HARNESS
+from matrix.sandbox.records import CellRecord, Frame, Outcome
+from matrix.static import EqJudge, Plan
+
+__all__ = ["CellResult", "interpret", "decode_claims", "NEEDS_GENERIC", "MAX_ERROR"]
+
+MAX_ERROR = 1000
+DECODE_BUDGET = 0.5  # seconds of decoding work one cell's claim may cost the parent
+NEEDS_GENERIC = object()  # the cell must run again as a generic test (a shadowed builtin)
+_CLAIM = Outcome.CLAIM
+_VALUES = bytes([int(Frame.VALUES)])
+_NO_DATA = object()
+
+
+class CellResult:
+    """One cell's verdict: ``status`` (see :data:`matrix.engine.STATUSES`), the value of the
+    test's candidate call or the program's stdout, an error message and the seconds it took."""
+
+    __slots__ = ("status", "value", "error", "time")
+
+    def __init__(self, status: str, value: Any = None, error: str = "", time: float = 0.0):
+        self.status = status
+        self.value = value
+        self.error = error
+        self.time = time
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
+
+    def __eq__(self, other):
+        return isinstance(other, CellResult) and (self.status, self.value, self.error, self.time) == \
+            (other.status, other.value, other.error, other.time)
+
+    def __repr__(self):
+        return f"CellResult(status={self.status!r}, value={self.value!r}, error={self.error!r}, time={self.time!r})"
+
+
+def truncate(text: str, n: int = MAX_ERROR) -> str:
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+def _signame(sig: int) -> str:
+    try:
+        return signal.Signals(sig).name
+    except ValueError:
+        return f"signal {sig}"
+
+
+def decode_claims(records: list[CellRecord]) -> list[Any]:
+    """The decoded body of each claim record (``_NO_DATA`` for the others, a ``ValueError``
+    instance for a malformed or too costly one). Small bodies are parsed together."""
+    out: list[Any] = [_NO_DATA] * len(records)
+    small = [i for i, r in enumerate(records) if r.outcome == Outcome.CLAIM and 1 < len(r.payload) < 4096]
+    if small:
+        try:
+            values = plain.decode(b"[" + b",".join(records[i].payload[1:] for i in small) + b"]",
+                                  budget=DECODE_BUDGET)
+            for i, v in zip(small, values):
+                out[i] = v
+        except ValueError:
+            for i in small:
+                out[i] = _decode_one(records[i].payload[1:])
+    for i, r in enumerate(records):
+        if r.outcome == Outcome.CLAIM and len(r.payload) >= 4096:
+            out[i] = _decode_one(r.payload[1:])
+    return out
+
+
+def _decode_one(body: bytes) -> Any:
+    try:
+        return plain.decode(body, budget=DECODE_BUDGET)
+    except ValueError as exc:
+        return exc
+
+
+def interpret(rec: CellRecord, plan: Plan, data: Any, timeout: float, max_output: int):
+    """The :class:`CellResult` of ``rec`` under ``plan`` (``data``: its decoded claim), or
+    :data:`NEEDS_GENERIC`."""
+    secs = float(rec.seconds)
+    o = rec.outcome
+    if o is _CLAIM and plan.mode == "values" and rec.payload[:1] == _VALUES and type(data) is list \
+            and len(data) == 2 and type(data[0]) is list and len(data[0]) == 1 and data[1] == [] \
+            and not plan.names and type(plan.judge) is EqJudge and plan.judge.tol is None:
+        v = data[0][0]  # the usual cell: one plain value, compared for equality
+        if type(v) is not plain.NonPlain:
+            try:
+                ok = v == plan.judge.expected
+            except Exception:
+                ok = None
+            if ok is True:
+                return CellResult("pass", v, "", secs)
+            if ok is False:
+                return CellResult("fail", v, "", secs)
+    if o == Outcome.TIMEOUT:
+        return CellResult("timeout", None, f"took longer than {timeout:g}s", secs)
+    if o == Outcome.SKIPPED:
+        return CellResult("timeout", None, "not run: the program timed out on an earlier input", 0.0)
+    if o == Outcome.OUTPUT_LIMIT:
+        return CellResult("output_limit", None, f"output exceeded {max_output} bytes", secs)
+    if o == Outcome.SYNTAX:
+        return CellResult("syntax_error", None, truncate(rec.payload.decode("utf-8", "replace")), secs)
+    if o == Outcome.BAD_TEST:
+        return CellResult("bad_test", None, truncate(rec.payload.decode("utf-8", "replace")), secs)
+    if o == Outcome.SANDBOX:
+        return CellResult("sandbox_error", None, truncate(rec.payload.decode("utf-8", "replace")
+                                                          or "the sandbox could not run the cell"), secs)
+    if o == Outcome.PROTOCOL:
+        return CellResult("error", None, "the program wrote garbage into the result channel", secs)
+    if o == Outcome.MEMORY:
+        return CellResult("memory", None, "the program's processes exceeded the memory limit", secs)
+    if o == Outcome.FORBIDDEN:
+        what = _last_line(rec.stderr)
+        return CellResult("error", None, truncate(what or "the program used an operation the sandbox forbids"), secs)
+    if o == Outcome.DIED:
+        return _died(rec, plan, secs)
+    if o != Outcome.CLAIM or not rec.payload:
+        return CellResult("error", None, "malformed result", secs)
+    kind = rec.payload[0]
+    if isinstance(data, ValueError):
+        msg = str(data) if isinstance(data, TooCostly) else "malformed result"
+        return CellResult("error", None, msg, secs)
+    if kind == Frame.TOO_LARGE:
+        return CellResult("output_limit", None, "the returned value exceeded the output cap", secs)
+    if kind == Frame.RAISED:
+        return _raised(data, plan, secs, stdout=None)
+    if plan.mode == "values" and kind == Frame.VALUES:
+        return _values(data, plan, secs)
+    if plan.mode == "stdio" and kind == Frame.STDOUT:
+        try:
+            stdout, info = data
+            stdout = str(stdout)
+        except (TypeError, ValueError):
+            return CellResult("error", None, "malformed result", secs)
+        if info is None:
+            return _judge_stdout(plan, stdout, secs)
+        return _raised(info, plan, secs, stdout=stdout)
+    if plan.mode == "exec" and kind == Frame.VERDICT:
+        if data is None:
+            return CellResult("pass", None, "", secs)
+        return _raised(data, plan, secs, stdout=None)
+    return CellResult("error", None, "the program sent a result this test cannot produce", secs)
+
+
+def _last_line(err: bytes) -> str:
+    lines = err.decode("utf-8", "replace").strip().splitlines()
+    return lines[-1].strip() if lines else ""
+
+
+def _died(rec: CellRecord, plan: Plan, secs: float) -> CellResult:
+    info = rec.exit_info
+    last = _last_line(rec.stderr)
+    if info < 0:
+        what = f"killed by {_signame(-info)}"
+    elif info == EXIT_HARNESS:
+        what = "the sandbox harness failed in the program's process"
+    elif info == EXIT_CHANNEL:
+        what = "the program closed or replaced the result channel"
+    elif info == EXIT_FORBIDDEN:
+        what = "the program used an operation the sandbox forbids"
+    else:
+        what = f"exited with status {info} before the test finished"
+    if "MemoryError" in last or "Cannot allocate memory" in last or "out of memory" in last.lower():
+        return CellResult("memory", None, truncate(f"{what}: {last}"), secs)
+    return CellResult("error", None, truncate(f"{what}: {last}" if last else what), secs)
+
+
+def _raised(exc_info, plan: Plan, secs: float, stdout) -> CellResult:
+    try:
+        where, _name, msg, cat = exc_info
+        msg = str(msg)
+    except (TypeError, ValueError):
+        return CellResult("error", None, "malformed result", secs)
+    if where == "code" and cat != "assert":
+        msg = "while loading the code: " + msg
+    elif where == "setup":
+        msg = "in the task's setup: " + msg
+    if cat == "assert":
+        return CellResult("fail", stdout if plan.mode == "stdio" else None, truncate(msg), secs)
+    if cat == "memory":
+        return CellResult("memory", None, truncate(msg), secs)
+    if cat == "output":
+        return CellResult("output_limit", None, truncate(msg), secs)
+    return CellResult("error", None, truncate(msg), secs)
+
+
+def _values(data, plan: Plan, secs: float):
+    try:
+        values, names = data
+        values = list(values)
+        names = list(names)
+    except (TypeError, ValueError):
+        return CellResult("error", None, "malformed result", secs)
+    if len(values) != len(plan.exprs) or len(names) != len(plan.names):
+        return CellResult("error", None, "malformed result", secs)
+    for name, st in zip(plan.names, names):
+        if st == 2:
+            return NEEDS_GENERIC if plan.fallback is not None else CellResult(
+                "error", None, f"the program redefines {name}", secs)
+        if st == 1:
+            return CellResult("error", None, f"NameError: name '{name}' is not defined", secs)
+        if st != 0:
+            return CellResult("error", None, "malformed result", secs)
+    first = values[0] if values else None
+    nonplain = next((v for v in values if isinstance(v, plain.NonPlain)), None)
+    shown = None if isinstance(first, plain.NonPlain) else first
+    if plan.judge is None:
+        if nonplain is not None:
+            return CellResult("error", None, f"returned a {nonplain.type_name}, not plain data", secs)
+        return CellResult("pass", first, "", secs)
+    try:
+        ok = plan.judge(values)
+    except Exception as exc:
+        if nonplain is not None and plan.fallback is not None:
+            return NEEDS_GENERIC  # `x in obj`, `obj[i]`...: the program's own object must answer
+        return CellResult("error", shown, truncate(f"{type(exc).__name__}: {plain.display(exc, 900)}"), secs)
+    if ok:
+        return CellResult("pass", shown, "", secs)
+    msg = f"returned a {nonplain.type_name}, not plain data" if nonplain is not None and nonplain.truth is None else ""
+    return CellResult("fail", shown, msg, secs)
+
+
+def _judge_stdout(plan: Plan, stdout: str, secs: float) -> CellResult:
+    if plan.judge is None or plan.judge(stdout):
+        return CellResult("pass", stdout, "", secs)
+    return CellResult("fail", stdout, "", secs)
+
+
+def loads(body: bytes):
+    return json.loads(body)

@@ -1,0 +1,509 @@
+"""A model served over an OpenAI-compatible HTTP API, as a text-only :class:`Generator`.
+
+:class:`ApiGenerator` drives any server that speaks the OpenAI API (``vllm serve``, SGLang,
+llama.cpp's server, Ollama, ``transformers serve``, a hosted API) through the ``openai`` client
+library: chat completions (``endpoint="chat"``) or plain completions (``endpoint="completions"``).
+
+What is sent
+  * ``prompt="chat"``: the role's chat messages (system + user, ``GenRequest.messages``) to the
+    chat endpoint; the server applies the model's own chat template (instruct models).
+  * ``prompt="plain"``: coevo's plain prompt format (``GenRequest.prompt``, built without a
+    tokenizer): as the prompt of the completions endpoint, or as the one user message of a chat
+    request, for models trained on that format (the tiny world; its tokenizer's
+    :data:`~coevo.tinyworld.tokenizer.PLAIN_CHAT_TEMPLATE` renders that message verbatim).
+  * every request: ``model``, ``temperature``, ``top_p``, ``max_tokens`` (``max_new_tokens``),
+    ``n``, ``seed``, ``stop`` (when given) and the user's ``extra_body`` fields.
+
+Samples
+  ``n`` samples per request in one call where the server honours ``n``; when it answers with
+  fewer choices (``transformers serve`` ignores ``n``) or rejects ``n > 1`` with HTTP 400/422 (as
+  llama.cpp does), the missing samples come from repeated single requests, each with its own
+  seed. Seeds are derived from ``GenerationConfig.seed``, the prompt, its occurrence in the call
+  and the sample index (as in the in-process engine), so identical prompts in one call still get
+  different samples. ``temperature == 0`` sends one request per prompt and repeats its answer
+  ``n`` times. ``finish_reason == "length"`` marks a sample ``truncated``. Samples carry no token
+  ids or log-probs (``None``).
+
+Robustness
+  At most ``concurrency`` requests in flight. The client retries connection errors, timeouts,
+  HTTP 408/409/429 and 5xx ``max_retries`` times with exponential backoff (0.5 s doubling, capped
+  at 8 s, with jitter; a ``Retry-After`` header wins). Anything else, or a retried failure that
+  persists, stops the call with :class:`ApiError`: one line naming the URL and what went wrong
+  (server text sanitised: no control characters, at most 200 characters). Answers are validated
+  before use: a body that is not JSON, has no choices or has non-text content is an error; extra
+  choices are dropped; each text is capped at ``32 * max_tokens + 4096`` characters (then counted
+  as truncated). Not defended: the HTTP client reads a body whole before these checks (no
+  streaming), so one enormous answer still costs its size in memory once.
+
+Cache
+  Every validated answer is stored on disk under a SHA-256 of the full request (URL, and the
+  JSON body: model, prompt or messages, every sampling parameter, ``n``, ``seed``, ``stop``, extra
+  fields), one file per request written atomically (temporary file + rename), in ``cache_dir``
+  (default ``$COEVO_API_CACHE``, else ``$XDG_CACHE_HOME/coevo/api``, else ``~/.cache/coevo/api``;
+  directories created private, mode 0700). A re-run therefore sends nothing, and an interrupted
+  run resumes where it stopped. ``cache=False`` turns it off. The API key is never part of the
+  key, the file or any message; it is read from the environment variable named ``key_env``;
+  without one no ``Authorization`` header is sent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from matrix.errors import InputError
+from roles.api_config import RESERVED_FIELDS, ApiConfig
+from roles.generation import GenerationConfig, GenRequest, Sample
+
+CACHE_VERSION = 1
+
+
+class ApiError(InputError):
+    """The served model gave no usable answer (unreachable, HTTP error, nonsense). One line."""
+
+
+# --------------------------------------------------------------------------------------------
+# small helpers
+# --------------------------------------------------------------------------------------------
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069]+")
+
+
+def sanitize(text: Any, limit: int = 200) -> str:
+    """Server text made safe for one terminal line: no control or bidi characters, <= limit chars."""
+    s = _CONTROL.sub(" ", str(text))
+    s = " ".join(s.split())
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+def derive_seed(seed: int, content: str, occurrence: int, index: int) -> int:
+    """A request seed in [0, 2**31) from the call's seed, the prompt, its occurrence and a sample
+    index (``-1`` for the request carrying all ``n`` samples)."""
+    h = hashlib.blake2b(f"{int(seed)}\x00{occurrence}\x00{index}\x00".encode() +
+                        content.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    return int.from_bytes(h, "little") & 0x7FFFFFFF
+
+
+def request_key(url: str, body: dict) -> str:
+    blob = json.dumps({"v": CACHE_VERSION, "url": url, "body": body}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class ResponseCache:
+    """Validated answers on disk, one JSON file per request key, written atomically."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root)
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str, url: str, body: dict) -> dict | None:
+        """The stored answer for exactly this request, or None (missing, unreadable, or stored
+        for another request: a stale or tampered file is a miss and gets overwritten)."""
+        try:
+            with open(self._path(key), encoding="utf-8") as f:
+                rec = json.load(f)
+        except (OSError, ValueError):
+            return None
+        if not (isinstance(rec, dict) and rec.get("v") == CACHE_VERSION and rec.get("url") == url
+                and rec.get("body") == body):
+            return None
+        try:
+            return {"choices": _validate_cached(rec.get("choices")), "usage": rec.get("usage") or {}}
+        except ValueError:
+            return None
+
+    def put(self, key: str, url: str, body: dict, answer: dict) -> None:
+        path = self._path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            tmp = path.with_name(f".{key}.{os.getpid()}.{threading.get_ident()}.tmp")
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump({"v": CACHE_VERSION, "url": url, "body": body, "choices": answer["choices"],
+                           "usage": answer["usage"]}, f, ensure_ascii=False)
+            os.replace(tmp, path)
+        except OSError as exc:  # a cache that cannot be written must not sink the run
+            raise ApiError(f"cannot write the response cache in {self.root}: {exc.strerror or exc} "
+                           "(--api-cache DIR elsewhere, or --no-api-cache)") from None
+
+
+def _validate_cached(choices) -> list[dict]:
+    if not isinstance(choices, list) or not choices:
+        raise ValueError("no choices")
+    for c in choices:
+        if not (isinstance(c, dict) and isinstance(c.get("text"), str) and isinstance(c.get("truncated"), bool)):
+            raise ValueError("bad choice")
+    return [{"text": c["text"], "truncated": c["truncated"]} for c in choices]
+
+
+def _tokens(usage) -> dict[str, int]:
+    out = {}
+    if isinstance(usage, dict):
+        for k in ("prompt_tokens", "completion_tokens"):
+            v = usage.get(k)
+            if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**40:
+                out[k] = v
+    return out
+
+
+def parse_answer(data: Any, endpoint: str, n: int, max_chars: int) -> dict:
+    """``{"choices": [{"text", "truncated"}], "usage": {...}}`` from a decoded response body;
+    raises ValueError (a short reason) when it is not a completion."""
+    if not isinstance(data, dict):
+        raise ValueError(f"the answer is JSON {type(data).__name__}, not an object")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        err = data.get("error")
+        if err:
+            msg = err.get("message", err) if isinstance(err, dict) else err
+            raise ValueError(f"the server reported an error: {sanitize(msg)}")
+        raise ValueError("the answer has no choices")
+    rows = []
+    for i, c in enumerate(choices):
+        if not isinstance(c, dict):
+            raise ValueError(f"choice {i} is not an object")
+        if endpoint == "chat":
+            msg = c.get("message")
+            if not isinstance(msg, dict):
+                raise ValueError(f"choice {i} has no message")
+            text = msg.get("content")
+            if text is None:  # e.g. all tokens went to reasoning, or a refusal: an empty answer
+                text = ""
+        else:
+            text = c.get("text")
+        if not isinstance(text, str):
+            raise ValueError(f"choice {i} has no text (got {type(text).__name__})")
+        truncated = c.get("finish_reason") == "length"
+        if len(text) > max_chars:
+            text, truncated = text[:max_chars], True
+        idx = c.get("index")
+        rows.append((idx, i, {"text": text, "truncated": truncated}))
+    indices = [r[0] for r in rows]
+    if all(isinstance(x, int) and not isinstance(x, bool) for x in indices) and len(set(indices)) == len(rows):
+        rows.sort(key=lambda r: r[0])  # the server's order of choices is not a promise
+    return {"choices": [r[2] for r in rows[:n]], "usage": _tokens(data.get("usage"))}
+
+
+class _NRejected(Exception):
+    """The server refused a request with n > 1 (HTTP 400/422)."""
+
+
+class _Stopped(Exception):
+    """A queued request that was not sent because the call had already failed."""
+
+
+@dataclass
+class _Job:
+    req: GenRequest
+    body: dict  # without n and seed
+    content: str  # the rendered prompt/messages, for seeds
+    occurrence: int
+    got: list[dict | None]
+
+
+# --------------------------------------------------------------------------------------------
+# the generator
+# --------------------------------------------------------------------------------------------
+
+class ApiGenerator:
+    """A text-only :class:`roles.generation.Generator` over an OpenAI-compatible server (module doc)."""
+
+    token_level = False
+
+    def __init__(self, api: ApiConfig, config: GenerationConfig | None = None):
+        api.validate()
+        if not api.enabled:
+            raise ValueError("ApiGenerator needs api.base_url")
+        self.api = api
+        self.config = config or GenerationConfig()
+        self.base_url = api.base_url.rstrip("/")
+        self.url = self.base_url + ("/chat/completions" if api.endpoint == "chat" else "/completions")
+        self._key = api.api_key()  # read once; never stored, logged or part of a cache key
+        self.cache = ResponseCache(api.cache_path()) if api.cache else None
+        self.stats: dict[str, float] = {}
+        self.totals: dict[str, float] = {}  # over every call of this generator
+        self.n_ignored = False  # the server answered n > 1 with fewer choices
+        self.n_rejected = False  # the server refused n > 1
+        self._lock = threading.Lock()
+        self._client = None
+        self._attempts = 0
+
+    # ---- the HTTP client (the openai library: retries, backoff, timeouts) -------------------
+
+    def _openai(self):
+        if self._client is None:
+            import openai
+
+            def on_request(request):
+                with self._lock:
+                    self._attempts += 1
+                # only what we choose goes to the server: no key unless one is named, and no
+                # organisation/project ids picked up from the environment
+                for h in ("openai-organization", "openai-project"):
+                    request.headers.pop(h, None)
+                if self._key is None:
+                    request.headers.pop("authorization", None)
+
+            http = openai.DefaultHttpxClient(event_hooks={"request": [on_request]})
+            self._client = openai.OpenAI(base_url=self.base_url, api_key=self._key or "none",
+                                         timeout=self.api.timeout, max_retries=self.api.max_retries,
+                                         http_client=http)
+        return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _tries(self) -> str:
+        return f"after {self.api.max_retries + 1} tries" if self.api.max_retries else "no retries"
+
+    def _error(self, exc, n: int) -> Exception:
+        """An :class:`ApiError` (one line) for an exception of the openai client."""
+        import openai
+
+        where = self.url
+        if isinstance(exc, openai.APITimeoutError):
+            return ApiError(f"{where}: no answer within {self.api.timeout:g} s ({self._tries()})")
+        if isinstance(exc, openai.APIConnectionError):
+            cause = exc.__cause__ or exc
+            return ApiError(f"cannot reach {where}: {sanitize(cause, 120) or type(cause).__name__} "
+                            f"({self._tries()}); is the server running?")
+        if isinstance(exc, openai.APIStatusError):
+            code = exc.status_code
+            if code in (400, 422) and n > 1:
+                return _NRejected()
+            detail = _status_detail(exc)
+            retried = code in (408, 409, 429) or code >= 500
+            msg = f"{where}: HTTP {code}" + (f" {self._tries()}" if retried and self.api.max_retries else "")
+            msg += f": {detail}" if detail else ""
+            if code in (401, 403):
+                msg += " (does the server want an API key? name its variable with --api-key-env)"
+            elif code == 404:
+                msg += (f" (is --api-base right, does the server know the model {self.api.model!r} and have "
+                        f"the {self.api.endpoint} endpoint?)")
+            elif (self.api.endpoint == "chat" and code in (400, 500)
+                  and ("template" in detail.lower() or detail in ("", "Internal Server Error"))):
+                msg += (" (a model without a chat template fails on the chat endpoint: try "
+                        "--api-endpoint completions)")
+            return ApiError(msg)
+        return ApiError(f"{where}: {type(exc).__name__}: {sanitize(exc)}")
+
+    def _post(self, body: dict, client) -> dict:
+        """One request (with the client's retries): the validated answer."""
+        import openai
+
+        with self._lock:
+            self.stats["requests"] += 1
+        api = client.chat.completions if self.api.endpoint == "chat" else client.completions
+        typed = {k: v for k, v in body.items() if k in RESERVED_FIELDS}
+        extra = {k: v for k, v in body.items() if k not in RESERVED_FIELDS}
+        try:
+            raw = api.with_raw_response.create(**typed, extra_body=extra or None)
+            content = raw.http_response.content
+        except openai.OpenAIError as exc:
+            raise self._error(exc, body.get("n", 1)) from None
+        try:
+            data = json.loads(content)
+        except (ValueError, UnicodeDecodeError):
+            head = sanitize(content[:80].decode("utf-8", "replace"), 80)
+            raise ApiError(f"{self.url}: the answer is not JSON ({len(content)} bytes: {head!r})") from None
+        try:
+            return parse_answer(data, self.api.endpoint, body.get("n", 1), self._max_chars(body))
+        except ValueError as exc:
+            raise ApiError(f"{self.url}: not a completion: {exc}") from None
+
+    @staticmethod
+    def _max_chars(body: dict) -> int:
+        return 32 * int(body.get("max_tokens") or 0) + 4096
+
+    def _call(self, body: dict, stop: threading.Event, client) -> dict:
+        """The answer to ``body``: from the cache, else from the server (then cached). Does
+        nothing once ``stop`` is set (the call failed or was interrupted)."""
+        if stop.is_set():
+            raise _Stopped()
+        key = request_key(self.url, body) if self.cache is not None else ""
+        if self.cache is not None:
+            hit = self.cache.get(key, self.url, body)
+            if hit is not None:
+                with self._lock:
+                    self.stats["cache_hits"] += 1
+                return hit
+        answer = self._post(body, client)
+        with self._lock:
+            for k, v in answer["usage"].items():
+                self.stats[k] += v
+        if self.cache is not None:
+            self.cache.put(key, self.url, body, answer)
+        return answer
+
+    # ---- generate -----------------------------------------------------------------------------
+
+    def _base_body(self, req: GenRequest, r: int, cfg: GenerationConfig) -> tuple[dict, str]:
+        style = self.api.prompt_style
+        if style == "chat":
+            if not req.messages:
+                raise ValueError(f"request {r}: no chat messages (build requests with "
+                                 "roles.requests.role_request, or use the plain prompt format)")
+            messages = [{"role": str(m["role"]), "content": str(m["content"])} for m in req.messages]
+        else:
+            if not req.prompt:
+                raise ValueError(f"request {r}: empty prompt")
+            messages = [{"role": "user", "content": req.prompt}]
+        body: dict[str, Any] = {"model": self.api.model}
+        if self.api.endpoint == "chat":
+            body["messages"] = messages
+            content = json.dumps(messages, ensure_ascii=False)
+        else:
+            body["prompt"] = req.prompt
+            content = req.prompt
+        body.update(temperature=float(cfg.temperature), top_p=float(cfg.top_p),
+                    max_tokens=int(cfg.max_new_tokens))
+        if self.api.stop:
+            body["stop"] = list(self.api.stop)
+        body.update(self.api.extra_body)
+        return body, content
+
+    def generate(self, requests: Sequence[GenRequest], progress: bool = False,
+                 config: GenerationConfig | None = None) -> list[Sample]:
+        """``n`` samples per request, in request order (all samples of request 0 first)."""
+        from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+
+        cfg = config or self.config
+        jobs: list[_Job] = []
+        seen: dict[str, int] = {}
+        for r, req in enumerate(requests):
+            if req.n < 0:
+                raise ValueError(f"request {r}: n must be >= 0")
+            body, content = self._base_body(req, r, cfg)
+            occ = seen.get(content, 0)
+            seen[content] = occ + 1
+            jobs.append(_Job(req, body, content, occ, [None] * req.n))
+        self.stats = {"samples": float(sum(len(j.got) for j in jobs)), "requests": 0.0, "cache_hits": 0.0,
+                      "prompt_tokens": 0.0, "completion_tokens": 0.0, "retries": 0.0}
+        attempts0 = self._attempts
+        bar = None
+        if progress and sys.stderr.isatty():
+            from tqdm import tqdm
+            bar = tqdm(total=int(self.stats["samples"]), desc="sampling (served)", unit="sample",
+                       leave=False, file=sys.stderr, dynamic_ncols=True)
+        greedy = cfg.temperature == 0
+        t0 = time.perf_counter()
+        pool = ThreadPoolExecutor(max_workers=self.api.concurrency, thread_name_prefix="coevo-api")
+        pending: dict = {}
+        stop = threading.Event()
+        client = self._openai()  # made here, once: worker threads share it
+
+        def submit(job: _Job, first: int, count: int):
+            # count > 1 or first == 0: the request carrying `count` samples with the prompt's seed;
+            # else a single repeat with its own seed
+            seed = derive_seed(cfg.seed, job.content, job.occurrence, -1 if first == 0 else first)
+            body = dict(job.body, n=count, seed=seed)
+            pending[pool.submit(self._call, body, stop, client)] = (job, first, count)
+
+        try:
+            for job in jobs:
+                n = len(job.got)
+                if n == 0:
+                    continue
+                if greedy:
+                    submit(job, 0, 1)
+                elif n > 1 and self.n_rejected:
+                    submit(job, 0, 1)
+                    for j in range(1, n):
+                        submit(job, j, 1)
+                else:
+                    submit(job, 0, n)
+            while pending:
+                done, _ = wait(list(pending), return_when=FIRST_COMPLETED)
+                for fut in done:
+                    job, first, count = pending.pop(fut)
+                    n = len(job.got)
+                    try:
+                        answer = fut.result()
+                    except _NRejected:
+                        self.n_rejected = True
+                        submit(job, 0, 1)
+                        for j in range(1, n):
+                            submit(job, j, 1)
+                        continue
+                    choices = answer["choices"]
+                    fill = choices[:1] * n if greedy else choices[:count]
+                    placed = 0
+                    for k, ch in enumerate(fill):
+                        if job.got[first + k] is None:
+                            job.got[first + k] = ch
+                            placed += 1
+                    if not greedy and len(choices) < count:
+                        self.n_ignored = True
+                        for j in range(first + len(choices), first + count):
+                            submit(job, j, 1)
+                    if bar is not None:
+                        bar.update(placed)
+        except BaseException:
+            stop.set()  # requests a worker has picked up but not sent yet are dropped
+            for fut in pending:
+                fut.cancel()
+            pool.shutdown(wait=False, cancel_futures=True)
+            self.close()  # aborts requests still in flight where the transport can
+            wait([f for f in pending if not f.done()], timeout=5.0)  # so none lands after we return
+            raise
+        finally:
+            if bar is not None:
+                bar.close()
+        pool.shutdown(wait=True)
+        dt = time.perf_counter() - t0
+        st = self.stats
+        st["retries"] = float(max(0, self._attempts - attempts0 - st["requests"]))
+        st["seconds"] = dt
+        st["requests_per_s"] = st["requests"] / dt if dt > 0 else 0.0
+        st["tokens_per_s"] = st["completion_tokens"] / dt if dt > 0 else 0.0
+        st["n_ignored"] = float(self.n_ignored or self.n_rejected)
+        for k, v in st.items():
+            if k not in ("seconds", "requests_per_s", "tokens_per_s", "n_ignored"):
+                self.totals[k] = self.totals.get(k, 0.0) + v
+        samples = []
+        for job in jobs:
+            for j, ch in enumerate(job.got):
+                assert ch is not None
+                samples.append(Sample(job.req.role, job.req.task_id, None, None, None, ch["text"],
+                                      ch["truncated"], dict(job.req.meta), j))
+        return samples
+
+
+def _status_detail(exc) -> str:
+    """The server's own words about an HTTP error, sanitised (JSON ``error.message``/``detail``,
+    else the body's text)."""
+    resp = getattr(exc, "response", None)
+    text = ""
+    try:
+        body = resp.json() if resp is not None else None
+    except Exception:
+        body = None
+    if isinstance(body, dict):
+        err = body.get("error", body.get("detail", body.get("message")))
+        if isinstance(err, dict):
+            err = err.get("message", err)
+        text = "" if err is None else str(err)
+    elif resp is not None:
+        try:
+            text = resp.text
+        except Exception:
+            text = ""
+    return sanitize(text) if text else ""

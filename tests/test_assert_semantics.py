@@ -1,0 +1,70 @@
+"""On honest code, a test passes in the matrix exactly when it passes in plain Python: every
+assert shape (truth values of non-plain results such as ``re.Match``, ``is``, ``in``, chained
+comparisons, ``not``, ``bool()``, lengths and items of the program's own objects, several calls,
+generic tests), protected or not. The oracle is plain Python itself: code and test run in one
+fresh interpreter."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from matrix.engine import ExecConfig, Executor
+from matrix.static import plan_test
+from matrix.tasks import Task, Test
+
+MATCH = "import re\ndef f(s):\n    return re.match(r'a+', s)\n"
+BOX = ("class Box:\n    def __init__(self, items):\n        self.items = list(items)\n"
+       "    def __len__(self):\n        return len(self.items)\n"
+       "    def __contains__(self, x):\n        return x in self.items\n"
+       "    def __getitem__(self, i):\n        return self.items[i]\n"
+       "    def __bool__(self):\n        return bool(self.items)\n"
+       "def f(n):\n    return Box(range(n))\n")
+GEN = "def f(n):\n    return (i * i for i in range(n))\n"
+NUM = "def f(x):\n    return x * 2\n"
+NONE = "def f(x):\n    return None if x < 0 else x\n"
+CASES = [
+    (MATCH, "assert f('aa')"), (MATCH, "assert not f('b')"), (MATCH, "assert f('b')"),
+    (MATCH, "assert f('aa') is not None"), (MATCH, "assert f('b') is None"), (MATCH, "assert bool(f('a'))"),
+    (MATCH, "assert f('aaa').group() == 'aaa'"), (MATCH, "assert f('aaa') == 'aaa'"),
+    (BOX, "assert f(3)"), (BOX, "assert not f(0)"), (BOX, "assert len(f(3)) == 3"), (BOX, "assert 2 in f(3)"),
+    (BOX, "assert 5 not in f(3)"), (BOX, "assert f(3)[1] == 1"), (BOX, "assert list(f(3)) == [0, 1, 2]"),
+    (GEN, "assert list(f(3)) == [0, 1, 4]"), (GEN, "assert f(3)"), (GEN, "assert sum(f(4)) == 14"),
+    (NUM, "assert 0 <= f(2) < 10"), (NUM, "assert 0 <= f(6) < 10"), (NUM, "assert f(2) in [4, 5]"),
+    (NUM, "assert f(2) in (1, 2)"), (NUM, "assert f(1) == 2 == f(1)"), (NUM, "assert f(1) < f(2) < f(3)"),
+    (NUM, "assert f(1) == 2 and f(2) == 4"), (NUM, "assert f(1) == 3 or f(2) == 4"),
+    (NUM, "assert f(True) == 2"), (NUM, "assert f(0.5) == 1.0"), (NUM, "assert f(2) is not None"),
+    (NUM, "assert not f(0)"), (NUM, "assert f(3) != 7"), (NUM, "assert [f(i) for i in range(3)] == [0, 2, 4]"),
+    (NUM, "x = f(3)\nassert x == 6\nassert x > 5"), (NUM, "assert type(f(1)) == int"),
+    (NUM, "assert isinstance(f(1.5), float)"), (NUM, "assert f('ab') == 'abab'"),
+    (NONE, "assert f(-1) is None"), (NONE, "assert f(2) is None"), (NONE, "assert not f(-1)"),
+    (NONE, "assert f(0) == 0 and f(-1) is None"),
+]
+
+
+def plain_python(code: str, test: str) -> bool:
+    p = subprocess.run([sys.executable, "-c", code + "\n" + test + "\n"], capture_output=True, timeout=60)
+    return p.returncode == 0
+
+
+@pytest.fixture(scope="module")
+def ex():
+    with Executor(ExecConfig(timeout=5.0, workers=2)) as e:
+        yield e
+
+
+def test_every_assert_shape_agrees_with_plain_python(ex):
+    task = Task("t", "assert shapes", entry_point="f")
+    codes = list(dict.fromkeys(c for c, _ in CASES))
+    tests = [Test.assertion(t) for _, t in CASES]
+    res = ex.run_matrix(task, codes, tests)
+    wrong = []
+    for j, (code, test) in enumerate(CASES):
+        i = codes.index(code)
+        got = res.status[i][j] == "pass"
+        want = plain_python(code, test)
+        if got != want:
+            wrong.append((test, res.status[i][j], res.errors[i][j], plan_test(tests[j]).mode))
+    assert not wrong, wrong

@@ -1,0 +1,468 @@
+"""Hostile programs against the verdict, against each other and against the parent: forged
+claims, theft, leaks between cells, sabotage, decoding bombs, memory across a process tree, and
+what a cell can see. Each attack is written first, bounded (finite loops, capped sizes, markers
+that exit on their own), and must fail.
+
+The target is a plainly false test, ``assert add(2, 2) == 5``, with ``add`` computing 4: any pass
+is a forgery."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from matrix.engine import ExecConfig, Executor
+from matrix.tasks import Task, Test
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+
+TASK = Task("add", "add two numbers", entry_point="add")
+FALSE_TEST = "assert add(2, 2) == 5"
+GENERIC_FALSE = "x = add(2, 2)\nassert x == 5"
+HONEST = "def add(a, b):\n    return a + b\n"
+
+
+@pytest.fixture(scope="module")
+def ex():
+    cfg = ExecConfig(timeout=2.0, memory_mb=256, max_procs=16, max_output_bytes=256 << 10, workers=2)
+    with Executor(cfg) as e:
+        yield e
+
+
+def verdicts(ex, code, tests=(FALSE_TEST, GENERIC_FALSE)):
+    return ex.run_matrix(TASK, [code], [Test.assertion(t) for t in tests]).status[0]
+
+
+def no_pass(ex, code, tests=(FALSE_TEST, GENERIC_FALSE, "assert add(2, 2) == 4")):
+    """The false tests never pass; the honest one may (the program computes 4)."""
+    st = verdicts(ex, code, tests)
+    assert st[0] != "pass" and st[1] != "pass", st
+    return st
+
+
+# ----------------------------------------------------------------------------- forged claims
+
+FRAMES = r'''
+import os, struct, json
+def frames():
+    out = []
+    for tag in (b"K", b"V", b"T", b"S"):
+        body = b'[[5],[]]'
+        out.append(struct.pack("<I", len(body) + 9) + tag + bytes(8) + body)       # the old format
+        out.append(struct.pack("<I", len(body) + 17) + bytes(8) + bytes([5]) + bytes(8) + body)
+        for kind in range(1, 12):                                                  # the new, no token
+            out.append(struct.pack("<I8sBd", len(body) + 17, b"\0" * 8, kind, 0.0) + body)
+    return out
+def spray():
+    for fd in range(0, 64):
+        for f in frames():
+            try:
+                os.write(fd, f)
+            except OSError:
+                pass
+'''
+
+
+def test_frames_written_by_the_program_are_garbage(ex):
+    no_pass(ex, FRAMES + "def add(a, b):\n    spray()\n    os._exit(0)\n")
+    no_pass(ex, FRAMES + "def add(a, b):\n    spray()\n    return a + b\n")
+    no_pass(ex, FRAMES + "spray()\nos._exit(0)\ndef add(a, b):\n    return a + b\n")
+
+
+def test_replacing_what_the_harness_uses_changes_nothing(ex):
+    code = FRAMES + r'''
+import sys, json, builtins
+def _fake(*a, **k):
+    spray()
+    return '[[5],[]]'
+for name, mod in list(sys.modules.items()):
+    if mod is None or name in ("sys", "builtins"):
+        continue
+    for attr in list(getattr(mod, "__dict__", {})):
+        v = getattr(mod, attr, None)
+        if callable(v) and attr.lower() in ("send", "_send", "write", "dumps", "encode", "send_json",
+                                            "json_encode", "_scalar_json", "exc_info", "run_one"):
+            try:
+                setattr(mod, attr, _fake)
+            except Exception:
+                pass
+    for attr, v in list(getattr(mod, "__dict__", {}).items()):
+        if isinstance(v, dict) and ("write" in v or "encode" in v):
+            for k in list(v):
+                if callable(v[k]):
+                    v[k] = _fake
+json.JSONEncoder.encode = lambda self, o: '[[5],[]]'
+builtins.AssertionError = type("AssertionError", (Exception,), {})
+def add(a, b):
+    return a + b
+'''
+    no_pass(ex, code)
+
+
+def test_ctypes_cannot_rewrite_values(ex):
+    code = r'''
+def add(a, b):
+    import ctypes
+    ctypes.c_long.from_address(id(4) + 24).value = 5
+    return a + b
+'''
+    st = no_pass(ex, code)
+    assert st[2] != "pass"
+    mem = r'''
+def add(a, b):
+    with open("/proc/self/mem", "r+b") as fh:
+        fh.seek(id(4) + 24)
+        fh.write((5).to_bytes(8, "little"))
+    return a + b
+'''
+    no_pass(ex, mem)
+
+
+def test_later_harness_actions_cannot_write_for_the_program(ex):
+    deleter = FRAMES + r'''
+class Bomb:
+    def __del__(self):
+        spray()
+        os._exit(0)
+KEEP = Bomb()
+def add(a, b):
+    global KEEP
+    KEEP = Bomb()
+    return a + b
+'''
+    formatter = FRAMES + r'''
+class Msg:
+    def __str__(self):
+        spray()
+        os._exit(0)
+def add(a, b):
+    raise ValueError(Msg())
+'''
+    signaller = FRAMES + r'''
+import signal
+def handler(*_):
+    spray()
+    os._exit(0)
+def add(a, b):
+    signal.signal(signal.SIGALRM, handler)
+    signal.setitimer(signal.ITIMER_REAL, 0.0005)
+    return a + b
+'''
+    for code in (deleter, formatter, signaller):
+        no_pass(ex, code)
+
+
+def test_a_protected_test_only_accepts_a_value(ex):
+    # exits that would once read as "the test ran"
+    for code in ["import os\ndef add(a, b):\n    os._exit(0)\n", "import sys\ndef add(a, b):\n    sys.exit(0)\n",
+                 "def add(a, b):\n    raise SystemExit\n", "def add(a, b):\n    raise KeyboardInterrupt\n"]:
+        no_pass(ex, code)
+
+
+def test_a_generic_test_runs_apart_from_the_program(ex):
+    finder = r'''
+import sys, gc
+def add(a, b):
+    seen = []
+    f = sys._getframe(0)
+    while f is not None:
+        seen.append(repr(f.f_globals.get("__file__")))
+        seen.extend(repr(v)[:200] for v in f.f_locals.values())
+        f = f.f_back
+    if any("assert" in s or "== 5" in s for s in seen):
+        raise RuntimeError("the test's text is in the program's process")
+    return 5 if False else a + b
+'''
+    st = verdicts(ex, finder, [GENERIC_FALSE, "x = add(2, 2)\nassert x == 4"])
+    assert st == ["fail", "pass"], st
+    patcher = r'''
+import builtins
+builtins.AssertionError = type("AssertionError", (Exception,), {})
+builtins.abs = lambda x: 5
+def add(a, b):
+    return a + b
+'''
+    # the test's builtins are its own: a program rebinding them in its process changes nothing there
+    st = verdicts(ex, patcher, [GENERIC_FALSE, "assert abs(-1) == 1 and add(2, 2) == 4"])
+    assert st == ["fail", "pass"], st
+    breaker = "import builtins\nbuiltins.len = lambda x: 5\ndef add(a, b):\n    return a + b\n"
+    assert verdicts(ex, breaker, [GENERIC_FALSE])[0] != "pass"  # it may break its own process
+
+
+def test_program_objects_cannot_fake_equality_in_a_generic_test(ex):
+    code = r'''
+class Anything:
+    def __eq__(self, other):
+        return True
+    def __ne__(self, other):
+        return False
+    def __bool__(self):
+        return True
+    __hash__ = object.__hash__
+def add(a, b):
+    return Anything()
+'''
+    st = verdicts(ex, code, [GENERIC_FALSE, "assert add(2, 2) == 5", "assert add(2, 2)",
+                             "x = add(1, 1)\nassert x == add(2, 2)", "assert add(1, 1) == add(2, 2)"])
+    assert st[:2] == ["fail", "fail"], st
+    assert st[2] == "pass"  # its own truth value is its to decide
+    assert st[3] == "pass"  # in a generic test two of its own objects compare with its own ==
+    assert st[4] == "fail"  # the parent compares plain data only
+
+
+# ----------------------------------------------------------------------------- theft
+
+def test_a_program_cannot_read_another_programs_source(ex):
+    victim = "def add(a, b):\n    def victim_fn_q7z():\n        return 'cargo_q7z'\n    return a + b\n"
+    thief = r'''
+import sys, types
+def look():
+    want = "".join(["victim", "_fn_q7z"])  # built at run time: not a constant of this code
+    cargo = "".join(["cargo", "_q7z"])
+    hits = []
+    def scan(v):
+        if isinstance(v, types.FunctionType):
+            if v.__name__ == want:
+                hits.append("function")
+            v = v.__code__
+        if isinstance(v, types.CodeType):
+            if v.co_name == want or cargo in v.co_consts:
+                hits.append("code")
+            for c in v.co_consts:
+                if isinstance(c, types.CodeType):
+                    scan(c)
+        elif isinstance(v, str) and cargo in v and v is not cargo:
+            hits.append("string")
+    for mod in list(sys.modules.values()):
+        for v in list(getattr(mod, "__dict__", {}).values()):
+            scan(v)
+    f = sys._getframe(0)
+    while f is not None:
+        scan(f.f_code)
+        for v in list(f.f_locals.values()) + list(f.f_globals.values()):
+            scan(v)
+        f = f.f_back
+    return len(hits)
+def add(a, b):
+    return look()
+'''
+    res = ex.run_calls(TASK, [victim, thief, victim, thief], ["add(1, 2)"])
+    for row in (1, 3):
+        assert res[row][0].status == "pass", res[row][0]
+        assert res[row][0].value == 0, res[row][0]
+
+
+# ----------------------------------------------------------------------------- leaks between cells
+
+POLLUTERS = [
+    # attributes on standard-library functions and typing objects, a shared class, a shared dict
+    "import statistics\ndef add(a, b):\n    f = statistics.mean\n    f.calls = getattr(f, 'calls', 0) + 1\n"
+    "    return a + b + f.calls - 1\n",
+    "import typing\ndef add(a, b):\n    t = typing.AnyStr\n    t.calls = getattr(t, 'calls', 0) + 1\n"
+    "    return a + b + t.calls - 1\n",
+    "import typing\ndef add(a, b):\n    t = typing.Callable[[int], int]\n    t.calls = getattr(t, 'calls', 0) + 1\n"
+    "    return a + b + t.calls - 1\n",
+    "import collections\ndef add(a, b):\n    c = collections.Counter\n    c.calls = getattr(c, 'calls', 0) + 1\n"
+    "    return a + b + c.calls - 1\n",
+    "import textwrap\ndef add(a, b):\n    w = textwrap.TextWrapper()\n    d = w.unicode_whitespace_trans\n"
+    "    d[1] = d.get(1, 0) + 1\n    return a + b + d[1] - 1\n",
+    "import sys\ndef add(a, b):\n    n = sys.stdout.write('') if False else 0\n    sys.stdout.extra = getattr(sys.stdout, 'extra', 0) + 1\n"
+    "    return a + b + sys.stdout.extra - 1\n",
+    "def add(a, b):\n    f = exit\n    f.calls = getattr(f, 'calls', 0) + 1\n    return a + b + f.calls - 1\n",
+]
+
+
+@pytest.mark.parametrize("code", POLLUTERS)
+def test_state_does_not_flow_between_cells(ex, code):
+    tests = [Test.assertion(f"assert add({i}, 1) == {i + 1}") for i in range(4)]
+    res = ex.run_matrix(TASK, [code, code, HONEST], tests)
+    assert res.status[0] == ["pass"] * 4, (res.status, res.errors)
+    assert res.status[1] == ["pass"] * 4
+    assert res.status[2] == ["pass"] * 4
+
+
+def test_a_broken_stream_or_tmp_costs_only_its_own_cell(ex):
+    saboteurs = [
+        "import sys\ndef add(a, b):\n    sys.stdout.close()\n    sys.stderr.close()\n    return a + b\n",
+        "import os\ndef add(a, b):\n    os.chmod('/tmp', 0)\n    return a + b\n",
+        "import os\ndef add(a, b):\n    try:\n        os.setxattr('/tmp', 'user.mark', b'1')\n    except OSError:\n        pass\n"
+        "    open('/tmp/left', 'w').write('x')\n    return a + b\n",
+        "import os\ndef add(a, b):\n    os.chdir('/tmp')\n    for _ in range(1200):\n        os.mkdir('d')\n        os.chdir('d')\n"
+        "    return a + b\n",
+    ]
+    checker = ("import os\ndef add(a, b):\n    print('x')\n    open('/tmp/mine', 'w').write('1')\n"
+               "    marks = os.listxattr('/tmp') if hasattr(os, 'listxattr') else []\n"
+               "    return a + b + len([n for n in os.listdir('/tmp') if n != 'mine']) + len(marks)\n")
+    tests = [Test.assertion("assert add(1, 1) == 2")]
+    for code in saboteurs:
+        res = ex.run_matrix(TASK, [code, checker, HONEST], tests)
+        assert res.status[1] == ["pass"], (code, res.status, res.errors)
+        assert res.status[2] == ["pass"]
+    assert ex.run_matrix(TASK, [HONEST], tests).status == [["pass"]]  # the worker still works
+
+
+def test_keyrings_and_namespaces_are_refused(ex):
+    code = r'''
+import subprocess, shutil
+def add(a, b):
+    out = []
+    for cmd in (["unshare", "-U", "-r", "true"], ["unshare", "-m", "true"], ["keyctl", "add", "user", "k", "v", "@u"]):
+        if shutil.which(cmd[0]) is None:
+            out.append("absent")
+            continue
+        out.append(subprocess.run(cmd, capture_output=True).returncode)
+    return out
+'''
+    r = ex.run_calls(TASK, [code], ["add(1, 1)"])[0][0]
+    assert r.status == "pass", r
+    if ex.guards["seccomp"]:
+        assert 0 not in r.value, r.value
+
+
+# ----------------------------------------------------------------------------- the parent
+
+def test_values_that_are_costly_to_decode_cost_only_their_cell(ex):
+    colliding = ("def add(a, b):\n    P = (1 << 61) - 1\n    return {k * P for k in range(1, 60000)}\n")
+    huge_fraction = ("from fractions import Fraction\ndef add(a, b):\n"
+                     "    return Fraction(3 ** 20000 + 1, 7 ** 12000)\n")
+    t0 = time.monotonic()
+    res = ex.run_matrix(TASK, [colliding, huge_fraction, HONEST],
+                        [Test.assertion("assert add(2, 2) == 4"), Test.assertion("assert add(2, 2) == {1}")])
+    assert time.monotonic() - t0 < 30
+    assert res.status[2] == ["pass", "fail"]
+    assert "pass" not in res.status[0] and "pass" not in res.status[1]
+    json.dumps(res.to_json())  # the output line can be written
+
+
+def test_coevo_matrix_survives_a_huge_fraction(tmp_path):
+    tasks = tmp_path / "t.jsonl"
+    codes = tmp_path / "c.jsonl"
+    tests = tmp_path / "u.jsonl"
+    out = tmp_path / "m.jsonl"
+    tasks.write_text(json.dumps({"task_id": "a", "prompt": "add", "entry_point": "add"}) + "\n")
+    codes.write_text("".join(json.dumps({"task_id": "a", "code": c}) + "\n" for c in [
+        "from fractions import Fraction\ndef add(a, b):\n    return Fraction(10 ** 5000 + 1, 3)\n", HONEST]))
+    tests.write_text(json.dumps({"task_id": "a", "test": "assert add(1, 2) == 3"}) + "\n")
+    p = subprocess.run([sys.executable, "-m", "coevo", "matrix", "--tasks", str(tasks), "--codes", str(codes),
+                        "--tests", str(tests), "--out", str(out), "--timeout", "2", "--workers", "1"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    line = json.loads(out.read_text())
+    assert line["status"] == [["fail"], ["pass"]]
+    assert "sandbox" in line and line["sandbox"]["level"] in ("namespace", "process")
+
+
+# ----------------------------------------------------------------------------- memory and processes
+
+def test_memory_limits_hold_for_the_whole_tree(ex):
+    if ex.guards["cgroup"] == "none":
+        pytest.skip("no cgroups here: limits are per process")
+    tree = r'''
+import os, time
+def add(a, b):
+    kids = []
+    for _ in range(6):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                x = bytearray(200 << 20)
+                for i in range(0, len(x), 4096):
+                    x[i] = 1
+                time.sleep(3)
+            finally:
+                os._exit(0)
+        kids.append(pid)
+    for p in kids:
+        os.waitpid(p, 0)
+    return a + b
+'''
+    memfds = r'''
+import os
+def add(a, b):
+    fds = []
+    for _ in range(8):
+        fd = os.memfd_create("x")
+        os.ftruncate(fd, 200 << 20)
+        os.pwrite(fd, b"\1" * (1 << 20), 0)
+        for off in range(0, 200 << 20, 4 << 20):
+            os.pwrite(fd, b"\1" * 4096, off)
+        fds.append(fd)
+    return a + b
+'''
+    limit = (ex.config.memory_mb + 64) << 20
+    for code in (tree, memfds):
+        t0 = time.monotonic()
+        r = ex.run_matrix(TASK, [code], [Test.assertion("assert add(2, 2) == 4")])
+        assert time.monotonic() - t0 < 20
+        assert r.status[0][0] in ("pass", "memory", "error", "timeout", "output_limit"), (r.status, r.errors)
+        for k in range(len(ex._workers)):  # no worker's cells ever held more than the limit
+            dirs = list(ex._pool.cgroups.worker_dirs(k, "cell").values())
+            dirs += list(ex._pool.cgroups.worker_dirs(k, "runner").values())
+            for d in dirs:
+                for f in ("memory.max_usage_in_bytes", "memory.peak"):
+                    path = os.path.join(d, f)
+                    if os.path.exists(path):
+                        assert int(open(path).read()) <= limit + (8 << 20), (path, int(open(path).read()))
+
+
+# ----------------------------------------------------------------------------- what a cell sees
+
+def test_a_cell_sees_no_proc_and_harmless_devices(ex):
+    if ex.isolation != "namespace":
+        pytest.skip("only with namespace isolation")
+    code = r'''
+import os
+def add(a, b):
+    out = {}
+    for path in ("/proc/1/cmdline", "/proc/self/status", "/proc/self/environ"):
+        try:
+            out[path] = open(path, "rb").read(100).decode("latin-1")
+        except OSError as exc:
+            out[path] = type(exc).__name__
+    out["dev"] = sorted(os.listdir("/dev"))
+    try:
+        with open("/dev/urandom", "wb") as fh:
+            fh.write(b"x")
+        out["urandom"] = "written"
+    except OSError as exc:
+        out["urandom"] = type(exc).__name__
+    return out
+'''
+    r = ex.run_calls(TASK, [code], ["add(1, 1)"])[0][0]
+    assert r.status == "pass", r
+    v = r.value
+    assert all(v[p] in ("FileNotFoundError", "PermissionError") for p in ("/proc/1/cmdline", "/proc/self/environ")), v
+    assert set(v["dev"]) <= {"null", "zero", "full", "random", "urandom", "fd", "stdin", "stdout", "stderr"}
+    assert v["urandom"] != "written"
+
+
+def test_a_programs_finalizers_cannot_stall_the_next_program(ex):
+    """A pure program whose garbage (a suspended generator, a reference cycle) loops forever when
+    finalized: the next program, run in the same runner, keeps its own verdicts."""
+    staller = r'''
+def add(a, b):
+    def gen():
+        try:
+            yield 1
+        finally:
+            while True:
+                try:
+                    pass
+                except BaseException:
+                    pass
+    g = gen()
+    next(g)
+    box = [g]
+    box.append(box)  # a cycle: collected later, not when the test ends
+    return a + b
+'''
+    tests = [Test.assertion(f"assert add({i}, 1) == {i + 1}") for i in range(3)]
+    t0 = time.monotonic()
+    res = ex.run_matrix(TASK, [staller, HONEST, staller, HONEST], tests)
+    assert res.status[1] == ["pass"] * 3 and res.status[3] == ["pass"] * 3, (res.status, res.errors)
+    assert time.monotonic() - t0 < 60
