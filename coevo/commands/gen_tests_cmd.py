@@ -46,7 +46,7 @@ docstring examples (or, with --model, with independent implementations that agre
 In this mode --timeout limits one call of your code (default: the budget / 40, between 0.1 and
 1 s) and --seed seeds the input generation.
 
-A tasks file (JSONL) and a model:
+A tasks file (JSONL) and a model (local, or served with --api-base):
 
   coevo gen-tests --model runs/demo/model --tasks tasks.jsonl --out generated_tests/
   pytest generated_tests/          # runs them against the selected programs
@@ -63,9 +63,13 @@ def add_arguments(parser) -> None:
                         help="output directory (PATH mode default: the project's tests/ directory; "
                              "required with --tasks)")
     add_model_arguments(parser, n_tests_default=8)
-    for action in parser._actions:  # PATH mode needs neither a model nor a tasks file
-        if action.dest in ("model", "tasks"):
+    # PATH mode needs neither a model nor a tasks file (run() asks for them with --tasks)
+    for action in parser._actions:
+        if action.dest == "tasks":
             action.required = False
+    for group in parser._mutually_exclusive_groups:
+        if any(a.dest == "model" for a in group._group_actions):
+            group.required = False
     parser.add_argument("--min-score", type=float, default=0.5, metavar="P",
                         help="--tasks mode: keep tests whose reliability is at least P (default 0.5)")
     parser.add_argument("--time-budget", type=float, default=60.0, metavar="S",
@@ -249,10 +253,11 @@ def run(args) -> int:
         from coevo.testgen.driver import run_path_mode
 
         return run_path_mode(args)
-    missing = [flag for flag, v in (("--tasks", args.tasks), ("--model", args.model), ("--out", args.out))
-               if not v]
+    missing = [flag for flag, v in (("--tasks", args.tasks), ("--model", args.model or args.api_base),
+                                    ("--out", args.out)) if not v]
     if missing:
-        raise InputError("give PATH (your code), or --tasks with --model and --out", field=missing[0])
+        raise InputError("give PATH (your code), or --tasks with --model (or --api-base) and --out",
+                         field=missing[0])
     return run_tasks_mode(args)
 
 

@@ -58,13 +58,11 @@ def _check(args) -> None:
     need(args.max_mutants >= 0, "--max-mutants", "must be >= 0")
     need(args.timeout is None or args.timeout > 0, "--timeout", "must be > 0")
     need(args.workers is None or args.workers >= 1, "--workers", "must be >= 1")
-    if args.model:
-        need(args.n_codes >= 1, "--n-codes", "must be >= 1")
-        need(args.n_tests >= 0, "--n-tests", "must be >= 0")
-        need(args.temperature >= 0, "--temperature", "must be >= 0")
-        need(0 < args.top_p <= 1, "--top-p", "must be in (0, 1]")
-        need(args.max_new_tokens >= 1, "--max-new-tokens", "must be >= 1")
-        if not Path(args.model).is_dir():
+    if args.model or args.api_base:
+        from coevo.commands.solve_cmd import check_model_args
+
+        check_model_args(args, min_tests=0)
+        if args.model and not Path(args.model).is_dir():
             raise InputError("no such model directory (a save_pretrained directory)", file=args.model)
     if args.tasks:
         raise InputError("give either PATH (your code) or --tasks (a tasks file), not both", field="--tasks")
@@ -104,7 +102,7 @@ def run_path_mode(args) -> int:
     kw = {"workers": workers} if workers else {}
     cell_timeout = max(10.0, min(30.0, args.time_budget / 2))
     extra = None
-    if args.model:
+    if args.model or args.api_base:
         from coevo.testgen.model import model_evidence
 
         extra = model_evidence(args)
@@ -126,6 +124,8 @@ def run_path_mode(args) -> int:
                 results.append(res)
     finally:
         progress.close()
+        if extra is not None:
+            extra.close()
         import shutil
 
         for t in temps:

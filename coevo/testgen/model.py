@@ -22,18 +22,15 @@ from coevo.testgen.execute import Variant
 from coevo.testgen.inputs import Probe, Step
 from coevo.testgen.suspects import consensus_suspects
 
-__all__ = ["build_generator", "task_for", "model_evidence", "ModelEvidence"]
+__all__ = ["build_generator", "task_for", "model_evidence", "ModelEvidence", "ModelSide"]
 
 
 def build_generator(args):
-    """``(engine, tokenizer)`` for sampling: the local model at ``args.model`` (save_pretrained)."""
-    from roles.generation import GenerationConfig, GenerationEngine
-    from roles.model_io import load_model
+    """``(generator, tokenizer)`` for sampling: the local model (``--model``) or the served one
+    (``--api-base``), as ``coevo solve`` opens them (the tokenizer is None for a served model)."""
+    from coevo.commands.solve_cmd import open_generator
 
-    model, tok = load_model(args.model, device=args.device, dtype=args.dtype)
-    cfg = GenerationConfig(temperature=args.temperature, top_p=args.top_p, max_new_tokens=args.max_new_tokens,
-                           seed=args.seed, batch_size=args.batch_size)
-    return GenerationEngine(model, tok, cfg), tok
+    return open_generator(args)
 
 
 def task_for(unit, module_name: str):
@@ -138,23 +135,29 @@ def _test_probes(unit, tests: list[str]) -> list[Probe]:
     return out
 
 
-def model_evidence(args):
-    """A factory for :class:`ModelEvidence` per module: the model is loaded once, on first use."""
-    state: dict = {}
+class ModelSide:
+    """Per module, a :class:`ModelEvidence`; the model is opened once, on first use, and closed by
+    :meth:`close`."""
 
-    def make(module, generator, runner=None) -> ModelEvidence:
+    def __init__(self, args):
+        self.args = args
+        self.generator = None
+        self.tokenizer = None
+
+    def __call__(self, module, generator, runner=None) -> ModelEvidence:
         from roles.pipeline import PoolConfig, sample_pools
 
-        if "engine" not in state:
-            state["engine"], state["tok"] = build_generator(args)
+        args = self.args
         units = [u for u in module.units if u.kind == "function"]
         ev = ModelEvidence(module=module, runner=runner)
         if not units:
             return ev
+        if self.generator is None:
+            self.generator, self.tokenizer = build_generator(args)
         tasks = [task_for(u, module.name) for u in units]
         cfg = PoolConfig(n_codes=args.n_codes, n_tests=args.n_tests, tests_per_sample=args.tests_per_sample,
                          seed=args.seed)
-        pools = sample_pools(state["engine"], state["tok"], tasks, cfg, progress=False)
+        pools = sample_pools(self.generator, self.tokenizer, tasks, cfg, progress=False)
         for u, pool in zip(units, pools):
             counts: dict[str, int] = {}
             for code in pool.codes:
@@ -166,4 +169,11 @@ def model_evidence(args):
             ev.n_test_samples += pool.n_test_samples
         return ev
 
-    return make
+    def close(self) -> None:
+        if self.generator is not None and hasattr(self.generator, "close"):
+            self.generator.close()
+        self.generator = None
+
+
+def model_evidence(args) -> ModelSide:
+    return ModelSide(args)
