@@ -111,12 +111,18 @@ def run_path_mode(args) -> int:
     results, errors = [], []
     t0 = time.monotonic()
     progress = _Progress(args, len(modules))
+    long_pool: list = []
+
+    def long_executor():  # started only if a suite's pytest runs outlast the usual cell
+        if not long_pool:
+            long_pool.append(Executor(ExecConfig(timeout=180.0, workers=1, import_paths=tuple(roots))))
+        return long_pool[0]
+
     try:
-        with Executor(ExecConfig(timeout=cell_timeout, import_paths=tuple(roots), **kw)) as ex, \
-                Executor(ExecConfig(timeout=180.0, workers=1, import_paths=tuple(roots))) as long_ex:
+        with Executor(ExecConfig(timeout=cell_timeout, import_paths=tuple(roots), **kw)) as ex:
             for k, m in enumerate(modules):
                 try:
-                    res = generate_suite(m, ex, long_executor=long_ex, options=opts,
+                    res = generate_suite(m, ex, long_executor=long_executor, options=opts,
                                          progress=progress.module(k, m.name))
                 except ModuleError as exc:
                     errors.append((m, str(exc)))
@@ -124,6 +130,8 @@ def run_path_mode(args) -> int:
                 results.append(res)
     finally:
         progress.close()
+        for pool in long_pool:
+            pool.close()
         if extra is not None:
             extra.close()
         import shutil

@@ -443,7 +443,7 @@ class _SuiteBuilder:
                 self.in_function.update(range(u.node.body[0].lineno, u.end + 1))
         pre = _preselect(self.cand_checks, self.table, self.outcomes, self.arcs_of)
         pre_set = set(pre)
-        self.run_mutants({m.index: self.reach(m, pre_set, 40) for m in mutants}, list(pre), MUTANTS - 0.08)
+        self.run_mutants({m.index: self.reach(m, pre_set, 20) for m in mutants}, list(pre), MUTANTS - 0.08)
         survivors = [m for m in mutants if m.index not in self.killed_by]
         if survivors and clock.left(MUTANTS - 0.04) > 1.0:
             rest = set(self.cand_checks) - pre_set
