@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import shutil
 import time
 from pathlib import Path
@@ -31,6 +30,7 @@ from coevo.settings import CoevoConfig
 from matrix.errors import InputError
 from matrix.jsonl import append_jsonl, read_jsonl, write_jsonl_atomic
 from matrix.tasks import Task, load_tasks
+from roles.model_io import check_device
 from training.plot import CURVES_FILE
 
 EVAL_FILE = "eval.jsonl"
@@ -61,27 +61,6 @@ def load_run_config(config: str | Path | None, overrides: list[str] | None = Non
               "data.heldout": _check_exists, "train.deepspeed": _check_deepspeed_json,
               "rollout.backend": _check_rollout_backend} if check else None
     return load_config(CoevoConfig, config, overrides, paths=PATH_FIELDS, checks=checks)
-
-
-def check_device(name: str) -> None:
-    """``ValueError`` unless ``name`` is a torch device this machine has (auto, cpu, cuda,
-    cuda:N, mps)."""
-    if name in ("auto", "cpu"):
-        return
-    m = re.fullmatch(r"cuda(?::(\d+))?", name)
-    if m is None and name != "mps":
-        raise ValueError(f"{name!r} is not a device; use auto, cpu, cuda or cuda:N")
-    import torch
-
-    if name == "mps":
-        if not torch.backends.mps.is_available():
-            raise ValueError("'mps': this machine has no MPS device; use cpu or auto")
-        return
-    if not torch.cuda.is_available():
-        raise ValueError(f"{name!r}: no CUDA device is available to this torch ({torch.__version__}); "
-                         "use cpu or auto")
-    if m.group(1) is not None and int(m.group(1)) >= torch.cuda.device_count():
-        raise ValueError(f"{name!r}: this machine has {torch.cuda.device_count()} CUDA device(s)")
 
 
 def _check_exists(path: str) -> None:

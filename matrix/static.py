@@ -234,13 +234,14 @@ def _plan(test, tol: float | None) -> Plan:
         module = ast.parse(src, "<test>", "exec")
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
         return _bad(f"test does not compile: {type(exc).__name__}: {exc}")
-    if len(module.body) == 1 and isinstance(module.body[0], ast.Assert):
-        try:
+    try:
+        if len(module.body) == 1 and isinstance(module.body[0], ast.Assert):
             return _split(module.body[0].test, tol, src)
-        except (_Generic, plain.Unsupported, plain.TooBig, RecursionError, MemoryError):
-            pass
-        except Exception:  # evaluating a constant part failed (e.g. 1/0): run it whole
-            pass
+        return _lower(module, tol, src)
+    except (_Generic, plain.Unsupported, plain.TooBig, RecursionError, MemoryError):
+        pass
+    except Exception:  # evaluating a constant part failed (e.g. 1/0): run it whole
+        pass
     return _generic_plan(module, src)
 
 
@@ -257,6 +258,138 @@ def _generic_plan(module: ast.Module, src: str) -> Plan:
 
 
 # ----------------------------------------------------------------------------- splitting
+
+class _Bound(ast.expr):
+    """A name the test bound to a value the sandbox computes (``r = f(x)``): the parent-side
+    tree of that value, spliced wherever the test reads the name."""
+
+    _fields = ()
+
+    def __init__(self, tree: ast.AST):
+        super().__init__()
+        self.tree = tree
+
+
+MAX_LOWERED_STATEMENTS = 200
+
+
+def _lower(module: ast.Module, tol, source: str) -> Plan:
+    """A straight-line test of several statements as a ``values`` plan, when that changes
+    nothing a plain run would show: ``import math`` at the top; ``name = EXPR`` and
+    ``a, b = CALL``; bare candidate calls; ``assert`` statements (messages are not evaluated: they only
+    matter once the test has failed). The holes run in order in one namespace, as the
+    statements would; what the test computes from them is judged here. Anything else (a loop,
+    ``try``, a name bound twice, a bound value handed back to the candidate, a mutable literal
+    that the candidate receives and the test reads again) raises :class:`_Generic`.
+    """
+    body = module.body
+    if not body or len(body) > MAX_LOWERED_STATEMENTS:
+        raise _Generic("size")
+    sp = _Splitter(source)
+    sp._bytes = None  # hole texts from the (substituted) trees, never from the source's columns
+    imports_math = False
+    while body and isinstance(body[0], ast.Import) and all(a.name == "math" and a.asname is None
+                                                            for a in body[0].names):
+        imports_math, body = True, body[1:]
+    env: dict[str, tuple] = {}  # name -> ("const", literal node, mutable) | ("bound", tree)
+    loads: dict[str, int] = {}
+    claims: list[ast.AST] = []
+    for stmt in body:
+        t = type(stmt)
+        if t is ast.Assert:
+            claims.append(sp.conv(_substitute(stmt.test, env, loads)))
+        elif t is ast.Assign and len(stmt.targets) == 1:
+            target, value = stmt.targets[0], _substitute(stmt.value, env, loads)
+            if type(target) is ast.Name:
+                _bind_new(env, target.id)
+                if _not_constant(value):
+                    env[target.id] = ("bound", sp.conv(value))
+                else:
+                    lit = sp.const(value)
+                    env[target.id] = ("const", value, not _immutable(lit.value, 0))
+            elif type(target) in (ast.Tuple, ast.List) and target.elts and \
+                    all(type(e) is ast.Name for e in target.elts) and _is_sandbox_root(value):
+                # unpacking iterates the candidate's value in the sandbox (tuple(...)), then
+                # checks the count here, as the assignment would
+                whole = sp.hole(ast.Call(func=ast.Name(id="tuple", ctx=ast.Load()), args=[value], keywords=[]))
+                n = len(target.elts)
+                claims.append(ast.Compare(left=ast.Call(func=ast.Name(id="len", ctx=ast.Load()), args=[whole],
+                                                        keywords=[]),
+                                          ops=[ast.Eq()], comparators=[plain.Const(n)]))
+                for i, e in enumerate(target.elts):
+                    _bind_new(env, e.id)
+                    env[e.id] = ("bound", ast.Subscript(value=whole, slice=plain.Const(i), ctx=ast.Load()))
+            else:
+                raise _Generic("assignment")
+        elif t is ast.Expr and _is_sandbox_root(stmt.value):
+            sp.conv(_substitute(stmt.value, env, loads))  # a call for its effect: it must not raise
+        elif t is ast.Expr and type(stmt.value) is ast.Constant or t is ast.Pass:
+            continue  # a docstring or a placeholder
+        else:
+            raise _Generic(t.__name__)
+    if not sp.holes:
+        raise _Generic("no candidate call")
+    for name in sp.sent:  # a mutable literal the candidate received: its only reader must be that call
+        if loads.get(name, 0) > 1:
+            raise _Generic("mutable literal shared with the candidate")
+    names = sp.names - {"math"} if imports_math else sp.names
+    if not claims:
+        claims = [plain.Const(True)]
+    tree = claims[0] if len(claims) == 1 else ast.BoolOp(op=ast.And(), values=claims)
+    return Plan(mode="values", exprs=tuple(sp.holes), names=tuple(sorted(names)), judge=ExprJudge(tree),
+                pure=None, fallback_source=source)
+
+
+def _bind_new(env: dict, name: str) -> None:
+    if name in env:
+        raise _Generic("a name bound twice")
+
+
+def _substitute(node: ast.AST, env: dict, loads: dict) -> ast.AST:
+    """``node`` with the test's own names replaced: literals by a copy of their text (marked with
+    the name, to find those the candidate receives), bound values by :class:`_Bound`."""
+    if not env:
+        return node
+    import copy
+
+    class Sub(ast.NodeTransformer):
+        def visit_Name(self, n):
+            entry = env.get(n.id)
+            if entry is None:
+                return n
+            if type(n.ctx) is not ast.Load:
+                raise _Generic("a bound name rebound")
+            loads[n.id] = loads.get(n.id, 0) + 1
+            if entry[0] == "bound":
+                return _Bound(entry[1])
+            lit = copy.deepcopy(entry[1])
+            if entry[2]:
+                lit._coevo_from = n.id
+            return lit
+
+        def generic_visit(self, n):
+            if isinstance(n, (ast.Lambda, ast.comprehension, ast.NamedExpr)):
+                raise _Generic("scope")
+            return super().generic_visit(n)
+
+    return Sub().visit(copy.deepcopy(node))
+
+
+def _immutable(v, depth: int) -> bool:
+    if depth > 100:
+        return False
+    t = type(v)
+    if t in (int, float, complex, str, bytes, bool, type(None)):
+        return True
+    if t in (tuple, frozenset):
+        return all(_immutable(x, depth + 1) for x in v)
+    return False
+
+
+def _not_constant(node: ast.AST) -> bool:
+    """The parent cannot fold ``node`` now: it holds a candidate call or a bound value."""
+    return any(_is_sandbox_root(n) or type(n) is _Bound for n, _ in _walk(node))
+
 
 def _split(expr: ast.expr, tol, source: str) -> Plan:
     sp = _Splitter(source)
@@ -305,8 +438,15 @@ class _Splitter:
         self.holes: list[str] = []
         self.pure: list[bool | None] = []
         self.names: set[str] = set()
+        self.sent: set[str] = set()  # the test's mutable literals that went into a hole
 
     def hole(self, node: ast.AST) -> plain.Hole:
+        for n, _ in _walk(node):
+            if type(n) is _Bound:
+                raise _Generic("a value computed by the candidate handed back to it")
+            name = getattr(n, "_coevo_from", None)
+            if name is not None:
+                self.sent.add(name)
         text = None
         if self._bytes is not None and node.lineno == node.end_lineno == 1:
             text = self._bytes[node.col_offset:node.end_col_offset].decode("utf-8")
@@ -323,6 +463,8 @@ class _Splitter:
         return plain.Const(value)
 
     def conv(self, node: ast.AST) -> ast.AST:
+        if type(node) is _Bound:
+            return node.tree
         if _is_sandbox_root(node):
             return self.hole(node)
         t = type(node)
@@ -330,14 +472,14 @@ class _Splitter:
             try:
                 return self.const(node)
             except plain.Unsupported:
-                if not _needs_sandbox(node):
+                if not _not_constant(node):
                     raise
         elif t not in _STRUCTURAL:
             return self.const(node)
         elif t is ast.Call:
-            if not any(_needs_sandbox(a) for a in (*node.args, *(k.value for k in node.keywords))):
+            if not any(_not_constant(a) for a in (*node.args, *(k.value for k in node.keywords))):
                 return self.const(node)  # e.g. sorted([3, 1]): folded once, not at every cell
-        elif t not in (ast.Compare, ast.BoolOp) and not _needs_sandbox(node):
+        elif t not in (ast.Compare, ast.BoolOp) and not _not_constant(node):
             return self.const(node)  # hole-free arithmetic: folded (and size-checked) now
         if t is ast.Compare:
             left = self.conv(node.left)

@@ -288,6 +288,21 @@ class WorkerProcess:
             self.tmpdir = None
 
 
+def _compile_sandbox() -> None:
+    """Byte-compile the sandbox's modules next to them (what ``pip install`` does for a wheel), so
+    that every worker, zygote and cell reads them instead of compiling them again: those processes
+    run with ``-B`` and never write bytecode themselves. Nothing happens when the files are up to
+    date or the directory is not writable."""
+    if sys.dont_write_bytecode:
+        return
+    import compileall
+
+    try:
+        compileall.compile_dir(PACKAGE, maxlevels=0, quiet=2)
+    except OSError:
+        pass
+
+
 class Pool:
     """The workers of one executor, their cgroups, and what is in force (:attr:`guards`)."""
 
@@ -317,6 +332,7 @@ class Pool:
                 self.cgroup_version = info
         else:
             self.cgroup_reason = "turned off"
+        _compile_sandbox()
         self.workers = [self.new_worker(i) for i in range(n)]
         self.detail = ""
         self.guards: dict = {}

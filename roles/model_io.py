@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from matrix.errors import InputError
@@ -41,6 +42,27 @@ def is_plain_chat_template(template) -> bool:
     return isinstance(template, str) and template.lstrip().startswith(PLAIN_TEMPLATE_MARK)
 
 
+def check_device(name: str) -> None:
+    """``ValueError`` unless ``name`` is a torch device this machine has (auto, cpu, cuda,
+    cuda:N, mps)."""
+    if name in ("auto", "cpu"):
+        return
+    m = re.fullmatch(r"cuda(?::(\d+))?", name)
+    if m is None and name != "mps":
+        raise ValueError(f"{name!r} is not a device; use auto, cpu, cuda or cuda:N")
+    import torch
+
+    if name == "mps":
+        if not torch.backends.mps.is_available():
+            raise ValueError("'mps': this machine has no MPS device; use cpu or auto")
+        return
+    if not torch.cuda.is_available():
+        raise ValueError(f"{name!r}: no CUDA device is available to this torch ({torch.__version__}); "
+                         "use cpu or auto")
+    if m.group(1) is not None and int(m.group(1)) >= torch.cuda.device_count():
+        raise ValueError(f"{name!r}: this machine has {torch.cuda.device_count()} CUDA device(s)")
+
+
 def load_model(path: str | os.PathLike, device: str | None = None, dtype=None):
     """``(model, tokenizer)`` from a local ``save_pretrained`` directory, in eval mode.
 
@@ -60,6 +82,10 @@ def load_model(path: str | os.PathLike, device: str | None = None, dtype=None):
     from transformers.utils import logging as hf_logging
 
     device = device or default_device()
+    try:
+        check_device(device)
+    except ValueError as exc:
+        raise InputError(str(exc), field="device") from None
     try:
         tok = AutoTokenizer.from_pretrained(str(p), local_files_only=True)
     except Exception as exc:

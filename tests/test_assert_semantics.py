@@ -25,6 +25,8 @@ BOX = ("class Box:\n    def __init__(self, items):\n        self.items = list(it
 GEN = "def f(n):\n    return (i * i for i in range(n))\n"
 NUM = "def f(x):\n    return x * 2\n"
 NONE = "def f(x):\n    return None if x < 0 else x\n"
+MUT = "def f(xs):\n    xs.append(1)\n    return len(xs)\n"
+DIV = "def f(a, b):\n    return a // b, a % b\n"
 CASES = [
     (MATCH, "assert f('aa')"), (MATCH, "assert not f('b')"), (MATCH, "assert f('b')"),
     (MATCH, "assert f('aa') is not None"), (MATCH, "assert f('b') is None"), (MATCH, "assert bool(f('a'))"),
@@ -41,6 +43,22 @@ CASES = [
     (NUM, "assert isinstance(f(1.5), float)"), (NUM, "assert f('ab') == 'abab'"),
     (NONE, "assert f(-1) is None"), (NONE, "assert f(2) is None"), (NONE, "assert not f(-1)"),
     (NONE, "assert f(0) == 0 and f(-1) is None"),
+    # several statements (most become values plans: see test_straight_line_tests_are_judged_here)
+    (NUM, "r = f(2); assert r == 4"), (NUM, "r = f(2)\nassert r + 1 == 5\nassert r * 2 == 9"),
+    (NUM, "expected = 6\nassert f(3) == expected"), (NUM, "r = f(3)\nassert r == 6, f'got {r}'"),
+    (NUM, "r = f(3)\nassert r == 7, f'got {r}'"), (NUM, "f(1)\nassert f(2) == 4"),
+    (NUM, "import math\nassert math.isclose(f(0.1), 0.2)"), (NUM, "r = f(2)\nr2 = f(r)\nassert r2 == 8"),
+    (NUM, "r = f(2)\nassert r == 4\nassert f(r) == 9"),
+    (NUM, "x = [1, 2]\nassert f(x) == [1, 2, 1, 2]\nassert x == [1, 2]"),
+    (NUM, "'doc'\nr = f(2)\npass\nassert r"), (NUM, "r = f(0)\nassert r"),
+    (MUT, "x = [0]\nassert f(x) == 2"), (MUT, "x = [0]\nassert f(x) == 2\nassert x == [0, 1]"),
+    (MUT, "x = [0]\nf(x)\nassert x == [0, 1]"), (MUT, "x = [0]\nf(x)\nassert x == [0]"),
+    (DIV, "q, r = f(7, 2)\nassert q == 3\nassert r == 1"), (DIV, "q, r = f(7, 2)\nassert q == 3 and r == 2"),
+    (DIV, "q, r, s = f(7, 2)\nassert q == 3"), (DIV, "[q, r] = f(9, 4)\nassert (q, r) == (2, 1)"),
+    (GEN, "a, b = f(2)\nassert (a, b) == (0, 1)"), (GEN, "a, b = f(3)"),
+    (GEN, "g = f(3)\nassert list(g) == [0, 1, 4]"),
+    (NONE, "r = f(-1)\nassert r is None"), (BOX, "b = f(3)\nassert len(b) == 3\nassert 2 in b"),
+    (BOX, "b = f(3)\nassert 7 in b"), (MATCH, "m = f('aa')\nassert m.group() == 'aa'"),
 ]
 
 
@@ -68,3 +86,22 @@ def test_every_assert_shape_agrees_with_plain_python(ex):
         if got != want:
             wrong.append((test, res.status[i][j], res.errors[i][j], plan_test(tests[j]).mode))
     assert not wrong, wrong
+
+
+def test_straight_line_tests_are_judged_here():
+    """Tests of several statements whose only contact with the program is calls on literals
+    are split like one assert: the values come back, the claims are judged in the parent."""
+    values = ["r = f(2); assert r == 4", "expected = 6\nassert f(3) == expected", "f(1)\nassert f(2) == 4",
+              "import math\nassert math.isclose(f(0.1), 0.2)", "x = [0]\nassert f(x) == 2",
+              "q, r = f(7, 2)\nassert q == 3\nassert r == 1", "r = f(2)\nassert r + 1 == 5\nassert r * 2 == 9"]
+    generic = ["r = f(2)\nr2 = f(r)\nassert r2 == 8", "x = [0]\nf(x)\nassert x == [0, 1]",
+               "for i in range(3):\n    assert f(i) == 2 * i", "r = f(1)\nr = f(2)\nassert r == 4",
+               "m = f('aa')\nassert m.group() == 'aa'", "try:\n    f(1)\nexcept ValueError:\n    pass"]
+    for t in values:
+        plan = plan_test(Test.assertion(t))
+        assert plan.mode == "values", t
+        assert "math" not in plan.names  # the test imports math itself (or does not use it)
+    for t in generic:
+        assert plan_test(Test.assertion(t)).mode == "exec", t
+    plan = plan_test(Test.assertion("expected = [1, 2, 3]\nr = f(4)\nassert r == expected"))
+    assert plan.exprs == ("f(4)",)  # the expected value stays in the parent

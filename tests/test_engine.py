@@ -110,7 +110,9 @@ def test_plans_keep_expected_values_out_of_the_sandbox():
         p = plan_test(Test.assertion(src))
         assert p.mode == "values" and p.protected, src
         assert all("987" not in e for e in p.exprs), (src, p.exprs)
-    generic = plan_test(Test.assertion("x = f(1)\nassert x == 987"))
+    lowered = plan_test(Test.assertion("x = f(1)\nassert x == 987"))
+    assert lowered.mode == "values" and lowered.exprs == ("f(1)",)  # straight-line: split the same way
+    generic = plan_test(Test.assertion("for i in range(2):\n    assert f(i) == 987"))
     assert generic.mode == "exec"  # runs in a test process of its own, apart from the program
     assert plan_test(Test.assertion("assert f(")).mode == "bad"
     assert plan_test(Test.call_expected("f(1)", "not a literal +")).mode == "bad"

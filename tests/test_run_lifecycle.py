@@ -11,6 +11,7 @@ import pytest
 import coevo.pipeline as P
 from coevo.cli import main
 from coevo.config import save_config
+from matrix.errors import InputError
 
 EVALS = [{"step": 0, "code_acc": 0.25, "test_acc": 0.5, "bon_acc": 0.25, "fix_acc": 0.0, "tasks": 6},
          {"step": 3, "code_acc": 0.5, "test_acc": 0.75, "bon_acc": 0.5, "fix_acc": 0.25, "tasks": 6}]
@@ -187,3 +188,24 @@ def test_vllm_backend_without_vllm_or_cuda_is_refused_before_work(tmp_path, caps
     assert main(["train", "--out", str(tmp_path / "r"), "rollout.backend=vllm"]) == 2
     assert "<overrides>: field 'rollout.backend': " in one_error_line(capsys, "train")
     assert not (tmp_path / "r").exists()
+
+
+def test_every_command_that_loads_a_model_refuses_a_missing_device(tmp_path, capsys, monkeypatch):
+    import torch
+
+    from roles.model_io import load_model
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text("{}")  # a model directory (never loaded: the device is checked first)
+    with pytest.raises(InputError, match="field 'device': 'cuda': no CUDA device is available"):
+        load_model(model, device="cuda")
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text('{"task_id": "a", "prompt": "Write f.", "entry_point": "f"}\n')
+    assert main(["solve", "--model", str(model), "--tasks", str(tasks), "--out", str(tmp_path / "o.jsonl"),
+                 "--device", "cuda"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("coevo solve: error: ") and "no CUDA device is available" in err[-1], err
+    assert not any("Traceback" in line for line in err)
+    assert not (tmp_path / "o.jsonl").exists()

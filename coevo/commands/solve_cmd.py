@@ -18,7 +18,7 @@ OpenAI-compatible API (--api-base, --api-model; answers are cached on disk, so a
 nothing). The parsed programs run against the de-duplicated generated tests in the sandbox, and
 test-time selection (--method) picks a program.
 
-  coevo solve --model runs/tiny/final --tasks tasks.jsonl --out codes.jsonl
+  coevo solve --model runs/demo/model --tasks tasks.jsonl --out codes.jsonl
   vllm serve Qwen/Qwen2.5-Coder-7B-Instruct &
   coevo solve --api-base http://127.0.0.1:8000/v1 --api-model Qwen/Qwen2.5-Coder-7B-Instruct \\
       --tasks tasks.jsonl --out codes.jsonl

@@ -122,6 +122,8 @@ def main(config: dict) -> None:
         ctl.send(marshal.dumps(("freeze", reqs, probes)))
         reply = marshal.loads(ctl.recv(1 << 16))
         frozen = bool(reply[1]) and all(c.__flags__ & _IMMUTABLE for c in classes)
+    else:  # the plain zygote serves generic tests too: their module is loaded once, here
+        from . import remote  # noqa: F401
     harness.prepare()
     harness._G["frozen"] = frozen
     install_audit_hook(bool(config.get("allow_ctypes")))
