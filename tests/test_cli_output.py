@@ -59,14 +59,8 @@ def test_progress_bars_only_on_a_terminal(monkeypatch):
     assert progress_enabled(ns(quiet=True, progress=None)) is False
 
 
-# the subcommands whose help is another engineer's file and still names runs/tiny/final
-NOT_YET = {"gen-tests"}
-
-
 @pytest.mark.parametrize("name", sorted(COMMANDS))
-def test_help_names_paths_a_run_creates(name, request):
-    if name in NOT_YET:
-        request.applymarker(pytest.mark.xfail(strict=True, reason="help text still names runs/tiny/final"))
+def test_help_names_paths_a_run_creates(name):
     text = _subparsers(build_parser())[name].format_help()
     assert "/final" not in text  # a run exports RUN_DIR/model; nothing is called final
 

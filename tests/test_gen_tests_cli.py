@@ -61,6 +61,20 @@ def test_garbage_model_gives_runnable_files(tmp_path):
     res = run_pytest(out)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "skipped" in res.stdout
+    # a second suite of the same tasks elsewhere runs in the same pytest session (no basename clash)
+    other = tmp_path / "gen2"
+    assert main(["gen-tests", "--model", tiny_model_path(), "--tasks", tasks, "--out", str(other),
+                 "--n-codes", "2", "--n-tests", "2", "--max-new-tokens", "32", "--quiet"]) == 0
+    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(out), str(other)],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert res.returncode == 0 and "mismatch" not in res.stdout + res.stderr, res.stdout + res.stderr
+    # --out reused with fewer tasks: the files of the earlier run that are not rewritten are gone
+    tasks = write_tasks(tmp_path / "tasks.jsonl", [ADD])
+    (out / "notes.txt").write_text("mine")
+    assert main(["gen-tests", "--model", tiny_model_path(), "--tasks", tasks, "--out", str(out),
+                 "--n-codes", "2", "--n-tests", "2", "--max-new-tokens", "32", "--quiet"]) == 0
+    assert sorted(p.name for p in out.glob("test_*.py")) == ["test_add.py"]
+    assert not (out / "solutions" / "io_1.py").exists() and (out / "notes.txt").read_text() == "mine"
 
 
 def test_taught_model_keeps_only_reliable_tests(tmp_path, taught_model):
@@ -106,10 +120,35 @@ def test_pytest_files_for_stdio_call_and_test_named_entry_points(tmp_path):
     res = subprocess.run([sys.executable, "-m", "pytest", "-rA", "-p", "no:cacheprovider", str(tmp_path)],
                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
     out = res.stdout
-    assert "PASSED s/test_s.py::test_0" in out and "FAILED s/test_s.py::test_1" in out, out
-    assert "ERROR f/test_f.py::test_0" in out and "cannot load" in out  # fails at setup
-    assert "PASSED d/test_d.py::test_0" in out and "test_duplicate " not in out.split("short test summary")[-1]
+    assert "PASSED s/test_s.py::test_input_1_2" in out and "FAILED s/test_s.py::test_input_2_2" in out, out
+    assert "ERROR f/test_f.py::test_add_1_2_returns_3" in out and "cannot load" in out  # fails at setup
+    assert "PASSED d/test_d.py::test_test_duplicate_2_items_returns_true" in out
     assert "1 failed, 2 passed, 1 error" in out
+
+
+def test_no_kept_test_skips_even_when_the_program_does_not_compile(tmp_path):
+    d = tmp_path / "x"
+    d.mkdir()
+    (d / "sol.py").write_text("def add(a, b) return a\n")  # a syntax error
+    (d / "test_x.py").write_text(render_pytest_file(Task("x", "Add.", "function", "add"), [], "sol.py",
+                                                    n_generated=3))
+    res = subprocess.run([sys.executable, "-m", "pytest", "-rs", "-p", "no:cacheprovider", str(d)],
+                         capture_output=True, text=True, cwd=d, timeout=120)
+    assert res.returncode == 0 and "1 skipped" in res.stdout and "error" not in res.stdout.lower(), res.stdout
+    assert "judged none of the 3 generated tests reliable" in res.stdout
+    text = render_pytest_file(Task("x", "Add.", "function", "add"), [], "sol.py", n_generated=0)
+    assert "no parseable test" in text
+
+
+def test_descriptive_distinct_test_names():
+    from coevo.commands.gen_tests_cmd import test_names
+
+    tests = [Test.assertion("assert add(1, 2) == 3"), Test.assertion("assert add(1, 2) == 3 "),
+             Test.call_expected("add(-1, 0)", "-1"), Test.assertion("assert not add(0, 0)"),
+             Test.stdio("3 4\n", "7\n")]
+    assert test_names(tests, "add") == ["test_add_1_2_returns_3", "test_add_1_2_returns_3_2",
+                                        "test_add_minus_1_0_returns_minus_1", "test_add_0_0_returns_false",
+                                        "test_input_3_4"]
 
 
 def test_safe_names():
@@ -127,3 +166,5 @@ def test_gen_tests_bad_input(tmp_path, capsys):
     rc = main(["gen-tests", "--model", tiny_model_path(), "--tasks", tasks, "--out",
                str(tmp_path / "file"), "--quiet"])
     assert rc == 2 and "not a directory" in capsys.readouterr().err
+    rc = main(["gen-tests", "--tasks", tasks, "--out", str(tmp_path / "gen"), "--quiet"])
+    assert rc == 2 and "--model" in capsys.readouterr().err

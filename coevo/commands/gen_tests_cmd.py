@@ -1,31 +1,54 @@
-"""`coevo gen-tests`: generate unit tests with a model and keep the ones the matrix judges reliable.
+"""`coevo gen-tests`: test suites, two ways.
 
-``--out DIR`` receives:
+``coevo gen-tests PATH`` (a ``.py`` file, a package directory, or ``file.py::name``): a readable
+pytest suite for your own code, one file per module, plus a JSON report per module (mutation
+score, line and branch coverage, tests kept / tried, time, suspects). Works without a model; with
+``--model`` the model's Tester tests and Coder implementations join the matrix. See
+:mod:`coevo.testgen`.
+
+``coevo gen-tests --model M --tasks T --out DIR`` (tasks in our JSONL format): the model writes
+tests and programs, and the tests the code x test matrix judges reliable are kept. ``DIR``
+receives:
 
 * ``DIR/tests.jsonl``: the kept tests in the tests contract (``{"task_id", "test"}`` or
   ``{"task_id", "input", "output"}``), plus ``"score"``, the matrix's probability that the test is
   correct;
-* ``DIR/test_<task>.py``: a ready-to-run pytest file per task holding the kept tests, each with its
-  reliability score as a comment. The code under test is ``$COEVO_SOLUTION`` (a Python file) when
-  set, else ``DIR/solutions/<task>.py``, the program the matrix selected. Running the file imports
-  that code in-process: it is not sandboxed.
+* ``DIR/test_<task>.py``: a ready-to-run pytest file per task holding the kept tests, each named
+  for what it checks and commented with its reliability score (``DIR`` is a package, so suites in
+  several directories run together). The code under test is ``$COEVO_SOLUTION`` (a Python file)
+  when set, else ``DIR/solutions/<task>.py``, the program the matrix selected. Running the file
+  imports that code in-process: it is not sandboxed. Files an earlier run wrote and this one does
+  not are removed.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import textwrap
 from pathlib import Path
 
-HELP = "generate unit tests with a model; keep those the code x test matrix judges reliable"
+HELP = "generate a pytest suite for your code (PATH), or model-written tests for a tasks file"
 DESCRIPTION = HELP + """
 
-For each task the model samples --n-tests test suites (Tester) and --n-codes programs (Coder);
-the matrix runs every program on every test and test-time selection scores each test's
-reliability. Tests scoring at least --min-score go to DIR/tests.jsonl and to a pytest file per task.
+Your code (no model needed):
 
-  coevo gen-tests --model runs/tiny/final --tasks tasks.jsonl --out generated_tests/
+  coevo gen-tests mylib/stats.py                 # -> tests/test_mylib_stats.py + .json report
+  coevo gen-tests mylib/                         # every module of the package
+  coevo gen-tests mylib/stats.py::median --out tests/generated --time-budget 30
+
+Inputs come from type hints, defaults, constants in the code, docstring examples and hypothesis
+draws, mutated towards lines and branches not yet reached (coverage.py decides); expected values
+are the code's observed behaviour. The user's code only runs inside the sandbox. The matrix of
+the code and its AST mutants x every candidate test picks a small suite that kills the most
+mutants and covers the most branches; each kept test passes twice in fresh processes before the
+file is written. The report lists "suspects": behaviours where the code disagrees with its own
+docstring examples (or, with --model, with independent implementations that agree).
+In this mode --timeout limits one call of your code (default: the budget / 40, between 0.1 and
+1 s) and --seed seeds the input generation.
+
+A tasks file (JSONL) and a model (local, or served with --api-base):
+
+  coevo gen-tests --model runs/demo/model --tasks tasks.jsonl --out generated_tests/
   pytest generated_tests/          # runs them against the selected programs
 """
 
@@ -33,10 +56,28 @@ reliability. Tests scoring at least --min-score go to DIR/tests.jsonl and to a p
 def add_arguments(parser) -> None:
     from coevo.commands.solve_cmd import add_model_arguments
 
-    parser.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    parser.add_argument("path", nargs="?", metavar="PATH",
+                        help="your code: a .py file, a package directory, or file.py::name "
+                             "(a function, class or Class.method)")
+    parser.add_argument("--out", metavar="DIR",
+                        help="output directory (PATH mode default: the project's tests/ directory; "
+                             "required with --tasks)")
     add_model_arguments(parser, n_tests_default=8)
+    # PATH mode needs neither a model nor a tasks file (run() asks for them with --tasks)
+    for action in parser._actions:
+        if action.dest == "tasks":
+            action.required = False
+    for group in parser._mutually_exclusive_groups:
+        if any(a.dest == "model" for a in group._group_actions):
+            group.required = False
     parser.add_argument("--min-score", type=float, default=0.5, metavar="P",
-                        help="keep tests whose reliability is at least P (default 0.5)")
+                        help="--tasks mode: keep tests whose reliability is at least P (default 0.5)")
+    parser.add_argument("--time-budget", type=float, default=60.0, metavar="S",
+                        help="PATH mode: seconds per module (default 60)")
+    parser.add_argument("--max-mutants", type=int, default=300, metavar="N",
+                        help="PATH mode: mutants per module at most (default 300)")
+    parser.add_argument("--report", metavar="FILE",
+                        help="PATH mode: also write one JSON report for the whole run ('-': stdout)")
 
 
 def safe_name(task_id: str) -> str:
@@ -112,20 +153,76 @@ def _run(stdin):
 '''
 
 
+def test_names(tests: list, entry: str | None) -> list[str]:
+    """Descriptive, distinct function names for a task's tests (``test_add_1_2_returns_3``,
+    ``test_input_3_4``), instead of ``test_0..N``."""
+    from coevo.testgen.writer import unique_names
+
+    return unique_names([_test_name(t, entry) for t in tests])
+
+
+def _test_name(t, entry: str | None) -> str:
+    import ast
+
+    from coevo.testgen.writer import _snake, _value_word, _word_for
+
+    if t.kind == "stdio":
+        words = [_snake(w) or "x" for w in (t.input or "").split()[:3]]
+        return "test_input_" + ("_".join(words) if words else "empty")
+    src, value = None, None
+    if t.kind == "call":
+        src, value = t.call, t.expected
+    else:
+        try:
+            node = ast.parse(t.test or "").body[0]
+        except (SyntaxError, IndexError):
+            node = None
+        if isinstance(node, ast.Assert):
+            test = node.test
+            if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+                src, value = ast.unparse(test.left), ast.unparse(test.comparators[0])
+            else:
+                calls = [n for n in ast.walk(test) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+                         and n.func.id == entry]
+                src = ast.unparse(calls[0]) if calls else None
+                value = "True" if not isinstance(test, ast.UnaryOp) else "False"
+    words = [_snake(entry or "check")]
+    try:
+        call = ast.parse(src or "", mode="eval").body
+    except SyntaxError:
+        call = None
+    if isinstance(call, ast.Call):
+        args = [_word_for(ast.unparse(a)) for a in call.args[:3]]
+        words.append("_".join(args) if args else "no_arguments")
+    if value is not None:
+        try:
+            words.append("returns_" + _value_word(ast.literal_eval(value)))
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            pass
+    name = "test_" + _snake("_".join(w for w in words if w))
+    return name[:75].rstrip("_")
+
+
 def render_pytest_file(task, kept: list[tuple[object, float]], solution_rel: str,
-                       timeout: float = 10.0) -> str:
-    """The pytest module for one task; ``kept`` holds ``(Test, score)`` pairs."""
+                       timeout: float = 10.0, n_generated: int | None = None) -> str:
+    """The pytest module for one task; ``kept`` holds ``(Test, score)`` pairs. Without kept tests
+    the file holds one skipped test and never loads the code (a program that does not compile is
+    not an error when there is nothing to run on it)."""
     parts = [_HEADER.format(task_id=task.task_id, default=solution_rel, prompt=_comment(task.prompt),
                             setup=task.setup or "")]
+    if not kept:
+        why = ("the Tester wrote no parseable test for this task" if n_generated == 0 else
+               f"the matrix judged none of the {n_generated} generated tests reliable" if n_generated else
+               "the matrix judged none of the generated tests reliable")
+        parts.append(f"\n\ndef test_no_reliable_test():\n    pytest.skip({why!r})\n")
+        return "".join(parts).rstrip() + "\n"
     if task.kind == "stdio":
         parts.append(_STDIO_RUNNER.format(timeout=timeout))
     else:
         parts.append(_FUNCTION_LOADER)
-    if not kept:
-        parts.append('\ndef test_no_reliable_test():\n'
-                     '    pytest.skip("the matrix judged none of the generated tests reliable")\n')
-    for i, (t, score) in enumerate(kept):
-        head = f"\n\n# reliability {score:.3f}\ndef test_{i}():\n"
+    names = test_names([t for t, _ in kept], task.entry_point)
+    for name, (t, score) in zip(names, kept):
+        head = f"\n\n# reliability {score:.3f}\ndef {name}():\n"
         if t.kind == "stdio":
             body = (f"stdin = {t.input!r}\nexpected = {t.output!r}\n"
                     "assert _lines(_run(stdin)) == _lines(expected)\n")
@@ -149,16 +246,43 @@ def _contract_row(task_id: str, t, score: float) -> dict:
     return row
 
 
-def _write_text_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def run(args) -> int:
+    from matrix.errors import InputError
+
+    if args.path:
+        from coevo.testgen.driver import run_path_mode
+
+        return run_path_mode(args)
+    missing = [flag for flag, v in (("--tasks", args.tasks), ("--model", args.model or args.api_base),
+                                    ("--out", args.out)) if not v]
+    if missing:
+        raise InputError("give PATH (your code), or --tasks with --model (or --api-base) and --out",
+                         field=missing[0])
+    return run_tasks_mode(args)
+
+
+MANIFEST = ".coevo-gen-tests.json"
+
+
+def _previous_files(out: Path) -> list[str]:
+    """Files an earlier --tasks run wrote into ``out`` (from its manifest)."""
+    import json
+
+    try:
+        data = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+        files = data.get("tasks_files", [])
+        return [f for f in files if isinstance(f, str) and "/" not in f.replace("solutions/", "", 1)
+                and ".." not in f]
+    except (OSError, ValueError, AttributeError):
+        return []
+
+
+def run_tasks_mode(args) -> int:
+    import json
+
     from coevo.commands.solve_cmd import _say, build_pools
     from matrix.errors import InputError
-    from matrix.jsonl import write_jsonl_atomic
+    from matrix.jsonl import write_jsonl_atomic, write_text_atomic
 
     if not 0 <= args.min_score <= 1:
         raise InputError("must be in [0, 1]", field="--min-score")
@@ -168,7 +292,9 @@ def run(args) -> int:
     _, pools, _ = build_pools(args, min_tests=1)
     out.mkdir(parents=True, exist_ok=True)
     (out / "solutions").mkdir(exist_ok=True)
+    previous = _previous_files(out)
     rows, used, n_files = [], set(), 0
+    written = ["tests.jsonl", "__init__.py"]
     for p in pools:
         name = safe_name(p.task.task_id)
         base, k = name, 1
@@ -179,13 +305,27 @@ def run(args) -> int:
         kept = [(t, s) for t, s in zip(p.tests, p.test_scores) if s >= args.min_score]
         kept.sort(key=lambda ts: -ts[1])
         rel = f"solutions/{name}.py"
-        _write_text_atomic(out / rel, p.code + ("\n" if p.code and not p.code.endswith("\n") else ""))
+        write_text_atomic(out / rel, p.code + ("\n" if p.code and not p.code.endswith("\n") else ""))
         timeout = float(args.timeout) if args.timeout else 10.0
-        _write_text_atomic(out / f"test_{name}.py", render_pytest_file(p.task, kept, rel, timeout))
+        write_text_atomic(out / f"test_{name}.py",
+                          render_pytest_file(p.task, kept, rel, timeout, n_generated=len(p.tests)))
+        written += [rel, f"test_{name}.py"]
         n_files += 1
         rows += [_contract_row(p.task.task_id, t, s) for t, s in kept]
     write_jsonl_atomic(out / "tests.jsonl", rows)
+    if not (out / "__init__.py").exists():  # a package: test files of several suites never collide
+        write_text_atomic(out / "__init__.py", "")
+    for stale in set(previous) - set(written):
+        try:
+            (out / stale).unlink()
+        except FileNotFoundError:
+            pass
+    write_text_atomic(out / MANIFEST, json.dumps({"tasks_files": sorted(written)}, indent=2) + "\n")
     with_tests = sum(1 for p in pools if any(s >= args.min_score for s in p.test_scores))
-    _say(args, f"wrote {out}: {len(rows)} reliable tests (of {sum(len(p.tests) for p in pools)}) "
-               f"for {with_tests}/{len(pools)} tasks, {n_files} pytest files")
+    n_generated = sum(len(p.tests) for p in pools)
+    if n_generated == 0:
+        detail = "the Tester wrote no parseable test"
+    else:
+        detail = f"{len(rows)} reliable tests (of {n_generated} generated) for {with_tests}/{len(pools)} tasks"
+    _say(args, f"wrote {out}: {detail}, {n_files} pytest files")
     return 0

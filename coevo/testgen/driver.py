@@ -1,0 +1,185 @@
+"""`coevo gen-tests PATH`: resolve the modules, start the sandbox, run the pipeline on each module
+with progress, write the suites, reports and manifest, print a summary and the suspects."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import time
+from pathlib import Path
+
+from matrix.errors import InputError
+
+__all__ = ["run_path_mode"]
+
+
+def _say(args, msg: str) -> None:
+    if not args.quiet:
+        print(f"coevo gen-tests: {msg}", file=sys.stderr, flush=True)
+
+
+class _Progress:
+    """A progress bar with ETA on stderr (only on a terminal and without --quiet)."""
+
+    def __init__(self, args, n_modules: int):
+        self.bar = None
+        self.n = n_modules
+        if args.quiet or not sys.stderr.isatty():
+            return
+        try:
+            from tqdm import tqdm
+        except ImportError:
+            return
+        self.bar = tqdm(total=100 * n_modules, file=sys.stderr, dynamic_ncols=True, mininterval=0.5,
+                        bar_format="{desc} {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]")
+
+    def module(self, k: int, name: str):
+        def update(fraction: float, text: str) -> None:
+            if self.bar is None:
+                return
+            target = int(100 * k + 100 * fraction)
+            if target > self.bar.n:
+                self.bar.update(target - self.bar.n)
+            self.bar.set_description_str(f"{name} ({k + 1}/{self.n}): {text}"[:70], refresh=False)
+        return update
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _check(args) -> None:
+    def need(ok: bool, name: str, msg: str):
+        if not ok:
+            raise InputError(msg, field=name)
+
+    need(args.time_budget > 0, "--time-budget", "must be > 0 seconds")
+    need(args.max_mutants >= 0, "--max-mutants", "must be >= 0")
+    need(args.timeout is None or args.timeout > 0, "--timeout", "must be > 0")
+    need(args.workers is None or args.workers >= 1, "--workers", "must be >= 1")
+    if args.model or args.api_base:
+        from coevo.commands.solve_cmd import check_model_args
+
+        check_model_args(args, min_tests=0)
+        if args.model and not Path(args.model).is_dir():
+            raise InputError("no such model directory (a save_pretrained directory)", file=args.model)
+    if args.tasks:
+        raise InputError("give either PATH (your code) or --tasks (a tasks file), not both", field="--tasks")
+
+
+def _missing(name: str) -> bool:
+    return importlib.util.find_spec(name) is None
+
+
+def run_path_mode(args) -> int:
+    from coevo.testgen.outdir import default_out, plan_names, write_outputs
+    from coevo.testgen.target import resolve
+
+    _check(args)
+    modules = resolve(args.path)
+    out = Path(args.out) if args.out else default_out(modules[0].root)
+    if out.exists() and not out.is_dir():
+        raise InputError("exists and is not a directory", file=str(out))
+    if args.report and args.report != "-" and Path(args.report).is_dir():
+        raise InputError("is a directory (expected a file to write)", file=args.report)
+    for dep in ("pytest", "coverage"):
+        if _missing(dep):
+            raise InputError(f"{dep} is not installed in this Python environment (gen-tests needs it: "
+                             f"pip install {dep})")
+    names = plan_names(out, modules)
+    raw = args.path.split("::", 1)[0]
+    scope = [] if "::" in args.path else [str(Path(raw).resolve())]
+
+    from coevo.testgen.pipeline import ModuleError, Options, generate_suite
+    from coevo.testgen.sources import dependency_paths, sandbox_roots
+    from matrix.engine import ExecConfig, Executor
+
+    mapping, temps = sandbox_roots(modules)
+    roots = sorted({str(r) for r in mapping.values()})
+    roots += [p for p in dependency_paths() if p not in roots]
+    workers = args.workers or None
+    kw = {"workers": workers} if workers else {}
+    cell_timeout = max(10.0, min(30.0, args.time_budget / 2))
+    extra = None
+    if args.model or args.api_base:
+        from coevo.testgen.model import model_evidence
+
+        extra = model_evidence(args)
+    opts = Options(time_budget=args.time_budget, seed=args.seed, max_mutants=args.max_mutants,
+                   probe_limit=args.timeout or min(1.0, max(0.1, args.time_budget / 40)), extra=extra)
+    results, errors = [], []
+    t0 = time.monotonic()
+    progress = _Progress(args, len(modules))
+    long_pool: list = []
+
+    def long_executor():  # started only if a suite's pytest runs outlast the usual cell
+        if not long_pool:
+            long_pool.append(Executor(ExecConfig(timeout=180.0, workers=1, import_paths=tuple(roots))))
+        return long_pool[0]
+
+    try:
+        with Executor(ExecConfig(timeout=cell_timeout, import_paths=tuple(roots), **kw)) as ex:
+            for k, m in enumerate(modules):
+                try:
+                    res = generate_suite(m, ex, long_executor=long_executor, options=opts,
+                                         progress=progress.module(k, m.name))
+                except ModuleError as exc:
+                    errors.append((m, str(exc)))
+                    continue
+                results.append(res)
+    finally:
+        progress.close()
+        for pool in long_pool:
+            pool.close()
+        if extra is not None:
+            extra.close()
+        import shutil
+
+        for t in temps:
+            shutil.rmtree(t, ignore_errors=True)
+    if errors and not results:
+        m, msg = errors[0]
+        if len(errors) > 1:
+            msg += f" (and {len(errors) - 1} more module(s) failed)"
+        raise InputError(msg, file=str(m.path))
+    triples = [(r.module, r.text, r.report) for r in results]
+    written = write_outputs(out, triples, names, scope)
+    for m, msg in errors:
+        print(f"coevo gen-tests: warning: {m.path}: {msg}", file=sys.stderr)
+    for r in results:
+        _summary(args, r, out, names)
+    if args.report:
+        combined = {"modules": [r.report for r in results],
+                    "errors": [{"file": str(m.path), "module": m.name, "error": msg} for m, msg in errors],
+                    "seconds": round(time.monotonic() - t0, 2)}
+        text = json.dumps(combined, indent=2, default=str) + "\n"
+        if args.report == "-":
+            sys.stdout.write(text)
+        else:
+            from matrix.jsonl import write_text_atomic
+
+            write_text_atomic(args.report, text)
+    _say(args, f"wrote {len([p for p in written if p.suffix == '.py' and p.name != 'conftest.py'])} suite(s) "
+               f"to {out} in {time.monotonic() - t0:.1f}s")
+    return 1 if errors else 0
+
+
+def _pct(x) -> str:
+    return "n/a" if x is None else f"{100 * x:.0f}%"
+
+
+def _summary(args, r, out: Path, names: dict) -> None:
+    if args.quiet:
+        return
+    rep = r.report
+    key = r.module.name + (f"::{r.module.selected}" if r.module.selected else "")
+    where = out / f"{names[key]}.py" if r.text else "(no test kept)"
+    ms = rep.get("mutation_score")
+    _say(args, f"{key}: {rep['tests_kept']} tests kept of {rep['tests_tried']} tried; mutation score "
+               f"{'n/a' if ms is None else f'{ms:.2f}'} ({rep['mutants']['killed']}/{rep['mutants']['run']}), "
+               f"lines {_pct(rep['line_coverage'])}, branches {_pct(rep['branch_coverage'])}, "
+               f"{rep['seconds']:.1f}s -> {where}")
+    for s in rep.get("suspects", []):
+        _say(args, f"  suspect {s['where']}: {s['input']} -> the code gives {s['code_returns']}; "
+                   f"{s['evidence']}")

@@ -1,0 +1,912 @@
+"""Candidate calls ("probes") for the units of a module, without running anything.
+
+A :class:`Probe` is a short program in a fixed shape: optionally a constructor call bound to a
+variable, then calls of functions or methods (or a property read), each argument a Python source
+string (a literal, a constructor call of one of the module's classes, an enum member, a lambda).
+The same sources go into the sandbox (evaluated in the module's namespace) and, for the kept
+probes, into the written test, so what is asserted is exactly what was run.
+
+Where arguments come from (:class:`InputGenerator`):
+
+* the parameter's :class:`~coevo.testgen.specs.Spec` (type hint, default, usage, name), each with a
+  pool of typical and edge values (``0``, ``-1``, ``''``, ``[]``, ...), widened with the constants
+  of the function's body and of the module (``c``, ``c - 1``, ``c + 1``: the values at which
+  comparisons flip);
+* one-parameter-at-a-time variations around a typical call, and seeded random combinations;
+* hypothesis strategies built from the specs (drawn reproducibly, no example database);
+* calls written in the docstrings (``>>> f(2)``, ``>>> s = Stack()`` / ``>>> s.push(1)``);
+* :meth:`InputGenerator.mutate`: small changes of a probe that reached new lines or branches (a
+  number moved by one or negated, a character added or dropped, an element appended or removed, a
+  method call inserted or deleted), the coverage-guided loop's step.
+"""
+
+from __future__ import annotations
+
+import ast
+import doctest
+import random
+import re
+from dataclasses import dataclass, field
+
+from coevo.testgen.specs import ANY, Spec, infer_param
+from coevo.testgen.target import ModuleInfo, Param, Unit
+
+__all__ = ["Step", "Probe", "InputGenerator", "var_name"]
+
+_MAX_SRC = 400
+
+
+@dataclass(frozen=True)
+class Step:
+    kind: str  # "call" | "attr"
+    callee: str  # "mean", "Stack", "stack.push", "Stack.from_list", "stack.size"
+    args: tuple[str, ...] = ()
+    kwargs: tuple[tuple[str, str], ...] = ()
+    bind: str | None = None
+    unit: str | None = field(default=None, compare=False)  # qualname of the unit called
+
+    def wire(self) -> list:
+        return [self.kind, self.callee, list(self.args), [list(k) for k in self.kwargs], self.bind]
+
+    def source(self) -> str:
+        if self.kind == "attr":
+            return self.callee
+        parts = list(self.args) + [f"{k}={v}" for k, v in self.kwargs]
+        return f"{self.callee}({', '.join(parts)})"
+
+
+@dataclass(frozen=True)
+class Probe:
+    unit: str  # the unit this probe is about (qualname)
+    steps: tuple[Step, ...]
+    origin: str = field(default="pool", compare=False)  # pool | random | hypothesis | docstring | mutation | model
+
+    def wire(self) -> list:
+        return [s.wire() for s in self.steps]
+
+    def source(self) -> str:
+        return "; ".join((f"{s.bind} = " if s.bind else "") + s.source() for s in self.steps)
+
+    def size(self) -> int:
+        return sum(len(s.source()) for s in self.steps)
+
+
+def var_name(class_name: str, taken: set[str]) -> str:
+    """``BankAccount`` -> ``bank_account`` (``_obj`` appended when the module uses the name)."""
+    s = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", class_name).lower().strip("_") or "obj"
+    if not s.isidentifier() or s in taken or s in _RESERVED:
+        s = s + "_obj" if s.isidentifier() else "obj"
+    return s
+
+
+_RESERVED = frozenset({"pytest", "math", "re", "result", "datetime", "self", "len", "list", "dict",
+                       "set", "str", "int", "float", "type", "id", "input", "object", "print"})
+
+_INTS = [5, 0, 1, -1, 2, 3, 10, -7, 100, 42, 9, 13, 1000, 4, -100, 21, 7, 25, 97, 64]
+_FLOATS = [2.5, 0.0, 1.0, -1.0, 0.5, 3.75, -2.25, 100.0, 1e-06, 12.125, 0.1]
+_STRS = ["hello", "", "a", "abc", "Hello, World!", "racecar", "  spaced out  ", "123", "a1b2c3",
+         "x,y,z", "UPPER lower", "A", "aaa", "ab cd ef", "tab\there", "line1\nline2", "12.5", "-42",
+         "hello world", "Zz"]
+_INT_LISTS = ["[3, 1, 2]", "[]", "[7]", "[1, 2, 3, 4]", "[5, 5, 5]", "[-2, 0, 9, -7]", "[10, 20]",
+              "[4, 1, 3, 1, 5, 9, 2, 6]", "[0]", "[-1, -5, -3]"]
+_ANY = ["5", "'abc'", "[3, 1, 2]", "None", "0", "''", "2.5", "True", "[]", "-1", "{'a': 1}", "(1, 2)"]
+_CALLABLES = ["lambda x: x", "abs", "len", "lambda x: -x", "lambda x: x > 0", "str", "lambda x: x * 2",
+              "bool"]
+
+
+def _lit(v) -> str:
+    from coevo.testgen.literals import NotLiteral, literal
+
+    try:
+        return literal(v)
+    except NotLiteral:
+        return repr(v)
+
+
+class InputGenerator:
+    """Probes for the units of ``module`` (``enums``: class -> member names, from the sandbox's
+    inspection of the loaded module)."""
+
+    def __init__(self, module: ModuleInfo, *, seed: int = 0, enums: dict[str, list[str]] | None = None):
+        self.module = module
+        self.rng = random.Random(seed)
+        self.seed = seed
+        self.enums = enums or {}
+        members: dict[str, tuple[str, list[str]]] = {}
+        for c in module.classes:
+            members[c.name] = (c.style, list(c.attributes) + [m.name for m in c.methods] + c.properties)
+        # classes defined in the module but not tested (private, stubs) still build arguments
+        for node in module.tree.body:
+            if isinstance(node, ast.ClassDef) and node.name not in members:
+                from coevo.testgen.target import _class_info
+
+                info = _class_info(node)
+                if info is not None:
+                    members[node.name] = (info.style, list(info.attributes) + [m.name for m in info.methods])
+        for name in self.enums:
+            members[name] = ("enum", members.get(name, ("enum", []))[1])
+        self.class_members = members
+        self._inits = {}
+        for node in module.tree.body:
+            if isinstance(node, ast.ClassDef):
+                from coevo.testgen.target import _class_info
+
+                info = _class_info(node)
+                if info is not None:
+                    self._inits[node.name] = info.init
+        taken = {n.name for n in module.tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+        taken |= {t.id for n in module.tree.body if isinstance(n, ast.Assign) for t in n.targets
+                  if isinstance(t, ast.Name)}
+        self.vars = {c.name: var_name(c.name, taken) for c in module.classes}
+        self._spec_cache: dict[str, list[tuple[Param, Spec]]] = {}
+        self.module_consts = module.constants
+        self.units = {u.qualname if u.kind != "init" else u.owner: u for u in module.units}
+        self.regex_strings = _regex_examples(module.regexes, seed)
+
+    # ------------------------------------------------------------------ specs and pools
+    def specs(self, unit: Unit) -> list[tuple[Param, Spec]]:
+        key = unit.qualname + "#" + unit.kind
+        if key not in self._spec_cache:
+            body = unit.node.body if unit.node is not None else []
+            self._spec_cache[key] = [(p, infer_param(p, body, self.class_members)) for p in unit.params]
+        return self._spec_cache[key]
+
+    def pool(self, spec: Spec, consts: list, depth: int = 0) -> list[str]:
+        """Candidate sources for one value of ``spec``; the first is the typical one."""
+        k = spec.kind
+        out: list[str] = []
+        if k == "int":
+            cints = [c for c in consts if type(c) is int]
+            out = [_lit(v) for v in _INTS[:3]]
+            for c in cints:
+                out += [_lit(c), _lit(c - 1), _lit(c + 1)]
+            out += [_lit(v) for v in _INTS[3:]]
+        elif k == "float":
+            cnum = [c for c in consts if type(c) in (int, float)]
+            out = [_lit(v) for v in _FLOATS[:3]]
+            for c in cnum:
+                out += [_lit(float(c)), _lit(float(c) + 0.5), _lit(float(c) - 0.5)]
+            out += [_lit(v) for v in _FLOATS[3:]] + ["7", "-3"]
+        elif k == "bool":
+            out = ["True", "False"]
+        elif k == "str":
+            cstr = [c for c in consts if type(c) is str]
+            out = [_lit(_STRS[0]), _lit("")] + [_lit(x) for x in self.regex_strings]
+            for c in cstr:
+                out.append(_lit(c))
+            for c in cstr:
+                if c:
+                    out += [_lit(c + "x"), _lit(" " + c + " "), _lit(c.upper() if c != c.upper() else c.lower())]
+            # numbers as text: the code may parse them (int(text), float(text))
+            for c in [c for c in consts if type(c) in (int, float)][:6]:
+                out += [_lit(str(c)), _lit(str(c + 1)), _lit(f" {c} ")]
+            out += [_lit(s) for s in _STRS[2:]]
+        elif k == "bytes":
+            cb = [c for c in consts if type(c) is bytes]
+            out = ["b'hello'", "b''", "b'\\x00\\xff'"] + [_lit(c) for c in cb] + ["b'abc'", "b'A'"]
+        elif k == "complex":
+            out = ["(1+2j)", "0j", "(-3+0.5j)", "1j"]
+        elif k == "none":
+            out = ["None"]
+        elif k == "checked":  # the code checks the type itself: a value of another type too
+            inner = self.pool(spec.args[0], consts, depth + 1)
+            foreign = {"str": ["42", "None"], "int": ["'3'", "2.5", "None"], "float": ["'2.5'", "None"],
+                       "list": ["'abc'", "None", "(1, 2)"], "dict": ["[('a', 1)]", "None"]}
+            out = inner + foreign.get(spec.args[0].kind, ["None", "42"])
+        elif k == "any":
+            cs = [_lit(c) for c in consts if type(c) in (int, str, float)][:6]
+            out = _ANY[:4] + cs + _ANY[4:]
+        elif k == "literal":
+            out = [_lit(v) for v in spec.args]
+        elif k == "optional":
+            inner = self.pool(spec.args[0], consts, depth + 1)
+            out = inner[:1] + ["None"] + inner[1:]
+        elif k == "union":
+            pools = [self.pool(s, consts, depth + 1) for s in spec.args]
+            for i in range(max(map(len, pools))):
+                for p in pools:
+                    if i < len(p):
+                        out.append(p[i])
+        elif k == "callable":
+            out = list(_CALLABLES)
+        elif k == "date":
+            out = ["datetime.date(2024, 2, 29)", "datetime.date(2023, 1, 1)", "datetime.date(1999, 12, 31)",
+                   "datetime.date(2024, 12, 25)"]
+        elif k == "datetime":
+            out = ["datetime.datetime(2024, 2, 29, 12, 30)", "datetime.datetime(2023, 1, 1, 0, 0)",
+                   "datetime.datetime(1999, 12, 31, 23, 59, 59)"]
+        elif k == "decimal":
+            out = ["Decimal('2.50')", "Decimal('0')", "Decimal('-1.25')", "Decimal('100')"]
+        elif k == "fraction":
+            out = ["Fraction(1, 3)", "Fraction(0, 1)", "Fraction(-5, 2)", "Fraction(7, 1)"]
+        elif k in ("list", "set", "frozenset"):
+            elem = spec.args[0] if spec.args else ANY
+            out = self._lists(elem, consts, depth)
+            if k == "set":
+                out = ["set()" if s == "[]" else "{" + s[1:-1] + "}" for s in out]
+                out = list(dict.fromkeys(out))
+            elif k == "frozenset":
+                out = [f"frozenset({s})" for s in out]
+        elif k == "tuple":
+            out = self._tuples(spec, consts, depth)
+        elif k == "dict":
+            out = self._dicts(spec, consts, depth)
+        elif k == "instance":
+            out = self._instances(spec.args[0], depth)
+        elif k == "enum":
+            members = self.enums.get(spec.args[0], [])
+            out = [f"{spec.args[0]}.{m}" for m in members] or ["None"]
+        else:
+            out = list(_ANY)
+        seen = []
+        for s in out:
+            if s not in seen and len(s) <= _MAX_SRC:
+                seen.append(s)
+        return seen or ["None"]
+
+    def _lists(self, elem: Spec, consts: list, depth: int) -> list[str]:
+        if depth > 2:
+            return ["[]"]
+        if elem.kind in ("int", "any") or elem == ANY:
+            base = list(_INT_LISTS)
+            cints = [c for c in consts if type(c) is int and abs(c) < 10 ** 6][:4]
+            if cints:
+                base.insert(3, _lit(cints))
+                base.insert(4, _lit([cints[0], cints[0] + 1, cints[0] - 1]))
+            return base
+        p = self.pool(elem, consts, depth + 1)
+        a = p[0]
+        b = p[1] if len(p) > 1 else p[0]
+        c = p[2] if len(p) > 2 else a
+        d = p[3] if len(p) > 3 else b
+        e = p[4] if len(p) > 4 else c
+        return [f"[{a}, {c}, {b}]", "[]", f"[{a}]", f"[{b}, {a}]", f"[{a}, {a}]", f"[{c}, {d}, {e}, {a}]",
+                f"[{d}]", f"[{e}, {c}]"]
+
+    def _tuples(self, spec: Spec, consts: list, depth: int) -> list[str]:
+        if depth > 2:
+            return ["()"]
+        if not spec.args:
+            return ["()"]
+        if len(spec.args) == 2 and spec.args[1] is Ellipsis:
+            lists = self._lists(spec.args[0], consts, depth)
+            out = []
+            for s in lists:
+                inner = s[1:-1]
+                out.append("()" if not inner else f"({inner},)" if "," not in inner else f"({inner})")
+            return out
+        pools = [self.pool(s, consts, depth + 1) for s in spec.args]
+        out = []
+        for i in range(4):
+            items = [p[min(i, len(p) - 1)] if j == i % len(pools) or i == 0 else p[0]
+                     for j, p in enumerate(pools)]
+            out.append("(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")")
+        for i in range(1, 4):
+            items = [p[min(i, len(p) - 1)] for p in pools]
+            out.append("(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")")
+        return out
+
+    def _dicts(self, spec: Spec, consts: list, depth: int) -> list[str]:
+        if depth > 2:
+            return ["{}"]
+        ks, vs = (spec.args + (ANY, ANY))[:2]
+        if ks == ANY:
+            ks = Spec("str")
+        if vs == ANY:
+            vs = Spec("int")
+        kp = self.pool(ks, consts, depth + 1)
+        vp = self.pool(vs, consts, depth + 1)
+        kp = [k for k in kp if k not in ("''",)] or kp
+        if ks.kind == "str" and len(kp) >= 1 and kp[0] == "'hello'":
+            kp = ["'a'", "'b'", "'c'"] + kp
+        pairs = lambda n, off=0: ", ".join(f"{kp[(i + off) % len(kp)]}: {vp[(i + off) % len(vp)]}"  # noqa: E731
+                                           for i in range(n))
+        out = ["{" + pairs(2) + "}", "{}", "{" + pairs(1) + "}", "{" + pairs(3, 1) + "}"]
+        if len(vp) > 2:
+            out.append("{" + f"{kp[0]}: {vp[2]}" + "}")
+        return list(dict.fromkeys(out))
+
+    def _instances(self, cls: str, depth: int) -> list[str]:
+        if cls in self.enums:
+            return [f"{cls}.{m}" for m in self.enums[cls]]
+        init = self._inits.get(cls)
+        if init is None or depth > 2:
+            return ["None"]
+        choices = self._choices(init, depth + 1, n=4)
+        return [self._call_src(cls, init, ch) for ch in choices] or [f"{cls}()"]
+
+    # ------------------------------------------------------------------ calls
+    def _consts(self, unit: Unit) -> list:
+        """The unit's own constants first, then its class's, the module's, and those of every
+        other function of the module."""
+        owner_consts: list = []
+        if unit.owner is not None:
+            for c in self.module.classes:
+                if c.name == unit.owner:
+                    owner_consts = [v for m in [c.init] + c.methods for v in m.constants]
+        others = [v for u in self.module.units for v in u.constants]
+        return list(dict.fromkeys([*unit.constants, *owner_consts, *self.module_consts, *others]))[:80]
+
+    def _choices(self, unit: Unit, depth: int = 0, n: int = 8) -> list[dict[str, str]]:
+        """One-parameter-at-a-time variations around a typical call (a dict param -> source; a
+        missing key means "left to its default")."""
+        specs = self.specs(unit)
+        consts = self._consts(unit)
+        pools = {p.name: self.pool(s, consts, depth) for p, s in specs if p.kind != "starstar"}
+        base = {p.name: pools[p.name][0] for p, _ in specs if p.required}
+        out = [dict(base)]
+        for p, _ in specs:
+            if p.kind == "starstar":
+                continue
+            for v in pools[p.name][:n]:
+                ch = dict(base)
+                ch[p.name] = v
+                out.append(ch)
+            if not p.required and p.kind != "star":
+                # no argument for it: the default
+                pass
+        seen, uniq = set(), []
+        for ch in out:
+            key = tuple(sorted(ch.items()))
+            if key not in seen:
+                seen.add(key)
+                uniq.append(ch)
+        return uniq
+
+    def _random_choice(self, unit: Unit) -> dict[str, str]:
+        specs = self.specs(unit)
+        consts = self._consts(unit)
+        ch = {}
+        for p, s in specs:
+            if p.kind == "starstar":
+                continue
+            if not p.required and self.rng.random() < 0.5:
+                continue
+            pool = self.pool(s, consts)
+            if p.kind == "star":
+                ch[p.name] = ", ".join(self.rng.choice(pool) for _ in range(self.rng.randint(0, 3)))
+            else:
+                ch[p.name] = self.rng.choice(pool)
+        return ch
+
+    def _call_parts(self, unit: Unit, ch: dict[str, str]) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+        args: list[str] = []
+        kwargs: list[tuple[str, str]] = []
+        positional_ok = True
+        for p in unit.params:
+            if p.kind == "starstar":
+                continue
+            if p.name not in ch:
+                if p.kind in ("pos", "posonly"):
+                    positional_ok = False
+                continue
+            v = ch[p.name]
+            if p.kind == "star":
+                if positional_ok and v:
+                    args += [x.strip() for x in _split_args(v)]
+                continue
+            if p.kind == "kwonly" or (not positional_ok and p.kind == "pos"):
+                kwargs.append((p.name, v))
+            elif p.kind == "posonly" and not positional_ok:
+                continue
+            elif p.required or p.kind == "posonly":
+                args.append(v)
+            else:
+                kwargs.append((p.name, v))
+                positional_ok = False
+        return tuple(args), tuple(kwargs)
+
+    def _call_src(self, callee: str, unit: Unit, ch: dict[str, str]) -> str:
+        args, kwargs = self._call_parts(unit, ch)
+        return f"{callee}({', '.join(list(args) + [f'{k}={v}' for k, v in kwargs])})"
+
+    def _ctor_step(self, cls: str, ch: dict[str, str] | None = None) -> Step:
+        init = self._inits.get(cls) or self.units.get(cls)
+        if ch is None:
+            ch = self._choices(init)[0] if init is not None else {}
+        args, kwargs = self._call_parts(init, ch) if init is not None else ((), ())
+        return Step("call", cls, args, kwargs, bind=self.vars.get(cls, var_name(cls, set())), unit=cls)
+
+    def _unit_step(self, unit: Unit, ch: dict[str, str]) -> Step:
+        args, kwargs = self._call_parts(unit, ch)
+        if unit.kind == "function":
+            return Step("call", unit.name, args, kwargs, unit=unit.qualname)
+        if unit.kind in ("static", "classmethod"):
+            return Step("call", f"{unit.owner}.{unit.name}", args, kwargs, unit=unit.qualname)
+        if unit.kind == "init":
+            return Step("call", unit.owner, args, kwargs, bind=self.vars.get(unit.owner), unit=unit.owner)
+        var = self.vars.get(unit.owner, "obj")
+        if unit.kind == "property":
+            return Step("attr", f"{var}.{unit.name}", unit=unit.qualname)
+        return Step("call", f"{var}.{unit.name}", args, kwargs, unit=unit.qualname)
+
+    def probe(self, unit: Unit, ch: dict[str, str], origin: str, ctor: dict[str, str] | None = None) -> Probe:
+        step = self._unit_step(unit, ch)
+        if unit.kind in ("method", "property"):
+            return Probe(unit.qualname, (self._ctor_step(unit.owner, ctor), step), origin)
+        return Probe(unit.qualname if unit.kind != "init" else unit.owner, (step,), origin)
+
+    def initial(self, unit: Unit, n_random: int = 6) -> list[Probe]:
+        """Variations around a typical call, then seeded random combinations."""
+        out = [self.probe(unit, ch, "pool") for ch in self._choices(unit)]
+        if unit.kind in ("method", "property"):
+            init = self._inits.get(unit.owner)
+            if init is not None:
+                base = self._choices(unit)[0]
+                for ctor in self._choices(init)[1:6]:
+                    out.append(self.probe(unit, base, "pool", ctor))
+        for _ in range(n_random):
+            out.append(self.probe(unit, self._random_choice(unit), "random"))
+        return _dedupe(out)
+
+    def sequences(self, cls_name: str, n: int = 12) -> list[Probe]:
+        """Constructor then 2-4 method calls of a class (state that builds up)."""
+        cls = self.module.class_named(cls_name)
+        if cls is None:
+            return []
+        methods = [m for m in cls.methods if m.kind in ("method", "property")]
+        if not methods:
+            return []
+        out = []
+        for i in range(n):
+            steps = [self._ctor_step(cls_name, None if i % 3 else None)]
+            for _ in range(self.rng.randint(2, 4)):
+                m = self.rng.choice(methods)
+                ch = self._random_choice(m) if self.rng.random() < 0.6 else self._choices(m)[0]
+                steps.append(self._unit_step(m, ch))
+            out.append(Probe(cls_name, tuple(steps), "random"))
+        # each method twice in a row, and each pair
+        for m in methods:
+            chs = self._choices(m)
+            steps = [self._ctor_step(cls_name)] + [self._unit_step(m, chs[min(j, len(chs) - 1)]) for j in (0, 1)]
+            out.append(Probe(cls_name, tuple(steps), "pool"))
+        for a in methods:
+            for b in methods:
+                if a is not b:
+                    out.append(Probe(cls_name, (self._ctor_step(cls_name), self._unit_step(a, self._choices(a)[0]),
+                                                self._unit_step(b, self._choices(b)[0])), "pool"))
+        return _dedupe(out)[: max(n, 4 * len(methods) + 8)]
+
+    # ------------------------------------------------------------------ hypothesis
+    def hypothesis(self, units: list[Unit], n: int = 10, salt: int = 0) -> list[Probe]:
+        """``n`` calls of each unit drawn by hypothesis from strategies built on the specs (one
+        hypothesis run for all the units: its set-up is the expensive part)."""
+        from hypothesis import HealthCheck, Phase, given, settings
+        from hypothesis import seed as hseed
+        from hypothesis import strategies as st
+
+        plan = []
+        for unit in units:
+            specs = [(p, s) for p, s in self.specs(unit) if p.kind not in ("star", "starstar")]
+            if specs:
+                consts = self._consts(unit)
+                plan.append((unit, specs, st.tuples(*[
+                    st.one_of(st.none(), _strategy(s, consts, self)) if not p.required else _strategy(s, consts, self)
+                    for p, s in specs])))
+        if not plan:
+            return []
+        found: list[list[dict[str, str]]] = [[] for _ in plan]
+
+        @hseed(self.seed + 7919 * salt)
+        @settings(max_examples=n * 2, deadline=None, database=None, phases=[Phase.generate],
+                  suppress_health_check=list(HealthCheck), report_multiple_bugs=False)
+        @given(st.tuples(*[strat for _, _, strat in plan]))
+        def collect(all_values):
+            for k, ((_, specs, _), values) in enumerate(zip(plan, all_values)):
+                if len(found[k]) >= n:
+                    continue
+                ch = {}
+                for (p, _), v in zip(specs, values):
+                    if v is not None:
+                        ch[p.name] = v
+                    elif p.required:
+                        ch[p.name] = "None"
+                found[k].append(ch)
+
+        try:
+            collect()
+        except Exception:  # an odd spec: keep what was drawn
+            pass
+        return _dedupe([self.probe(unit, ch, "hypothesis") for (unit, _, _), chs in zip(plan, found) for ch in chs])
+
+    # ------------------------------------------------------------------ docstrings
+    def docstring_probes(self) -> list[Probe]:
+        """Calls in the docstrings' doctest examples: ``>>> f(args)`` and, for classes,
+        ``>>> s = Stack(...)`` followed by ``>>> s.push(...)`` lines."""
+        out: list[Probe] = []
+        parser = doctest.DocTestParser()
+        for unit in self.module.units:
+            owner_doc = None
+            if unit.kind == "init":
+                owner_doc = unit.doc
+            for doc in {unit.doc, owner_doc} - {None}:
+                try:
+                    examples = parser.get_examples(doc)
+                except ValueError:
+                    continue
+                out += self._doc_sequence(examples)
+        mod_doc = ast.get_docstring(self.module.tree)
+        if mod_doc:
+            try:
+                out += self._doc_sequence(parser.get_examples(mod_doc))
+            except ValueError:
+                pass
+        return _dedupe(out)
+
+    def _doc_sequence(self, examples) -> list[Probe]:
+        out: list[Probe] = []
+        bound: dict[str, str] = {}  # doctest variable -> class
+        steps: list[Step] = []
+        for ex in examples:
+            try:
+                node = ast.parse(ex.source.strip())
+            except SyntaxError:
+                continue
+            if len(node.body) != 1:
+                continue
+            stmt = node.body[0]
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                    and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Name) \
+                    and stmt.value.func.id in self.vars:
+                cls = stmt.value.func.id
+                var = self.vars[cls]
+                bound[stmt.targets[0].id] = cls
+                steps = [Step("call", cls, tuple(ast.unparse(a) for a in stmt.value.args),
+                              tuple((k.arg, ast.unparse(k.value)) for k in stmt.value.keywords if k.arg),
+                              bind=var, unit=cls)]
+                continue
+            if not isinstance(stmt, ast.Expr):
+                continue
+            call = stmt.value
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in self.units \
+                    and _literal_args(call):
+                unit = self.units[call.func.id]
+                if unit.kind == "function":
+                    out.append(Probe(unit.qualname, (Step("call", unit.name, tuple(ast.unparse(a) for a in call.args),
+                                                          tuple((k.arg, ast.unparse(k.value)) for k in call.keywords),
+                                                          unit=unit.qualname),), "docstring"))
+                elif unit.kind == "init":
+                    out.append(Probe(unit.owner, (Step("call", unit.owner, tuple(ast.unparse(a) for a in call.args),
+                                                       tuple((k.arg, ast.unparse(k.value)) for k in call.keywords),
+                                                       bind=self.vars.get(unit.owner), unit=unit.owner),),
+                                     "docstring"))
+                continue
+            target = call.func if isinstance(call, ast.Call) else call
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and \
+                    target.value.id in bound and steps:
+                cls = bound[target.value.id]
+                var = self.vars[cls]
+                qual = f"{cls}.{target.attr}"
+                if isinstance(call, ast.Call):
+                    if not _literal_args(call):
+                        continue
+                    steps.append(Step("call", f"{var}.{target.attr}", tuple(ast.unparse(a) for a in call.args),
+                                      tuple((k.arg, ast.unparse(k.value)) for k in call.keywords), unit=qual))
+                else:
+                    steps.append(Step("attr", f"{var}.{target.attr}", unit=qual))
+                out.append(Probe(cls, tuple(steps), "docstring"))
+        return out
+
+    # ------------------------------------------------------------------ mutation
+    def mutate(self, probe: Probe) -> Probe | None:
+        """A small change of ``probe`` (None when nothing could change)."""
+        for _ in range(6):
+            r = self.rng.random()
+            steps = list(probe.steps)
+            has_ctor = steps and steps[0].bind is not None and len(steps) >= 1
+            cls = steps[0].callee if has_ctor else None
+            cinfo = self.module.class_named(cls) if cls else None
+            if cinfo is not None and cinfo.methods and r < 0.3:
+                methods = [m for m in cinfo.methods if m.kind in ("method", "property")]
+                if methods:
+                    op = self.rng.random()
+                    if op < 0.5 and len(steps) < 7:
+                        m = self.rng.choice(methods)
+                        pos = self.rng.randint(1, len(steps))
+                        steps.insert(pos, self._unit_step(m, self._random_choice(m)))
+                    elif len(steps) > 2:
+                        del steps[self.rng.randint(1, len(steps) - 1)]
+                    elif len(steps) > 1 and len(steps) < 7:
+                        steps.append(steps[-1])
+                    new = Probe(probe.unit, tuple(steps), "mutation")
+                    if new != probe:
+                        return new
+                    continue
+            i = self.rng.randrange(len(steps))
+            st = steps[i]
+            slots = [("a", j) for j in range(len(st.args))] + [("k", j) for j in range(len(st.kwargs))]
+            unit = self.units.get(st.unit) if st.unit else None
+            if unit is not None and r < 0.45:
+                # re-draw one parameter from its pool, or drop / add an optional one
+                ch = self._choice_of(unit, st)
+                if ch is not None:
+                    specs = self.specs(unit)
+                    p, s = self.rng.choice(specs) if specs else (None, None)
+                    if p is not None and p.kind not in ("star", "starstar"):
+                        if not p.required and p.name in ch and self.rng.random() < 0.3:
+                            del ch[p.name]
+                        else:
+                            ch[p.name] = self.rng.choice(self.pool(s, self._consts(unit)))
+                        steps[i] = self._rebuild(st, unit, ch)
+                        new = Probe(probe.unit, tuple(steps), "mutation")
+                        if new != probe:
+                            return new
+                        continue
+            if not slots:
+                continue
+            kind, j = self.rng.choice(slots)
+            src = st.args[j] if kind == "a" else st.kwargs[j][1]
+            new_src = self.perturb(src)
+            if new_src is None or new_src == src or len(new_src) > _MAX_SRC:
+                continue
+            if kind == "a":
+                args = list(st.args)
+                args[j] = new_src
+                st = Step(st.kind, st.callee, tuple(args), st.kwargs, st.bind, st.unit)
+            else:
+                kw = list(st.kwargs)
+                kw[j] = (kw[j][0], new_src)
+                st = Step(st.kind, st.callee, st.args, tuple(kw), st.bind, st.unit)
+            steps[i] = st
+            return Probe(probe.unit, tuple(steps), "mutation")
+        return None
+
+    def _choice_of(self, unit: Unit, st: Step) -> dict[str, str] | None:
+        ch: dict[str, str] = {}
+        pos = [p for p in unit.params if p.kind in ("pos", "posonly")]
+        star = next((p for p in unit.params if p.kind == "star"), None)
+        for j, a in enumerate(st.args):
+            if j < len(pos):
+                ch[pos[j].name] = a
+            elif star is not None:
+                ch[star.name] = (ch[star.name] + ", " + a) if star.name in ch else a
+            else:
+                return None
+        for k, v in st.kwargs:
+            ch[k] = v
+        return ch
+
+    def _rebuild(self, st: Step, unit: Unit, ch: dict[str, str]) -> Step:
+        args, kwargs = self._call_parts(unit, ch)
+        return Step(st.kind, st.callee, args, kwargs, st.bind, st.unit)
+
+    def perturb(self, src: str) -> str | None:
+        """One literal inside ``src`` changed a little (numbers, strings, containers)."""
+        try:
+            tree = ast.parse(src, mode="eval")
+        except SyntaxError:
+            return None
+        nodes = [n for n in ast.walk(tree) if isinstance(n, (ast.Constant, ast.List, ast.Tuple, ast.Set, ast.Dict))
+                 and not (isinstance(n, ast.Constant) and (n.value is None or isinstance(n.value, bool)
+                                                             and False))]
+        if not nodes:
+            return None
+        node = self.rng.choice(nodes)
+        new = self._perturb_node(node)
+        if new is None:
+            return None
+        tree = _Swap(node, new).visit(tree)
+        ast.fix_missing_locations(tree)
+        try:
+            out = ast.unparse(tree)
+            compile(out, "<probe>", "eval")
+        except (SyntaxError, ValueError, TypeError, RecursionError):
+            return None
+        return out
+
+    def _perturb_node(self, node: ast.AST) -> ast.AST | None:
+        rng = self.rng
+        if isinstance(node, ast.Constant):
+            v = node.value
+            if isinstance(v, bool):
+                return ast.Constant(not v)
+            if isinstance(v, int):
+                choices = [v + 1, v - 1, -v, v * 2, v // 2, 0, v + rng.randint(-10, 10), v * 10 + 3]
+                consts = [c for c in self.module_consts if type(c) is int]
+                if consts:
+                    c = rng.choice(consts)
+                    choices += [c, c + 1, c - 1]
+                w = rng.choice(choices)
+                if abs(w) > 10 ** 9:
+                    w = v + 1
+                return ast.Constant(w)
+            if isinstance(v, float):
+                w = rng.choice([v + 0.5, v - 0.5, -v, v * 2, round(v / 4, 2), 0.0, v + 0.25])
+                return ast.Constant(w + 0.0 if w != 0 else 0.0)
+            if isinstance(v, str):
+                return ast.Constant(self._perturb_str(v))
+            if isinstance(v, bytes):
+                return ast.Constant(rng.choice([v + b"x", v[1:], v[:-1], b"", v * 2]))
+            return None
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            elts = list(node.elts)
+            op = rng.random()
+            if elts and op < 0.25:
+                del elts[rng.randrange(len(elts))]
+            elif op < 0.55 and len(elts) < 12:
+                model = rng.choice(elts) if elts else ast.Constant(rng.choice([1, 2, 0, -3]))
+                inner = self._perturb_node(model) if not isinstance(model, (ast.List, ast.Dict)) else None
+                elts.insert(rng.randint(0, len(elts)), inner or model)
+            elif op < 0.7 and len(elts) > 1:
+                elts.reverse()
+            elif op < 0.85 and elts:
+                elts.append(elts[rng.randrange(len(elts))])
+            else:
+                try:
+                    vals = [ast.literal_eval(e) for e in elts]
+                    elts = [ast.Constant(x) for x in sorted(vals)] if len(vals) > 1 else elts
+                except (ValueError, TypeError, SyntaxError):
+                    pass
+            if isinstance(node, ast.Set) and not elts:
+                return ast.Call(ast.Name("set", ast.Load()), [], [])
+            return type(node)(elts=elts, ctx=ast.Load()) if not isinstance(node, ast.Set) else ast.Set(elts=elts)
+        if isinstance(node, ast.Dict):
+            keys, vals = list(node.keys), list(node.values)
+            if keys and rng.random() < 0.4:
+                j = rng.randrange(len(keys))
+                del keys[j]
+                del vals[j]
+            elif keys:
+                j = rng.randrange(len(keys))
+                k2 = self._perturb_node(keys[j]) if isinstance(keys[j], ast.Constant) else None
+                if k2 is not None and rng.random() < 0.5:
+                    keys.append(k2)
+                    vals.append(vals[j])
+                else:
+                    v2 = self._perturb_node(vals[j]) if isinstance(vals[j], ast.Constant) else None
+                    if v2 is not None:
+                        vals[j] = v2
+            return ast.Dict(keys=keys, values=vals)
+        return None
+
+    def _perturb_str(self, s: str) -> str:
+        rng = self.rng
+        strs = [c for c in self.module_consts if type(c) is str and c]
+        alphabet = "abcxyzABC019 ,.-_!?"
+        ops = [
+            lambda: s + rng.choice(alphabet),
+            lambda: s[1:],
+            lambda: s[:-1],
+            lambda: s.upper(),
+            lambda: s.lower(),
+            lambda: s[::-1],
+            lambda: s + s,
+            lambda: " " + s + " ",
+            lambda: "",
+            lambda: (s[:k] + rng.choice(alphabet) + s[k + 1:]) if (k := rng.randrange(len(s) + 1)) >= 0 else s,
+            lambda: s.capitalize(),
+        ]
+        if strs:
+            ops += [lambda: rng.choice(strs), lambda: s + rng.choice(strs), lambda: rng.choice(strs) + s]
+        runs = list(re.finditer(r"\d+", s))
+        if runs and rng.random() < 0.5:  # a number inside the text moved (durations, versions, dates...)
+            m = rng.choice(runs)
+            ints = [c for c in self.module_consts + [v for u in self.module.units for v in u.constants]
+                    if type(c) is int and 0 <= c < 10 ** 6]
+            v = int(m.group())
+            w = rng.choice([v + 1, max(0, v - 1), 0, 1, 2, 10, rng.randint(0, 99)] +
+                           [c + d for c in ints[:20] for d in (-1, 0, 1) if c + d >= 0])
+            return (s[:m.start()] + str(w) + s[m.end():])[:200]
+        out = rng.choice(ops)()
+        return out[:200]
+
+
+class _Swap(ast.NodeTransformer):
+    def __init__(self, old, new):
+        self.old, self.new = old, new
+
+    def visit(self, node):
+        if node is self.old:
+            return self.new
+        return self.generic_visit(node)
+
+
+def _literal_args(call: ast.Call) -> bool:
+    for a in [*call.args, *(k.value for k in call.keywords)]:
+        if isinstance(a, ast.Starred):
+            return False
+        try:
+            ast.literal_eval(a)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return False
+    return all(k.arg is not None for k in call.keywords)
+
+
+def _split_args(src: str) -> list[str]:
+    """``"1, [2, 3], 'a,b'"`` -> its top-level comma-separated parts."""
+    try:
+        node = ast.parse(f"f({src})", mode="eval").body
+        return [ast.unparse(a) for a in node.args]
+    except SyntaxError:
+        return [src]
+
+
+def _dedupe(probes: list[Probe]) -> list[Probe]:
+    seen, out = set(), []
+    for p in probes:
+        key = p.steps
+        if key not in seen and p.size() <= 4 * _MAX_SRC:
+            seen.add(key)
+            out.append(p)
+    return out
+
+
+def _regex_examples(patterns: list[str], seed: int, per_pattern: int = 4) -> list[str]:
+    """A few short ASCII strings matching each pattern (hypothesis ``from_regex``), reproducibly."""
+    if not patterns:
+        return []
+    out: list[str] = []
+    for k, pat in enumerate(patterns):
+        out += _draw_regex(pat, seed + k, per_pattern)
+    return out
+
+
+def _draw_regex(pat: str, seed: int, n: int) -> list[str]:
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as hseed
+    from hypothesis import strategies as st
+
+    try:
+        strat = st.from_regex(pat, fullmatch=True, alphabet=st.characters(codec="ascii"))
+    except Exception:  # a pattern (or a hypothesis version) that does not allow it
+        return []
+    found: list[str] = []
+
+    @hseed(seed)
+    @settings(max_examples=n * 8, deadline=None, database=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck), report_multiple_bugs=False)
+    @given(strat)
+    def collect(x):
+        if len(found) < n and x not in found and len(x) <= 40 and x.isprintable():
+            found.append(x)
+
+    try:
+        collect()
+    except Exception:
+        pass
+    return sorted(found, key=lambda x: (len(x), x))
+
+
+def _strategy(spec: Spec, consts: list, gen: InputGenerator, depth: int = 0):
+    """A hypothesis strategy of source strings for ``spec``."""
+    from hypothesis import strategies as st
+
+    k = spec.kind
+    pool = gen.pool(spec, consts, depth)
+    if depth > 2:
+        return st.sampled_from(pool)
+    if k == "int":
+        ints = [c for c in consts if type(c) is int]
+        return st.one_of(st.integers(-50, 50), st.integers(-10 ** 6, 10 ** 6),
+                         st.sampled_from(ints or [0])).map(repr)
+    if k == "float":  # quarters: exact in binary, short to read
+        return st.one_of(st.integers(-400, 400).map(lambda i: i / 4), st.integers(-20, 20).map(float)).map(repr)
+    if k == "str":
+        strs = [c for c in consts if type(c) is str]
+        alphabet = st.sampled_from(list("abcdeXYZ 019,.-_") + sorted({ch for c in strs for ch in c})[:30])
+        base = st.text(alphabet, max_size=12)
+        if strs:
+            base = st.one_of(base, st.sampled_from(strs), st.tuples(st.sampled_from(strs), base).map("".join))
+        return base.map(repr)
+    if k in ("list", "set", "frozenset", "tuple") and spec.args and spec.args[-1] is not Ellipsis \
+            and k != "tuple":
+        elem = _strategy(spec.args[0], consts, gen, depth + 1)
+        lists = st.lists(elem, max_size=6)
+        if k == "list":
+            return lists.map(lambda xs: "[" + ", ".join(xs) + "]")
+        if k == "set":
+            return lists.map(lambda xs: "{" + ", ".join(dict.fromkeys(xs)) + "}" if xs else "set()")
+        return lists.map(lambda xs: "frozenset({" + ", ".join(dict.fromkeys(xs)) + "})" if xs else "frozenset()")
+    if k == "dict" and spec.args:
+        ks = spec.args[0] if spec.args[0] != ANY else Spec("str")
+        vs = spec.args[1] if len(spec.args) > 1 and spec.args[1] != ANY else Spec("int")
+        pairs = st.lists(st.tuples(_strategy(ks, consts, gen, depth + 1), _strategy(vs, consts, gen, depth + 1)),
+                         max_size=4)
+        return pairs.map(lambda kv: "{" + ", ".join(f"{a}: {b}" for a, b in dict(kv).items()) + "}")
+    if k == "optional":
+        return st.one_of(st.just("None"), _strategy(spec.args[0], consts, gen, depth + 1))
+    if k == "checked":
+        return _strategy(spec.args[0], consts, gen, depth + 1)
+    if k == "union":
+        return st.one_of(*[_strategy(s, consts, gen, depth + 1) for s in spec.args])
+    return st.sampled_from(pool)

@@ -1,0 +1,409 @@
+"""Outcomes of probes: which are usable as tests, what a test asserts about them (:class:`Check`),
+and whether a variant's outcome breaks those assertions (the variant is "killed").
+
+An outcome (from :mod:`coevo.testgen.harness`) is ``{"steps": [...], "state": {var: desc}, "t":
+seconds}``, ``{"load": [exception types, message]}`` or ``{"crash": status}``. A step is ``["ok",
+desc, stdout, [[arg index, desc after], ...]]``, ``["raise", [types of the MRO, message, line],
+stdout]`` or one of ``["timeout"] ["memory"] ["recursion"] ["output"] ["badarg", why]``.
+
+Value descriptions (``desc``): ``["v", plain]``, ``["bound", desc]`` (a constructor whose result is
+bound to a variable, described as built), ``["enum", type, member]``, ``["repr", text, type]`` (a repr that evaluates back to
+an equal value), ``["obj", type, {attr: desc}, {"len", "items", "str", "repr"}]``, ``["iter",
+[desc]]``, ``["seq", "list"|"tuple"|"set"|"frozenset", [desc]]``, ``["map", [[key, desc]]]``,
+``["exc", type, message]``, ``["opaque", type]``; a type is ``[module, qualname]``.
+
+:func:`checks` lists what the written test asserts, and :func:`passes` decides one check on any
+outcome; :mod:`coevo.testgen.writer` renders the same checks, so the kill matrix and the file
+agree: ``==`` on plain values, ``pytest.approx`` for floats (relative 1e-6, absolute 1e-12),
+``is`` for ``None``/``True``/``False`` and enum members, ``pytest.raises(Type, match=...)`` (a
+subclass passes, as in pytest), printed output, arguments changed in place, and objects attribute
+by attribute.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Check", "Names", "usable", "checks", "passes", "breaks", "stable_pair", "approx_form", "ADDRESS",
+           "asserts_message"]
+
+ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
+_BAD_STEPS = ("timeout", "memory", "recursion", "output", "badarg", "stdin")
+_MAX_ATTRS = 8
+_MAX_ITEMS = 6
+
+
+@dataclass(frozen=True)
+class Check:
+    root: tuple  # ("ret", i) | ("arg", i, j) | ("out", i) | ("var", name) | ("raise", i)
+    path: tuple  # accessors: ("attr", name) | ("len",) | ("list",) | ("str",) | ("index", k) | ("key", k)
+    op: str  # "ok" | "eq" | "is" | "approx" | "isnan" | "enum" | "src" | "raises"
+    value: Any = None
+
+
+def usable(outcome: dict | None) -> bool:
+    """An outcome a test can be written from: every step ended (value or exception) within the
+    limits, nothing crashed."""
+    if not isinstance(outcome, dict) or "steps" not in outcome:
+        return False
+    steps = outcome["steps"]
+    if not steps:
+        return False
+    for s in steps:
+        if not isinstance(s, list) or not s or s[0] in _BAD_STEPS:
+            return False
+        if s[0] == "raise":
+            names = [p[1] for p in s[1][0]] if s[1] and s[1][0] else []
+            if any(n in ("KeyboardInterrupt", "GeneratorExit", "_CvTimeout", "_CvOutputCap") for n in names):
+                return False
+    return True
+
+
+def approx_form(v) -> bool:
+    """Whether ``v`` is asserted with ``pytest.approx``: a float, or a flat list / tuple / dict of
+    numbers holding a float."""
+    if type(v) is float:
+        return not (math.isnan(v) or math.isinf(v))
+    if type(v) in (list, tuple) and v and all(type(x) in (int, float) for x in v):
+        return any(type(x) is float for x in v) and all(math.isfinite(x) for x in v)
+    if type(v) is dict and v and all(type(x) in (int, float) for x in v.values()):
+        return any(type(x) is float for x in v.values()) and all(math.isfinite(x) for x in v.values())
+    return False
+
+
+def asserts_message(step: list) -> bool:
+    """Whether ``pytest.raises`` gets ``match=`` for this exception (a short one-line message
+    without memory addresses)."""
+    msg = step[1][1] if step[1] else ""
+    return bool(msg) and len(msg) <= 160 and "\n" not in msg and not ADDRESS.search(msg)
+
+
+# ----------------------------------------------------------------------------- what is asserted
+
+def _value_checks(root: tuple, path: tuple, d, depth: int = 0, ctx=None) -> list[Check]:
+    if not isinstance(d, list) or not d:
+        return []
+    kind = d[0]
+    if kind == "v":
+        x = d[1]
+        if x is None or type(x) is bool:
+            return [Check(root, path, "is", x)]
+        if type(x) is float and math.isnan(x):
+            return [Check(root, path, "isnan")]
+        if approx_form(x):
+            return [Check(root, path, "approx", x)]
+        return [Check(root, path, "eq", x)]
+    if kind == "enum":
+        if ctx is not None and not ctx.nameable(d[1]):
+            return []
+        return [Check(root, path, "enum", (tuple(d[1]), d[2]))]
+    if kind == "repr":
+        if ctx is None or not ctx.valid_repr(d[1], d[2]):
+            return []
+        return [Check(root, path, "src", (d[1], tuple(d[2])))]
+    if depth >= 2:
+        return []
+    if kind == "obj":
+        out: list[Check] = []
+        for name, sub in list(d[2].items())[:_MAX_ATTRS]:
+            if name.isidentifier():
+                out += _value_checks(root, path + (("attr", name),), sub, depth + 1, ctx)
+        extra = d[3] or {}
+        if "len" in extra and type(extra["len"]) is int:
+            out.append(Check(root, path + (("len",),), "eq", extra["len"]))
+        items = extra.get("items")
+        if items is not None and all(isinstance(i, list) and i and i[0] == "v" for i in items):
+            out += _value_checks(root, path + (("list",),), ["v", [i[1] for i in items]], depth + 1, ctx)
+        if "str" in extra:
+            out.append(Check(root, path + (("str",),), "eq", extra["str"]))
+        elif "repr" in extra:
+            out.append(Check(root, path + (("repr",),), "eq", extra["repr"]))
+        return out
+    if kind == "iter":
+        items = d[1]
+        if all(isinstance(i, list) and i and i[0] == "v" for i in items):
+            return _value_checks(root, path + (("list",),), ["v", [i[1] for i in items]], depth + 1, ctx)
+        out = [Check(root, path + (("list",), ("len",)), "eq", len(items))]
+        for k, sub in enumerate(items[:_MAX_ITEMS]):
+            out += _value_checks(root, path + (("list",), ("index", k)), sub, depth + 1, ctx)
+        return out
+    if kind == "seq":
+        out = [Check(root, path + (("len",),), "eq", len(d[2]))]
+        if d[1] in ("list", "tuple"):
+            for k, sub in enumerate(d[2][:_MAX_ITEMS]):
+                out += _value_checks(root, path + (("index", k),), sub, depth + 1, ctx)
+        return out
+    if kind == "map":
+        out = [Check(root, path + (("len",),), "eq", len(d[1]))]
+        for key, sub in d[1][:_MAX_ITEMS]:
+            out += _value_checks(root, path + (("key", key),), sub, depth + 1, ctx)
+        return out
+    if kind == "exc":
+        return [Check(root, path + (("type",),), "eq", d[1][1]), Check(root, path + (("str",),), "eq", d[2])]
+    return []
+
+
+class Names:
+    """What a test file can name: builtins, and the module's own top-level names (imported from
+    it); used to pick exception types and to accept reprs as expected values."""
+
+    _STDLIB = {"datetime": ("datetime",), "decimal": ("Decimal",), "fractions": ("Fraction",),
+               "collections": ("OrderedDict", "deque", "Counter")}
+
+    def __init__(self, module_name: str, names: set[str]):
+        self.module_name = module_name
+        self.names = set(names)
+
+    def nameable(self, t) -> bool:
+        mod, qual = t[0], t[1]
+        if "." in qual or "<" in qual:
+            return False
+        if mod == "builtins":
+            return True
+        return mod == self.module_name and qual in self.names
+
+    def valid_repr(self, text: str, t) -> bool:
+        """``text`` is a constructor call (of the value's own class, nameable here, or a datetime /
+        Decimal / Fraction) with literal arguments only: safe to write into a test file."""
+        import ast
+
+        if len(text) > 400:
+            return False
+        try:
+            node = ast.parse(text, mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+        mod, qual = t[0], t[1]
+        if mod == "datetime":
+            ok_funcs = {f"datetime.{qual}"}
+        elif mod in self._STDLIB and qual in self._STDLIB[mod]:
+            ok_funcs = {qual}
+        elif self.nameable(t) and mod != "builtins":
+            ok_funcs = {qual}
+        else:
+            return False
+        return _literal_call(node, ok_funcs)
+
+    def exception(self, types: list) -> tuple:
+        for t in types:
+            if self.nameable(t):
+                return tuple(t)
+        return ("builtins", "Exception")
+
+
+def _literal_call(node, funcs: set[str], depth: int = 0) -> bool:
+    import ast
+
+    if depth > 6:
+        return False
+    if isinstance(node, ast.Call):
+        f = node.func
+        name = f.id if isinstance(f, ast.Name) else (
+            f"{f.value.id}.{f.attr}" if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) else None)
+        if name not in funcs:
+            return False
+        parts = list(node.args) + [k.value for k in node.keywords]
+        return all(k.arg is not None for k in node.keywords) and all(
+            _literal_call(p, funcs, depth + 1) for p in parts)
+    try:
+        ast.literal_eval(node)
+        return True
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+
+
+def checks(outcome: dict, ctx: Names | None = None) -> list[Check]:
+    """Everything the test written from ``outcome`` asserts, in the order it is written."""
+    ctx = ctx or Names("", set())
+    out: list[Check] = []
+    for i, s in enumerate(outcome["steps"]):
+        if s[0] == "ok":
+            out.append(Check(("ret", i), (), "ok"))
+            out += _value_checks(("ret", i), (), s[1], 0, ctx)
+            for j, after in s[3]:
+                out += _value_checks(("arg", i, j), (), after, 0, ctx)
+            if s[2]:
+                out.append(Check(("out", i), (), "eq", s[2]))
+        elif s[0] == "raise":
+            exc = ctx.exception(s[1][0])
+            out.append(Check(("raise", i), (), "raises", (exc, s[1][1] if asserts_message(s) else None)))
+            if s[2]:
+                out.append(Check(("out", i), (), "eq", s[2]))
+    built = {}
+    steps = outcome["steps"]
+    for i, s in enumerate(steps):
+        if s[0] == "ok" and isinstance(s[1], list) and s[1] and s[1][0] == "bound" and len(s[1]) > 1:
+            built[i] = s[1][1]
+    for var in sorted(outcome.get("state", {})):
+        d = outcome["state"][var]
+        if isinstance(d, list) and d and d[0] in ("obj", "repr"):
+            state_checks = _value_checks(("var", var), (), d, 0, ctx)
+            if len(steps) > 1 and built:
+                # after calls on the object, assert what they changed (its initial state has a test
+                # of its own: the constructor alone)
+                first = next(iter(built.values()))
+                state_checks = [c for c in state_checks if not passes(c, {"steps": [], "state": {var: first}})]
+            out += state_checks
+    return out
+
+
+# ----------------------------------------------------------------------------- judging a variant
+
+_MISSING = object()
+
+
+def _root(outcome: dict, root: tuple):
+    steps = outcome.get("steps") or []
+    kind = root[0]
+    if kind == "var":
+        return outcome.get("state", {}).get(root[1], _MISSING)
+    i = root[1]
+    if i >= len(steps):
+        return _MISSING
+    s = steps[i]
+    if kind == "raise":
+        return s
+    if s[0] != "ok":
+        return _MISSING
+    if kind == "ret":
+        return s[1]
+    if kind == "out":
+        return ["v", s[2]]
+    if kind == "arg":
+        changed = {j: d for j, d in s[3]}
+        return changed.get(root[2], _MISSING)
+    return _MISSING
+
+
+def _walk(d, path: tuple):
+    for acc in path:
+        if not isinstance(d, list) or not d:
+            return _MISSING
+        kind = d[0]
+        a = acc[0]
+        if a == "attr":
+            if kind != "obj" or acc[1] not in d[2]:
+                return _MISSING
+            d = d[2][acc[1]]
+        elif a in ("len", "str", "repr"):
+            if kind == "obj" and a in (d[3] or {}):
+                d = ["v", d[3][a]]
+            elif kind == "v" and a == "len":
+                try:
+                    d = ["v", len(d[1])]
+                except TypeError:
+                    return _MISSING
+            elif kind in ("seq", "iter") and a == "len":
+                d = ["v", len(d[2] if kind == "seq" else d[1])]
+            elif kind == "map" and a == "len":
+                d = ["v", len(d[1])]
+            elif kind == "exc" and a == "str":
+                d = ["v", d[2]]
+            else:
+                return _MISSING
+        elif a == "list":
+            if kind == "iter":
+                d = ["seq", "list", d[1]]
+                if all(isinstance(x, list) and x and x[0] == "v" for x in d[2]):
+                    d = ["v", [x[1] for x in d[2]]]
+            elif kind == "obj" and "items" in (d[3] or {}):
+                items = d[3]["items"]
+                d = ["seq", "list", items]
+                if all(isinstance(x, list) and x and x[0] == "v" for x in items):
+                    d = ["v", [x[1] for x in items]]
+            else:
+                return _MISSING
+        elif a == "index":
+            k = acc[1]
+            if kind == "seq" and k < len(d[2]):
+                d = d[2][k]
+            elif kind == "v" and type(d[1]) in (list, tuple) and k < len(d[1]):
+                d = ["v", d[1][k]]
+            else:
+                return _MISSING
+        elif a == "key":
+            if kind != "map":
+                return _MISSING
+            found = [x for key, x in d[1] if key == acc[1] and type(key) is type(acc[1])]
+            if not found:
+                return _MISSING
+            d = found[0]
+        elif a == "type":
+            if kind != "exc":
+                return _MISSING
+            d = ["v", d[1][1]]
+        else:
+            return _MISSING
+    return d
+
+
+def _close(a: float, b: float) -> bool:
+    if math.isinf(a) or math.isinf(b) or math.isnan(a) or math.isnan(b):
+        return a == b
+    return abs(a - b) <= max(1e-6 * abs(a), 1e-12)
+
+
+def _approx_equal(expected, actual) -> bool:
+    num = (int, float)
+    if type(expected) in num:
+        return type(actual) in num and _close(float(expected), float(actual))
+    if type(expected) is dict:
+        return (type(actual) is dict and actual.keys() == expected.keys()
+                and all(type(actual[k]) in num and _close(float(expected[k]), float(actual[k])) for k in expected))
+    return (type(actual) in (list, tuple) and len(actual) == len(expected)
+            and all(type(b) in num and _close(float(a), float(b)) for a, b in zip(expected, actual)))
+
+
+def passes(check: Check, outcome: dict) -> bool:
+    """The verdict of one written assertion on a variant's outcome."""
+    d = _root(outcome, check.root)
+    if check.op == "raises":
+        if d is _MISSING or d[0] != "raise":
+            return False
+        want, msg = check.value
+        if list(want) not in d[1][0] and tuple(want) not in [tuple(t) for t in d[1][0]]:
+            return False
+        return msg is None or msg in d[1][1]
+    if d is _MISSING:
+        return False
+    if check.op == "ok":
+        return True
+    d = _walk(d, check.path)
+    if d is _MISSING or not isinstance(d, list) or not d:
+        return False
+    if check.op == "enum":
+        return d[0] == "enum" and (tuple(d[1]), d[2]) == check.value
+    if check.op == "src":
+        return d[0] == "repr" and d[1] == check.value[0]
+    if d[0] != "v":
+        return False
+    x = d[1]
+    if check.op == "is":
+        return x is check.value
+    if check.op == "isnan":
+        return type(x) is float and math.isnan(x)
+    if check.op == "approx":
+        return _approx_equal(check.value, x)
+    try:
+        return bool(check.value == x)
+    except Exception:
+        return False
+
+
+def breaks(expected: list[Check], actual: dict | None) -> bool:
+    """True when the test asserting ``expected`` fails (or errors, or hangs) on ``actual``."""
+    if not isinstance(actual, dict) or "steps" not in actual:
+        return True
+    if any(s[0] in _BAD_STEPS for s in actual["steps"]):
+        return True
+    return not all(passes(c, actual) for c in expected)
+
+
+def stable_pair(first: dict, second: dict, ctx: Names | None = None) -> bool:
+    """Whether two runs of the same probe on the same code agree on everything a test asserts."""
+    if not (usable(first) and usable(second)):
+        return False
+    return not breaks(checks(first, ctx), second) and not breaks(checks(second, ctx), first)

@@ -1,0 +1,152 @@
+"""Where the suites go, and what an earlier run left there.
+
+* Default ``--out``: the ``tests/`` directory of the project that holds the module (the first
+  directory above its import root with a ``pyproject.toml``, ``setup.py``, ``setup.cfg`` or
+  ``.git``; else ``tests/`` next to the import root).
+* File names: ``test_<dotted module name with underscores>.py`` (plus ``_<name>`` for
+  ``file.py::name``) and the module's report ``<same stem>.json``; unique across modules and
+  suites, so pytest never sees two test files with one basename. A file of that name that coevo did
+  not write is never overwritten: the suite gets ``..._generated.py`` instead.
+* ``.coevo-gen-tests.json`` (the manifest) records the files coevo wrote and the module each
+  belongs to. A run replaces what an earlier run wrote for the modules it covers (for a package
+  directory: every module under it), so a module that was renamed or lost its tests leaves no
+  stale file behind; files coevo did not write are never touched.
+* ``conftest.py`` (only where none exists that coevo did not write) puts the code's import root on
+  ``sys.path`` when the package is not importable already, so ``pytest DIR`` works from anywhere.
+
+Every file is written atomically (temporary file + rename), the manifest last.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from matrix.errors import InputError
+from matrix.jsonl import write_text_atomic
+
+__all__ = ["default_out", "plan_names", "write_outputs", "MANIFEST"]
+
+MANIFEST = ".coevo-gen-tests.json"
+_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+
+
+def project_root(start: Path) -> Path | None:
+    d = start.resolve()
+    for p in [d, *d.parents]:
+        if any((p / m).exists() for m in _MARKERS):
+            return p
+    return None
+
+
+def default_out(import_root: Path) -> Path:
+    root = project_root(import_root)
+    return (root if root is not None else import_root) / "tests"
+
+
+def load_manifest(out: Path) -> dict:
+    try:
+        data = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+        if isinstance(data, dict) and isinstance(data.get("files"), dict):
+            return data
+    except (OSError, ValueError):
+        pass
+    return {"files": {}}
+
+
+def _stem(module_name: str, selected: str | None) -> str:
+    s = "test_" + module_name.replace(".", "_")
+    if selected:
+        s += "_" + selected.replace(".", "_")
+    return s
+
+
+def plan_names(out: Path, modules: list) -> dict[str, str]:
+    """module key -> test file stem, avoiding files coevo did not write."""
+    manifest = load_manifest(out)
+    ours = set(manifest["files"])
+    plan = {}
+    for m in modules:
+        key = m.name + (f"::{m.selected}" if m.selected else "")
+        stem = _stem(m.name, m.selected)
+        for candidate in (stem, stem + "_generated"):
+            if ((out / f"{candidate}.py").exists() and f"{candidate}.py" not in ours) or \
+                    ((out / f"{candidate}.json").exists() and f"{candidate}.json" not in ours):
+                continue
+            plan[key] = candidate
+            break
+        else:
+            raise InputError(f"{stem}.py exists and was not written by coevo gen-tests (choose another --out)",
+                             file=str(out / f"{stem}.py"))
+    return plan
+
+
+_CONFTEST = '''"""Written by `coevo gen-tests`: makes the code under test importable when it is not installed."""
+
+import importlib.util
+import pathlib
+import sys
+
+_HERE = pathlib.Path(__file__).resolve().parent
+_ROOTS = {roots}
+
+for _package, _root in _ROOTS.items():
+    if importlib.util.find_spec(_package) is None:
+        sys.path.insert(0, str((_HERE / _root).resolve()))
+'''
+
+
+def _rel(root: Path, out: Path) -> str:
+    try:
+        return os.path.relpath(root, out)
+    except ValueError:  # another drive
+        return str(root)
+
+
+def write_outputs(out: Path, results: list, names: dict[str, str], scope: list[str]) -> list[Path]:
+    """Write the suites and reports of ``results`` (``(module, text, report)`` triples), remove
+    files of earlier runs that belong to sources under ``scope`` (absolute paths of the files or
+    directories this run covers) and are not rewritten, refresh conftest.py and the manifest.
+    Returns the files written."""
+    out.mkdir(parents=True, exist_ok=True)
+    manifest = load_manifest(out)
+    files: dict = dict(manifest["files"])
+    written: list[Path] = []
+    keep: set[str] = set()
+    roots: dict[str, str] = dict(manifest.get("roots", {}))
+    for module, text, report in results:
+        key = module.name + (f"::{module.selected}" if module.selected else "")
+        stem = names[key]
+        if text:
+            path = out / f"{stem}.py"
+            write_text_atomic(path, text)
+            files[path.name] = {"module": module.name, "key": key, "source": str(module.path)}
+            keep.add(path.name)
+            written.append(path)
+        rpath = out / f"{stem}.json"
+        write_text_atomic(rpath, json.dumps(report, indent=2, default=str) + "\n")
+        files[rpath.name] = {"module": module.name, "key": key, "source": str(module.path)}
+        keep.add(rpath.name)
+        written.append(rpath)
+        roots[module.name.split(".")[0]] = _rel(module.root, out)
+    covered_keys = {m.name + (f"::{m.selected}" if m.selected else "") for m, _, _ in results}
+    for name, meta in list(files.items()):
+        if name in keep or name in ("conftest.py",):
+            continue
+        src = meta.get("source", "")
+        mine = meta.get("key") in covered_keys or any(src == s or src.startswith(s.rstrip("/") + "/")
+                                                       for s in scope)
+        if mine:
+            try:
+                (out / name).unlink()
+            except FileNotFoundError:
+                pass
+            files.pop(name, None)
+    conftest = out / "conftest.py"
+    if not conftest.exists() or "conftest.py" in files:
+        write_text_atomic(conftest, _CONFTEST.format(roots=json.dumps(roots, sort_keys=True)))
+        files["conftest.py"] = {"module": "", "key": ""}
+        written.append(conftest)
+    write_text_atomic(out / MANIFEST, json.dumps({"files": files, "roots": roots}, indent=2, sort_keys=True) + "\n")
+    return written

@@ -1,0 +1,817 @@
+"""One module end to end, within its time budget: inspect -> probe with coverage -> mutants ->
+choose -> write -> verify twice in fresh processes -> report.
+
+Phases and their share of ``--time-budget`` (each stops early when it has nothing left to gain;
+see ``EXPLORE``, ``MUTANTS``, ``SHORTEN``):
+
+1. inspect (sandbox): the module loads, coverage.py lists its statements and branch arcs; its
+   doctests run twice (suspects);
+2. explore (until 40%): pools, docstring calls, hypothesis draws, then mutations of the probes that
+   reached new lines or branches, in rounds, measured by coverage.py inside the sandbox;
+3. mutants (until 72%): AST mutants of the module; every candidate test runs on the mutants whose
+   changed line it executed (and once more on the original, in fresh processes: an outcome that
+   differs is dropped as nondeterministic);
+4. choose: greedy minimal subset (kills, branches, lines, one test per behaviour), then call
+   sequences shortened where a call can go without losing any of that (until 82%);
+5. write and verify: the pytest file runs twice in the sandbox in fresh interpreter processes
+   (``python -m pytest``; a different ``PYTHONHASHSEED`` and the opposite test order each time);
+   a test that fails in either run is dropped and the file verified again.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from itertools import zip_longest
+
+from coevo.testgen import observe
+from coevo.testgen.choose import Candidate, goals, greedy_suite
+from coevo.testgen.execute import SandboxRunner, Variant
+from coevo.testgen.inputs import InputGenerator, Probe, Step
+from coevo.testgen.mutants import module_mutants
+from coevo.testgen.suspects import doctest_suspects, inline_examples, inline_suspects, same_call
+from coevo.testgen.target import ModuleInfo
+from coevo.testgen.writer import TestCase, render_file
+
+__all__ = ["Options", "ModuleResult", "ModuleError", "generate_suite"]
+
+
+# shares of the time budget at which the phases end (verification takes what is left)
+EXPLORE, MUTANTS, SHORTEN = 0.4, 0.72, 0.82
+DATA_UNIT = "<module data>"  # the unit of the probes that read the module's public data
+
+
+class ModuleError(Exception):
+    """The module cannot be tested (its import fails or hangs, nothing testable): one line."""
+
+
+@dataclass
+class Options:
+    time_budget: float = 60.0
+    seed: int = 0
+    probe_limit: float = 0.5  # seconds per probe on the original code
+    max_mutants: int = 300
+    max_tests: int | None = None
+    verify: bool = True
+    batch: int = 32  # probes per sandbox cell
+    extra: Callable | None = None  # model side: (module, inputs, runner) -> coevo.testgen.model.ModelEvidence
+
+
+@dataclass
+class ModuleResult:
+    module: ModuleInfo
+    text: str = ""
+    report: dict = field(default_factory=dict)
+    cases: list = field(default_factory=list)
+
+
+class _Clock:
+    def __init__(self, budget: float, progress: Callable[[float, str], None] | None):
+        self.t0 = time.monotonic()
+        self.budget = max(1.0, float(budget))
+        self.progress = progress
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.t0
+
+    def until(self, share: float) -> float:
+        return self.t0 + share * self.budget
+
+    def left(self, share: float = 1.0) -> float:
+        return self.until(share) - time.monotonic()
+
+    def say(self, fraction: float, text: str) -> None:
+        if self.progress is not None:
+            self.progress(min(1.0, max(0.0, fraction)), text)
+
+
+def _arcs_lines(arcs) -> set[int]:
+    out = set()
+    for a, b in arcs:
+        if a > 0:
+            out.add(a)
+        if b > 0:
+            out.add(b)
+    return out
+
+
+def _procedures(module: ModuleInfo) -> set[str]:
+    """Units that never ``return`` a value (their ``None`` is not worth an assert)."""
+    out = set()
+    for u in module.units:
+        if u.node is None or u.is_generator or u.kind in ("init", "property"):
+            continue
+        returns = [n for n in ast.walk(u.node) if isinstance(n, ast.Return) and n.value is not None
+                   and not (isinstance(n.value, ast.Constant) and n.value.value is None)]
+        if not returns:
+            out.add(u.qualname)
+    return out
+
+
+def _drop_procedure_nones(probe: Probe, cs: list, procedures: set[str]) -> list:
+    drop = {("ret", i) for i, st in enumerate(probe.steps) if st.unit in procedures}
+    return [c for c in cs if not (c.root in drop and c.op == "is" and c.value is None and not c.path)]
+
+
+def _behaviour(probe: Probe, outcome: dict) -> tuple:
+    """(unit, kind of outcome): an exception type, None, True, False, an empty value, or a value."""
+    last = outcome["steps"][-1]
+    if last[0] == "raise":
+        kind = "raise:" + last[1][0][0][1]
+    else:
+        d = last[1]
+        kind = "ok"
+        if d[0] == "v":
+            v = d[1]
+            if v is None or isinstance(v, bool):
+                kind = f"ok:{v}"
+            elif isinstance(v, (str, bytes, list, tuple, dict, set, frozenset)) and not v:
+                kind = "ok:empty"
+    return (probe.steps[-1].unit or probe.unit, kind)
+
+
+def _explicit_raise(module: ModuleInfo, outcome: dict) -> bool | None:
+    """For an outcome ending in an exception: raised by a ``raise`` of the module (True) or
+    somewhere else (False); None when it did not raise."""
+    last = outcome["steps"][-1]
+    if last[0] != "raise":
+        return None
+    line = last[1][2] if len(last[1]) > 2 else 0
+    if not line:
+        return False
+    lines = module.source.splitlines()
+    return 0 < line <= len(lines) and lines[line - 1].strip().startswith("raise")
+
+
+def generate_suite(module: ModuleInfo, executor, *, options: Options | None = None, long_executor=None,
+                   progress: Callable[[float, str], None] | None = None, header_extra: str = "") -> ModuleResult:
+    """The suite for one module (raises :class:`ModuleError` when the module cannot be tested)."""
+    return _SuiteBuilder(module, executor, options or Options(), long_executor, progress, header_extra).run()
+
+
+class _SuiteBuilder:
+    """The state of one module's run, one method per phase."""
+
+    def __init__(self, module: ModuleInfo, executor, opts: Options, long_executor, progress, header_extra: str):
+        self.module = module
+        self.executor = executor
+        self.opts = opts
+        self.header_extra = header_extra
+        self.clock = _Clock(opts.time_budget, progress)
+        self.runner = SandboxRunner(module, executor, long_executor=long_executor)
+        self.file = str(module.path)
+        self.limit = opts.probe_limit
+        tree = module.tree
+        self.defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+        self.defined |= {t.id for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))
+                         for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
+        self.phases: dict[str, float] = {}
+        # probes and what running them on the original showed
+        self.table: dict[int, Probe] = {}
+        self.keys: dict[tuple, int] = {}
+        self.outcomes: dict[int, dict] = {}
+        self.arcs_of: dict[int, set] = {}
+        self.covered_arcs: set = set()
+        self.covered_lines: set = set()
+        self.hung: dict[str, int] = {}  # unit -> probes that hit the time limit
+        self.cand_checks: dict[int, list] = {}  # probes a test can be written from -> what it asserts
+        self.suspects: list[dict] = []
+        self.suspect_calls: list[str] = []
+        # mutants
+        self.mutants: list = []
+        self.by_line: dict[int, list[int]] = {}  # line -> candidates that executed it
+        self.tried: dict[int, set[int]] = {}  # mutant -> probes already run on it
+        self.killed_by: dict[int, set[int]] = {}  # mutant -> probes that kill it
+        self.second: dict[int, dict] = {}  # the second run of candidates on the original
+        self.t_orig: dict[int, float] = {}
+        self.kills: dict[int, set[int]] = {}
+        self.extra = None
+
+    def phase_done(self, name: str) -> None:
+        self.phases[name] = round(self.clock.elapsed() - sum(self.phases.values()), 2)
+
+    def run(self) -> ModuleResult:
+        self.inspect()
+        self.phase_done("inspect")
+        self.explore()
+        self.candidates()
+        self.phase_done("explore")
+        done = self.kill_mutants()
+        self.phase_done("mutants")
+        cases, text, note = self.choose_and_verify()
+        self.phase_done("choose_and_verify")
+        report = self.report(cases, done, note)
+        self.clock.say(1.0, "done")
+        return ModuleResult(module=self.module, text=text, report=report, cases=cases)
+
+    # ------------------------------------------------------------------ 1. inspect
+    def inspect(self) -> None:
+        module, opts = self.module, self.opts
+        self.clock.say(0.01, "loading the module in the sandbox")
+        has_doctests = ">>>" in module.source
+        info, why, docs = self.runner.inspect(limit=max(2.0, min(15.0, opts.time_budget / 4)),
+                                              doctest_runs=2 if has_doctests else 0)
+        if info is None:
+            if why.startswith("timeout"):
+                raise ModuleError("importing the module did not finish in time (it hangs or takes too long)")
+            raise ModuleError(f"the sandbox could not load the module ({why})")
+        if info.get("load"):
+            types, msg, line = info["load"]
+            name = types[0][1] if types else "Exception"
+            where = f" (line {line})" if line else ""
+            if name == "TimeoutError" and "did not finish" in msg:
+                raise ModuleError("importing the module did not finish in time (it hangs or takes too long)")
+            raise ModuleError(f"importing the module fails{where}: {name}: {msg}".rstrip(": "))
+        self.info = info
+        self.all_names = self.defined | set(info.get("callables", []))
+        self.names = observe.Names(module.name, self.all_names)
+        self.target_lines = module.target_lines()
+        self.statements = set(info.get("statements") or [])
+        self.branches = {tuple(b) for b in info.get("branches") or []}
+        if self.target_lines is not None:
+            self.statements &= self.target_lines
+            self.branches = {b for b in self.branches if b[0] in self.target_lines}
+        self.coverage_ok = "coverage_error" not in info and bool(self.statements)
+        self.gen = InputGenerator(module, seed=opts.seed, enums=info.get("enums"))
+        if len(docs) == 2:
+            self.suspects = doctest_suspects(docs[0], docs[1], self.file)
+
+    # ------------------------------------------------------------------ probes on the original
+    def add(self, probes: list[Probe]) -> list[int]:
+        ids = []
+        for p in probes:
+            if p.steps in self.keys:
+                continue
+            pid = len(self.table)
+            self.table[pid] = p
+            self.keys[p.steps] = pid
+            ids.append(pid)
+        return ids
+
+    def run_batch(self, ids: list[int], share: float | None = None) -> list[int]:
+        """Run probes on the original with coverage, in slices (with ``share``, later slices only
+        while that share of the budget lasts; probes of a unit that keeps hanging are left out);
+        returns those that reached something new."""
+        new = []
+        pos = 0
+        while pos < len(ids):
+            if pos and share is not None and self.clock.left(share) < 0.5:
+                break
+            part = [pid for pid in ids[pos:pos + 120] if self.hung.get(self.table[pid].unit, 0) < 3]
+            pos += 120
+            if part:
+                new += self._run_slice(part)
+        return new
+
+    def _run_slice(self, ids: list[int]) -> list[int]:
+        n_cells = max(1, math.ceil(len(ids) / self.opts.batch))
+        batches = [ids[k::n_cells] for k in range(n_cells)]
+        res, arcs = self.runner.probes(Variant("original", self.module.source), self.table, batches,
+                                       cov=self.coverage_ok, limit=self.limit)
+        new = []
+        for pid in ids:
+            o = res.get(pid)
+            self.outcomes[pid] = o
+            if isinstance(o, dict) and (o.get("crash") or any(st[0] == "timeout" for st in o.get("steps", []))):
+                unit = self.table[pid].unit
+                self.hung[unit] = self.hung.get(unit, 0) + 1
+            a = set(arcs.get(pid, []))
+            self.arcs_of[pid] = a
+            if not observe.usable(o):
+                continue
+            if a - self.covered_arcs or _arcs_lines(a) - self.covered_lines:
+                new.append(pid)
+                self.covered_arcs.update(a)
+                self.covered_lines.update(_arcs_lines(a))
+        return new
+
+    # ------------------------------------------------------------------ 2. explore
+    def seeds(self) -> list[Probe]:
+        """The first candidate calls: docstring examples, the model's, pools, class sequences,
+        hypothesis draws, the module's public data; units in turn."""
+        module, gen = self.module, self.gen
+        self.inline = inline_examples(module.units)
+        seeds: list[Probe] = gen.docstring_probes()
+        for qual, call, _, _ in self.inline:
+            unit = gen.units.get(qual)
+            try:
+                node = ast.parse(call, mode="eval").body
+                seeds.append(Probe(qual, (Step("call", unit.name, tuple(ast.unparse(a) for a in node.args),
+                                               tuple((k.arg, ast.unparse(k.value)) for k in node.keywords),
+                                               unit=qual),), "docstring"))
+            except (SyntaxError, AttributeError):
+                pass
+        self.extra = self.opts.extra(module, gen, self.runner) if self.opts.extra is not None else None
+        if self.extra is not None:
+            seeds += self.extra.probes
+        for u in module.units:
+            seeds += gen.initial(u)
+        for c in module.classes:
+            seeds += gen.sequences(c.name)
+        seeds += gen.hypothesis([u for u in module.units if u.kind != "property"], n=6)
+        # the module's public data as built by its import (tables, constants): a test each, kept
+        # when it catches a change the calls do not
+        seeds += [Probe(DATA_UNIT, (Step("attr", name),), "constant") for name in self.info.get("data", [])
+                  if name.isidentifier()]
+        by_unit: dict[str, list[Probe]] = {}
+        for p in seeds:
+            by_unit.setdefault(p.unit, []).append(p)
+        return [p for group in zip_longest(*by_unit.values()) for p in group if p is not None]
+
+    def explore(self) -> None:
+        """Rounds of new calls (mutations of those that reached something new, fresh random and
+        hypothesis calls aimed at the units holding what is not covered yet) until everything is
+        covered, nothing new turns up, or the explore share of the budget is spent."""
+        module, gen, clock, table = self.module, self.gen, self.clock, self.table
+        first_ids = self.add(self.seeds())
+        clock.say(0.05, f"exploring: {len(first_ids)} candidate calls")
+        corpus = self.run_batch(first_ids, EXPLORE)
+        seen_kinds = {_behaviour(table[p], self.outcomes[p]) for p in first_ids
+                      if observe.usable(self.outcomes.get(p))}
+        unit_of_line: dict[int, list] = {}
+        for u in module.units:
+            if u.node is not None:
+                for ln in u.lines:
+                    unit_of_line.setdefault(ln, []).append(u)
+        stale_rounds = rnd = 0
+        while clock.left(EXPLORE) > 0.5:
+            missing_b = {b for b in self.branches if b not in self.covered_arcs}
+            missing_l = self.statements - self.covered_lines
+            all_covered = self.coverage_ok and not missing_b and not missing_l
+            if all_covered or stale_rounds >= 6:
+                break  # the mutant phase looks further where a mutant survives
+            rnd += 1
+            holes = missing_l | {b[0] for b in missing_b}
+            targets = list({id(u): u for ln in holes for u in unit_of_line.get(ln, [])}.values())
+            target_names = {u.qualname for u in targets} | {u.owner for u in targets if u.owner}
+            usable_ids = [p for p in table if observe.usable(self.outcomes.get(p))]
+            pool = corpus + [p for p in usable_ids if table[p].unit in target_names or
+                             any(st.unit in target_names for st in table[p].steps)]
+            pool = pool or usable_ids
+            if not pool:
+                break
+            n_new = min(160, max(40, 8 * len(pool)))
+            fresh: list[Probe] = []
+            for _ in range(n_new * 2):
+                if len(fresh) >= n_new:
+                    break
+                m = gen.mutate(table[gen.rng.choice(pool[-60:] if gen.rng.random() < 0.6 else pool)])
+                if m is not None and m.steps not in self.keys:
+                    fresh.append(m)
+            for u in module.units:  # fresh random calls: many for the targets, a few for the rest
+                if u.kind == "property":
+                    continue
+                if u in targets:
+                    fresh += [gen.probe(u, gen._random_choice(u), "random") for _ in range(6)]
+                elif gen.rng.random() < 0.5:
+                    fresh.append(gen.probe(u, gen._random_choice(u), "random"))
+            fresh += gen.hypothesis([u for u in targets if u.kind != "property"], n=6, salt=rnd)
+            for c in module.classes:
+                if c.name in target_names or any(m.qualname in target_names for m in c.methods):
+                    fresh += gen.sequences(c.name, n=8)
+            ids = self.add([p for p in fresh if self.hung.get(p.unit, 0) < 3])
+            got = self.run_batch(ids, EXPLORE)
+            corpus += got
+            kinds = {_behaviour(table[p], self.outcomes[p]) for p in ids if observe.usable(self.outcomes.get(p))}
+            new_kinds = kinds - seen_kinds
+            seen_kinds |= kinds
+            stale_rounds = 0 if (got or new_kinds) else stale_rounds + 1
+            done = len(self.covered_arcs & self.branches) / max(1, len(self.branches)) if self.branches else 1.0
+            clock.say(0.05 + 0.35 * min(1.0, clock.elapsed() / (EXPLORE * clock.budget)),
+                      f"exploring: round {rnd}, {len(table)} calls tried, branch coverage {done:.0%}")
+        if not any(observe.usable(o) for o in self.outcomes.values()):
+            raise ModuleError("nothing testable: no call of the module's functions or classes returned or raised "
+                              "within the limits")
+
+    # ------------------------------------------------------------------ candidates
+    def candidates(self) -> None:
+        """Suspects from the inline docstring examples and the model; every probe a test can be
+        written from (never a suspect) gets its checks."""
+        self.suspect_calls = [s["input"] for s in self.suspects]
+        if self.inline:
+            def outcome_of(call: str):
+                for pid, p in self.table.items():
+                    if len(p.steps) == 1 and same_call(p.steps[0].source(), call):
+                        return self.outcomes.get(pid)
+                return None
+            self._suspect(inline_suspects(self.inline, outcome_of, self.file))
+        if self.extra is not None:
+            self._suspect(self.extra.suspects(self.outcomes, self.table))
+        self.procedures = _procedures(self.module)
+        for pid in list(self.outcomes):
+            self.admit(pid)
+
+    def _suspect(self, found: list[dict]) -> None:
+        self.suspects += found
+        self.suspect_calls += [s["input"] for s in found]
+
+    def is_suspect(self, p: Probe) -> bool:
+        last = p.steps[-1].source()
+        return any(same_call(last, c) or same_call(p.source(), c) for c in self.suspect_calls)
+
+    def admit(self, pid: int) -> bool:
+        """A probe whose outcome can be written as a test (and passes its own checks)."""
+        o = self.outcomes.get(pid)
+        if not observe.usable(o) or self.is_suspect(self.table[pid]):
+            return False
+        cs = _drop_procedure_nones(self.table[pid], observe.checks(o, self.names), self.procedures)
+        if observe.breaks(cs, o):
+            return False
+        self.cand_checks[pid] = cs
+        self.t_orig[pid] = (o or {}).get("t", 0.01)
+        for ln in _arcs_lines(self.arcs_of.get(pid, ())):
+            self.by_line.setdefault(ln, []).append(pid)
+        return True
+
+    # ------------------------------------------------------------------ 3. mutants
+    def kill_mutants(self) -> set[int]:
+        """The kill matrix: pass 1 the preselected candidates, pass 2 the others for the
+        survivors, pass 3 small changes of the calls that reach a survivor's line; returns the
+        mutants evaluated."""
+        module, clock = self.module, self.clock
+        clock.say(EXPLORE, "building mutants")
+        self.mutants = module_mutants(module.source, lines=self.target_lines, limit=self.opts.max_mutants,
+                                      seed=self.opts.seed)
+        mutants = self.mutants
+        self.tried = {m.index: set() for m in mutants}
+        self.in_function = set()
+        for u in module.units:
+            if u.node is not None:
+                self.in_function.update(range(u.node.body[0].lineno, u.end + 1))
+        pre = _preselect(self.cand_checks, self.table, self.outcomes, self.arcs_of)
+        pre_set = set(pre)
+        self.run_mutants({m.index: self.reach(m, pre_set, 20) for m in mutants}, list(pre), MUTANTS - 0.08)
+        survivors = [m for m in mutants if m.index not in self.killed_by]
+        if survivors and clock.left(MUTANTS - 0.04) > 1.0:
+            rest = set(self.cand_checks) - pre_set
+            assign = {m.index: self.reach(m, rest, 60) for m in survivors}
+            self.run_mutants(assign, sorted({p for ids in assign.values() for p in ids}), MUTANTS - 0.02)
+        self.aim_at_survivors()
+        done = {m.index for m in mutants if self.tried[m.index] or
+                (not self.by_line.get(m.reach_line) and m.reach_line in self.in_function)}
+        # a candidate is kept only when a second run in a fresh process agrees on every assertion
+        self.stable = [pid for pid in self.cand_checks if pid in self.second
+                       and observe.stable_pair(self.outcomes[pid], self.second[pid], self.names)]
+        stable_set = set(self.stable)
+        self.kills = {pid: set() for pid in self.stable}
+        for mi, pids in self.killed_by.items():
+            for pid in pids & stable_set:
+                self.kills[pid].add(mi)
+        return done
+
+    def reach(self, m, pool: set[int], k: int) -> list[int]:
+        """Up to ``k`` probes of ``pool`` that executed the mutant's statement (a statement of the
+        module's top level runs on every import: the public-data tests and a spread few calls)."""
+        top_level = m.reach_line not in self.in_function
+        src = self.by_line.get(m.reach_line, []) if self.coverage_ok and not top_level else list(self.cand_checks)
+        ids = [pid for pid in src if pid in pool and pid not in self.tried[m.index]]
+        if top_level:  # the module is loaded once per cell: coverage sees its top level once
+            k = min(k, 16)
+            data = [pid for pid in ids if self.table[pid].unit == DATA_UNIT]
+            rest = [pid for pid in ids if self.table[pid].unit != DATA_UNIT]
+            return data + (_spread(rest, k, self.table) if len(rest) > k else rest)
+        return _spread(ids, k, self.table) if len(ids) > k else ids
+
+    def run_mutants(self, assign: dict[int, list[int]], originals: list[int], share_end: float) -> None:
+        """Run each mutant on its assigned probes (and the original once more on ``originals``),
+        in slices while ``share_end`` of the budget lasts (the first slice always)."""
+        clock = self.clock
+        items = [(m, ids) for m in self.mutants if (ids := assign.get(m.index))]
+        pos = 0
+        step = max(12, len(items) // 6 or 1)
+        first = True
+        while (pos < len(items) or (first and originals)) and (first or clock.left(share_end) > 0.5):
+            part = items[pos:pos + step]
+            pos += step
+            work = [(Variant("original", self.module.source), originals)] if first and originals else []
+            limits = {"original": self.limit}
+            for m, ids in part:
+                key = f"m{m.index}"
+                work.append((Variant(key, m.code), ids))
+                # a mutant gets a multiple of what the original needed: a hang is a kill, found fast
+                limits[key] = min(1.0, max(0.05, 20 * max(self.t_orig[p] for p in ids)))
+            first = False
+            if not work:
+                continue
+            stops = {v.key: v.key != "original" for v, _ in work}
+            by_key = self.runner.probes_many(work, self.table, cov=False, limit=limits, stop_on_timeout=stops)
+            self.second.update(by_key.get("original", ({}, {}))[0])
+            for m, ids in part:
+                res = by_key.get(f"m{m.index}", ({}, {}))[0]
+                self.tried[m.index].update(ids)
+                for pid, o in res.items():
+                    if observe.breaks(self.cand_checks[pid], o):
+                        self.killed_by.setdefault(m.index, set()).add(pid)
+            done = sum(1 for m in self.mutants if self.tried[m.index])
+            clock.say(EXPLORE + 0.3 * min(1.0, clock.elapsed() / (MUTANTS * clock.budget)),
+                      f"mutants: {done}/{len(self.mutants)} run, {len(self.killed_by)} killed")
+
+    def aim_at_survivors(self) -> None:
+        """Pass 3: small changes of the calls that reach a surviving mutant's line, tried on the
+        original (with coverage) and then on the mutant they aim at; stops when a round kills
+        nothing (what is left is most likely equivalent to the code)."""
+        gen, table = self.gen, self.table
+        for _ in range(4):
+            if self.clock.left(MUTANTS) <= 1.5:
+                return
+            survivors = [m for m in self.mutants if m.index not in self.killed_by
+                         and self.by_line.get(m.reach_line) and m.reach_line in self.in_function]
+            if not survivors:
+                return
+            aim: dict[tuple, list[int]] = {}
+            fresh: list[Probe] = []
+            for m in survivors[:60]:
+                seeds = self.by_line[m.reach_line]
+                for _ in range(8):
+                    q = gen.mutate(table[gen.rng.choice(seeds)])
+                    if q is not None and q.steps not in self.keys:
+                        aim.setdefault(q.steps, []).append(m.index)
+                        fresh.append(q)
+            ids = self.add(fresh)
+            if not ids:
+                return
+            before = len(self.killed_by)
+            self.run_batch(ids)
+            new_cands = [pid for pid in ids if self.admit(pid)]
+            assign: dict[int, list[int]] = {}
+            for pid in new_cands:
+                lines = _arcs_lines(self.arcs_of.get(pid, ()))
+                for mi in aim.get(table[pid].steps, []):
+                    if not self.coverage_ok or self.mutants[mi].reach_line in lines:
+                        assign.setdefault(mi, []).append(pid)
+            self.run_mutants(assign, new_cands, MUTANTS)
+            if len(self.killed_by) == before:
+                return
+
+    # ------------------------------------------------------------------ 4. choose, 5. write + verify
+    def candidate(self, pid: int) -> Candidate:
+        p = self.table[pid]
+        a = self.arcs_of.get(pid, set())
+        cs = self.cand_checks[pid]
+        explicit = _explicit_raise(self.module, self.outcomes[pid])
+        return Candidate(pid=pid, kills=frozenset(self.kills.get(pid, ())), branches=frozenset(a & self.branches),
+                         lines=frozenset(_arcs_lines(a) & self.statements),
+                         behaviours=frozenset({_behaviour(p, self.outcomes[pid])}),
+                         cost=p.size() / 40 + len(cs) / 4 + (1.5 if explicit is False else 0)
+                         + sum(len(repr(c.value)) for c in cs) / 200,  # long literals read badly
+                         bonus=(0.5 if p.origin == "docstring" else 0.0) + (0.3 if explicit else 0.0))
+
+    def shorten(self, chosen: list[Candidate]) -> list[Candidate]:
+        """Chosen call sequences with a call left out when the shorter one keeps every kill,
+        branch, line and behaviour that only this test brings (a call at a time, three times,
+        while the budget lasts)."""
+        table = self.table
+        for _ in range(3):
+            long = [c for c in chosen if len(table[c.pid].steps) >= 3]
+            if not long or self.clock.left(SHORTEN) < 1.0:
+                return chosen
+            variants: dict[int, list[Probe]] = {}
+            for c in long:
+                steps = table[c.pid].steps
+                variants[c.pid] = [Probe(table[c.pid].unit, steps[:k] + steps[k + 1:], table[c.pid].origin)
+                                   for k in range(1, len(steps)) if steps[k].bind is None]
+            ids = self.add([v for vs in variants.values() for v in vs])
+            if not ids:
+                return chosen
+            self.run_batch(ids)
+            ok_ids = {pid for pid in ids if self.admit(pid)}
+            assign: dict[int, list[int]] = {}
+            for c in long:
+                for v in variants[c.pid]:
+                    vid = self.keys.get(v.steps)
+                    if vid in ok_ids:
+                        for mi in c.kills:
+                            assign.setdefault(mi, []).append(vid)
+            self.run_mutants(assign, sorted(ok_ids), SHORTEN)
+            new_chosen = list(chosen)
+            for k, c in enumerate(chosen):
+                if c.pid not in variants:
+                    continue
+                others = set().union(*(goals(o) for o in new_chosen if o is not new_chosen[k]))
+                own = goals(c) - others  # what only this test brings to the suite
+                best = c
+                for v in variants[c.pid]:
+                    vid = self.keys.get(v.steps)
+                    if vid not in ok_ids or vid not in self.second or \
+                            not observe.stable_pair(self.outcomes[vid], self.second[vid], self.names):
+                        continue
+                    self.kills[vid] = {mi for mi, ps in self.killed_by.items() if vid in ps}
+                    cv = self.candidate(vid)
+                    if own <= goals(cv) and (len(v.steps), cv.cost) < (len(table[best.pid].steps), best.cost):
+                        best = cv
+                new_chosen[k] = best
+            if [c.pid for c in new_chosen] == [c.pid for c in chosen]:
+                return chosen
+            chosen = new_chosen
+        return chosen
+
+    def choose_and_verify(self) -> tuple[list[TestCase], str, str]:
+        """Greedy suite (shortened), written and verified; a test that fails under pytest is
+        dropped with its look-alikes and the suite chosen again (later rounds only remove)."""
+        module, table = self.module, self.table
+        self.clock.say(MUTANTS, "choosing the suite")
+        cands = [self.candidate(pid) for pid in self.stable]
+        units = {u.qualname if u.kind != "init" else u.owner: u for u in module.units}
+        dropped: set[int] = set()
+        cases: list[TestCase] = []
+        text, note = "", "not run"
+        failed_total = 0
+        regreedy = True
+        chosen: list[Candidate] = []
+        for attempt in range(7):
+            if regreedy:
+                chosen = greedy_suite([c for c in cands if c.pid not in dropped], self.opts.max_tests)
+                if attempt == 0:
+                    chosen = self.shorten(chosen)
+            else:  # the suite as it is, minus what failed
+                chosen = [c for c in chosen if c.pid not in dropped]
+            cases = [TestCase(table[c.pid], self.outcomes[c.pid], self.cand_checks[c.pid],
+                              comment="from the docstring" if table[c.pid].origin == "docstring" else "")
+                     for c in chosen]
+            text = render_file(module.name, self.all_names, cases, units, _header(module, self.header_extra),
+                               self.defined) if cases else ""
+            if not self.opts.verify or not cases:
+                break
+            self.clock.say(SHORTEN + 0.02 * attempt, "verifying the suite twice in fresh processes")
+            bad, note = _verify(self.runner, module, text)
+            if bad is None:
+                raise ModuleError(f"could not run the generated suite in the sandbox: {note}")
+            if not bad:
+                break
+            by_name = {tc.name: tc for tc in cases}
+            if not (set(bad) & set(by_name)):  # the file itself fails (a collection error)
+                raise ModuleError(f"the generated suite does not run: {note}")
+            failed_total += len(set(bad) & set(by_name))
+            for name in bad:
+                tc = by_name.get(name)
+                if tc is None:
+                    continue
+                dropped.add(self.keys[tc.probe.steps])
+                # what runs differently under pytest than in the sandbox (stdin, the working
+                # directory...) likely does so for the same call: its look-alikes go too
+                first = tc.probe.steps[0].source()
+                dropped.update(c.pid for c in cands if table[c.pid].unit == tc.probe.unit
+                               and table[c.pid].steps[0].source() == first)
+            # later rounds (or any past the budget) only remove, so that the suite converges
+            regreedy = attempt < 2 and self.clock.left(1.0) > 3.0
+        else:
+            raise ModuleError("the generated suite kept failing in verification")
+        if failed_total:
+            note += f"; {failed_total} test(s) that failed under pytest were dropped on the way"
+        return cases, text, note
+
+    # ------------------------------------------------------------------ report
+    def report(self, cases: list[TestCase], evaluated: set[int], note: str) -> dict:
+        chosen_ids = [self.keys[tc.probe.steps] for tc in cases]
+        killed = set().union(*(self.kills.get(p, set()) for p in chosen_ids)) if chosen_ids else set()
+        suite_arcs = set().union(*(self.arcs_of.get(p, set()) for p in chosen_ids)) if chosen_ids else set()
+        suite_lines = _arcs_lines(suite_arcs) & self.statements
+        statements, branches, cov = self.statements, self.branches, self.coverage_ok
+        report = {
+            "module": self.module.name,
+            "file": self.file,
+            "target": self.module.selected,
+            "tests_kept": len(cases),
+            "tests_tried": len(self.outcomes),
+            "mutation_score": round(len(killed) / len(evaluated), 4) if evaluated else None,
+            "mutants": {"total": len(self.mutants), "run": len(evaluated), "killed": len(killed)},
+            "line_coverage": round(len(suite_lines) / len(statements), 4) if statements and cov else None,
+            "branch_coverage": (round(len(suite_arcs & branches) / len(branches), 4) if branches else 1.0)
+            if cov else None,
+            "lines": {"total": len(statements), "covered": len(suite_lines)},
+            "branches": {"total": len(branches), "covered": len(suite_arcs & branches)},
+            "suspects": _cap_suspects(self.suspects),
+            "survivors": [{"line": m.line, "operator": m.op, "change": m.description}
+                          for m in self.mutants if m.index in evaluated and m.index not in killed][:50],
+            "verification": note,
+            "seconds": round(self.clock.elapsed(), 2),
+            "phases": self.phases,
+            "time_budget": self.opts.time_budget,
+            "isolation": getattr(self.executor, "isolation", None),
+        }
+        if self.extra is not None:
+            report["model"] = self.extra.summary()
+        return report
+
+
+def _cap_suspects(suspects: list[dict], per_unit: int = 5) -> list[dict]:
+    """At most ``per_unit`` suspects per (unit, kind of evidence), the shortest inputs first; the
+    count of the others is noted on the last one kept (all of them are kept out of the suite)."""
+    groups: dict[tuple, list[dict]] = {}
+    for s in suspects:
+        groups.setdefault((s["unit"], s["source"]), []).append(s)
+    out = []
+    for group in groups.values():
+        group = sorted(group, key=lambda s: (len(s["input"]), s["input"]))
+        kept = [dict(s) for s in group[:per_unit]]
+        if len(group) > per_unit:
+            kept[-1]["more"] = len(group) - per_unit
+        out += kept
+    return out
+
+
+def _header(module: ModuleInfo, extra: str) -> str:
+    what = f"{module.name}" + (f"::{module.selected}" if module.selected else "")
+    lines = [f"Tests for {what}, written by `coevo gen-tests`.",
+             "",
+             "Expected values are the code's observed behaviour (regression tests): a failing test means",
+             "the behaviour changed. Behaviours that disagree with the docstrings (suspects) are listed in",
+             "the report, never asserted here."]
+    if extra:
+        lines += ["", extra]
+    return "\n".join(lines)
+
+
+def _spread(ids: list[int], k: int, table: dict[int, Probe]) -> list[int]:
+    """``k`` of ``ids``, spread over the units they test."""
+    by_unit: dict[str, list[int]] = {}
+    for pid in ids:
+        by_unit.setdefault(table[pid].unit, []).append(pid)
+    out: list[int] = []
+    while len(out) < k:
+        progressed = False
+        for group in by_unit.values():
+            if group and len(out) < k:
+                out.append(group.pop(0))
+                progressed = True
+        if not progressed:
+            break
+    return out
+
+
+def _preselect(cand_checks: dict[int, list], table, outcomes, arcs_of, per_group: int = 6,
+               cap: int = 300) -> list[int]:
+    """Candidates worth running on the mutants: for every unit, probes with different paths
+    (arcs) or different outcomes, a few of each, the shortest first."""
+    groups: dict[tuple, list[int]] = {}
+    for pid in cand_checks:
+        p = table[pid]
+        o = outcomes[pid]
+        sig = (p.unit, frozenset(arcs_of.get(pid, ())), _behaviour(p, o)[1])
+        groups.setdefault(sig, []).append(pid)
+    for g in groups.values():
+        g.sort(key=lambda pid: (table[pid].origin != "docstring", table[pid].size()))
+        if len(g) > 2:  # the shortest first, then spread over the sizes (bigger inputs kill more)
+            rest = g[1:]
+            order = []
+            lo, hi = 0, len(rest) - 1
+            while lo <= hi:
+                order.append(rest[hi])
+                if lo != hi:
+                    order.append(rest[(lo + hi) // 2] if (lo + hi) // 2 not in (hi,) else rest[lo])
+                hi -= 1
+                lo += 1
+            g[1:] = list(dict.fromkeys(order + rest))
+    picked: list[int] = []
+    outs_seen: dict[tuple, set] = {}
+    for k in range(per_group):
+        for sig, g in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+            if k < len(g) and len(picked) < cap:
+                pid = g[k]
+                # a different observed value than the ones already picked for this path
+                val = repr([c.value for c in cand_checks[pid]])[:2000]
+                seen = outs_seen.setdefault(sig, set())
+                if k > 0 and val in seen:
+                    continue
+                seen.add(val)
+                picked.append(pid)
+    return picked
+
+
+def _verify(runner: SandboxRunner, module: ModuleInfo, text: str) -> tuple[list[str] | None, str]:
+    """Run the suite twice in fresh processes in the sandbox; (names of failing tests, note), or
+    (None, why) when pytest could not run at all."""
+    import random
+
+    fname = "test_generated_suite.py"
+    seeds = [random.randrange(1, 2 ** 31), random.randrange(1, 2 ** 31)]
+    res = runner.pytest({fname: text}, [(seeds[0], False), (seeds[1], True)], [str(module.sandbox_root)])
+    if not res or "runs" not in res:
+        return None, (res or {}).get("error", "no result")
+    runs = res["runs"]
+    bad: set[str] = set()
+    total = None
+    for r in runs:
+        if "__timeout__" in r:
+            return None, "pytest did not finish in time"
+        if "__error__" in r:
+            tail = res.get("tail", "").strip().splitlines()
+            return None, (tail[-1] if tail else r["__error__"])
+        names = {k: v for k, v in r.items() if not k.startswith("__")}
+        total = len(names)
+        if not names and r.get("__rc__") not in (0, 5):
+            tail = res.get("tail", "").strip().splitlines()
+            return None, " | ".join(tail[-3:]) if tail else "pytest failed"
+        for k, v in names.items():
+            if v != "passed":
+                bad.add(k.rpartition("::")[2])
+    if res.get("mode") == "cells":
+        how = ("in two fresh sandbox processes (the test functions called directly, forward and reverse "
+               "order; the sandbox's hash seed)")
+    else:
+        how = f"in fresh processes (PYTHONHASHSEED {seeds[0]} and {seeds[1]}, forward and reverse order)"
+    note = f"{total} tests passed twice {how}" if not bad else f"{len(bad)} failing test(s) dropped"
+    return sorted(bad), note

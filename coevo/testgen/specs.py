@@ -1,0 +1,582 @@
+"""What a parameter's values look like, read from the source: its type hint, its default, how the
+body uses it, and its name, in that order of trust.
+
+A :class:`Spec` is a small type description (``Spec("list", (Spec("int"),))``). Kinds:
+``int float bool str bytes none complex list tuple dict set frozenset optional union literal
+callable instance enum any date datetime decimal fraction``. ``instance`` and ``enum`` name a class
+of the module under test (``args[0]``); ``literal`` holds its values; ``tuple`` holds one spec per
+position, or one spec and ``Ellipsis``.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+__all__ = ["Spec", "from_annotation", "from_default", "infer_param", "ANY"]
+
+
+@dataclass(frozen=True)
+class Spec:
+    kind: str
+    args: tuple = ()
+
+    def __repr__(self) -> str:
+        return self.kind + (f"[{', '.join(map(repr, self.args))}]" if self.args else "")
+
+
+ANY = Spec("any")
+INT, FLOAT, STR, BOOL, NONE = Spec("int"), Spec("float"), Spec("str"), Spec("bool"), Spec("none")
+
+_SIMPLE = {"int": "int", "float": "float", "str": "str", "bool": "bool", "bytes": "bytes",
+           "bytearray": "bytes", "complex": "complex", "None": "none", "NoneType": "none",
+           "object": "any", "Any": "any", "date": "date", "datetime": "datetime",
+           "Decimal": "decimal", "Fraction": "fraction", "Number": "float", "Real": "float",
+           "Integral": "int", "SupportsInt": "int", "SupportsFloat": "float", "AnyStr": "str",
+           "Text": "str", "Hashable": "any"}
+_LISTS = {"list", "List", "Sequence", "MutableSequence", "Iterable", "Collection", "Iterator",
+          "Reversible", "Container", "Generator", "deque", "Deque", "Sized"}
+_DICTS = {"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict", "defaultdict", "DefaultDict",
+          "Counter", "ChainMap"}
+_SETS = {"set", "Set", "AbstractSet", "MutableSet"}
+_FROZEN = {"frozenset", "FrozenSet"}
+_TUPLES = {"tuple", "Tuple"}
+
+
+def _name_of(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def from_annotation(node: ast.AST | None, classes: dict[str, str] | None = None, depth: int = 0) -> Spec | None:
+    """The spec of a type hint (None when there is no hint). ``classes`` maps the module's class
+    names to their style (``enum`` classes become ``enum`` specs, others ``instance``)."""
+    if node is None or depth > 6:
+        return None
+    classes = classes or {}
+    if isinstance(node, ast.Constant):
+        if node.value is None:
+            return NONE
+        if isinstance(node.value, str):  # a forward reference: "Point", "list[int]"
+            try:
+                return from_annotation(ast.parse(node.value, mode="eval").body, classes, depth + 1)
+            except SyntaxError:
+                return ANY
+        return ANY
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _union([from_annotation(node.left, classes, depth + 1),
+                       from_annotation(node.right, classes, depth + 1)])
+    name = _name_of(node)
+    if name is not None:
+        if name in classes:
+            return Spec("enum" if classes[name] == "enum" else "instance", (name,))
+        if name in _SIMPLE:
+            return Spec(_SIMPLE[name])
+        if name in _LISTS:
+            return Spec("list", (ANY,))
+        if name in _DICTS:
+            return Spec("dict", (ANY, ANY))
+        if name in _SETS:
+            return Spec("set", (ANY,))
+        if name in _FROZEN:
+            return Spec("frozenset", (ANY,))
+        if name in _TUPLES:
+            return Spec("tuple", (ANY, Ellipsis))
+        if name in ("Callable",):
+            return Spec("callable")
+        return ANY
+    if isinstance(node, ast.Subscript):
+        outer = _name_of(node.value)
+        inner = node.slice
+        items = list(inner.elts) if isinstance(inner, ast.Tuple) else [inner]
+        specs = [from_annotation(i, classes, depth + 1) or ANY for i in items]
+        if outer in ("Optional",):
+            return _union([specs[0], NONE])
+        if outer in ("Union",):
+            return _union(specs)
+        if outer in ("Literal",):
+            vals = []
+            for i in items:
+                try:
+                    vals.append(ast.literal_eval(i))
+                except (ValueError, SyntaxError):
+                    pass
+            return Spec("literal", tuple(vals)) if vals else ANY
+        if outer in ("Annotated", "Final", "ClassVar", "Required", "NotRequired"):
+            return specs[0]
+        if outer in _LISTS:
+            return Spec("list", (specs[0],))
+        if outer in _SETS:
+            return Spec("set", (specs[0],))
+        if outer in _FROZEN:
+            return Spec("frozenset", (specs[0],))
+        if outer in _DICTS:
+            if outer == "Counter":
+                return Spec("dict", (specs[0], INT))
+            return Spec("dict", (specs[0], specs[1] if len(specs) > 1 else ANY))
+        if outer in _TUPLES:
+            if len(items) == 2 and isinstance(items[1], ast.Constant) and items[1].value is Ellipsis:
+                return Spec("tuple", (specs[0], Ellipsis))
+            if len(items) == 1 and isinstance(items[0], ast.Tuple) and not items[0].elts:
+                return Spec("tuple", ())
+            return Spec("tuple", tuple(specs))
+        if outer in ("Callable",):
+            return Spec("callable")
+        if outer in ("Type", "type"):
+            return ANY
+        return ANY
+    return ANY
+
+
+def _union(specs: list[Spec | None]) -> Spec:
+    flat: list[Spec] = []
+    for s in specs:
+        if s is None:
+            continue
+        for part in (s.args if s.kind == "union" else (s,)):
+            if part not in flat:
+                flat.append(part)
+    if len(flat) == 1:
+        return flat[0]
+    if len(flat) == 2 and NONE in flat:
+        return Spec("optional", (next(s for s in flat if s != NONE),))
+    return Spec("union", tuple(flat))
+
+
+def from_default(node: ast.AST | None) -> Spec | None:
+    """The spec suggested by a default value (None when there is no default or it says nothing)."""
+    if node is None:
+        return None
+    try:
+        v = ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    return spec_of_value(v)
+
+
+def spec_of_value(v, depth: int = 0) -> Spec | None:
+    if v is None:
+        return None
+    if isinstance(v, bool):
+        return BOOL
+    if isinstance(v, int):
+        return INT
+    if isinstance(v, float):
+        return FLOAT
+    if isinstance(v, str):
+        return STR
+    if isinstance(v, bytes):
+        return Spec("bytes")
+    if depth > 3:
+        return ANY
+    if isinstance(v, (list, tuple, set, frozenset)):
+        inner = [spec_of_value(x, depth + 1) for x in v]
+        elem = next((s for s in inner if s is not None), ANY)
+        kind = {list: "list", tuple: "list", set: "set", frozenset: "frozenset"}[type(v)]
+        if isinstance(v, tuple) and v:
+            return Spec("tuple", tuple(s or ANY for s in inner))
+        return Spec(kind, (elem,))
+    if isinstance(v, dict):
+        k = next((spec_of_value(x, depth + 1) for x in v), None) or ANY
+        val = next((spec_of_value(x, depth + 1) for x in v.values()), None) or ANY
+        return Spec("dict", (k, val))
+    return ANY
+
+
+# ----------------------------------------------------------------------------- usage in the body
+
+_STR_METHODS = frozenset({
+    "lower", "upper", "strip", "lstrip", "rstrip", "split", "rsplit", "splitlines", "startswith",
+    "endswith", "replace", "find", "rfind", "isdigit", "isalpha", "isalnum", "isspace", "islower",
+    "isupper", "istitle", "title", "capitalize", "casefold", "swapcase", "center", "ljust", "rjust",
+    "zfill", "encode", "format", "partition", "rpartition", "expandtabs", "isdecimal", "isnumeric",
+    "isidentifier", "isprintable", "removeprefix", "removesuffix", "translate", "maketrans",
+})
+_LIST_METHODS = frozenset({"append", "extend", "insert", "remove", "sort", "reverse", "pop", "clear"})
+_DICT_METHODS = frozenset({"items", "keys", "values", "get", "setdefault", "update", "popitem"})
+_SET_METHODS = frozenset({"add", "discard", "union", "intersection", "difference", "issubset",
+                          "issuperset", "symmetric_difference", "isdisjoint"})
+_SEQ_FUNCS = frozenset({"len", "sorted", "sum", "min", "max", "enumerate", "reversed", "set", "list",
+                        "tuple", "any", "all", "zip", "frozenset", "iter", "map", "filter", "Counter",
+                        "heapify", "bisect_left", "bisect_right", "bisect", "insort"})
+_NUM_FUNCS = frozenset({"abs", "round", "range", "divmod", "pow", "chr", "bin", "hex", "oct",
+                        "sqrt", "floor", "ceil", "log", "exp", "sin", "cos", "tan", "gcd", "factorial",
+                        "isqrt", "comb", "perm", "log2", "log10", "isfinite", "isnan", "isinf", "trunc",
+                        "hypot", "atan2", "radians", "degrees", "fabs", "copysign", "fsum", "prod"})
+_INT_FUNCS = frozenset({"range", "chr", "bin", "hex", "oct", "gcd", "factorial", "isqrt", "comb",
+                        "perm"})
+_FLOAT_FUNCS = frozenset({"sqrt", "log", "exp", "sin", "cos", "tan", "isnan", "isinf", "isfinite",
+                          "radians", "degrees", "fabs", "log2", "log10", "hypot", "atan2"})
+_STR_FUNCS = frozenset({"ord", "compile", "match", "search", "fullmatch", "findall", "finditer",
+                        "sub", "subn", "fromisoformat", "strptime", "loads", "urlparse", "b64decode"})
+
+_INT_NAMES = frozenset({"n", "i", "j", "k", "m", "count", "num", "number", "size", "length", "index",
+                        "idx", "width", "height", "depth", "level", "limit", "times", "start", "stop",
+                        "end", "step", "year", "month", "day", "age", "total", "base", "exp", "exponent",
+                        "digits", "places", "precision", "port", "capacity", "pos", "position", "offset",
+                        "row", "col", "column", "rows", "cols", "seed", "bits", "degree", "order",
+                        "minutes", "seconds", "hours", "days", "weeks", "quantity", "qty", "cents",
+                        "steps", "retries", "max_len", "maxlen", "min_len", "radix", "top", "amount_cents"})
+_FLOAT_NAMES = frozenset({"x", "y", "z", "value", "val", "rate", "ratio", "price", "weight", "temperature",
+                          "temp", "score", "prob", "probability", "alpha", "beta", "tol", "tolerance",
+                          "epsilon", "eps", "factor", "scale", "fraction", "percent", "percentage",
+                          "celsius", "fahrenheit", "kelvin", "amount", "balance", "radius", "distance",
+                          "speed", "mass", "lat", "lon", "latitude", "longitude", "a", "b", "c", "interest",
+                          "principal", "salary", "cost", "discount", "tax", "threshold", "mean", "std",
+                          "sigma", "mu", "lo", "hi", "low", "high", "lower", "upper", "minimum", "maximum"})
+_STR_NAMES = frozenset({"s", "text", "string", "name", "word", "sentence", "line", "char", "ch",
+                        "prefix", "suffix", "sep", "separator", "delimiter", "pattern", "msg", "message",
+                        "email", "url", "title", "label", "fmt", "template", "password", "username",
+                        "hex_str", "binary", "roman", "letter", "token", "key", "query", "phrase",
+                        "content", "source", "src", "code", "expr", "expression", "date_str", "filename",
+                        "path", "ext", "extension", "mode", "kind", "op", "operator", "unit", "currency",
+                        "color", "colour", "command", "cmd", "status", "tag", "slug", "first", "last",
+                        "first_name", "last_name", "haystack", "needle", "substring", "sub", "old", "new",
+                        "fill", "fillchar", "padding", "encoding", "dna", "sequence_str", "isbn", "ip",
+                        "address", "host", "version", "plaintext", "ciphertext", "alphabet", "vowels"})
+_LIST_NAMES = frozenset({"xs", "ys", "items", "values", "nums", "numbers", "lst", "list", "arr",
+                         "array", "seq", "sequence", "data", "elements", "scores", "vals", "ints",
+                         "floats", "samples", "observations", "weights", "prices", "coeffs",
+                         "coefficients", "heights", "temps", "costs", "grades", "marks", "stack",
+                         "queue", "nodes", "vector", "vec", "row_values", "iterable", "collection",
+                         "entries", "records", "measurements", "readings", "series", "sizes", "lengths",
+                         "intervals", "pairs", "points", "edges"})
+_STR_LIST_NAMES = frozenset({"words", "names", "strings", "lines", "tokens", "strs", "keys", "labels",
+                             "tags", "texts", "sentences", "letters", "chars", "emails", "urls", "paths",
+                             "fields", "columns", "headers", "parts"})
+_DICT_NAMES = frozenset({"d", "dct", "mapping", "table", "counts", "config", "options", "kwargs_dict",
+                         "inventory", "prices_by_name", "record", "row_dict", "obj", "payload", "headers_map",
+                         "scores_by_name", "graph", "adjacency", "freq", "frequencies", "histogram",
+                         "env", "settings", "attrs", "dictionary", "lookup", "cache", "memo"})
+_BOOL_PREFIXES = ("is_", "has_", "allow_", "use_", "include_", "enable", "should_", "with_", "skip_",
+                  "ignore_", "keep_", "strip_", "case_", "dry_", "only_")
+_BOOL_NAMES = frozenset({"flag", "verbose", "strict", "reverse", "recursive", "inclusive", "exclusive",
+                         "descending", "ascending", "unique", "quiet", "force", "debug", "normalize",
+                         "lenient", "exact", "signed", "sort", "stable", "wrap", "overwrite", "lazy",
+                         "cyclic", "circular", "directed", "weighted", "safe", "validate", "round_up"})
+_CALLABLE_NAMES = frozenset({"key", "func", "fn", "f", "predicate", "pred", "callback", "cb", "op_func",
+                             "transform", "mapper", "reducer", "comparator", "cmp", "handler", "condition"})
+
+
+class _Evidence:
+    def __init__(self):
+        self.scores: dict[str, float] = {}
+        self.elem: list[Spec] = []
+        self.keys: list = []
+        self.optional = False
+        self.attrs: set[str] = set()
+        self.literals: list = []
+        self.type_checked = False  # isinstance(x, ...) in the body
+
+    def add(self, kind: str, w: float = 1.0) -> None:
+        self.scores[kind] = self.scores.get(kind, 0.0) + w
+
+
+def _is(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _const_kind(node: ast.AST) -> str | None:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    if isinstance(node, ast.Constant):
+        v = node.value
+        if isinstance(v, bool):
+            return "bool"
+        if isinstance(v, int):
+            return "int"
+        if isinstance(v, float):
+            return "float"
+        if isinstance(v, str):
+            return "str"
+        if isinstance(v, bytes):
+            return "bytes"
+    if isinstance(node, ast.JoinedStr):
+        return "str"
+    if isinstance(node, (ast.List, ast.ListComp)):
+        return "list"
+    if isinstance(node, (ast.Dict, ast.DictComp)):
+        return "dict"
+    return None
+
+
+def _evidence(body: list[ast.stmt], name: str, classes: dict[str, list[str]], depth: int = 0) -> _Evidence:
+    """Scores for what ``name`` holds, from how ``body`` uses it."""
+    ev = _Evidence()
+    parents: dict[int, ast.AST] = {}
+    nodes = []
+    for stmt in body:
+        for n in ast.walk(stmt):
+            nodes.append(n)
+            for c in ast.iter_child_nodes(n):
+                parents[id(c)] = n
+    for n in nodes:
+        if not _is(n, name):
+            continue
+        p = parents.get(id(n))
+        if p is None:
+            continue
+        if isinstance(p, ast.Attribute) and p.value is n:
+            attr = p.attr
+            ev.attrs.add(attr)
+            if attr in _STR_METHODS:
+                ev.add("str", 3)
+            elif attr in _LIST_METHODS:
+                ev.add("list", 3)
+            elif attr in _DICT_METHODS:
+                ev.add("dict", 3)
+            elif attr in _SET_METHODS:
+                ev.add("set", 3)
+            elif attr in ("real", "imag", "conjugate", "bit_length", "is_integer"):
+                ev.add("int" if attr == "bit_length" else "float", 2)
+            elif attr in ("year", "month", "day", "weekday", "isoformat", "strftime"):
+                ev.add("date", 3)
+            elif attr == "join":
+                ev.add("str", 2)
+            elif attr in ("count", "index"):
+                ev.add("list", 1)
+                ev.add("str", 0.5)
+        elif isinstance(p, ast.BinOp):
+            other = p.right if p.left is n else p.left
+            k = _const_kind(other)
+            if k in ("int", "float"):
+                ev.add(k, 2)
+                if isinstance(p.op, ast.Mod) and k == "int":
+                    ev.add("int", 1)
+            elif k == "str":
+                ev.add("str", 3 if not isinstance(p.op, ast.Mod) else 0)
+            elif k == "list":
+                ev.add("list", 2)
+            if isinstance(p.op, (ast.Div, ast.Pow)):
+                ev.add("float", 1)
+            elif isinstance(p.op, (ast.FloorDiv, ast.Mod, ast.BitAnd, ast.BitOr, ast.BitXor,
+                                   ast.LShift, ast.RShift)):
+                ev.add("int", 1.5)
+            elif isinstance(p.op, (ast.Sub,)):
+                ev.add("float", 0.5)
+                ev.add("int", 0.5)
+            elif isinstance(p.op, ast.Mult):
+                ev.add("int", 0.5)
+        elif isinstance(p, ast.AugAssign):
+            k = _const_kind(p.value)
+            if k:
+                ev.add(k, 1)
+        elif isinstance(p, ast.UnaryOp) and isinstance(p.op, ast.USub):
+            ev.add("float", 1)
+            ev.add("int", 1)
+        elif isinstance(p, ast.Compare):
+            others = [p.left] + list(p.comparators)
+            others = [o for o in others if o is not n]
+            for o, op in zip(others, p.ops):
+                if isinstance(o, ast.Constant) and o.value is None and isinstance(op, (ast.Is, ast.IsNot,
+                                                                                        ast.Eq, ast.NotEq)):
+                    ev.optional = True
+                    continue
+                k = _const_kind(o)
+                if k in ("int", "float"):
+                    ev.add(k, 1.5)
+                    ev.literals.append(ast.literal_eval(o))
+                elif k == "str":
+                    if isinstance(op, (ast.In, ast.NotIn)) and p.left is n:
+                        ev.add("str", 2)  # x in "aeiou": a character
+                    else:
+                        ev.add("str", 2)
+                    ev.literals.append(o.value if isinstance(o, ast.Constant) else None)
+                elif isinstance(o, (ast.Tuple, ast.List, ast.Set)) and isinstance(op, (ast.In, ast.NotIn)):
+                    for e in o.elts:
+                        k2 = _const_kind(e)
+                        if k2:
+                            ev.add(k2, 1.5)
+                            try:
+                                ev.literals.append(ast.literal_eval(e))
+                            except ValueError:
+                                pass
+            if any(isinstance(op, (ast.In, ast.NotIn)) for op in p.ops) and p.left is not n:
+                ev.add("list", 1)
+                ev.add("str", 0.5)
+                ev.add("dict", 0.5)
+            if any(isinstance(op, (ast.Lt, ast.Gt, ast.LtE, ast.GtE)) for op in p.ops):
+                ev.add("int", 0.5)
+                ev.add("float", 0.5)
+        elif isinstance(p, ast.Call):
+            fname = _name_of(p.func)
+            if p.func is n:
+                ev.add("callable", 4)
+            elif fname == "isinstance" and p.args and p.args[0] is n and len(p.args) > 1:
+                ev.type_checked = True
+                t = p.args[1]
+                for e in (t.elts if isinstance(t, ast.Tuple) else [t]):
+                    en = _name_of(e)
+                    if en in _SIMPLE:
+                        ev.add(_SIMPLE[en], 4)
+                    elif en in _LISTS or en in _TUPLES:
+                        ev.add("list", 4)
+                    elif en in _DICTS:
+                        ev.add("dict", 4)
+                    elif en in _SETS:
+                        ev.add("set", 4)
+                    elif en in classes:
+                        ev.add("instance:" + en, 4)
+            elif fname in _SEQ_FUNCS:
+                ev.add("list", 2)
+                if fname == "len":
+                    ev.add("str", 0.7)
+                if fname in ("sum", "max", "min"):
+                    ev.elem.append(Spec("int"))
+            elif fname in _INT_FUNCS:
+                ev.add("int", 3)
+            elif fname in _FLOAT_FUNCS:
+                ev.add("float", 3)
+            elif fname in _NUM_FUNCS:
+                ev.add("float", 1.5)
+                ev.add("int", 1.5)
+            elif fname in ("int", "float"):
+                ev.add("str", 1)
+                ev.add(fname, 1)
+            elif fname in _STR_FUNCS:
+                ev.add("str", 2)
+            elif fname in ("str", "repr"):
+                ev.add("int", 0.3)
+            elif fname == "join" and isinstance(p.func, ast.Attribute):
+                ev.add("list", 2)
+                ev.elem.append(STR)
+        elif isinstance(p, ast.Subscript) and p.value is n:
+            sl = p.slice
+            k = _const_kind(sl)
+            if k == "str":
+                ev.add("dict", 3)
+                ev.keys.append(sl.value)
+            elif isinstance(sl, ast.Slice):
+                ev.add("list", 1.5)
+                ev.add("str", 1)
+            else:
+                ev.add("list", 1.5)
+                ev.add("dict", 0.3)
+        elif isinstance(p, ast.Subscript) and p.slice is n:
+            ev.add("int", 2)
+        elif isinstance(p, ast.comprehension) and p.iter is n:
+            ev.add("list", 2)
+        elif isinstance(p, ast.For) and p.iter is n:
+            ev.add("list", 2.5)
+            if isinstance(p.target, ast.Name) and depth < 2:
+                ev.elem.append(_infer(p.body, p.target.id, classes, depth + 1, None))
+            elif isinstance(p.target, ast.Tuple):
+                ev.elem.append(Spec("tuple", (INT, INT)))
+        elif isinstance(p, (ast.If, ast.While, ast.IfExp)) and p.test is n:
+            ev.add("bool", 0.5)
+        elif isinstance(p, ast.UnaryOp) and isinstance(p.op, ast.Not):
+            ev.add("bool", 0.5)
+        elif isinstance(p, ast.JoinedStr) or isinstance(p, ast.FormattedValue):
+            ev.add("str", 0.2)
+    return ev
+
+
+def _by_name(name: str) -> Spec | None:
+    low = name.lower()
+    if low in _BOOL_NAMES or low.startswith(_BOOL_PREFIXES):
+        return BOOL
+    if low in _CALLABLE_NAMES:
+        return Spec("callable")
+    if low in _INT_NAMES or low.startswith(("n_", "num_", "max_", "min_", "count_")) or \
+            low.endswith(("_count", "_index", "_idx", "_size", "_len", "_length", "_num", "_id")):
+        return INT
+    if low in _STR_LIST_NAMES:
+        return Spec("list", (STR,))
+    if low in _LIST_NAMES or low in ("matrix", "grid", "board"):
+        if low in ("matrix", "grid", "board"):
+            return Spec("list", (Spec("list", (INT,)),))
+        return Spec("list", (INT,))
+    if low in _DICT_NAMES:
+        return Spec("dict", (STR, INT))
+    if low in _STR_NAMES or low.endswith(("_str", "_string", "_name", "_text", "_char", "_word")):
+        return STR
+    if low in _FLOAT_NAMES or low.endswith(("_rate", "_ratio", "_price", "_amount", "_pct")):
+        return FLOAT
+    if low.endswith("s") and len(low) > 3:
+        return Spec("list", (INT,))
+    return None
+
+
+def _infer(body: list[ast.stmt], name: str, classes: dict[str, list[str]], depth: int,
+           hint: Spec | None) -> Spec:
+    ev = _evidence(body, name, classes, depth)
+    return _decide(ev, name, classes, hint)
+
+
+def _decide(ev: _Evidence, name: str, classes: dict[str, list[str]], hint: Spec | None) -> Spec:
+    # an attribute that only a class of the module has: an instance of that class
+    special = ev.attrs - _STR_METHODS - _LIST_METHODS - _DICT_METHODS - _SET_METHODS
+    if special:
+        fits = [c for c, members in classes.items() if special <= set(members)]
+        if fits:
+            ev.add("instance:" + fits[0], 5)
+    if not ev.scores:
+        base = hint or _by_name(name) or ANY
+    else:
+        kind = max(ev.scores, key=lambda k: (ev.scores[k], k))
+        if kind.startswith("instance:"):
+            base = Spec("instance", (kind.split(":", 1)[1],))
+        elif kind == "list":
+            elem = next((e for e in ev.elem if e is not None and e != ANY), None)
+            by_name = _by_name(name)
+            if elem is None and by_name is not None and by_name.kind == "list":
+                elem = by_name.args[0]
+            base = Spec("list", (elem or INT,))
+        elif kind == "dict":
+            by_name = _by_name(name)
+            base = Spec("dict", (STR, by_name.args[1] if by_name is not None and by_name.kind == "dict" else INT))
+            if ev.keys:
+                base = Spec("dict", (Spec("literal", tuple(dict.fromkeys(ev.keys))), INT))
+        elif kind == "set":
+            base = Spec("set", (INT,))
+        elif kind in ("int", "float"):
+            both = ev.scores.get("int", 0) and ev.scores.get("float", 0)
+            by_name = _by_name(name)
+            if both and by_name is not None and by_name.kind in ("int", "float"):
+                base = by_name
+            else:
+                base = Spec(kind)
+        else:
+            base = Spec(kind)
+    str_lits = [v for v in ev.literals if isinstance(v, str)]
+    if base == STR and str_lits and len(str_lits) >= 2:
+        base = Spec("union", (Spec("literal", tuple(dict.fromkeys(str_lits))), STR))
+    if ev.optional and base.kind not in ("optional", "none"):
+        base = Spec("optional", (base,))
+    return base
+
+
+def infer_param(param, body: list[ast.stmt], classes: dict[str, tuple[str, list[str]]]) -> Spec:
+    """The spec of one parameter: its hint, else its default's type (with usage deciding between
+    a few), else its use in ``body``, else its name. ``classes`` maps each class of the module to
+    ``(style, member names)``. A parameter the body checks with ``isinstance`` is wrapped in
+    ``checked`` (its pool also holds a value of another type)."""
+    spec = _infer_param(param, body, classes)
+    if spec.kind not in ("any", "union", "optional") and _evidence(body, param.name, {}, 0).type_checked:
+        return Spec("checked", (spec,))
+    return spec
+
+
+def _infer_param(param, body: list[ast.stmt], classes: dict[str, tuple[str, list[str]]]) -> Spec:
+    styles = {k: v[0] for k, v in classes.items()}
+    members = {k: v[1] for k, v in classes.items()}
+    hint = from_annotation(param.annotation, styles)
+    if hint is not None and hint != ANY:
+        if param.default is not None and isinstance(param.default, ast.Constant) and \
+                param.default.value is None and hint.kind not in ("optional", "none", "union"):
+            return Spec("optional", (hint,))
+        return hint
+    dflt = from_default(param.default)
+    usage = _infer(body, param.name, members, 0, dflt)
+    if dflt is not None and dflt != ANY:
+        if usage.kind == "optional":
+            return Spec("optional", (dflt,))
+        return dflt
+    if param.default is not None and isinstance(param.default, ast.Constant) and param.default.value is None:
+        return usage if usage.kind == "optional" else Spec("optional", (usage,))
+    if param.kind == "star":
+        return usage if usage != ANY else (_by_name(param.name) or INT)
+    return usage

@@ -1,0 +1,527 @@
+"""What to test: ``PATH`` (a ``.py`` file, a package directory, or ``file.py::name``) -> modules, and
+in each module the functions, classes and methods a test can call.
+
+Everything here reads source text and its AST; the user's code is never imported or run in this
+process (that happens only in the sandbox, :mod:`coevo.testgen.harness`).
+
+* The import root of a file is the first directory above it without an ``__init__.py``; the
+  module's dotted name is its path from there (``src/mylib/stats.py`` -> ``mylib.stats`` with root
+  ``src``).
+* Testable units: public top-level functions, public classes (their constructor, public methods,
+  static and class methods, properties); private ones only when nothing public exists or when
+  named with ``::``. Stubs (``@overload``, ``@abstractmethod``, a body of ``...``) and async
+  functions are left out.
+* Bad input raises :class:`matrix.errors.InputError` naming the file (and line): a missing path, a
+  file that is not Python, a file that does not parse, a ``::name`` that the module does not
+  define, a directory without modules.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from matrix.errors import InputError
+
+__all__ = ["Param", "Unit", "ClassInfo", "ModuleInfo", "resolve", "analyze", "SKIP_DIRS"]
+
+SKIP_DIRS = frozenset({"tests", "test", "testing", "docs", "examples", "build", "dist", "__pycache__",
+                       "node_modules", "site-packages"})
+_SKIP_FILES = frozenset({"setup.py", "conftest.py", "__main__.py", "noxfile.py", "fabfile.py"})
+_STUB_DECORATORS = frozenset({"overload", "abstractmethod", "abstractproperty"})
+_MAX_SOURCE = 2_000_000
+
+
+@dataclass
+class Param:
+    name: str
+    kind: str  # "pos" | "posonly" | "kwonly" | "star" (*args) | "starstar" (**kwargs)
+    annotation: ast.expr | None = None
+    default: ast.expr | None = None
+
+    @property
+    def required(self) -> bool:
+        return self.default is None and self.kind in ("pos", "posonly", "kwonly")
+
+
+@dataclass
+class Unit:
+    """One callable a test calls: a function, a method, or a class's constructor."""
+
+    qualname: str  # "mean", "Stack.push", "Stack" (constructor)
+    name: str
+    owner: str | None  # the class, for methods and constructors
+    kind: str  # "function" | "method" | "static" | "classmethod" | "property" | "init"
+    params: list[Param]  # without self / cls
+    node: ast.AST | None
+    doc: str | None
+    start: int
+    end: int
+    is_generator: bool = False
+    constants: list = field(default_factory=list)  # literal values seen in the body
+
+    @property
+    def lines(self) -> range:
+        return range(self.start, self.end + 1)
+
+
+@dataclass
+class ClassInfo:
+    name: str
+    node: ast.ClassDef
+    doc: str | None
+    init: Unit
+    methods: list[Unit]
+    properties: list[str]
+    style: str  # "plain" | "dataclass" | "enum" | "exception" | "namedtuple" | "abstract"
+    attributes: list[str]  # public instance attributes assigned as self.X = ...
+    start: int
+    end: int
+    dunders: list[str] = field(default_factory=list)  # __len__, __iter__, __eq__ ... defined here
+
+
+@dataclass
+class ModuleInfo:
+    path: Path
+    name: str  # dotted import name
+    root: Path  # directory that must be on sys.path
+    source: str
+    tree: ast.Module
+    functions: list[Unit]
+    classes: list[ClassInfo]
+    selected: str | None = None  # the ::name this run is about, if any
+    constants: list = field(default_factory=list)  # module-level literal values
+    regexes: list[str] = field(default_factory=list)  # patterns given to re.compile / re.match ...
+    run_root: Path | None = None  # where the sandbox finds the code (coevo.testgen.sources)
+    run_path: Path | None = None
+
+    @property
+    def sandbox_path(self) -> Path:
+        return self.run_path or self.path
+
+    @property
+    def sandbox_root(self) -> Path:
+        return self.run_root or self.root
+
+    @property
+    def units(self) -> list[Unit]:
+        out = list(self.functions)
+        for c in self.classes:
+            out.append(c.init)
+            out += c.methods
+        return out
+
+    def target_lines(self) -> set[int] | None:
+        """The lines mutants and coverage goals are restricted to (None = the whole module)."""
+        if self.selected is None:
+            return None
+        lines: set[int] = set()
+        for c in self.classes:
+            if c.name == self.selected:
+                lines.update(range(c.start, c.end + 1))
+            for m in c.methods:
+                if m.qualname == self.selected:
+                    lines.update(m.lines)
+        for f in self.functions:
+            if f.qualname == self.selected:
+                lines.update(f.lines)
+        return lines
+
+    def class_named(self, name: str) -> ClassInfo | None:
+        return next((c for c in self.classes if c.name == name), None)
+
+
+# ----------------------------------------------------------------------------- paths
+
+def import_root(path: Path) -> tuple[Path, str]:
+    """(directory to put on sys.path, dotted module name) for a ``.py`` file."""
+    path = path.resolve()
+    parts = [path.stem] if path.name != "__init__.py" else []
+    d = path.parent
+    while (d / "__init__.py").is_file() and d.parent != d:
+        parts.insert(0, d.name)
+        d = d.parent
+    if not parts:  # a top-level __init__.py without a package around it
+        parts = [path.parent.name]
+        d = path.parent.parent
+    return d, ".".join(parts)
+
+
+def _module_files(directory: Path) -> list[Path]:
+    out = []
+    for dirpath, dirnames, filenames in os.walk(directory):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS
+                             and d.isidentifier())
+        for fn in sorted(filenames):
+            if not fn.endswith(".py") or fn in _SKIP_FILES or fn.startswith(("test_", ".")) \
+                    or fn.endswith("_test.py") or not fn[:-3].isidentifier():
+                continue
+            out.append(Path(dirpath) / fn)
+    return out
+
+
+def resolve(spec: str) -> list[ModuleInfo]:
+    """The modules named by ``PATH`` / ``file.py::name``, analysed; raises InputError."""
+    name = None
+    raw = spec
+    if "::" in spec:
+        raw, name = spec.split("::", 1)
+        if not name or not all(p.isidentifier() for p in name.split(".")) or name.count(".") > 1:
+            raise InputError(f"'{name}' is not a function, class or Class.method name", file=raw)
+    path = Path(raw)
+    if not path.exists():
+        raise InputError("no such file or directory", file=raw)
+    if path.is_dir():
+        if name is not None:
+            raise InputError("::name needs a .py file, not a directory", file=raw)
+        files = _module_files(path)
+        if not files:
+            raise InputError("no Python modules in this directory", file=raw)
+        mods = [analyze(f) for f in files]
+        mods = [m for m in mods if m.functions or m.classes]
+        if not mods:
+            raise InputError("nothing testable: no public function or class in any module", file=raw)
+        return mods
+    if path.suffix != ".py":
+        raise InputError("not a Python source file (expected a .py file, a package directory or "
+                         "file.py::name)", file=raw)
+    mod = analyze(path, selected=name)
+    if name is not None:
+        _restrict(mod, name, raw)
+    if not mod.functions and not mod.classes:
+        raise InputError("nothing testable: no function or class defined at module level", file=raw)
+    return [mod]
+
+
+def _restrict(mod: ModuleInfo, name: str, raw: str) -> None:
+    """Keep only the unit named by ``::name`` (a class keeps its constructor for its methods)."""
+    owner, _, meth = name.partition(".")
+    everything = analyze(mod.path, private=True)
+    if not meth:
+        funcs = [f for f in everything.functions if f.name == name]
+        classes = [c for c in everything.classes if c.name == name]
+        if not funcs and not classes:
+            raise InputError(f"defines no function or class named '{name}'", file=raw)
+        mod.functions, mod.classes = funcs, classes
+        return
+    cls = everything.class_named(owner)
+    if cls is None:
+        raise InputError(f"defines no class named '{owner}'", file=raw)
+    methods = [m for m in cls.methods if m.name == meth]
+    if not methods and not (meth == "__init__"):
+        raise InputError(f"class '{owner}' defines no method named '{meth}'", file=raw)
+    cls.methods = methods
+    mod.functions, mod.classes = [], [cls]
+
+
+# ----------------------------------------------------------------------------- analysis
+
+def _read(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", file=str(path)) from None
+    if len(data) > _MAX_SOURCE:
+        raise InputError(f"too large ({len(data)} bytes; at most {_MAX_SOURCE})", file=str(path))
+    try:
+        import io
+        import tokenize
+
+        enc, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        return data.decode(enc)
+    except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
+        raise InputError(f"cannot decode the source: {exc}", file=str(path)) from None
+
+
+def analyze(path: Path, *, selected: str | None = None, private: bool = False) -> ModuleInfo:
+    """Parse one file and list its testable units (``private``: also the underscore ones)."""
+    path = Path(path)
+    source = _read(path)
+    try:
+        tree = ast.parse(source, filename=str(path))
+    except SyntaxError as exc:
+        raise InputError(f"does not parse: {exc.msg}", file=str(path), line=exc.lineno) from None
+    except (ValueError, RecursionError, MemoryError) as exc:
+        raise InputError(f"does not parse: {exc}", file=str(path)) from None
+    root, name = import_root(path)
+    functions: list[Unit] = []
+    classes: list[ClassInfo] = []
+    for node in _top_level(tree.body):
+        if isinstance(node, ast.FunctionDef):
+            u = _function_unit(node, None, "function")
+            if u is not None:
+                functions.append(u)
+        elif isinstance(node, ast.ClassDef):
+            c = _class_info(node)
+            if c is not None and not (c.style == "exception" and not c.methods) and c.style != "enum":
+                classes.append(c)  # bare exception classes are tested where raised, enum members are values
+    if not private:
+        pub_f = [f for f in functions if not f.name.startswith("_")]
+        pub_c = [c for c in classes if not c.name.startswith("_")]
+        if pub_f or pub_c:
+            functions, classes = pub_f, pub_c
+        else:  # nothing public: the single-underscore helpers are the module's behaviour
+            functions = [f for f in functions if not f.name.startswith("__")]
+            classes = [c for c in classes if not c.name.startswith("__")]
+    consts = _constants([n for n in tree.body if not isinstance(n, (ast.FunctionDef, ast.ClassDef))])
+    return ModuleInfo(path=path.resolve(), name=name, root=root, source=source, tree=tree,
+                      functions=functions, classes=classes, selected=selected, constants=consts,
+                      regexes=_regexes(tree))
+
+
+_RE_FUNCS = frozenset({"compile", "match", "fullmatch", "search", "findall", "finditer", "sub", "subn",
+                       "split"})
+
+
+def _regexes(tree: ast.Module) -> list[str]:
+    """String patterns passed to the ``re`` module's functions (first argument)."""
+    out: list[str] = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _RE_FUNCS \
+                and isinstance(n.func.value, ast.Name) and n.func.value.id == "re" and n.args:
+            a = n.args[0]
+            if isinstance(a, ast.Constant) and isinstance(a.value, str) and len(a.value) <= 300 \
+                    and a.value not in out:
+                out.append(a.value)
+    return out[:12]
+
+
+def _top_level(body: list[ast.stmt]):
+    """Module-level definitions, also those inside top-level ``if``/``try`` blocks (first wins)."""
+    seen: set[str] = set()
+    stack = list(body)
+    out = []
+    for node in stack:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            if node.name not in seen:
+                seen.add(node.name)
+                out.append(node)
+        elif isinstance(node, ast.If) and not _is_main_guard(node):
+            stack.extend(node.body + node.orelse)
+        elif isinstance(node, ast.Try):
+            stack.extend(node.body + node.orelse)
+    return out
+
+
+def _is_main_guard(node: ast.If) -> bool:
+    t = node.test
+    return (isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and t.left.id == "__name__")
+
+
+def _decorator_names(node) -> list[str]:
+    names = []
+    for d in node.decorator_list:
+        target = d.func if isinstance(d, ast.Call) else d
+        if isinstance(target, ast.Name):
+            names.append(target.id)
+        elif isinstance(target, ast.Attribute):
+            names.append(target.attr)
+    return names
+
+
+def _is_stub(node: ast.FunctionDef) -> bool:
+    body = list(node.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]
+    if not body:
+        return True
+    if len(body) == 1:
+        s = body[0]
+        if isinstance(s, ast.Pass) or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
+                                       and s.value.value is Ellipsis):
+            return True
+        if isinstance(s, ast.Raise) and s.exc is not None:
+            exc = s.exc.func if isinstance(s.exc, ast.Call) else s.exc
+            if isinstance(exc, ast.Name) and exc.id == "NotImplementedError":
+                return True
+    return False
+
+
+def _params(args: ast.arguments, drop_first: bool) -> list[Param]:
+    out: list[Param] = []
+    pos = [(a, "posonly") for a in args.posonlyargs] + [(a, "pos") for a in args.args]
+    defaults = [None] * (len(pos) - len(args.defaults)) + list(args.defaults)
+    for (a, kind), d in zip(pos, defaults):
+        out.append(Param(a.arg, kind, a.annotation, d))
+    if drop_first and out:
+        out = out[1:]
+    if args.vararg is not None:
+        out.append(Param(args.vararg.arg, "star", args.vararg.annotation, None))
+    for a, d in zip(args.kwonlyargs, args.kw_defaults):
+        out.append(Param(a.arg, "kwonly", a.annotation, d))
+    if args.kwarg is not None:
+        out.append(Param(args.kwarg.arg, "starstar", args.kwarg.annotation, None))
+    return out
+
+
+def _is_generator(node: ast.FunctionDef) -> bool:
+    for n in ast.walk(node):
+        if isinstance(n, (ast.Yield, ast.YieldFrom)):
+            # a yield inside a nested function or lambda does not count
+            return _own_yield(node)
+    return False
+
+
+def _own_yield(node: ast.FunctionDef) -> bool:
+    stack = list(node.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.Yield, ast.YieldFrom)):
+            return True
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        stack.extend(ast.iter_child_nodes(n))
+    return False
+
+
+def _function_unit(node, owner: str | None, kind: str) -> Unit | None:
+    if not isinstance(node, ast.FunctionDef):
+        return None  # async functions are left out
+    decos = _decorator_names(node)
+    if any(d in _STUB_DECORATORS for d in decos) or "contextmanager" in decos:
+        return None
+    if _is_stub(node) and kind != "init":
+        return None
+    if owner is not None and kind == "method":
+        if "staticmethod" in decos:
+            kind = "static"
+        elif "classmethod" in decos:
+            kind = "classmethod"
+        elif "property" in decos or "cached_property" in decos:
+            kind = "property"
+        elif any(d in ("setter", "deleter", "getter") for d in decos):
+            return None
+    params = _params(node.args, drop_first=owner is not None and kind != "static")
+    qual = f"{owner}.{node.name}" if owner and kind != "init" else (owner or node.name)
+    return Unit(qualname=qual, name=node.name, owner=owner, kind=kind, params=params, node=node,
+                doc=ast.get_docstring(node), start=_first_line(node), end=node.end_lineno or node.lineno,
+                is_generator=_is_generator(node), constants=_constants(node.body))
+
+
+def _first_line(node) -> int:
+    return min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+
+
+def _base_names(node: ast.ClassDef) -> list[str]:
+    out = []
+    for b in node.bases:
+        t = b.value if isinstance(b, ast.Subscript) else b
+        if isinstance(t, ast.Name):
+            out.append(t.id)
+        elif isinstance(t, ast.Attribute):
+            out.append(t.attr)
+    return out
+
+
+_EXC_BASES = ("Exception", "BaseException", "ValueError", "TypeError", "KeyError", "RuntimeError",
+              "LookupError", "ArithmeticError", "Error", "Warning")
+
+
+def _class_info(node: ast.ClassDef) -> ClassInfo | None:
+    bases = _base_names(node)
+    decos = _decorator_names(node)
+    if any(b in ("Protocol", "TypedDict", "NamedTuple") for b in bases) and "NamedTuple" not in bases:
+        return None
+    style = "plain"
+    if "dataclass" in decos or "define" in decos or "attrs" in decos or "frozen" in decos:
+        style = "dataclass"
+    elif any(b in ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag") for b in bases):
+        style = "enum"
+    elif any(b.endswith(_EXC_BASES) for b in bases):
+        style = "exception"
+    elif "NamedTuple" in bases:
+        style = "namedtuple"
+    elif "ABC" in bases or any(isinstance(k.value, ast.Name) and k.value.id == "ABCMeta"
+                                 for k in node.keywords):
+        style = "abstract"
+    methods: list[Unit] = []
+    props: list[str] = []
+    dunders: list[str] = []
+    init_node = None
+    attributes: list[str] = []
+    for item in node.body:
+        for n in ast.walk(item):
+            if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and \
+                    isinstance(n.value, ast.Name) and n.value.id == "self" and not n.attr.startswith("_") \
+                    and n.attr not in attributes:
+                attributes.append(n.attr)
+        if isinstance(item, ast.FunctionDef):
+            if item.name == "__init__":
+                init_node = item
+            if item.name.startswith("__") and item.name.endswith("__"):
+                dunders.append(item.name)
+                continue
+            if item.name.startswith("_"):
+                continue
+            u = _function_unit(item, node.name, "method")
+            if u is None:
+                continue
+            if u.kind == "property":
+                props.append(u.name)
+            methods.append(u)
+    if init_node is not None:
+        init = _function_unit(init_node, node.name, "init")
+    else:
+        init = Unit(qualname=node.name, name="__init__", owner=node.name, kind="init",
+                    params=_field_params(node) if style in ("dataclass", "namedtuple") else [],
+                    node=None, doc=None, start=node.lineno, end=node.lineno)
+    init.doc = ast.get_docstring(node)
+    if style in ("dataclass", "namedtuple"):
+        for p in init.params:
+            if p.name not in attributes and not p.name.startswith("_"):
+                attributes.append(p.name)
+    return ClassInfo(name=node.name, node=node, doc=ast.get_docstring(node), init=init,
+                     methods=methods, properties=props, style=style, attributes=attributes,
+                     start=_first_line(node), end=node.end_lineno or node.lineno, dunders=dunders)
+
+
+def _field_params(node: ast.ClassDef) -> list[Param]:
+    """Constructor parameters of a dataclass / NamedTuple: its annotated class attributes."""
+    out = []
+    for item in node.body:
+        if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+            ann = item.annotation
+            if isinstance(ann, ast.Subscript) and isinstance(ann.value, ast.Name) and ann.value.id == "ClassVar":
+                continue
+            default = item.value
+            if isinstance(default, ast.Call) and isinstance(default.func, ast.Name) and \
+                    default.func.id == "field":
+                kw = {k.arg: k.value for k in default.keywords}
+                if "init" in kw and isinstance(kw["init"], ast.Constant) and kw["init"].value is False:
+                    continue
+                default = kw.get("default") or (ast.Constant(None) if "default_factory" in kw else None)
+            out.append(Param(item.target.id, "pos", ann, default))
+    return out
+
+
+def _constants(body: list[ast.stmt]) -> list:
+    """Distinct literal values in ``body`` (docstrings and huge literals left out), in order."""
+    seen: dict = {}
+    doc_ids = set()
+    for stmt in body[:1]:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            doc_ids.add(id(stmt.value))
+    for stmt in body:  # messages (raise X("..."), f-string pieces) are not inputs
+        for n in ast.walk(stmt):
+            if isinstance(n, (ast.Raise, ast.JoinedStr)):
+                doc_ids.update(id(c) for c in ast.walk(n) if isinstance(c, ast.Constant))
+    for stmt in body:
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Constant) and id(n) not in doc_ids:
+                v = n.value
+                if isinstance(v, bool) or v is None or v is Ellipsis:
+                    continue
+                if isinstance(v, (int, float)) and abs(v) < 10 ** 12:
+                    seen.setdefault((type(v), v), v)
+                elif isinstance(v, str) and len(v) <= 40:
+                    seen.setdefault((str, v), v)
+                elif isinstance(v, bytes) and len(v) <= 40:
+                    seen.setdefault((bytes, v), v)
+            elif isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub) and \
+                    isinstance(n.operand, ast.Constant) and type(n.operand.value) in (int, float):
+                v = -n.operand.value
+                seen.setdefault((type(v), v), v)
+    return list(seen.values())[:64]

@@ -1,0 +1,461 @@
+"""The pytest file: one test function per kept probe, named for what it does, importing the module
+the normal way (``from mylib.stats import mean``), asserting exactly the
+:class:`~coevo.testgen.observe.Check` list of the probe's outcome.
+
+Shapes written:
+
+* ``assert mean([1, 2, 3]) == pytest.approx(2.0)``; ``assert is_prime(7) is True``;
+* ``with pytest.raises(ValueError, match='empty'):`` around a call that raises;
+* ``result = f(x)`` then one assert per attribute / length / item when several facts are checked;
+* ``stack = Stack()`` then its method calls, then the object's state;
+* ``items = [3, 1, 2]`` / ``sort_in_place(items)`` / ``assert items == [1, 2, 3]`` for arguments
+  changed in place; ``capsys.readouterr().out`` for printed output.
+
+Names that pytest would collect (``test_*``) or that clash with the file's own names are reached
+through the module instead (``from mylib import stats`` then ``stats.test_mode(...)``).
+"""
+
+from __future__ import annotations
+
+import ast
+import keyword
+import re
+from dataclasses import dataclass
+
+from coevo.testgen.inputs import Probe, Step
+from coevo.testgen.literals import imports_for, literal, pretty
+from coevo.testgen.observe import Check
+
+__all__ = ["TestCase", "render_file", "test_name", "clash_names"]
+
+_WIDTH = 100
+_FILE_NAMES = frozenset({"pytest", "math", "re", "datetime", "result", "capsys"})
+# names written in values (reprs, arguments) that come from the standard library
+_STDLIB_NAMES = {"datetime": "import datetime", "Decimal": "from decimal import Decimal",
+                 "Fraction": "from fractions import Fraction", "OrderedDict": "from collections import OrderedDict",
+                 "deque": "from collections import deque", "Counter": "from collections import Counter",
+                 "defaultdict": "from collections import defaultdict"}
+_REGEX_SPECIAL = re.compile(r"([.^$*+?{}\[\]\\|()])")
+
+
+def match_pattern(message: str) -> str:
+    """The ``match=`` argument for an exception message: the message with only the regex
+    metacharacters escaped, written as a raw string when it holds backslashes."""
+    pat = _REGEX_SPECIAL.sub(r"\\\1", message)
+    if "\\" in pat and "'" not in pat and not pat.endswith("\\") and "\n" not in pat:
+        return "r'" + pat + "'"
+    return literal(pat)
+
+
+@dataclass
+class TestCase:
+    __test__ = False  # not a pytest test class
+
+    probe: Probe
+    outcome: dict
+    checks: list[Check]
+    name: str = ""
+    comment: str = ""
+
+
+def clash_names(names: set[str]) -> set[str]:
+    """Module names that cannot be imported bare into a test file."""
+    return {n for n in names if n.startswith(("test", "Test")) or n in _FILE_NAMES or keyword.iskeyword(n)
+            or n.startswith("_")}
+
+
+# ----------------------------------------------------------------------------- names
+
+def _snake(s: str) -> str:
+    s = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", s)
+    s = re.sub(r"\W+", "_", s).strip("_").lower()
+    return re.sub(r"_+", "_", s)
+
+
+def _word_for(src: str) -> str:
+    try:
+        v = ast.literal_eval(src)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        v = _NOT
+    if v is _NOT:
+        try:
+            node = ast.parse(src, mode="eval").body
+        except SyntaxError:
+            return "value"
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else "call"
+            return _snake(name)
+        if isinstance(node, ast.Attribute):
+            return _snake(node.attr)
+        if isinstance(node, ast.Lambda):
+            return "lambda"
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            kind = {ast.List: "list", ast.Tuple: "tuple", ast.Set: "set"}[type(node)]
+            n = len(node.elts)
+            return f"empty_{kind}" if not n else f"one_item_{kind}" if n == 1 else f"{n}_items"
+        if isinstance(node, ast.Dict):
+            return "dict"
+        if isinstance(node, ast.Name):
+            return _snake(node.id)
+        return "value"
+    return _value_word(v)
+
+
+_NOT = object()
+
+
+def _value_word(v) -> str:
+    if v is None:
+        return "none"
+    if v is True or v is False:
+        return str(v).lower()
+    if type(v) is int:
+        if v < 0:
+            return f"minus_{-v}" if v > -1000 else "large_negative"
+        return str(v) if v < 10 ** 6 else "large"
+    if type(v) is float:
+        if v == 0:
+            return "zero_float"
+        if v < 0:
+            return "negative_float"
+        if v != v or v in (float("inf"),):
+            return "special_float"
+        return "float"
+    if isinstance(v, str):
+        if v == "":
+            return "empty_string"
+        w = _snake(v)
+        if w and len(w) <= 14 and re.fullmatch(r"[a-z][a-z0-9_]*", w):
+            return w
+        if v.strip() == "":
+            return "blank_string"
+        if v.isdigit() and len(v) <= 6:
+            return f"text_{v}"
+        if v.isdigit():
+            return "digits"
+        return "text"
+    if isinstance(v, bytes):
+        return "empty_bytes" if not v else "bytes"
+    if isinstance(v, (list, tuple, set, frozenset)):
+        kind = {list: "list", tuple: "tuple", set: "set", frozenset: "set"}[type(v)]
+        if not v:
+            return f"empty_{kind}"
+        if len(v) == 1:
+            return f"one_item_{kind}"
+        return f"{len(v)}_items"
+    if isinstance(v, dict):
+        return "empty_dict" if not v else f"{len(v)}_key_dict" if len(v) <= 3 else "dict"
+    return "value"
+
+
+def _outcome_word(tc: TestCase) -> str:
+    steps = tc.outcome["steps"]
+    last = steps[-1]
+    if last[0] == "raise":
+        name = "exception"
+        for c in tc.checks:
+            if c.op == "raises" and c.root == ("raise", len(steps) - 1):
+                name = c.value[0][1]
+        return "raises_" + _snake(name)
+    if any(s[0] == "raise" for s in steps):
+        return "after_error"
+    d = last[1]
+    if isinstance(d, list) and d and d[0] == "v":
+        v = d[1]
+        if v is None:
+            return "returns_none"
+        if v is True or v is False:
+            return f"is_{str(v).lower()}"
+        if type(v) is int and -1000 < v < 10 ** 6:
+            return f"returns_{v}" if v >= 0 else f"returns_minus_{-v}"
+        if isinstance(v, str):
+            if v == "":
+                return "returns_empty_string"
+            w = _snake(v)
+            if w and len(w) <= 14 and re.fullmatch(r"[a-z][a-z0-9_]*", w):
+                return f"returns_{w}"
+        if isinstance(v, (list, tuple, dict, set)) and not v:
+            return "returns_empty"
+    if last[2]:
+        return "prints"
+    return ""
+
+
+def test_name(tc: TestCase, unit_words: str) -> str:
+    """``test_<unit>_<arguments>_<outcome>``, at most about 70 characters."""
+    steps = tc.probe.steps
+    words: list[str] = [unit_words]
+    calls = [s for s in steps if s.bind is None]
+    if len(calls) >= 2:
+        names = [s.callee.rpartition(".")[2] for s in calls]
+        words.append("_then_".join(dict.fromkeys(names)) if len(set(names)) > 1 else f"{names[0]}_twice")
+    elif len(steps) == 1 and steps[0].kind == "attr" and "." not in steps[0].callee:
+        return "test_" + _snake(steps[0].callee) + "_value"  # a module's public data
+    else:
+        target = calls[0] if calls else steps[0]
+        if calls and steps[0].bind is not None and len(steps) == 2:
+            words.append(_snake(target.callee.rpartition(".")[2]))
+        elif not calls and not target.args and not target.kwargs:
+            words.append("initial_state")
+        args = [_word_for(a) for a in target.args[:3]] + [f"{_snake(k)}_{_word_for(v)}" for k, v in target.kwargs[:2]]
+        if args:
+            words.append("_".join(args))
+        elif target.kind == "call" and not (steps[0].bind is not None and len(steps) == 1):
+            words.append("no_arguments")
+    out = _outcome_word(tc)
+    if out:
+        words.append(out)
+    name = _snake("_".join(w for w in words if w))
+    if len(name) > 70:
+        name = name[:70].rstrip("_")
+    return "test_" + name
+
+
+def _unit_words(probe: Probe) -> str:
+    first = probe.steps[0]
+    if first.bind is not None:
+        return _snake(first.callee)
+    callee = first.callee
+    return _snake(callee.replace(".", "_"))
+
+
+# ----------------------------------------------------------------------------- rendering
+
+class _Ctx:
+    def __init__(self, module_name: str, alias: str, clash: set[str], module_names: set[str],
+                 defined: set[str] | None = None):
+        self.module_name = module_name
+        self.defined = module_names if defined is None else defined  # names the module itself defines
+        self.alias = alias
+        self.clash = clash
+        self.module_names = module_names
+        self.imported: set[str] = set()
+        self.alias_used = False
+        self.extra_imports: set[str] = set()
+        self.uses_pytest = False
+        self.uses_math = False
+
+    def src(self, text: str) -> str:
+        """``text`` with the module's names noted for import (clashing ones qualified)."""
+        try:
+            tree = ast.parse(text, mode="eval")
+        except SyntaxError:
+            return text
+        changed = False
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name) and node.id in _STDLIB_NAMES and node.id not in self.defined:
+                self.extra_imports.add(_STDLIB_NAMES[node.id])
+            elif isinstance(node, ast.Name) and node.id in self.module_names:
+                if node.id in self.clash:
+                    changed = True
+                else:
+                    self.imported.add(node.id)
+
+        if not changed:
+            return text
+        self.alias_used = True
+        tree = _Qualify(self.clash, self.alias).visit(tree)
+        return ast.unparse(tree)
+
+    def type_name(self, t: tuple) -> str:
+        mod, qual = t
+        if mod == "builtins":
+            return qual
+        return self.src(qual)
+
+
+class _Qualify(ast.NodeTransformer):
+    def __init__(self, names: set[str], alias: str):
+        self.names, self.alias = names, alias
+
+    def visit_Name(self, node):
+        if node.id in self.names:
+            return ast.copy_location(ast.Attribute(ast.Name(self.alias, ast.Load()), node.id, node.ctx), node)
+        return node
+
+
+def _access(expr: str, path: tuple, ctx: _Ctx) -> str:
+    for acc in path:
+        a = acc[0]
+        if a == "attr":
+            expr = f"{expr}.{acc[1]}"
+        elif a in ("len", "list", "str", "repr"):
+            expr = f"{a}({expr})"
+        elif a == "index":
+            expr = f"{expr}[{acc[1]}]"
+        elif a == "key":
+            expr = f"{expr}[{literal(acc[1])}]"
+        elif a == "type":
+            expr = f"type({expr}).__name__"
+    return expr
+
+
+def _assert_line(expr: str, c: Check, ctx: _Ctx, indent: int) -> str:
+    if c.op == "is":
+        return f"assert {expr} is {c.value!r}"
+    if c.op == "isnan":
+        ctx.uses_math = True
+        return f"assert math.isnan({expr})"
+    if c.op == "enum":
+        (t, member) = c.value
+        return f"assert {expr} is {ctx.type_name(tuple(t))}.{member}"
+    if c.op == "src":
+        return f"assert {expr} == {ctx.src(c.value[0])}"
+    head = f"assert {expr} == "
+    for imp in imports_for(c.value):
+        ctx.extra_imports.add(imp)
+    lit = literal(c.value)
+    # continuation lines are indented from the statement (its own indentation is added later)
+    if c.op == "approx":
+        ctx.uses_pytest = True
+        lit = pretty(lit, 0, _WIDTH - indent, column=len(head) + len("pytest.approx("))
+        return f"{head}pytest.approx({lit})"
+    return head + pretty(lit, 0, _WIDTH - indent, column=len(head))
+
+
+def _call_src(step: Step, ctx: _Ctx, arg_vars: dict[int, str]) -> str:
+    if step.kind == "attr":
+        return ctx.src(step.callee)
+    args = [arg_vars.get(j) or ctx.src(a) for j, a in enumerate(step.args)]
+    args += [f"{k}={ctx.src(v)}" for k, v in step.kwargs]
+    return f"{ctx.src(step.callee)}({', '.join(args)})"
+
+
+def _param_names(step: Step, units: dict) -> list[str]:
+    unit = units.get(step.unit) if step.unit else None
+    if unit is None:
+        return []
+    return [p.name for p in unit.params if p.kind in ("pos", "posonly")]
+
+
+def render_test(tc: TestCase, ctx: _Ctx, units: dict) -> str:
+    """The source of one test function."""
+    body: list[str] = []
+    ind = 4
+    steps = tc.probe.steps
+    by_root: dict[tuple, list[Check]] = {}
+    for c in tc.checks:
+        by_root.setdefault(c.root, []).append(c)
+    uses_capsys = any(c.root[0] == "out" for c in tc.checks)
+    taken = {s.bind for s in steps if s.bind} | ctx.module_names | {"pytest", "math"}
+    n_results = 0
+    for i, step in enumerate(steps):
+        # arguments changed in place get a variable first
+        arg_vars: dict[int, str] = {}
+        params = _param_names(step, units)
+        for c in tc.checks:
+            if c.root[0] == "arg" and c.root[1] == i and c.root[2] not in arg_vars and c.root[2] < len(step.args):
+                j = c.root[2]
+                base = params[j] if j < len(params) and params[j].isidentifier() else f"arg{j + 1}"
+                name = base
+                k = 2
+                while name in taken or keyword.iskeyword(name):
+                    name = f"{base}_{k}"
+                    k += 1
+                taken.add(name)
+                arg_vars[j] = name
+                head = f"{name} = "
+                body.append(head + pretty(ctx.src(step.args[j]), 0, _WIDTH - ind, column=len(head)))
+        call = _call_src(step, ctx, arg_vars)
+        raise_checks = by_root.get(("raise", i), [])
+        if raise_checks:
+            t, msg = raise_checks[0].value
+            ctx.uses_pytest = True
+            match = f", match={match_pattern(msg)}" if msg is not None else ""
+            body.append(f"with pytest.raises({ctx.type_name(tuple(t))}{match}):")
+            body.append(" " * 4 + call)
+        else:
+            value_checks = [c for c in by_root.get(("ret", i), []) if c.op != "ok"]
+            if step.bind and (i + 1 < len(steps) or any(c.root == ("var", step.bind) for c in tc.checks)):
+                body.append(f"{step.bind} = {call}")
+            elif not value_checks:
+                body.append(call)
+            elif len(value_checks) == 1 and not value_checks[0].path:
+                body.append(_assert_line(call, value_checks[0], ctx, ind))
+            elif len(value_checks) == 1 and value_checks[0].path in ((("list",),), (("len",),), (("str",),)):
+                body.append(_assert_line(_access(call, value_checks[0].path, ctx), value_checks[0], ctx, ind))
+            else:
+                n_results += 1
+                var = "result" if n_results == 1 else f"result_{n_results}"
+                while var in taken:
+                    var += "_"
+                taken.add(var)
+                body.append(f"{var} = {call}")
+                for c in value_checks:
+                    body.append(_assert_line(_access(var, c.path, ctx), c, ctx, ind))
+            for j, name in arg_vars.items():
+                for c in by_root.get(("arg", i, j), []):
+                    body.append(_assert_line(_access(name, c.path, ctx), c, ctx, ind))
+        for c in by_root.get(("out", i), []):
+            body.append(_assert_line("capsys.readouterr().out", c, ctx, ind))
+    for c in tc.checks:
+        if c.root[0] == "var":
+            body.append(_assert_line(_access(c.root[1], c.path, ctx), c, ctx, ind))
+    lines = []
+    if tc.comment:
+        lines.append(f"# {tc.comment}")
+    lines.append(f"def {tc.name}({'capsys' if uses_capsys else ''}):")
+    for b in body:
+        lines += [(" " * ind + ln) if ln else "" for ln in b.split("\n")]
+    return "\n".join(lines) + "\n"
+
+
+def render_file(module_name: str, module_names: set[str], cases: list[TestCase], units: dict,
+                header: str, defined: set[str] | None = None) -> str:
+    """The whole test module: docstring, imports, tests (names made unique). ``module_names``:
+    every name the module has at its top level; ``defined``: those it defines itself (the rest,
+    e.g. ``OrderedDict``, are imported from where they come from)."""
+    clash = clash_names(module_names)
+    parent, _, leaf = module_name.rpartition(".")
+    alias = leaf if leaf not in module_names and leaf.isidentifier() and not keyword.iskeyword(leaf) \
+        and leaf not in _FILE_NAMES else "module_under_test"
+    ctx = _Ctx(module_name, alias, clash, module_names, defined)
+    used: dict[str, int] = {}
+    tests = []
+    for tc in cases:
+        base = tc.name or test_name(tc, _unit_words(tc.probe))
+        n = used.get(base, 0) + 1
+        used[base] = n
+        tc.name = base if n == 1 else f"{base}_{n}"
+        tests.append(render_test(tc, ctx, units))
+    imports = ["import math"] if ctx.uses_math else []
+    imports += sorted(i for i in ctx.extra_imports if i.startswith("import "))
+    imports += sorted(i for i in ctx.extra_imports if i.startswith("from "))
+    third = ["import pytest"] if ctx.uses_pytest else []
+    own = []
+    if ctx.imported:  # isort's order by type: CONSTANTS, Classes, functions
+        names = sorted(ctx.imported, key=lambda s: (0 if s.isupper() else 1 if s[:1].isupper() else 2, s))
+        line = f"from {module_name} import {', '.join(names)}"
+        if len(line) > _WIDTH:
+            line = f"from {module_name} import (\n" + "".join(f"    {n},\n" for n in names) + ")"
+        own.append(line)
+    if ctx.alias_used:
+        line = (f"from {parent} import {leaf}" if parent else f"import {leaf}") + \
+            ("" if alias == leaf else f" as {alias}")
+        own.insert(0 if line.startswith("import ") else len(own), line)
+    blocks = [b for b in (imports, third, own) if b]
+    out = [f'"""{header.strip()}\n"""', ""]
+    for b in blocks:
+        out.append("\n".join(b))
+        out.append("")
+    text = "\n".join(out).rstrip("\n") + "\n"
+    for t in tests:
+        text += "\n\n" + t
+    return text
+
+
+def unique_names(names: list[str]) -> list[str]:
+    """``names`` with repeats numbered (``test_x``, ``test_x_2``...)."""
+    used: dict[str, int] = {}
+    out = []
+    for n in names:
+        k = used.get(n, 0) + 1
+        used[n] = k
+        cand = n if k == 1 else f"{n}_{k}"
+        while cand in used and k > 1:
+            k += 1
+            cand = f"{n}_{k}"
+        used.setdefault(cand, 1)
+        out.append(cand)
+    return out

@@ -1,0 +1,143 @@
+"""`coevo gen-tests PATH` end to end: suites that pass (twice, fresh processes), reports, suspects,
+bad input as one line with nothing written, hostile modules kept in the sandbox, stale files."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from coevo.cli import main
+
+FIX = Path(__file__).parent / "fixtures" / "gentests"
+BUDGET = "6"
+
+
+def run_pytest(path: Path, *extra, seed: str = "1"):
+    env = {**os.environ, "PYTHONHASHSEED": seed, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    env.pop("PYTHONPATH", None)
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *extra, str(path)],
+                          capture_output=True, text=True, cwd=path, env=env, timeout=120)
+
+
+def gen(*argv):
+    return main(["gen-tests", *map(str, argv), "--time-budget", BUDGET, "--quiet"])
+
+
+@pytest.fixture
+def project(tmp_path):
+    """A copy of the planted-bug fixture in a fresh project (pyproject.toml + src/)."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy2(FIX / "planted_bug.py", src / "planted_bug.py")
+    return tmp_path
+
+
+def test_suite_passes_report_and_suspects(project, capsys):
+    report = project / "run.json"
+    rc = main(["gen-tests", str(project / "src" / "planted_bug.py"), "--time-budget", BUDGET,
+               "--report", str(report)])
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    out = project / "tests"  # the default: next to the project's tests
+    suite = out / "test_planted_bug.py"
+    text = suite.read_text()
+    compile(text, str(suite), "exec")
+    assert "from planted_bug import" in text and "def test_0" not in text
+    # the suspect is reported (with input, what the code returns and what the docstring says) ...
+    rep = json.loads((out / "test_planted_bug.json").read_text())
+    sus = {s["input"]: s for s in rep["suspects"]}
+    assert sus["median([3, 1, 2])"]["code_returns"] == "1" and "2" in sus["median([3, 1, 2])"]["evidence"]
+    assert "median([3, 1, 2])" in err and "suspect" in err
+    # ... and never asserted as if it were the truth
+    assert "median([3, 1, 2])" not in text and "median([4, 1, 3, 2])" not in text
+    for key in ("mutation_score", "line_coverage", "branch_coverage", "tests_kept", "tests_tried", "seconds"):
+        assert rep[key] is not None, key
+    assert rep["tests_kept"] >= 3 and rep["line_coverage"] == 1.0 and rep["mutation_score"] >= 0.8
+    assert "passed twice" in rep["verification"]
+    assert json.loads(report.read_text())["modules"][0]["module"] == "planted_bug"
+    # pytest on the output passes on the unchanged code, every time (other seeds, reverse order too)
+    for seed in ("7", "12345"):
+        res = run_pytest(out, seed=seed)
+        assert res.returncode == 0 and "passed" in res.stdout, res.stdout + res.stderr
+    # a rerun replaces what the earlier run wrote; files coevo did not write are left alone
+    (out / "test_mine.py").write_text("def test_mine():\n    assert True\n")
+    (out / "test_old_planted_bug.py").write_text("x = 1\n")
+    manifest = json.loads((out / ".coevo-gen-tests.json").read_text())
+    manifest["files"]["test_old_planted_bug.py"] = {"module": "planted_bug", "key": "planted_bug",
+                                                    "source": str((project / "src" / "planted_bug.py").resolve())}
+    (out / ".coevo-gen-tests.json").write_text(json.dumps(manifest))
+    assert gen(project / "src" / "planted_bug.py") == 0
+    assert not (out / "test_old_planted_bug.py").exists() and (out / "test_mine.py").exists()
+
+
+def test_package_directory_and_a_single_name(tmp_path):
+    shutil.copytree(FIX / "shapes", tmp_path / "shapes", ignore=shutil.ignore_patterns("__pycache__"))
+    out = tmp_path / "out"
+    assert gen(tmp_path / "shapes" / "geometry.py::Rectangle", "--out", out) == 0
+    text = (out / "test_shapes_geometry_Rectangle.py").read_text()
+    assert "from shapes.geometry import Rectangle" in text and "bounding_box" not in text
+    assert run_pytest(out).returncode == 0
+    assert gen(tmp_path / "shapes", "--out", out) == 0
+    assert {p.name for p in out.glob("test_*.py")} >= {"test_shapes_geometry.py", "test_shapes_units.py"}
+    res = run_pytest(out)  # the suites of every module (and the earlier ::name one) run together
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+@pytest.mark.parametrize("source, message", [
+    ("def broken(:\n    pass\n", "mod_x.py:1: does not parse"),
+    ("import no_such_module_anywhere\n\ndef f(x):\n    return x\n",
+     "importing the module fails (line 1): ModuleNotFoundError: No module named 'no_such_module_anywhere'"),
+    ("import time\ntime.sleep(60)\n\ndef f(x):\n    return x\n", "importing the module did not finish in time"),
+    ("VALUE = 3\n", "nothing testable"),
+    ("def f(x):\n    while True:\n        pass\n", "nothing testable: no call"),
+])
+def test_bad_input_one_line_exit_2_nothing_written(tmp_path, capsys, source, message):
+    mod = tmp_path / "mod_x.py"
+    mod.write_text(source)
+    out = tmp_path / "out"
+    rc = main(["gen-tests", str(mod), "--out", str(out), "--time-budget", "4"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1, err
+    assert err[0].startswith("coevo gen-tests: error: ") and message in err[0].replace(str(tmp_path) + "/", "")
+    assert "Traceback" not in err[0] and not out.exists()
+
+
+def test_hostile_module_runs_only_in_the_sandbox(tmp_path):
+    """Generated inputs make functions do anything: nothing escapes to the host."""
+    from matrix.engine import ExecConfig, Executor
+
+    with Executor(ExecConfig(workers=1)) as ex:
+        if ex.isolation != "namespace":
+            pytest.skip("host files are protected by the namespace sandbox only")
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    marker = tmp_path / "marker"
+    mod = tmp_path / "hostile.py"
+    mod.write_text(
+        "import os\n"
+        f"VICTIM = {str(victim)!r}\nMARKER = {str(marker)!r}\n\n"
+        "def wipe(path: str = VICTIM) -> bool:\n"
+        "    try:\n        os.remove(path)\n    except OSError:\n        pass\n"
+        "    try:\n        open(MARKER, 'w').write('escaped')\n    except OSError:\n        return False\n"
+        "    return True\n\n"
+        "def grow(n: int) -> int:\n    data = []\n    while True:\n        data.append(' ' * 10 ** 6)\n")
+    out = tmp_path / "out"
+    assert gen(mod, "--out", out) == 0
+    assert victim.read_text() == "keep me" and not marker.exists()
+
+
+def test_options_are_checked_before_any_work(tmp_path, capsys):
+    mod = tmp_path / "m.py"
+    mod.write_text("def f(x):\n    return x\n")
+    assert main(["gen-tests", str(mod), "--time-budget", "0"]) == 2
+    assert "--time-budget" in capsys.readouterr().err
+    (tmp_path / "afile").write_text("")
+    assert main(["gen-tests", str(mod), "--out", str(tmp_path / "afile")]) == 2
+    assert "not a directory" in capsys.readouterr().err
+    assert main(["gen-tests"]) == 2
+    assert "give PATH" in capsys.readouterr().err

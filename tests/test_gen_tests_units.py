@@ -1,0 +1,273 @@
+"""coevo.testgen's pure parts on hand-worked examples: module analysis, specs, literals, what a
+test asserts (observe), the greedy suite, mutants, the writer."""
+
+import ast
+import math
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from coevo.testgen import observe
+from coevo.testgen.choose import Candidate, greedy_suite
+from coevo.testgen.inputs import InputGenerator, Probe, Step
+from coevo.testgen.literals import literal, pretty
+from coevo.testgen.mutants import module_mutants
+from coevo.testgen.specs import from_annotation, infer_param
+from coevo.testgen.target import analyze, resolve
+from coevo.testgen.writer import TestCase, match_pattern, render_file
+from matrix.errors import InputError
+from matrix.mutation import mutants as base_mutants
+
+FIX = __import__("pathlib").Path(__file__).parent / "fixtures" / "gentests"
+
+
+# ----------------------------------------------------------------------------- target
+
+def test_resolve_file_package_and_names():
+    (m,) = resolve(str(FIX / "bank_account.py"))
+    assert m.name == "bank_account" and m.root == FIX.resolve()
+    assert [c.name for c in m.classes] == ["Account", "Stack"]  # a bare exception class is tested where raised
+    acc = m.class_named("Account")
+    assert [u.name for u in acc.methods] == ["deposit", "withdraw", "transfer_to", "transactions"]
+    assert acc.methods[-1].kind == "property" and [p.name for p in acc.init.params] == ["owner", "balance"]
+    assert acc.attributes == ["owner", "balance", "history"]
+    (g,) = resolve(str(FIX / "shapes" / "geometry.py"))
+    assert g.name == "shapes.geometry" and g.root == FIX.resolve()
+    point = g.class_named("Point")
+    assert point.style == "dataclass" and [p.name for p in point.init.params] == ["x", "y"]
+    pkg = resolve(str(FIX / "shapes"))
+    assert sorted(m.name for m in pkg) == ["shapes.geometry", "shapes.units"]
+    (one,) = resolve(str(FIX / "bank_account.py") + "::Account.withdraw")
+    assert one.selected == "Account.withdraw" and [u.qualname for u in one.units] == ["Account", "Account.withdraw"]
+    assert min(one.target_lines()) > 1 and len(one.target_lines()) < 12
+
+
+@pytest.mark.parametrize("text, spec, message", [
+    ("def f(:\n", "bad.py", "bad.py:1: does not parse"),
+    ("X = 1\n", "consts.py", "nothing testable"),
+    ("def f(x):\n    return x\n", "ok.py::g", "defines no function or class named 'g'"),
+    ("class A:\n    def m(self):\n        return 1\n", "ok2.py::A.z", "class 'A' defines no method named 'z'"),
+])
+def test_resolve_bad_input_is_one_clear_error(tmp_path, text, spec, message):
+    name = spec.split("::")[0]
+    (tmp_path / name).write_text(text)
+    with pytest.raises(InputError) as exc:
+        resolve(str(tmp_path / spec))
+    assert message in str(exc.value).replace(str(tmp_path) + "/", "")
+
+def test_resolve_missing_and_non_python_paths(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        resolve(str(tmp_path / "missing.py"))
+    (tmp_path / "notes.txt").write_text("x")
+    with pytest.raises(InputError, match="not a Python source file"):
+        resolve(str(tmp_path / "notes.txt"))
+    (tmp_path / "empty_dir").mkdir()
+    with pytest.raises(InputError, match="no Python modules"):
+        resolve(str(tmp_path / "empty_dir"))
+
+
+def test_units_skip_stubs_and_private_helpers_unless_nothing_else(tmp_path):
+    src = ("from typing import overload\n"
+           "def pub(x):\n    return _helper(x)\n"
+           "def _helper(x):\n    return x + 1\n"
+           "@overload\ndef pub2(x: int) -> int: ...\n"
+           "def stub():\n    raise NotImplementedError\n")
+    (tmp_path / "a_mod.py").write_text(src)
+    assert [u.name for u in analyze(tmp_path / "a_mod.py").functions] == ["pub"]
+    (tmp_path / "b_mod.py").write_text("def _only(x):\n    return x\n")
+    assert [u.name for u in analyze(tmp_path / "b_mod.py").functions] == ["_only"]
+
+
+# ----------------------------------------------------------------------------- specs
+
+def _ann(text):
+    return ast.parse(text, mode="eval").body
+
+
+@pytest.mark.parametrize("ann, want", [
+    ("int", "int"), ("list[int]", "list[int]"), ("Optional[str]", "optional[str]"),
+    ("dict[str, float]", "dict[str, float]"), ("tuple[int, ...]", "tuple[int, Ellipsis]"),
+    ("int | None", "optional[int]"), ("'Point'", "instance['Point']"), ("Literal['a', 'b']", "literal['a', 'b']"),
+    ("Sequence[str]", "list[str]"), ("Union[int, str]", "union[int, str]"), ("Color", "enum['Color']"),
+])
+def test_specs_from_annotations(ann, want):
+    assert repr(from_annotation(_ann(ann), {"Point": "plain", "Color": "enum"})) == want
+
+
+def _param_spec(src):
+    fn = ast.parse(src).body[0]
+    from coevo.testgen.target import _params
+
+    return [repr(infer_param(p, fn.body, {})) for p in _params(fn.args, drop_first=False)]
+
+
+def test_specs_from_usage_defaults_and_names():
+    assert _param_spec("def f(s, n, xs, d, flag=False, sep=','):\n"
+                       "    s.strip(); range(n)\n    for x in xs: total += x\n    d['key']\n") == \
+        ["str", "int", "list[float]", "dict[literal['key'], int]", "bool", "str"]
+    assert _param_spec("def f(words, price):\n    pass\n") == ["list[str]", "float"]
+    assert _param_spec("def f(name):\n    if not isinstance(name, str):\n        raise TypeError\n") == \
+        ["checked[str]"]
+    assert _param_spec("def f(x=None):\n    return x + 1\n") == ["optional[int]"]
+
+
+def test_pools_use_constants_regexes_and_types():
+    m = analyze(FIX / "validation.py")
+    gen = InputGenerator(m)
+    dur = next(u for u in m.units if u.name == "parse_duration")
+    pool = gen.pool(gen.specs(dur)[0][1], gen._consts(dur))
+    assert any(ast.literal_eval(s) in ("0h", "0m") for s in pool)  # drawn from the module's regex
+    port = next(u for u in m.units if u.name == "parse_port")
+    pool = gen.pool(gen.specs(port)[0][1], gen._consts(port))
+    assert "'65535'" in pool and "'65536'" in pool and "' 1 '" in pool
+    assert not any("out of range" in s for s in pool)  # messages are not inputs
+    user = next(u for u in m.units if u.name == "validate_username")
+    assert "42" in gen.pool(gen.specs(user)[0][1], gen._consts(user))  # it checks the type itself
+
+
+def test_docstring_probes_and_mutation_stay_valid_python():
+    m = analyze(FIX / "planted_bug.py")
+    gen = InputGenerator(m, seed=3)
+    doc = gen.docstring_probes()
+    assert [p.source() for p in doc][:2] == ["median([3, 1, 2])", "median([4, 1, 3, 2])"]
+    for p in doc + [gen.mutate(p) for p in doc]:
+        for step in p.steps:
+            compile(step.source(), "<probe>", "eval")
+
+
+# ----------------------------------------------------------------------------- literals
+
+plain = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5)
+                     | st.binary(max_size=4),
+                     lambda inner: st.lists(inner, max_size=3) | st.tuples(inner, inner)
+                     | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+                     | st.frozensets(st.integers(), max_size=3), max_leaves=8)
+
+
+@settings(max_examples=150, deadline=None, database=None)
+@given(plain)
+def test_literal_round_trips(v):
+    assert eval(literal(v), {}) == v  # noqa: S307 - our own text
+
+
+def test_literal_forms():
+    assert literal(set()) == "set()" and literal({3, 1, 22}) == "{1, 3, 22}" and literal((1,)) == "(1,)"
+    assert literal(float("inf")) == "float('inf')" and literal(frozenset()) == "frozenset()"
+    assert math.isnan(eval(literal(float("nan"))))
+    text = pretty(literal(list(range(40))), 4, 60)
+    assert "\n" in text and eval(text) == list(range(40))
+    assert match_pattern("lo > hi") == "'lo > hi'" and match_pattern("f(x) [1]") == r"r'f\(x\) \[1\]'"
+
+
+# ----------------------------------------------------------------------------- observe
+
+def ok(desc, out="", changed=()):
+    return ["ok", desc, out, [list(c) for c in changed]]
+
+
+def raised(types, msg, line=3):
+    return ["raise", [[list(t) for t in types], msg, line], ""]
+
+
+VE = [("builtins", "ValueError"), ("builtins", "Exception"), ("builtins", "BaseException"), ("builtins", "object")]
+
+
+def test_checks_and_kills_follow_the_written_asserts():
+    o = {"steps": [ok(["v", 2.0])], "state": {}}
+    cs = observe.checks(o)
+    assert [(c.op, c.value) for c in cs] == [("ok", None), ("approx", 2.0)]
+    assert not observe.breaks(cs, {"steps": [ok(["v", 2.0000000001])]})  # within pytest.approx
+    assert observe.breaks(cs, {"steps": [ok(["v", 2.1])]})
+    assert observe.breaks(cs, {"steps": [raised(VE, "x")]})
+    assert observe.breaks(cs, {"crash": "timeout"})
+    b = observe.checks({"steps": [ok(["v", True])]})
+    assert observe.breaks(b, {"steps": [ok(["v", 1])]})  # `is True` rejects 1
+    e = observe.checks({"steps": [raised(VE, "bad value")]})
+    sub = [("mod", "MyError")] + VE
+    assert not observe.breaks(e, {"steps": [raised(sub, "a bad value here")]})  # subclass, message found
+    assert observe.breaks(e, {"steps": [raised(VE, "other")]})
+    assert observe.breaks(e, {"steps": [ok(["v", 1])]})
+
+
+def test_checks_for_objects_arguments_and_output():
+    obj = ["obj", ["m", "Stack"], {"capacity": ["v", 3]}, {"len": 2}]
+    o = {"steps": [ok(["bound"]), ok(["v", None], "pushed\n", [(0, ["v", [1, 2]])])], "state": {"stack": obj}}
+    cs = observe.checks(o)
+    roots = [(c.root, c.path, c.op) for c in cs if c.op != "ok"]
+    assert ((("ret", 1), (), "is")) in roots and (("out", 1), (), "eq") in roots
+    assert (("arg", 1, 0), (), "eq") in roots and (("var", "stack"), (("attr", "capacity"),), "eq") in roots
+    assert (("var", "stack"), (("len",),), "eq") in roots
+    other = {"steps": [ok(["bound"]), ok(["v", None], "pushed\n", [(0, ["v", [1, 2]])])],
+             "state": {"stack": ["obj", ["m", "Stack"], {"capacity": ["v", 3]}, {"len": 3}]}}
+    assert observe.breaks(cs, other) and not observe.breaks(cs, o)
+
+
+# ----------------------------------------------------------------------------- choose
+
+def test_greedy_suite_hand_worked():
+    a = Candidate(0, kills=frozenset({1, 2, 3}), lines=frozenset({1, 2}))
+    b = Candidate(1, kills=frozenset({3}), lines=frozenset({2}))
+    c = Candidate(2, branches=frozenset({(2, 3)}), lines=frozenset({3}))
+    d = Candidate(3, kills=frozenset({1}), cost=0.1)
+    assert [x.pid for x in greedy_suite([a, b, c, d])] == [0, 2]
+
+
+@settings(max_examples=60, deadline=None, database=None)
+@given(st.lists(st.tuples(st.frozensets(st.integers(0, 8), max_size=4), st.frozensets(st.integers(0, 5), max_size=3)),
+                max_size=8))
+def test_greedy_suite_keeps_every_goal_without_redundancy(rows):
+    cands = [Candidate(i, kills=k, lines=ln) for i, (k, ln) in enumerate(rows)]
+    chosen = greedy_suite(cands)
+    def union(sets):
+        return frozenset().union(*sets)
+
+    assert union(c.kills for c in chosen) == union(c.kills for c in cands)
+    assert union(c.lines for c in chosen) == union(c.lines for c in cands)
+    for c in chosen:  # none is redundant
+        rest = [o for o in chosen if o is not c]
+        assert not (c.kills <= union(o.kills for o in rest) and c.lines <= union(o.lines for o in rest))
+
+
+# ----------------------------------------------------------------------------- mutants
+
+def test_mutants_are_matrix_mutations_plus_extras():
+    src = (FIX / "text_utils.py").read_text()
+    ours = module_mutants(src, limit=None, extra=False)
+    assert {ast.unparse(ast.parse(m.code)) for m in ours} == {m.code for m in base_mutants(src)}
+    extra = module_mutants(src, limit=None)
+    ops = {m.op for m in extra}
+    assert {"negate", "raise", "return", "loop", "slice"} <= ops
+    for m in extra:
+        assert m.code != src
+        compile(m.code, "<mutant>", "exec")
+    lines = set(range(45, 60))
+    assert all(m.line in lines for m in module_mutants(src, lines=lines, limit=None))
+    few = module_mutants(src, limit=20, seed=1)
+    assert len(few) == 20 and len({m.line for m in few}) >= 10  # spread over the lines
+    guarded = "def f(x):\n    return x + 1\n\nif __name__ == '__main__':\n    print(f(1) + 2)\n"
+    assert all(m.line < 4 for m in module_mutants(guarded, limit=None))
+
+
+# ----------------------------------------------------------------------------- writer
+
+def test_writer_renders_readable_valid_tests():
+    probes = [
+        Probe("mean", (Step("call", "mean", ("[1, 2]",), unit="mean"),)),
+        Probe("mean", (Step("call", "mean", ("[]",), unit="mean"),)),
+        Probe("test_mode", (Step("call", "test_mode", ("'x'",), unit="test_mode"),)),
+    ]
+    outs = [{"steps": [ok(["v", 1.5])], "state": {}},
+            {"steps": [raised(VE, "mean of empty (list)")], "state": {}},
+            {"steps": [ok(["v", None], "hello\n")], "state": {}}]
+    cases = [TestCase(p, o, observe.checks(o, observe.Names("pkg.stats", {"mean", "test_mode"})))
+             for p, o in zip(probes, outs)]
+    text = render_file("pkg.stats", {"mean", "test_mode"}, cases, {}, "Tests.")
+    compile(text, "<suite>", "exec")
+    assert "from pkg import stats" in text and "from pkg.stats import mean" in text
+    assert "assert mean([1, 2]) == pytest.approx(1.5)" in text
+    assert "with pytest.raises(ValueError, match=r'mean of empty \\(list\\)'):" in text
+    assert "def test_test_mode_x_returns_none(capsys):" in text and "stats.test_mode('x')" in text
+    assert "capsys.readouterr().out == 'hello\\n'" in text
+    names = [n.name for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)]
+    assert names == ["test_mean_2_items", "test_mean_empty_list_raises_value_error", "test_test_mode_x_returns_none"]
