@@ -43,10 +43,12 @@ def test_one_spelling_of_quiet_and_progress():
     assert {"train", "demo", "plot", "data convert", "matrix", "select"} <= set(leaves)
     for name, parser in leaves.items():
         opts = _options(parser)
-        assert "--quiet" in opts, name
+        assert {"-q", "--quiet"} <= opts, name
         assert not opts & {"--no-progress", "--silent", "--no-bar"}, name
-    for name in ("train", "demo", "matrix"):
+    for name in ("train", "demo", "matrix", "select", "eval", "solve", "gen-tests"):
         assert "--progress" in _options(leaves[name]), name
+        quiet = next(a for a in leaves[name]._actions if "-q" in a.option_strings)
+        assert quiet.dest == "quiet" and quiet.const is True, name
 
 
 def test_progress_bars_only_on_a_terminal(monkeypatch):

@@ -70,7 +70,9 @@ def add_arguments(parser) -> None:
                         help="per-cell wall-clock limit in seconds (default: the sandbox's)")
     parser.add_argument("--workers", type=int, default=None, metavar="N",
                         help="parallel sandbox workers (default: the sandbox's)")
-    parser.add_argument("--quiet", action="store_true", help="no progress output")
+    from coevo.cli import add_output_options
+
+    add_output_options(parser)
     sampling = parser.add_argument_group("sampling (with --model or --api-base)")
     add_sampling_arguments(sampling, n_tests_default=8)
 
@@ -89,7 +91,9 @@ def _sample(args, tasks):
     _say(args, f"{len(tasks)} tasks: sampling {cfg.n_codes} codes and {cfg.n_tests} test suites per task "
                f"{_where(args, generator)}")
     try:
-        pools = sample_pools(generator, tok, tasks, cfg, progress=not args.quiet and sys.stderr.isatty())
+        from coevo.cli import progress_enabled
+
+        pools = sample_pools(generator, tok, tasks, cfg, progress=progress_enabled(args))
     finally:
         if hasattr(generator, "close"):
             generator.close()
@@ -184,7 +188,9 @@ def run(args) -> int:
     with Executor(executor_config(args)) as ex:
         # candidates + references on ground truth, and on the generated tests
         jobs = [(t, codes[t.task_id] + list(t.solutions), list(t.tests)) for t in todo]
-        gt_res = ex.run_matrices(jobs, progress=not args.quiet and sys.stderr.isatty())
+        from coevo.cli import progress_enabled
+
+        gt_res = ex.run_matrices(jobs, progress=progress_enabled(args))
         # generated tests, and the statement's worked examples after them (for selection)
         examples = {t.task_id: examples_for(args, t) if gen.get(t.task_id) else [] for t in todo}
         gen_jobs = [(t, codes[t.task_id] + list(t.solutions), gen.get(t.task_id, []) + examples[t.task_id])

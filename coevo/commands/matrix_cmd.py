@@ -48,11 +48,9 @@ def add_arguments(parser) -> None:
                              "relative/absolute tolerance (default: exact)")
     parser.add_argument("--no-batch", action="store_true",
                         help="one fresh process per cell even for pure code (same verdicts, slower)")
-    bar = parser.add_mutually_exclusive_group()
-    bar.add_argument("--progress", dest="progress", action="store_true", default=None,
-                     help="show a progress bar on stderr (default: when stderr is a terminal)")
-    bar.add_argument("--quiet", dest="progress", action="store_false",
-                     help="no progress bar and no summary line")
+    from coevo.cli import add_output_options
+
+    add_output_options(parser)
 
 
 def _exec_config(args):
@@ -83,9 +81,10 @@ def run(args) -> int:
 
     config = _exec_config(args)
     t0 = time.monotonic()
+    from coevo.cli import progress_enabled
     from matrix.engine import Executor
 
-    progress = sys.stderr.isatty() if args.progress is None else bool(args.progress)
+    progress = progress_enabled(args)
     try:
         executor = Executor(config)  # workers boot while the input is read
     except RuntimeError as exc:
@@ -104,7 +103,7 @@ def run(args) -> int:
         except RuntimeError as exc:
             raise InputError(str(exc), field="--isolation") from None
     write_jsonl_atomic(args.out, (r.to_json() for r in results))
-    if args.progress is not False:
+    if not args.quiet:
         cells = sum(r.passed.size for r in results)
         passed = sum(int(r.passed.sum()) for r in results)
         inforce = ", ".join(x for x in (f"cgroup {guards['cgroup']}" if guards.get("cgroup") != "none" else "",

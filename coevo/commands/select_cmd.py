@@ -57,7 +57,9 @@ def add_arguments(parser) -> None:
                         help="per-cell wall-clock limit in seconds (default: the sandbox's)")
     parser.add_argument("--workers", type=int, default=None, metavar="N",
                         help="parallel sandbox workers (default: the sandbox's)")
-    parser.add_argument("--quiet", action="store_true", help="no progress output")
+    from coevo.cli import add_output_options
+
+    add_output_options(parser)
 
 
 def check_common(args) -> None:
@@ -162,7 +164,9 @@ def run(args) -> int:
 
     rows = []
     with Executor(executor_config(args)) as executor:
-        progress = not args.quiet and sys.stderr.isatty()
+        from coevo.cli import progress_enabled
+
+        progress = progress_enabled(args)
         results = executor.run_matrices([(t, c, tests_ + ex, extra) for t, c, tests_, ex, extra in jobs],
                                         progress=progress)
         isolation = executor.isolation

@@ -93,7 +93,9 @@ def add_model_arguments(parser, *, n_tests_default: int = 8) -> None:
                         help="per-cell wall-clock limit in seconds (default: the sandbox's)")
     parser.add_argument("--workers", type=int, default=None, metavar="N",
                         help="parallel sandbox workers (default: the sandbox's)")
-    parser.add_argument("--quiet", action="store_true", help="no progress output")
+    from coevo.cli import add_output_options
+
+    add_output_options(parser)
 
 
 def add_arguments(parser) -> None:
@@ -236,12 +238,13 @@ def build_pools(args, *, min_tests: int):
 
     check_model_args(args, min_tests=min_tests)
     tasks = load_tasks(args.tasks)
+    from coevo.cli import progress_enabled
     from coevo.commands.select_cmd import executor_config
     from matrix.engine import Executor
     from roles.generation import stats_line
     from roles.pipeline import PoolConfig, judge_pools, sample_pools
 
-    progress = not args.quiet and sys.stderr.isatty()  # bars only on a terminal
+    progress = progress_enabled(args)  # bars only on a terminal unless --progress
     _say(args, f"loading model {args.model}" if args.model else f"using the served model {args.api_model}")
     generator, tok = open_generator(args)
     cfg = PoolConfig(n_codes=args.n_codes, n_tests=args.n_tests,

@@ -25,7 +25,9 @@ class _Progress:
     def __init__(self, args, n_modules: int):
         self.bar = None
         self.n = n_modules
-        if args.quiet or not sys.stderr.isatty():
+        from coevo.cli import progress_enabled
+
+        if not progress_enabled(args):
             return
         try:
             from tqdm import tqdm
