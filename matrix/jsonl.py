@@ -5,12 +5,15 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
 from matrix.errors import InputError
+
+STDOUT = "-"  # an output path meaning standard output
 
 
 def _open_text(path: Path):
@@ -94,7 +97,13 @@ def _write_atomic(path: str | os.PathLike, write: Callable[[TextIO], None]) -> N
 
 
 def write_jsonl_atomic(path: str | os.PathLike, rows: Iterable[dict[str, Any]]) -> None:
-    """Write rows to ``path`` through a temporary file and ``os.replace``: never half-written."""
+    """Write rows to ``path`` through a temporary file and ``os.replace``: never half-written.
+    ``path`` ``"-"`` is standard output (the rows are all computed before the first is written)."""
+    if str(path) == STDOUT:
+        lines = [json.dumps(row, ensure_ascii=False) + "\n" for row in rows]
+        sys.stdout.writelines(lines)
+        sys.stdout.flush()
+        return
     _write_atomic(path, lambda fh: fh.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
 
 

@@ -176,3 +176,24 @@ def test_a_foreign_distribution_with_our_names_stops_with_one_line(tmp_path):
     assert "\n" not in line
     assert "the installed distribution 'matrix 0.0.9' also provides the top-level package 'matrix'" in line
     assert "pip uninstall matrix" in line
+
+
+def test_matrix_and_select_write_to_stdout_with_dash(tmp_path, capsys, monkeypatch):
+    """`--out -` is standard output (no file named '-'); gen-tests writes directories and refuses it."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tasks.jsonl").write_text('{"task_id": "t", "prompt": "", "kind": "function", "entry_point": "neg"}\n')
+    (tmp_path / "codes.jsonl").write_text('{"task_id": "t", "code": "def neg(a):\\n    return -a"}\n'
+                                          '{"task_id": "t", "code": "def neg(a):\\n    return a"}\n')
+    (tmp_path / "tests.jsonl").write_text('{"task_id": "t", "test": "assert neg(1) == -1"}\n')
+    files = ["--tasks", "tasks.jsonl", "--codes", "codes.jsonl", "--tests", "tests.jsonl", "--out", "-", "-q"]
+    assert main(["matrix", *files, "--isolation", "process"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and '"passed": [[true], [false]]' in out
+    assert main(["select", *files, "--timeout", "2"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and '"index": 0' in out
+    assert not (tmp_path / "-").exists()
+    (tmp_path / "mod.py").write_text("def f(x: int) -> int:\n    return x\n")
+    assert main(["gen-tests", "mod.py", "--out", "-", "-q"]) == 2
+    assert "'-' (standard output) does not apply" in capsys.readouterr().err
+    assert not (tmp_path / "-").exists()

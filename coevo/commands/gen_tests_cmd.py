@@ -286,6 +286,8 @@ def run_tasks_mode(args) -> int:
 
     if not 0 <= args.min_score <= 1:
         raise InputError("must be in [0, 1]", field="--min-score")
+    if args.out == "-":
+        raise InputError("is a directory of test files; '-' (standard output) does not apply", field="--out")
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise InputError("exists and is not a directory", file=str(out))

@@ -111,5 +111,5 @@ def run(args) -> int:
                                          "separate uids" if guards.get("separate_uids") else "") if x)
         print(f"coevo matrix: {len(results)} tasks, {cells} cells ({passed} passed) in "
               f"{time.monotonic() - t0:.1f}s, isolation {isolation} ({inforce or 'no further guards'}); "
-              f"wrote {args.out}", file=sys.stderr)
+              f"wrote {'stdout' if args.out == '-' else args.out}", file=sys.stderr)
     return 0

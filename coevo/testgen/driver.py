@@ -79,6 +79,8 @@ def run_path_mode(args) -> int:
     from coevo.testgen.target import resolve
 
     _check(args)
+    if args.out == "-":
+        raise InputError("is a directory of test files; '-' (standard output) does not apply", field="--out")
     modules = resolve(args.path)
     out = Path(args.out) if args.out else default_out(modules[0].root)
     if out.exists() and not out.is_dir():
