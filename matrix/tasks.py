@@ -1,4 +1,4 @@
-"""The task, code and test records of DESIGN.md, and their validated JSONL loaders.
+"""The task, code and test records of docs/contracts.md, and their validated JSONL loaders.
 
 A :class:`Test` is one of three kinds:
 
