@@ -19,7 +19,6 @@ from matrix.errors import InputError
 from matrix.jsonl import read_jsonl
 
 TASK_KINDS = ("function", "stdio")
-TEST_KINDS = ("assert", "stdio", "call")
 
 
 @dataclass(frozen=True)
