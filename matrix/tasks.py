@@ -1,4 +1,4 @@
-"""The task, code and test records of DESIGN.md, and their validated JSONL loaders.
+"""The task, code and test records of docs/contracts.md, and their validated JSONL loaders.
 
 A :class:`Test` is one of three kinds:
 
@@ -19,7 +19,6 @@ from matrix.errors import InputError
 from matrix.jsonl import read_jsonl
 
 TASK_KINDS = ("function", "stdio")
-TEST_KINDS = ("assert", "stdio", "call")
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""`coevo matrix`: the DESIGN.md contract, bad input, and a light --help."""
+"""`coevo matrix`: the docs/contracts.md contract, bad input, and a light --help."""
 
 from __future__ import annotations
 

@@ -34,7 +34,7 @@ def test_every_package_directory_is_listed():
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     src = tmp_path_factory.mktemp("src")
-    for name in ("pyproject.toml", "README.md", *TOP, "configs"):
+    for name in ("pyproject.toml", "README.md", "LICENSE", *TOP, "configs"):
         p = ROOT / name
         if p.is_dir():
             shutil.copytree(p, src / name, ignore=shutil.ignore_patterns("__pycache__"))
@@ -55,6 +55,18 @@ def test_wheel_ships_the_configs(wheel):
     assert {"coevo/configs/smoke.yaml", "coevo/configs/ds_zero3.json"} <= shipped <= names
     assert "coevo/cli.py" in names and "matrix/engine.py" in names
     assert not any(n.startswith("configs/") for n in names)  # no top-level `configs` package
+
+
+@pytest.mark.timeout(300)
+def test_wheel_ships_the_license(wheel):
+    whl = zipfile.ZipFile(wheel)
+    (metadata,) = [n for n in whl.namelist() if n.endswith(".dist-info/METADATA")]
+    assert "License-Expression: Apache-2.0" in whl.read(metadata).decode().splitlines()
+    (license_file,) = [n for n in whl.namelist() if n.endswith(".dist-info/licenses/LICENSE")]
+    assert whl.read(license_file) == (ROOT / "LICENSE").read_bytes()
+    text = (ROOT / "LICENSE").read_text()
+    assert text.lstrip().startswith("Apache License\n") and "Version 2.0, January 2004" in text
+    assert "END OF TERMS AND CONDITIONS" in text
 
 
 @pytest.mark.timeout(300)

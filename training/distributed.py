@@ -63,14 +63,6 @@ def all_gather_object(obj) -> list:
     return out
 
 
-def broadcast_object(obj, src: int = 0):
-    if not initialized() or world_size() == 1:
-        return obj
-    box = [obj]
-    dist.broadcast_object_list(box, src=src)
-    return box[0]
-
-
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))

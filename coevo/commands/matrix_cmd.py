@@ -5,12 +5,13 @@ from __future__ import annotations
 HELP = "run every code on every test in the sandbox; write the code x test matrix per task"
 DESCRIPTION = HELP + """
 
-Reads the tasks, codes and tests files (JSON Lines, see DESIGN.md) and writes one line per task,
+Reads the tasks, codes and tests files (JSON Lines, see docs/contracts.md) and writes one line per task,
 in the tasks file's order:
 
   {"task_id", "passed": [[bool]] (codes x tests), "status": [["pass"|"fail"|"error"|"timeout"|
    "memory"|"output_limit"|"syntax_error"|"bad_test"|"sandbox_error"]], "values": [[...]],
-   "errors": [[str]], "times": [[seconds]], "isolation": "namespace"|"process"}
+   "errors": [[str]], "times": [[seconds]], "isolation": "namespace"|"process",
+   "sandbox": {the guards in force}}
 
 Rows follow the order of the task's lines in the codes file, columns the order of its lines in the
 tests file. Without --tests the tasks' own ground-truth tests ("tests" in the tasks file) are used.

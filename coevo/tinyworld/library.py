@@ -477,29 +477,12 @@ class World:
         """``"heldout"`` if the composition contains a held-out adjacent pair, else ``"train"``."""
         return "heldout" if any(p in self.heldout_pairs for p in pairs_of(steps)) else "train"
 
-    def in_train_world(self, steps: Sequence[str]) -> bool:
-        return is_valid(steps) and self.split_of(steps) == "train"
-
     def recognize(self, description: str) -> Steps | None:
         return recognize(description)
 
     def check_proposed(self, task: Task) -> tuple[bool, str]:
         """:func:`check_proposed` against this world's held-out pairs."""
         return check_proposed(task, self.heldout_pairs)
-
-    def train_compositions(self) -> list[Steps]:
-        return [tuple(t.meta["steps"]) for t in self.train_tasks]
-
-    def sample_train_steps(self, rng: random.Random, max_depth: int = 3) -> Steps:
-        """A random valid, non-degenerate training composition (not necessarily in train_tasks)."""
-        while True:
-            steps = random_steps(rng, max_depth)
-            if self.split_of(steps) == "train" and not is_degenerate(steps):
-                return steps
-
-    def fresh_task(self, steps: Sequence[str], rng: random.Random, n_tests: int = 5) -> Task:
-        """The task for ``steps`` with freshly drawn test inputs (SFT data augmentation)."""
-        return make_task(steps, seed=rng.getrandbits(32), n_tests=n_tests, split=self.split_of(steps))
 
 
 def random_steps(rng: random.Random, max_depth: int = 3) -> Steps:

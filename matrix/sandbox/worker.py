@@ -182,17 +182,6 @@ class Zygote:
         if self.exited.pop(pid, None) is None:
             self.abandoned.add(pid)
 
-    def wait_exit(self, pid: int, timeout: float) -> int | None:
-        deadline = time.monotonic() + timeout
-        while pid not in self.exited:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return None
-            r, _, _ = select.select([self.sock], [], [], left)
-            if r and not self.read_messages():
-                return None
-        return self.exited.pop(pid)
-
 
 def _seal_for_exec(cfg: dict, drop_caps: bool) -> str:
     """In the process about to become the zygote: no_new_privs, the seccomp filter, and (in a user

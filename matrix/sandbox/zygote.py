@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 import sys
 
-SPAWN_FIELDS = ("fds", "cgroups", "uid", "gid", "limits", "cwd")
 _TP_FLAGS_OFFSET = 21 * 8  # offsetof(PyTypeObject, tp_flags) on LP64 (3.8 - 3.13)
 _IMMUTABLE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE (3.10+)
 _HEAPTYPE = 1 << 9
