@@ -33,6 +33,7 @@ COMMANDS = {
     "demo": "demo_cmd",
     "plot": "plot_cmd",
     "data": "data_cmd",
+    "config": "config_cmd",
 }
 
 # the import packages of the coevo distribution besides coevo itself

@@ -39,14 +39,14 @@ class ModelConfig:
 
 @dataclass
 class TinyConfig:
-    seed: int = 0
-    size: str = "small"  # nano | tiny | small | base
-    vocab_size: int = 768
-    n_train: int = 800
-    n_heldout: int = 64
-    sft_steps: int = 900  # ~34% held-out code accuracy after SFT: room for RL to show
-    sft_batch_size: int = 8
-    sft_lr: float = 3e-3
+    seed: int = 0  # seeds the world's tasks, the model's initialisation and SFT
+    size: str = "small"  # model size: nano | tiny | small (1.9M parameters) | base
+    vocab_size: int = 768  # the tokenizer's vocabulary (BPE trained on the world's texts)
+    n_train: int = 800  # training tasks of the world
+    n_heldout: int = 64  # held-out tasks (compositions never seen in training)
+    sft_steps: int = 900  # SFT warm-up steps (~34% held-out code accuracy after SFT: room for RL to show)
+    sft_batch_size: int = 8  # SFT examples per step
+    sft_lr: float = 3e-3  # SFT peak learning rate (AdamW)
     sft_time_budget_s: float = 480.0  # the SFT warm-up stops (with a decayed LR) by this time
     # torch threads while the model is the tiny world's (SFT and RL; 0 = model.threads): for a
     # 2M-parameter model one thread is faster than two (SFT 158 s vs 220 s), leaves a core to the
@@ -57,15 +57,15 @@ class TinyConfig:
 @dataclass
 class DataConfig:
     train: str | None = None  # tasks file (any format `coevo data convert` reads); empty = tiny world
-    heldout: str | None = None
-    format: str = "auto"
+    heldout: str | None = None  # held-out tasks file for evaluation; empty = tiny world or none
+    format: str = "auto"  # auto (from the records) | coevo | mbpp | mbpp-sanitized | humaneval | codecontests
     limit: int = 0  # 0 = all tasks
 
 
 @dataclass
 class ExecutionConfig:
-    timeout: float = 2.0
-    memory_mb: int = 1024
+    timeout: float = 2.0  # wall-clock seconds per cell (one program x one test)
+    memory_mb: int = 1024  # memory per cell's whole process tree, MiB (64..2048)
     workers: int = 0  # 0 = all cores
     isolation: str = "auto"  # auto | namespace | process
 

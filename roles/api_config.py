@@ -25,14 +25,14 @@ class ApiConfig:
     base_url: str = ""  # e.g. http://127.0.0.1:8000/v1; empty = no served model
     model: str = ""  # the model name the server knows
     key_env: str = ""  # name of the environment variable holding the API key; empty = no key
-    endpoint: Literal["chat", "completions"] = "chat"
+    endpoint: Literal["chat", "completions"] = "chat"  # /v1/chat/completions or /v1/completions
     prompt: Literal["auto", "chat", "plain"] = "auto"  # auto: chat on the chat endpoint, else plain
-    stop: list[str] = field(default_factory=list)
+    stop: list[str] = field(default_factory=list)  # extra stop strings sent with every request
     extra_body: dict[str, Any] = field(default_factory=dict)  # more request fields (e.g. top_k)
     concurrency: int = 8  # requests in flight
     timeout: float = 300.0  # seconds per HTTP request
-    max_retries: int = 3
-    cache: bool = True
+    max_retries: int = 3  # retries (with backoff) on 429, 5xx, timeouts and refused connections
+    cache: bool = True  # answers cached on disk, keyed by the full request (a rerun costs nothing)
     cache_dir: str = ""  # empty: $COEVO_API_CACHE, else $XDG_CACHE_HOME/coevo/api, else ~/.cache/coevo/api
 
     @property

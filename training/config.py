@@ -90,46 +90,46 @@ PRESETS: dict[str, dict[str, Any]] = {
 
 @dataclass
 class GRPOConfig:
-    loss_type: str = "grpo_plus"
-    # preset-controlled (None = take the preset's value)
-    eps_low: float | None = None
-    eps_high: float | None = None
-    scale_rewards: str | None = None
-    aggregation: str | None = None
-    mask_truncated: bool | None = None
-    dynamic_sampling: bool | None = None
-    # loss
+    loss_type: str = "grpo_plus"  # preset: grpo_plus | grpo | dr_grpo | dapo (fills the fields left null below)
+    # -- preset-controlled (None = take the preset's value)
+    eps_low: float | None = None  # lower clip of the ratio, 1 - eps_low (preset: 0.2)
+    eps_high: float | None = None  # upper clip, 1 + eps_high (clip-higher; grpo_plus/dapo: 0.28)
+    scale_rewards: str | None = None  # advantage scaling: group (std of the group) | batch | none (Dr. GRPO)
+    aggregation: str | None = None  # token_mean | seq_mean_token_mean | constant_norm
+    mask_truncated: bool | None = None  # overlong filtering: a truncated sample's tokens leave the loss
+    dynamic_sampling: bool | None = None  # DAPO: drop groups whose rewards are all equal
+    # -- loss
     beta: float = 0.0  # KL to a frozen reference (k3 estimator); > 0 keeps a reference copy
     max_completion_length: int | None = None  # constant_norm's L (None: longest in the batch)
     adv_eps: float = 1e-4  # added to the std when scaling advantages
-    temperature: float = 1.0
-    role_weights: dict[str, float] = field(default_factory=dict)
-    old_logprobs: str = "recompute"
+    temperature: float = 1.0  # the training forward divides logits by it (set to loop.temperature)
+    role_weights: dict[str, float] = field(default_factory=dict)  # multiplies a role's advantages; missing = 1, 0 = left out
+    old_logprobs: str = "recompute"  # ratio denominator: recompute (trainer, before the first step) | sampler
     importance_sampling_level: str = "token"  # token | sequence (GSPO)
     is_correction: str = "none"  # sampler correction: none | token_truncate | token_mask | sequence_*
     is_clip_max: float | None = 2.0  # C_max of the sampler correction (None: no upper bound)
     is_clip_min: float | None = None  # C_min (None: no lower bound)
-    # update
-    updates_per_batch: int = 2
-    epochs: int = 1
-    micro_batch_size: int = 8
-    max_tokens_per_micro_batch: int | None = None
-    lr: float = 1e-6
-    betas: list[float] = field(default_factory=lambda: [0.9, 0.999])
-    adam_eps: float = 1e-8
-    weight_decay: float = 0.0
+    # -- update
+    updates_per_batch: int = 2  # optimizer steps per rollout batch (its mini-batches; DeepCoder: 2)
+    epochs: int = 1  # passes over the rollout batch
+    micro_batch_size: int = 8  # sequences per forward/backward (gradients accumulate over a mini-batch)
+    max_tokens_per_micro_batch: int | None = None  # also bound a micro-batch by tokens
+    lr: float = 1e-6  # AdamW learning rate (the tiny world uses 1e-4)
+    betas: list[float] = field(default_factory=lambda: [0.9, 0.999])  # AdamW betas
+    adam_eps: float = 1e-8  # AdamW epsilon
+    weight_decay: float = 0.0  # AdamW weight decay
     grad_clip: float | None = 1.0  # None or 0: no clipping
-    warmup_steps: int = 0
-    lr_schedule: str = "constant"
+    warmup_steps: int = 0  # linear warm-up, in trainer steps (rollout batches)
+    lr_schedule: str = "constant"  # constant | cosine | linear
     min_lr_ratio: float = 0.0  # cosine/linear decay to lr * min_lr_ratio
-    total_steps: int | None = None
-    # engine
-    deepspeed: str | dict | None = None
-    bf16: bool | str = "auto"
-    gradient_checkpointing: bool = False
-    disable_dropout: bool = True
+    total_steps: int | None = None  # schedule length in trainer steps (null: loop.steps)
+    # -- engine
+    deepspeed: str | dict | None = None  # DeepSpeed config (JSON path, relative to the config file); null = plain PyTorch
+    bf16: bool | str = "auto"  # bf16 autocast: auto (CUDA devices that support it) | true | false
+    gradient_checkpointing: bool = False  # recompute activations in the backward (less memory)
+    disable_dropout: bool = True  # dropout off in the policy (its log-probs must match the sampler's)
     peak_tflops: float | None = None  # per device; reported MFU needs it
-    seed: int = 0
+    seed: int = 0  # mini-batch shuffling
 
     # ------------------------------------------------------------------ presets
     def resolved(self) -> GRPOConfig:
