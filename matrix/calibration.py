@@ -26,7 +26,8 @@ and ``test_logits``)
 :func:`cross_fit` gives out-of-fold calibrated scores (each item scored by a map fitted on the
 other folds), the honest estimate of what a map fitted on held-out data achieves on new tasks.
 :func:`threshold_for_precision` finds the smallest score threshold whose kept items reach a
-target precision.
+target precision. :func:`calibration_report` gathers the measures of one set of scored items (raw
+and cross-fitted) as plain JSON, as ``coevo eval`` and the run's held-out evaluation report them.
 """
 
 from __future__ import annotations
@@ -40,8 +41,10 @@ import numpy as np
 
 __all__ = [
     "KINDS",
+    "PRECISION_AT",
     "CalibrationMap",
     "brier_score",
+    "calibration_report",
     "cross_fit",
     "expected_calibration_error",
     "fit_calibration",
@@ -54,6 +57,7 @@ __all__ = [
 ]
 
 KINDS = ("identity", "platt", "isotonic", "binning")
+PRECISION_AT = (0.5, 0.8, 0.9, 0.95)  # thresholds whose precision the reports give (``--min-score P``)
 LOGIT_CLIP = 50.0  # log-odds are clipped to +-50 (probabilities within 2e-22 of 0 or 1)
 
 
@@ -384,4 +388,37 @@ def cross_fit(x, outcomes, kind: str = "platt", *, folds: int = 2, seed: int = 0
         test = fold == f
         if test.any() and (~test).any():
             out[test] = fit_calibration(xs[~test], y[~test], kind, **kw)(xs[test])
+    return out
+
+
+def calibration_report(x, outcomes, groups: Sequence | None = None, *, n_bins: int = 10,
+                       thresholds: Sequence[float] = (), kind: str = "platt") -> dict[str, Any]:
+    """How well the scores ``sigmoid(x)`` (``x``: log-odds) of items with ``outcomes`` read as
+    probabilities, as plain JSON: ``n``, ``right`` (share right), ``score`` (mean score), ``ece``,
+    ``brier``, ``ge99`` / ``ge99_right`` (items scored >= 0.99 and how many are right), ``curve``
+    (:func:`reliability_curve`), and with at least two ``groups`` (e.g. task ids) the same measured
+    on the out-of-fold scores of a ``kind`` map fitted on the other half of the groups (2-fold
+    :func:`cross_fit`): ``ece_cv``, ``brier_cv``, ``curve_cv``. For each threshold P in
+    ``thresholds``: ``precision_at[P] = {"raw": [share, count], "cv": [...]}`` (share None when no
+    item is kept)."""
+    xs, y = _inputs(x, outcomes)
+    raw = sigmoid(xs)
+    out: dict[str, Any] = {"n": int(xs.size), "right": float(y.mean()) if xs.size else None,
+                           "score": float(raw.mean()) if xs.size else None,
+                           "ece": expected_calibration_error(raw, y, n_bins), "brier": brier_score(raw, y),
+                           "ge99": int((raw >= 0.99).sum()), "ge99_right": int(y[raw >= 0.99].sum()),
+                           "curve": reliability_curve(raw, y, n_bins)}
+    cv = None
+    if groups is not None and len(set(groups)) >= 2:
+        cv = cross_fit(xs, y, kind, folds=2, groups=groups)
+        out.update({"ece_cv": expected_calibration_error(cv, y, n_bins), "brier_cv": brier_score(cv, y),
+                    "curve_cv": reliability_curve(cv, y, n_bins)})
+
+    def prec(s, t):
+        share, n = precision_at(s, y, t)
+        return [None if math.isnan(share) else share, n]
+
+    if thresholds:
+        out["precision_at"] = {f"{t:g}": {"raw": prec(raw, t), **({"cv": prec(cv, t)} if cv is not None else {})}
+                               for t in thresholds}
     return out

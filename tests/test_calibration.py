@@ -190,3 +190,18 @@ def test_selection_logits_keep_order_where_scores_round_to_one():
     a, b = select(big, method="coevo"), select(small, method="coevo")
     assert a.code_scores[a.index] == b.code_scores[b.index] == 1.0
     assert C.LOGIT_CLIP >= a.logit > b.logit > 30
+
+
+def test_calibration_report_hand_worked():
+    # four picks at log-odds 0 (score 0.5): two right; two at log-odds 10 (~1.0): one right
+    x = [0.0, 0.0, 0.0, 0.0, 10.0, 10.0]
+    y = [True, True, False, False, True, False]
+    rep = C.calibration_report(x, y, ["a", "a", "b", "b", "c", "c"], thresholds=(0.9,))
+    top = float(C.sigmoid(10.0))
+    assert rep["n"] == 6 and rep["right"] == pytest.approx(0.5) and rep["ge99"] == 2 and rep["ge99_right"] == 1
+    assert rep["ece"] == pytest.approx(2 / 6 * (top - 0.5))  # the 0.5 bin is right at 0.5
+    assert rep["precision_at"]["0.9"]["raw"] == [0.5, 2]
+    assert {"ece_cv", "curve_cv", "brier_cv"} <= set(rep) and "cv" in rep["precision_at"]["0.9"]
+    alone = C.calibration_report(x, y)  # no groups: nothing cross-fitted
+    assert "ece_cv" not in alone and "precision_at" not in alone
+    assert json.loads(json.dumps(rep)) == rep

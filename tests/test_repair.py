@@ -40,7 +40,7 @@ def test_episode_reward_orders_episodes(eps, pen):
             if s1 and not s2 and b1 <= b2:
                 assert r1 > r2  # solving beats failing at no more invalid turns
             if s1 == s2 and b1 < b2:
-                assert r1 >= r2 and (pen == 0 or r1 > r2)  # fewer invalid turns, more reward
+                assert r1 >= r2 and (pen < 1e-3 or r1 > r2)  # fewer invalid turns, more reward
 
 
 # ----------------------------------------------------------------------------- episode advantages
@@ -189,3 +189,53 @@ def test_helpers():
     assert valid_program(RIGHT) and not valid_program("") and not valid_program("def f(:\n")
     e = Episode(TASK, WRONG, "fb", 0.0, max_turns=2)
     assert not e.done and not e.solved and e.turns() == [(WRONG, "fb")]
+
+
+def test_eval_repair_figures_fix_acc_and_1_at_k(ex):
+    from coevo.evaluate import EvalConfig, _repair_figures
+
+    codes = [WRONG, RIGHT, HALF]
+    res = ex.run_matrix(TASK, codes, list(TASK.tests))
+    passed = np.asarray(res.passed, dtype=bool)
+    broken = [(TASK, i, codes[i], passed[i], res) for i in (0, 2)]  # the failing programs
+    starts = [(TASK, i, codes[i], passed[i], res) for i in (0, 1)]  # the first two Coder samples
+    engine = ScriptedEngine({"inc#0": [fenced(WRONG), fenced(RIGHT)], "inc#2": [fenced(WRONG)] * 2})
+    out = _repair_figures(engine, ex, None, broken, starts, EvalConfig(fix_turns=2))
+    # program 0 is repaired at its second Fixer turn, program 2 never; program 0 is repaired once
+    # for both figures (3 requests for it would mean a second episode)
+    assert out == {"fix_acc": 0.5, "solve_1at1": 0.5, "solve_1at3": 1.0}
+    assert sum(q.meta["episode"] == "inc#0" for q in engine.requests) == 2
+
+
+def test_loop_turns_episodes_into_rollouts():
+    from coevo.loop import CoEvolution, LoopConfig
+    from coevo.repair import Attempt
+
+    def attempt(valid, solved, frac=0.0):
+        return Attempt(sample=SimpleNamespace(role="fixer"), code="x" if valid else "", valid=valid,
+                       public_pass=solved, solved=solved, pass_frac=frac, feedback="fb")
+
+    def episodes():
+        a = Episode(TASK, WRONG, "fb", 1 / 3, 2, group="fixer/inc/0", key="fixer/inc/0#0")
+        a.attempts = [attempt(False, False), attempt(True, True, 1.0)]
+        b = Episode(TASK, WRONG, "fb", 1 / 3, 2, group="fixer/inc/0", key="fixer/inc/0#1")
+        b.attempts = [attempt(True, False, 2 / 3), attempt(True, False, 0.0)]
+        return [a, b]
+
+    loop = CoEvolution.__new__(CoEvolution)
+    loop.cfg = LoopConfig(roles=["fixer"])
+    metrics = {}
+    out = loop._fixer_rollouts(episodes(), metrics)
+    # RLEF: every turn, the episode's reward: a solved with one invalid turn 1 - 0.2, b failed -1
+    assert [(x.episode, x.reward) for x in out] == [("fixer/inc/0#0", 0.8)] * 2 + [("fixer/inc/0#1", -1.0)] * 2
+    assert metrics["train/fix_acc"] == 0.5 and metrics["fixer/solved_first_turn"] == 0.0
+    assert metrics["fixer/invalid_turn_frac"] == 0.25
+    loop.cfg = LoopConfig(roles=["fixer"], fixer_reward="gain")
+    out = loop._fixer_rollouts(episodes(), {})
+    # the single-turn gain reward on the first attempts: 0 - 1/3 and 2/3 - 1/3, no episode keys
+    assert [x.episode for x in out] == [None, None]
+    np.testing.assert_allclose([x.reward for x in out], [-1 / 3, 1 / 3])
+    with pytest.raises(ValueError, match="fixer_reward"):
+        LoopConfig(fixer_reward="bonus").validate()
+    with pytest.raises(ValueError, match="fix_turns"):
+        LoopConfig(fix_turns=0).validate()
