@@ -242,9 +242,9 @@ class CoEvolution:
         fix_reqs = turn_requests(episodes, self.tokenizer)
         solve_reqs = [r for _, r in proposals["solve_requests"]]
         samples2 = []
-        if fix_reqs or solve_reqs:
+        if _any_rank(bool(fix_reqs or solve_reqs)):  # entering _generation is collective under ZeRO-3
             with self._generation():
-                samples2 = self.engine.generate(fix_reqs + solve_reqs, config=gen_cfg)
+                samples2 = self.engine.generate(fix_reqs + solve_reqs, config=gen_cfg) if fix_reqs or solve_reqs else []
         fix_samples, solve_samples = samples2[:len(fix_reqs)], samples2[len(fix_reqs):]
         t_gen += time.perf_counter() - t2
         # ---- matrix 2: repairs and solver samples against their tasks' tests
@@ -255,12 +255,14 @@ class CoEvolution:
         observe_attempts(episodes, fix_samples, results2[:len(episodes)])
         t_exec += time.perf_counter() - t3
         # ---- repair turns 2..fix_turns: episodes whose program still fails a public test try again
-        while active := [e for e in episodes if not e.done]:
+        # (as many turns on every rank: entering _generation is collective under ZeRO-3)
+        while _any_rank(bool(active := [e for e in episodes if not e.done])):
             t2 = time.perf_counter()
             with self._generation():
-                turn = self.engine.generate(turn_requests(active, self.tokenizer), config=gen_cfg)
+                turn = self.engine.generate(turn_requests(active, self.tokenizer), config=gen_cfg) if active else []
             t3 = time.perf_counter()
-            observe_attempts(active, turn, self.executor.run_matrices(attempt_jobs(active, turn)))
+            if active:
+                observe_attempts(active, turn, self.executor.run_matrices(attempt_jobs(active, turn)))
             t_gen, t_exec = t_gen + (t3 - t2), t_exec + (time.perf_counter() - t3)
         rollouts += self._fixer_rollouts(episodes, metrics)
         rollouts += self._score_proposals(proposals, solve_jobs, solve_samples, results2[len(episodes):], metrics)
@@ -597,6 +599,13 @@ def _group_by_task(samples) -> dict[tuple[str, str], list]:
     for s in samples:
         out.setdefault((s.task_id, s.role), []).append(s)
     return out
+
+
+def _any_rank(flag: bool) -> bool:
+    """Whether ``flag`` holds on any rank (itself when not distributed)."""
+    from training import distributed as D
+
+    return any(D.all_gather_object(bool(flag))) if D.world_size() > 1 else bool(flag)
 
 
 def _acc(metrics: dict, key: str, value: float) -> None:

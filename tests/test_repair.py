@@ -239,3 +239,17 @@ def test_loop_turns_episodes_into_rollouts():
         LoopConfig(fixer_reward="bonus").validate()
     with pytest.raises(ValueError, match="fix_turns"):
         LoopConfig(fix_turns=0).validate()
+
+
+def test_repair_turns_continue_while_any_rank_has_an_open_episode(monkeypatch):
+    """Under ZeRO-3 entering the generation context is collective: a rank whose episodes are done
+    keeps taking turns (generating nothing) while another rank's are still open."""
+    from coevo import loop as L
+    from training import distributed as D
+
+    assert L._any_rank(True) and not L._any_rank(False)  # one process: the flag itself
+    monkeypatch.setattr(D, "world_size", lambda: 2)
+    monkeypatch.setattr(D, "all_gather_object", lambda flag: [flag, True])  # the other rank still open
+    assert L._any_rank(False)
+    monkeypatch.setattr(D, "all_gather_object", lambda flag: [flag, False])
+    assert not L._any_rank(False) and L._any_rank(True)
