@@ -13,8 +13,22 @@ solution against the ground-truth tests and the generated tests. From it:
 * ``bon_acc``: best-of-N with generated tests: the program chosen by test-time selection
   (``select_method``) over the generated tests passes every ground-truth test;
 * ``fix_acc``: Fixer success: of the sampled programs that fail (at most ``fix_per_task`` per
-  task), the fraction repaired within ``fix_turns`` turns of feedback (RLEF-style, feedback from
-  the failing ground-truth test).
+  task), the fraction repaired within ``fix_turns`` turns of feedback (a repair episode of
+  :mod:`coevo.repair`, the same as in training: feedback from the first failing public test,
+  ``fix_public_tests``; repaired = the final program passes every ground-truth test);
+* ``solve_1at1`` and ``solve_1atK`` (K = 1 + ``fix_turns``, e.g. ``solve_1at3``): RLEF's 1@K, for
+  the first ``solve_starts`` Coder samples of every task: the share whose first attempt is
+  correct, and the share solved within K attempts (the Coder's attempt, then Fixer turns while
+  it fails a public test; one program is submitted, judged on every ground-truth test);
+* calibration of the selection's scores (``select_method``), :mod:`matrix.calibration`:
+  ``select_score`` (mean score of the chosen programs), ``select_ece`` (expected calibration error
+  of that score as P(chosen program correct)), ``select_ece_cv`` (the same after a Platt map fitted
+  on the other half of the tasks: 2-fold cross-fitting by task); for every generated test, its
+  score as P(the reference solution passes it): ``test_score_ece``, ``test_score_ece_cv``. Under
+  ``calibration`` (``select`` and ``tests``, :func:`matrix.calibration.calibration_report`): the
+  reliability curves (``curve``, ``curve_cv``), the items scored >= 0.99 and how many of them are
+  right (``ge99``, ``ge99_right``) and, for the tests, the precision of those kept at score >= P
+  (``precision_at``, P = 0.5, 0.8, 0.9, 0.95; raw and cross-fitted).
 
 With ``eval.api`` (a served model, :class:`roles.api_config.ApiConfig`) every sample comes from
 that model over HTTP instead of the run's own model: e.g. a served reference on the same
@@ -25,10 +39,11 @@ served model again at a later step costs nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 
 import numpy as np
 
+from coevo.repair import cells  # noqa: F401  (re-exported: callers read matrix cells through here)
+from matrix.calibration import PRECISION_AT
 from matrix.tasks import Task
 from roles.api_config import ApiConfig
 
@@ -39,8 +54,10 @@ class EvalConfig:
     n_tests: int = 4
     temperature: float = 0.8
     max_new_tokens: int = 160
-    fix_turns: int = 2
-    fix_per_task: int = 2
+    fix_turns: int = 2  # Fixer attempts per repair episode
+    fix_per_task: int = 2  # failing programs per task that start a repair episode (fix_acc)
+    fix_public_tests: int = 0  # the first N ground-truth tests give feedback (public); 0 = all
+    solve_starts: int = 2  # Coder samples per task that start a 1@K episode (0 = no 1@K figures)
     max_tasks: int = 0  # 0 = all held-out tasks
     select_method: str = "coevo"
     tests_per_sample: int = 0  # > 0: ask for this many tests; missing or extra ones count as wrong
@@ -54,12 +71,8 @@ class EvalConfig:
             raise ValueError("n_codes: need at least one code sample")
         if self.temperature < 0:
             raise ValueError("temperature: must be >= 0")
-
-
-def cells(result, row: int, cols) -> list[SimpleNamespace]:
-    """The executed cells of one program (row) over some tests (columns) of a matrix result."""
-    return [SimpleNamespace(status=result.status[row][c], value=result.values[row][c],
-                            error=result.errors[row][c]) for c in cols]
+        if self.fix_turns < 0 or self.fix_per_task < 0 or self.fix_public_tests < 0 or self.solve_starts < 0:
+            raise ValueError("fix_turns: must be >= 0 (fix_per_task, fix_public_tests, solve_starts too)")
 
 
 def evaluate(model, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, *, progress: bool = False) -> dict:
@@ -78,9 +91,9 @@ def evaluate(model, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, *, 
 
 
 def _evaluate(engine, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, progress: bool) -> dict:
+    from coevo.repair import public_columns
     from matrix.metrics import unit_test_accuracy
     from matrix.selection import select
-    from roles.feedback import summarize_feedback
     from roles.parsing import parse_code, parse_tests
     from roles.requests import role_request
 
@@ -110,62 +123,94 @@ def _evaluate(engine, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, p
     results = executor.run_matrices(jobs, progress=progress)
 
     code_acc, test_acc, bon_acc = [], [], []
-    broken: list[tuple[Task, str, str]] = []  # (task, code, feedback)
+    picks: list[tuple[float, bool, str]] = []  # (log-odds of the pick's score, correct, task)
+    graded: list[tuple[float, bool, str]] = []  # (log-odds of a generated test's score, reference passes, task)
+    broken, starts = [], []  # (task, row, code, passed-row, result): fix_acc / 1@K episode starts
     for t, (codes, suites), res in zip(tasks, layout, results):
         n, g = len(codes), len(t.tests)
         passed = np.asarray(res.passed, dtype=bool)
         ok = passed[:n, :g].all(axis=1) if g else np.zeros(n, dtype=bool)
         code_acc.append(float(ok.mean()) if n else 0.0)
         gen = passed[:n, g:]
-        if t.solutions and suites:
-            ref_row = passed[n, g:]
+        ref_row = passed[n, g:] if t.solutions else None
+        if ref_row is not None and suites:
             start = 0
             for suite, rejected in suites:
                 k = len(suite)
                 test_acc.append(unit_test_accuracy(ref_row[start:start + k], rejected) if k + rejected else 0.0)
                 start += k
         if n:
-            index = select(gen, method=cfg.select_method).index if gen.shape[1] else 0
+            sel = select(gen, method=cfg.select_method) if gen.shape[1] else None
+            index = sel.index if sel is not None else 0
             bon_acc.append(float(ok[index]))
-        for i in [i for i in range(n) if not ok[i] and codes[i]][: cfg.fix_per_task]:
-            broken.append((t, codes[i], summarize_feedback(t.tests, cells(res, i, range(g)))))
+            if sel is not None:
+                picks.append((sel.logit, bool(ok[index]), t.task_id))
+                if ref_row is not None:
+                    graded += [(float(x), bool(r), t.task_id) for x, r in zip(sel.test_logits, ref_row)]
+        if g:
+            cols = public_columns(t, cfg.fix_public_tests)
+            failing = [i for i in range(n) if codes[i] and not passed[i, cols].all()]
+            broken += [(t, i, codes[i], passed[i, :g], res) for i in failing[: cfg.fix_per_task]]
+            starts += [(t, i, codes[i], passed[i, :g], res) for i in range(min(n, cfg.solve_starts))]
 
-    fix_acc = _fixer_success(engine, executor, tokenizer, broken, cfg) if broken and cfg.fix_turns else None
     out = {
         "code_acc": float(np.mean(code_acc)) if code_acc else 0.0,
         "test_acc": float(np.mean(test_acc)) if test_acc else 0.0,
         "bon_acc": float(np.mean(bon_acc)) if bon_acc else 0.0,
         "tasks": len(tasks),
     }
-    if fix_acc is not None:
-        out["fix_acc"] = fix_acc
+    if cfg.fix_turns and (broken or starts):
+        out.update(_repair_figures(engine, executor, tokenizer, broken, starts, cfg))
+    out.update(calibration_figures(picks, graded))
     return out
 
 
-def _fixer_success(engine, executor, tokenizer, broken, cfg: EvalConfig) -> float:
-    from roles.feedback import summarize_feedback
-    from roles.parsing import parse_code
-    from roles.requests import role_request
+def _repair_figures(engine, executor, tokenizer, broken, starts, cfg: EvalConfig) -> dict:
+    """``fix_acc`` over the ``broken`` starts and RLEF's 1@K over ``starts``, from one set of repair
+    episodes (a program in both lists is repaired once). ``broken`` holds parsed programs only; a
+    1@K start without a program gets its feedback (the error) and Fixer turns like any other."""
+    from coevo.repair import Episode, public_columns, public_feedback, run_episodes
 
-    histories: list[list[tuple[str, str]]] = [[] for _ in broken]
-    current = [(code, fb) for _, code, fb in broken]
-    fixed = [False] * len(broken)
-    for _turn in range(cfg.fix_turns):
-        todo = [i for i in range(len(broken)) if not fixed[i]]
-        if not todo:
-            break
-        reqs = [role_request("fixer", broken[i][0], 1, tokenizer=tokenizer, code=current[i][0],
-                             feedback=current[i][1], history=histories[i]) for i in todo]
-        samples = engine.generate(reqs)
-        jobs = []
-        for i, s in zip(todo, samples):
-            task = broken[i][0]
-            jobs.append((task, [parse_code(s.text, task.entry_point).code or ""], list(task.tests)))
-        for i, (_task, codes, tests), res in zip(todo, jobs, executor.run_matrices(jobs)):
-            row = np.asarray(res.passed, dtype=bool)[0]
-            if row.all():
-                fixed[i] = True
-            else:
-                histories[i].append(current[i])
-                current[i] = (codes[0], summarize_feedback(tests, cells(res, 0, range(len(tests)))))
-    return float(np.mean(fixed))
+    episodes: dict[tuple[str, int], Episode] = {}
+    for t, i, code, row, res in broken + starts:
+        key = (t.task_id, i)
+        if key not in episodes and not row[public_columns(t, cfg.fix_public_tests)].all():
+            episodes[key] = Episode(t, code, public_feedback(t, res, i, cfg.fix_public_tests),
+                                    float(row.mean()), cfg.fix_turns, cfg.fix_public_tests, key=f"{t.task_id}#{i}")
+    run_episodes(list(episodes.values()), engine, executor, tokenizer)
+    out: dict = {}
+    if broken:
+        out["fix_acc"] = float(np.mean([episodes[(t.task_id, i)].solved for t, i, *_ in broken]))
+    if starts:
+        first, final = [], []
+        for t, i, _code, row, _ in starts:
+            correct = bool(row.all()) and len(row) > 0
+            e = episodes.get((t.task_id, i))
+            first.append(correct)
+            final.append(e.solved if e is not None else correct)
+        out["solve_1at1"] = float(np.mean(first))
+        out[f"solve_1at{1 + cfg.fix_turns}"] = float(np.mean(final))
+    return out
+
+
+def calibration_figures(picks, graded, n_bins: int = 10) -> dict:
+    """The selection scores' calibration (module doc) from ``(log-odds, right, task id)`` triples
+    of the chosen programs (``picks``) and of the generated tests (``graded``)."""
+    from matrix.calibration import calibration_report
+
+    out: dict = {}
+    curves: dict = {}
+    for name, rows, key, thresholds in (("select", picks, "select", ()), ("tests", graded, "test_score", PRECISION_AT)):
+        if not rows:
+            continue
+        rep = calibration_report([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows],
+                                 n_bins=n_bins, thresholds=thresholds)
+        out[f"{key}_ece"] = rep["ece"]
+        if "ece_cv" in rep:
+            out[f"{key}_ece_cv"] = rep["ece_cv"]
+        if name == "select":
+            out["select_score"] = rep["score"]
+        curves[name] = rep
+    if curves:
+        out["calibration"] = curves
+    return out

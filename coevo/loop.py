@@ -11,16 +11,23 @@ Data flows one way through :meth:`CoEvolution.step`:
    (plus the reference solution as a last row, used only for metrics); proposals pass the
    world's admission check (the tiny world derives their description) and are validated by
    execution (:mod:`coevo.selfplay`); each rejection has a reason (``reject/<reason>`` metrics);
-4. **generation pass 2**: ``n_fixes`` Fixer samples for up to ``fix_codes`` failing programs per
-   task (feedback: the first failing ground-truth test), and ``n_solves`` Coder samples per valid
-   proposed task (their solve rate is the Proposer's learnability signal);
-5. **matrix** again for repairs and solver samples;
+4. **generation pass 2**: the first turn of ``n_fixes`` repair episodes (:mod:`coevo.repair`) for
+   each of up to ``fix_codes`` failing programs per task (feedback: the first failing public
+   ground-truth test), and ``n_solves`` Coder samples per valid proposed task (their solve rate is
+   the Proposer's learnability signal);
+5. **matrix** again for repairs and solver samples; then **repair turns** 2..``fix_turns``: the
+   episodes whose attempt still fails a public test get the new feedback and try again (one
+   generation and one matrix call per turn);
 6. **rewards** (:mod:`matrix.rewards`): Coder all-pass (or fraction) on ground truth; Tester
    reward precision (CURE) per test plus a correctness term, summed over a sample's tests, each
    rejected candidate (unparseable, duplicate) scoring the minimum
    (:func:`matrix.rewards.tester_suite_reward`); with ``anchor_reference`` the task's reference
    solution joins the correct programs;
-   Fixer pass-fraction gain plus full-pass bonus; Proposer learnability ``1 - r`` for a solve rate
+   Fixer: RLEF's episode reward (``fixer_reward="episode"``: +1 when the final program passes every
+   ground-truth test, else -1, less 0.2 per turn without a valid program; every turn of the episode
+   is trained with the episode's advantage, the feedback being prompt text never enters the loss) or
+   the single-turn pass-fraction gain plus full-pass bonus (``"gain"``); Proposer learnability
+   ``1 - r`` for a solve rate
    ``0 < r < 1`` (else 0) less R-Zero's repetition penalty, -0.25 degenerate (runs but teaches
    nothing new) / -0.5 broken / -1 malformed
    (:func:`matrix.rewards.proposer_batch_rewards`). In label-free mode (``rewards.label_free`` or a task without ground-truth tests) the
@@ -36,7 +43,8 @@ Before the first step, ``seed_proposals`` Proposer samples (not trained on) fill
 valid tasks (Absolute Zero's seed buffer).
 
 Groups: ``coder/<task>``, ``tester/<task>``, ``fixer/<task>/<code index>``,
-``proposer/<step>``, ``coder/<proposed task>``; a group is always G samples of one prompt.
+``proposer/<step>``, ``coder/<proposed task>``; a group is always G samples of one prompt (for the
+Fixer: G episodes from the same start, each turn a rollout tagged with its episode).
 """
 
 from __future__ import annotations
@@ -48,10 +56,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from coevo.repair import attempt_jobs, observe_attempts, turn_requests
 from matrix import rewards as R
 from matrix.tasks import Task
 
 ALL_ROLES = ("coder", "tester", "fixer", "proposer")
+FIXER_REWARDS = ("episode", "gain")
 
 
 @dataclass
@@ -62,8 +72,15 @@ class LoopConfig:
     update: str = "joint"  # joint | per_role
     n_codes: int = 8
     n_tests: int = 4
-    n_fixes: int = 4
+    n_fixes: int = 4  # repair episodes per failing program (one GRPO group)
     fix_codes: int = 1  # failing programs per task handed to the Fixer
+    # the Fixer's reward: "episode" (RLEF: up to fix_turns attempts with execution feedback, one
+    # trajectory reward: +1 solved / -1 not, less fix_invalid_penalty per turn without a valid
+    # program) | "gain" (one attempt; pass-fraction gain + full-pass bonus)
+    fixer_reward: str = "episode"
+    fix_turns: int = 2  # attempts per repair episode (fixer_reward "episode"; "gain" makes one)
+    fix_public_tests: int = 0  # the first N ground-truth tests give feedback (public); 0 = all
+    fix_invalid_penalty: float = 0.2  # per turn whose completion holds no valid program
     n_proposals: int = 8  # Proposer samples per step (one prompt, one GRPO group)
     n_solves: int = 4  # solver samples per valid proposal: its solve rate is the learnability signal
     proposer_refs: int = 3  # reference tasks in the Proposer prompt (seed tasks and accepted proposals)
@@ -108,6 +125,12 @@ class LoopConfig:
             raise ValueError(f"coder_reward: must be one of {list(R.CODER_MODES)}")
         if self.tests_per_sample < 0:
             raise ValueError("tests_per_sample: must be >= 0")
+        if self.fixer_reward not in FIXER_REWARDS:
+            raise ValueError(f"fixer_reward: must be one of {list(FIXER_REWARDS)}")
+        if self.fix_turns < 1:
+            raise ValueError("fix_turns: must be >= 1")
+        if self.fix_public_tests < 0 or self.fix_invalid_penalty < 0:
+            raise ValueError("fix_public_tests: must be >= 0 (fix_invalid_penalty >= 0)")
         if self.proposer_format not in ("program", "task"):
             raise ValueError("proposer_format: must be 'program' or 'task'")
         for name in ("proposer_refs", "seed_proposals", "n_proposals", "n_solves"):
@@ -128,6 +151,7 @@ class _Sampled:
     sample: object  # roles.generation.Sample
     group: str
     reward: float = float("nan")
+    episode: str | None = None  # the turns of one repair episode share a key
 
 
 class CoEvolution:
@@ -209,21 +233,39 @@ class CoEvolution:
         t_exec = time.perf_counter() - t1
 
         rollouts: list[_Sampled] = []
-        second: list = []  # (kind, payload) for generation pass 2
+        episodes: list = []  # repair episodes (coevo.repair) starting from failing programs
         for t, lay, res in zip(tasks, layouts, results):
-            rollouts += self._score_task(t, lay, np.asarray(res.passed, dtype=bool), res, second, metrics)
+            rollouts += self._score_task(t, lay, np.asarray(res.passed, dtype=bool), res, episodes, metrics)
 
-        # ---- generation pass 2: fixer + solvers on proposed tasks
+        # ---- generation pass 2: the Fixer's first turn + solvers on proposed tasks
         t2 = time.perf_counter()
-        reqs = [r for _, r in second] + [r for _, r in proposals["solve_requests"]]
+        fix_reqs = turn_requests(episodes, self.tokenizer)
+        solve_reqs = [r for _, r in proposals["solve_requests"]]
         samples2 = []
-        if reqs:
+        if _any_rank(bool(fix_reqs or solve_reqs)):  # entering _generation is collective under ZeRO-3
             with self._generation():
-                samples2 = self.engine.generate(reqs, config=gen_cfg)
+                samples2 = self.engine.generate(fix_reqs + solve_reqs, config=gen_cfg) if fix_reqs or solve_reqs else []
+        fix_samples, solve_samples = samples2[:len(fix_reqs)], samples2[len(fix_reqs):]
         t_gen += time.perf_counter() - t2
+        # ---- matrix 2: repairs and solver samples against their tasks' tests
         t3 = time.perf_counter()
-        rollouts += self._score_second(second, proposals, samples2, metrics)
+        solve_jobs = self._solver_jobs(proposals, solve_samples)
+        jobs2 = attempt_jobs(episodes, fix_samples) + solve_jobs
+        results2 = self.executor.run_matrices(jobs2) if jobs2 else []
+        observe_attempts(episodes, fix_samples, results2[:len(episodes)])
         t_exec += time.perf_counter() - t3
+        # ---- repair turns 2..fix_turns: episodes whose program still fails a public test try again
+        # (as many turns on every rank: entering _generation is collective under ZeRO-3)
+        while _any_rank(bool(active := [e for e in episodes if not e.done])):
+            t2 = time.perf_counter()
+            with self._generation():
+                turn = self.engine.generate(turn_requests(active, self.tokenizer), config=gen_cfg) if active else []
+            t3 = time.perf_counter()
+            if active:
+                observe_attempts(active, turn, self.executor.run_matrices(attempt_jobs(active, turn)))
+            t_gen, t_exec = t_gen + (t3 - t2), t_exec + (time.perf_counter() - t3)
+        rollouts += self._fixer_rollouts(episodes, metrics)
+        rollouts += self._score_proposals(proposals, solve_jobs, solve_samples, results2[len(episodes):], metrics)
 
         # ---- update
         t4 = time.perf_counter()
@@ -308,12 +350,10 @@ class CoEvolution:
                 "rejected": [p.rejected(want) for p in parsed],
                 "gen_tests": [x for suite in suites for x in suite]}
 
-    def _score_task(self, task: Task, lay: dict, passed: np.ndarray, res, second: list, metrics) -> list[_Sampled]:
-        from coevo.evaluate import cells
+    def _score_task(self, task: Task, lay: dict, passed: np.ndarray, res, episodes: list,
+                    metrics) -> list[_Sampled]:
+        from coevo.repair import public_columns, public_feedback, start_episodes
         from matrix.metrics import unit_test_accuracy
-        from roles.feedback import summarize_feedback
-        from roles.generation import GenRequest
-        from roles.prompts import build_prompt
 
         cfg = self.cfg
         n, g = len(lay["codes"]), len(task.tests)
@@ -356,15 +396,16 @@ class CoEvolution:
                 _acc(metrics, "train/test_acc", unit_test_accuracy(ref_row[start:start + k], rejected))
             out.append(_Sampled(s, f"tester/{task.task_id}", r))
             start += k
-        # failing programs go to the Fixer (feedback from the first failing ground-truth test)
+        # programs failing a public test start the Fixer's episodes (feedback: the first failing
+        # public ground-truth test); n_fixes episodes from one start make one GRPO group
         if "fixer" in cfg.roles and cfg.n_fixes and g:
-            broken = [i for i in range(n) if parsed[i] and not correct[i]][: cfg.fix_codes]
+            cols = public_columns(task, cfg.fix_public_tests)
+            broken = [i for i in range(n) if parsed[i] and not gt[i, cols].all()][: cfg.fix_codes]
+            turns = cfg.fix_turns if cfg.fixer_reward == "episode" else 1
             for i in broken:
-                fb = summarize_feedback(task.tests, cells(res, i, range(g)))
-                prompt = build_prompt("fixer", task, self.tokenizer, code=lay["codes"][i], feedback=fb)
-                req = GenRequest("fixer", task.task_id, prompt, n=cfg.n_fixes,
-                                 meta={"group": f"fixer/{task.task_id}/{i}", "before": float(gt[i].mean())})
-                second.append((task, req))
+                episodes += start_episodes(task, lay["codes"][i], public_feedback(task, res, i, cfg.fix_public_tests),
+                                           float(gt[i].mean()), cfg.n_fixes, max_turns=turns,
+                                           public=cfg.fix_public_tests, group=f"fixer/{task.task_id}/{i}")
         return out
 
     def _validate_proposals(self, proposer_samples) -> dict:
@@ -445,45 +486,58 @@ class CoEvolution:
         self.curriculum.seeded = True
         return {"seed/proposals": float(len(reasons)), "seed/accepted": float(len(added))}
 
-    def _score_second(self, second, proposals, samples2, metrics) -> list[_Sampled]:
+    def _solver_jobs(self, proposals, solve_samples) -> list:
+        """Matrix jobs: each valid proposal's solver samples against its tests."""
         from roles.parsing import parse_code
 
-        cfg = self.cfg
-        out: list[_Sampled] = []
-        n_fix_samples = sum(req.n for _, req in second)
-        fix_samples, solve_samples = samples2[:n_fix_samples], samples2[n_fix_samples:]
-        jobs, owners = [], []
-        pos = 0
-        for task, req in second:
-            chunk = fix_samples[pos:pos + req.n]
-            pos += req.n
-            codes = [parse_code(s.text, task.entry_point).code or "" for s in chunk]
-            jobs.append((task, codes, list(task.tests)))
-            owners.append(("fixer", task, req, chunk, codes))
-        pos = 0
+        jobs, pos = [], 0
         for i, req in proposals["solve_requests"]:
             task = proposals["tasks"][i]
             chunk = solve_samples[pos:pos + req.n]
             pos += req.n
-            codes = [parse_code(s.text, task.entry_point).code or "" for s in chunk]
-            jobs.append((task, codes, list(task.tests)))
-            owners.append(("solver", task, req, chunk, codes))
-        results = self.executor.run_matrices(jobs) if jobs else []
+            jobs.append((task, [parse_code(s.text, task.entry_point).code or "" for s in chunk], list(task.tests)))
+        return jobs
+
+    def _fixer_rollouts(self, episodes, metrics) -> list[_Sampled]:
+        """The Fixer's rollouts: every turn of every episode, with the episode's reward (RLEF), or
+        the single attempt with its gain reward (``fixer_reward="gain"``)."""
+        cfg = self.cfg
+        if not episodes:
+            return []
+        out: list[_Sampled] = []
+        if cfg.fixer_reward == "episode":
+            rewards = R.repair_episode_rewards([e.solved for e in episodes], [e.invalid_turns for e in episodes],
+                                               invalid_penalty=cfg.fix_invalid_penalty)
+            for e, r in zip(episodes, rewards):
+                out += [_Sampled(a.sample, e.group, float(r), episode=e.key) for a in e.attempts]
+        else:
+            for e in episodes:
+                a = e.attempts[0]
+                r = R.fixer_rewards([e.before], [a.pass_frac], [a.solved])[0]
+                out.append(_Sampled(a.sample, e.group, float(r)))
+        metrics["train/fix_acc"] = float(np.mean([e.solved for e in episodes]))
+        metrics["fixer/solved_first_turn"] = float(np.mean([e.attempts[0].solved for e in episodes]))
+        metrics["fixer/turns"] = float(np.mean([len(e.attempts) for e in episodes]))
+        metrics["fixer/invalid_turn_frac"] = float(np.mean([not a.valid for e in episodes for a in e.attempts]))
+        metrics["fixer/episodes"] = float(len(episodes))
+        return out
+
+    def _score_proposals(self, proposals, solve_jobs, solve_samples, results, metrics) -> list[_Sampled]:
+        """Solver samples train the Coder; their solve rates give the Proposer's rewards (graded,
+        with the repetition penalty); valid proposals join the curriculum."""
+        cfg = self.cfg
+        out: list[_Sampled] = []
         solve_rate: dict[int, float] = {}
-        for (kind, task, req, chunk, codes), res in zip(owners, results):
+        pos = 0
+        for (i, req), (task, codes, _), res in zip(proposals["solve_requests"], solve_jobs, results):
+            chunk = solve_samples[pos:pos + req.n]
+            pos += req.n
             p = np.asarray(res.passed, dtype=bool)
             ok = p.all(axis=1) & np.array([bool(c) for c in codes])
-            if kind == "fixer":
-                after = np.where([bool(c) for c in codes], p.mean(axis=1), 0.0)
-                r = R.fixer_rewards(np.full(len(codes), req.meta["before"]), after, ok)
-                out += [_Sampled(s, req.meta["group"], float(x)) for s, x in zip(chunk, r)]
-                _acc(metrics, "train/fix_acc", float(ok.mean()))
-            else:
-                solve_rate[req.meta["proposal"]] = float(ok.mean())
-                if "coder" in cfg.roles:
-                    out += [_Sampled(s, f"coder/{task.task_id}", float(x)) for s, x in zip(chunk, ok.astype(float))]
-                self._observed.append((task.task_id, len(codes), int(ok.sum())))
-        # proposer rewards (graded, with the repetition penalty), and valid proposals join the curriculum
+            solve_rate[i] = float(ok.mean())
+            if "coder" in cfg.roles:
+                out += [_Sampled(s, f"coder/{task.task_id}", float(x)) for s, x in zip(chunk, ok.astype(float))]
+            self._observed.append((task.task_id, len(codes), int(ok.sum())))
         samples = proposals["samples"]
         if samples:
             rates = [solve_rate.get(i, float("nan")) for i in range(len(samples))]
@@ -501,7 +555,7 @@ class CoEvolution:
         trainable = [x for x in sampled if x.sample.role in self.cfg.roles]
         rollouts = [Rollout(prompt_ids=x.sample.prompt_ids, completion_ids=x.sample.completion_ids,
                             logprobs=x.sample.logprobs, reward=x.reward, group=x.group, role=x.sample.role,
-                            truncated=x.sample.truncated) for x in trainable]
+                            truncated=x.sample.truncated, episode=x.episode) for x in trainable]
         if not rollouts:
             return {}
         local = {"local": True} if _distributed() else {}
@@ -545,6 +599,13 @@ def _group_by_task(samples) -> dict[tuple[str, str], list]:
     for s in samples:
         out.setdefault((s.task_id, s.role), []).append(s)
     return out
+
+
+def _any_rank(flag: bool) -> bool:
+    """Whether ``flag`` holds on any rank (itself when not distributed)."""
+    from training import distributed as D
+
+    return any(D.all_gather_object(bool(flag))) if D.world_size() > 1 else bool(flag)
 
 
 def _acc(metrics: dict, key: str, value: float) -> None:

@@ -358,7 +358,7 @@ def execute(cfg: CoevoConfig, run: Path, *, progress: bool = True) -> dict:
         def step_fn(step: int) -> dict:
             metrics = loop.step(step)
             if cfg.loop.eval_every and heldout and (step % cfg.loop.eval_every == 0 or step == cfg.loop.steps):
-                metrics.update({f"eval/{k}": v for k, v in run_eval(step).items()})
+                metrics.update({f"eval/{k}": v for k, v in run_eval(step).items() if not isinstance(v, dict)})
             return metrics
 
         info = run_loop(run, cfg.loop.steps, step_fn, trainer=trainer, state={"curriculum": curriculum},
@@ -425,8 +425,10 @@ def _fmt(res: dict) -> str:
 
 
 def summarize(evals: list[dict]) -> dict:
-    keys = ("code_acc", "test_acc", "bon_acc", "fix_acc")
     first, last = evals[0], evals[-1]
+    solve = sorted({k for e in (first, last) for k in e if k.startswith("solve_1at")})  # RLEF's 1@K
+    keys = ("code_acc", "test_acc", "bon_acc", "fix_acc", *solve, "select_score", "select_ece", "select_ece_cv",
+            "test_score_ece", "test_score_ece_cv")
     return {"before": {k: first[k] for k in keys if k in first},
             "after": {k: last[k] for k in keys if k in last},
             "before_step": first["step"], "after_step": last["step"]}

@@ -52,8 +52,12 @@ Tester (CURE's *reward precision*)
     ``coder_rewards_labelfree`` and as soft tester rewards.
 
 Fixer
-    ``fixer_rewards``: change in pass fraction from the broken code to the repaired one, plus
-    ``full_pass_bonus`` (default 1) when the repair passes every test; range ``[-1, 2]``.
+    ``repair_episode_rewards`` (RLEF, the default): one reward per multi-turn repair episode, +1
+    when its final program passes every ground-truth test (public and hidden), else -1, less
+    ``invalid_penalty`` (0.2) for each turn whose completion held no valid program.
+    ``fixer_rewards`` (single-turn gain): change in pass fraction from the broken code to the
+    repaired one, plus ``full_pass_bonus`` (default 1) when the repair passes every test; range
+    ``[-1, 2]``.
 
 Proposer (Absolute Zero, with graded penalties and R-Zero's repetition penalty)
     ``proposer_rewards``: learnability ``1 - r`` for a solve rate ``0 < r < 1``, else 0; -0.25 for
@@ -75,6 +79,7 @@ __all__ = [
     "coder_rewards",
     "coder_rewards_labelfree",
     "fixer_rewards",
+    "repair_episode_rewards",
     "proposer_batch_rewards",
     "proposer_rewards",
     "test_correct",
@@ -313,6 +318,24 @@ def fixer_rewards(before_frac, after_frac, after_all_pass=None, *,
     reward = (after - before) + full_pass_bonus * full.astype(float)
     reward = np.where(np.isnan(before) | np.isnan(after), np.nan, reward)
     return np.atleast_1d(reward.astype(float))
+
+
+def repair_episode_rewards(solved, invalid_turns, *, success: float = 1.0, failure: float = -1.0,
+                           invalid_penalty: float = 0.2) -> np.ndarray:
+    """RLEF's trajectory-level reward of repair episodes: ``success`` when the episode's final
+    program passes every ground-truth test (public and hidden), else ``failure``, minus
+    ``invalid_penalty`` times the number of turns whose completion held no valid program.
+
+    ``solved``: bools, one per episode; ``invalid_turns``: non-negative counts. NaN in
+    ``invalid_turns`` (an episode that could not be judged) gives NaN."""
+    ok = np.atleast_1d(np.asarray(solved, dtype=bool))
+    bad = np.atleast_1d(np.asarray(invalid_turns, dtype=float))
+    ok, bad = np.broadcast_arrays(ok, bad)
+    if (bad[np.isfinite(bad)] < 0).any():
+        raise ValueError("invalid_turns must be >= 0")
+    if invalid_penalty < 0:
+        raise ValueError("invalid_penalty must be >= 0")
+    return np.where(ok, float(success), float(failure)) - invalid_penalty * bad
 
 
 # ----------------------------------------------------------------------------- proposer

@@ -8,7 +8,9 @@ Inputs
     abstention. Keys are only compared for equality within a column.
 
 Every method returns a :class:`Selection`: the chosen ``index``, ``code_scores`` and ``test_scores``
-in ``[0, 1]`` and a ``details`` dict. Ties are broken deterministically: higher score, then larger
+in ``[0, 1]``, the same scores as log-odds (``code_logits``, ``test_logits``: for the posterior
+methods ``coevo`` and ``b4`` computed in log space, so that scores a float rounds to 1.0 keep their
+order; calibration maps take them, :mod:`matrix.calibration`) and a ``details`` dict. Ties are broken deterministically: higher score, then larger
 group, then the lowest index (so callers should not order candidates by a prior belief they do not
 want to leak in).
 
@@ -114,6 +116,21 @@ class Selection:
     test_scores: np.ndarray
     method: str
     details: dict[str, Any] = field(default_factory=dict)
+    code_logits: np.ndarray | None = None  # log-odds of code_scores (None: computed from them)
+    test_logits: np.ndarray | None = None
+
+    def __post_init__(self):
+        from matrix.calibration import logit
+
+        if self.code_logits is None:
+            self.code_logits = logit(np.asarray(self.code_scores, dtype=float))
+        if self.test_logits is None:
+            self.test_logits = logit(np.asarray(self.test_scores, dtype=float))
+
+    @property
+    def logit(self) -> float:
+        """Log-odds of the chosen program's score."""
+        return float(self.code_logits[self.index])
 
     def to_json(self) -> dict[str, Any]:
         return {"index": int(self.index), "method": self.method,
@@ -264,6 +281,26 @@ def _softmax(logits: np.ndarray) -> np.ndarray:
     return e / e.sum()
 
 
+def _lse(x: np.ndarray) -> float:
+    if not x.size:
+        return -math.inf
+    top = float(x.max())
+    return top + math.log(float(np.exp(x - top).sum()))
+
+
+def _posterior_logits(logs: np.ndarray, labels: np.ndarray, reps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Log-odds, in log space, of each code's cluster posterior (``softmax(logs)``) and of each
+    test's score (the posterior mass of the clusters passing it; ``reps`` one pass row per
+    cluster), clipped to +-``matrix.calibration.LOGIT_CLIP``."""
+    from matrix.calibration import LOGIT_CLIP
+
+    k = len(logs)
+    cl = np.array([logs[g] - _lse(np.delete(logs, g)) for g in range(k)]) if k > 1 else np.full(1, math.inf)
+    tl = np.array([_lse(logs[reps[:, j]]) - _lse(logs[~reps[:, j]]) for j in range(reps.shape[1])])
+    return (np.clip(np.nan_to_num(cl[labels], posinf=LOGIT_CLIP, neginf=-LOGIT_CLIP), -LOGIT_CLIP, LOGIT_CLIP),
+            np.clip(np.nan_to_num(tl, posinf=LOGIT_CLIP, neginf=-LOGIT_CLIP), -LOGIT_CLIP, LOGIT_CLIP))
+
+
 # ----------------------------------------------------------------------------- heuristics
 
 
@@ -328,9 +365,10 @@ def b4(passed, *, beta0: float = 1e4, alpha: float = 1e3) -> Selection:
     g = _best(logs, sizes, firsts)
     post = _softmax(logs)
     test_scores = post @ p[firsts].astype(float) if p.shape[1] else np.zeros(0)
+    code_logits, test_logits = _posterior_logits(logs, labels, p[firsts].astype(bool))
     return Selection(int(firsts[g]), post[labels], test_scores, "b4",
                      {"log_posterior": float(logs[g]), "n_groups": int(len(firsts)),
-                      "group_size": int(sizes[g])})
+                      "group_size": int(sizes[g])}, code_logits, test_logits)
 
 
 def output_consensus(passed, consensus) -> Selection:
@@ -443,10 +481,12 @@ def coevo_default(passed, consensus=None, *, examples=None, example_weight: floa
     g = _best(logs, sizes, firsts)
     post = _softmax(logs)
     test_scores = post @ reps[:, :m].astype(float) if m else np.zeros(0)
+    code_logits, test_logits = _posterior_logits(logs, labels, reps[:, :m].astype(bool))
     return Selection(int(firsts[g]), post[labels], np.clip(test_scores, 0.0, 1.0), "coevo",
                      {"n_clusters": int(k), "cluster_size": int(sizes[g]),
                       "log_tests": float(log_tests[g]), "log_consensus": float(log_cons[g]),
                       "n_inputs": int(codes.shape[1]), "counts": counts[g],
                       "posterior": float(post[g]),
                       "test_weights": [round(float(w), 4) for w in weights[firsts[g]][:m]],
-                      "examples": int(ex.shape[1]), "examples_passed": int(reps[g, m:].sum())})
+                      "examples": int(ex.shape[1]), "examples_passed": int(reps[g, m:].sum())},
+                     code_logits, test_logits)

@@ -145,6 +145,15 @@ def test_eval_report(pool):
     assert 0.0 <= report["mutation_score"] <= 1.0
     assert report["hacking_gap"] is not None
     assert {r["task_id"] for r in report["per_task"]} == {"add", "big"}
+    # calibration of coevo's scores: both picks right; 6 of 8 tests right, and the tests scored
+    # >= 0.5 are exactly the right ones (test_score_accuracy 1.0)
+    cal = report["calibration"]
+    assert cal["select"]["n"] == 2 and cal["select"]["right"] == 1.0
+    assert cal["select"]["ece"] == pytest.approx(1.0 - cal["select"]["score"])
+    assert cal["tests"]["n"] == 8 and cal["tests"]["right"] == 0.75
+    assert cal["tests"]["precision_at"]["0.5"]["raw"] == [1.0, 6]
+    assert sum(c["n"] for c in cal["tests"]["curve"]) == 8 and "ece_cv" in cal["tests"]
+    assert all(0.0 <= r["selected_score"] <= 1.0 for r in report["per_task"])
 
 
 def test_eval_without_generated_tests(pool):

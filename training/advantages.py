@@ -15,6 +15,12 @@ For sample i of group g with finite reward r_i::
   zero-variance test. Overlong filtering only masks their tokens from the loss (the trainer).
 * ``std`` uses ddof=1 (as TRL and verl do) and ``eps`` is added to it, not to the variance.
 
+Episodes (multi-turn samples, RLEF). With ``episodes``, samples of one group that share an episode
+key are the turns of *one* episode: they must carry the same (trajectory-level) reward, the
+group's mean, std and zero-variance test count the episode once (however many turns it took), and
+every turn gets the episode's advantage. A key of ``None`` makes the sample an episode of its own,
+so ``episodes=None`` (or all ``None``) is exactly the per-sample computation above.
+
 Results do not depend on the order of samples, within or across groups.
 """
 
@@ -53,8 +59,13 @@ class Advantages:
 
 
 def compute_advantages(rewards: Sequence[float] | np.ndarray, groups: Sequence[str], *, scale: str = "group",
-                       eps: float = 1e-4, drop_zero_variance: bool = False) -> Advantages:
-    """Advantages and per-group statistics (see the module doc)."""
+                       eps: float = 1e-4, drop_zero_variance: bool = False,
+                       episodes: Sequence[str | None] | None = None) -> Advantages:
+    """Advantages and per-group statistics (see the module doc); ``episodes`` groups the turns of
+    multi-turn episodes (one key per sample, ``None`` = a sample of its own)."""
+    if episodes is not None and any(e is not None for e in episodes):
+        return _episode_advantages(rewards, groups, episodes, scale=scale, eps=eps,
+                                   drop_zero_variance=drop_zero_variance)
     if scale not in SCALES:
         raise ValueError(f"scale: must be one of {list(SCALES)}, got {scale!r}")
     r = np.asarray(rewards, dtype=np.float64).reshape(-1)
@@ -98,6 +109,29 @@ def compute_advantages(rewards: Sequence[float] | np.ndarray, groups: Sequence[s
     kept_per_group = np.bincount(gi, weights=keep.astype(np.float64), minlength=n_groups)
     return Advantages(adv=adv, keep=keep, group_index=gi, groups=list(keys), group_mean=mean,
                       group_std=std, zero_variance=zero_var, dropped=kept_per_group == 0)
+
+
+def _episode_advantages(rewards, groups, episodes, **kw) -> Advantages:
+    """Per-episode advantages broadcast to every turn (module doc, "Episodes")."""
+    r = np.asarray(rewards, dtype=np.float64).reshape(-1)
+    if len(episodes) != len(r) or len(groups) != len(r):
+        raise ValueError(f"episodes: {len(episodes)} keys and {len(groups)} groups for {len(r)} rewards")
+    units: dict[tuple, int] = {}
+    uid = np.fromiter((units.setdefault((g, e) if e is not None else (g, None, i), len(units))
+                       for i, (g, e) in enumerate(zip(groups, episodes))), dtype=np.int64, count=len(r))
+    first = np.full(len(units), -1, dtype=np.int64)
+    for i in range(len(r) - 1, -1, -1):
+        first[uid[i]] = i
+    ur = r[first][uid]
+    same = (r == ur) | (np.isnan(r) & np.isnan(ur))
+    if not same.all():
+        i = int(np.flatnonzero(~same)[0])
+        raise ValueError(f"rewards: the turns of episode {episodes[i]!r} (group {groups[i]!r}) carry different "
+                         f"rewards ({r[first[uid[i]]]!r} and {r[i]!r}); an episode has one reward")
+    a = compute_advantages(r[first], [groups[i] for i in first], **kw)
+    return Advantages(adv=a.adv[uid], keep=a.keep[uid], group_index=a.group_index[uid], groups=a.groups,
+                      group_mean=a.group_mean, group_std=a.group_std, zero_variance=a.zero_variance,
+                      dropped=a.dropped)
 
 
 def group_advantages(rewards, groups, *, scale: str = "group", eps: float = 1e-4,

@@ -12,6 +12,13 @@ correct program): the sample is dropped from its group's statistics and from the
 ``truncated`` marks a completion that hit the length limit without EOS. With overlong filtering
 (``GRPOConfig.mask_truncated``) such samples keep their reward in the group statistics but are
 excluded from the loss; see :mod:`training.trainer` for the exact rule.
+
+Episodes (multi-turn repair, RLEF). Each model turn of an episode is one rollout: its prompt holds
+the task, the earlier attempts and the execution feedback they got, its completion is that turn's
+attempt. Rollouts with the same ``group`` and ``episode`` key are the turns of one episode: they
+carry the episode's one reward, count once in their group's statistics and all get the episode's
+advantage (:mod:`training.advantages`). The feedback is prompt text, so it never enters the loss:
+only the tokens the model wrote do.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ class Rollout:
     group: str  # GRPO group key: G samples of one (role, prompt), e.g. "tester/task_17"
     role: str
     truncated: bool = False  # hit max_new_tokens without EOS
+    episode: str | None = None  # turns of one multi-turn episode share a key (within the group)
 
     @property
     def n_tokens(self) -> int:
@@ -55,6 +63,8 @@ def check_rollouts(rollouts: Sequence[Rollout], vocab_size: int | None = None,
             raise ValueError(f"rollouts[{i}].logprobs: required with old_logprobs='sampler'")
         if not isinstance(r.group, str) or not r.group:
             raise ValueError(f"rollouts[{i}].group: must be a non-empty string")
+        if r.episode is not None and (not isinstance(r.episode, str) or not r.episode):
+            raise ValueError(f"rollouts[{i}].episode: must be None or a non-empty string")
         if r.reward is not None and not isinstance(r.reward, (int, float)):
             raise ValueError(f"rollouts[{i}].reward: must be a number (NaN for none), got {r.reward!r}")
         if r.reward is not None and math.isinf(float(r.reward)):

@@ -3,7 +3,8 @@
 One call to :meth:`PolicyTrainer.step` does, for a batch of rollouts:
 
 1. **Advantages** over the whole batch (all ranks' rollouts): :mod:`training.advantages` with the
-   config's ``scale_rewards``, per-role weights multiplied in.
+   config's ``scale_rewards``, per-role weights multiplied in; the turns of a multi-turn episode
+   (same ``group`` and ``episode``) count once in their group and share the episode's advantage.
 2. **Selection** of the samples that enter the loss: finite reward, kept by dynamic sampling (if
    on), role weight > 0, at least one completion token, and, with overlong filtering
    (``mask_truncated``), not truncated. Samples of zero-variance groups stay in (advantage 0:
@@ -300,7 +301,7 @@ class PolicyTrainer:
 
         # ---- 1. advantages over the global batch
         meta = [(float("nan") if r.reward is None else float(r.reward), r.group, r.role, bool(r.truncated),
-                 len(r.completion_ids)) for r in rollouts]
+                 len(r.completion_ids), r.episode) for r in rollouts]
         offset = 0
         if local and W > 1:
             parts = D.all_gather_object(meta)
@@ -320,7 +321,7 @@ class PolicyTrainer:
         trunc = np.array([m[3] for m in gmeta], dtype=bool)
         clen = np.array([m[4] for m in gmeta], dtype=np.int64)
         A = compute_advantages(rewards, groups, scale=cfg.scale_rewards, eps=cfg.adv_eps,
-                               drop_zero_variance=bool(cfg.dynamic_sampling))
+                               drop_zero_variance=bool(cfg.dynamic_sampling), episodes=[m[5] for m in gmeta])
         weight = np.array([cfg.role_weight(r) for r in roles], dtype=np.float64)
         adv = A.adv * weight
         masked_trunc = trunc & bool(cfg.mask_truncated)

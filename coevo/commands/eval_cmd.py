@@ -20,7 +20,13 @@ Report (one JSON object, written atomically to ``--out``):
 * ``hacking_gap``: mean over codes of pass fraction on visible tests minus held-out tests; visible
   = the generated tests (``--tests``) or, without them, the ground-truth tests listed in a task's
   ``meta.visible_tests`` (indices); held-out = the other ground-truth tests;
-* ``per_task``: the same numbers per task.
+* ``calibration`` (with ``--tests`` or sampled tests): whether the method's scores read as
+  probabilities: ``select`` (the chosen code's score as P(correct); ``ece``, ``score``, ``right``,
+  ``ge99`` / ``ge99_right``, the reliability ``curve``, and ``ece_cv`` / ``curve_cv`` after a Platt
+  map fitted on the other half of the tasks) and ``tests`` (each generated test's score as P(right),
+  plus ``precision_at``: the share right among tests scored >= 0.5, 0.8, 0.9, 0.95);
+  :mod:`matrix.calibration`;
+* ``per_task``: the same numbers per task (``selected_score``: the chosen code's score).
 
 With a model instead of ``--codes`` (``--model PATH`` in this process, or ``--api-base URL
 --api-model NAME`` for a served one) the candidates are sampled first, as ``coevo solve`` does:
@@ -185,6 +191,7 @@ def run(args) -> int:
 
     per_task = []
     mutation_jobs = []
+    picks, graded = [], []  # (log-odds of the method's score, right, task id): chosen codes, generated tests
     with Executor(executor_config(args)) as ex:
         # candidates + references on ground truth, and on the generated tests
         jobs = [(t, codes[t.task_id] + list(t.solutions), list(t.tests)) for t in todo]
@@ -218,11 +225,14 @@ def run(args) -> int:
                 sel = {m: select(gp_codes, m, consensus=consensus, examples=ex_codes) for m in METHODS}
                 row["best_of_n"] = {m: bool(correct[s.index]) for m, s in sel.items()}
                 row["selected"] = int(sel[method].index)
+                row["selected_score"] = _num(float(sel[method].code_scores[sel[method].index]))
+                picks.append((sel[method].logit, bool(correct[sel[method].index]), t.task_id))
                 row["n_tests"] = len(tests)
                 row["n_examples"] = len(examples[t.task_id])
                 if labels is not None:
                     row["unit_test_accuracy"] = _num(M.unit_test_accuracy(labels))
                     row["test_score_accuracy"] = _num(M.test_score_accuracy(sel[method].test_scores, labels))
+                    graded += [(float(x), bool(r), t.task_id) for x, r in zip(sel[method].test_logits, labels)]
                 tpr, tnr = M.test_tpr_tnr(gp_codes, correct)
                 row["test_tpr"], row["test_tnr"] = _num(tpr), _num(tnr)
                 row["hacking_gap"] = _num(M.hacking_gap(gp_codes, gt))
@@ -239,6 +249,8 @@ def run(args) -> int:
         isolation = getattr(ex, "isolation", None)
 
     report = _summarise(per_task, ks, method, METHODS, args)
+    if picks:
+        report["calibration"] = _calibration(picks, graded)
     report["isolation"] = str(isolation) if isolation is not None else None
     if info is not None:
         report["sampling"] = info
@@ -292,6 +304,18 @@ def _mutation_scores(ex, jobs, args, make_mutants, M) -> None:
     for (row, _, tests, labels, keep), res in zip(second, gen_res):
         gp = np.asarray(res.passed, dtype=bool).reshape(len(keep), len(tests))
         row["mutation_score"] = _num(M.mutation_score(gp, labels))
+
+
+def _calibration(picks, graded) -> dict:
+    """How the method's scores read as probabilities (:func:`matrix.calibration.calibration_report`,
+    cross-fitted by task): ``select`` for the chosen codes' scores as P(correct), ``tests`` for the
+    generated tests' scores as P(right), with the precision of the tests kept at score >= P."""
+    from matrix.calibration import PRECISION_AT, calibration_report
+
+    out = {"select": calibration_report(*zip(*picks))}
+    if graded:
+        out["tests"] = calibration_report(*zip(*graded), thresholds=PRECISION_AT)
+    return out
 
 
 def _summarise(per_task, ks, method, methods, args) -> dict:
