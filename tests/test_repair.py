@@ -223,7 +223,7 @@ def test_loop_turns_episodes_into_rollouts():
         return [a, b]
 
     loop = CoEvolution.__new__(CoEvolution)
-    loop.cfg = LoopConfig(roles=["fixer"])
+    loop.cfg = LoopConfig(roles=["fixer"], fixer_reward="episode")
     metrics = {}
     out = loop._fixer_rollouts(episodes(), metrics)
     # RLEF: every turn, the episode's reward: a solved with one invalid turn 1 - 0.2, b failed -1
