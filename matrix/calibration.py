@@ -43,6 +43,7 @@ __all__ = [
     "KINDS",
     "PRECISION_AT",
     "CalibrationMap",
+    "CALIBRATED",
     "brier_score",
     "calibration_report",
     "cross_fit",
@@ -51,6 +52,7 @@ __all__ = [
     "logit",
     "max_calibration_error",
     "precision_at",
+    "read_calibration",
     "reliability_curve",
     "sigmoid",
     "threshold_for_precision",
@@ -421,4 +423,48 @@ def calibration_report(x, outcomes, groups: Sequence | None = None, *, n_bins: i
     if thresholds:
         out["precision_at"] = {f"{t:g}": {"raw": prec(raw, t), **({"cv": prec(cv, t)} if cv is not None else {})}
                                for t in thresholds}
+    return out
+
+
+# ----------------------------------------------------------------------------- maps on file
+
+CALIBRATED = ("select", "tests")  # what a calibration file can hold a map for
+
+
+def read_calibration(path: str) -> dict[str, CalibrationMap]:
+    """The maps a calibration file holds: ``{"select": map, "tests": map}`` (either may be
+    missing), read from a ``coevo eval`` report (its ``calibration.select.map`` and
+    ``calibration.tests.map``: Platt maps fitted on that evaluation's labelled picks and tests) or
+    from a JSON object ``{"select": MAP, "tests": MAP}``. Raises
+    :class:`~matrix.errors.InputError` naming the file and field."""
+    import json
+
+    from matrix.errors import InputError
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read(10_000_000)
+    except OSError as exc:
+        raise InputError(f"cannot read ({exc.strerror or exc})", file=path) from None
+    lines = [x for x in text.splitlines() if x.strip()]
+    try:
+        data = json.loads(lines[0] if len(lines) == 1 else text)
+    except (json.JSONDecodeError, IndexError):
+        raise InputError("not a JSON object (a `coevo eval` report or {\"select\": MAP, \"tests\": MAP})",
+                         file=path, line=1) from None
+    if isinstance(data, dict) and isinstance(data.get("calibration"), dict):
+        data = {k: v.get("map") for k, v in data["calibration"].items() if isinstance(v, dict) and "map" in v}
+        where = "calibration.{}.map"
+    else:
+        where = "{}"
+    if not isinstance(data, dict) or not any(k in data for k in CALIBRATED):
+        raise InputError("holds no calibration map (a `coevo eval` report made with tests has them)",
+                         file=path, field="calibration")
+    out = {}
+    for name in CALIBRATED:
+        if name in data:
+            try:
+                out[name] = CalibrationMap.from_json(data[name])
+            except ValueError as exc:
+                raise InputError(str(exc), file=path, field=where.format(name)) from None
     return out

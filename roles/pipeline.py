@@ -50,6 +50,7 @@ class TaskPool:
     index: int = -1  # chosen code (into ``codes``), -1 when there is none
     code_scores: list[float] = field(default_factory=list)
     test_scores: list[float] = field(default_factory=list)
+    test_logits: list[float] = field(default_factory=list)  # test_scores as log-odds (keeps order near 1)
     method: str = ""
 
     @property
@@ -136,8 +137,10 @@ def judge_pools(pools: list[TaskPool], executor, cfg: PoolConfig, progress: bool
         p.index = int(sel.index)
         p.code_scores = [float(x) for x in sel.code_scores]
         p.test_scores = [float(x) for x in sel.test_scores]
+        p.test_logits = [float(x) for x in sel.test_logits]
         p.method = sel.method
     for p in pools:
         if not p.codes:
             p.test_scores = [0.0] * len(p.tests)
+            p.test_logits = [-50.0] * len(p.tests)
             p.method = "none (no parseable code)"

@@ -154,6 +154,38 @@ def test_eval_report(pool):
     assert cal["tests"]["precision_at"]["0.5"]["raw"] == [1.0, 6]
     assert sum(c["n"] for c in cal["tests"]["curve"]) == 8 and "ece_cv" in cal["tests"]
     assert all(0.0 <= r["selected_score"] <= 1.0 for r in report["per_task"])
+    # the report carries Platt maps fitted on these labelled picks and tests, which select applies
+    assert cal["select"]["map"]["kind"] == "platt" and cal["tests"]["map"]["info"]["n"] == 8
+    chosen = pool["dir"] / "chosen.jsonl"
+    args = ["select", "--tasks", pool["tasks"], "--codes", pool["codes"], "--tests", pool["tests"],
+            "--out", str(chosen), "--quiet"]
+    assert main(args) == 0
+    raw = [json.loads(x) for x in chosen.read_text().splitlines()]
+    assert main([*args, "--calibration", str(out)]) == 0
+    mapped = [json.loads(x) for x in chosen.read_text().splitlines()]
+    from matrix.calibration import CalibrationMap, logit
+
+    tmap = CalibrationMap.from_json(cal["tests"]["map"])
+    for r, m in zip(raw, mapped):
+        assert m["index"] == r["index"] and m["calibrated"] == ["select", "tests"]
+        # a monotone map: a test scored lower before is not scored higher after
+        rs, ms = r["test_scores"], m["test_scores"]
+        assert all(ms[i] <= ms[j] + 1e-9 for i in range(len(rs)) for j in range(len(rs)) if rs[i] < rs[j])
+        assert all(lo <= x <= hi for x in ms for lo, hi in [sorted(tmap([-50.0, 50.0]).tolist())])
+
+
+def test_bad_calibration_files_are_one_line_errors(pool, capsys):
+    args = ["select", "--tasks", pool["tasks"], "--codes", pool["codes"], "--tests", pool["tests"],
+            "--out", str(pool["dir"] / "c.jsonl"), "--quiet", "--calibration"]
+    bad = pool["dir"] / "bad.json"
+    for text, says in (("{nope", "not a JSON object"), ('{"pass_at_k": {}}', "holds no calibration map"),
+                       ('{"select": {"kind": "platt", "params": {"a": "x", "b": 0}}}', "field 'select'"),
+                       ('{"calibration": {"tests": {"map": {"kind": "magic"}}}}', "calibration.tests.map")):
+        bad.write_text(text)
+        assert main([*args, str(bad)]) == 2
+        err = capsys.readouterr().err
+        assert says in err and "Traceback" not in err and str(bad) in err
+    assert not (pool["dir"] / "c.jsonl").exists()
 
 
 def test_eval_without_generated_tests(pool):

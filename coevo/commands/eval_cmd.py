@@ -310,12 +310,20 @@ def _calibration(picks, graded) -> dict:
     """How the method's scores read as probabilities (:func:`matrix.calibration.calibration_report`,
     cross-fitted by task): ``select`` for the chosen codes' scores as P(correct), ``tests`` for the
     generated tests' scores as P(right), with the precision of the tests kept at score >= P."""
-    from matrix.calibration import PRECISION_AT, calibration_report
+    from matrix.calibration import PRECISION_AT, calibration_report, fit_calibration
 
-    out = {"select": calibration_report(*zip(*picks))}
+    def fitted(x, y):  # the map `coevo select --calibration REPORT` applies (fitted on every item here)
+        return fit_calibration(x, y, "platt").to_json()
+
+    out = {"select": {**calibration_report(*zip(*picks)), "map": fitted(*_xy(picks))}}
     if graded:
-        out["tests"] = calibration_report(*zip(*graded), thresholds=PRECISION_AT)
+        out["tests"] = {**calibration_report(*zip(*graded), thresholds=PRECISION_AT), "map": fitted(*_xy(graded))}
     return out
+
+
+def _xy(items) -> tuple[list, list]:
+    """(log-odds, outcomes) of ``(x, outcome, group)`` items."""
+    return [i[0] for i in items], [i[1] for i in items]
 
 
 def _summarise(per_task, ks, method, methods, args) -> dict:

@@ -72,6 +72,10 @@ def add_arguments(parser) -> None:
             group.required = False
     parser.add_argument("--min-score", type=float, default=0.5, metavar="P",
                         help="--tasks mode: keep tests whose reliability is at least P (default 0.5)")
+    parser.add_argument("--calibration", metavar="REPORT",
+                        help="--tasks mode: read the reliability scores through the tests map of a "
+                             "`coevo eval` report (fitted on labelled tasks), so that --min-score P "
+                             "keeps tests of which about a share P are right")
     parser.add_argument("--time-budget", type=float, default=60.0, metavar="S",
                         help="PATH mode: seconds per module (default 60)")
     parser.add_argument("--max-mutants", type=int, default=300, metavar="N",
@@ -291,7 +295,17 @@ def run_tasks_mode(args) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise InputError("exists and is not a directory", file=str(out))
+    test_map = None
+    if args.calibration:
+        from matrix.calibration import read_calibration
+
+        test_map = read_calibration(args.calibration).get("tests")
+        if test_map is None:
+            raise InputError("holds no map for tests (calibration.tests.map)", file=args.calibration)
     _, pools, _ = build_pools(args, min_tests=1)
+    if test_map is not None:
+        for p in pools:
+            p.test_scores = [float(x) for x in test_map(p.test_logits)] if p.tests else []
     out.mkdir(parents=True, exist_ok=True)
     (out / "solutions").mkdir(exist_ok=True)
     previous = _previous_files(out)

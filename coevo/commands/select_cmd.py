@@ -57,6 +57,9 @@ def add_arguments(parser) -> None:
                         help="per-cell wall-clock limit in seconds (default: the sandbox's)")
     parser.add_argument("--workers", type=int, default=None, metavar="N",
                         help="parallel sandbox workers (default: the sandbox's)")
+    parser.add_argument("--calibration", metavar="REPORT",
+                        help="map the scores onto probabilities with the maps a `coevo eval` report "
+                             "fitted on labelled tasks (its calibration.select.map / tests.map)")
     from coevo.cli import add_output_options
 
     add_output_options(parser)
@@ -138,6 +141,11 @@ def run(args) -> int:
 
     check_common(args)
     method = canonical_method(args.method)
+    maps = {}
+    if args.calibration:
+        from matrix.calibration import read_calibration
+
+        maps = read_calibration(args.calibration)
     tasks = load_tasks(args.tasks)
     ids = [t.task_id for t in tasks]
     codes = load_codes(args.codes, ids)
@@ -177,6 +185,10 @@ def run(args) -> int:
             evidence = [name for name, n in (("tests", len(pool_tests)), ("examples", len(ex)),
                                              ("consensus", len(extra))) if n]
             sel = select(passed, method, consensus=consensus, examples=examples)
+            if "select" in maps:
+                sel.code_scores = maps["select"](sel.code_logits)
+            if "tests" in maps:
+                sel.test_scores = maps["tests"](sel.test_logits)
             rows.append({
                 "task_id": task.task_id,
                 "index": int(sel.index),
@@ -190,6 +202,7 @@ def run(args) -> int:
                 "n_examples": len(ex),
                 "examples_passed": int(examples[sel.index].sum()),
                 "decided_by": evidence or ["nothing: every candidate is as likely as the first"],
+                **({"calibrated": sorted(maps)} if maps else {}),
                 "isolation": str(isolation),
             })
     write_jsonl_atomic(args.out, rows)

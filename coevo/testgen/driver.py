@@ -68,6 +68,8 @@ def _check(args) -> None:
             raise InputError("no such model directory (a save_pretrained directory)", file=args.model)
     if args.tasks:
         raise InputError("give either PATH (your code) or --tasks (a tasks file), not both", field="--tasks")
+    if getattr(args, "calibration", None):
+        raise InputError("only applies with --tasks (PATH mode keeps tests the code passes)", field="--calibration")
 
 
 def _missing(name: str) -> bool:
