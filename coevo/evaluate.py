@@ -50,18 +50,18 @@ from roles.api_config import ApiConfig
 
 @dataclass
 class EvalConfig:
-    n_codes: int = 8
-    n_tests: int = 4
-    temperature: float = 0.8
-    max_new_tokens: int = 160
+    n_codes: int = 8  # Coder samples per held-out task (code_acc, best-of-N)
+    n_tests: int = 4  # Tester samples per held-out task (test_acc)
+    temperature: float = 0.8  # sampling temperature of the evaluation
+    max_new_tokens: int = 160  # completion length cap of the evaluation
     fix_turns: int = 2  # Fixer attempts per repair episode
     fix_per_task: int = 2  # failing programs per task that start a repair episode (fix_acc)
     fix_public_tests: int = 0  # the first N ground-truth tests give feedback (public); 0 = all
     solve_starts: int = 2  # Coder samples per task that start a 1@K episode (0 = no 1@K figures)
     max_tasks: int = 0  # 0 = all held-out tasks
-    select_method: str = "coevo"
+    select_method: str = "coevo"  # best-of-N selection: coevo | b4 | codet | max_pass | consensus
     tests_per_sample: int = 0  # > 0: ask for this many tests; missing or extra ones count as wrong
-    seed: int = 1234
+    seed: int = 1234  # sampling seed (the same held-out samples for every evaluation of a run)
     # sample from a model served over an OpenAI-compatible API instead of the run's own model
     # (api.base_url set; see roles.api_config.ApiConfig); answers are cached on disk
     api: ApiConfig = field(default_factory=ApiConfig)

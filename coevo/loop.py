@@ -66,12 +66,12 @@ FIXER_REWARDS = ("episode", "gain")
 
 @dataclass
 class LoopConfig:
-    steps: int = 80
-    tasks_per_step: int = 8
-    roles: list[str] = field(default_factory=lambda: list(ALL_ROLES))
+    steps: int = 80  # training steps (one batch of tasks, all roles, one update each)
+    tasks_per_step: int = 8  # tasks the curriculum draws per step
+    roles: list[str] = field(default_factory=lambda: list(ALL_ROLES))  # roles trained: coder, tester, fixer, proposer (any subset with coder)
     update: str = "joint"  # joint | per_role
-    n_codes: int = 8
-    n_tests: int = 4
+    n_codes: int = 8  # Coder samples per task (one GRPO group)
+    n_tests: int = 4  # Tester samples per task, each a suite of tests (one GRPO group)
     n_fixes: int = 4  # repair episodes per failing program (one GRPO group)
     fix_codes: int = 1  # failing programs per task handed to the Fixer
     # the Fixer's reward: "episode" (RLEF: up to fix_turns attempts with execution feedback, one
@@ -87,9 +87,9 @@ class LoopConfig:
     proposer_format: str = "program"  # program (solution + inputs; description derived) | task (+ description)
     repetition_penalty: float = 0.5  # R-Zero: a valid proposal repeated k times in its batch loses 0.5 k/(n-1)
     seed_proposals: int = 0  # Proposer samples drawn before step 1 to seed the buffer (not trained on)
-    temperature: float = 1.0
-    top_p: float = 1.0
-    max_new_tokens: int = 160
+    temperature: float = 1.0  # sampling temperature of the rollouts (train.temperature follows it)
+    top_p: float = 1.0  # nucleus sampling of the rollouts (1.0 = off)
+    max_new_tokens: int = 160  # completion length cap; a longer sample is truncated (see train.mask_truncated)
     coder_reward: str = "binary"  # binary | fraction
     # the task's reference solution counts as one more known-correct program in the Tester reward,
     # so tests are judged (and wrong ones penalised) even when no sampled program is correct
@@ -103,11 +103,11 @@ class LoopConfig:
     # > 0: the Tester prompt asks for exactly this many tests; extra ones are rejected and missing
     # ones count as rejected too (a suite cannot shrink to one safe test); 0 = the model chooses
     tests_per_sample: int = 0
-    label_free: bool = False
-    save_every: int = 10
-    eval_every: int = 40
-    keep_checkpoints: int = 2
-    seed: int = 0
+    label_free: bool = False  # Coder and Tester rewards from the matrix alone (bidirectional scores), ignoring ground truth
+    save_every: int = 10  # checkpoint every N steps (atomic; a killed run resumes from the last)
+    eval_every: int = 40  # held-out evaluation every N steps (and at the start and the end)
+    keep_checkpoints: int = 2  # checkpoints kept on disk (older ones deleted)
+    seed: int = 0  # sampling and curriculum seed
 
     def validate(self):
         bad = [r for r in self.roles if r not in ALL_ROLES]

@@ -57,3 +57,14 @@ def test_coevo_config_prints_sections_fields_and_config_values(capsys):
     assert "loop.n_codes = 3" in out
     assert main(["config", "no_such.key"]) == 2
     assert "no_such.key" in capsys.readouterr().err
+
+
+def test_every_field_is_documented_and_the_readme_table_is_the_schema():
+    from pathlib import Path
+
+    rows = reference()
+    assert [r.key for r in rows if not r.doc] == []  # a new field needs its comment
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    start = readme.index("<!-- config-reference")
+    body = readme[readme.index("\n", start) + 1: readme.index("<!-- /config-reference -->")]
+    assert body == format_markdown(rows), "README's table is stale: paste `coevo config --markdown`"
