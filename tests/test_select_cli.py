@@ -163,7 +163,7 @@ def test_eval_report(pool):
     raw = [json.loads(x) for x in chosen.read_text().splitlines()]
     assert main([*args, "--calibration", str(out)]) == 0
     mapped = [json.loads(x) for x in chosen.read_text().splitlines()]
-    from matrix.calibration import CalibrationMap, logit
+    from matrix.calibration import CalibrationMap
 
     tmap = CalibrationMap.from_json(cal["tests"]["map"])
     for r, m in zip(raw, mapped):
