@@ -10,6 +10,11 @@ solution against the ground-truth tests and the generated tests. From it:
   that the reference solution passes; candidate tests the parser rejects (unparseable asserts,
   duplicates, asserts that never call the function) count as wrong, so garbage cannot raise the
   figure; a sample with no test at all scores 0;
+* ``test_kill``: how much a Tester sample checks: the share of the reference's behaviour-changing
+  AST mutants (:func:`matrix.mutation.mutants`, at most ``mutants`` per task, those that fail a
+  ground-truth test) that its *right* tests reject (:func:`matrix.metrics.mutation_score`), averaged
+  over Tester samples. ``test_acc`` alone rewards caution: one always-true edge case
+  (``f([]) == 0``) scores 1.0 and checks almost nothing; ``test_kill`` is what such a suite misses;
 * ``bon_acc``: best-of-N with generated tests: the program chosen by test-time selection
   (``select_method``) over the generated tests passes every ground-truth test;
 * ``fix_acc``: Fixer success: of the sampled programs that fail (at most ``fix_per_task`` per
@@ -44,6 +49,7 @@ class EvalConfig:
     max_tasks: int = 0  # 0 = all held-out tasks
     select_method: str = "coevo"
     tests_per_sample: int = 0  # > 0: ask for this many tests; missing or extra ones count as wrong
+    mutants: int = 8  # reference mutants per task for test_kill (0 = off: no test_kill figure)
     seed: int = 1234
     # sample from a model served over an OpenAI-compatible API instead of the run's own model
     # (api.base_url set; see roles.api_config.ApiConfig); answers are cached on disk
@@ -54,6 +60,8 @@ class EvalConfig:
             raise ValueError("n_codes: need at least one code sample")
         if self.temperature < 0:
             raise ValueError("temperature: must be >= 0")
+        if self.mutants < 0:
+            raise ValueError("mutants: must be >= 0")
 
 
 def cells(result, row: int, cols) -> list[SimpleNamespace]:
@@ -78,7 +86,7 @@ def evaluate(model, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, *, 
 
 
 def _evaluate(engine, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, progress: bool) -> dict:
-    from matrix.metrics import unit_test_accuracy
+    from matrix.metrics import mutation_score, unit_test_accuracy
     from matrix.selection import select
     from roles.feedback import summarize_feedback
     from roles.parsing import parse_code, parse_tests
@@ -105,11 +113,12 @@ def _evaluate(engine, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, p
         suites = [(p.tests, p.rejected(want)) for p in parsed]
         gen_tests = [x for p in parsed for x in p.tests]
         ref = t.solutions[:1]
-        jobs.append((t, codes + ref, list(t.tests) + gen_tests))
+        muts = _mutants(ref[0], cfg.mutants) if ref and suites and t.tests else []
+        jobs.append((t, codes + ref + muts, list(t.tests) + gen_tests))
         layout.append((codes, suites))
     results = executor.run_matrices(jobs, progress=progress)
 
-    code_acc, test_acc, bon_acc = [], [], []
+    code_acc, test_acc, test_kill, bon_acc = [], [], [], []
     broken: list[tuple[Task, str, str]] = []  # (task, code, feedback)
     for t, (codes, suites), res in zip(tasks, layout, results):
         n, g = len(codes), len(t.tests)
@@ -119,10 +128,14 @@ def _evaluate(engine, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, p
         gen = passed[:n, g:]
         if t.solutions and suites:
             ref_row = passed[n, g:]
+            mut = passed[n + 1:]
+            mut = mut[~mut[:, :g].all(axis=1), g:]  # the mutants that really change behaviour
             start = 0
             for suite, rejected in suites:
                 k = len(suite)
                 test_acc.append(unit_test_accuracy(ref_row[start:start + k], rejected) if k + rejected else 0.0)
+                if len(mut):
+                    test_kill.append(mutation_score(mut[:, start:start + k], ref_row[start:start + k]))
                 start += k
         if n:
             index = select(gen, method=cfg.select_method).index if gen.shape[1] else 0
@@ -137,9 +150,23 @@ def _evaluate(engine, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, p
         "bon_acc": float(np.mean(bon_acc)) if bon_acc else 0.0,
         "tasks": len(tasks),
     }
+    if cfg.mutants:
+        out["test_kill"] = float(np.mean(test_kill)) if test_kill else 0.0
     if fix_acc is not None:
         out["fix_acc"] = fix_acc
     return out
+
+
+def _mutants(code: str, limit: int) -> list[str]:
+    """Up to ``limit`` AST mutants of ``code`` (a fixed seeded draw: the same for every evaluation)."""
+    from matrix.mutation import mutants
+
+    if limit <= 0:
+        return []
+    try:
+        return [m.code for m in mutants(code, limit=limit, seed=0)]
+    except (SyntaxError, ValueError, RecursionError):
+        return []
 
 
 def _fixer_success(engine, executor, tokenizer, broken, cfg: EvalConfig) -> float:

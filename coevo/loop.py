@@ -21,8 +21,9 @@ Data flows one way through :meth:`CoEvolution.step`:
    (:func:`matrix.rewards.tester_suite_reward`); with ``anchor_reference`` the task's reference
    solution joins the correct programs;
    Fixer pass-fraction gain plus full-pass bonus; Proposer learnability ``1 - r`` for a solve rate
-   ``0 < r < 1`` (else 0) less R-Zero's repetition penalty, -0.25 degenerate (runs but teaches
-   nothing new) / -0.5 broken / -1 malformed
+   ``0 < r < 1`` (else 0) plus ``proposer_valid_bonus`` less R-Zero's repetition penalty, -0.25
+   degenerate (runs but teaches nothing new) / -0.5 a copy of a known task / -0.5 broken / -1
+   malformed
    (:func:`matrix.rewards.proposer_batch_rewards`). In label-free mode (``rewards.label_free`` or a task without ground-truth tests) the
    Coder and Tester rewards come from :func:`matrix.rewards.bidirectional_scores` alone;
 7. **update**: one GRPO+ update over all roles' rollouts (``update="joint"``) or one per role
@@ -69,6 +70,7 @@ class LoopConfig:
     proposer_refs: int = 3  # reference tasks in the Proposer prompt (seed tasks and accepted proposals)
     proposer_format: str = "program"  # program (solution + inputs; description derived) | task (+ description)
     repetition_penalty: float = 0.5  # R-Zero: a valid proposal repeated k times in its batch loses 0.5 k/(n-1)
+    proposer_valid_bonus: float = 0.25  # added to every valid proposal's learnability (a new task that works)
     seed_proposals: int = 0  # Proposer samples drawn before step 1 to seed the buffer (not trained on)
     temperature: float = 1.0
     top_p: float = 1.0
@@ -113,8 +115,9 @@ class LoopConfig:
         for name in ("proposer_refs", "seed_proposals", "n_proposals", "n_solves"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name}: must be >= 0")
-        if self.repetition_penalty < 0:
-            raise ValueError("repetition_penalty: must be >= 0")
+        for name in ("repetition_penalty", "proposer_valid_bonus"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name}: must be >= 0")
         for name in ("steps", "tasks_per_step", "n_codes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name}: must be >= 1")
@@ -488,7 +491,8 @@ class CoEvolution:
         if samples:
             rates = [solve_rate.get(i, float("nan")) for i in range(len(samples))]
             rewards = R.proposer_batch_rewards(rates, proposals["grades"], proposals["keys"],
-                                               repetition_weight=cfg.repetition_penalty)
+                                               repetition_weight=cfg.repetition_penalty,
+                                               valid_bonus=cfg.proposer_valid_bonus)
             out += [_Sampled(s, "proposer/batch", float(r)) for s, r in zip(samples, rewards)]
             self._new_tasks += [proposals["tasks"][i] for i in sorted(proposals["tasks"])]
             metrics.update(proposal_metrics(proposals["reasons"], [rates[i] for i in sorted(proposals["tasks"])]))

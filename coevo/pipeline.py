@@ -425,7 +425,7 @@ def _fmt(res: dict) -> str:
 
 
 def summarize(evals: list[dict]) -> dict:
-    keys = ("code_acc", "test_acc", "bon_acc", "fix_acc")
+    keys = ("code_acc", "test_acc", "test_kill", "bon_acc", "fix_acc")
     first, last = evals[0], evals[-1]
     return {"before": {k: first[k] for k in keys if k in first},
             "after": {k: last[k] for k in keys if k in last},
