@@ -10,6 +10,11 @@ solution against the ground-truth tests and the generated tests. From it:
   that the reference solution passes; candidate tests the parser rejects (unparseable asserts,
   duplicates, asserts that never call the function) count as wrong, so garbage cannot raise the
   figure; a sample with no test at all scores 0;
+* ``test_kill``: how much a Tester sample checks: the share of the reference's behaviour-changing
+  AST mutants (:func:`matrix.mutation.mutants`, at most ``mutants`` per task, those that fail a
+  ground-truth test) that its *right* tests reject (:func:`matrix.metrics.mutation_score`), averaged
+  over Tester samples. ``test_acc`` alone rewards caution: one always-true edge case
+  (``f([]) == 0``) scores 1.0 and checks almost nothing; ``test_kill`` is what such a suite misses;
 * ``bon_acc``: best-of-N with generated tests: the program chosen by test-time selection
   (``select_method``) over the generated tests passes every ground-truth test;
 * ``fix_acc``: Fixer success: of the sampled programs that fail (at most ``fix_per_task`` per
@@ -61,6 +66,7 @@ class EvalConfig:
     max_tasks: int = 0  # 0 = all held-out tasks
     select_method: str = "coevo"  # best-of-N selection: coevo | b4 | codet | max_pass | consensus
     tests_per_sample: int = 0  # > 0: ask for this many tests; missing or extra ones count as wrong
+    mutants: int = 8  # reference mutants per task for test_kill (0 = off: no test_kill figure)
     seed: int = 1234  # sampling seed (the same held-out samples for every evaluation of a run)
     # sample from a model served over an OpenAI-compatible API instead of the run's own model
     # (api.base_url set; see roles.api_config.ApiConfig); answers are cached on disk
@@ -73,6 +79,8 @@ class EvalConfig:
             raise ValueError("temperature: must be >= 0")
         if self.fix_turns < 0 or self.fix_per_task < 0 or self.fix_public_tests < 0 or self.solve_starts < 0:
             raise ValueError("fix_turns: must be >= 0 (fix_per_task, fix_public_tests, solve_starts too)")
+        if self.mutants < 0:
+            raise ValueError("mutants: must be >= 0")
 
 
 def evaluate(model, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, *, progress: bool = False) -> dict:
@@ -92,7 +100,7 @@ def evaluate(model, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, *, 
 
 def _evaluate(engine, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, progress: bool) -> dict:
     from coevo.repair import public_columns
-    from matrix.metrics import unit_test_accuracy
+    from matrix.metrics import mutation_score, unit_test_accuracy
     from matrix.selection import select
     from roles.parsing import parse_code, parse_tests
     from roles.requests import role_request
@@ -118,11 +126,12 @@ def _evaluate(engine, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, p
         suites = [(p.tests, p.rejected(want)) for p in parsed]
         gen_tests = [x for p in parsed for x in p.tests]
         ref = t.solutions[:1]
-        jobs.append((t, codes + ref, list(t.tests) + gen_tests))
+        muts = _mutants(ref[0], cfg.mutants) if ref and parsed and t.tests else []
+        jobs.append((t, codes + ref + muts, list(t.tests) + gen_tests))
         layout.append((codes, suites))
     results = executor.run_matrices(jobs, progress=progress)
 
-    code_acc, test_acc, bon_acc = [], [], []
+    code_acc, test_acc, test_kill, bon_acc = [], [], [], []
     picks: list[tuple[float, bool, str]] = []  # (log-odds of the pick's score, correct, task)
     graded: list[tuple[float, bool, str]] = []  # (log-odds of a generated test's score, reference passes, task)
     broken, starts = [], []  # (task, row, code, passed-row, result): fix_acc / 1@K episode starts
@@ -134,10 +143,14 @@ def _evaluate(engine, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, p
         gen = passed[:n, g:]
         ref_row = passed[n, g:] if t.solutions else None
         if ref_row is not None and suites:
+            mut = passed[n + 1:]
+            mut = mut[~mut[:, :g].all(axis=1), g:]  # the mutants that really change behaviour
             start = 0
             for suite, rejected in suites:
                 k = len(suite)
                 test_acc.append(unit_test_accuracy(ref_row[start:start + k], rejected) if k + rejected else 0.0)
+                if len(mut):
+                    test_kill.append(mutation_score(mut[:, start:start + k], ref_row[start:start + k]))
                 start += k
         if n:
             sel = select(gen, method=cfg.select_method) if gen.shape[1] else None
@@ -159,10 +172,24 @@ def _evaluate(engine, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, p
         "bon_acc": float(np.mean(bon_acc)) if bon_acc else 0.0,
         "tasks": len(tasks),
     }
+    if cfg.mutants:
+        out["test_kill"] = float(np.mean(test_kill)) if test_kill else 0.0
     if cfg.fix_turns and (broken or starts):
         out.update(_repair_figures(engine, executor, tokenizer, broken, starts, cfg))
     out.update(calibration_figures(picks, graded))
     return out
+
+
+def _mutants(code: str, limit: int) -> list[str]:
+    """Up to ``limit`` AST mutants of ``code`` (a fixed seeded draw: the same for every evaluation)."""
+    from matrix.mutation import mutants
+
+    if limit <= 0:
+        return []
+    try:
+        return [m.code for m in mutants(code, limit=limit, seed=0)]
+    except (SyntaxError, ValueError, RecursionError):
+        return []
 
 
 def _repair_figures(engine, executor, tokenizer, broken, starts, cfg: EvalConfig) -> dict:

@@ -27,9 +27,9 @@ Data flows one way through :meth:`CoEvolution.step`:
    ground-truth test, else -1, less 0.2 per turn without a valid program; every turn of the episode
    is trained with the episode's advantage, the feedback being prompt text never enters the loss) or
    the single-turn pass-fraction gain plus full-pass bonus (``"gain"``); Proposer learnability
-   ``1 - r`` for a solve rate
-   ``0 < r < 1`` (else 0) less R-Zero's repetition penalty, -0.25 degenerate (runs but teaches
-   nothing new) / -0.5 broken / -1 malformed
+   ``1 - r`` for a solve rate ``0 < r < 1`` (else 0) plus ``proposer_valid_bonus`` less R-Zero's
+   repetition penalty, -0.25 degenerate (runs but teaches nothing new) / -0.5 a copy of a known
+   task / -0.5 broken / -1 malformed
    (:func:`matrix.rewards.proposer_batch_rewards`). In label-free mode (``rewards.label_free`` or a task without ground-truth tests) the
    Coder and Tester rewards come from :func:`matrix.rewards.bidirectional_scores` alone;
 7. **update**: one GRPO+ update over all roles' rollouts (``update="joint"``) or one per role
@@ -77,7 +77,7 @@ class LoopConfig:
     # the Fixer's reward: "episode" (RLEF: up to fix_turns attempts with execution feedback, one
     # trajectory reward: +1 solved / -1 not, less fix_invalid_penalty per turn without a valid
     # program) | "gain" (one attempt; pass-fraction gain + full-pass bonus)
-    fixer_reward: str = "gain"  # gain: one repair turn, pass-fraction gain + full-pass bonus | episode: RLEF multi-turn episodes (same held-out fix_acc in our 16- and 20-step runs, 1.6x slower steps)
+    fixer_reward: str = "gain"  # default gain: episodes measured level on held-out fix_acc at 1.6x the step cost
     fix_turns: int = 2  # attempts per repair episode (fixer_reward "episode"; "gain" makes one)
     fix_public_tests: int = 0  # the first N ground-truth tests give feedback (public); 0 = all
     fix_invalid_penalty: float = 0.2  # per turn whose completion holds no valid program
@@ -86,6 +86,7 @@ class LoopConfig:
     proposer_refs: int = 3  # reference tasks in the Proposer prompt (seed tasks and accepted proposals)
     proposer_format: str = "program"  # program (solution + inputs; description derived) | task (+ description)
     repetition_penalty: float = 0.5  # R-Zero: a valid proposal repeated k times in its batch loses 0.5 k/(n-1)
+    proposer_valid_bonus: float = 0.25  # added to every valid proposal's learnability (a new task that works)
     seed_proposals: int = 0  # Proposer samples drawn before step 1 to seed the buffer (not trained on)
     temperature: float = 1.0  # sampling temperature of the rollouts (train.temperature follows it)
     top_p: float = 1.0  # nucleus sampling of the rollouts (1.0 = off)
@@ -136,8 +137,9 @@ class LoopConfig:
         for name in ("proposer_refs", "seed_proposals", "n_proposals", "n_solves"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name}: must be >= 0")
-        if self.repetition_penalty < 0:
-            raise ValueError("repetition_penalty: must be >= 0")
+        for name in ("repetition_penalty", "proposer_valid_bonus"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name}: must be >= 0")
         for name in ("steps", "tasks_per_step", "n_codes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name}: must be >= 1")
@@ -542,7 +544,8 @@ class CoEvolution:
         if samples:
             rates = [solve_rate.get(i, float("nan")) for i in range(len(samples))]
             rewards = R.proposer_batch_rewards(rates, proposals["grades"], proposals["keys"],
-                                               repetition_weight=cfg.repetition_penalty)
+                                               repetition_weight=cfg.repetition_penalty,
+                                               valid_bonus=cfg.proposer_valid_bonus)
             out += [_Sampled(s, "proposer/batch", float(r)) for s, r in zip(samples, rewards)]
             self._new_tasks += [proposals["tasks"][i] for i in sorted(proposals["tasks"])]
             metrics.update(proposal_metrics(proposals["reasons"], [rates[i] for i in sorted(proposals["tasks"])]))

@@ -18,9 +18,10 @@ A proposed task (parsed by :func:`roles.parsing.parse_task`) is accepted only if
 
 Every rejection carries one reason code of :data:`REJECT_REASONS` (the loop logs their shares
 per step as ``reject/<reason>``) and a :data:`GRADE` for the Proposer's graded penalty:
-``broken`` (the program does not work as a task) or ``degenerate`` (it works but teaches nothing
-new). A world may add its own admission check before this (the tiny world's: the task must be
-a training-world composition, see :mod:`coevo.tinyworld.proposals`).
+``broken`` (the program does not work as a task), ``copy`` (a known task or a copy within the
+batch) or ``degenerate`` (a new program that works but teaches nothing). A world may add its own
+admission check before this (the tiny world's: the task must be a training-world composition, see
+:mod:`coevo.tinyworld.proposals`).
 
 Accepted tasks get ground-truth tests built from the reference outputs: ``assert f(args) == out``
 for function tasks (checked on plain data by the matrix engine), stdin/stdout pairs for programs.
@@ -68,11 +69,13 @@ def static_violations(code: str) -> list[str]:
 
 REJECT_REASONS = ("malformed", "not_world", "forbidden", "few_inputs", "duplicate", "repeat", "heldout",
                   "ref_error", "ref_timeout", "nondeterministic", "constant", "identity", "bad_outputs")
-# graded penalty per reason (matrix.rewards.proposer_batch_rewards): "broken" = not a working task,
-# "degenerate" = a working program that teaches nothing new
+# graded penalty per reason (matrix.rewards.PROPOSAL_REWARDS): "broken" = not a working task, "copy" = a
+# known task (even renamed, or behaving like one) or a copy of another proposal of the batch, graded like a
+# broken task: copying what the model already knows must never be the easy step up from garbage;
+# "degenerate" = a working new program that teaches nothing (constant, identity, held out)
 GRADE = {"malformed": "malformed", "not_world": "broken", "forbidden": "broken", "few_inputs": "broken",
          "ref_error": "broken", "ref_timeout": "broken", "nondeterministic": "broken", "bad_outputs": "broken",
-         "duplicate": "degenerate", "repeat": "degenerate", "heldout": "degenerate", "constant": "degenerate",
+         "duplicate": "copy", "repeat": "copy", "heldout": "degenerate", "constant": "degenerate",
          "identity": "degenerate"}
 assert set(GRADE) == set(REJECT_REASONS)
 

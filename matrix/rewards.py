@@ -60,12 +60,15 @@ Fixer
     ``[-1, 2]``.
 
 Proposer (Absolute Zero, with graded penalties and R-Zero's repetition penalty)
-    ``proposer_rewards``: learnability ``1 - r`` for a solve rate ``0 < r < 1``, else 0; -0.25 for
-    a task whose reference runs but that teaches nothing new (``runs``: a duplicate, constant or
-    identity function, a held-out task), -0.5 for a well-formed but broken task, -1 for a
-    malformed one. ``proposer_batch_rewards`` grades a whole batch and takes R-Zero's repetition
-    penalty off the valid proposals: ``weight * (|C| - 1) / (n - 1)`` for a proposal whose
-    cluster ``C`` (equal keys) holds other proposals of the ``n`` in the batch, floored at 0.
+    ``proposer_rewards``: learnability ``1 - r`` for a solve rate ``0 < r < 1``, else 0, plus
+    ``valid_bonus`` for any valid task; -0.25 for a task whose reference runs but that teaches
+    nothing new (``runs``: a constant or identity function, a held-out task), -0.5 for a
+    well-formed but broken task, -1 for a malformed one. ``proposer_batch_rewards`` takes one
+    grade per proposal (:data:`PROPOSAL_REWARDS`: a ``copy`` of a known task or of another
+    proposal of the batch costs as much as a broken task, so that copying is never the easy step
+    up from garbage) and takes R-Zero's repetition penalty off the valid proposals:
+    ``weight * (|C| - 1) / (n - 1)`` for a proposal whose cluster ``C`` (equal keys) holds other
+    proposals of the ``n`` in the batch, floored at 0.
 """
 
 from __future__ import annotations
@@ -342,18 +345,24 @@ def repair_episode_rewards(solved, invalid_turns, *, success: float = 1.0, failu
 
 DEGENERATE_REWARD = -0.25
 INVALID_REWARD = -0.5
+COPY_REWARD = -0.5
 MALFORMED_REWARD = -1.0
-PROPOSAL_GRADES = ("valid", "degenerate", "broken", "malformed")
+# the reward of each rejected grade; "valid" is rewarded by learnability (proposer_rewards)
+PROPOSAL_REWARDS = {"degenerate": DEGENERATE_REWARD, "copy": COPY_REWARD, "broken": INVALID_REWARD,
+                    "malformed": MALFORMED_REWARD}
+PROPOSAL_GRADES = ("valid", *PROPOSAL_REWARDS)
 
 
-def proposer_rewards(solve_rate, valid=True, wellformed=True, runs=False):
+def proposer_rewards(solve_rate, valid=True, wellformed=True, runs=False, *, valid_bonus: float = 0.0):
     """Absolute Zero's proposer reward with graded penalties. ``solve_rate`` in ``[0, 1]`` (share
     of solver samples that solved the proposed task): learnability ``1 - r`` when ``0 < r < 1``,
-    else 0. A malformed proposal (``wellformed`` False) gets -1; a well-formed but invalid one
-    (``valid`` False) -0.5 (fails to run, non-deterministic, forbidden modules), or -0.25 when
-    ``runs`` (its reference ran deterministically, but the task is a duplicate, constant, an
-    identity, held out), whatever the solve rate. A NaN solve rate of a valid proposal gives NaN.
-    Scalars in, float out; arrays in, array out."""
+    else 0, plus ``valid_bonus`` for any valid task. A malformed proposal (``wellformed`` False)
+    gets -1; a well-formed but invalid one (``valid`` False) -0.5 (fails to run, non-deterministic,
+    forbidden modules), or -0.25 when ``runs`` (its reference ran deterministically, but the task
+    is constant, an identity, held out), whatever the solve rate. A NaN solve rate of a valid
+    proposal gives NaN. Scalars in, float out; arrays in, array out."""
+    if valid_bonus < 0:
+        raise ValueError("valid_bonus must be >= 0")
     r = np.asarray(solve_rate, dtype=float)
     v = np.asarray(valid, dtype=bool)
     w = np.asarray(wellformed, dtype=bool)
@@ -362,7 +371,7 @@ def proposer_rewards(solve_rate, valid=True, wellformed=True, runs=False):
     finite = r[np.isfinite(r)]
     if finite.size and (finite.min() < 0 or finite.max() > 1):
         raise ValueError("solve_rate must lie in [0, 1]")
-    learn = np.where((r > 0) & (r < 1), 1.0 - r, 0.0)
+    learn = np.where((r > 0) & (r < 1), 1.0 - r, 0.0) + valid_bonus
     learn = np.where(np.isnan(r), np.nan, learn)
     invalid = np.where(x, DEGENERATE_REWARD, INVALID_REWARD)
     out = np.where(~w, MALFORMED_REWARD, np.where(~v, invalid, learn))
@@ -371,14 +380,15 @@ def proposer_rewards(solve_rate, valid=True, wellformed=True, runs=False):
     return out.astype(float)
 
 
-def proposer_batch_rewards(solve_rates, grades, keys=None, repetition_weight=0.0):
+def proposer_batch_rewards(solve_rates, grades, keys=None, repetition_weight=0.0, *, valid_bonus: float = 0.0):
     """Rewards of one batch of proposals (one GRPO group).
 
     ``grades[i]`` in :data:`PROPOSAL_GRADES`; ``solve_rates[i]`` is used for ``"valid"`` ones only
-    (NaN elsewhere is fine). ``keys[i]`` (any hashable, ``None`` = unique) clusters the batch:
-    a valid proposal sharing its key with ``k`` others of the ``n`` loses
-    ``repetition_weight * k / (n - 1)`` (R-Zero), floored at 0, so a batch that repeats one task
-    earns less than one that spreads. Returns a float array of length ``n``."""
+    (NaN elsewhere is fine): learnability plus ``valid_bonus`` (:func:`proposer_rewards`); a
+    rejected grade gets its :data:`PROPOSAL_REWARDS`. ``keys[i]`` (any hashable, ``None`` =
+    unique) clusters the batch: a valid proposal sharing its key with ``k`` others of the ``n``
+    loses ``repetition_weight * k / (n - 1)`` (R-Zero), floored at 0, so a batch that repeats one
+    task earns less than one that spreads. Returns a float array of length ``n``."""
     grades = list(grades)
     n = len(grades)
     rates = np.broadcast_to(np.asarray(solve_rates, dtype=float), (n,))
@@ -388,10 +398,8 @@ def proposer_batch_rewards(solve_rates, grades, keys=None, repetition_weight=0.0
     if repetition_weight < 0:
         raise ValueError("repetition_weight must be >= 0")
     valid = np.array([g == "valid" for g in grades], dtype=bool)
-    out = proposer_rewards(np.where(valid, rates, 0.0), valid=valid,
-                           wellformed=np.array([g != "malformed" for g in grades], dtype=bool),
-                           runs=np.array([g == "degenerate" for g in grades], dtype=bool))
-    out = np.atleast_1d(np.asarray(out, dtype=float)).copy()
+    learn = np.atleast_1d(proposer_rewards(np.where(valid, rates, 0.0), valid_bonus=valid_bonus))
+    out = np.array([learn[i] if valid[i] else PROPOSAL_REWARDS[g] for i, g in enumerate(grades)], dtype=float)
     if keys is not None and n > 1 and repetition_weight > 0:
         keys = list(keys)
         if len(keys) != n:

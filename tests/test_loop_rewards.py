@@ -158,7 +158,7 @@ def test_proposals_are_judged_solved_and_rewarded_in_one_step():
         loop.executor = ex
         info = loop._validate_proposals([sample("proposer", t) for t in texts])
         assert info["reasons"] == ["ok", "repeat", "duplicate", "malformed"]
-        assert info["grades"] == ["valid", "degenerate", "degenerate", "malformed"]
+        assert info["grades"] == ["valid", "copy", "copy", "malformed"]
         (i, req), = info["solve_requests"]
         assert i == 0 and req.n == 2 and "adds one to each element" in req.prompt
         solves = [sample("coder", "```python\n" + new + "```"), sample("coder", "```python\ndef f(xs):\n    return 0\n```")]
@@ -168,8 +168,9 @@ def test_proposals_are_judged_solved_and_rewarded_in_one_step():
     rewards = {x.group: [] for x in out}
     for x in out:
         rewards[x.group].append(x.reward)
-    # learnability 1 - 0.5, less 0.5 * (1 other of 3 with the same program) / 3
-    np.testing.assert_allclose(rewards["proposer/batch"], [0.5 - 0.5 / 3, -0.25, -0.25, -1.0])
+    # learnability 1 - 0.5 plus the valid bonus 0.25, less 0.5 * (1 other of 3 with the same program) / 3;
+    # the repeat and the renamed seed task are copies (-0.5, as much as a broken task)
+    np.testing.assert_allclose(rewards["proposer/batch"], [0.5 + 0.25 - 0.5 / 3, -0.5, -0.5, -1.0])
     assert rewards["coder/" + info["tasks"][0].task_id] == [1.0, 0.0]  # the solver samples train the Coder
     assert metrics["proposer/valid_frac"] == 0.25 and metrics["reject/repeat"] == 0.25
     loop._sync_curriculum()
@@ -236,3 +237,10 @@ def test_proposer_prompt_shows_references_from_the_curriculum_pool():
     loop.curriculum = Curriculum.from_tasks(tasks)
     req = loop._proposer_request(np.random.default_rng(0), 8)
     assert req.prompt.count("<|example|>") == 3
+
+
+@pytest.mark.parametrize("field", ["proposer_valid_bonus", "repetition_penalty"])
+def test_proposer_reward_weights_must_not_be_negative(field):
+    LoopConfig(**{field: 0.0}).validate()
+    with pytest.raises(ValueError, match=f"^{field}: must be >= 0"):
+        LoopConfig(**{field: -0.1}).validate()

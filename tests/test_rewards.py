@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from matrix.rewards import (
+    PROPOSAL_GRADES,
     bidirectional_scores,
     code_correct,
     coder_rewards,
@@ -249,7 +250,7 @@ def test_proposer_graded_penalties():
 
 def test_proposer_batch_rewards_hand_worked():
     # 6 proposals: a learnable task proposed twice, a unique learnable one, an always-solved one,
-    # a duplicate of a known task, a broken one, garbage
+    # a held-out composition (degenerate), a broken one, garbage
     grades = ["valid", "valid", "valid", "valid", "degenerate", "broken"]
     rates = [0.25, 0.25, 0.5, 1.0, np.nan, np.nan]
     keys = ["a", "a", "b", "c", "d", None]
@@ -270,20 +271,42 @@ def test_proposer_batch_rewards_hand_worked():
         proposer_batch_rewards([0.5], ["valid"], repetition_weight=-1)
 
 
+def test_proposer_copy_grade_and_valid_bonus_hand_worked():
+    # a batch of 6: learnable (r = 0.25), always solved (r = 1), never solved (r = 0), a copy of a
+    # known task, a held-out composition (degenerate), garbage; bonus 0.25 for every valid task
+    grades = ["valid", "valid", "valid", "copy", "degenerate", "malformed"]
+    rates = [0.25, 1.0, 0.0, np.nan, np.nan, np.nan]
+    r = proposer_batch_rewards(rates, grades, valid_bonus=0.25)
+    np.testing.assert_allclose(r, [1.0, 0.25, 0.25, -0.5, -0.25, -1.0])
+    # a copy costs as much as a broken task: copying is never the easy step up from garbage
+    assert proposer_batch_rewards([np.nan], ["copy"])[0] == proposer_batch_rewards([np.nan], ["broken"])[0] == -0.5
+    # the repetition penalty (2 copies of one valid task among 3) comes off the bonus too, floored at 0
+    np.testing.assert_allclose(proposer_batch_rewards([0.5, 0.5, 0.5], ["valid"] * 3, ["k", "k", "j"], 1.0,
+                                                      valid_bonus=0.25), [0.25, 0.25, 0.75])
+    assert proposer_rewards(0.5, valid_bonus=0.25) == 0.75
+    assert proposer_rewards(0.5, valid=False, valid_bonus=0.25) == -0.5  # the bonus is for valid tasks only
+    assert math.isnan(proposer_rewards(math.nan, valid_bonus=0.25))
+    with pytest.raises(ValueError):
+        proposer_rewards(0.5, valid_bonus=-0.1)
+
+
 @FAST
-@given(st.lists(st.tuples(st.sampled_from(["valid", "degenerate", "broken", "malformed"]),
-                          st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]), st.sampled_from("abc")),
-                min_size=1, max_size=8), st.floats(0, 2))
-def test_proposer_batch_rewards_properties(items, weight):
+@given(st.lists(st.tuples(st.sampled_from(PROPOSAL_GRADES), st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]),
+                          st.sampled_from("abc")), min_size=1, max_size=8),
+       st.floats(0, 2), st.sampled_from([0.0, 0.1, 0.25, 0.5]))
+def test_proposer_batch_rewards_properties(items, weight, bonus):
     grades, rates, keys = map(list, zip(*items))
-    r = proposer_batch_rewards(rates, grades, keys, repetition_weight=weight)
-    free = proposer_batch_rewards(rates, grades, keys)
+    r = proposer_batch_rewards(rates, grades, keys, repetition_weight=weight, valid_bonus=bonus)
+    free = proposer_batch_rewards(rates, grades, keys, valid_bonus=bonus)
     for g, x, y, rate in zip(grades, r, free, rates):
         if g == "valid":
-            assert 0.0 <= x <= y <= 1.0  # the penalty only lowers a valid reward, never below 0
-            assert (y > 0) == (0 < rate < 1)  # high only for a solve rate strictly inside (0, 1)
+            assert 0.0 <= x <= y <= 1.0 + bonus  # the penalty only lowers a valid reward, never below 0
+            assert (y > bonus) == (0 < rate < 1)  # above the bonus only for a solve rate strictly inside (0, 1)
+            assert y >= bonus  # any valid task earns at least the bonus before the repetition penalty
         else:
             assert x == y < 0  # every rejection earns less than any valid proposal
+            # the order of the grades: malformed < broken = copy < degenerate
+            assert x == {"malformed": -1.0, "broken": -0.5, "copy": -0.5, "degenerate": -0.25}[g]
 
 
 @FAST

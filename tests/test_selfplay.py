@@ -71,8 +71,9 @@ def test_validation_verdicts(executor):
     assert task.meta["inputs"] == ["f(1)", "f(2)", "f(5)"]  # duplicates dropped
     assert [(t.call, t.expected) for t in task.tests] == [("f(1)", "2"), ("f(2)", "4"), ("f(5)", "10")]
     assert verdicts[5].detail == "time"
+    # a copy of another proposal of the batch costs as much as a broken task (grade "copy")
     assert [v.grade for v in verdicts[1:]] == ["broken", "degenerate", "broken", "broken", "broken",
-                                               "degenerate", "broken"]
+                                               "copy", "broken"]
     assert not any(v.valid for v in verdicts[1:])
 
 
@@ -83,6 +84,7 @@ def test_known_tasks_are_duplicates_even_renamed(executor):
     same_words = proposal("def f(x):\n    return x + 4\n", ["f(1)", "f(2)"], prompt="add THREE to x.")
     verdicts = validate_proposals([renamed, same_words], executor, known)
     assert [(v.valid, v.reason) for v in verdicts] == [(False, "duplicate"), (False, "duplicate")]
+    assert [v.grade for v in verdicts] == ["copy", "copy"]
 
 
 def test_identity_functions_earn_nothing(executor):
