@@ -18,6 +18,7 @@ import select
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Any
 
 from matrix.sandbox.records import Outcome, Row, Unit, unpack_records
 from matrix.static import Plan, plan_call, plan_stdin, plan_test
@@ -37,11 +38,11 @@ class Entry:
     results: list[list[CellResult | None]]
     tests: list[Test] | None = None
     optional_from: int | None = None
-    extra: object = None  # extra inputs (optional columns): a list, or a Future of one
+    extra: Any = None  # extra inputs (optional columns): a list, or a Future of one
 
     def plan(self, tol) -> None:
         if self.plans is None:
-            self.plans = [plan_test(t, tol) for t in self.tests]
+            self.plans = [plan_test(t, tol) for t in self.tests]  # type: ignore[union-attr]  # tests given when plans is not
         if self.extra is not None and self.optional_from is None:
             extra = self.extra
             if hasattr(extra, "result"):
@@ -56,7 +57,7 @@ class Entry:
             self.extra = extra
 
     def n_cells(self) -> int:
-        return len(self.codes) * len(self.plans if self.plans is not None else self.tests)
+        return len(self.codes) * len(self.plans if self.plans is not None else self.tests)  # type: ignore[arg-type]  # one is given
 
 
 @dataclass
@@ -83,9 +84,10 @@ def units(entries: list[Entry], n_workers: int, tol, on_skip=None, on_grow=None)
         e.plan(tol)
         if on_grow is not None and e.n_cells() > before:
             on_grow(e.n_cells() - before)  # extra inputs drawn meanwhile
-        e.results = [[None] * len(e.plans) for _ in e.codes]
+        plans: list[Plan] = e.plans  # type: ignore[assignment]  # set by e.plan(tol)
+        e.results = [[None] * len(plans) for _ in e.codes]
         cols = []
-        for j, p in enumerate(e.plans):
+        for j, p in enumerate(plans):
             if p.mode == "bad":
                 for i in range(len(e.codes)):
                     e.results[i][j] = CellResult("bad_test", None, truncate(p.error), 0.0)
@@ -107,9 +109,12 @@ def units(entries: list[Entry], n_workers: int, tol, on_skip=None, on_grow=None)
 
 
 def to_wire(u: _Cells, entries: list[Entry], timeout: float) -> dict:
-    programs, program_ix = [], {}
-    setups, setup_ix = [], {}
-    probes, probe_ix = [], {}
+    programs: list[str] = []
+    program_ix: dict[str, int] = {}
+    setups: list[str] = []
+    setup_ix: dict[str, int] = {}
+    probes: list[tuple] = []
+    probe_ix: dict[tuple[int, int], int] = {}
     rows: dict[tuple[int, int], Row] = {}
     for key, (ei, i, j) in enumerate(u.cells):
         e = entries[ei]
@@ -125,7 +130,7 @@ def to_wire(u: _Cells, entries: list[Entry], timeout: float) -> dict:
             setups.append(setup)
         pi = probe_ix.get((ei, j))
         if pi is None:
-            p = e.plans[j]
+            p = e.plans[j]  # type: ignore[index]  # planned by units()
             if u.generic and p.fallback is not None:
                 p = p.fallback
             pi = probe_ix[(ei, j)] = len(probes)

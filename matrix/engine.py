@@ -54,7 +54,7 @@ import math
 import os
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     import numpy as np
@@ -242,8 +242,9 @@ class Executor:
         guards = self.guards
         for e in entries:
             n = len(e.codes)
-            m = e.optional_from if e.optional_from is not None else len(e.plans)
-            rows = [r[:m] for r in e.results]
+            m = e.optional_from if e.optional_from is not None else len(e.plans)  # type: ignore[arg-type]  # planned
+            results = cast("list[list[CellResult]]", e.results)  # _run filled every cell
+            rows = [r[:m] for r in results]
             status = [[c.status for c in row] for row in rows]
             out.append(MatrixResult(
                 task_id=e.task.task_id,
@@ -253,7 +254,7 @@ class Executor:
                 errors=[[c.error for c in row] for row in rows],
                 times=np.array([[c.time for c in row] for row in rows], dtype=float).reshape(n, m),
                 isolation=self.isolation,
-                extra=[r[m:] for r in e.results],
+                extra=[r[m:] for r in results],
                 extra_inputs=list(e.extra or []) if isinstance(e.extra, list) else [],
                 sandbox=guards))
         return out
@@ -263,13 +264,13 @@ class Executor:
         and the plain value when the call returned plain data."""
         entry = Entry(task, list(codes), [plan_call(c) for c in calls], [])
         self._run([entry], False)
-        return entry.results
+        return entry.results  # type: ignore[return-value]  # _run filled every cell
 
     def run_stdin(self, task: Task, codes: list[str], inputs: list[str]) -> list[list[CellResult]]:
         """Stdout of each program on each stdin input (status ``pass`` when it exited normally)."""
         entry = Entry(task, list(codes), [plan_stdin(x) for x in inputs], [])
         self._run([entry], False)
-        return entry.results
+        return entry.results  # type: ignore[return-value]  # _run filled every cell
 
     def close(self) -> None:
         if self._pool is not None:

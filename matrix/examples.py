@@ -61,7 +61,7 @@ def prompt_examples(prompt: str | None, entry_point: str | None, limit: int = 16
         return _stdio_examples(prompt or "", limit)
     if not prompt or not entry_point or not entry_point.isidentifier():
         return []
-    found: dict[str, Test] = {}
+    found: dict[str | None, Test] = {}  # keyed by Test.test (always set on these assert tests)
     lines = prompt.splitlines()
     doctest_lines = set()
     for i, line in enumerate(lines):  # doctest form
@@ -97,12 +97,12 @@ def prompt_examples(prompt: str | None, entry_point: str | None, limit: int = 16
             if test is not None:
                 found.setdefault(test.test, test)
     for i, line in enumerate(lines):  # "Input: ..." then "Output: ..." (arguments in order)
-        m = _INPUT.match(line)
+        inp = _INPUT.match(line)
         outs = [o for o in map(_OUTPUT.match, lines[i + 1:i + 3]) if o is not None]
-        if m is None or not outs:
+        if inp is None or not outs:
             continue
         out = outs[0]
-        call = _positional_call(entry_point, m.group(1))
+        call = _positional_call(entry_point, inp.group(1))
         if call is not None:
             test = _test(call, _literal_prefix(out.group(1)))
             if test is not None:
@@ -223,7 +223,7 @@ def _stdio_examples(text: str, limit: int) -> list[Test]:
     since it also heads the input-format section), its lines up to an ``Output`` header, then the
     output's lines up to a blank line or the next header."""
     lines = text.splitlines()
-    found: dict[tuple[str, str], Test] = {}
+    found: dict[tuple[str | None, str | None], Test] = {}  # keyed by (input, output), set on stdio tests
     in_examples = False
     i = 0
     while i < len(lines):

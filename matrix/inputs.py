@@ -256,7 +256,7 @@ def _merge_compatible(a: Spec, b: Spec) -> Spec | None:
         return Spec("float", lo, hi)
     if kinds == {"tuple", "tuplevar"}:
         t, v = (a, b) if a.kind == "tuple" else (b, a)
-        return Spec("tuplevar", lo, hi, elem=_merge_all([*t.items, v.elem]))
+        return Spec("tuplevar", lo, hi, elem=_merge_all([*t.items, v.elem]))  # type: ignore[list-item]  # a tuplevar has elem
     return None
 
 
@@ -316,8 +316,8 @@ def spec_strategy(spec: Spec | None, depth: int = 0):
         return st.integers(lo, hi)
     if k == "float":
         span = max(1.0, (spec.hi - spec.lo) / 2)
-        lo = spec.lo - span if spec.lo < 0 else max(0.0, spec.lo - span)
-        return st.floats(lo, spec.hi + span, allow_nan=False, allow_infinity=False).map(lambda x: round(x, 3))
+        low = spec.lo - span if spec.lo < 0 else max(0.0, spec.lo - span)
+        return st.floats(low, spec.hi + span, allow_nan=False, allow_infinity=False).map(lambda x: round(x, 3))
     if k in ("str", "bytes"):
         lo, hi = _len_bounds(spec.lo, spec.hi)
         alphabet = spec.alphabet or "abc"
@@ -353,7 +353,7 @@ def _valid_literal_call(src: str) -> bool:
         tree = ast.parse(src, mode="eval")
     except SyntaxError:
         return False
-    call = tree.body
+    call: Any = tree.body  # made by format_call, so an ast.Call
     try:
         for a in call.args:
             ast.literal_eval(a)

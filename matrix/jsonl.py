@@ -75,7 +75,7 @@ def new_file_mode(path: str | os.PathLike | None = None) -> int:
     return 0o666 & ~current_umask()
 
 
-def _write_atomic(path: str | os.PathLike, write: Callable[[TextIO], None]) -> None:
+def _write_atomic(path: str | os.PathLike, write: Callable[[TextIO], object]) -> None:
     """Run ``write(fh)`` on a temporary file beside ``path``, fsync, then ``os.replace``. The file
     gets the mode ``open(path, "w")`` would give it (``mkstemp`` alone makes it 0600)."""
     p = Path(path)

@@ -88,7 +88,7 @@ def test_tpr_tnr(passed_gen, code_correct) -> tuple[float, float]:
     ok = np.asarray(code_correct, dtype=bool).reshape(-1)
     if ok.shape[0] != p.shape[0]:
         raise ValueError(f"code_correct has {ok.shape[0]} entries for {p.shape[0]} codes")
-    accepted = p.all(axis=1)
+    accepted: np.ndarray = p.all(axis=1)  # type: ignore[assignment]  # of a 2-D p: an array, one per code
     tpr = float(accepted[ok].mean()) if ok.any() else float("nan")
     tnr = float((~accepted[~ok]).mean()) if (~ok).any() else float("nan")
     return tpr, tnr

@@ -33,6 +33,7 @@ import copy
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["Mutant", "mutants", "mutation_sites", "OPERATORS"]
 
@@ -74,7 +75,7 @@ _METHOD_SWAPS = {"nlargest": "nsmallest", "nsmallest": "nlargest", "upper": "low
                  "islower": "isupper", "isupper": "islower", "findall": "search", "sub": "split",
                  "most_common": "elements", "keys": "values", "values": "keys", "extend": "append",
                  "count": "index", "max": "min", "min": "max", "floor": "ceil", "ceil": "floor"}
-_SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
+_SYMBOLS: dict[type, str] = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
             ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<",
             ast.RShift: ">>", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==",
             ast.NotEq: "!=", ast.In: "in", ast.NotIn: "not in", ast.Is: "is", ast.IsNot: "is not"}
@@ -89,7 +90,8 @@ class Mutant:
 
 
 # A site is (node position in ast.walk order, operator, description, apply(node) -> replacement)
-_Apply = Callable[[ast.AST], ast.AST | None]
+# takes the fresh copy of the node that _sites matched (so of the class it checked): typed Any
+_Apply = Callable[[Any], ast.AST | None]
 
 
 def _docstring_ids(tree: ast.AST) -> set[int]:
@@ -113,25 +115,25 @@ def _sites(node: ast.AST, skip: set[int], body_ok: set[int]) -> Iterator[tuple[s
     """(operator, description, apply) for every mutation of ``node`` itself."""
     if isinstance(node, (ast.BinOp, ast.AugAssign)):
         for new in _BINOP_SWAPS.get(type(node.op), ()):
-            def apply(n, new=new):
+            def apply_binop(n, new=new):
                 n.op = new()
                 return n
             sym = "=" if isinstance(node, ast.AugAssign) else ""
-            yield "binop", f"{_SYMBOLS[type(node.op)]}{sym} -> {_SYMBOLS[new]}{sym}", apply
+            yield "binop", f"{_SYMBOLS[type(node.op)]}{sym} -> {_SYMBOLS[new]}{sym}", apply_binop
     elif isinstance(node, ast.Compare):
         for i, op in enumerate(node.ops):
             for new in _CMP_SWAPS.get(type(op), ()):
-                def apply(n, i=i, new=new):
+                def apply_compare(n, i=i, new=new):
                     n.ops[i] = new()
                     return n
-                yield "compare", f"{_SYMBOLS[type(op)]} -> {_SYMBOLS[new]}", apply
+                yield "compare", f"{_SYMBOLS[type(op)]} -> {_SYMBOLS[new]}", apply_compare
     elif isinstance(node, ast.BoolOp):
         new_op, desc = (ast.Or, "and -> or") if isinstance(node.op, ast.And) else (ast.And, "or -> and")
 
-        def apply(n, new_op=new_op):
+        def apply_boolop(n, new_op=new_op):
             n.op = new_op()
             return n
-        yield "boolop", desc, apply
+        yield "boolop", desc, apply_boolop
     elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Not, ast.USub)):
         if not (isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant)):
             yield "unary", f"drop {'not' if isinstance(node.op, ast.Not) else 'unary -'}", lambda n: n.operand
@@ -153,16 +155,16 @@ def _sites(node: ast.AST, skip: set[int], body_ok: set[int]) -> Iterator[tuple[s
         yield from _swap_args(node)
         name = node.func.attr
         if name in _METHOD_SWAPS:
-            def apply(n, new=_METHOD_SWAPS[name]):
+            def apply_method(n, new=_METHOD_SWAPS[name]):
                 n.func.attr = new
                 return n
-            yield "call", f".{name} -> .{_METHOD_SWAPS[name]}", apply
+            yield "call", f".{name} -> .{_METHOD_SWAPS[name]}", apply_method
     elif isinstance(node, ast.Tuple) and len(node.elts) >= 2 and isinstance(node.ctx, ast.Load) \
             and not any(isinstance(e, ast.Starred) for e in node.elts[:2]):
-        def apply(n):
+        def apply_swap(n):
             n.elts[0], n.elts[1] = n.elts[1], n.elts[0]
             return n
-        yield "swap", "swap the first two tuple elements", apply
+        yield "swap", "swap the first two tuple elements", apply_swap
     elif isinstance(node, (ast.Assign, ast.AugAssign, ast.Expr)) and id(node) in body_ok:
         yield "statement", f"delete line {getattr(node, 'lineno', 0)}", lambda n: ast.Pass()
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
@@ -170,35 +172,35 @@ def _sites(node: ast.AST, skip: set[int], body_ok: set[int]) -> Iterator[tuple[s
         if name == "range" and 1 <= len(node.args) <= 3 and not node.keywords:
             stop = 0 if len(node.args) == 1 else 1
             for delta in (1, -1):
-                def apply(n, stop=stop, delta=delta):
+                def apply_stop(n, stop=stop, delta=delta):
                     n.args[stop] = _plus(n.args[stop], delta)
                     return n
-                yield "off_by_one", f"range stop {'+' if delta > 0 else '-'} 1", apply
+                yield "off_by_one", f"range stop {'+' if delta > 0 else '-'} 1", apply_stop
             if len(node.args) >= 2:
                 def apply_start(n):
                     n.args[0] = _plus(n.args[0], 1)
                     return n
                 yield "off_by_one", "range start + 1", apply_start
         elif name in _CALL_SWAPS:
-            def apply(n, new=_CALL_SWAPS[name]):
+            def apply_callee(n, new=_CALL_SWAPS[name]):
                 n.func = ast.Name(id=new, ctx=ast.Load())
                 return n
-            yield "call", f"{name} -> {_CALL_SWAPS[name]}", apply
+            yield "call", f"{name} -> {_CALL_SWAPS[name]}", apply_callee
         elif name == "sorted" and not any(k.arg == "reverse" for k in node.keywords):
-            def apply(n):
+            def apply_reverse(n):
                 n.keywords.append(ast.keyword(arg="reverse", value=ast.Constant(True)))
                 return n
-            yield "call", "sorted -> sorted(reverse=True)", apply
+            yield "call", "sorted -> sorted(reverse=True)", apply_reverse
         if name not in ("range", "print", "isinstance"):
             yield from _swap_args(node)
     elif isinstance(node, ast.Slice):
         for attr in ("lower", "upper"):
             if getattr(node, attr) is not None:
                 for delta in (1, -1):
-                    def apply(n, attr=attr, delta=delta):
+                    def apply_slice(n, attr=attr, delta=delta):
                         setattr(n, attr, _plus(getattr(n, attr), delta))
                         return n
-                    yield "off_by_one", f"slice {attr} {'+' if delta > 0 else '-'} 1", apply
+                    yield "off_by_one", f"slice {attr} {'+' if delta > 0 else '-'} 1", apply_slice
     elif isinstance(node, ast.Break):
         yield "flow", "break -> continue", lambda n: ast.Continue()
     elif isinstance(node, ast.Continue):
@@ -242,7 +244,7 @@ def mutation_sites(code: str) -> list[tuple[int, str, str, int]]:
 
 
 class _Replace(ast.NodeTransformer):
-    def __init__(self, target: ast.AST, replacement: ast.AST):
+    def __init__(self, target: ast.AST, replacement: ast.AST | None):  # None: the node is removed
         self.target = target
         self.replacement = replacement
 

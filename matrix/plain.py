@@ -157,9 +157,11 @@ class Const(ast.expr):
         self.value = value
 
 
-def evaluate(node: ast.AST, holes: list | tuple = (), names: set | None = None) -> Any:
+def evaluate(node: Any, holes: list | tuple = (), names: set | None = None) -> Any:
     """Evaluate ``node`` (see module doc); :class:`Hole` nodes read ``holes``; the builtin and
     ``math`` names used are added to ``names`` when given."""
+    # node: an ast.AST, typed Any because the body dispatches on t = type(node), which mypy
+    # does not narrow
     t = type(node)
     if t is Hole:
         return holes[node.index]

@@ -265,7 +265,7 @@ class _Bound(ast.expr):
 
     _fields = ()
 
-    def __init__(self, tree: ast.AST):
+    def __init__(self, tree: ast.expr):
         super().__init__()
         self.tree = tree
 
@@ -293,7 +293,8 @@ def _lower(module: ast.Module, tol, source: str) -> Plan:
         imports_math, body = True, body[1:]
     env: dict[str, tuple] = {}  # name -> ("const", literal node, mutable) | ("bound", tree)
     loads: dict[str, int] = {}
-    claims: list[ast.AST] = []
+    claims: list[ast.expr] = []
+    stmt: Any  # dispatched on t = type(stmt) below, which mypy does not narrow
     for stmt in body:
         t = type(stmt)
         if t is ast.Assert:
@@ -345,7 +346,7 @@ def _bind_new(env: dict, name: str) -> None:
         raise _Generic("a name bound twice")
 
 
-def _substitute(node: ast.AST, env: dict, loads: dict) -> ast.AST:
+def _substitute(node: ast.expr, env: dict, loads: dict) -> ast.expr:
     """``node`` with the test's own names replaced: literals by a copy of their text (marked with
     the name, to find those the candidate receives), bound values by :class:`_Bound`."""
     if not env:
@@ -440,7 +441,7 @@ class _Splitter:
         self.names: set[str] = set()
         self.sent: set[str] = set()  # the test's mutable literals that went into a hole
 
-    def hole(self, node: ast.AST) -> plain.Hole:
+    def hole(self, node: ast.expr) -> plain.Hole:
         for n, _ in _walk(node):
             if type(n) is _Bound:
                 raise _Generic("a value computed by the candidate handed back to it")
@@ -456,13 +457,15 @@ class _Splitter:
         self.pure.append(None)  # the worker decides (it parses the hole anyway)
         return plain.Hole(len(self.holes) - 1)
 
-    def const(self, node: ast.AST) -> ast.AST:
+    def const(self, node: ast.AST) -> plain.Const:
         names: set[str] = set()
         value = plain.evaluate(node, (), names)  # Unsupported / TooBig: the test runs generic
         self.names |= names
         return plain.Const(value)
 
-    def conv(self, node: ast.AST) -> ast.AST:
+    def conv(self, node: Any) -> ast.expr:
+        # node: an ast.expr, typed Any because the body dispatches on t = type(node), which mypy
+        # does not narrow
         if type(node) is _Bound:
             return node.tree
         if _is_sandbox_root(node):
@@ -552,9 +555,10 @@ class _Splitter:
             return ast.Subscript(value=self.conv(node.value), slice=sl, ctx=ast.Load())
         raise _Generic(t.__name__)
 
-def _is_sandbox_root(node: ast.AST) -> bool:
+def _is_sandbox_root(node: Any) -> bool:
     """A subtree that must be evaluated in the sandbox as a whole: a call of (or a name, attribute,
     subscript or method rooted at) something the candidate or the task's setup defines."""
+    # node: an ast.AST, typed Any because the body dispatches on t = type(node)
     t = type(node)
     if t is ast.Name:
         return node.id not in _BUILTINS and node.id != "math"

@@ -180,8 +180,8 @@ class WorkerProcess:
             [sys.executable, "-s", "-B", PACKAGE, "worker", json.dumps(cfg)],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None, env=env, close_fds=True,
             start_new_session=True, cwd="/")
-        self.fd_in = self.proc.stdin.fileno()
-        self.fd_out = self.proc.stdout.fileno()
+        self.fd_in = self.proc.stdin.fileno()  # type: ignore[union-attr]  # stdin=PIPE
+        self.fd_out = self.proc.stdout.fileno()  # type: ignore[union-attr]  # stdout=PIPE
         for fd in (self.fd_in, self.fd_out):
             grow_pipe(fd)
         self.buf = bytearray()
@@ -253,7 +253,7 @@ class WorkerProcess:
 
     def close(self, wait: float = 2.0) -> None:
         try:
-            self.proc.stdin.close()
+            self.proc.stdin.close()  # type: ignore[union-attr]  # stdin=PIPE
         except OSError:
             pass
         try:
@@ -272,7 +272,7 @@ class WorkerProcess:
         except (subprocess.TimeoutExpired, OSError):
             pass
         try:
-            self.proc.stdout.close()
+            self.proc.stdout.close()  # type: ignore[union-attr]  # stdout=PIPE
         except OSError:
             pass
         if self.stage:

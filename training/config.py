@@ -164,9 +164,9 @@ class GRPOConfig:
                 raise ValueError("is_clip_max: set is_clip_max and/or is_clip_min for the sampler correction")
             if c.is_clip_max is not None and c.is_clip_min is not None and not c.is_clip_min < c.is_clip_max:
                 raise ValueError("is_clip_min: must be < is_clip_max")
-        if not 0 <= c.eps_low < 1:
+        if not 0 <= c.eps_low < 1:  # type: ignore[operator]  # resolved: every preset sets it
             raise ValueError("eps_low: must be in [0, 1)")
-        if not c.eps_high >= 0:
+        if not c.eps_high >= 0:  # type: ignore[operator]  # resolved: every preset sets it
             raise ValueError("eps_high: must be >= 0")
         _nonneg(c, "beta")
         _nonneg(c, "weight_decay")

@@ -131,9 +131,9 @@ class MetricsLogger:
         self.last_step = int(step)
         if not self.enabled:
             return rec
-        self._file.write(json.dumps(rec, separators=(",", ":")) + "\n")
-        self._file.flush()
-        os.fsync(self._file.fileno())
+        self._file.write(json.dumps(rec, separators=(",", ":")) + "\n")  # type: ignore[union-attr]  # open while enabled
+        self._file.flush()  # type: ignore[union-attr]
+        os.fsync(self._file.fileno())  # type: ignore[union-attr]
         if self._tb is not None:
             for k, v in rec.items():
                 if k not in ("step", "time") and isinstance(v, (int, float)) and not isinstance(v, bool):

@@ -60,9 +60,10 @@ class CgroupTree:
 
     @classmethod
     def create(cls, n_workers: int, memory_bytes: int, max_procs: int) -> tuple[CgroupTree | None, str]:
-        version, roots = detect()
-        if version is None:
-            return None, roots
+        detected = detect()
+        if detected[0] is None:
+            return None, detected[1]  # why not
+        version, roots = detected
         _remove_stale(roots)
         tree = cls(version, roots, f"coevo-{os.getpid()}-{time.monotonic_ns() % 10**9}")
         try:
@@ -176,9 +177,9 @@ class CellCgroup:
         self.version = version
         self.dirs = dirs
         self.procs_files = [os.path.join(d, "cgroup.procs") for d in dirs.values()]
-        mem = dirs.get("memory") or dirs.get("unified")
-        self.oom_file = os.path.join(mem, "memory.events" if version == "v2" else "memory.oom_control")
-        self.failcnt_file = os.path.join(mem, "memory.failcnt")
+        mem = dirs.get("memory") or dirs.get("unified")  # v1 has "memory", v2 "unified"
+        self.oom_file = os.path.join(mem, "memory.events" if version == "v2" else "memory.oom_control")  # type: ignore[arg-type]
+        self.failcnt_file = os.path.join(mem, "memory.failcnt")  # type: ignore[arg-type]
         self.kill_file = os.path.join(dirs["unified"], "cgroup.kill") if version == "v2" else None
         self._oom = self._oom_count()
 

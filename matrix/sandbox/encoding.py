@@ -220,7 +220,7 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None):
     seconds of work. ``refs`` turns ``{"R": ...}`` references into objects (remote calls)."""
     clock = time.perf_counter
     deadline = clock() + budget
-    placeholders = []
+    placeholders: list[_BigInt] = []
 
     def check():
         if clock() > deadline:
@@ -292,7 +292,7 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None):
             if den <= 0:
                 raise ValueError("malformed fraction")
             f = object.__new__(fractions.Fraction)  # no gcd: the terms may be huge
-            f._numerator, f._denominator = num, den
+            f._numerator, f._denominator = num, den  # type: ignore[attr-defined]  # Fraction's own slots
             return f
         if tag == "D":
             if type(x) is not str or len(x) > 1 << 20:

@@ -57,11 +57,11 @@ def worker_main(config_json: str) -> None:
     try:
         from .worker import Worker
 
-        worker = Worker(cfg, cmd_fd, out_fd, ns)
+        server = Worker(cfg, cmd_fd, out_fd, ns)  # not `worker`: that name is the module, above
     except Exception as exc:
         _ready(out_fd, {"ok": False, "error": f"sandbox start failed: {type(exc).__name__}: {exc}"})
         os._exit(3)
-    info.update(worker.detail())
+    info.update(server.detail())
     _ready(out_fd, info)
     try:
         if cfg.get("profile"):  # debugging aid: cProfile statistics of the worker loop on stderr
@@ -69,12 +69,12 @@ def worker_main(config_json: str) -> None:
             import pstats
 
             prof = cProfile.Profile()
-            prof.runcall(worker.serve)
+            prof.runcall(server.serve)
             pstats.Stats(prof, stream=sys.stderr).sort_stats("cumtime").print_stats(int(cfg["profile"]))
         else:
-            worker.serve()
+            server.serve()
     finally:
-        for z in worker.zygotes:
+        for z in server.zygotes:
             try:
                 os.kill(z.pid, signal.SIGKILL)
             except OSError:

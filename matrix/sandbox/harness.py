@@ -333,7 +333,7 @@ def _fresh_streams(stdin_text, max_out, keep_stdout):
     if not keep_stdout:
         out, err = G["sink"](max_out), G["sink"](max_out)
         sys.stdin, sys.stdout, sys.stderr = G["empty_in"](), out, err
-        sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
+        sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr  # type: ignore[misc]  # deliberate: the originals too
         return out, err
     io, Raw, TextIO = G["io"], G["raw"], G["io"].TextIOWrapper
     raw_out, raw_err = Raw(max_out, True), Raw(max_out, False)
@@ -341,7 +341,7 @@ def _fresh_streams(stdin_text, max_out, keep_stdout):
     sys.stdin = TextIO(io.BufferedReader(io.BytesIO(data)), encoding="utf-8", errors="surrogateescape")
     sys.stdout = TextIO(raw_out, encoding="utf-8", write_through=False)
     sys.stderr = TextIO(raw_err, encoding="utf-8", errors="backslashreplace", line_buffering=True)
-    sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
+    sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr  # type: ignore[misc]
     return raw_out, raw_err
 
 
@@ -453,7 +453,7 @@ def _real_streams():
     sys.stdout = TextIO(io.BufferedWriter(io.FileIO(1, "wb", closefd=False)), encoding="utf-8")
     sys.stderr = TextIO(io.BufferedWriter(io.FileIO(2, "wb", closefd=False)), encoding="utf-8",
                         errors="backslashreplace", line_buffering=True)
-    sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr
+    sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr  # type: ignore[misc]
 
 
 def name_status(ns, name):
@@ -851,7 +851,7 @@ def child_main() -> None:
         msg = read_message(COMMAND_FD)
         if msg is None:
             G["exit"](EXIT_HARNESS)
-        cmd = marshal.loads(msg)
+        cmd = marshal.loads(msg)  # type: ignore[arg-type]  # not None: G["exit"] does not return
         if cmd["mode"] != "runner":
             os.close(COMMAND_FD)
         chan = _Channel(cmd["token"], int(cmd["max_out"]))

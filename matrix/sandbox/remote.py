@@ -550,7 +550,7 @@ def run_test(cmd: dict, chan) -> None:
     src = cmd["test"]
     sock = socket.socket(fileno=RPC_FD)
     peer = _Peer(sock, "T", int(cmd["max_out"]), 1.0)
-    peer.handle = lambda op, args: _test_side_handle(peer, op, args)
+    peer.handle = lambda op, args: _test_side_handle(peer, op, args)  # type: ignore[method-assign]  # this peer's handler
     harness._fresh_streams("", int(cmd["max_out"]), False)
     try:
         loaded = peer.recv()

@@ -78,14 +78,14 @@ class Zygote:
                 os._exit(EXIT_HARNESS)
         child.close()
         os.close(w)
-        note = b""
+        report = b""  # the child's seccomp note
         while True:
             b = os.read(r, 4096)
             if not b:
                 break
-            note += b
+            report += b
         os.close(r)
-        self.seccomp = note.decode("utf-8", "replace") or "none"
+        self.seccomp = report.decode("utf-8", "replace") or "none"
         self.pid = pid
         self.sock = parent
         self.sock.send(marshal.dumps(("config", {
@@ -404,7 +404,8 @@ class Worker:
         tests = [out.get(k) for k, _, opt in row.cells if not opt]
         if not tests or any(r is None for r in tests):
             return False
-        return not any(r.outcome == Outcome.CLAIM and r.payload[:1] in (bytes([Frame.VALUES]), bytes([Frame.STDOUT]))
+        return not any(r.outcome == Outcome.CLAIM  # type: ignore[union-attr]  # no None: checked above
+                       and r.payload[:1] in (bytes([Frame.VALUES]), bytes([Frame.STDOUT]))  # type: ignore[union-attr]
                        for r in tests)
 
     def finish_row(self, unit: Unit, st, out: dict) -> None:
@@ -595,7 +596,7 @@ class Worker:
                 fds += [rpc, cmd_r]
                 targets += [5, 4]
             else:
-                fds += [res_w, cmd_r]
+                fds += [res_w, cmd_r]  # type: ignore[list-item]  # res_w is a pipe when mode != "serve"
                 targets += [3, 4]
                 if rpc is not None:
                     fds.append(rpc)
