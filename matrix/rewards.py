@@ -123,7 +123,7 @@ def code_correct(passed_gt) -> np.ndarray:
     p = as_matrix(passed_gt)
     if p.shape[1] == 0:
         return np.zeros(p.shape[0], dtype=bool)
-    return p.all(axis=1)
+    return np.asarray(p.all(axis=1), dtype=bool)
 
 
 def test_correct(passed_gen, code_correct) -> np.ndarray:

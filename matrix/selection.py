@@ -130,7 +130,7 @@ class Selection:
     @property
     def logit(self) -> float:
         """Log-odds of the chosen program's score."""
-        return float(self.code_logits[self.index])
+        return float(self.code_logits[self.index])  # type: ignore[index]  # set in __post_init__
 
     def to_json(self) -> dict[str, Any]:
         return {"index": int(self.index), "method": self.method,

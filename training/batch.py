@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 
 from training.rollout import Rollout
@@ -63,7 +64,7 @@ def plan_micro_batches(idx: Sequence[int], lengths: Sequence[int], micro_batch_s
     return out
 
 
-def collate(rollouts: Sequence[Rollout], idx: Sequence[int], adv: Sequence[float], pad_id: int,
+def collate(rollouts: Sequence[Rollout], idx: Sequence[int], adv: Sequence[float] | np.ndarray, pad_id: int,
             device: torch.device | str = "cpu") -> MicroBatch:
     rows = [rollouts[i] for i in idx]
     b = len(rows)

@@ -103,6 +103,7 @@ import warnings
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -172,7 +173,7 @@ class PolicyTrainer:
                               f"rounding step (lr {cfg.lr:g}) are lost; load the model in float32 "
                               "(model.dtype: float32; bf16: true still computes in bf16) or use DeepSpeed",
                               stacklevel=2)
-            self.optimizer = torch.optim.AdamW(params, lr=cfg.lr, betas=tuple(cfg.betas), eps=cfg.adam_eps,
+            self.optimizer = torch.optim.AdamW(params, lr=cfg.lr, betas=tuple(cfg.betas), eps=cfg.adam_eps,  # type: ignore[arg-type]  # two floats
                                                weight_decay=cfg.weight_decay,
                                                **({"fused": True} if dev.type == "cuda" else {}))
         if self.ref_model is not None:
@@ -181,11 +182,11 @@ class PolicyTrainer:
                 self.ref_model.to(torch.bfloat16)
         fwd = self.model.forward
         try:
-            params = inspect.signature(fwd).parameters
+            fwd_params = set(inspect.signature(fwd).parameters)
         except (TypeError, ValueError):
-            params = {}
-        self._keeps_logits = "logits_to_keep" in params
-        self._takes_positions = "position_ids" in params
+            fwd_params = set()
+        self._keeps_logits = "logits_to_keep" in fwd_params
+        self._takes_positions = "position_ids" in fwd_params
         self._n_params = sum(p.numel() for p in self.model.parameters())
         self.last_metrics: dict[str, float] = {}
 
@@ -194,7 +195,7 @@ class PolicyTrainer:
         import deepspeed
 
         cfg = self.cfg
-        ds = cfg.deepspeed
+        ds: Any = cfg.deepspeed
         if isinstance(ds, str):
             path = Path(ds)
             if not path.exists():
@@ -227,7 +228,7 @@ class PolicyTrainer:
         optimizer = None
         if "optimizer" not in ds:
             params = [p for p in model.parameters() if p.requires_grad]
-            optimizer = torch.optim.AdamW(params, lr=cfg.lr, betas=tuple(cfg.betas), eps=cfg.adam_eps,
+            optimizer = torch.optim.AdamW(params, lr=cfg.lr, betas=tuple(cfg.betas), eps=cfg.adam_eps,  # type: ignore[arg-type]  # two floats
                                           weight_decay=cfg.weight_decay)
         engine, opt, _, _ = deepspeed.initialize(model=model, optimizer=optimizer, config=ds,
                                                  model_parameters=None if optimizer is not None else
@@ -320,7 +321,8 @@ class PolicyTrainer:
         roles = [m[2] for m in gmeta]
         trunc = np.array([m[3] for m in gmeta], dtype=bool)
         clen = np.array([m[4] for m in gmeta], dtype=np.int64)
-        A = compute_advantages(rewards, groups, scale=cfg.scale_rewards, eps=cfg.adv_eps,
+        A = compute_advantages(rewards, groups, scale=cfg.scale_rewards,  # type: ignore[arg-type]  # preset-filled
+                               eps=cfg.adv_eps,
                                drop_zero_variance=bool(cfg.dynamic_sampling), episodes=[m[5] for m in gmeta])
         weight = np.array([cfg.role_weight(r) for r in roles], dtype=np.float64)
         adv = A.adv * weight
@@ -349,7 +351,7 @@ class PolicyTrainer:
         L = cfg.max_completion_length
         if L is None and cfg.aggregation == "constant_norm":
             L = int(clen.max()) if len(clen) else 1
-        denoms = [loss_denominator(cfg.aggregation, counts[j, 0].item(), counts[j, 1].item(), L)
+        denoms = [loss_denominator(cfg.aggregation, counts[j, 0].item(), counts[j, 1].item(), L)  # type: ignore[arg-type]
                   for j in range(M)]
         dev = self.device
         micro: list[list[MicroBatch]] = []
@@ -360,7 +362,7 @@ class PolicyTrainer:
 
         lr = cfg.lr_at(self.step_count)
         self._set_lr(lr)
-        acc = defaultdict(float)
+        acc: defaultdict[str, float] = defaultdict(float)
         ratio_max = 1.0
         grad_norms: list[float] = []
         was_training = self._model.training
@@ -576,7 +578,7 @@ class PolicyTrainer:
         """``save_pretrained`` of the current weights (rank 0 writes; collective under ZeRO-3)."""
         out = Path(out_dir)
         if self.zero_stage == 3:
-            sd = self.engine._zero3_consolidated_16bit_state_dict()
+            sd = self.engine._zero3_consolidated_16bit_state_dict()  # type: ignore[attr-defined]  # ZeRO-3: an engine
             if D.is_main():
                 self._model.save_pretrained(out, state_dict=sd, safe_serialization=True)
         elif D.is_main():
