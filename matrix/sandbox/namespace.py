@@ -8,9 +8,10 @@ paths and the cgroups of the worker -> the sandbox package at ``/run/coevo`` -> 
 ``/etc`` -> ``/dev`` with ``null``/``zero``/``full`` and read-only ``random``/``urandom`` -> a
 ``/proc`` -> the modules no test needs masked by an empty file (``ctypes``, ``_testcapi``...) ->
 pivot_root -> read-only root -> hostname, IPC limits -> ``/proc`` kept open for the worker and
-unmounted for everyone else -> a fresh ``/tmp`` (import paths that live under the host's ``/tmp``
-are kept at ``/run/coevo/import`` and bound again into every fresh ``/tmp``) (:func:`fresh_tmp`, again after every cell that
-could write to it).
+unmounted for everyone else -> a fresh ``/tmp`` (import paths and Python directories, e.g. a
+virtual environment, that live under the host's ``/tmp`` are kept at ``/run/coevo/import`` and
+bound again, read-only, into every fresh ``/tmp``) (:func:`fresh_tmp`, again after every cell
+that could write to it).
 
 Only the worker calls this module (it uses ``ctypes`` for the system calls Python lacks); the
 processes of cells are forked by the zygote, which never loads ``ctypes``.
@@ -201,11 +202,10 @@ def step_sandbox_package(state):
     stage = state["stage"]
     _replicate(stage, state["package"], SANDBOX_DIR)
     state["host_import"] = {}
-    for k, p in enumerate(state["import_paths"]):
-        if p.startswith("/tmp/"):  # the host's /tmp is out of reach once pivoted: keep a bind
-            inside = f"/run/coevo/import/{k}"
-            _replicate(stage, p, inside)
-            state["host_import"][p] = inside
+    for k, p in enumerate(state["tmp_paths"]):  # the host's /tmp is out of reach once pivoted: keep a bind
+        inside = f"/run/coevo/import/{k}"
+        _replicate(stage, p, inside)
+        state["host_import"][p] = inside
     for name, path in state["cgroups"].items():
         dst = stage + f"{CGROUP_DIR}/{name}"
         os.makedirs(dst, exist_ok=True)
@@ -358,6 +358,10 @@ def setup(cfg: dict, keep_fds=()) -> dict:
         "cell_uid": 0 if userns else cfg["uid"], "cell_gid": 0 if userns else cfg["gid"],
         "import_paths": cfg.get("import_paths") or (),
     }
+    # import paths and Python directories (a virtual environment) under the host's /tmp: bound
+    # again, read-only, at the same path into every fresh /tmp (parents first)
+    under = {p for p in (*state["import_paths"], *state["binds"]) if p.startswith("/tmp/") and os.path.isdir(p)}
+    state["tmp_paths"] = sorted(under, key=len)
     for step in STEPS:
         step(state)
     fresh_tmp(state)
@@ -377,7 +381,6 @@ def fresh_tmp(state) -> None:
     except OSError:
         pass
     mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={state['tmp_mb']}m,nr_inodes=4096,mode=1777")
-    for p in state["import_paths"]:
-        if p.startswith("/tmp/"):
-            os.makedirs(p, mode=0o755, exist_ok=True)
-            bind_ro(state["host_import"][p], p)
+    for p in state["tmp_paths"]:
+        os.makedirs(p, mode=0o755, exist_ok=True)
+        bind_ro(state["host_import"][p], p)
