@@ -32,8 +32,8 @@ def test_a_venv_under_tmp_keeps_namespace_isolation():
         work = Path(tmp) / "work"
         work.mkdir()
         (work / "tasks.jsonl").write_text('{"task_id": "t", "prompt": "", "kind": "function", "entry_point": "f"}\n')
-        (work / "codes.jsonl").write_text('{"task_id": "t", "code": "import os\\ndef f():\\n    return os.path.exists(\\"%s\\")"}\n'
-                                          % env_dir)
+        code = f"import os\ndef f():\n    return os.path.exists({str(env_dir)!r})"
+        (work / "codes.jsonl").write_text(json.dumps({"task_id": "t", "code": code}) + "\n")
         (work / "tests.jsonl").write_text('{"task_id": "t", "test": "assert f() == True"}\n')
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
         run = subprocess.run([str(py), "-m", "coevo", "matrix", "--tasks", "tasks.jsonl", "--codes", "codes.jsonl",
