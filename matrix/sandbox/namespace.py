@@ -1,16 +1,16 @@
 """The worker's namespaces and minimal root, set up as a list of steps (in the manner of
 bubblewrap): each step is one small function, :func:`setup` runs them in order.
 
-Steps: new user namespace (when not root) -> new PID namespace and a fork (the caller stays
-outside as a relay; the child is PID 1) -> new mount, network, IPC and UTS namespaces -> a tmpfs
-stage -> read-only binds of the Python installation, ``/usr``, ``/lib*``, ``/bin``, the import
-paths and the cgroups of the worker -> the sandbox package at ``/run/coevo`` -> a synthetic
-``/etc`` -> ``/dev`` with ``null``/``zero``/``full`` and read-only ``random``/``urandom`` -> a
-``/proc`` -> the modules no test needs masked by an empty file (``ctypes``, ``_testcapi``...) ->
-pivot_root -> read-only root -> hostname, IPC limits -> ``/proc`` kept open for the worker and
-unmounted for everyone else -> a fresh ``/tmp`` (import paths that live under the host's ``/tmp``
-are kept at ``/run/coevo/import`` and bound again into every fresh ``/tmp``) (:func:`fresh_tmp`, again after every cell that
-could write to it).
+Steps: new user namespace (when not root) -> new PID namespace and a fork (the caller stays outside
+as a relay; the child is PID 1) -> new mount, network, IPC and UTS namespaces -> a tmpfs stage ->
+read-only binds of the Python installation, ``/usr``, ``/lib*``, ``/bin``, the import paths and the
+cgroups of the worker -> the sandbox package at ``/run/coevo`` -> a synthetic ``/etc`` -> ``/dev``
+with ``null``/``zero``/``full`` and read-only ``random``/``urandom`` -> a ``/proc`` -> the modules
+no test needs masked by an empty file (``ctypes``, ``_testcapi``...) -> pivot_root -> read-only root
+-> hostname, IPC limits -> ``/proc`` kept open for the worker and unmounted for everyone else -> a
+fresh ``/tmp`` (import paths that live under the host's ``/tmp`` are kept at ``/run/coevo/import``
+and bound again into every fresh ``/tmp``) (:func:`fresh_tmp`, again after every cell that could
+write to it).
 
 Only the worker calls this module (it uses ``ctypes`` for the system calls Python lacks); the
 processes of cells are forked by the zygote, which never loads ``ctypes``.
