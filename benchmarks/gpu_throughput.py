@@ -63,7 +63,8 @@ SHAPES = {  # Qwen2.5's published configs (hidden, layers, heads, kv heads, MLP 
 PEAK_BF16_TFLOPS = (("H200", 989.4), ("H100 PCIe", 756.0), ("H100", 989.4), ("A100", 312.0))
 CODE = [
     "def add(a, b):\n    return a + b\n", "assert is_even(4) == True\n", "for i in range(10):\n    if x[i] > 0:\n",
-    "def reverse(s):\n    \"\"\"Return s reversed.\"\"\"\n    return s[::-1]\n", "print(sum(map(int, input().split())))\n",
+    "def reverse(s):\n    \"\"\"Return s reversed.\"\"\"\n    return s[::-1]\n",
+    "print(sum(map(int, input().split())))\n",
     "class Stack:\n    def push(self, x):\n        self.items.append(x)\n", "while stack:\n    node = stack.pop()\n",
     "Write a function that returns the largest element of a list.\n", "a banana and an apple at a table\n",
 ]
@@ -165,7 +166,8 @@ def peak_tflops(args) -> tuple[float, str]:
         a @ b
         reps += 1
     dt = time.perf_counter() - t0
-    return 2 * n**3 * reps / dt / 1e12, f"float32 {n}x{n} matmul measured on this CPU ({torch.get_num_threads()} threads)"
+    return 2 * n**3 * reps / dt / 1e12, (f"float32 {n}x{n} matmul measured on this CPU "
+                                         f"({torch.get_num_threads()} threads)")
 
 
 def unavailable(reason: str) -> dict:

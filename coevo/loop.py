@@ -30,8 +30,9 @@ Data flows one way through :meth:`CoEvolution.step`:
    ``1 - r`` for a solve rate ``0 < r < 1`` (else 0) plus ``proposer_valid_bonus`` less R-Zero's
    repetition penalty, -0.25 degenerate (runs but teaches nothing new) / -0.5 a copy of a known
    task / -0.5 broken / -1 malformed
-   (:func:`matrix.rewards.proposer_batch_rewards`). In label-free mode (``rewards.label_free`` or a task without ground-truth tests) the
-   Coder and Tester rewards come from :func:`matrix.rewards.bidirectional_scores` alone;
+   (:func:`matrix.rewards.proposer_batch_rewards`). In label-free mode (``rewards.label_free`` or a
+   task without ground-truth tests) the Coder and Tester rewards come from
+   :func:`matrix.rewards.bidirectional_scores` alone;
 7. **update**: one GRPO+ update over all roles' rollouts (``update="joint"``) or one per role
    (``update="per_role"``); only roles listed in ``roles`` are trained (Coder samples are always
    drawn: Tester rewards need them);
@@ -68,7 +69,8 @@ FIXER_REWARDS = ("episode", "gain")
 class LoopConfig:
     steps: int = 80  # training steps (one batch of tasks, all roles, one update each)
     tasks_per_step: int = 8  # tasks the curriculum draws per step
-    roles: list[str] = field(default_factory=lambda: list(ALL_ROLES))  # roles trained: coder, tester, fixer, proposer (any subset with coder)
+    # roles trained: coder, tester, fixer, proposer (any subset with coder)
+    roles: list[str] = field(default_factory=lambda: list(ALL_ROLES))
     update: str = "joint"  # joint | per_role
     n_codes: int = 8  # Coder samples per task (one GRPO group)
     n_tests: int = 4  # Tester samples per task, each a suite of tests (one GRPO group)
@@ -104,7 +106,8 @@ class LoopConfig:
     # > 0: the Tester prompt asks for exactly this many tests; extra ones are rejected and missing
     # ones count as rejected too (a suite cannot shrink to one safe test); 0 = the model chooses
     tests_per_sample: int = 0
-    label_free: bool = False  # Coder and Tester rewards from the matrix alone (bidirectional scores), ignoring ground truth
+    # Coder and Tester rewards from the matrix alone (bidirectional scores), ignoring ground truth
+    label_free: bool = False
     save_every: int = 10  # checkpoint every N steps (atomic; a killed run resumes from the last)
     eval_every: int = 40  # held-out evaluation every N steps (and at the start and the end)
     keep_checkpoints: int = 2  # checkpoints kept on disk (older ones deleted)

@@ -427,8 +427,8 @@ def _fmt(res: dict) -> str:
 def summarize(evals: list[dict]) -> dict:
     first, last = evals[0], evals[-1]
     solve = sorted({k for e in (first, last) for k in e if k.startswith("solve_1at")})  # RLEF's 1@K
-    keys = ("code_acc", "test_acc", "test_kill", "bon_acc", "fix_acc", *solve, "select_score", "select_ece", "select_ece_cv",
-            "test_score_ece", "test_score_ece_cv")
+    keys = ("code_acc", "test_acc", "test_kill", "bon_acc", "fix_acc", *solve, "select_score", "select_ece",
+            "select_ece_cv", "test_score_ece", "test_score_ece_cv")
     return {"before": {k: first[k] for k in keys if k in first},
             "after": {k: last[k] for k in keys if k in last},
             "before_step": first["step"], "after_step": last["step"]}

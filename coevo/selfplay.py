@@ -198,7 +198,8 @@ def validate_proposals(proposals: list[Task], executor, known_fingerprints: set[
         elif len(inputs) < min_inputs:
             verdicts[i] = Verdict(None, False, "few_inputs", f"needs at least {min_inputs} distinct inputs")
         elif fps & known_fingerprints:
-            verdicts[i] = Verdict(None, False, "duplicate", "same solution (up to names) or description as a known task")
+            verdicts[i] = Verdict(None, False, "duplicate",
+                                  "same solution (up to names) or description as a known task")
         else:
             task.meta["inputs"] = inputs
             to_run.append(i)

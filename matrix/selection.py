@@ -10,9 +10,9 @@ Inputs
 Every method returns a :class:`Selection`: the chosen ``index``, ``code_scores`` and ``test_scores``
 in ``[0, 1]``, the same scores as log-odds (``code_logits``, ``test_logits``: for the posterior
 methods ``coevo`` and ``b4`` computed in log space, so that scores a float rounds to 1.0 keep their
-order; calibration maps take them, :mod:`matrix.calibration`) and a ``details`` dict. Ties are broken deterministically: higher score, then larger
-group, then the lowest index (so callers should not order candidates by a prior belief they do not
-want to leak in).
+order; calibration maps take them, :mod:`matrix.calibration`) and a ``details`` dict. Ties are
+broken deterministically: higher score, then larger group, then the lowest index (so callers should
+not order candidates by a prior belief they do not want to leak in).
 
 Methods
     ``max_pass``

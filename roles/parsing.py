@@ -109,7 +109,8 @@ def _parses(src: str) -> bool:
 
 
 def _defines(src: str, name: str) -> bool:
-    pat = rf"^(?:async\s+def|def|class)\s+{re.escape(name)}\b|^{re.escape(name)}\s*=|\bas\s+{re.escape(name)}\b|import\s+{re.escape(name)}\b"
+    pat = (rf"^(?:async\s+def|def|class)\s+{re.escape(name)}\b|^{re.escape(name)}\s*="
+           rf"|\bas\s+{re.escape(name)}\b|import\s+{re.escape(name)}\b")
     return re.search(pat, src, re.M) is not None
 
 

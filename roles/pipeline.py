@@ -1,14 +1,13 @@
 """Sample -> matrix -> select, for ``coevo solve`` and ``coevo gen-tests``.
 
-For every task the model samples ``n_codes`` programs (Coder) and ``n_tests`` test suites
-(Tester) in one generation call to any :class:`roles.generation.Generator` (in-process or served). Parsed programs and the de-duplicated union of the
-parsed tests form the task's code x test matrix, executed in the sandbox; where extra inputs can
-be built (calls shaped like the tests' calls for function tasks, the tests' stdin for stdio tasks)
-the programs' outputs on them feed output consensus, and the worked examples of the task's
-statement (:mod:`matrix.examples`) run as trusted evidence. Test-time selection
-(:func:`matrix.selection.select`) then gives the chosen program and, for each test, the
-probability that it is correct.
-
+For every task the model samples ``n_codes`` programs (Coder) and ``n_tests`` test suites (Tester)
+in one generation call to any :class:`roles.generation.Generator` (in-process or served). Parsed
+programs and the de-duplicated union of the parsed tests form the task's code x test matrix,
+executed in the sandbox; where extra inputs can be built (calls shaped like the tests' calls for
+function tasks, the tests' stdin for stdio tasks) the programs' outputs on them feed output
+consensus, and the worked examples of the task's statement (:mod:`matrix.examples`) run as trusted
+evidence. Test-time selection (:func:`matrix.selection.select`) then gives the chosen program and,
+for each test, the probability that it is correct.
 Unparseable samples never reach the sandbox: a task whose Coder samples all fail to parse gets
 ``code = ""`` and all-zero test scores.
 """

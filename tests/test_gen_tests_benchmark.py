@@ -8,7 +8,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def load_benchmark():
-    spec = importlib.util.spec_from_file_location("gen_tests_vs_pynguin", ROOT / "benchmarks" / "gen_tests_vs_pynguin.py")
+    spec = importlib.util.spec_from_file_location("gen_tests_vs_pynguin",
+                                                  ROOT / "benchmarks" / "gen_tests_vs_pynguin.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

@@ -161,7 +161,8 @@ def test_proposals_are_judged_solved_and_rewarded_in_one_step():
         assert info["grades"] == ["valid", "copy", "copy", "malformed"]
         (i, req), = info["solve_requests"]
         assert i == 0 and req.n == 2 and "adds one to each element" in req.prompt
-        solves = [sample("coder", "```python\n" + new + "```"), sample("coder", "```python\ndef f(xs):\n    return 0\n```")]
+        solves = [sample("coder", "```python\n" + new + "```"),
+                  sample("coder", "```python\ndef f(xs):\n    return 0\n```")]
         metrics = {}
         jobs = loop._solver_jobs(info, solves)
         out = loop._score_proposals(info, jobs, solves, ex.run_matrices(jobs), metrics)

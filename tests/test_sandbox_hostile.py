@@ -82,7 +82,8 @@ def f():
 def test_memory_hog_reports_memory(ex):
     r = cell(ex, "def f():\n    x = bytearray(3 << 30)\n    return 3\n")
     assert r.status == "memory", r
-    r = cell(ex, "def f():\n    xs = []\n    for _ in range(300):\n        xs.append(b'x' * (10 << 20))\n    return 3\n")
+    r = cell(ex, "def f():\n    xs = []\n    for _ in range(300):\n"
+                 "        xs.append(b'x' * (10 << 20))\n    return 3\n")
     assert r.status == "memory", r
 
 
@@ -282,7 +283,8 @@ def f():
 
 
 def test_files_do_not_persist_between_cells(ex):
-    w = value(ex, "def f():\n    open('state.txt', 'w').write('1')\n    open('/tmp/state2.txt', 'w').write('1')\n    return 1\n")
+    w = value(ex, "def f():\n    open('state.txt', 'w').write('1')\n"
+                  "    open('/tmp/state2.txt', 'w').write('1')\n    return 1\n")
     assert w.status == "pass"
     r = value(ex, "import os\ndef f():\n    return [os.path.exists('state.txt'), os.path.exists('/tmp/state2.txt')]\n")
     assert r.status == "pass"

@@ -274,7 +274,8 @@ POLLUTERS = [
     "    return a + b + c.calls - 1\n",
     "import textwrap\ndef add(a, b):\n    w = textwrap.TextWrapper()\n    d = w.unicode_whitespace_trans\n"
     "    d[1] = d.get(1, 0) + 1\n    return a + b + d[1] - 1\n",
-    "import sys\ndef add(a, b):\n    n = sys.stdout.write('') if False else 0\n    sys.stdout.extra = getattr(sys.stdout, 'extra', 0) + 1\n"
+    "import sys\ndef add(a, b):\n    n = sys.stdout.write('') if False else 0\n"
+    "    sys.stdout.extra = getattr(sys.stdout, 'extra', 0) + 1\n"
     "    return a + b + sys.stdout.extra - 1\n",
     "def add(a, b):\n    f = exit\n    f.calls = getattr(f, 'calls', 0) + 1\n    return a + b + f.calls - 1\n",
 ]
@@ -293,9 +294,11 @@ def test_a_broken_stream_or_tmp_costs_only_its_own_cell(ex):
     saboteurs = [
         "import sys\ndef add(a, b):\n    sys.stdout.close()\n    sys.stderr.close()\n    return a + b\n",
         "import os\ndef add(a, b):\n    os.chmod('/tmp', 0)\n    return a + b\n",
-        "import os\ndef add(a, b):\n    try:\n        os.setxattr('/tmp', 'user.mark', b'1')\n    except OSError:\n        pass\n"
+        "import os\ndef add(a, b):\n    try:\n        os.setxattr('/tmp', 'user.mark', b'1')\n"
+        "    except OSError:\n        pass\n"
         "    open('/tmp/left', 'w').write('x')\n    return a + b\n",
-        "import os\ndef add(a, b):\n    os.chdir('/tmp')\n    for _ in range(1200):\n        os.mkdir('d')\n        os.chdir('d')\n"
+        "import os\ndef add(a, b):\n    os.chdir('/tmp')\n    for _ in range(1200):\n"
+        "        os.mkdir('d')\n        os.chdir('d')\n"
         "    return a + b\n",
     ]
     checker = ("import os\ndef add(a, b):\n    print('x')\n    open('/tmp/mine', 'w').write('1')\n"

@@ -44,7 +44,8 @@ def test_selection_benchmark_builds_function_and_stdio_pools(tmp_path):
         assert set(line[key]) == {"coevo", "b4", "codet", "max_pass", "consensus"}
         assert all(0.0 <= v <= 1.0 for v in line[key].values())
     labels = [json.loads(x) for x in (pool_dir / "labels.jsonl").read_text().splitlines()]
-    kinds = {json.loads(x)["task_id"]: json.loads(x)["kind"] for x in (pool_dir / "tasks.jsonl").read_text().splitlines()}
+    kinds = {json.loads(x)["task_id"]: json.loads(x)["kind"]
+             for x in (pool_dir / "tasks.jsonl").read_text().splitlines()}
     assert {"function", "stdio"} <= set(kinds.values())  # stdio benchmarks give pools too
     tests = [json.loads(x) for x in (pool_dir / "tests.jsonl").read_text().splitlines()]
     for lab in labels:

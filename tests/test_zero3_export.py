@@ -1,7 +1,7 @@
-"""ZeRO-3 on CPU (one gloo rank in a spawned process, parameters partitioned): ``PolicyTrainer.iter_full_parameters`` gathers one parameter at a
-time into full tensors equal to the whole gathered model, on every rank, and
-``generation_context(gather=False)`` leaves the partitions alone (what a rollout engine with its
-own weights, such as vLLM, relies on)."""
+"""ZeRO-3 on CPU (one gloo rank in a spawned process, parameters partitioned):
+``PolicyTrainer.iter_full_parameters`` gathers one parameter at a time into full tensors equal to
+the whole gathered model, on every rank, and ``generation_context(gather=False)`` leaves the
+partitions alone (what a rollout engine with its own weights, such as vLLM, relies on)."""
 
 import datetime
 import json

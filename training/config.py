@@ -103,7 +103,8 @@ class GRPOConfig:
     max_completion_length: int | None = None  # constant_norm's L (None: longest in the batch)
     adv_eps: float = 1e-4  # added to the std when scaling advantages
     temperature: float = 1.0  # the training forward divides logits by it (set to loop.temperature)
-    role_weights: dict[str, float] = field(default_factory=dict)  # multiplies a role's advantages; missing = 1, 0 = left out
+    # multiplies a role's advantages; missing = 1, 0 = left out
+    role_weights: dict[str, float] = field(default_factory=dict)
     old_logprobs: str = "recompute"  # ratio denominator: recompute (trainer, before the first step) | sampler
     importance_sampling_level: str = "token"  # token | sequence (GSPO)
     is_correction: str = "none"  # sampler correction: none | token_truncate | token_mask | sequence_*
@@ -124,7 +125,8 @@ class GRPOConfig:
     min_lr_ratio: float = 0.0  # cosine/linear decay to lr * min_lr_ratio
     total_steps: int | None = None  # schedule length in trainer steps (null: loop.steps)
     # -- engine
-    deepspeed: str | dict | None = None  # DeepSpeed config (JSON path, relative to the config file); null = plain PyTorch
+    # DeepSpeed config (JSON path, relative to the config file); null = plain PyTorch
+    deepspeed: str | dict | None = None
     bf16: bool | str = "auto"  # bf16 autocast: auto (CUDA devices that support it) | true | false
     gradient_checkpointing: bool = False  # recompute activations in the backward (less memory)
     disable_dropout: bool = True  # dropout off in the policy (its log-probs must match the sampler's)

@@ -146,7 +146,8 @@ def policy_loss(new_logp: torch.Tensor, old_logp: torch.Tensor, adv: torch.Tenso
         m = mask > 0
         low = ((ratio < 1.0 - cfg.eps_low) & (adv < 0) & m).sum()
         high = ((ratio > 1.0 + cfg.eps_high) & (adv > 0) & m).sum()
-        rmax = torch.where(m, ratio, torch.full_like(ratio, float("-inf"))).max() if m.numel() else ratio.new_tensor(1.0)
+        rmax = (torch.where(m, ratio, torch.full_like(ratio, float("-inf"))).max() if m.numel()
+                else ratio.new_tensor(1.0))
         kl_sum = (kl * mask).sum() if kl is not None else n_tok.new_zeros(())
         vals = torch.stack([n_tok, low.to(n_tok.dtype), high.to(n_tok.dtype), (ratio * mask).sum(),
                             rmax.to(n_tok.dtype), kl_sum]).tolist()  # one device sync

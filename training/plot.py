@@ -18,7 +18,8 @@ from pathlib import Path
 from training.logging import METRICS_FILE, read_metrics
 
 PRIORITY = ("eval", "reward", "loss", "clip_frac", "kl", "grad_norm", "lr", "tokens_per_s", "adv_abs", "train",
-            "proposer", "reject", "curriculum", "ratio_mean", "ratio_max", "logprob_diff", "frac_zero_std", "groups_zero_std", "samples_in_loss")
+            "proposer", "reject", "curriculum", "ratio_mean", "ratio_max", "logprob_diff", "frac_zero_std",
+            "groups_zero_std", "samples_in_loss")
 SKIP = {"step", "time"}
 CURVES_FILE = "curves.png"  # RUN_DIR/curves.png: drawn at the end of a run and by `coevo plot RUN_DIR`
 STACKED = {"reject"}
@@ -109,7 +110,8 @@ def plot_metrics(source: str | Path, out_png: str | Path | None = None, *, keys:
     return out
 
 
-def stacked_rows(keys: list[str], series: dict[str, tuple[list[int], list[float]]]) -> tuple[list[int], list[list[float]]]:
+def stacked_rows(keys: list[str],
+                 series: dict[str, tuple[list[int], list[float]]]) -> tuple[list[int], list[list[float]]]:
     """The steps where any of ``keys`` was logged and one row per key on those steps (0 where
     that key is missing), for a stacked plot."""
     steps = sorted({x for k in keys for x in series[k][0]})

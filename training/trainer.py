@@ -167,7 +167,8 @@ class PolicyTrainer:
         else:
             self._model = model
             params = [p for p in model.parameters() if p.requires_grad]
-            low = sorted({str(p.dtype).removeprefix("torch.") for p in params if p.dtype in (torch.bfloat16, torch.float16)})
+            low = sorted({str(p.dtype).removeprefix("torch.") for p in params
+                          if p.dtype in (torch.bfloat16, torch.float16)})
             if low:
                 warnings.warn(f"training {'/'.join(low)} weights with plain AdamW: updates smaller than the weights' "
                               f"rounding step (lr {cfg.lr:g}) are lost; load the model in float32 "

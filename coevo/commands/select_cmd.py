@@ -211,6 +211,7 @@ def run(args) -> int:
         untested = sum(1 for r in rows if not r["n_tests"])
         if untested:
             note += f"; {untested} without tests, decided by examples and output consensus"
-        print(f"coevo select: {len(rows)} tasks, method {method}, isolation {isolation}{note} -> {'stdout' if args.out == '-' else args.out}",
+        print(f"coevo select: {len(rows)} tasks, method {method}, isolation {isolation}{note} -> "
+              f"{'stdout' if args.out == '-' else args.out}",
               file=sys.stderr)
     return 0

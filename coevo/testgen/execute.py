@@ -160,7 +160,8 @@ class SandboxRunner:
         while pending:
             jobs = []
             for cell in pending:
-                jobs.append({"op": "probes", "name": self.module.name, "file": str(self.module.sandbox_path), "cov": cov,
+                jobs.append({"op": "probes", "name": self.module.name, "file": str(self.module.sandbox_path),
+                             "cov": cov,
                              "variants": [{"key": v.key, "source": v.source, "patch": v.patch, "ids": ids,
                                            "limit": limit_of(v), "stop": stop_of(v)} for v, ids in cell]})
             cells = self.run_jobs(jobs, setup)

@@ -7,10 +7,11 @@ desc, stdout, [[arg index, desc after], ...]]``, ``["raise", [types of the MRO, 
 stdout]`` or one of ``["timeout"] ["memory"] ["recursion"] ["output"] ["badarg", why]``.
 
 Value descriptions (``desc``): ``["v", plain]``, ``["bound", desc]`` (a constructor whose result is
-bound to a variable, described as built), ``["enum", type, member]``, ``["repr", text, type]`` (a repr that evaluates back to
-an equal value), ``["obj", type, {attr: desc}, {"len", "items", "str", "repr"}]``, ``["iter",
-[desc]]``, ``["seq", "list"|"tuple"|"set"|"frozenset", [desc]]``, ``["map", [[key, desc]]]``,
-``["exc", type, message]``, ``["opaque", type]``; a type is ``[module, qualname]``.
+bound to a variable, described as built), ``["enum", type, member]``, ``["repr", text, type]`` (a
+repr that evaluates back to an equal value), ``["obj", type, {attr: desc}, {"len", "items", "str",
+"repr"}]``, ``["iter", [desc]]``, ``["seq", "list"|"tuple"|"set"|"frozenset", [desc]]``,
+``["map", [[key, desc]]]``, ``["exc", type, message]``, ``["opaque", type]``; a type is
+``[module, qualname]``.
 
 :func:`checks` lists what the written test asserts, and :func:`passes` decides one check on any
 outcome; :mod:`coevo.testgen.writer` renders the same checks, so the kill matrix and the file

@@ -3,13 +3,14 @@
 Every process gets its command (marshal, from the worker) on fd 4 and writes frames
 (:mod:`.records`) on fd 3; everything it writes is a *claim*, judged elsewhere.
 
-``runner`` mode (rows of programs, each against several tests, until the worker stops sending):
-for each row compile the program, check it (:mod:`.purity`), report a plan (which tests must run
-alone, or all of them when the program is not pure), then run each pure test in a fresh module namespace
-with the interpreter state reset, fresh capped standard streams and attribute stores guarded, reporting one claim per test. A test that ends abnormally (a store
-into a shared object, ``MemoryError``, the output cap) is reported as such and re-run alone by
-the worker. When the program's module raises while loading and the program is deterministic, the
-failure is reported once (``LOAD_FAILED``) and holds for every test.
+``runner`` mode (rows of programs, each against several tests, until the worker stops sending): for
+each row compile the program, check it (:mod:`.purity`), report a plan (which tests must run alone,
+or all of them when the program is not pure), then run each pure test in a fresh module namespace
+with the interpreter state reset, fresh capped standard streams and attribute stores guarded,
+reporting one claim per test. A test that ends abnormally (a store into a shared object,
+``MemoryError``, the output cap) is reported as such and re-run alone by the worker. When the
+program's module raises while loading and the program is deterministic, the failure is reported once
+(``LOAD_FAILED``) and holds for every test.
 
 ``cell`` mode (one program, one test, real file descriptors): the program may do anything a
 Python program can, in its own confined process.

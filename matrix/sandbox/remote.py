@@ -343,12 +343,14 @@ class _Proxy:
         return object.__hash__(self)
 
     def __eq__(self, other):
-        if isinstance(other, _Proxy) and object.__getattribute__(other, "_peer") is object.__getattribute__(self, "_peer"):
+        if (isinstance(other, _Proxy)
+                and object.__getattribute__(other, "_peer") is object.__getattribute__(self, "_peer")):
             return self._q("binop", "eq", other)
         return NotImplemented  # a program object equals nothing of the test's
 
     def __ne__(self, other):
-        if isinstance(other, _Proxy) and object.__getattribute__(other, "_peer") is object.__getattribute__(self, "_peer"):
+        if (isinstance(other, _Proxy)
+                and object.__getattribute__(other, "_peer") is object.__getattribute__(self, "_peer")):
             return self._q("binop", "ne", other)
         return NotImplemented
 
