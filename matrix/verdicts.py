@@ -24,7 +24,7 @@ from typing import Any
 from matrix import plain
 from matrix.sandbox.encoding import TooCostly
 from matrix.sandbox.harness import EXIT_CHANNEL, EXIT_FORBIDDEN, EXIT_HARNESS
-from matrix.sandbox.records import CellRecord, Frame, Outcome
+from matrix.sandbox.records import LOAD_HANG, CellRecord, Frame, Outcome
 from matrix.static import EqJudge, Plan
 
 __all__ = ["CellResult", "interpret", "decode_claims", "NEEDS_GENERIC", "MAX_ERROR"]
@@ -118,6 +118,8 @@ def interpret(rec: CellRecord, plan: Plan, data: Any, timeout: float, max_output
             if ok is False:
                 return CellResult("fail", v, "", secs)
     if o == Outcome.TIMEOUT:
+        if rec.payload == LOAD_HANG:
+            return CellResult("timeout", None, f"loading the program took longer than {timeout:g}s", secs)
         return CellResult("timeout", None, f"took longer than {timeout:g}s", secs)
     if o == Outcome.SKIPPED:
         return CellResult("timeout", None, "not run: the program timed out on an earlier input", 0.0)

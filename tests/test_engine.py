@@ -371,3 +371,21 @@ def test_import_paths_make_a_package_importable_read_only(tmp_path):
     assert not (pkg / "pwned.py").exists()
     with pytest.raises(ValueError, match="import_paths"):
         ExecConfig(import_paths=("relative/dir",)).validate()
+
+
+@pytest.mark.parametrize("hang", ["while True:\n    pass\n", "print(sum(i * i for i in range(10 ** 12)))\n",
+                                  "import time\ntime.sleep(100)\n"])
+def test_a_program_that_hangs_while_loading_times_out_on_every_test_by_one_rule(hang):
+    """Loading runs before any code of the test: it hangs once, every test would (a per-program
+    harness loads it once for all); the row is settled instead of loading it again per test. A
+    program that loops on one input only is judged per test."""
+    task = Task(task_id="inc", prompt="", kind="function", entry_point="inc")
+    tests = [Test.assertion(f"assert inc({i}) == {i + 1}") for i in range(8)]
+    hangs = "def inc(x):\n    return x + 1\n\n" + hang
+    loops_on_3 = "def inc(x):\n    while x == 3:\n        pass\n    return x + 1\n"
+    with Executor(ExecConfig(timeout=0.3, workers=1)) as e:
+        res = e.run_matrix(task, [hangs, loops_on_3], tests)
+    assert res.status[0] == ["timeout"] * 8
+    assert all(err == "loading the program took longer than 0.3s" for err in res.errors[0])
+    assert res.status[1] == ["pass"] * 3 + ["timeout"] + ["pass"] * 4
+    assert res.errors[1][3] == "took longer than 0.3s"

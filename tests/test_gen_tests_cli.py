@@ -6,7 +6,6 @@ import subprocess
 import sys
 
 import pytest
-import torch
 from tinymodel import (
     ADD_BAD_TEST,
     ADD_GOOD_TESTS,
@@ -21,13 +20,7 @@ from coevo.cli import main
 from coevo.commands.gen_tests_cmd import render_pytest_file, safe_name
 from matrix.tasks import Task, Test, load_tests
 
-
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

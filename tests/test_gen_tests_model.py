@@ -4,7 +4,6 @@ matrix; implementations that agree with each other and not with the code make a 
 import json
 
 import pytest
-import torch
 from tinymodel import ADD_RIGHT, build_memorizing_model
 
 from coevo.cli import main
@@ -23,12 +22,7 @@ def double(x):
 '''
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_consensus_of_implementations_flags_the_planted_bug(tmp_path):

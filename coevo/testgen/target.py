@@ -310,15 +310,18 @@ def _is_main_guard(node: ast.If) -> bool:
     return (isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and t.left.id == "__name__")
 
 
+def _last_name(expr) -> str | None:
+    """``b`` of ``a.b`` or of ``b``; ``None`` for any other expression."""
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute):
+        return expr.attr
+    return None
+
+
 def _decorator_names(node) -> list[str]:
-    names = []
-    for d in node.decorator_list:
-        target = d.func if isinstance(d, ast.Call) else d
-        if isinstance(target, ast.Name):
-            names.append(target.id)
-        elif isinstance(target, ast.Attribute):
-            names.append(target.attr)
-    return names
+    names = [_last_name(d.func if isinstance(d, ast.Call) else d) for d in node.decorator_list]
+    return [n for n in names if n is not None]
 
 
 def _is_stub(node: ast.FunctionDef) -> bool:
@@ -406,14 +409,8 @@ def _first_line(node) -> int:
 
 
 def _base_names(node: ast.ClassDef) -> list[str]:
-    out = []
-    for b in node.bases:
-        t = b.value if isinstance(b, ast.Subscript) else b
-        if isinstance(t, ast.Name):
-            out.append(t.id)
-        elif isinstance(t, ast.Attribute):
-            out.append(t.attr)
-    return out
+    names = [_last_name(b.value if isinstance(b, ast.Subscript) else b) for b in node.bases]
+    return [n for n in names if n is not None]
 
 
 _EXC_BASES = ("Exception", "BaseException", "ValueError", "TypeError", "KeyError", "RuntimeError",

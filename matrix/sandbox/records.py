@@ -46,7 +46,7 @@ class Outcome(IntEnum):
     """How a cell ended (worker -> parent)."""
 
     CLAIM = 0  # payload: one kind byte (a Frame value) + the claim's JSON body
-    TIMEOUT = 1  # wall-clock (or CPU) limit
+    TIMEOUT = 1  # wall-clock (or CPU) limit (payload LOAD_HANG: while loading the program)
     DIED = 2  # ended without a complete claim; exit_info: exit status or -signal
     OUTPUT_LIMIT = 3  # stdout, stderr, a file written or the claim reached the output cap
     SYNTAX = 4  # the program does not compile (payload: message)
@@ -58,6 +58,8 @@ class Outcome(IntEnum):
     SKIPPED = 10  # an optional cell not run: its program had timed out in this row
     REQUEUE = 11  # not run: the row stopped after a timeout so that the executor can spread the rest
 
+
+LOAD_HANG = b"load"  # TIMEOUT payload: the program was still loading, no test code had run
 
 REC = struct.Struct("<IBidIII")  # key, outcome, exit info, seconds, len(payload), len(stdout), len(stderr)
 

@@ -34,7 +34,7 @@ import sys
 import time
 
 from .harness import EXIT_CHANNEL, EXIT_FORBIDDEN, EXIT_HARNESS
-from .records import MAX_ERR, STDERR_TAIL, CellRecord, Frame, Outcome, Row, Unit
+from .records import LOAD_HANG, MAX_ERR, STDERR_TAIL, CellRecord, Frame, Outcome, Row, Unit
 from .wire import FrameReader, grow_pipe, read_message, write_message
 
 CLAIMS = frozenset({Frame.VALUES, Frame.RAISED, Frame.STDOUT, Frame.VERDICT, Frame.TOO_LARGE})
@@ -417,9 +417,15 @@ class Worker:
                 if key not in out or out[key].outcome == Outcome.REQUEUE:
                     out[key] = CellRecord(key, s.outcome, s.exit_info, s.seconds, s.payload, s.stdout, s.stderr)
             return
+        hung = False  # the program hung while loading, before any test code ran
         for cell in st.isolate + st.generic:
             key, pi, optional = cell
             if key in out:
+                continue
+            if hung:  # loading does not see the test: every cell would hang there too (as in a
+                # harness that loads a program once for all its tests)
+                out[key] = CellRecord(key, Outcome.SKIPPED) if optional else \
+                    CellRecord(key, Outcome.TIMEOUT, 0, 0.0, LOAD_HANG)
                 continue
             if optional and (st.timed_out or self._no_value(row, out)):
                 out[key] = CellRecord(key, Outcome.SKIPPED)
@@ -434,6 +440,7 @@ class Worker:
             out[key] = rec
             if rec.outcome == Outcome.TIMEOUT:
                 st.timed_out = True
+                hung = rec.payload == LOAD_HANG
             if rec.outcome == Outcome.SYNTAX or (rec.outcome == Outcome.BAD_TEST and rec.payload.startswith(b"setup")):
                 for k2, _, _ in row.cells:  # the program (or the setup) does not compile: all cells
                     if k2 not in out or out[k2].outcome == Outcome.REQUEUE:
@@ -451,12 +458,14 @@ class Worker:
             return CellRecord(key, Outcome.SANDBOX, 0, 0.0, str(exc).encode()[:MAX_ERR])
         mark = time.monotonic()
         claim = None
+        loaded = kind == "stdio"  # a stdio program's loading is its run
         try:
             while claim is None:
                 ev = self.next_event(proc, mark + timeout)
                 if ev[0] == "frames":
                     for fkind, secs, body in ev[1]:
                         if fkind == Frame.LOADED:
+                            loaded = True
                             continue
                         if fkind == Frame.SYNTAX:
                             return CellRecord(key, Outcome.SYNTAX, 0, 0.0, body[:MAX_ERR * 4])
@@ -467,8 +476,8 @@ class Worker:
                             claim = (fkind, min(max(secs, 0.0), time.monotonic() - mark), body)
                             break
                         return CellRecord(key, Outcome.PROTOCOL, 0, time.monotonic() - mark)
-                elif ev[0] == "timeout":
-                    return CellRecord(key, Outcome.TIMEOUT, 0, time.monotonic() - mark)
+                elif ev[0] == "timeout":  # still loading: before any code of the test ran
+                    return CellRecord(key, Outcome.TIMEOUT, 0, time.monotonic() - mark, b"" if loaded else LOAD_HANG)
                 elif ev[0] == "exit":
                     return self._ended(proc, key, kind, time.monotonic() - mark)
                 else:
@@ -857,8 +866,10 @@ class _RowRun:
         if fkind == Frame.TIMED_OUT:
             if self.current is None:
                 raise _Garbled()
-            if body == b"load" and not self.loaded and self.deterministic:
-                self.settle = CellRecord(0, Outcome.TIMEOUT, 0, secs)  # loading hangs: every test would
+            if body == b"load" and not self.loaded:
+                # loading hangs before any test code ran: every test would (the rule of a harness
+                # that loads a program once for all its tests)
+                self.settle = CellRecord(0, Outcome.TIMEOUT, 0, secs, LOAD_HANG)
                 self.records, self.current, self.queue = {}, None, []
                 return "progress"
             key = self.current[0]
@@ -908,7 +919,7 @@ class _RowRun:
 
     def timeout(self, elapsed: float, limit: float) -> None:
         if not self.planned or (not self.loaded and self.deterministic and self.current is not None):
-            self.settle = CellRecord(0, Outcome.TIMEOUT, 0, limit)  # compiling or loading hangs
+            self.settle = CellRecord(0, Outcome.TIMEOUT, 0, limit, LOAD_HANG)  # compiling or loading hangs
             self.records = {}
             return
         if self.current is None:  # after the last claim (a finalizer that hangs): nothing lost
