@@ -26,7 +26,7 @@ Tester (CURE's *reward precision*)
 
     i.e. a correct test earns the number of wrong codes it rejects, an incorrect test loses the number
     of wrong codes it lets through. ``normalize=True`` (default) divides by ``n_wrong``, giving the
-    fractions of DESIGN.md in ``[-1, 1]``. CURE's figure (3 correct and 3 wrong codes) yields
+    fractions ``R_k / n_wrong`` in ``[-1, 1]``. CURE's figure (3 correct and 3 wrong codes) yields
     +3, +2, +1, 0, 0, -1 before normalisation (``tests/test_rewards.py`` reproduces it).
 
     Edge cases (decided here):
