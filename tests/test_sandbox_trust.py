@@ -301,9 +301,11 @@ def test_a_broken_stream_or_tmp_costs_only_its_own_cell(ex):
         "        os.mkdir('d')\n        os.chdir('d')\n"
         "    return a + b\n",
     ]
+    # a Python environment that lives under the host's /tmp is bound back (read-only) at its path
+    env = sorted({p.split("/")[2] for p in (sys.prefix, sys.exec_prefix) if p.startswith("/tmp/")})
     checker = ("import os\ndef add(a, b):\n    print('x')\n    open('/tmp/mine', 'w').write('1')\n"
                "    marks = os.listxattr('/tmp') if hasattr(os, 'listxattr') else []\n"
-               "    return a + b + len([n for n in os.listdir('/tmp') if n != 'mine']) + len(marks)\n")
+               f"    return a + b + len([n for n in os.listdir('/tmp') if n not in ['mine', *{env!r}]]) + len(marks)\n")
     tests = [Test.assertion("assert add(1, 1) == 2")]
     for code in saboteurs:
         res = ex.run_matrix(TASK, [code, checker, HONEST], tests)
