@@ -13,6 +13,7 @@ import ast
 import dataclasses
 import inspect
 import io
+import textwrap
 import tokenize
 from dataclasses import dataclass
 from functools import cache
@@ -41,7 +42,7 @@ def field_comments(cls: type) -> dict[str, str]:
     for tok in tokenize.generate_tokens(io.StringIO(source).readline):
         if tok.type == tokenize.COMMENT:
             comments[tok.start[0]] = tok.string.lstrip("#").strip()
-    cls_node = ast.parse(_dedent(source)).body[0]
+    cls_node = ast.parse(textwrap.dedent(source)).body[0]
     out: dict[str, str] = {}
     for node in getattr(cls_node, "body", []):
         if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)):
@@ -58,12 +59,6 @@ def field_comments(cls: type) -> dict[str, str]:
             trailing = ""
         out[node.target.id] = " ".join(x for x in (*above, trailing) if x)
     return out
-
-
-def _dedent(source: str) -> str:
-    import textwrap
-
-    return textwrap.dedent(source)
 
 
 def reference(config: Any = None) -> list[FieldDoc]:

@@ -404,14 +404,15 @@ class Pool:
     def kill(self) -> None:
         for w in self.workers:
             w.kill()
-        self.workers = []
-        if self.cgroups is not None:
-            self.cgroups.remove()
-            self.cgroups = None
+        self._release()
 
     def close(self) -> None:
         for w in self.workers:
             w.close()
+        self._release()
+
+    def _release(self) -> None:
+        """After the workers are gone: no worker list, the cgroup tree removed."""
         self.workers = []
         if self.cgroups is not None:
             self.cgroups.remove()
