@@ -278,7 +278,28 @@ POLLUTERS = [
     "    sys.stdout.extra = getattr(sys.stdout, 'extra', 0) + 1\n"
     "    return a + b + sys.stdout.extra - 1\n",
     "def add(a, b):\n    f = exit\n    f.calls = getattr(f, 'calls', 0) + 1\n    return a + b + f.calls - 1\n",
+    # no import, no forbidden name: only the attribute store (nested two functions deep) betrays it
+    "def add(a, b):\n    def bump():\n        def inner(q):\n            try:\n                q.calls += 1\n"
+    "            except AttributeError:\n                q.calls = 1\n            return q.calls\n"
+    "        return inner(type(exit))\n    return a + b + bump() - 1\n",
 ]
+
+
+def test_imports_and_attribute_stores_are_found_in_nested_code():
+    """The runner's fast path (no import, no attribute store: the code objects alone decide) must
+    see an import or a store wherever it sits: nested functions, classes, lambdas, comprehensions."""
+    from matrix.sandbox.purity import imports_or_stores
+
+    def co(src):
+        return compile(src, "<t>", "exec")
+
+    assert not imports_or_stores(co("def f(x):\n    return x.real + len([y.imag for y in x])\n"))
+    for src in ("def f():\n    def g():\n        import os\n    return g\n",
+                "class C:\n    def m(self):\n        from math import pi\n        return pi\n",
+                "f = lambda x: [setattr for y in [x] if (y.a if y else 0)] or (lambda: __import__)\n"
+                "def g(x):\n    class K:\n        def h(self):\n            x.attr = 1\n",
+                "def f(x):\n    return [[z for z in ()] for _ in () if x] and None\ndef g(x):\n    del x.a\n"):
+        assert imports_or_stores(co(src)), src
 
 
 @pytest.mark.parametrize("code", POLLUTERS)

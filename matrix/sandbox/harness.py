@@ -264,10 +264,10 @@ def compile_source(src: str, filename: str, *, guard: bool):
         if not guard:
             return compile(src, filename, "exec", dont_inherit=True), False, False
         state = any(w in src for w in purity.STATE_WORDS)
-        if "import" not in src and "." not in src:  # nothing to guard, no module to reach
+        if "import" not in src:
             co = compile(src, filename, "exec", dont_inherit=True)
-            if purity.fast_pure(co):
-                return co, True, state
+            if not purity.imports_or_stores(co) and purity.fast_pure(co):  # no module to reach,
+                return co, True, state  # no attribute store to guard
         tree = ast.parse(src, filename, "exec")
         pairs = purity.walk(tree)
         try:

@@ -34,7 +34,7 @@ from __future__ import annotations
 import ast
 import sys
 
-__all__ = ["SAFE_MODULES", "PRELOAD", "pure_code", "fast_pure", "guard_stores", "guard_in_place", "make_store_guard",
+__all__ = ["SAFE_MODULES", "PRELOAD", "pure_code", "fast_pure", "imports_or_stores", "guard_stores", "guard_in_place", "make_store_guard",
            "walk", "GUARD_NAME", "HARNESS_NAMES", "StoreIntoShared"]
 
 # Modules a pure program may import: no hidden process state, or state reset per test.
@@ -303,6 +303,32 @@ _BANNED_NAMES = frozenset().union(*BANNED.values(), *DECORATOR_ONLY.values())
 # dunder names a code object may mention on the fast path (the compiler's own included)
 _FAST_DUNDERS = (ALLOWED_DUNDER_ATTRS - {"__class__"}) | {"__module__", "__annotations__", "__debug__"}
 _CO_ASYNC = 0x80 | 0x100 | 0x200  # CO_COROUTINE | CO_ITERABLE_COROUTINE | CO_ASYNC_GENERATOR
+
+
+def _opcode_sets():
+    import opcode
+
+    ops = opcode.opmap
+    return (frozenset(ops[n] for n in ("IMPORT_NAME", "IMPORT_FROM", "IMPORT_STAR") if n in ops),
+            frozenset(ops[n] for n in ("STORE_ATTR", "DELETE_ATTR") if n in ops))
+
+
+_IMPORT_OPS, _ATTR_STORE_OPS = _opcode_sets()
+
+
+def imports_or_stores(co) -> bool:
+    """Whether ``co`` (or a code object nested in it) imports a module or stores into or deletes
+    an attribute: read off the instructions (a code without either is judged by
+    :func:`fast_pure` alone; one with either needs :func:`pure_code` and the store guard)."""
+    stack = [co]
+    code_type = type(co)
+    hits = _IMPORT_OPS | _ATTR_STORE_OPS
+    while stack:
+        c = stack.pop()
+        if not hits.isdisjoint(c.co_code[::2]):  # wordcode: the opcode is every other byte
+            return True
+        stack.extend(k for k in c.co_consts if type(k) is code_type)
+    return False
 
 
 def fast_pure(co) -> bool:

@@ -48,7 +48,8 @@ def _claim(key, kind: Frame, secs: float, body: bytes) -> CellRecord:
 # ----------------------------------------------------------------------------- the zygote handle
 
 class Zygote:
-    """Starts the zygote (seccomp filter installed, then ``exec``) and talks to it."""
+    """Starts the zygote (seccomp filter installed, then ``exec``) and talks to it; call
+    :meth:`wait_ready` before the first spawn."""
 
     def __init__(self, cfg: dict, proc_fd: int | None, drop_caps: bool, freeze: bool):
         from collections import deque
@@ -91,7 +92,13 @@ class Zygote:
         self.sock.send(marshal.dumps(("config", {
             "import_paths": cfg.get("import_paths") or [], "allow_ctypes": bool(cfg.get("allow_ctypes")),
             "freeze": freeze})))
+        self.freeze = freeze
         self.frozen = False
+
+    def wait_ready(self) -> None:
+        """Wait for the started zygote (answering its freeze request); several zygotes start side
+        by side and are waited for one after the other."""
+        freeze = self.freeze
         msg = self._recv_control(30.0)
         if freeze:
             if msg is None or msg[0] != "freeze":
@@ -275,6 +282,8 @@ class Worker:
         self.zygote = Zygote(cfg, self.proc_fd, drop_caps=userns, freeze=bool(cfg.get("batch", True)))
         self.zygote_plain = Zygote(cfg, self.proc_fd, drop_caps=userns, freeze=False)
         self.zygotes = (self.zygote, self.zygote_plain)
+        for z in self.zygotes:  # both interpreters start side by side
+            z.wait_ready()
         self.runner_proc: Proc | None = None
 
     def detail(self) -> dict:
