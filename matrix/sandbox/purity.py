@@ -34,7 +34,8 @@ from __future__ import annotations
 import ast
 import sys
 
-__all__ = ["SAFE_MODULES", "PRELOAD", "pure_code", "fast_pure", "imports_or_stores", "guard_stores", "guard_in_place", "make_store_guard",
+__all__ = ["SAFE_MODULES", "PRELOAD", "pure_code", "fast_pure", "imports_or_stores", "guard_stores",
+           "guard_in_place", "make_store_guard",
            "walk", "GUARD_NAME", "HARNESS_NAMES", "StoreIntoShared"]
 
 # Modules a pure program may import: no hidden process state, or state reset per test.
