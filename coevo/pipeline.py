@@ -351,7 +351,8 @@ def execute(cfg: CoevoConfig, run: Path, *, progress: bool = True) -> dict:
             return res
 
         if 0 not in done_evals and heldout and cfg.loop.eval_every:
-            _say(f"evaluating the starting model on {len(heldout)} held-out tasks")
+            n_eval = min(len(heldout), cfg.eval.max_tasks) if cfg.eval.max_tasks else len(heldout)
+            _say(f"evaluating the starting model on {n_eval} held-out tasks")
             before = run_eval(0)
             _say("before RL: " + _fmt(before))
 

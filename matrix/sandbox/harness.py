@@ -26,7 +26,7 @@ import sys
 
 from . import purity
 from .encoding import make_encoder
-from .records import MAX_ERR, Frame
+from .records import LOAD_HANG, MAX_ERR, Frame
 from .wire import frame_bytes
 
 RESULT_FD = 3
@@ -602,7 +602,7 @@ def run_program(cmd: dict, chan: _Channel) -> None:
         except _Timeout:
             setitimer(REAL, 0)
             timed_out = True
-            chan.send(Frame.TIMED_OUT, b"load" if phase == "load" else b"", G["clock"]() - t0)
+            chan.send(Frame.TIMED_OUT, LOAD_HANG if phase == "load" else b"", G["clock"]() - t0)
             if not _timed_cleanup(modname, ns, timeout):
                 chan.send(Frame.ABNORMAL, b"finalizer")
                 return

@@ -875,7 +875,7 @@ class _RowRun:
         if fkind == Frame.TIMED_OUT:
             if self.current is None:
                 raise _Garbled()
-            if body == b"load" and not self.loaded:
+            if body == LOAD_HANG and not self.loaded:
                 # loading hangs before any test code ran: every test would (the rule of a harness
                 # that loads a program once for all its tests)
                 self.settle = CellRecord(0, Outcome.TIMEOUT, 0, secs, LOAD_HANG)
