@@ -18,7 +18,8 @@ Data flows one way through :meth:`CoEvolution.step`:
 5. **matrix** again for repairs and solver samples; then **repair turns** 2..``fix_turns``: the
    episodes whose attempt still fails a public test get the new feedback and try again (one
    generation and one matrix call per turn);
-6. **rewards** (:mod:`matrix.rewards`): Coder all-pass (or fraction) on ground truth; Tester
+6. **rewards** (:mod:`matrix.rewards`, assembled per task by the pure
+   :func:`coevo.task_rewards.task_rewards`): Coder all-pass (or fraction) on ground truth; Tester
    reward precision (CURE) per test plus a correctness term, summed over a sample's tests, each
    rejected candidate (unparseable, duplicate) scoring the minimum
    (:func:`matrix.rewards.tester_suite_reward`); with ``anchor_reference`` the task's reference
@@ -58,6 +59,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from coevo.repair import attempt_jobs, observe_attempts, turn_requests
+from coevo.task_rewards import task_rewards
 from matrix import rewards as R
 from matrix.tasks import Task
 
@@ -357,50 +359,27 @@ class CoEvolution:
 
     def _score_task(self, task: Task, lay: dict, passed: np.ndarray, res, episodes: list,
                     metrics) -> list[_Sampled]:
+        """The task's rollouts with their rewards (:func:`coevo.task_rewards.task_rewards`), its
+        metrics, and the Fixer episodes its failing programs start."""
         from coevo.repair import public_columns, public_feedback, start_episodes
-        from matrix.metrics import unit_test_accuracy
 
         cfg = self.cfg
         n, g = len(lay["codes"]), len(task.tests)
-        gt, gen = passed[:n, :g], passed[:n, g:]
-        label_free = cfg.label_free or g == 0
-        parsed = np.array([bool(c) for c in lay["codes"]])
-        ref_row = passed[n, g:] if (task.solutions and passed.shape[0] > n) else None  # metrics-only row
-        test_ok = None  # per generated test: passed by every known-correct program
-        if label_free:
-            code_s, test_s = R.bidirectional_scores(gen)
-            coder_r = R.coder_rewards_labelfree(gen, test_s) if gen.shape[1] else np.full(n, np.nan)
-            correct = code_s >= 0.5
-            test_r = 2.0 * test_s - 1.0
-        else:
-            coder_r = R.coder_rewards(gt, cfg.coder_reward)
-            correct = R.code_correct(gt)
-            gen_a, correct_a = gen, correct
-            if cfg.anchor_reference and ref_row is not None:
-                gen_a, correct_a = np.vstack([gen, ref_row]), np.append(correct, True)
-            test_r = R.tester_rewards(gen_a, correct_a)
-            if correct_a.any():
-                test_ok = R.test_correct(gen_a, correct_a)
-        coder_r = np.where(parsed, coder_r, 0.0 if not label_free else np.nan)
-        out = [_Sampled(s, f"coder/{task.task_id}", float(r)) for s, r in zip(lay["coder"], coder_r)]
+        parsed = [bool(c) for c in lay["codes"]]
+        scores = task_rewards(passed, parsed, [len(s) for s in lay["suites"]], lay["rejected"], g,
+                              bool(task.solutions), label_free=cfg.label_free, coder_reward=cfg.coder_reward,
+                              anchor_reference=cfg.anchor_reference,
+                              tester_accuracy_weight=cfg.tester_accuracy_weight,
+                              tester_credit=cfg.tester_credit, tester_aggregate=cfg.tester_aggregate)
+        out = [_Sampled(s, f"coder/{task.task_id}", float(r)) for s, r in zip(lay["coder"], scores.coder)]
         if g:
-            self._observed.append((task.task_id, n, int(correct.sum())))
-            _acc(metrics, "train/code_acc", float(correct.mean()))
-        # tester samples (matrix.rewards.tester_suite_reward); judged only where the task's tests
-        # can be judged at all
-        start = 0
-        judged = label_free or test_ok is not None
-        weight = 0.0 if label_free else cfg.tester_accuracy_weight
-        for s, suite, rejected in zip(lay["tester"], lay["suites"], lay["rejected"]):
-            k = len(suite)
-            chunk = test_r[start:start + k]
-            ok = test_ok[start:start + k] if test_ok is not None else None
-            r = (R.tester_suite_reward(chunk, ok, rejected, accuracy_weight=weight, credit=cfg.tester_credit,
-                                       aggregate=cfg.tester_aggregate) if judged else float("nan"))
-            if ref_row is not None and k + rejected:
-                _acc(metrics, "train/test_acc", unit_test_accuracy(ref_row[start:start + k], rejected))
+            self._observed.append((task.task_id, n, int(scores.correct.sum())))
+            _acc(metrics, "train/code_acc", float(scores.correct.mean()))
+        for s, r, acc in zip(lay["tester"], scores.tester, scores.test_acc):
+            if acc is not None:
+                _acc(metrics, "train/test_acc", acc)
             out.append(_Sampled(s, f"tester/{task.task_id}", r))
-            start += k
+        gt = passed[:n, :g]
         # programs failing a public test start the Fixer's episodes (feedback: the first failing
         # public ground-truth test); n_fixes episodes from one start make one GRPO group
         if "fixer" in cfg.roles and cfg.n_fixes and g:
