@@ -89,8 +89,11 @@ def run_coevo(src: Path, rel: str, out: Path, budget: float, seed: int) -> dict:
     cmd = [sys.executable, "-m", "coevo", "gen-tests", str(src / rel), "--out", str(out), "--time-budget",
            str(budget), "--seed", str(seed), "--quiet", "--report", str(out.parent / "coevo_report.json")]
     t0 = time.monotonic()
+    # the same environment rule as Pynguin's run below: no PYTHON* variable of the caller's (a
+    # PYTHONDONTWRITEBYTECODE=1 there would make one side recompile its modules on every run)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=out.parent,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=budget * 10 + 300)
+                          env={**env, "PYTHONPATH": str(ROOT)}, timeout=budget * 10 + 300)
     secs = time.monotonic() - t0
     return {"seconds": round(secs, 2), "rc": proc.returncode, "stderr": proc.stderr.strip()[-500:]}
 
