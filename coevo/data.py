@@ -1,11 +1,19 @@
 """Dataset loaders: MBPP (full and sanitized), HumanEval-style, CodeContests/CURE-style stdio tasks
 and our own tasks JSONL, all converted to :class:`matrix.tasks.Task`.
 
-Files are read through the ``datasets`` library's local ``json`` builder where the file is JSON /
-JSON Lines (optionally gzipped); a directory saved with ``Dataset.save_to_disk`` is read with
-``load_from_disk``. Nothing is fetched from a hub. Each record is converted with one function per
-format, and a record that does not fit raises :class:`InputError` naming the file, the record's
-line (for JSON Lines) or index, and the field.
+Records are read through the ``datasets`` library, with its Arrow cache and memory mapping: a
+JSON / JSON Lines file (optionally gzipped) or a Parquet file with its ``json``/``parquet``
+builder, a directory saved with ``Dataset.save_to_disk`` with ``load_from_disk``, and a local
+dataset folder in the hub layout (data files, optionally a ``README.md`` card, under any
+sub-folders) with ``load_dataset(folder)``; from a ``DatasetDict`` the ``test`` split is used when
+there is one, else the first. Nothing is fetched from a hub. Each record is converted with one
+function per format.
+
+``datasets`` names no line when a file is malformed, and it unifies the records' fields (a key one
+record lacks comes back as ``None``; it is dropped again here). So a file ``datasets`` cannot read,
+or whose records do not convert, is read once more with :func:`exact_records`, the plain JSON /
+JSON Lines reader, whose :class:`InputError` names the file, the record's line (JSON Lines) or
+index, and the field.
 """
 
 from __future__ import annotations
@@ -25,23 +33,67 @@ FORMATS = ("auto", "coevo", "mbpp", "mbpp-sanitized", "humaneval", "codecontests
 
 # ----------------------------------------------------------------------------- reading records
 
-def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """Yield (position, record): position is the 1-based line for JSON Lines, else the index."""
-    if path.is_dir():
+_DATA_SUFFIXES = (".json", ".jsonl", ".json.gz", ".jsonl.gz", ".parquet")
+
+
+def load_with_datasets(path: str | Path):
+    """The file or folder as a ``datasets.Dataset`` (see the module docstring); raises what
+    ``datasets`` raises when it cannot read it."""
+    import datasets
+
+    p = Path(path)
+    if p.is_dir():
+        if (p / "dataset_info.json").exists() or (p / "dataset_dict.json").exists() or (p / "state.json").exists():
+            ds = datasets.load_from_disk(str(p))
+        else:  # a local dataset folder in the hub layout
+            ds = datasets.load_dataset(str(p))
+    elif p.name.endswith(".parquet"):
+        ds = datasets.load_dataset("parquet", data_files=str(p), split="train")
+    else:
+        ds = datasets.load_dataset("json", data_files=str(p), split="train")
+    if isinstance(ds, (datasets.DatasetDict, dict)):
+        split = "test" if "test" in ds else next(iter(ds))
+        ds = ds[split]
+    return ds
+
+
+def _unfilled(value: Any) -> Any:
+    """A record from ``datasets`` without the ``None`` its schema unification put in for the keys
+    a record lacks (nested dicts included)."""
+    if isinstance(value, dict):
+        return {k: _unfilled(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_unfilled(v) for v in value]
+    return value
+
+
+def _dataset_records(path: Path) -> list[tuple[int, dict[str, Any]]] | None:
+    """(position, record) through ``datasets``, or None when it cannot read the path (the exact
+    reader then says why). Positions are record numbers, for messages only."""
+    if not path.exists():
+        return None
+    if not path.is_dir() and not path.name.endswith(_DATA_SUFFIXES):
+        return None
+    try:
         import datasets
 
-        try:
-            ds = datasets.load_from_disk(str(path))
-        except Exception as exc:  # not a saved dataset
-            raise InputError(f"not a saved dataset directory ({exc})", file=str(path)) from None
-        if isinstance(ds, datasets.DatasetDict):
-            split = "test" if "test" in ds else next(iter(ds))
-            ds = ds[split]
-        for i, row in enumerate(ds):
-            yield i + 1, dict(row)
-        return
+        datasets.disable_progress_bars()
+        ds = load_with_datasets(path)
+        return [(i + 1, _unfilled(dict(row))) for i, row in enumerate(ds)]
+    except Exception:  # noqa: BLE001 - malformed or unexpected: the exact reader reports it
+        return None
+
+
+def exact_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield (position, record) with the plain JSON readers: position is the 1-based line for JSON
+    Lines, else the index. The error path of :func:`load_any` (it names lines)."""
+    if path.is_dir():
+        raise InputError("not a dataset directory the datasets library can read (save_to_disk, or data "
+                         "files in the hub layout)", file=str(path))
     if not path.exists():
         raise InputError("no such file", file=str(path))
+    if path.name.endswith(".parquet"):
+        raise InputError("the datasets library cannot read this Parquet file", file=str(path))
     opener = gzip.open if path.suffix == ".gz" else open
     try:
         with opener(path, "rt", encoding="utf-8") as fh:
@@ -62,16 +114,6 @@ def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     from matrix.jsonl import read_jsonl  # JSON Lines: precise line numbers for every error
 
     yield from read_jsonl(path)
-
-
-def load_with_datasets(path: str | Path):
-    """The same records as a ``datasets.Dataset`` (local ``json`` builder; no hub access)."""
-    import datasets
-
-    p = Path(path)
-    if p.is_dir():
-        return datasets.load_from_disk(str(p))
-    return datasets.load_dataset("json", data_files=str(p), split="train")
 
 
 # ----------------------------------------------------------------------------- format detection
@@ -217,9 +259,19 @@ def load_any(path: str | Path, fmt: str = "auto", limit: int | None = None) -> l
     if fmt not in FORMATS:
         raise InputError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}", field="format")
     p = Path(path)
+    rows = _dataset_records(p)
+    if rows is not None:
+        try:
+            return _convert(p, rows, fmt, limit)
+        except InputError:
+            pass  # the exact reader names the record's line
+    return _convert(p, exact_records(p), fmt, limit)
+
+
+def _convert(p: Path, rows, fmt: str, limit: int | None) -> list[Task]:
     tasks: list[Task] = []
     seen: set[str] = set()
-    for pos, rec in _records(p):
+    for pos, rec in rows:
         where = {"file": str(p), "line": pos}
         if fmt == "auto":
             try:

@@ -111,3 +111,66 @@ def test_cli_convert_and_errors_are_one_line(tmp_path):
     assert r.stderr.strip().count("\n") == 0 and "Traceback" not in r.stderr
     assert "bad.jsonl:1: field 'kind'" in r.stderr
     assert not out2.exists()
+
+
+# ----------------------------------------------------------------------------- through datasets
+
+MIXED = [Task("t1", "p", "function", "f", "", [Test.assertion("assert f() == 1"), Test.call_expected("f(2)", "3")],
+              ["def f(x=0): return 1"]),
+         Task("t2", "echo", "stdio", "", "", [Test.stdio("1\n", "1\n")], [])]
+
+
+def _write_jsonl(path, tasks, blank_after=None):
+    lines = [json.dumps(t.to_json()) for t in tasks]
+    if blank_after is not None:
+        lines.insert(blank_after, "")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_records_read_through_datasets_equal_the_plain_reader(tmp_path, monkeypatch):
+    """Records whose fields differ (test kinds with different keys) come back from the datasets
+    library with its unified schema; the loader gives the same tasks as the plain reader."""
+    import coevo.data as data
+
+    p = tmp_path / "tasks.jsonl"
+    _write_jsonl(p, MIXED)
+    assert data._dataset_records(p) is not None  # the datasets path was taken
+    assert load_any(p) == MIXED
+    monkeypatch.setattr(data, "_dataset_records", lambda path: None)
+    assert load_any(p) == MIXED
+
+
+def test_saved_dataset_hub_folder_and_parquet(tmp_path):
+    import datasets
+
+    rows = [{k: v for k, v in t.to_json().items() if v != {}} for t in MIXED]  # Parquet has no empty struct
+    ds = datasets.Dataset.from_list(rows)
+    ds.save_to_disk(str(tmp_path / "saved"))
+    assert load_any(tmp_path / "saved") == MIXED
+    datasets.DatasetDict({"train": datasets.Dataset.from_list(rows[:1]), "test": ds}).save_to_disk(
+        str(tmp_path / "saved_dict"))
+    assert load_any(tmp_path / "saved_dict") == MIXED  # the test split
+    hub = tmp_path / "hub"
+    (hub / "data").mkdir(parents=True)
+    (hub / "README.md").write_text("---\nconfigs:\n- config_name: default\n  data_files:\n"
+                                   "  - split: test\n    path: data/test-*.parquet\n---\n# tasks\n")
+    ds.to_parquet(str(hub / "data" / "test-00000-of-00001.parquet"))
+    assert load_any(hub) == MIXED
+    ds.to_parquet(str(tmp_path / "tasks.parquet"))
+    assert load_any(tmp_path / "tasks.parquet") == MIXED
+
+
+def test_errors_still_name_the_line(tmp_path):
+    """A blank line shifts record numbers from line numbers; a record that does not convert (or a
+    file the datasets library cannot read) is reported at its line by the plain reader."""
+    p = tmp_path / "tasks.jsonl"
+    bad = dict(MIXED[0].to_json(), task_id="t3", kind="nonsense")
+    p.write_text("\n".join([json.dumps(MIXED[0].to_json()), "", json.dumps(MIXED[1].to_json()),
+                            json.dumps(bad)]) + "\n")
+    with pytest.raises(InputError, match=r"tasks.jsonl:4: field 'kind'"):
+        load_any(p)
+    p.write_text(json.dumps(MIXED[0].to_json()) + "\n{not json\n")
+    with pytest.raises(InputError, match=r"tasks.jsonl:2"):
+        load_any(p)
+    with pytest.raises(InputError, match="not a dataset directory"):
+        load_any(tmp_path)
