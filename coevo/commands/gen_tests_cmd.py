@@ -78,8 +78,9 @@ def add_arguments(parser) -> None:
                              "keeps tests of which about a share P are right")
     parser.add_argument("--time-budget", type=float, default=60.0, metavar="S",
                         help="PATH mode: seconds per module (default 60)")
-    parser.add_argument("--max-mutants", type=int, default=300, metavar="N",
-                        help="PATH mode: mutants per module at most (default 300)")
+    parser.add_argument("--max-mutants", type=int, default=1000, metavar="N",
+                        help="PATH mode: mutants per module at most (default 1000; they run while the "
+                             "time budget lasts, spread over the module)")
     parser.add_argument("--report", metavar="FILE",
                         help="PATH mode: also write one JSON report for the whole run ('-': stdout)")
 

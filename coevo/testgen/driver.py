@@ -97,7 +97,6 @@ def run_path_mode(args) -> int:
     raw = args.path.split("::", 1)[0]
     scope = [] if "::" in args.path else [str(Path(raw).resolve())]
 
-    from coevo.testgen.pipeline import ModuleError, Options, generate_suite
     from coevo.testgen.sources import dependency_paths, sandbox_roots
     from matrix.engine import ExecConfig, Executor
 
@@ -107,16 +106,13 @@ def run_path_mode(args) -> int:
     workers = args.workers or None
     kw = {"workers": workers} if workers else {}
     cell_timeout = max(10.0, min(30.0, args.time_budget / 2))
-    extra = None
-    if args.model or args.api_base:
-        from coevo.testgen.model import model_evidence
-
-        extra = model_evidence(args)
-    opts = Options(time_budget=args.time_budget, seed=args.seed, max_mutants=args.max_mutants,
-                   probe_limit=args.timeout or min(1.0, max(0.1, args.time_budget / 40)), extra=extra)
-    results, errors = [], []
     t0 = time.monotonic()
-    progress = _Progress(args, len(modules))
+    # the sandbox's workers boot in the background from here on, while this process imports the
+    # generator (hypothesis, coverage's reader) and, with a model, samples its evidence
+    ex = Executor(ExecConfig(timeout=cell_timeout, import_paths=tuple(roots), **kw))
+    results, errors = [], []
+    progress = None
+    extra = None
     long_pool: list = []
 
     def long_executor():  # started only if a suite's pytest runs outlast the usual cell
@@ -125,7 +121,18 @@ def run_path_mode(args) -> int:
         return long_pool[0]
 
     try:
-        with Executor(ExecConfig(timeout=cell_timeout, import_paths=tuple(roots), **kw)) as ex:
+        import hypothesis  # noqa: F401 - every module's inputs need it; imported while the workers boot
+
+        from coevo.testgen.pipeline import ModuleError, Options, generate_suite
+
+        if args.model or args.api_base:
+            from coevo.testgen.model import model_evidence
+
+            extra = model_evidence(args)
+        opts = Options(time_budget=args.time_budget, seed=args.seed, max_mutants=args.max_mutants,
+                       probe_limit=args.timeout or min(1.0, max(0.1, args.time_budget / 40)), extra=extra)
+        progress = _Progress(args, len(modules))
+        with ex:
             for k, m in enumerate(modules):
                 try:
                     res = generate_suite(m, ex, long_executor=long_executor, options=opts,
@@ -135,7 +142,9 @@ def run_path_mode(args) -> int:
                     continue
                 results.append(res)
     finally:
-        progress.close()
+        ex.close()
+        if progress is not None:
+            progress.close()
         for pool in long_pool:
             pool.close()
         if extra is not None:

@@ -10,10 +10,11 @@ operator sets:
 * ``slice``: a slice bound removed (``x[1:n]`` -> ``x[:n]``).
 
 Mutants inside docstrings, ``if __name__ == "__main__":`` blocks and (with ``lines``) outside the
-unit the user named are left out. Sites are listed first and sampled (spread over the lines) before
-any source is produced; each mutant is made by changing the one parsed tree in place, unparsing it
-and restoring it (no copy of the tree per mutant), so a module of a few hundred lines yields its
-mutants in well under a second. Each mutant records the line it changes in the ORIGINAL file,
+unit the user named are left out. Sites are listed first and ordered round-robin over the lines
+(sampled, spread over the lines, when there are more than the limit) before any source is
+produced; each mutant is made by changing the one parsed tree in place, unparsing it and restoring
+it (no copy of the tree per mutant), so a module of a few hundred lines yields its mutants in well
+under a second. Each mutant records the line it changes in the ORIGINAL file,
 which is how the pipeline knows which probes can reach it (those that executed the line).
 """
 
@@ -234,26 +235,32 @@ def _mutant_source(splicer: _Splicer, site: _Site) -> str | None:
 def module_mutants(source: str, *, lines: Iterable[int] | None = None, limit: int | None = 400,
                    seed: int = 0, extra: bool = True) -> list[ModuleMutant]:
     """Distinct mutants of ``source`` (deterministic for a seed), restricted to ``lines`` when
-    given, at most ``limit`` (a seeded sample spread over the lines when there are more)."""
+    given, at most ``limit`` (a seeded sample when there are more), in round-robin order over the
+    lines (see below)."""
     tree = ast.parse(source)
     skip_lines = _main_guard_lines(tree)
     wanted = set(lines) if lines is not None else None
     sites = [s for s in _sites(tree, extra) if s[6] not in skip_lines and (wanted is None or s[6] in wanted)]
-    if limit is not None and len(sites) > limit:
-        rng = random.Random(seed)
-        by_line: dict[int, list] = {}
-        for s in sites:
-            by_line.setdefault(s[6], []).append(s)
-        for group in by_line.values():
+    # round-robin over lines (each line's sites in a seeded order): every prefix of the list is
+    # spread over the whole module, so a sample (``limit``) or a run cut short by its time budget
+    # still reaches every line
+    rng = random.Random(seed)
+    by_line: dict[int, list] = {}
+    for s in sites:
+        by_line.setdefault(s[6], []).append(s)
+    sample = limit is not None and len(sites) > limit
+    for group in by_line.values():
+        if sample:
             rng.shuffle(group)
-        picked: list = []
-        want = int(limit * 1.15) + 1  # a few spare for duplicates and sites that do not compile
-        while len(picked) < min(want, len(sites)):  # round-robin over lines: every line keeps some
-            for ln in sorted(by_line):
-                if by_line[ln] and len(picked) < want:
-                    picked.append(by_line[ln].pop())
-        order = {id(s): i for i, s in enumerate(sites)}
-        sites = sorted(picked, key=lambda s: order[id(s)])
+        else:
+            group.reverse()  # pop() below takes them in walk order
+    want = len(sites) if limit is None else min(len(sites), int(limit * 1.15) + 1)  # spare for duplicates
+    picked: list = []
+    while len(picked) < want:
+        for ln in sorted(by_line):
+            if by_line[ln] and len(picked) < want:
+                picked.append(by_line[ln].pop())
+    sites = picked
     splicer = _Splicer(source, tree)
     seen = {source}
     out: list[ModuleMutant] = []

@@ -53,7 +53,7 @@ class Options:
     time_budget: float = 60.0
     seed: int = 0
     probe_limit: float = 0.5  # seconds per probe on the original code
-    max_mutants: int = 300
+    max_mutants: int = 1000
     max_tests: int | None = None
     verify: bool = True
     batch: int = 32  # probes per sandbox cell
