@@ -481,7 +481,7 @@ class _SuiteBuilder:
         clock = self.clock
         items = [(m, ids) for m in self.mutants if (ids := assign.get(m.index))]
         pos = 0
-        step = max(12, len(items) // 6 or 1)
+        step = max(48, len(items) // 6 or 1)  # a slice is one round trip to the sandbox
         first = True
         while (pos < len(items) or (first and originals)) and (first or clock.left(share_end) > 0.5):
             part = items[pos:pos + step]
