@@ -40,9 +40,14 @@ class Entry:
     optional_from: int | None = None
     extra: Any = None  # extra inputs (optional columns): a list, or a Future of one
 
-    def plan(self, tol) -> None:
+    def plan_tests(self, tol) -> list[Plan]:
+        """The plans of the given tests (not of the extra inputs, which may still be drawn)."""
         if self.plans is None:
             self.plans = [plan_test(t, tol) for t in self.tests]  # type: ignore[union-attr]  # tests given when plans is not
+        return self.plans
+
+    def plan(self, tol) -> None:
+        plans = self.plan_tests(tol)
         if self.extra is not None and self.optional_from is None:
             extra = self.extra
             if hasattr(extra, "result"):
@@ -51,9 +56,9 @@ class Entry:
                 except Exception:  # a refinement: the matrix stands without it
                     extra = []
             extra = list(extra or [])
-            self.optional_from = len(self.plans)
+            self.optional_from = len(plans)
             kind = getattr(self.task, "kind", "function")
-            self.plans = self.plans + [plan_stdin(x) if kind == "stdio" else plan_call(x) for x in extra]
+            self.plans = plans + [plan_stdin(x) if kind == "stdio" else plan_call(x) for x in extra]
             self.extra = extra
 
     def n_cells(self) -> int:

@@ -292,6 +292,12 @@ class Executor:
 
     # ------------------------------------------------------------------ running
     def _run(self, entries: list[Entry], progress: bool) -> None:
+        if not self._ready and self._pool is not None:
+            # the parent's own work (parsing and planning the tests) while the workers boot
+            for e in entries:
+                if self._pool.started():
+                    break
+                e.plan_tests(self.config.float_tolerance)
         pool = self._wait()
         total = sum(e.n_cells() for e in entries)
         bar = None

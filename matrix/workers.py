@@ -344,6 +344,17 @@ class Pool:
                     for c, d in self.cgroups.worker_dirs(index, part).items()}
         return WorkerProcess(index, self.mode, self.limits, dirs, self.cgroup_version)
 
+    def started(self) -> bool:
+        """Whether every worker has said something since it was started (its ready frame, or its
+        end), without blocking: :meth:`await_ready` would not wait."""
+        import select
+
+        fds = [w.fd_out for w in self.workers if w.ready is None]
+        if not fds:
+            return True
+        readable, _, _ = select.select(fds, [], [], 0)
+        return len(readable) == len(fds)
+
     def await_ready(self) -> None:
         """Wait for the workers' ready frames; fall back from namespaces to processes under
         ``auto`` (with a warning); name every missing mechanism in one warning."""
