@@ -74,14 +74,23 @@ def _dataset_records(path: Path) -> list[tuple[int, dict[str, Any]]] | None:
         return None
     if not path.is_dir() and not path.name.endswith(_DATA_SUFFIXES):
         return None
-    try:
-        import datasets
+    import logging
 
+    try:
+        import datasets  # (its import sets its loggers' levels: quieten them after it)
+    except ImportError:
+        return None
+    quiet = logging.getLogger("datasets")  # its builders log a traceback for a file they cannot read
+    level = quiet.level
+    quiet.setLevel(logging.CRITICAL + 1)
+    try:
         datasets.disable_progress_bars()
         ds = load_with_datasets(path)
         return [(i + 1, _unfilled(dict(row))) for i, row in enumerate(ds)]
     except Exception:  # noqa: BLE001 - malformed or unexpected: the exact reader reports it
         return None
+    finally:
+        quiet.setLevel(level)
 
 
 def exact_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
