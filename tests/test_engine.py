@@ -389,3 +389,27 @@ def test_a_program_that_hangs_while_loading_times_out_on_every_test_by_one_rule(
     assert all(err == "loading the program took longer than 0.3s" for err in res.errors[0])
     assert res.status[1] == ["pass"] * 3 + ["timeout"] + ["pass"] * 4
     assert res.errors[1][3] == "took longer than 0.3s"
+
+
+def test_each_cell_of_a_row_keeps_its_own_time(ex):
+    """The runner sends a row's claims together; each still gets its own time (bounded by the
+    wall time they account for), not 0 for all but the first."""
+    code = "import time\ndef f(x):\n    time.sleep(0.03)\n    return x\n"
+    res = ex.run_matrix(F, [code], [Test.assertion(f"assert f({i}) == {i}") for i in range(4)])
+    assert res.status[0] == ["pass"] * 4
+    assert all(0.025 <= t <= 0.5 for t in res.times[0]), res.times
+
+
+def test_a_frame_time_that_is_not_a_time_counts_as_none():
+    from matrix.sandbox.records import Frame
+    from matrix.sandbox.wire import FrameReader, frame_bytes
+
+    r, w = os.pipe()
+    token = b"t" * 8
+    for secs in (float("nan"), -1.0, float("inf"), 0.25):
+        os.write(w, frame_bytes(token, int(Frame.VALUES), secs, b"[[1],[]]"))
+    os.close(w)
+    reader = FrameReader(r, token, 1 << 16)
+    reader.fill()
+    os.close(r)
+    assert [s for _, s, _ in reader.frames()] == [0.0, 0.0, 0.0, 0.25]

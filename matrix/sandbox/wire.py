@@ -101,6 +101,8 @@ class FrameReader:
             if token != self.token or kind not in _KINDS:
                 self.corrupt = True
                 break
+            if not 0.0 <= secs <= 1e6:  # NaN, negative or absurd: no time claimed
+                secs = 0.0
             out.append((Frame(kind), secs, bytes(buf[hs:4 + n])))
             del buf[:4 + n]
         return out

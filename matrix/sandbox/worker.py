@@ -377,15 +377,19 @@ class Worker:
                 ev = self.next_event(proc, mark + (run.unreported() + 1) * timeout + grace)
                 now = time.monotonic()
                 if ev[0] == "frames":
+                    # the wall time these frames can account for: a claim's own time is believed up
+                    # to what is left of it (frames read together would otherwise get 0 but the first)
+                    avail = now - mark
                     for fkind, secs, body in ev[1]:
                         try:
-                            verdict = run.feed(fkind, secs, body, now - mark)
+                            verdict = run.feed(fkind, secs, body, avail)
                         except _Garbled:
                             run.garbled()
                             stopped = True
                             break
                         if verdict == "progress":
                             mark = now
+                            avail = max(0.0, avail - secs)
                         elif verdict == "done":
                             i += 1
                             mark = now
