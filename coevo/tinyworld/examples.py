@@ -14,7 +14,9 @@ functions, so the warm-up teaches exactly the formats the co-evolution loop samp
   loop derives the description from the code). Nearly always (``p_novel``) the target is a *novel*
   composition: one that is not a training task but whose adjacent pairs all occur in training
   tasks (so it never touches a held-out pair). Self-play rejects duplicates of known tasks, so a
-  Proposer that only learned to recite training tasks would never propose a valid one.
+  Proposer that only learned to recite training tasks would never propose a valid one. The novel
+  target is a *variant of one of the references* (one edit away, behaving differently) whenever
+  one exists, so that the prompt determines most of the program (see :func:`proposer_example`).
 
 Every example is a plain ``(role, prompt, completion)`` triple of strings; no tokenizer needed
 (the prompts use the plain template, which is what a tokenizer without a chat template gets).
