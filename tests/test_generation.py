@@ -2,6 +2,8 @@ import math
 
 import pytest
 import torch
+from hypothesis import given
+from hypothesis import strategies as st
 from tinymodel import tiny_model_path
 
 from matrix.errors import InputError
@@ -187,3 +189,25 @@ def test_same_samples_when_the_cache_cannot_drop_rows(model_tok, monkeypatch):
     b = _engine(model_tok, max_new_tokens=25, seed=2).generate(reqs)
     assert [s.completion_ids for s in a] == [s.completion_ids for s in b]
     assert [s.truncated for s in a] == [s.truncated for s in b]
+
+
+def test_length_chunks_hand_worked():
+    from roles.generation import length_chunks
+
+    # 400-token Proposer prompts never share a batch with 40-token Coder prompts
+    assert length_chunks([400, 400, 130, 120, 43, 43, 39], batch_size=64) == [[0, 1], [2, 3], [4, 5, 6]]
+    assert length_chunks([43, 43, 39, 39], batch_size=3) == [[0, 1, 2], [3]]
+    assert length_chunks([], batch_size=4) == []
+    assert length_chunks([10, 5, 4], batch_size=8) == [[0, 1], [2]]  # 5 * 2 >= 10; 4 * 2 < 10
+
+
+@given(st.lists(st.integers(1, 600), max_size=80), st.integers(1, 16))
+def test_length_chunks_partition_in_order_with_bounded_padding(lengths, batch_size):
+    from roles.generation import PAD_RATIO, length_chunks
+
+    lengths = sorted(lengths, reverse=True)
+    chunks = length_chunks(lengths, batch_size)
+    assert [i for c in chunks for i in c] == list(range(len(lengths)))
+    for c in chunks:
+        assert 1 <= len(c) <= batch_size
+        assert lengths[c[-1]] * PAD_RATIO >= lengths[c[0]]

@@ -189,6 +189,55 @@ def test_proposer_targets_are_novel_training_world_compositions(world):
     assert all("### Task" not in e.completion and 1 <= e.prompt.count("<|example|>") <= 3 for e in exs)
 
 
+def test_proposer_targets_are_variants_of_a_reference(world):
+    """A novel target is one edit away from one of the prompt's references (the prompt determines
+    it in part) and behaves differently from that reference; with p_variant=0 it is drawn at random."""
+    novel = exm.NovelCompositions(world.train_tasks)
+    known = {tuple(t.meta["steps"]) for t in world.train_tasks}
+    by_code = {t.solutions[0].strip(): tuple(t.meta["steps"]) for t in world.train_tasks}
+
+    def edits(a, b):  # one mutate() edit apart: a step replaced, dropped or added, two adjacent swapped
+        a, b = tuple(a), tuple(b)
+        if len(a) == len(b):
+            diff = [i for i in range(len(a)) if a[i] != b[i]]
+            return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
+                                      and (a[diff[0]], a[diff[1]]) == (b[diff[1]], b[diff[0]]))
+        short, long_ = sorted((a, b), key=len)
+        return len(long_) == len(short) + 1 and any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
+
+    rng = random.Random(5)
+    t = world.train_tasks[0]
+    n_variant = 0
+    for _ in range(60):
+        e = exm.proposer_example(t, rng, examples=world.train_tasks, novel=novel, p_novel=1.0)
+        target = lib.recognize_code(parse_task(e.completion, "function").task.solutions[0])
+        refs = [by_code[b.split("```")[0].strip()] for b in e.prompt.split("```python\n")[1:]]
+        assert target not in known
+        if any(edits(target, r) and not exm._same_behaviour(target, r) for r in refs):
+            n_variant += 1
+    assert n_variant >= 50  # nearly always a variant (a few fall back to a random novel composition)
+    rng = random.Random(5)
+    far = 0
+    for _ in range(60):
+        e = exm.proposer_example(t, rng, examples=world.train_tasks, novel=novel, p_novel=1.0, p_variant=0.0)
+        target = lib.recognize_code(parse_task(e.completion, "function").task.solutions[0])
+        refs = [by_code[b.split("```")[0].strip()] for b in e.prompt.split("```python\n")[1:]]
+        far += not any(edits(target, r) for r in refs)
+    assert far >= 40  # random targets are mostly unrelated to the references
+
+
+def test_variant_of_refuses_behavioural_copies(world):
+    novel = exm.NovelCompositions(world.train_tasks)
+    # two commuting steps: the swapped order behaves the same, so it never comes back
+    ref = lib.make_task(("int.add_three", "int.sub_two"), seed=0)
+    assert exm._same_behaviour(("int.sub_two", "int.add_three"), ("int.add_three", "int.sub_two"))
+    rng = random.Random(0)
+    drawn = {exm.variant_of([ref], rng, novel) for _ in range(30)}
+    assert ("int.sub_two", "int.add_three") not in drawn
+    assert all(v is None or not exm._same_behaviour(v, ref.meta["steps"]) for v in drawn)
+    assert exm.variant_of([], random.Random(0), novel) is None
+
+
 def test_mutations_are_valid_and_different():
     rng = random.Random(1)
     for name in lib.PRIMITIVES:
