@@ -266,8 +266,8 @@ def compile_source(src: str, filename: str, *, guard: bool):
         state = any(w in src for w in purity.STATE_WORDS)
         if "import" not in src:
             co = compile(src, filename, "exec", dont_inherit=True)
-            if not purity.imports_or_stores(co) and purity.fast_pure(co):  # no module to reach,
-                return co, True, state  # no attribute store to guard
+            if purity.fast_pure(co):  # no module to reach, no attribute store to guard
+                return co, True, state
         tree = ast.parse(src, filename, "exec")
         pairs = purity.walk(tree)
         try:

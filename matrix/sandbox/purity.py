@@ -34,9 +34,8 @@ from __future__ import annotations
 import ast
 import sys
 
-__all__ = ["SAFE_MODULES", "PRELOAD", "pure_code", "fast_pure", "imports_or_stores", "guard_stores",
-           "guard_in_place", "make_store_guard",
-           "walk", "GUARD_NAME", "HARNESS_NAMES", "StoreIntoShared"]
+__all__ = ["SAFE_MODULES", "PRELOAD", "pure_code", "fast_pure", "guard_stores", "guard_in_place",
+           "make_store_guard", "walk", "GUARD_NAME", "HARNESS_NAMES", "StoreIntoShared"]
 
 # Modules a pure program may import: no hidden process state, or state reset per test.
 SAFE_MODULES = frozenset({
@@ -306,42 +305,29 @@ _FAST_DUNDERS = (ALLOWED_DUNDER_ATTRS - {"__class__"}) | {"__module__", "__annot
 _CO_ASYNC = 0x80 | 0x100 | 0x200  # CO_COROUTINE | CO_ITERABLE_COROUTINE | CO_ASYNC_GENERATOR
 
 
-def _opcode_sets():
+def _import_or_store_ops() -> frozenset:
     import opcode
 
     ops = opcode.opmap
-    return (frozenset(ops[n] for n in ("IMPORT_NAME", "IMPORT_FROM", "IMPORT_STAR") if n in ops),
-            frozenset(ops[n] for n in ("STORE_ATTR", "DELETE_ATTR") if n in ops))
+    return frozenset(ops[n] for n in ("IMPORT_NAME", "IMPORT_FROM", "IMPORT_STAR", "STORE_ATTR", "DELETE_ATTR")
+                     if n in ops)
 
 
-_IMPORT_OPS, _ATTR_STORE_OPS = _opcode_sets()
-
-
-def imports_or_stores(co) -> bool:
-    """Whether ``co`` (or a code object nested in it) imports a module or stores into or deletes
-    an attribute: read off the instructions (a code without either is judged by
-    :func:`fast_pure` alone; one with either needs :func:`pure_code` and the store guard)."""
-    stack = [co]
-    code_type = type(co)
-    hits = _IMPORT_OPS | _ATTR_STORE_OPS
-    while stack:
-        c = stack.pop()
-        if not hits.isdisjoint(c.co_code[::2]):  # wordcode: the opcode is every other byte
-            return True
-        stack.extend(k for k in c.co_consts if type(k) is code_type)
-    return False
+_IMPORT_OR_STORE_OPS = _import_or_store_ops()
 
 
 def fast_pure(co) -> bool:
-    """Purity of a code without any ``import`` (so no module is reachable and no store can hit
-    an imported object), read off its code objects: no forbidden, private or unusual dunder
-    name, no string holding ``__``, nothing async. False means "ask
-    :func:`pure_code`"."""
+    """Purity read off a code's code objects alone, for code that neither imports (so no module is
+    reachable) nor stores into or deletes an attribute (so nothing needs the store guard): no
+    import or attribute-store instruction, no forbidden, private or unusual dunder name, no string
+    holding ``__``, nothing async. False means "ask :func:`pure_code`"."""
     stack = [co]
     code_type = type(co)
     while stack:
         c = stack.pop()
         if c.co_flags & _CO_ASYNC:
+            return False
+        if not _IMPORT_OR_STORE_OPS.isdisjoint(c.co_code[::2]):  # wordcode: every other byte an opcode
             return False
         for name in c.co_names:
             if name[:1] == "_":
