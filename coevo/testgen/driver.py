@@ -132,15 +132,14 @@ def run_path_mode(args) -> int:
         opts = Options(time_budget=args.time_budget, seed=args.seed, max_mutants=args.max_mutants,
                        probe_limit=args.timeout or min(1.0, max(0.1, args.time_budget / 40)), extra=extra)
         progress = _Progress(args, len(modules))
-        with ex:
-            for k, m in enumerate(modules):
-                try:
-                    res = generate_suite(m, ex, long_executor=long_executor, options=opts,
-                                         progress=progress.module(k, m.name))
-                except ModuleError as exc:
-                    errors.append((m, str(exc)))
-                    continue
-                results.append(res)
+        for k, m in enumerate(modules):
+            try:
+                res = generate_suite(m, ex, long_executor=long_executor, options=opts,
+                                     progress=progress.module(k, m.name))
+            except ModuleError as exc:
+                errors.append((m, str(exc)))
+                continue
+            results.append(res)
     finally:
         ex.close()
         if progress is not None:

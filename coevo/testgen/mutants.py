@@ -256,8 +256,9 @@ def module_mutants(source: str, *, lines: Iterable[int] | None = None, limit: in
             group.reverse()  # pop() below takes them in walk order
     want = len(sites) if limit is None else min(len(sites), int(limit * 1.15) + 1)  # spare for duplicates
     picked: list = []
+    lines_in_order = sorted(by_line)
     while len(picked) < want:
-        for ln in sorted(by_line):
+        for ln in lines_in_order:
             if by_line[ln] and len(picked) < want:
                 picked.append(by_line[ln].pop())
     sites = picked
