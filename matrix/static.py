@@ -481,7 +481,17 @@ class _Splitter:
             return self.const(node)
         elif t is ast.Call:
             if not any(_not_constant(a) for a in (*node.args, *(k.value for k in node.keywords))):
-                return self.const(node)  # e.g. sorted([3, 1]): folded once, not at every cell
+                try:
+                    return self.const(node)  # e.g. sorted([3, 1]): folded once, not at every cell
+                except (plain.Unsupported, plain.TooBig):
+                    raise
+                except Exception:
+                    # sum(10, 15) fails as the builtin: the name is the candidate's (a program
+                    # defining `sum`), so the call is a hole, looked up in the program's namespace
+                    # as the plain test would (the builtin's error where the program has none)
+                    if isinstance(node.func, ast.Name) and node.func.id in _BUILTINS:
+                        return self.hole(node)
+                    raise
         elif t not in (ast.Compare, ast.BoolOp) and not _not_constant(node):
             return self.const(node)  # hole-free arithmetic: folded (and size-checked) now
         if t is ast.Compare:

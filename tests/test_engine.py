@@ -124,6 +124,21 @@ def test_shadowed_builtin_runs_the_test_as_written(ex):
     assert one(ex, code, "assert f() == sorted([5])").status == "fail"
 
 
+def test_a_builtin_name_the_candidate_defines_is_a_hole_when_the_builtin_call_fails(ex):
+    # MBPP asks for a function named `sum` of two numbers: the builtin cannot fold sum(10, 15),
+    # so the call is the candidate's, evaluated in the sandbox (not a test process of its own)
+    plan = plan_test(Test.assertion("assert sum(10, 15) == 6"))
+    assert plan.mode == "values" and plan.exprs == ("sum(10, 15)",) and "6" not in plan.exprs[0]
+    assert plan_test(Test.assertion("assert max(3, 5) == 5")).mode == "exec"  # folds, so no hole: as before
+    right = "def sum(a, b):\n    return 6 if (a, b) == (10, 15) else 0\n"
+    assert one(ex, right, "assert sum(10, 15) == 6").status == "pass"
+    assert one(ex, "def sum(a, b):\n    return a + b\n", "assert sum(10, 15) == 6").status == "fail"
+    none = one(ex, "def add(a, b):\n    return 6\n", "assert sum(10, 15) == 6")  # the builtin's own error
+    assert none.status == "error" and "TypeError" in none.error
+    forged = "class E(int):\n    def __eq__(s, o):\n        return True\ndef sum(a, b):\n    return E(0)\n"
+    assert one(ex, forged, "assert sum(10, 15) == 6").status == "fail"
+
+
 def test_setup_runs_after_the_code(ex):
     task = Task("n", "tree", entry_point="depth", setup="root = Node(1)\nroot.left = Node(2)\n")
     code = ("class Node:\n    def __init__(self, v):\n        self.v, self.left, self.right = v, None, None\n"
