@@ -50,6 +50,7 @@ permutations).
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import time
@@ -127,33 +128,53 @@ class ExecConfig:
 
 @dataclass
 class MatrixResult:
+    """One task's matrix. ``passed`` and ``times`` are numpy arrays built on first use, so that
+    ``coevo matrix`` (lists in, JSON out) never loads numpy."""
+
     task_id: str
-    passed: np.ndarray  # bool, codes x tests
     status: list[list[str]]
     values: list[list[Any]]
     errors: list[list[str]]
-    times: np.ndarray
+    time_rows: list[list[float]]
+    shape: tuple[int, int]  # codes x tests (the tests' count stands even with no code)
     isolation: str
     extra: list[list[CellResult]] = field(default_factory=list)  # codes x extra inputs
     extra_inputs: list[str] = field(default_factory=list)
     sandbox: dict = field(default_factory=dict)  # the guards in force
 
+    @functools.cached_property
+    def passed(self) -> np.ndarray:
+        """bool, codes x tests."""
+        import numpy as np
+
+        return np.array([[s == "pass" for s in row] for row in self.status], dtype=bool).reshape(self.shape)
+
+    @functools.cached_property
+    def times(self) -> np.ndarray:
+        """float seconds, codes x tests."""
+        import numpy as np
+
+        return np.array(self.time_rows, dtype=float).reshape(self.shape)
+
+    def passed_count(self) -> int:
+        return sum(s == "pass" for row in self.status for s in row)
+
     def to_json(self) -> dict:
         """The ``coevo matrix`` output line (values in :func:`matrix.plain.to_jsonable` form)."""
         return {
             "task_id": self.task_id,
-            "passed": self.passed.astype(bool).tolist(),
+            "passed": [[s == "pass" for s in row] for row in self.status],
             "status": self.status,
             "values": [[plain.to_jsonable(v) for v in row] for row in self.values],
             "errors": self.errors,
-            "times": [[round(float(t), 6) for t in row] for row in self.times],
+            "times": [[round(float(t), 6) for t in row] for row in self.time_rows],
             "isolation": self.isolation,
             "sandbox": self.sandbox,
         }
 
     def cell(self, code: int, test: int) -> CellResult:
         return CellResult(self.status[code][test], self.values[code][test], self.errors[code][test],
-                          float(self.times[code][test]))
+                          float(self.time_rows[code][test]))
 
 
 class Executor:
@@ -213,8 +234,6 @@ class Executor:
         them (called in a background thread while earlier tasks run), to run as optional columns
         (:attr:`MatrixResult.extra`): a program that timed out in its row, or raised on every
         test, is not run on the extra inputs (they come back as ``timeout``)."""
-        import numpy as np  # here, so that the workers boot while numpy loads
-
         entries = []
         lazy = []
         for job in jobs:
@@ -248,11 +267,11 @@ class Executor:
             status = [[c.status for c in row] for row in rows]
             out.append(MatrixResult(
                 task_id=e.task.task_id,
-                passed=np.array([[s == "pass" for s in row] for row in status], dtype=bool).reshape(n, m),
                 status=status,
                 values=[[c.value for c in row] for row in rows],
                 errors=[[c.error for c in row] for row in rows],
-                times=np.array([[c.time for c in row] for row in rows], dtype=float).reshape(n, m),
+                time_rows=[[c.time for c in row] for row in rows],
+                shape=(n, m),
                 isolation=self.isolation,
                 extra=[r[m:] for r in results],
                 extra_inputs=list(e.extra or []) if isinstance(e.extra, list) else [],

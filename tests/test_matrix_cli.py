@@ -105,6 +105,19 @@ def test_help_does_not_import_torch():
     assert "torch" not in imported and "transformers" not in imported
 
 
+def test_a_run_does_not_import_numpy(files):
+    """Lists in, JSON out: the arrays of a MatrixResult are built only for callers that ask."""
+    d, tasks, codes, tests = files
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "coevo", "matrix", "--tasks", str(tasks),
+                           "--codes", str(codes), "--tests", str(tests), "--out", str(d / "np.jsonl"), "-q"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    imported = {line.split("|")[-1].strip().split(".")[0] for line in proc.stderr.splitlines() if "|" in line}
+    assert "numpy" not in imported and "matrix" in imported
+    rows = [json.loads(x) for x in (d / "np.jsonl").read_text().splitlines()]
+    assert rows[0]["passed"] == [[True, True], [False, True], [False, False]] and rows[2]["passed"] == []
+
+
 def test_odd_strings_are_written(tmp_path):
     tasks = _write(tmp_path / "t.jsonl", [
         {"task_id": "s", "prompt": "p", "tests": [{"test": "assert f() == 1"}]},

@@ -105,8 +105,8 @@ def run(args) -> int:
             raise InputError(str(exc), field="--isolation") from None
     write_jsonl_atomic(args.out, (r.to_json() for r in results))
     if not args.quiet:
-        cells = sum(r.passed.size for r in results)
-        passed = sum(int(r.passed.sum()) for r in results)
+        cells = sum(r.shape[0] * r.shape[1] for r in results)
+        passed = sum(r.passed_count() for r in results)
         inforce = ", ".join(x for x in (f"cgroup {guards['cgroup']}" if guards.get("cgroup") != "none" else "",
                                          "seccomp" if guards.get("seccomp") else "",
                                          "separate uids" if guards.get("separate_uids") else "") if x)
