@@ -59,6 +59,7 @@ from .library import (
     reference_code,
     run_steps,
 )
+from .proposals import behaviour
 
 ROLE_WEIGHTS = {"coder": 0.3, "tester": 0.45, "fixer": 0.15, "proposer": 0.1}
 
@@ -194,18 +195,26 @@ def _arg(call_src: str) -> Any:
 
 
 class NovelCompositions:
-    """Draws compositions that are not among ``tasks`` but only chain pairs seen in them."""
+    """Draws compositions that are not among ``tasks`` (neither as steps nor as behaviour) but
+    only chain pairs seen in them."""
 
     def __init__(self, tasks: Sequence[Task]):
         known = [s for s in (_steps(t) for t in tasks) if s is not None]
         self.known = set(known)
         self.pairs = {p for s in known for p in pairs_of(s)}
+        self._known_behaviour: set[tuple[str, str]] | None = None  # computed on first use
 
     def admits(self, steps: Sequence[str]) -> bool:
-        """``steps`` is a novel composition: several steps, unknown, only known pairs, not degenerate."""
+        """``steps`` is a novel composition: several steps, unknown, only known pairs, not
+        degenerate, and not behaving like a known task on self-play's probe inputs (self-play
+        refuses those as duplicates, so a target like that would teach the Proposer to copy)."""
         steps = tuple(steps)
-        return (len(steps) > 1 and steps not in self.known and all(p in self.pairs for p in pairs_of(steps))
-                and not is_degenerate(steps))
+        if not (len(steps) > 1 and steps not in self.known and all(p in self.pairs for p in pairs_of(steps))
+                and not is_degenerate(steps)):
+            return False
+        if self._known_behaviour is None:
+            self._known_behaviour = {behaviour(s) for s in self.known}
+        return behaviour(steps) not in self._known_behaviour
 
     def __call__(self, rng: random.Random, tries: int = 50) -> tuple[str, ...] | None:
         for _ in range(tries):
@@ -216,7 +225,7 @@ class NovelCompositions:
 
 
 def variant_of(refs: Sequence[Task], rng: random.Random, novel: NovelCompositions,
-               tries: int = 20) -> tuple[str, ...] | None:
+               tries: int = 40) -> tuple[str, ...] | None:
     """A novel composition (see :class:`NovelCompositions`) one edit away from one of ``refs``
     (:func:`mutate`: a step replaced, dropped, swapped, or the reducer changed), else ``None``."""
     bases = [s for s in (_steps(r) for r in refs) if s is not None]
