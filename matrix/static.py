@@ -483,7 +483,7 @@ class _Splitter:
             if not any(_not_constant(a) for a in (*node.args, *(k.value for k in node.keywords))):
                 try:
                     return self.const(node)  # e.g. sorted([3, 1]): folded once, not at every cell
-                except (plain.Unsupported, plain.TooBig):
+                except (plain.Unsupported, plain.TooBig, RecursionError, MemoryError):
                     raise
                 except Exception:
                     # sum(10, 15) fails as the builtin: the name is the candidate's (a program
