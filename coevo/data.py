@@ -67,9 +67,10 @@ def _unfilled(value: Any) -> Any:
     return value
 
 
-def _dataset_records(path: Path) -> list[tuple[int, dict[str, Any]]] | None:
-    """(position, record) through ``datasets``, or None when it cannot read the path (the exact
-    reader then says why). Positions are record numbers, for messages only."""
+def _dataset_records(path: Path, limit: int | None = None) -> list[tuple[int, dict[str, Any]]] | None:
+    """(position, record) through ``datasets`` (the first ``limit`` records, when given), or None
+    when it cannot read the path (the exact reader then says why). Positions are record numbers,
+    for messages only."""
     if not path.exists():
         return None
     if not path.is_dir() and not path.name.endswith(_DATA_SUFFIXES):
@@ -86,6 +87,8 @@ def _dataset_records(path: Path) -> list[tuple[int, dict[str, Any]]] | None:
     try:
         datasets.disable_progress_bars()
         ds = load_with_datasets(path)
+        if limit is not None and limit < len(ds):  # every record makes one task, or an error
+            ds = ds.select(range(limit))
         return [(i + 1, _unfilled(dict(row))) for i, row in enumerate(ds)]
     except Exception:  # noqa: BLE001 - malformed or unexpected: the exact reader reports it
         return None
@@ -268,7 +271,7 @@ def load_any(path: str | Path, fmt: str = "auto", limit: int | None = None) -> l
     if fmt not in FORMATS:
         raise InputError(f"unknown format {fmt!r}; choose from {', '.join(FORMATS)}", field="format")
     p = Path(path)
-    rows = _dataset_records(p)
+    rows = _dataset_records(p, limit)
     if rows is not None:
         try:
             return _convert(p, rows, fmt, limit)

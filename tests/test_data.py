@@ -136,8 +136,24 @@ def test_records_read_through_datasets_equal_the_plain_reader(tmp_path, monkeypa
     _write_jsonl(p, MIXED)
     assert data._dataset_records(p) is not None  # the datasets path was taken
     assert load_any(p) == MIXED
-    monkeypatch.setattr(data, "_dataset_records", lambda path: None)
+    monkeypatch.setattr(data, "_dataset_records", lambda path, limit=None: None)
     assert load_any(p) == MIXED
+
+
+def test_a_limit_converts_only_the_records_it_needs(tmp_path, monkeypatch):
+    """load_any(limit=N) turns N records into dicts, not the whole file (the plain reader stops
+    early too)."""
+    import coevo.data as data
+
+    p = tmp_path / "many.jsonl"
+    _write_jsonl(p, [Task(f"t{i}", "p", tests=[Test.assertion("assert f() == 1")]) for i in range(50)])
+    converted = []
+    unfilled = data._unfilled
+    monkeypatch.setattr(data, "_unfilled",
+                        lambda v: (isinstance(v, dict) and "task_id" in v and converted.append(1)) or unfilled(v))
+    tasks = load_any(p, limit=3)
+    assert [t.task_id for t in tasks] == ["t0", "t1", "t2"] and len(converted) == 3
+    assert len(load_any(p, limit=80)) == 50 and len(converted) == 53
 
 
 def test_saved_dataset_hub_folder_and_parquet(tmp_path):
