@@ -23,7 +23,7 @@ test is correct when every correct candidate passes it.
 
 Selection only sees the pool: the pass matrix and, for methods that use them, the outputs of every
 candidate on extra inputs drawn from the *pool's* tests with another seed and the worked examples
-of the task's statement (``matrix.examples``; HumanEval docstrings have them, MBPP's one-line
+of the task's statement (``matrix.statement_examples``; HumanEval docstrings have them, MBPP's one-line
 statements do not), as ``coevo select`` does. ``accuracy_examples_for_all`` gives every method the
 examples as tests, for a comparison on equal evidence. A task is *ambiguous* when pass counts alone
 do not single out a correct program: some wrong candidate passes at least as many tests as the best
@@ -61,7 +61,6 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from matrix.examples import split_examples, task_examples  # noqa: E402
 from matrix.inputs import (  # noqa: E402
     consensus_keys,
     extract_calls,
@@ -72,6 +71,7 @@ from matrix.inputs import (  # noqa: E402
 )
 from matrix.mutation import mutants as make_mutants  # noqa: E402
 from matrix.selection import METHODS, select  # noqa: E402
+from matrix.statement_examples import split_examples, task_examples  # noqa: E402
 from matrix.tasks import Task, Test  # noqa: E402
 
 DEFAULT_DATA = os.environ.get("COEVO_MBPP", "/work/shared/data/sanitized-mbpp.json")

@@ -8,7 +8,8 @@ Data flows one way through :meth:`CoEvolution.step`:
    GRPO group, shown ``proposer_refs`` reference tasks drawn from the curriculum: seed tasks and
    accepted proposals, as Absolute Zero does);
 3. **matrix**: per task, every parsed program against [ground-truth tests | generated tests]
-   (plus the reference solution as a last row, used only for metrics); proposals pass the
+   (plus the reference solution as a last row: metrics, and with ``anchor_reference`` one more
+   known-correct program for the Tester reward); proposals pass the
    world's admission check (the tiny world derives their description) and are validated by
    execution (:mod:`coevo.selfplay`); each rejection has a reason (``reject/<reason>`` metrics);
 4. **generation pass 2**: the first turn of ``n_fixes`` repair episodes (:mod:`coevo.repair`) for
@@ -45,7 +46,7 @@ Before the first step, ``seed_proposals`` Proposer samples (not trained on) fill
 valid tasks (Absolute Zero's seed buffer).
 
 Groups: ``coder/<task>``, ``tester/<task>``, ``fixer/<task>/<code index>``,
-``proposer/<step>``, ``coder/<proposed task>``; a group is always G samples of one prompt (for the
+``proposer/batch`` (the step's proposals), ``coder/<proposed task>``; a group is always G samples of one prompt (for the
 Fixer: G episodes from the same start, each turn a rollout tagged with its episode).
 """
 

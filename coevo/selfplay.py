@@ -304,7 +304,7 @@ def run_report(run_dir, last: int = 20) -> dict:
     the ``last`` steps, each rejection reason's share of all proposals, accepted tasks, proposed
     tasks in the curriculum at the end, and proposed tasks drawn by the curriculum in training
     steps (``python -c "from coevo.selfplay import run_report; print(run_report('runs/demo'))"``)."""
-    from training.logging import METRICS_FILE, read_metrics
+    from training.metrics_file import METRICS_FILE, read_metrics
 
     recs = sorted((r for r in read_metrics(f"{run_dir}/{METRICS_FILE}") if r.get("proposer/proposals")),
                   key=lambda r: r["step"])

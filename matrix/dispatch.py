@@ -20,8 +20,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from matrix.plans import Plan, plan_call, plan_stdin, plan_test
 from matrix.sandbox.records import Outcome, Row, Unit, unpack_records
-from matrix.static import Plan, plan_call, plan_stdin, plan_test
 from matrix.tasks import Task, Test
 from matrix.verdicts import NEEDS_GENERIC, CellResult, decode_claims, interpret, truncate
 

@@ -16,7 +16,7 @@ How a cell runs
     may use the code's definitions; for stdio programs before it), then the test, in a scrubbed
     environment (``PYTHONHASHSEED=0``). Everything the sandbox sends back is a *claim* (a value,
     an exception, stdout); the parent decides the verdict (:mod:`matrix.verdicts`), accepting for
-    each test only the kind of claim it can produce (:mod:`matrix.static` says what runs where).
+    each test only the kind of claim it can produce (:mod:`matrix.plans` says what runs where).
 
 Cell statuses
     ``pass``          the test passed (``run_calls``/``run_stdin``: the code ran and returned a
@@ -62,7 +62,7 @@ if TYPE_CHECKING:
 
 from matrix import plain
 from matrix.dispatch import Dispatcher, Entry, units
-from matrix.static import plan_call, plan_stdin
+from matrix.plans import plan_call, plan_stdin
 from matrix.tasks import Task, Test
 from matrix.verdicts import CellResult
 from matrix.workers import Pool

@@ -51,7 +51,7 @@ Methods
           at most ``max_test_discount`` (2) tests in all: a correct program can lean to one answer
           too (a predicate on inputs that mostly satisfy it), so habits settle ties and near ties;
         * ``example_weight`` per worked example of the task's statement passed (``examples``,
-          :func:`matrix.examples.prompt_examples`), on top of counting each as a test: the
+          :func:`matrix.statement_examples.prompt_examples`), on top of counting each as a test: the
           statement's author wrote them, so they are trusted more than generated tests (not
           blindly: HumanEval/47's docstring is wrong);
         * B4's corroboration terms over the *other* behaviours, one row each: how often they pass
@@ -150,7 +150,7 @@ def select(passed, method: str = DEFAULT_METHOD, consensus=None, examples=None, 
     ``consensus``, ``examples`` by ``coevo``; the others ignore them, as their definitions do.
 
     ``examples`` (optional): ``(n_codes, n_examples)`` booleans, code ``i`` passes worked example
-    ``j`` of the task's statement (:func:`matrix.examples.prompt_examples`). A caller who wants
+    ``j`` of the task's statement (:func:`matrix.statement_examples.prompt_examples`). A caller who wants
     every method to see them appends them to ``passed`` instead (then they are tests like any other,
     with test scores of their own)."""
     name = canonical_method(method)

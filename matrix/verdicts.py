@@ -2,7 +2,7 @@
 
 A cell's record (:class:`matrix.sandbox.records.CellRecord`) says how the cell ended; when the
 processes in the sandbox sent a *claim*, this module decides what it means for the test's plan
-(:mod:`matrix.static`), accepting for each plan only the kind of claim it can produce:
+(:mod:`matrix.plans`), accepting for each plan only the kind of claim it can produce:
 
 * ``values`` plans (protected tests, call-style tests, extra inputs): a values claim, judged here
   on plain data, or the exception the program raised;
@@ -22,10 +22,10 @@ import signal
 from typing import Any
 
 from matrix import plain
+from matrix.plans import EqJudge, Plan
 from matrix.sandbox.encoding import TooCostly
 from matrix.sandbox.harness import EXIT_CHANNEL, EXIT_FORBIDDEN, EXIT_HARNESS
 from matrix.sandbox.records import LOAD_HANG, CellRecord, Frame, Outcome
-from matrix.static import EqJudge, Plan
 
 __all__ = ["CellResult", "interpret", "decode_claims", "NEEDS_GENERIC", "MAX_ERROR"]
 

@@ -4,7 +4,7 @@ with the sampler's own log-probs.
 The interface
 =============
 
-Everything that samples for the roles (:mod:`roles.pipeline`, :mod:`coevo.evaluate`, the
+Everything that samples for the roles (:mod:`roles.pools`, :mod:`coevo.evaluate`, the
 co-evolution loop) talks to a :class:`Generator`: ``generate(requests, progress, config)`` takes
 :class:`GenRequest` s (role, task, prompt, ``n``) and returns ``n`` :class:`Sample` s per request,
 in request order. Two kinds of backend implement it:

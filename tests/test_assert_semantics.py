@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from matrix.engine import ExecConfig, Executor
-from matrix.static import plan_test
+from matrix.plans import plan_test
 from matrix.tasks import Task, Test
 
 MATCH = "import re\ndef f(s):\n    return re.match(r'a+', s)\n"

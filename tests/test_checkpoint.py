@@ -10,7 +10,7 @@ from test_trainer import flat, make_rollouts, tiny_model
 
 from training import checkpoint as ckpt
 from training.config import GRPOConfig
-from training.logging import MetricsLogger, read_metrics
+from training.metrics_file import MetricsLogger, read_metrics
 from training.runner import run_loop
 from training.trainer import PolicyTrainer
 

@@ -119,7 +119,7 @@ def test_deepspeed_says_nothing_on_stdout(tmp_path):
     r = _python(textwrap.dedent("""
         from coevo.cli import configure_output
         configure_output()
-        from coevo.pipeline import configure_torch
+        from coevo.run_driver import configure_torch
         from coevo.settings import CoevoConfig
         configure_torch(CoevoConfig())
         import deepspeed, logging

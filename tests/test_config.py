@@ -3,7 +3,7 @@ from typing import Literal
 
 import pytest
 
-from coevo.config import load_config, parse_overrides
+from coevo.yaml_config import load_config, parse_overrides
 from matrix.errors import InputError
 
 

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from coevo.config import load_config, to_dict
 from coevo.settings import CoevoConfig
+from coevo.yaml_config import load_config, to_dict
 
 CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 
@@ -21,7 +21,7 @@ def test_tiny_yaml_is_the_default():
 
 
 def test_deepspeed_configs_referenced_exist(tmp_path, monkeypatch):
-    from coevo.pipeline import load_run_config
+    from coevo.run_driver import load_run_config
 
     monkeypatch.chdir(tmp_path)  # paths inside a config resolve against the config file, from anywhere
     for name in ("multi_gpu_zero3",):

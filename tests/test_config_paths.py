@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from coevo.config import find_config, load_config, shipped_configs
-from coevo.pipeline import load_run_config
+from coevo.run_driver import load_run_config
 from coevo.settings import CoevoConfig
+from coevo.yaml_config import find_config, load_config, shipped_configs
 from matrix.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -89,7 +89,7 @@ def test_device_and_model_path_checked_before_any_work(tmp_path):
 
 
 def test_saved_run_config_holds_absolute_paths(tmp_path, monkeypatch):
-    from coevo.config import save_config
+    from coevo.yaml_config import save_config
 
     (tmp_path / "t.jsonl").write_text("")
     monkeypatch.chdir(tmp_path)

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from matrix import plain
 from matrix.engine import CellResult, ExecConfig, Executor, MatrixResult
+from matrix.plans import plan_test, stdout_matches
 from matrix.sandbox.encoding import make_encoder as _make_encoder
-from matrix.static import plan_test, stdout_matches
 from matrix.tasks import Task, Test
 
 F = Task("f", "function task", entry_point="f")

@@ -1,6 +1,6 @@
-"""Worked examples read from task statements (matrix.examples)."""
+"""Worked examples read from task statements (matrix.statement_examples)."""
 
-from matrix.examples import prompt_examples, split_examples, task_examples
+from matrix.statement_examples import prompt_examples, split_examples, task_examples
 from matrix.tasks import Task
 
 

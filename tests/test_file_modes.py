@@ -66,7 +66,7 @@ def test_checkpoint_files_respect_the_umask(tmp_path, umask, tiny):
 
 
 def test_exported_model_and_start_respect_the_umask(tmp_path, umask, tiny):
-    import coevo.pipeline as P
+    import coevo.run_driver as P
 
     model, tok = tiny
 

@@ -76,8 +76,8 @@ def test_installed_package_runs_a_shipped_config_from_elsewhere(wheel, tmp_path)
     work = tmp_path / "work"
     work.mkdir()
     env = {**os.environ, "PYTHONPATH": str(site)}
-    r = subprocess.run([sys.executable, "-c", "from coevo.config import find_config, load_config;"
-                        "from coevo.pipeline import load_run_config;"
+    r = subprocess.run([sys.executable, "-c", "from coevo.yaml_config import find_config, load_config;"
+                        "from coevo.run_driver import load_run_config;"
                         "print(find_config('smoke')); print(load_run_config('multi_gpu_zero3', check=False)"
                         ".train.deepspeed)"], cwd=work, env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr

@@ -68,7 +68,7 @@ def test_rejection_reasons_are_stacked_in_their_own_panel(tmp_path, monkeypatch)
 def test_collect_series_skips_text_and_nulls(tmp_path):
     run = tmp_path / "run"
     write_metrics(run)
-    from training.logging import read_metrics
+    from training.metrics_file import read_metrics
 
     s = collect_series(read_metrics(run))
     assert "note" not in s and "time" not in s and "step" not in s

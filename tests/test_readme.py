@@ -30,7 +30,7 @@ def test_setup_states_the_cpu_wheel_index_for_ordinary_machines():
 
 
 def test_readme_train_commands_use_configs_that_exist():
-    from coevo.config import find_config
+    from coevo.yaml_config import find_config
 
     text = (ROOT / "README.md").read_text()
     for name in re.findall(r"coevo train --config ([a-z0-9_./-]+)", text):

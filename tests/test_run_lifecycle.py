@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-import coevo.pipeline as P
+import coevo.run_driver as P
 from coevo.cli import main
-from coevo.config import save_config
+from coevo.yaml_config import save_config
 from matrix.errors import InputError
 
 EVALS = [{"step": 0, "code_acc": 0.25, "test_acc": 0.5, "bon_acc": 0.25, "fix_acc": 0.0, "tasks": 6},

@@ -604,9 +604,9 @@ def test_cli_eval_samples_through_the_api(stub, tmp_path, monkeypatch):
 
 
 def test_heldout_evaluation_from_the_eval_api_config_section(stub, tmp_path):
-    from coevo.config import load_config
     from coevo.evaluate import evaluate
     from coevo.settings import CoevoConfig
+    from coevo.yaml_config import load_config
     from matrix.engine import ExecConfig, Executor
 
     s = stub()

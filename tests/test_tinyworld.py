@@ -8,8 +8,8 @@ import random
 import pytest
 
 from coevo import tinyworld as tw
-from coevo.tinyworld import examples as exm
 from coevo.tinyworld import library as lib
+from coevo.tinyworld import sft_examples as exm
 from matrix.tasks import Task
 from roles.parsing import parse_code, parse_task, parse_tests
 

@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from coevo import tinyworld as tw  # noqa: E402
-from coevo.tinyworld import examples as exm  # noqa: E402
+from coevo.tinyworld import sft_examples as exm  # noqa: E402
 from coevo.tinyworld.model import count_params  # noqa: E402
 from coevo.tinyworld.sft import collate, encode  # noqa: E402
 from coevo.tinyworld.tokenizer import BOS, EOS, MARKERS, PAD  # noqa: E402
@@ -169,9 +169,9 @@ def test_sft_time_budget_stops_early(world, tok):
 
 
 def test_tiny_world_model_runs_on_its_own_thread_count():
-    """coevo.pipeline.configure_torch: tiny.threads for the tiny world's model, model.threads for a
+    """coevo.run_driver.configure_torch: tiny.threads for the tiny world's model, model.threads for a
     model loaded from a path."""
-    from coevo.pipeline import configure_torch
+    from coevo.run_driver import configure_torch
     from coevo.settings import CoevoConfig
 
     before = torch.get_num_threads()

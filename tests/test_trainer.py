@@ -330,7 +330,7 @@ def test_config_validation_names_the_field(kw, field):
 
 
 def test_config_loads_from_yaml(tmp_path):
-    from coevo.config import load_config
+    from coevo.yaml_config import load_config
 
     p = tmp_path / "t.yaml"
     p.write_text("loss_type: dapo\neps_high: 0.3\nrole_weights: {tester: 0.5}\nbf16: auto\n"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from training.logging import METRICS_FILE, read_metrics
+from training.metrics_file import METRICS_FILE, read_metrics
 
 PRIORITY = ("eval", "reward", "loss", "clip_frac", "kl", "grad_norm", "lr", "tokens_per_s", "adv_abs", "train",
             "proposer", "reject", "curriculum", "ratio_mean", "ratio_max", "logprob_diff", "frac_zero_std",

@@ -26,7 +26,7 @@ from typing import Any
 
 from training import checkpoint as ckpt
 from training import distributed as D
-from training.logging import MetricsLogger
+from training.metrics_file import MetricsLogger
 
 
 def run_loop(run_dir: str | Path, total_steps: int, step_fn: Callable[[int], dict], *, trainer=None,

@@ -36,7 +36,7 @@ def run(args) -> int:
     keys = [k for k in args.keys if "=" not in k]
     config = None
     if args.config is not None or overrides:
-        from coevo.pipeline import load_run_config
+        from coevo.run_driver import load_run_config
 
         config = load_run_config(args.config, overrides, check=False)
     rows = reference(config)

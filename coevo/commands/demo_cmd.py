@@ -53,8 +53,8 @@ def run(args) -> int:
     from pathlib import Path
 
     from coevo.cli import progress_enabled
-    from coevo.config import to_dict
-    from coevo.pipeline import CONFIG_FILE, load_run_config, report_lines, resume_run, start_run, summarize
+    from coevo.run_driver import CONFIG_FILE, load_run_config, report_lines, resume_run, start_run, summarize
+    from coevo.yaml_config import to_dict
     from matrix.errors import InputError
     from matrix.jsonl import write_text_atomic
 

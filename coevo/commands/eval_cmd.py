@@ -88,7 +88,7 @@ def _sample(args, tasks):
     (``""`` where none parsed), and the de-duplicated parsed tests of the Tester samples."""
     from coevo.commands.solve_cmd import _say, _where, open_generator
     from roles.generation import stats_line
-    from roles.pipeline import PoolConfig, sample_pools
+    from roles.pools import PoolConfig, sample_pools
 
     _say(args, f"loading model {args.model}" if args.model else f"using the served model {args.api_model}")
     generator, tok = open_generator(args)
@@ -152,10 +152,10 @@ def run(args) -> int:
     from matrix import metrics as M
     from matrix import rewards as R
     from matrix.errors import InputError
-    from matrix.examples import split_examples
     from matrix.jsonl import write_jsonl_atomic
     from matrix.mutation import mutants as make_mutants
     from matrix.selection import METHODS, canonical_method, select
+    from matrix.statement_examples import split_examples
     from matrix.tasks import load_codes, load_tasks, load_tests
 
     sampled = args.codes is None

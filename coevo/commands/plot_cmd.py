@@ -32,7 +32,7 @@ def run(args) -> int:
     from pathlib import Path
 
     from matrix.errors import InputError
-    from training.logging import METRICS_FILE
+    from training.metrics_file import METRICS_FILE
     from training.plot import plot_metrics
 
     src = Path(args.run_dir)
@@ -48,7 +48,7 @@ def run(args) -> int:
         raise InputError("is a directory; give the PNG file to write", file=args.out)
     if to_stdout and sys.stdout.isatty():
         raise InputError("will not write a PNG to a terminal; redirect stdout or give a file", field="--out")
-    from coevo.pipeline import read_evals
+    from coevo.run_driver import read_evals
 
     # held-out evaluations, incl. the one before step 1
     evals = read_evals(src) if src.is_dir() else []

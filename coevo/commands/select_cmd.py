@@ -111,7 +111,7 @@ def consensus_for(args, executor, task, codes, tests):
 def examples_for(args, task) -> list:
     """The worked examples of ``task``'s statement, run beside the candidate tests (none with
     ``--no-examples``)."""
-    from matrix.examples import task_examples
+    from matrix.statement_examples import task_examples
 
     return [] if args.no_examples else task_examples(task)
 
@@ -133,10 +133,10 @@ def _drawer(task, tests, n_inputs: int, seed: int):
 
 def run(args) -> int:
     from matrix.errors import InputError
-    from matrix.examples import split_examples
     from matrix.inputs import consensus_from_cells
     from matrix.jsonl import write_jsonl_atomic
     from matrix.selection import canonical_method, select
+    from matrix.statement_examples import split_examples
     from matrix.tasks import load_codes, load_tasks, load_tests
 
     check_common(args)

@@ -202,7 +202,7 @@ def open_generator(args):
 
     ``--temperature``, ``--top-p``, ``--max-new-tokens``, ``--seed`` (and ``--batch-size``) become the
     generator's default :class:`roles.generation.GenerationConfig`. Either way pass both to
-    :func:`roles.pipeline.sample_pools`, report with :func:`roles.generation.stats_line` on
+    :func:`roles.pools.sample_pools`, report with :func:`roles.generation.stats_line` on
     ``generator.stats``, and call ``generator.close()`` when it has one (closes the HTTP client).
     Raises :class:`matrix.errors.InputError` (one line) for bad options, a missing model directory
     or an unset key variable; a served model that fails later raises
@@ -242,7 +242,7 @@ def build_pools(args, *, min_tests: int):
     from coevo.commands.select_cmd import executor_config
     from matrix.engine import Executor
     from roles.generation import stats_line
-    from roles.pipeline import PoolConfig, judge_pools, sample_pools
+    from roles.pools import PoolConfig, judge_pools, sample_pools
 
     progress = progress_enabled(args)  # bars only on a terminal unless --progress
     _say(args, f"loading model {args.model}" if args.model else f"using the served model {args.api_model}")

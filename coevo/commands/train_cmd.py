@@ -43,7 +43,7 @@ def run(args) -> int:
     from pathlib import Path
 
     from coevo.cli import progress_enabled
-    from coevo.pipeline import report_lines, resume_run, start_run
+    from coevo.run_driver import report_lines, resume_run, start_run
 
     progress = progress_enabled(args)
     if args.resume:

@@ -21,5 +21,5 @@ One job per module:
   consensus of independent implementations;
 * :mod:`coevo.testgen.model`: the optional model side (Tester tests, Coder implementations);
 * :mod:`coevo.testgen.outdir`: where files go, stale files of earlier runs, atomic writes;
-* :mod:`coevo.testgen.pipeline`: one module end to end within its time budget, with the report.
+* :mod:`coevo.testgen.module_suite`: one module end to end within its time budget, with the report.
 """

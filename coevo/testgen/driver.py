@@ -123,7 +123,7 @@ def run_path_mode(args) -> int:
     try:
         import hypothesis  # noqa: F401 - every module's inputs need it; imported while the workers boot
 
-        from coevo.testgen.pipeline import ModuleError, Options, generate_suite
+        from coevo.testgen.module_suite import ModuleError, Options, generate_suite
 
         if args.model or args.api_base:
             from coevo.testgen.model import model_evidence

@@ -145,7 +145,7 @@ class ModelSide:
         self.tokenizer = None
 
     def __call__(self, module, generator, runner=None) -> ModelEvidence:
-        from roles.pipeline import PoolConfig, sample_pools
+        from roles.pools import PoolConfig, sample_pools
 
         args = self.args
         units = [u for u in module.units if u.kind == "function"]

@@ -3,7 +3,7 @@
 * Docstring examples: a ``>>>`` example whose output differs from what the code prints (run by the
   stdlib ``doctest`` in the sandbox, twice: a difference that is not the same both times is
   nondeterminism, not evidence), and the inline forms ``f(2) -> 4`` / ``f(2) == 4`` /
-  ``Input: ... Output: ...`` that :mod:`matrix.examples` reads (the call runs as a probe).
+  ``Input: ... Output: ...`` that :mod:`matrix.statement_examples` reads (the call runs as a probe).
   Values compare as values when both sides are literals (``2`` and ``2.0`` agree; floats within
   1e-9), else as whitespace-normalised text.
 * Consensus (with a model): on an input where independently sampled implementations that agree
@@ -101,7 +101,7 @@ def doctest_suspects(first: dict | None, second: dict | None, file: str) -> list
 def inline_examples(units) -> list[tuple[str, str, str, int]]:
     """``(unit qualname, call source, expected literal source, docstring line)`` for the inline
     examples of each function's docstring (doctest lines are left to :func:`doctest_suspects`)."""
-    from matrix.examples import prompt_examples
+    from matrix.statement_examples import prompt_examples
 
     out = []
     for u in units:

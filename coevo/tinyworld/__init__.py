@@ -78,7 +78,7 @@ def sft_train(model, tokenizer, tasks, steps: int = DEFAULT_SFT_STEPS,
 
 
 def sample_examples(tasks, n: int, seed: int = 0, tokenizer=None, weights=None):
-    from .examples import sample_examples as _sample
+    from .sft_examples import sample_examples as _sample
 
     return _sample(tasks, n, seed=seed, tokenizer=tokenizer, weights=weights)
 

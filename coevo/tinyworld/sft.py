@@ -1,6 +1,6 @@
 """The SFT warm-up (the stand-in for pretraining): all four roles on the world's training tasks.
 
-* Examples are drawn fresh every step from :mod:`coevo.tinyworld.examples` (new test inputs each
+* Examples are drawn fresh every step from :mod:`coevo.tinyworld.sft_examples` (new test inputs each
   time, so the tester cannot just memorise one list per task), tokenised with
   :func:`roles.prompts.encode_example` (exactly what the generation engine feeds the model).
 * Loss only on completion tokens (the EOS included), mean over the batch's completion tokens.
@@ -27,7 +27,7 @@ from typing import Any
 from matrix.tasks import Task
 from roles.prompts import encode_example
 
-from .examples import ROLE_WEIGHTS, Example, sample_examples
+from .sft_examples import ROLE_WEIGHTS, Example, sample_examples
 
 
 @dataclass

@@ -81,7 +81,7 @@ def train_bpe(texts: Iterable[str], vocab_size: int = 768, min_frequency: int = 
 
 def world_corpus(tasks, n_examples: int = 6000, seed: int = 0) -> list[str]:
     """Text for the tokenizer: role examples (prompt + completion) over ``tasks``."""
-    from .examples import sample_examples
+    from .sft_examples import sample_examples
 
     exs = sample_examples(tasks, n_examples, seed=seed)
     return [e.prompt + e.completion for e in exs]

@@ -124,7 +124,7 @@ class Row:
 @dataclass
 class Unit:
     """Work for a worker: distinct program and setup sources, probes (the sandbox side of each
-    test, see :mod:`matrix.static`), and rows. ``import_paths`` only matter at worker start."""
+    test, see :mod:`matrix.plans`), and rows. ``import_paths`` only matter at worker start."""
 
     programs: list[str]
     setups: list[str]

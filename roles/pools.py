@@ -5,7 +5,7 @@ in one generation call to any :class:`roles.generation.Generator` (in-process or
 programs and the de-duplicated union of the parsed tests form the task's code x test matrix,
 executed in the sandbox; where extra inputs can be built (calls shaped like the tests' calls for
 function tasks, the tests' stdin for stdio tasks) the programs' outputs on them feed output
-consensus, and the worked examples of the task's statement (:mod:`matrix.examples`) run as trusted
+consensus, and the worked examples of the task's statement (:mod:`matrix.statement_examples`) run as trusted
 evidence. Test-time selection (:func:`matrix.selection.select`) then gives the chosen program and,
 for each test, the probability that it is correct.
 Unparseable samples never reach the sandbox: a task whose Coder samples all fail to parse gets
@@ -120,8 +120,8 @@ def _consensus(executor, pool: TaskPool, seed: int, n_inputs: int):
 
 def judge_pools(pools: list[TaskPool], executor, cfg: PoolConfig, progress: bool = False) -> None:
     """Run every pool's matrix and select (fills ``passed``, ``index`` and the scores)."""
-    from matrix.examples import split_examples, task_examples
     from matrix.selection import select
+    from matrix.statement_examples import split_examples, task_examples
 
     live = [p for p in pools if p.codes]
     examples = [task_examples(p.task) if cfg.examples else [] for p in live]

@@ -25,8 +25,8 @@ import shutil
 import time
 from pathlib import Path
 
-from coevo.config import load_config, save_config
 from coevo.settings import CoevoConfig
+from coevo.yaml_config import load_config, save_config
 from matrix.errors import InputError
 from matrix.jsonl import append_jsonl, read_jsonl, write_jsonl_atomic
 from matrix.tasks import Task, load_tasks
@@ -36,7 +36,7 @@ from training.plot import CURVES_FILE
 EVAL_FILE = "eval.jsonl"
 CONFIG_FILE = "config.yaml"
 MODEL_DIR = "model"
-# config fields that name files: relative ones resolve against the config file (coevo.config)
+# config fields that name files: relative ones resolve against the config file (coevo.yaml_config)
 PATH_FIELDS = ("model.path", "data.train", "data.heldout", "train.deepspeed")
 # what a failed start may leave behind: anything worth resuming (the SFT start, a step, an evaluation)
 _DURABLE = ("init", "checkpoints", "metrics.jsonl", EVAL_FILE)
