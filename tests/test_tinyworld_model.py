@@ -177,14 +177,14 @@ def test_tiny_world_model_runs_on_its_own_thread_count():
     before = torch.get_num_threads()
     try:
         cfg = CoevoConfig()
-        cfg.model.threads = 2
+        cfg.model.threads = 3
         configure_torch(cfg)
-        assert torch.get_num_threads() == cfg.tiny.threads == 1
+        assert torch.get_num_threads() == cfg.tiny.threads == 2
         cfg.model.path = "some/model"
         configure_torch(cfg)
-        assert torch.get_num_threads() == 2
+        assert torch.get_num_threads() == 3
         cfg.model.path, cfg.tiny.threads = None, 0
         configure_torch(cfg)
-        assert torch.get_num_threads() == 2
+        assert torch.get_num_threads() == 3
     finally:
         torch.set_num_threads(before)
