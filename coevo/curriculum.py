@@ -126,6 +126,15 @@ class Curriculum:
                 if len(self.active_ids()) == 0:  # never retire the last task
                     s.retired = False
 
+    def apply(self, observed: list[tuple[str, int, int]], new_tasks: list[Task]) -> None:
+        """One step's changes: ``new_tasks`` join the buffer as proposed tasks first, so that
+        their solver samples' observation counts, then each ``(task id, samples, solved)`` of
+        ``observed`` is recorded (:meth:`observe`)."""
+        for t in new_tasks:
+            self.add(t, proposed=True)
+        for task_id, n, solved in observed:
+            self.observe(task_id, n, solved)
+
     def summary(self) -> dict[str, float]:
         active = self.active_ids()
         rates = [self.stats[k].rate for k in active if self.stats[k].rate is not None]

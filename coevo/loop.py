@@ -19,8 +19,8 @@ Data flows one way through :meth:`CoEvolution.step`:
 5. **matrix** again for repairs and solver samples; then **repair turns** 2..``fix_turns``: the
    episodes whose attempt still fails a public test get the new feedback and try again (one
    generation and one matrix call per turn);
-6. **rewards** (:mod:`matrix.rewards`, assembled per task by the pure
-   :func:`coevo.task_rewards.task_rewards`): Coder all-pass (or fraction) on ground truth; Tester
+6. **rewards** (:mod:`matrix.rewards`, assembled into rollouts by the pure functions of
+   :mod:`coevo.rollouts`; per task :func:`coevo.task_rewards.task_rewards`): Coder all-pass (or fraction) on ground truth; Tester
    reward precision (CURE) per test plus a correctness term, summed over a sample's tests, each
    rejected candidate (unparseable, duplicate) scoring the minimum
    (:func:`matrix.rewards.tester_suite_reward`); with ``anchor_reference`` the task's reference
@@ -53,14 +53,13 @@ Fixer: G episodes from the same start, each turn a rollout tagged with its episo
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from coevo.repair import attempt_jobs, observe_attempts, turn_requests
-from coevo.task_rewards import task_rewards
+from coevo.repair import attempt_jobs, observe_attempts, public_feedback, start_episodes, turn_requests
+from coevo.rollouts import Scored, fixer_rollouts, parse_samples, proposer_rollouts, score_task, solver_jobs
 from matrix import rewards as R
 from matrix.tasks import Task
 
@@ -153,23 +152,15 @@ class LoopConfig:
             raise ValueError("save_every: must be >= 1 (eval_every >= 0)")
 
 
-@dataclass
-class _Sampled:
-    """One role sample with the data the update needs."""
-    sample: object  # roles.generation.Sample
-    group: str
-    reward: float = float("nan")
-    episode: str | None = None  # the turns of one repair episode share a key
-
-
 class CoEvolution:
     """Holds the pieces of a run and performs one step at a time."""
 
-    def __init__(self, cfg: LoopConfig, model, tokenizer, trainer, executor, curriculum, examples: list[Task],
+    def __init__(self, cfg: LoopConfig, engine, tokenizer, trainer, executor, curriculum, examples: list[Task],
                  proposal_check=None):
-        from roles.generation import GenerationConfig, GenerationEngine
-
         self.cfg = cfg
+        # the sampler: generate(requests, config) -> samples (roles.generation.GenerationEngine,
+        # roles.vllm_engine.VLLMEngine); its config is sampling_config(cfg) with a per-step seed
+        self.engine = engine
         self.tokenizer = tokenizer
         self.trainer = trainer
         self.executor = executor
@@ -180,8 +171,6 @@ class CoEvolution:
         # keeps held-out compositions out of the buffer and refuses behavioural duplicates; its
         # remember(task) learns each known task
         self.proposal_check = proposal_check
-        self.engine = GenerationEngine(model, tokenizer, GenerationConfig(
-            temperature=cfg.temperature, top_p=cfg.top_p, max_new_tokens=cfg.max_new_tokens, seed=cfg.seed))
         self.known_fingerprints: set[str] = set()
         self._known_ids: set[str] = set()
         self._learn_curriculum()
@@ -204,11 +193,10 @@ class CoEvolution:
 
     # ------------------------------------------------------------------ the step
     def step(self, step: int) -> dict:
-        from roles.generation import GenerationConfig
         from training import distributed as D
 
         cfg = self.cfg
-        self._observed, self._new_tasks = [], []
+        observed: list[tuple[str, int, int]] = []  # (task id, Coder samples, solved) for the curriculum
         rng = np.random.default_rng([cfg.seed, step])  # identical on every rank
         self._learn_curriculum()
         if cfg.seed_proposals and "proposer" in cfg.roles and not self.curriculum.seeded:
@@ -219,9 +207,7 @@ class CoEvolution:
         drawn_proposed = sum(self.curriculum.stats[t.task_id].proposed for t in tasks)
         rank, world = D.rank(), D.world_size()
         tasks = tasks[rank::world]  # data parallel: each rank takes its share of the step's tasks
-        gen_cfg = GenerationConfig(temperature=cfg.temperature, top_p=cfg.top_p,
-                                   max_new_tokens=cfg.max_new_tokens,
-                                   seed=int(np.random.default_rng([cfg.seed, step, rank]).integers(2**31)))
+        gen_cfg = sampling_config(cfg, seed=int(np.random.default_rng([cfg.seed, step, rank]).integers(2**31)))
         metrics: dict[str, float] = {**metrics_seed, "curriculum/drawn_proposed": float(drawn_proposed)}
         t0 = time.perf_counter()
         with self._generation():
@@ -233,17 +219,30 @@ class CoEvolution:
         t1 = time.perf_counter()
         jobs, layouts = [], []
         for t in tasks:
-            lay = self._layout(t, by.get((t.task_id, "coder"), []), by.get((t.task_id, "tester"), []))
-            jobs.append((t, lay["codes"] + t.solutions[:1], list(t.tests) + lay["gen_tests"]))
+            lay = parse_samples(t, by.get((t.task_id, "coder"), []), by.get((t.task_id, "tester"), []),
+                                cfg.tests_per_sample)
+            jobs.append((t, lay.codes + t.solutions[:1], list(t.tests) + lay.gen_tests))
             layouts.append(lay)
         results = self.executor.run_matrices(jobs)
-        proposals = self._validate_proposals(by.get(("*", "proposer"), []))
+        proposals = self.validate_proposals(by.get(("*", "proposer"), []))
         t_exec = time.perf_counter() - t1
 
-        rollouts: list[_Sampled] = []
+        rollouts: list[Scored] = []
         episodes: list = []  # repair episodes (coevo.repair) starting from failing programs
+        turns = cfg.fix_turns if cfg.fixer_reward == "episode" else 1
         for t, lay, res in zip(tasks, layouts, results):
-            rollouts += self._score_task(t, lay, np.asarray(res.passed, dtype=bool), res, episodes, metrics)
+            score = score_task(t, lay, np.asarray(res.passed, dtype=bool), cfg)
+            rollouts += score.rollouts
+            if score.observation is not None:
+                observed.append(score.observation)
+                _acc(metrics, "train/code_acc", score.code_acc)
+            for acc in score.test_accs:
+                _acc(metrics, "train/test_acc", acc)
+            for i in score.broken:  # feedback: the first failing public ground-truth test
+                before = float(np.asarray(res.passed, dtype=bool)[i, :len(t.tests)].mean())
+                episodes += start_episodes(t, lay.codes[i], public_feedback(t, res, i, cfg.fix_public_tests),
+                                           before, cfg.n_fixes, max_turns=turns,
+                                           public=cfg.fix_public_tests, group=f"fixer/{t.task_id}/{i}")
 
         # ---- generation pass 2: the Fixer's first turn + solvers on proposed tasks
         t2 = time.perf_counter()
@@ -257,7 +256,7 @@ class CoEvolution:
         t_gen += time.perf_counter() - t2
         # ---- matrix 2: repairs and solver samples against their tasks' tests
         t3 = time.perf_counter()
-        solve_jobs = self._solver_jobs(proposals, solve_samples)
+        solve_jobs = solver_jobs(proposals, solve_samples)
         jobs2 = attempt_jobs(episodes, fix_samples) + solve_jobs
         results2 = self.executor.run_matrices(jobs2) if jobs2 else []
         observe_attempts(episodes, fix_samples, results2[:len(episodes)])
@@ -272,14 +271,19 @@ class CoEvolution:
             if active:
                 observe_attempts(active, turn, self.executor.run_matrices(attempt_jobs(active, turn)))
             t_gen, t_exec = t_gen + (t3 - t2), t_exec + (time.perf_counter() - t3)
-        rollouts += self._fixer_rollouts(episodes, metrics)
-        rollouts += self._score_proposals(proposals, solve_jobs, solve_samples, results2[len(episodes):], metrics)
+        fixer, fixer_metrics = fixer_rollouts(episodes, cfg)
+        rollouts += fixer
+        metrics.update(fixer_metrics)
+        prop = proposer_rollouts(proposals, solve_jobs, solve_samples, results2[len(episodes):], cfg)
+        rollouts += prop.rollouts
+        metrics.update(prop.metrics)
+        observed += prop.observations
 
         # ---- update
         t4 = time.perf_counter()
         train_metrics = self._update(rollouts)
         t_train = time.perf_counter() - t4
-        self._sync_curriculum()
+        self._sync_curriculum(observed, prop.new_tasks)
         metrics.update(train_metrics)
         for role in ALL_ROLES:
             rs = [r.reward for r in rollouts if r.sample.role == role and np.isfinite(r.reward)]
@@ -294,20 +298,16 @@ class CoEvolution:
         ctx = getattr(self.trainer, "generation_context", None)
         return ctx() if ctx is not None else contextlib.nullcontext()
 
-    def _sync_curriculum(self) -> None:
-        """Apply this step's solve-rate observations and new tasks, gathered from every rank so
-        that all ranks keep the same curriculum."""
+    def _sync_curriculum(self, observed: list[tuple[str, int, int]], new_tasks: list[Task]) -> None:
+        """Apply a step's solve-rate observations and new tasks (:meth:`Curriculum.apply`),
+        gathered from every rank so that all ranks keep the same curriculum."""
         from training import distributed as D
 
-        observed, new_tasks = self._observed, [t.to_json() for t in self._new_tasks]
         if D.world_size() > 1:
-            gathered = D.all_gather_object((observed, new_tasks))
+            gathered = D.all_gather_object((observed, [t.to_json() for t in new_tasks]))
             observed = [o for obs, _ in gathered for o in obs]
-            new_tasks = [t for _, ts in gathered for t in ts]
-        for t in new_tasks:  # first, so that the solver samples' observation below counts
-            self.curriculum.add(Task.from_json(t), proposed=True)
-        for task_id, n, solved in observed:
-            self.curriculum.observe(task_id, n, solved)
+            new_tasks = [Task.from_json(t) for _, ts in gathered for t in ts]
+        self.curriculum.apply(observed, new_tasks)
 
     # ------------------------------------------------------------------ requests
     def _first_requests(self, tasks: list[Task], rng) -> list:
@@ -322,12 +322,12 @@ class CoEvolution:
                 prompt = build_prompt("tester", t, tok, n_tests=cfg.tests_per_sample or None)
                 reqs.append(GenRequest("tester", t.task_id, prompt, n=cfg.n_tests))
         if "proposer" in cfg.roles and cfg.n_proposals:
-            req = self._proposer_request(rng, cfg.n_proposals)
+            req = self.proposer_request(rng, cfg.n_proposals)
             if req is not None:
                 reqs.append(req)
         return reqs
 
-    def _proposer_request(self, rng, n: int):
+    def proposer_request(self, rng, n: int):
         """One Proposer prompt showing ``proposer_refs`` reference tasks drawn from the curriculum's
         pool (seed tasks and accepted proposals), ``n`` samples."""
         from roles.generation import GenRequest
@@ -343,57 +343,8 @@ class CoEvolution:
                               describe=self.cfg.proposer_format == "task")
         return GenRequest("proposer", "*", prompt, n=n, meta={"kind": kind})
 
-    # ------------------------------------------------------------------ scoring
-    def _layout(self, task: Task, coder, tester) -> dict:
-        from roles.parsing import parse_code, parse_tests
-
-        codes = []
-        for s in coder:
-            pc = parse_code(s.text, task.entry_point)
-            codes.append(pc.code if pc.ok and pc.code else "")
-        want = self.cfg.tests_per_sample
-        parsed = [parse_tests(s.text, task, max_tests=want or None) for s in tester]
-        suites = [p.tests for p in parsed]
-        return {"coder": coder, "tester": tester, "codes": codes, "suites": suites,
-                "rejected": [p.rejected(want) for p in parsed],
-                "gen_tests": [x for suite in suites for x in suite]}
-
-    def _score_task(self, task: Task, lay: dict, passed: np.ndarray, res, episodes: list,
-                    metrics) -> list[_Sampled]:
-        """The task's rollouts with their rewards (:func:`coevo.task_rewards.task_rewards`), its
-        metrics, and the Fixer episodes its failing programs start."""
-        from coevo.repair import public_columns, public_feedback, start_episodes
-
-        cfg = self.cfg
-        n, g = len(lay["codes"]), len(task.tests)
-        parsed = [bool(c) for c in lay["codes"]]
-        scores = task_rewards(passed, parsed, [len(s) for s in lay["suites"]], lay["rejected"], g,
-                              bool(task.solutions), label_free=cfg.label_free, coder_reward=cfg.coder_reward,
-                              anchor_reference=cfg.anchor_reference,
-                              tester_accuracy_weight=cfg.tester_accuracy_weight,
-                              tester_credit=cfg.tester_credit, tester_aggregate=cfg.tester_aggregate)
-        out = [_Sampled(s, f"coder/{task.task_id}", float(r)) for s, r in zip(lay["coder"], scores.coder)]
-        if g:
-            self._observed.append((task.task_id, n, int(scores.correct.sum())))
-            _acc(metrics, "train/code_acc", float(scores.correct.mean()))
-        for s, r, acc in zip(lay["tester"], scores.tester, scores.test_acc):
-            if acc is not None:
-                _acc(metrics, "train/test_acc", acc)
-            out.append(_Sampled(s, f"tester/{task.task_id}", r))
-        gt = passed[:n, :g]
-        # programs failing a public test start the Fixer's episodes (feedback: the first failing
-        # public ground-truth test); n_fixes episodes from one start make one GRPO group
-        if "fixer" in cfg.roles and cfg.n_fixes and g:
-            cols = public_columns(task, cfg.fix_public_tests)
-            broken = [i for i in range(n) if parsed[i] and not gt[i, cols].all()][: cfg.fix_codes]
-            turns = cfg.fix_turns if cfg.fixer_reward == "episode" else 1
-            for i in broken:
-                episodes += start_episodes(task, lay["codes"][i], public_feedback(task, res, i, cfg.fix_public_tests),
-                                           float(gt[i].mean()), cfg.n_fixes, max_turns=turns,
-                                           public=cfg.fix_public_tests, group=f"fixer/{task.task_id}/{i}")
-        return out
-
-    def _validate_proposals(self, proposer_samples) -> dict:
+    # ------------------------------------------------------------------ proposals
+    def validate_proposals(self, proposer_samples) -> dict:
         """Parse, admit (world check) and validate (sandbox) the step's proposals.
 
         Returns ``samples``, ``reasons`` ("ok" or a code of :data:`coevo.selfplay.REJECT_REASONS`
@@ -438,104 +389,33 @@ class CoEvolution:
         """Absolute Zero's seed buffer: ``n`` Proposer samples before RL, validated and solved
         (``n_solves`` samples each); valid ones join the curriculum. Nothing is trained. Marks the
         curriculum seeded (a checkpointed flag), so a resumed run does not seed again."""
-        from roles.parsing import parse_code
         from training import distributed as D
 
         rng = np.random.default_rng([self.cfg.seed, step, 7919])
-        req = self._proposer_request(rng, n) if D.is_main() or D.world_size() == 1 else None
+        req = self.proposer_request(rng, n) if D.is_main() or D.world_size() == 1 else None
         added: list[Task] = []
+        observed: list[tuple[str, int, int]] = []
         reasons: list[str] = []
         if req is not None:
-            gen_cfg = dataclasses.replace(self.engine.config, seed=int(rng.integers(2**31)))
+            gen_cfg = sampling_config(self.cfg, seed=int(rng.integers(2**31)))
             with self._generation():
                 samples = self.engine.generate([req], config=gen_cfg)
-            info = self._validate_proposals(samples)
+            info = self.validate_proposals(samples)
             reasons = info["reasons"]
             if info["solve_requests"]:
                 with self._generation():
                     solves = self.engine.generate([r for _, r in info["solve_requests"]], config=gen_cfg)
-                jobs, pos = [], 0
-                for i, r in info["solve_requests"]:
-                    chunk = solves[pos:pos + r.n]
-                    pos += r.n
-                    task = info["tasks"][i]
-                    jobs.append((task, [parse_code(x.text, task.entry_point).code or "" for x in chunk],
-                                 list(task.tests)))
+                jobs = solver_jobs(info, solves)
                 for (task, codes, _), res in zip(jobs, self.executor.run_matrices(jobs)):
                     ok = np.asarray(res.passed, dtype=bool).all(axis=1) & np.array([bool(c) for c in codes])
                     added.append(task)
-                    self._observed.append((task.task_id, len(codes), int(ok.sum())))
-        self._new_tasks += added
-        self._sync_curriculum()  # the seeded tasks can be drawn from this step on
-        self._observed, self._new_tasks = [], []
+                    observed.append((task.task_id, len(codes), int(ok.sum())))
+        self._sync_curriculum(observed, added)  # the seeded tasks can be drawn from this step on
         self.curriculum.seeded = True
         return {"seed/proposals": float(len(reasons)), "seed/accepted": float(len(added))}
 
-    def _solver_jobs(self, proposals, solve_samples) -> list:
-        """Matrix jobs: each valid proposal's solver samples against its tests."""
-        from roles.parsing import parse_code
-
-        jobs, pos = [], 0
-        for i, req in proposals["solve_requests"]:
-            task = proposals["tasks"][i]
-            chunk = solve_samples[pos:pos + req.n]
-            pos += req.n
-            jobs.append((task, [parse_code(s.text, task.entry_point).code or "" for s in chunk], list(task.tests)))
-        return jobs
-
-    def _fixer_rollouts(self, episodes, metrics) -> list[_Sampled]:
-        """The Fixer's rollouts: every turn of every episode, with the episode's reward (RLEF), or
-        the single attempt with its gain reward (``fixer_reward="gain"``)."""
-        cfg = self.cfg
-        if not episodes:
-            return []
-        out: list[_Sampled] = []
-        if cfg.fixer_reward == "episode":
-            rewards = R.repair_episode_rewards([e.solved for e in episodes], [e.invalid_turns for e in episodes],
-                                               invalid_penalty=cfg.fix_invalid_penalty)
-            for e, r in zip(episodes, rewards):
-                out += [_Sampled(a.sample, e.group, float(r), episode=e.key) for a in e.attempts]
-        else:
-            for e in episodes:
-                a = e.attempts[0]
-                r = R.fixer_rewards([e.before], [a.pass_frac], [a.solved])[0]
-                out.append(_Sampled(a.sample, e.group, float(r)))
-        metrics["train/fix_acc"] = float(np.mean([e.solved for e in episodes]))
-        metrics["fixer/solved_first_turn"] = float(np.mean([e.attempts[0].solved for e in episodes]))
-        metrics["fixer/turns"] = float(np.mean([len(e.attempts) for e in episodes]))
-        metrics["fixer/invalid_turn_frac"] = float(np.mean([not a.valid for e in episodes for a in e.attempts]))
-        metrics["fixer/episodes"] = float(len(episodes))
-        return out
-
-    def _score_proposals(self, proposals, solve_jobs, solve_samples, results, metrics) -> list[_Sampled]:
-        """Solver samples train the Coder; their solve rates give the Proposer's rewards (graded,
-        with the repetition penalty); valid proposals join the curriculum."""
-        cfg = self.cfg
-        out: list[_Sampled] = []
-        solve_rate: dict[int, float] = {}
-        pos = 0
-        for (i, req), (task, codes, _), res in zip(proposals["solve_requests"], solve_jobs, results):
-            chunk = solve_samples[pos:pos + req.n]
-            pos += req.n
-            p = np.asarray(res.passed, dtype=bool)
-            ok = p.all(axis=1) & np.array([bool(c) for c in codes])
-            solve_rate[i] = float(ok.mean())
-            if "coder" in cfg.roles:
-                out += [_Sampled(s, f"coder/{task.task_id}", float(x)) for s, x in zip(chunk, ok.astype(float))]
-            self._observed.append((task.task_id, len(codes), int(ok.sum())))
-        samples = proposals["samples"]
-        if samples:
-            rates = [solve_rate.get(i, float("nan")) for i in range(len(samples))]
-            rewards = R.proposer_batch_rewards(rates, proposals["grades"], proposals["keys"],
-                                               repetition_weight=cfg.repetition_penalty,
-                                               valid_bonus=cfg.proposer_valid_bonus)
-            out += [_Sampled(s, "proposer/batch", float(r)) for s, r in zip(samples, rewards)]
-            self._new_tasks += [proposals["tasks"][i] for i in sorted(proposals["tasks"])]
-            metrics.update(proposal_metrics(proposals["reasons"], [rates[i] for i in sorted(proposals["tasks"])]))
-        return out
-
     # ------------------------------------------------------------------ update
-    def _update(self, sampled: list[_Sampled]) -> dict:
+    def _update(self, sampled: list[Scored]) -> dict:
         from training.rollout import Rollout
 
         trainable = [x for x in sampled if x.sample.role in self.cfg.roles]
@@ -555,23 +435,13 @@ class CoEvolution:
         return merged
 
 
-def proposal_metrics(reasons: list[str], solve_rates: list[float]) -> dict[str, float]:
-    """One step's proposal figures: ``reject/<reason>`` (share of the step's proposals, every
-    reason of :data:`coevo.selfplay.REJECT_REASONS` present, zeros included, so that the shares
-    stack to ``1 - proposer/valid_frac``), the valid share and count, and the accepted tasks' mean
-    solve rate and share with a solve rate strictly between 0 and 1."""
-    from coevo.selfplay import REJECT_REASONS
+def sampling_config(cfg: LoopConfig, seed: int | None = None):
+    """The rollouts' sampling settings (a :class:`roles.generation.GenerationConfig`; the engine's
+    own is this with the run's seed, each step's draws a seed of its own)."""
+    from roles.generation import GenerationConfig
 
-    n = max(len(reasons), 1)
-    out = {f"reject/{r}": reasons.count(r) / n for r in REJECT_REASONS}
-    out["proposer/valid_frac"] = reasons.count("ok") / n
-    out["proposer/proposals"] = float(len(reasons))
-    out["proposer/accepted"] = float(reasons.count("ok"))
-    rates = [r for r in solve_rates if np.isfinite(r)]
-    if rates:
-        out["proposer/solve_rate"] = float(np.mean(rates))
-        out["proposer/learnable_frac"] = float(np.mean([0 < r < 1 for r in rates]))
-    return out
+    return GenerationConfig(temperature=cfg.temperature, top_p=cfg.top_p, max_new_tokens=cfg.max_new_tokens,
+                            seed=cfg.seed if seed is None else seed)
 
 
 def _distributed() -> bool:

@@ -307,7 +307,8 @@ def execute(cfg: CoevoConfig, run: Path, *, progress: bool = True) -> dict:
 
     from coevo.curriculum import Curriculum
     from coevo.evaluate import evaluate
-    from coevo.loop import CoEvolution
+    from coevo.loop import CoEvolution, sampling_config
+    from roles.generation import GenerationEngine
     from training import distributed as D
     from training.runner import run_loop
     from training.trainer import PolicyTrainer
@@ -329,12 +330,14 @@ def execute(cfg: CoevoConfig, run: Path, *, progress: bool = True) -> dict:
     executor = make_executor(cfg)
     try:
         _say(f"sandbox isolation: {executor.isolation}")
-        loop = CoEvolution(cfg.loop, trainer.model, tok, trainer, executor, curriculum, examples=train,
-                           proposal_check=_tiny_world_guard(cfg, heldout))
         if cfg.rollout.backend == "vllm":  # colocated vLLM samples the rollouts, fed the trainer's weights
             from roles.vllm_engine import VLLMEngine
 
-            loop.engine = VLLMEngine.colocated(run / "init", tok, trainer, cfg.rollout.vllm, loop.engine.config)
+            engine = VLLMEngine.colocated(run / "init", tok, trainer, cfg.rollout.vllm, sampling_config(cfg.loop))
+        else:
+            engine = GenerationEngine(trainer.model, tok, sampling_config(cfg.loop))
+        loop = CoEvolution(cfg.loop, engine, tok, trainer, executor, curriculum, examples=train,
+                           proposal_check=_tiny_world_guard(cfg, heldout))
         eval_log = run / EVAL_FILE
         done_evals = {rec["step"] for rec in read_evals(run)}
 

@@ -1,4 +1,6 @@
-"""How one co-evolution step turns a matrix into per-sample rewards (labelled and label-free)."""
+"""How one co-evolution step turns matrices into rewarded rollouts (coevo.rollouts: labelled and
+label-free Coder/Tester rewards, proposals, their metrics) and how the loop feeds the curriculum,
+all through public functions and methods."""
 
 from types import SimpleNamespace
 
@@ -7,6 +9,7 @@ import pytest
 
 from coevo.curriculum import Curriculum
 from coevo.loop import CoEvolution, LoopConfig
+from coevo.rollouts import ParsedSamples, parse_samples, proposal_metrics, proposer_rollouts, score_task, solver_jobs
 from matrix.tasks import Task, Test
 
 
@@ -15,18 +18,27 @@ def sample(role, text=""):
                            truncated=False)
 
 
-def make_loop(**cfg):
-    loop = CoEvolution.__new__(CoEvolution)  # no model needed to score a matrix
-    loop.cfg = LoopConfig(roles=["coder", "tester"], **cfg)
-    loop._observed, loop._new_tasks = [], []
-    return loop
+def cfg(**kw):
+    return LoopConfig(roles=["coder", "tester"], **kw)
 
 
 def layout(n_codes, suites, rejected=None):
-    return {"coder": [sample("coder") for _ in range(n_codes)], "codes": ["def f(): pass"] * n_codes,
-            "tester": [sample("tester") for _ in suites], "suites": suites,
-            "rejected": rejected or [0] * len(suites),
-            "gen_tests": [t for s in suites for t in s]}
+    return ParsedSamples([sample("coder") for _ in range(n_codes)], [sample("tester") for _ in suites],
+                         ["def f(): pass"] * n_codes, suites, rejected or [0] * len(suites))
+
+
+def rewards(score, role):
+    return [x.reward for x in score.rollouts if x.group.startswith(role + "/")]
+
+
+def make_loop(config, engine=None, **kw):
+    """A loop with no model: the parts a test needs, the rest None."""
+    from coevo.tinyworld.proposals import ProposalGuard
+
+    parts = dict(tokenizer=None, trainer=None, executor=None, curriculum=Curriculum.from_tasks([]), examples=[],
+                 proposal_check=ProposalGuard(frozenset()))
+    parts.update(kw)
+    return CoEvolution(config, engine, **parts)
 
 
 T = Test.assertion
@@ -40,28 +52,31 @@ def test_labelled_rewards_follow_cure():
     gt = np.array([[1, 1], [1, 0], [0, 0]], bool)
     gen = np.array([[1, 0], [0, 1], [0, 1]], bool)
     passed = np.vstack([np.hstack([gt, gen]), [[1, 1, 1, 0]]])  # + reference row
-    metrics = {}
-    cure = make_loop(tester_accuracy_weight=0.0, tester_aggregate="mean")
-    out = cure._score_task(task, layout(3, suites), passed, None, [], metrics)
-    coder = [x.reward for x in out if x.group == "coder/t"]
-    tester = [x.reward for x in out if x.group == "tester/t"]
-    assert coder == [1.0, 0.0, 0.0]
-    assert tester == [1.0, -1.0, -1.0]  # rejects 2/2 wrong codes; lets 2/2 through; unparseable = minimum
-    assert metrics["train/code_acc"] == pytest.approx(1 / 3)
-    assert metrics["train/test_acc"] == pytest.approx(0.5)  # the reference passes A's test, not B's
+    out = score_task(task, layout(3, suites), passed, cfg(tester_accuracy_weight=0.0, tester_aggregate="mean"))
+    assert {x.group for x in out.rollouts} == {"coder/t", "tester/t"}
+    assert rewards(out, "coder") == [1.0, 0.0, 0.0]
+    # rejects 2/2 wrong codes; lets 2/2 through; unparseable = minimum
+    assert rewards(out, "tester") == [1.0, -1.0, -1.0]
+    assert out.code_acc == pytest.approx(1 / 3) and out.observation == ("t", 3, 1)
+    assert out.test_accs == [1.0, 0.0]  # the reference passes A's test, not B's; C wrote nothing
+    assert out.broken == []  # the Fixer is not trained here
     # the default adds +-0.5 for a right/wrong test and sums over the suite; B also had two
     # rejected candidates (e.g. unparseable asserts), each scoring the minimum -1.5
-    metrics = {}
-    out = make_loop()._score_task(task, layout(3, suites, [0, 2, 0]), passed, None, [], metrics)
-    assert [x.reward for x in out if x.group == "tester/t"] == [1.5, -1.5 - 3.0, -1.5]
-    assert metrics["train/test_acc"] == pytest.approx((1 + 0 / 3) / 2)
+    out = score_task(task, layout(3, suites, [0, 2, 0]), passed, cfg())
+    assert rewards(out, "tester") == [1.5, -1.5 - 3.0, -1.5]
+    assert out.test_accs == [1.0, 0.0]
+    # with the Fixer trained, the first failing program goes to it (fix_codes=1)
+    out = score_task(task, layout(3, suites), passed, LoopConfig(roles=["coder", "fixer"]))
+    assert out.broken == [1]
+    two = LoopConfig(roles=["coder", "fixer"], fix_codes=2)
+    assert score_task(task, layout(3, suites), passed, two).broken == [1, 2]
 
 
 def test_no_correct_code_means_no_tester_reward():
     task = Task("t", "p", tests=[T("assert f() == 1")])
     passed = np.array([[0, 1], [0, 0]], bool)
-    out = make_loop()._score_task(task, layout(2, [[T("assert f()")]]), passed, None, [], {})
-    assert np.isnan([x.reward for x in out if x.group == "tester/t"]).all()
+    out = score_task(task, layout(2, [[T("assert f()")]]), passed, cfg())
+    assert np.isnan(rewards(out, "tester")).all() and out.test_accs == []
 
 
 def test_reference_anchors_the_tester_reward_when_no_sample_is_correct():
@@ -70,16 +85,15 @@ def test_reference_anchors_the_tester_reward_when_no_sample_is_correct():
     # two wrong codes; the reference passes test A only; wrong code 1 passes test B
     gen = np.array([[0, 0, 0], [0, 1, 0]], bool)
     passed = np.vstack([np.hstack([np.zeros((2, 1), bool), gen]), [[1, 1, 0, 0]]])
-    out = make_loop(tester_accuracy_weight=0.0)._score_task(task, layout(2, suites), passed, None, [], {})
-    tester = [x.reward for x in out if x.group == "tester/t"]
+    out = score_task(task, layout(2, suites), passed, cfg(tester_accuracy_weight=0.0))
     # A: correct (the reference passes), rejects both wrong codes -> 1; B: wrong, one wrong code
     # passes -> -1/2; C: wrong but rejects everything -> 0 under CURE ...
-    assert tester == [1.0, -0.5, 0.0]
-    out = make_loop()._score_task(task, layout(2, suites), passed, None, [], {})
+    assert rewards(out, "tester") == [1.0, -0.5, 0.0]
+    out = score_task(task, layout(2, suites), passed, cfg())
     # ... and -0.5 with the default correctness term
-    assert [x.reward for x in out if x.group == "tester/t"] == [1.5, -1.0, -0.5]
-    off = make_loop(anchor_reference=False)._score_task(task, layout(2, suites), passed, None, [], {})
-    assert np.isnan([x.reward for x in off if x.group == "tester/t"]).all()
+    assert rewards(out, "tester") == [1.5, -1.0, -0.5]
+    off = score_task(task, layout(2, suites), passed, cfg(anchor_reference=False))
+    assert np.isnan(rewards(off, "tester")).all()
 
 
 def test_label_free_uses_bidirectional_scores():
@@ -88,20 +102,17 @@ def test_label_free_uses_bidirectional_scores():
     # three codes agree on tests 0 and 1; code 2 passes only test 2
     gen = np.array([[1, 1, 0], [1, 1, 0], [0, 0, 1]], bool)
     gt = np.zeros((3, 1), bool)  # ignored in label-free mode
-    out = make_loop(label_free=True)._score_task(task, layout(3, suites), np.hstack([gt, gen]), None, [], {})
-    coder = [x.reward for x in out if x.group == "coder/t"]
-    tester = [x.reward for x in out if x.group == "tester/t"]
+    out = score_task(task, layout(3, suites), np.hstack([gt, gen]), cfg(label_free=True))
+    coder, tester = rewards(out, "coder"), rewards(out, "tester")
     assert coder[0] == coder[1] > coder[2]
     assert tester[0] == tester[1] > tester[2]
     assert all(-1 <= r <= 1 for r in tester)
 
 
-def test_curriculum_observations_are_applied_after_the_step():
-    loop = make_loop()
-    loop.curriculum = Curriculum.from_tasks([Task("t", "p")])
-    loop._observed = [("t", 4, 1)]
-    loop._sync_curriculum()
-    assert loop.curriculum.stats["t"].rate == 0.25
+def test_curriculum_applies_a_steps_observations():
+    cur = Curriculum.from_tasks([Task("t", "p")])
+    cur.apply([("t", 4, 1)], [])
+    assert cur.stats["t"].rate == 0.25 and cur.stats["t"].attempts == 4
 
 
 def test_requested_test_count_counts_missing_and_extra_tests_as_rejected():
@@ -109,24 +120,28 @@ def test_requested_test_count_counts_missing_and_extra_tests_as_rejected():
     texts = ["```python\nassert f() == 1\n```",  # one of three: two missing
              "```python\n" + "\n".join(f"assert f() == {i}" for i in range(5)) + "\n```",  # two extra
              "```python\nassert f() == 1\nassert f() == 2\nassert f(\n```"]  # two + one broken
-    lay = make_loop(tests_per_sample=3)._layout(task, [], [sample("tester", x) for x in texts])
-    assert [len(s) for s in lay["suites"]] == [1, 3, 2]
-    assert lay["rejected"] == [2, 2, 1]
-    free = make_loop()._layout(task, [], [sample("tester", x) for x in texts])
-    assert [len(s) for s in free["suites"]] == [1, 5, 2] and free["rejected"] == [0, 0, 0]
+    lay = parse_samples(task, [], [sample("tester", x) for x in texts], tests_per_sample=3)
+    assert [len(s) for s in lay.suites] == [1, 3, 2]
+    assert lay.rejected == [2, 2, 1] and len(lay.gen_tests) == 6
+    free = parse_samples(task, [], [sample("tester", x) for x in texts])
+    assert [len(s) for s in free.suites] == [1, 5, 2] and free.rejected == [0, 0, 0]
+
+
+def test_unparseable_coder_samples_are_empty_rows():
+    task = Task("t", "p", entry_point="f")
+    coder = [sample("coder", "```python\ndef f():\n    return 1\n```"), sample("coder", "no code")]
+    lay = parse_samples(task, coder, [])
+    assert lay.codes[0].startswith("def f()") and lay.codes[1] == ""
 
 
 def test_new_proposed_tasks_keep_their_first_observation():
-    loop = make_loop()
-    loop.curriculum = Curriculum.from_tasks([Task("t", "p")])
-    loop._new_tasks = [Task("proposed-1", "q", solutions=["def f(): return 1"])]
-    loop._observed = [("proposed-1", 4, 1)]  # the solver samples of the step that proposed it
-    loop._sync_curriculum()
-    assert loop.curriculum.stats["proposed-1"].proposed and loop.curriculum.stats["proposed-1"].rate == 0.25
+    cur = Curriculum.from_tasks([Task("t", "p")])
+    # the solver samples of the step that proposed it
+    cur.apply([("proposed-1", 4, 1)], [Task("proposed-1", "q", solutions=["def f(): return 1"])])
+    assert cur.stats["proposed-1"].proposed and cur.stats["proposed-1"].rate == 0.25
 
 
 def test_proposal_metrics_stack_to_one():
-    from coevo.loop import proposal_metrics
     from coevo.selfplay import REJECT_REASONS
 
     m = proposal_metrics(["ok", "malformed", "duplicate", "ok"], [0.5, 1.0])
@@ -147,34 +162,30 @@ def test_proposals_are_judged_solved_and_rewarded_in_one_step():
     new = lib.reference_code(("list.add_one", "list.max"))
     fmt = "### Solution\n```python\n{}```\n### Inputs\n```\nf([1, 2])\nf([5])\nf([-3, 0])\n```"
     texts = [fmt.format(new), fmt.format(new), fmt.format(seed.solutions[0]), "### Sol"]
-    loop = make_loop(n_solves=2, repetition_penalty=0.5)
-    loop.cfg.roles = ["coder", "proposer"]
-    loop.tokenizer = None
-    loop.curriculum = Curriculum.from_tasks([seed])
-    loop.known_fingerprints, loop._known_ids = set(), set()
-    loop.proposal_check = ProposalGuard(frozenset())
-    loop._remember(seed)
+    config = LoopConfig(roles=["coder", "proposer"], n_solves=2, repetition_penalty=0.5)
     with Executor(ExecConfig(timeout=2.0, workers=1)) as ex:
-        loop.executor = ex
-        info = loop._validate_proposals([sample("proposer", t) for t in texts])
+        loop = make_loop(config, executor=ex, curriculum=Curriculum.from_tasks([seed]),
+                         proposal_check=ProposalGuard(frozenset()))
+        info = loop.validate_proposals([sample("proposer", t) for t in texts])
         assert info["reasons"] == ["ok", "repeat", "duplicate", "malformed"]
         assert info["grades"] == ["valid", "copy", "copy", "malformed"]
         (i, req), = info["solve_requests"]
         assert i == 0 and req.n == 2 and "adds one to each element" in req.prompt
         solves = [sample("coder", "```python\n" + new + "```"),
                   sample("coder", "```python\ndef f(xs):\n    return 0\n```")]
-        metrics = {}
-        jobs = loop._solver_jobs(info, solves)
-        out = loop._score_proposals(info, jobs, solves, ex.run_matrices(jobs), metrics)
-    rewards = {x.group: [] for x in out}
-    for x in out:
+        jobs = solver_jobs(info, solves)
+        scored = proposer_rollouts(info, jobs, solves, ex.run_matrices(jobs), config)
+    rewards = {x.group: [] for x in scored.rollouts}
+    for x in scored.rollouts:
         rewards[x.group].append(x.reward)
     # learnability 1 - 0.5 plus the valid bonus 0.25, less 0.5 * (1 other of 3 with the same program) / 3;
     # the repeat and the renamed seed task are copies (-0.5, as much as a broken task)
     np.testing.assert_allclose(rewards["proposer/batch"], [0.5 + 0.25 - 0.5 / 3, -0.5, -0.5, -1.0])
     assert rewards["coder/" + info["tasks"][0].task_id] == [1.0, 0.0]  # the solver samples train the Coder
-    assert metrics["proposer/valid_frac"] == 0.25 and metrics["reject/repeat"] == 0.25
-    loop._sync_curriculum()
+    assert scored.metrics["proposer/valid_frac"] == 0.25 and scored.metrics["reject/repeat"] == 0.25
+    assert scored.new_tasks == [info["tasks"][0]]
+    assert scored.observations == [(info["tasks"][0].task_id, 2, 1)]
+    loop.curriculum.apply(scored.observations, scored.new_tasks)
     added = loop.curriculum.stats[info["tasks"][0].task_id]
     assert added.proposed and added.rate == 0.5
 
@@ -186,14 +197,10 @@ def test_seed_buffer_fills_the_curriculum_once_before_rl():
     from coevo.tinyworld import library as lib
     from coevo.tinyworld.proposals import ProposalGuard
     from matrix.engine import ExecConfig, Executor
-    from roles.generation import GenerationConfig
-
     new = lib.reference_code(("list.negate", "list.max"))
     text = "### Solution\n```python\n" + new + "```\n### Inputs\n```\nf([1, 2])\nf([-5])\n```"
 
     class Engine:
-        config = GenerationConfig()
-
         def generate(self, reqs, config=None):
             out = []
             for r in reqs:
@@ -204,20 +211,14 @@ def test_seed_buffer_fills_the_curriculum_once_before_rl():
             return out
 
     seed = lib.make_task(("list.double", "list.sum"))
-    loop = make_loop(n_solves=2, seed_proposals=3)
-    loop.cfg.roles = ["coder", "proposer"]
-    loop.tokenizer, loop.engine, loop.examples, loop.trainer = None, Engine(), [], None
-    loop.curriculum = Curriculum.from_tasks([seed])
-    loop.known_fingerprints, loop._known_ids = set(), set()
-    loop.proposal_check = ProposalGuard(frozenset())
-    loop._learn_curriculum()
+    config = LoopConfig(roles=["coder", "proposer"], n_solves=2, seed_proposals=3)
     with Executor(ExecConfig(timeout=2.0, workers=1)) as ex:
-        loop.executor = ex
+        loop = make_loop(config, Engine(), executor=ex, curriculum=Curriculum.from_tasks([seed]),
+                         proposal_check=ProposalGuard(frozenset()))
         m = loop.seed_buffer(3, step=1)
     assert m == {"seed/proposals": 3.0, "seed/accepted": 1.0}  # garbage, the task, then its repeat
     (pid,) = [k for k, s in loop.curriculum.stats.items() if s.proposed]
     assert loop.curriculum.stats[pid].rate == 0.5 and loop.curriculum.seeded  # 1 of 2 solver samples
-    assert loop._observed == [] and loop._new_tasks == []
     assert loop.curriculum.state_dict()["seeded"] is True
 
 
@@ -225,18 +226,16 @@ def test_proposer_prompt_shows_references_from_the_curriculum_pool():
     from coevo.tinyworld import library as lib
 
     tasks = [lib.make_task(s) for s in [("list.double",), ("list.sum",), ("str.upper",), ("int.square",)]]
-    loop = make_loop(proposer_refs=3)
-    loop.tokenizer, loop.examples = None, []
-    loop.curriculum = Curriculum.from_tasks(tasks[:1])
+    loop = make_loop(LoopConfig(proposer_refs=3), curriculum=Curriculum.from_tasks(tasks[:1]))
     proposed = Task("proposed-x", "Write a function f(xs) that negates each element, then returns the list.",
                     "function", "f", solutions=[lib.reference_code(("list.negate",))],
                     meta={"inputs": ["f([1])", "f([2])"]})
     loop.curriculum.add(proposed, proposed=True)
-    req = loop._proposer_request(np.random.default_rng(0), 8)
+    req = loop.proposer_request(np.random.default_rng(0), 8)
     assert req.n == 8 and req.role == "proposer" and req.prompt.count("<|example|>") == 2  # the pool has 2
     assert "xs = [-x for x in xs]" in req.prompt and "### Task" not in req.prompt  # program format
     loop.curriculum = Curriculum.from_tasks(tasks)
-    req = loop._proposer_request(np.random.default_rng(0), 8)
+    req = loop.proposer_request(np.random.default_rng(0), 8)
     assert req.prompt.count("<|example|>") == 3
 
 

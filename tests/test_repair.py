@@ -207,9 +207,10 @@ def test_eval_repair_figures_fix_acc_and_1_at_k(ex):
     assert sum(q.meta["episode"] == "inc#0" for q in engine.requests) == 2
 
 
-def test_loop_turns_episodes_into_rollouts():
-    from coevo.loop import CoEvolution, LoopConfig
+def test_episodes_become_rollouts():
+    from coevo.loop import LoopConfig
     from coevo.repair import Attempt
+    from coevo.rollouts import fixer_rollouts
 
     def attempt(valid, solved, frac=0.0):
         return Attempt(sample=SimpleNamespace(role="fixer"), code="x" if valid else "", valid=valid,
@@ -222,16 +223,12 @@ def test_loop_turns_episodes_into_rollouts():
         b.attempts = [attempt(True, False, 2 / 3), attempt(True, False, 0.0)]
         return [a, b]
 
-    loop = CoEvolution.__new__(CoEvolution)
-    loop.cfg = LoopConfig(roles=["fixer"], fixer_reward="episode")
-    metrics = {}
-    out = loop._fixer_rollouts(episodes(), metrics)
+    out, metrics = fixer_rollouts(episodes(), LoopConfig(roles=["fixer"], fixer_reward="episode"))
     # RLEF: every turn, the episode's reward: a solved with one invalid turn 1 - 0.2, b failed -1
     assert [(x.episode, x.reward) for x in out] == [("fixer/inc/0#0", 0.8)] * 2 + [("fixer/inc/0#1", -1.0)] * 2
     assert metrics["train/fix_acc"] == 0.5 and metrics["fixer/solved_first_turn"] == 0.0
     assert metrics["fixer/invalid_turn_frac"] == 0.25
-    loop.cfg = LoopConfig(roles=["fixer"], fixer_reward="gain")
-    out = loop._fixer_rollouts(episodes(), {})
+    out, _ = fixer_rollouts(episodes(), LoopConfig(roles=["fixer"], fixer_reward="gain"))
     # the single-turn gain reward on the first attempts: 0 - 1/3 and 2/3 - 1/3, no episode keys
     assert [x.episode for x in out] == [None, None]
     np.testing.assert_allclose([x.reward for x in out], [-1 / 3, 1 / 3])

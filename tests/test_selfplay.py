@@ -129,7 +129,7 @@ def test_every_reason_has_a_grade():
 def test_run_report_sums_the_metrics_log(tmp_path):
     import json
 
-    from coevo.loop import proposal_metrics
+    from coevo.rollouts import proposal_metrics
     from coevo.selfplay import run_report
 
     steps = [["malformed"] * 4, ["ok", "duplicate", "malformed", "malformed"], ["ok", "ok", "heldout", "ok"]]
