@@ -20,9 +20,9 @@ Data flows one way through :meth:`CoEvolution.step`:
    episodes whose attempt still fails a public test get the new feedback and try again (one
    generation and one matrix call per turn);
 6. **rewards** (:mod:`matrix.rewards`, assembled into rollouts by the pure functions of
-   :mod:`coevo.rollouts`; per task :func:`coevo.task_rewards.task_rewards`): Coder all-pass (or fraction) on ground truth; Tester
-   reward precision (CURE) per test plus a correctness term, summed over a sample's tests, each
-   rejected candidate (unparseable, duplicate) scoring the minimum
+   :mod:`coevo.rollouts`; per task :func:`coevo.task_rewards.task_rewards`): Coder all-pass (or
+   fraction) on ground truth; Tester reward precision (CURE) per test plus a correctness term,
+   summed over a sample's tests, each rejected candidate (unparseable, duplicate) scoring the minimum
    (:func:`matrix.rewards.tester_suite_reward`); with ``anchor_reference`` the task's reference
    solution joins the correct programs;
    Fixer: RLEF's episode reward (``fixer_reward="episode"``: +1 when the final program passes every

@@ -7,7 +7,7 @@
 2. **model**: ``model.path`` (a local ``save_pretrained`` directory), or the tiny world's model:
    tokenizer trained locally, Llama-style model from scratch, SFT warm-up. The starting point is
    saved once to ``RUN_DIR/init`` (atomically), so a resumed run never repeats the warm-up;
-3. **the loop**: :class:`coevo.loop.CoEvolution` stepped by :func:`training.runner.run_loop`
+3. **the loop**: :class:`coevo.loop.CoEvolution` stepped over a :class:`training.runner.ResumableRun`
    (atomic checkpoints of model + optimizer + RNG + curriculum + step, ``metrics.jsonl`` with
    each step exactly once, progress bar with ETA). Held-out evaluation runs before the first step
    (``eval.jsonl``, step 0) and every ``loop.eval_every`` steps; its figures are logged in that
@@ -310,7 +310,7 @@ def execute(cfg: CoevoConfig, run: Path, *, progress: bool = True) -> dict:
     from coevo.loop import CoEvolution, sampling_config
     from roles.generation import GenerationEngine
     from training import distributed as D
-    from training.runner import run_loop
+    from training.runner import ResumableRun
     from training.trainer import PolicyTrainer
 
     configure_torch(cfg)
@@ -359,16 +359,18 @@ def execute(cfg: CoevoConfig, run: Path, *, progress: bool = True) -> dict:
             before = run_eval(0)
             _say("before RL: " + _fmt(before))
 
-        def step_fn(step: int) -> dict:
-            metrics = loop.step(step)
-            if cfg.loop.eval_every and heldout and (step % cfg.loop.eval_every == 0 or step == cfg.loop.steps):
-                metrics.update({f"eval/{k}": v for k, v in run_eval(step).items() if not isinstance(v, dict)})
-            return metrics
-
-        info = run_loop(run, cfg.loop.steps, step_fn, trainer=trainer, state={"curriculum": curriculum},
-                        save_every=cfg.loop.save_every, keep=cfg.loop.keep_checkpoints, resume=True,
-                        progress=progress, progress_keys=("reward/coder", "reward/tester", "loss"),
-                        run_info={"config": str(run / "config.yaml"), "isolation": executor.isolation})
+        # the training loop: resume from the latest checkpoint, then step, evaluate, log, checkpoint
+        with ResumableRun(run, cfg.loop.steps, trainer=trainer, state={"curriculum": curriculum},
+                          save_every=cfg.loop.save_every, keep=cfg.loop.keep_checkpoints, resume=True,
+                          progress=progress, progress_keys=("reward/coder", "reward/tester", "loss"),
+                          run_info={"config": str(run / "config.yaml"), "isolation": executor.isolation}) as steps:
+            for step in steps.steps():
+                metrics = loop.step(step)
+                if cfg.loop.eval_every and heldout and (step % cfg.loop.eval_every == 0 or step == cfg.loop.steps):
+                    metrics.update({f"eval/{k}": v for k, v in run_eval(step).items() if not isinstance(v, dict)})
+                steps.log(step, metrics)
+                steps.save_if_due(step)
+        info = steps.info
     finally:
         executor.close()
     export(trainer, tok, run, heldout)

@@ -283,6 +283,9 @@ class GenerationEngine:
         except (TypeError, ValueError):
             params = {}
         self._keeps_logits = "logits_to_keep" in params
+        # transformers >= 5.24 names the KV cache `cache` (argument and output); `past_key_values`
+        # before (still accepted there with a FutureWarning, to be removed in 5.40)
+        self._cache_name = "cache" if "cache" in params else "past_key_values"
 
     @property
     def device(self) -> torch.device:
@@ -385,7 +388,7 @@ class GenerationEngine:
         extra = {"logits_to_keep": 1} if self._keeps_logits else {}
         out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True,
                          **extra)
-        cache = out.past_key_values
+        cache = out[self._cache_name]
         logits = out.logits[:, -1, :]
         next_pos = pos[:, -1:] + 1
         for t in range(T):
@@ -414,8 +417,8 @@ class GenerationEngine:
                 act = [act[k] for k in keep]
             mask = torch.cat([mask, mask.new_ones((len(act), 1))], dim=1)
             out = self.model(input_ids=tok.unsqueeze(-1), attention_mask=mask,
-                             position_ids=next_pos, past_key_values=cache, use_cache=True)
-            cache = out.past_key_values
+                             position_ids=next_pos, use_cache=True, **{self._cache_name: cache})
+            cache = out[self._cache_name]
             logits = out.logits[:, -1, :]
             next_pos = next_pos + 1
         return [(o, p, t) for o, p, t in zip(out_ids, out_lps, truncated)]

@@ -13,6 +13,6 @@ here):
 * :mod:`training.distributed` rank/world helpers, DeepSpeed init on CPU (gloo) or GPU (nccl)
 * :mod:`training.checkpoint`  atomic checkpoints (model, optimizer, RNG, caller state, step)
 * :mod:`training.metrics_file`     ``MetricsLogger``: metrics.jsonl exactly once per step, TensorBoard, tqdm
-* :mod:`training.runner`      ``run_loop``: the resumable driver (step -> log -> checkpoint)
+* :mod:`training.runner`      ``ResumableRun`` / ``run_loop``: a resumable run (restore -> step -> log -> checkpoint)
 * :mod:`training.plot`        ``plot_metrics``: curves to PNG (``coevo plot``)
 """

@@ -1,6 +1,7 @@
 """A generic resumable training driver.
 
-:func:`run_loop` runs ``step_fn(step)`` for ``step = start .. total_steps`` (1-based), logging each
+:class:`ResumableRun` opens a run directory for a loop the caller writes (restore, log, save);
+:func:`run_loop` runs ``step_fn(step)`` over one for ``step = start .. total_steps`` (1-based), logging each
 step's metrics to ``RUN_DIR/metrics.jsonl`` and checkpointing every ``save_every`` steps and at the
 last step. Per step the order is::
 
@@ -29,52 +30,96 @@ from training import distributed as D
 from training.metrics_file import MetricsLogger
 
 
-def run_loop(run_dir: str | Path, total_steps: int, step_fn: Callable[[int], dict], *, trainer=None,
-             model=None, state: dict[str, Any] | None = None, save_every: int = 10, keep: int = 2,
-             resume: bool = True, progress: bool = True, tensorboard: bool = False,
-             progress_keys: tuple[str, ...] = ("loss",), on_step: Callable[[int, dict], None] | None = None,
-             run_info: dict | None = None) -> dict:
-    """Run or resume a loop (see the module doc). Returns ``{"start_step", "end_step",
-    "resumed_from"}``.
+class ResumableRun:
+    """A run directory opened for stepping: the latest checkpoint restored, the metrics log open.
+    The caller's loop reads top-down::
+
+        with ResumableRun(run_dir, total_steps, trainer=trainer, state={"curriculum": cur}) as run:
+            for step in run.steps():
+                metrics = ...              # the caller's work
+                run.log(step, metrics)     # fsynced
+                run.save_if_due(step)      # step % save_every == 0 or the last step
 
     ``trainer``: saved/restored through its ``save_checkpoint``/``load_checkpoint``; ``model``: a
     bare model to export/restore instead; ``state``: ``{name: obj}`` with ``state_dict`` /
     ``load_state_dict`` (curriculum, data iterators, ...). ``resume=False`` refuses a ``RUN_DIR``
     that already holds a checkpoint. ``run_info`` is written once to ``RUN_DIR/run.json``.
-    ``on_step(step, record)`` is called after each step is logged (e.g. evaluation hooks).
     """
-    if total_steps < 0:
-        raise ValueError("total_steps: must be >= 0")
-    if save_every < 1:
-        raise ValueError("save_every: must be >= 1")
-    run_dir = Path(run_dir)
-    if D.is_main():
-        run_dir.mkdir(parents=True, exist_ok=True)
-    D.barrier()
-    info = ckpt.load_latest(run_dir)
-    if info is not None and not resume:
-        raise FileExistsError(f"{run_dir}: already holds a run (checkpoint at step {info.step}); "
-                              "resume it or choose another directory")
-    start = 1
-    if info is not None:
-        ckpt.restore_checkpoint(info, trainer=trainer, model=model, state=state)
-        start = info.step + 1
-    ckpt.clean(run_dir)
-    if run_info is not None and D.is_main() and not (run_dir / "run.json").exists():
-        (run_dir / "run.json").write_text(json.dumps(run_info, indent=1, default=str), encoding="utf-8")
-    logger = MetricsLogger(run_dir, resume_step=start - 1, total_steps=total_steps, tensorboard=tensorboard,
-                           progress=progress, progress_keys=progress_keys)
-    last_saved = start - 1
-    try:
-        for step in range(start, total_steps + 1):
-            metrics = step_fn(step) or {}
-            rec = logger.log(step, metrics)
+
+    def __init__(self, run_dir: str | Path, total_steps: int, *, trainer=None, model=None,
+                 state: dict[str, Any] | None = None, save_every: int = 10, keep: int = 2, resume: bool = True,
+                 progress: bool = True, tensorboard: bool = False, progress_keys: tuple[str, ...] = ("loss",),
+                 run_info: dict | None = None):
+        if total_steps < 0:
+            raise ValueError("total_steps: must be >= 0")
+        if save_every < 1:
+            raise ValueError("save_every: must be >= 1")
+        self.run_dir, self.total_steps = Path(run_dir), total_steps
+        self.trainer, self.model, self.state = trainer, model, state
+        self.save_every, self.keep = save_every, keep
+        if D.is_main():
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+        D.barrier()
+        latest = ckpt.load_latest(self.run_dir)
+        if latest is not None and not resume:
+            raise FileExistsError(f"{self.run_dir}: already holds a run (checkpoint at step {latest.step}); "
+                                  "resume it or choose another directory")
+        self.start = 1
+        if latest is not None:
+            ckpt.restore_checkpoint(latest, trainer=trainer, model=model, state=state)
+            self.start = latest.step + 1
+        self.resumed_from = latest.step if latest is not None else None
+        ckpt.clean(self.run_dir)
+        if run_info is not None and D.is_main() and not (self.run_dir / "run.json").exists():
+            (self.run_dir / "run.json").write_text(json.dumps(run_info, indent=1, default=str), encoding="utf-8")
+        self.logger = MetricsLogger(self.run_dir, resume_step=self.start - 1, total_steps=total_steps,
+                                    tensorboard=tensorboard, progress=progress, progress_keys=progress_keys)
+        self.last_saved = self.start - 1
+
+    def steps(self) -> range:
+        """The steps still to run: checkpoint step + 1 .. total_steps (1-based)."""
+        return range(self.start, self.total_steps + 1)
+
+    def log(self, step: int, metrics: dict) -> dict:
+        """Append the step's metrics (fsynced; see :class:`training.metrics_file.MetricsLogger`)."""
+        return self.logger.log(step, metrics)
+
+    def save_if_due(self, step: int) -> None:
+        """Checkpoint (atomically) every ``save_every`` steps and at the last step."""
+        if step % self.save_every == 0 or step == self.total_steps:
+            ckpt.save_checkpoint(self.run_dir, step, trainer=self.trainer, model=self.model, state=self.state,
+                                 keep=self.keep)
+            self.last_saved = step
+
+    @property
+    def info(self) -> dict:
+        return {"start_step": self.start, "end_step": max(self.total_steps, self.start - 1),
+                "resumed_from": self.resumed_from, "last_saved": self.last_saved}
+
+    def close(self) -> None:
+        self.logger.close()
+
+    def __enter__(self) -> ResumableRun:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def run_loop(run_dir: str | Path, total_steps: int, step_fn: Callable[[int], dict], *, trainer=None,
+             model=None, state: dict[str, Any] | None = None, save_every: int = 10, keep: int = 2,
+             resume: bool = True, progress: bool = True, tensorboard: bool = False,
+             progress_keys: tuple[str, ...] = ("loss",), on_step: Callable[[int, dict], None] | None = None,
+             run_info: dict | None = None) -> dict:
+    """Run or resume ``step_fn`` over a :class:`ResumableRun` (see the module doc). Returns
+    ``{"start_step", "end_step", "resumed_from", "last_saved"}``. ``on_step(step, record)`` is
+    called after each step is logged (e.g. evaluation hooks)."""
+    with ResumableRun(run_dir, total_steps, trainer=trainer, model=model, state=state, save_every=save_every,
+                      keep=keep, resume=resume, progress=progress, tensorboard=tensorboard,
+                      progress_keys=progress_keys, run_info=run_info) as run:
+        for step in run.steps():
+            rec = run.log(step, step_fn(step) or {})
             if on_step is not None:
                 on_step(step, rec)
-            if step % save_every == 0 or step == total_steps:
-                ckpt.save_checkpoint(run_dir, step, trainer=trainer, model=model, state=state, keep=keep)
-                last_saved = step
-    finally:
-        logger.close()
-    return {"start_step": start, "end_step": max(total_steps, start - 1),
-            "resumed_from": info.step if info is not None else None, "last_saved": last_saved}
+            run.save_if_due(step)
+    return run.info
