@@ -149,7 +149,6 @@ class Plan:
     judge: Any = None  # None: report the value (run_calls / run_stdin)
     pure: bool | None = False  # None: the worker checks the holes itself
     error: str = ""
-    protected: bool = True
     fallback_source: str | None = field(default=None, compare=False)
 
     @property
@@ -254,7 +253,7 @@ def _generic_from_source(src: str) -> Plan:
 
 def _generic_plan(module: ast.Module, src: str) -> Plan:
     """The test as written, run in a test process of its own against the program's process."""
-    return Plan(mode="exec", source=src, pure=False, protected=True)
+    return Plan(mode="exec", source=src, pure=False)
 
 
 # ----------------------------------------------------------------------------- splitting

@@ -26,8 +26,6 @@ Jobs (``__coevo_job__["op"]``):
 
 from __future__ import annotations
 
-from pathlib import Path
-
 SOURCE = r'''
 import sys as _cv_sys
 
@@ -687,7 +685,3 @@ def _cv_main():
 
 def source() -> str:
     return SOURCE
-
-
-def harness_path() -> Path:
-    return Path(__file__)
