@@ -131,3 +131,24 @@ def test_odd_strings_are_written(tmp_path):
     assert _run("--tasks", tasks, "--codes", codes, "--out", out) == 0
     rows = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     assert rows[0]["status"] == [["fail"]] and rows[1]["status"] == [["fail"]]
+
+
+def test_candidates_syntax_warnings_stay_off_the_terminal(tmp_path):
+    """`1if x else 2` compiles with a SyntaxWarning ("invalid decimal literal"); a pool of model
+    outputs holds many such programs and tests, and every parse of them used to print one."""
+    tasks = _write(tmp_path / "t.jsonl", [{"task_id": "w", "prompt": "p", "entry_point": "f",
+                                          "tests": [{"test": "assert f(1) == 1if True else 0"}]}])
+    codes = _write(tmp_path / "c.jsonl", [{"task_id": "w", "code": "def f(x):\n    return 1if x else 2\n"}])
+    tests = _write(tmp_path / "u.jsonl", [{"task_id": "w", "test": "assert f(0) == 2if True else 0"}])
+    out = tmp_path / "m.jsonl"
+    proc = subprocess.run([sys.executable, "-m", "coevo", "matrix", "--tasks", str(tasks), "--codes", str(codes),
+                           "--tests", str(tests), "--out", str(out), "-q"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "SyntaxWarning" not in proc.stderr, proc.stderr[-2000:]
+    assert json.loads(out.read_text())["status"] == [["pass"]]
+    # a file of the user's own still warns as Python does
+    bad = tmp_path / "user_module.py"
+    bad.write_text("x = 1if True else 2\n")
+    proc = subprocess.run([sys.executable, "-c", f"import matrix, runpy; runpy.run_path({str(bad)!r})"],
+                          capture_output=True, text=True, timeout=60)
+    assert "SyntaxWarning" in proc.stderr
