@@ -50,9 +50,7 @@ import math
 
 import torch
 
-from training.config import IS_CORRECTIONS, IS_LEVELS
-
-AGGREGATIONS = ("token_mean", "seq_mean_token_mean", "constant_norm")
+from training.config import AGGREGATIONS, IS_CORRECTIONS, IS_LEVELS
 
 
 def token_logprobs(logits: torch.Tensor, tokens: torch.Tensor, temperature: float = 1.0,

@@ -27,6 +27,8 @@ import re
 import textwrap
 from pathlib import Path
 
+from coevo.testgen.outdir import MANIFEST
+
 HELP = "generate a pytest suite for your code (PATH), or model-written tests for a tasks file"
 DESCRIPTION = HELP + """
 
@@ -264,9 +266,6 @@ def run(args) -> int:
         raise InputError("give PATH (your code), or --tasks with --model (or --api-base) and --out",
                          field=missing[0])
     return run_tasks_mode(args)
-
-
-MANIFEST = ".coevo-gen-tests.json"
 
 
 def _previous_files(out: Path) -> list[str]:

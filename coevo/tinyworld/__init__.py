@@ -5,7 +5,7 @@ downloads.
   description, reference solution, ground-truth asserts); the seeded train / held-out split by
   composition; :func:`recognize`, :func:`recognize_code` and :func:`check_proposed` (with
   :func:`heldout_pairs_of` when only ``heldout.jsonl`` is at hand) for Proposer tasks.
-* :mod:`.examples` — SFT examples for the four roles in the formats of :mod:`roles.prompts`.
+* :mod:`.sft_examples` — SFT examples for the four roles in the formats of :mod:`roles.prompts`.
 * :mod:`.tokenizer` — a byte-level BPE tokenizer trained locally on the world's text.
 * :mod:`.model` — a small ``LlamaForCausalLM`` from scratch.
 * :mod:`.sft` — the supervised warm-up (the stand-in for pretraining).

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from coevo.tinyworld import DEFAULT_SIZE
+
 # name -> (hidden, intermediate, layers, heads, kv_heads)
 SIZES: dict[str, tuple[int, int, int, int, int]] = {
     "nano": (64, 192, 2, 4, 4),  # tests
@@ -11,7 +13,6 @@ SIZES: dict[str, tuple[int, int, int, int, int]] = {
     "small": (192, 512, 4, 4, 4),
     "base": (256, 704, 6, 8, 8),
 }
-DEFAULT_SIZE = "small"
 
 
 @dataclass
