@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from coevo.repair import attempt_jobs, observe_attempts, public_feedback, start_episodes, turn_requests
-from coevo.rollouts import Scored, fixer_rollouts, parse_samples, proposer_rollouts, score_task, solver_jobs
+from coevo.rollouts import Scored, fixer_rollouts, parse_samples, proposer_rollouts, score_task, solved, solver_jobs
 from matrix import rewards as R
 from matrix.tasks import Task
 
@@ -231,7 +231,8 @@ class CoEvolution:
         episodes: list = []  # repair episodes (coevo.repair) starting from failing programs
         turns = cfg.fix_turns if cfg.fixer_reward == "episode" else 1
         for t, lay, res in zip(tasks, layouts, results):
-            score = score_task(t, lay, np.asarray(res.passed, dtype=bool), cfg)
+            passed = np.asarray(res.passed, dtype=bool)
+            score = score_task(t, lay, passed, cfg)
             rollouts += score.rollouts
             if score.observation is not None:
                 observed.append(score.observation)
@@ -239,7 +240,7 @@ class CoEvolution:
             for acc in score.test_accs:
                 _acc(metrics, "train/test_acc", acc)
             for i in score.broken:  # feedback: the first failing public ground-truth test
-                before = float(np.asarray(res.passed, dtype=bool)[i, :len(t.tests)].mean())
+                before = float(passed[i, :len(t.tests)].mean())
                 episodes += start_episodes(t, lay.codes[i], public_feedback(t, res, i, cfg.fix_public_tests),
                                            before, cfg.n_fixes, max_turns=turns,
                                            public=cfg.fix_public_tests, group=f"fixer/{t.task_id}/{i}")
@@ -407,9 +408,8 @@ class CoEvolution:
                     solves = self.engine.generate([r for _, r in info["solve_requests"]], config=gen_cfg)
                 jobs = solver_jobs(info, solves)
                 for (task, codes, _), res in zip(jobs, self.executor.run_matrices(jobs)):
-                    ok = np.asarray(res.passed, dtype=bool).all(axis=1) & np.array([bool(c) for c in codes])
                     added.append(task)
-                    observed.append((task.task_id, len(codes), int(ok.sum())))
+                    observed.append((task.task_id, len(codes), int(solved(codes, res).sum())))
         self._sync_curriculum(observed, added)  # the seeded tasks can be drawn from this step on
         self.curriculum.seeded = True
         return {"seed/proposals": float(len(reasons)), "seed/accepted": float(len(added))}

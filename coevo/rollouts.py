@@ -154,6 +154,11 @@ def solver_jobs(proposals: dict, solve_samples: list) -> list:
     return jobs
 
 
+def solved(codes: list[str], result) -> np.ndarray:
+    """Per program of a solver job: parsed and passing every one of the task's tests."""
+    return np.asarray(result.passed, dtype=bool).all(axis=1) & np.array([bool(c) for c in codes], dtype=bool)
+
+
 def proposer_rollouts(proposals: dict, jobs: list, solve_samples: list, results: list,
                       cfg: LoopConfig) -> ProposalScore:
     """Solver samples train the Coder; their solve rates give the Proposer's rewards (learnability,
@@ -166,7 +171,7 @@ def proposer_rollouts(proposals: dict, jobs: list, solve_samples: list, results:
     for (i, req), (task, codes, _), res in zip(proposals["solve_requests"], jobs, results):
         chunk = solve_samples[pos:pos + req.n]
         pos += req.n
-        ok = np.asarray(res.passed, dtype=bool).all(axis=1) & np.array([bool(c) for c in codes])
+        ok = solved(codes, res)
         solve_rate[i] = float(ok.mean())
         if "coder" in cfg.roles:
             out += [Scored(s, f"coder/{task.task_id}", float(x)) for s, x in zip(chunk, ok.astype(float))]

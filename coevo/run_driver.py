@@ -363,14 +363,14 @@ def execute(cfg: CoevoConfig, run: Path, *, progress: bool = True) -> dict:
         with ResumableRun(run, cfg.loop.steps, trainer=trainer, state={"curriculum": curriculum},
                           save_every=cfg.loop.save_every, keep=cfg.loop.keep_checkpoints, resume=True,
                           progress=progress, progress_keys=("reward/coder", "reward/tester", "loss"),
-                          run_info={"config": str(run / "config.yaml"), "isolation": executor.isolation}) as steps:
-            for step in steps.steps():
+                          run_info={"config": str(run / "config.yaml"), "isolation": executor.isolation}) as resumable:
+            for step in resumable.steps():
                 metrics = loop.step(step)
                 if cfg.loop.eval_every and heldout and (step % cfg.loop.eval_every == 0 or step == cfg.loop.steps):
                     metrics.update({f"eval/{k}": v for k, v in run_eval(step).items() if not isinstance(v, dict)})
-                steps.log(step, metrics)
-                steps.save_if_due(step)
-        info = steps.info
+                resumable.log(step, metrics)
+                resumable.save_if_due(step)
+        info = resumable.info
     finally:
         executor.close()
     export(trainer, tok, run, heldout)
