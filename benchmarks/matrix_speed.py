@@ -8,7 +8,8 @@ the report; ``--keep-hangs`` keeps them).
 ``--pool real`` (behaves like sampled model output): per task the reference, AST mutants, and the
 kinds of program a code model really emits: truncated mid-line, raising while loading (a missing
 module, an undefined name), raising on some inputs, looping forever on some inputs, recursing
-without end on some inputs, printing as it goes; tests are the asserts, noisy copies, and asserts
+without end on some inputs, printing as it goes, ending with an ``if __name__ == "__main__":``
+block (``doctest.testmod()``); tests are the asserts, noisy copies, and asserts
 on nearby inputs with the reference's own answer (as a generated suite holds), ~20 per task.
 
 One run measures, on the same cells:
@@ -293,7 +294,8 @@ _BEHAVIOURS = {
 def realistic_programs(ref: str, entry: str, n_mutants: int, rng: random.Random, seed: int) -> list[tuple[str, str]]:
     """(kind, code) pairs for one task, like what a code model samples: the reference, mutants,
     and programs truncated, failing to load, raising / looping / recursing / wrong / printing on
-    some inputs."""
+    some inputs, and one that ends with the ``if __name__ == "__main__":`` block code models
+    often write after the function (importing doctest)."""
     from matrix.mutation import mutants
 
     out = [("reference", ref)]
@@ -308,6 +310,7 @@ def realistic_programs(ref: str, entry: str, n_mutants: int, rng: random.Random,
     if rng.random() < 0.5:  # a demo call left at the bottom that never returns: it hangs while loading
         out.append(("hangs_loading", ref + rng.choice([
             "\nwhile True:\n    pass\n", "\nprint(sum(i * i for i in range(10 ** 12)))\n"])))
+    out.append(("main_block", ref + "\n\n\nif __name__ == \"__main__\":\n    import doctest\n    doctest.testmod()\n"))
     for kind, body in _BEHAVIOURS.items():
         if kind == "loops_on_some" and rng.random() > 0.25:
             continue  # a few programs hang on some inputs, as in real pools

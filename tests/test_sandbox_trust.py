@@ -302,6 +302,76 @@ def test_imports_and_attribute_stores_are_found_in_nested_code():
         assert not fast_pure(co(src)), src
 
 
+# ----------------------------------------------------------------------------- dead main blocks
+
+MAIN_BLOCK = "if __name__ == '__main__':\n    import os\n    def add(a, b):\n        return a * b\n"
+# each makes ``__name__ == "__main__"`` true before the block: the block runs, as in Python
+REBINDERS = [
+    "__name__ = '__main__'\n",
+    "def setup():\n    global __name__\n    __name__ = '__main__'\nsetup()\n",
+    "for __name__ in ['__main__']:\n    pass\n",
+    "(__name__ := '__main__')\n",
+    "match '__main__':\n    case __name__:\n        pass\n",
+    "import sys\nsys.modules[__name__].__name__ = '__main__'\n",
+    "__name__ += ''\n__name__ = __name__.replace('solution', '__main__')\n",
+]
+
+
+def _python_says(code: str, test: str) -> bool:
+    """What plain Python does with ``code`` loaded as module ``solution``, then ``test``."""
+    import types
+
+    mod = types.ModuleType("solution")
+    saved = sys.modules.get("solution")
+    sys.modules["solution"] = mod
+    try:
+        exec(compile(code, "<solution>", "exec"), mod.__dict__)
+        exec(test, mod.__dict__)
+        return True
+    except AssertionError:
+        return False
+    finally:
+        if saved is None:
+            sys.modules.pop("solution", None)
+        else:
+            sys.modules["solution"] = saved
+
+
+@pytest.mark.parametrize("rebind", REBINDERS)
+def test_a_main_block_made_live_still_runs(ex, rebind):
+    """The runner drops a function program's ``if __name__ == "__main__":`` blocks (dead code under
+    the module name ``solution``, whose imports would make it run one process per test); a
+    program that first makes ``__name__`` equal ``"__main__"`` keeps its block, as Python does."""
+    code = HONEST + rebind + MAIN_BLOCK
+    tests = ["assert add(2, 3) == 6", "assert add(2, 3) == 5"]
+    expected = ["pass" if _python_says(code, t) else "fail" for t in tests]
+    assert expected == ["pass", "fail"], expected  # the attack works in plain Python
+    assert verdicts(ex, code, tests) == expected
+
+
+def test_a_dead_main_block_is_dropped_and_its_else_kept(ex):
+    from matrix.sandbox import harness
+
+    dead = HONEST + "if __name__ == '__main__':\n    import doctest\n    doctest.testmod()\n"
+    assert harness.compile_source(dead, "<solution>", guard=True, as_main=False)[1] is True
+    assert harness.compile_source(dead, "<solution>", guard=True, as_main=True)[1] is False
+    for rebind in REBINDERS:  # nothing dropped: the block's import keeps the program impure
+        assert harness.compile_source(HONEST + rebind + MAIN_BLOCK, "<solution>", guard=True,
+                                      as_main=False)[1] is False, rebind
+    tests = ["assert add(2, 3) == 5", "assert add(1, 1) == 2", "assert add(2, 2) == 5"]
+    assert verdicts(ex, dead, tests) == ["pass", "pass", "fail"]
+    with_else = "if __name__ == '__main__':\n    import os\n    os._exit(3)\nelse:\n" \
+                "    def add(a, b):\n        return a + b\n"
+    assert verdicts(ex, with_else, tests) == ["pass", "pass", "fail"]
+
+
+def test_a_stdio_programs_main_block_runs(ex):
+    task = Task("upper", "upper-case the input", kind="stdio")
+    code = "import sys\nif __name__ == '__main__':\n    import os\n    print(sys.stdin.read().upper())\n"
+    res = ex.run_matrix(task, [code], [Test.stdio("abc\n", "ABC\n"), Test.stdio("x", "y")])
+    assert res.status[0] == ["pass", "fail"], res.errors
+
+
 @pytest.mark.parametrize("code", POLLUTERS)
 def test_state_does_not_flow_between_cells(ex, code):
     tests = [Test.assertion(f"assert add({i}, 1) == {i + 1}") for i in range(4)]

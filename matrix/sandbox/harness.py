@@ -271,9 +271,11 @@ def fmt_syntax(exc) -> str:
     return f"{type(exc).__name__}: {exc}"[:MAX_ERR]
 
 
-def compile_source(src: str, filename: str, *, guard: bool):
+def compile_source(src: str, filename: str, *, guard: bool, as_main: bool = True):
     """(code, pure, uses state) or raises one of :data:`_COMPILE_ERRORS`. With ``guard``, the
-    code is checked for purity and (when pure) compiled with its attribute stores guarded."""
+    code is checked for purity and (when pure) compiled with its attribute stores guarded; a
+    program that will not run as ``__main__`` (``as_main`` false) loses its dead
+    ``if __name__ == "__main__":`` blocks first (:func:`.purity.drop_dead_main`)."""
     import ast
     import warnings
 
@@ -287,6 +289,8 @@ def compile_source(src: str, filename: str, *, guard: bool):
             if purity.fast_pure(co):  # no module to reach, no attribute store to guard
                 return co, True, state
         tree = ast.parse(src, filename, "exec")
+        if not as_main:
+            purity.drop_dead_main(tree)
         pairs = purity.walk(tree)
         try:
             pure = purity.pure_code(tree, pairs=pairs)
@@ -537,7 +541,7 @@ def run_program(cmd: dict, chan: _Channel) -> None:
     G = _G
     kind = cmd["kind"]
     try:
-        code_co, code_pure, state = compile_source(cmd["code"], "<solution>", guard=True)
+        code_co, code_pure, state = compile_source(cmd["code"], "<solution>", guard=True, as_main=kind == "stdio")
     except _COMPILE_ERRORS as exc:
         chan.send(Frame.SYNTAX, fmt_syntax(exc).encode("utf-8", "replace"))
         return

@@ -35,7 +35,7 @@ import ast
 import sys
 
 __all__ = ["SAFE_MODULES", "PRELOAD", "pure_code", "fast_pure", "guard_stores", "guard_in_place",
-           "make_store_guard", "walk", "GUARD_NAME", "HARNESS_NAMES", "StoreIntoShared"]
+           "make_store_guard", "walk", "drop_dead_main", "GUARD_NAME", "HARNESS_NAMES", "StoreIntoShared"]
 
 # Modules a pure program may import: no hidden process state, or state reset per test.
 SAFE_MODULES = frozenset({
@@ -144,6 +144,53 @@ def walk(tree):
             elif isinstance(v, AST):
                 push((v, node))
     return out
+
+
+def _is_main_test(node) -> bool:
+    """``__name__ == "__main__"`` (either way round)."""
+    if type(node) is not ast.Compare or len(node.ops) != 1 or type(node.ops[0]) is not ast.Eq:
+        return False
+    sides = (node.left, node.comparators[0])
+    return (any(type(x) is ast.Name and x.id == "__name__" for x in sides)
+            and any(type(x) is ast.Constant and x.value == "__main__" for x in sides))
+
+
+def drop_dead_main(tree: ast.Module) -> bool:
+    """Remove the module-level ``if __name__ == "__main__":`` blocks (their ``else`` stays) of a
+    program loaded under another module name (a function task's ``solution``), in place; True
+    when one was removed. Model-written programs often end with one (``doctest.testmod()``, a
+    demo reading ``sys.argv``) whose imports alone would make the program impure, and so run it
+    one process per test, though the block never runs. It is dead only while nothing can make
+    ``__name__`` equal ``"__main__"`` first: nothing is removed when the program binds or deletes
+    the name anywhere (assignment, ``global``, import alias, parameter, ``except ... as``,
+    pattern capture...), stores into any ``__name__`` attribute, or star-imports. Any other way to
+    reach the module's namespace (``globals()``, ``vars()``, ``exec``...) makes the rest of the
+    program impure anyway (:func:`pure_code` checks what is left)."""
+    if not any(type(n) is ast.If and _is_main_test(n.test) for n in tree.body):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            if node.id == "__name__" and type(node.ctx) is not ast.Load:
+                return False
+            continue
+        if isinstance(node, ast.Attribute):
+            if node.attr == "__name__" and type(node.ctx) is not ast.Load:
+                return False
+            continue
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            return False
+        for field in node._fields:  # a name bound by any other construct
+            v = getattr(node, field, None)
+            if v == "__name__" or (type(v) is list and "__name__" in v):
+                return False
+    body = []
+    for n in tree.body:
+        if type(n) is ast.If and _is_main_test(n.test):
+            body.extend(n.orelse)  # the test is false: the else branch runs
+        else:
+            body.append(n)
+    tree.body = body
+    return True
 
 
 def _banned(module_name: str, attr: str) -> bool:
