@@ -277,9 +277,10 @@ def _lower(module: ast.Module, tol, source: str) -> Plan:
     nothing a plain run would show: ``import math`` at the top; ``name = EXPR`` and
     ``a, b = CALL``; bare candidate calls; ``assert`` statements (messages are not evaluated: they only
     matter once the test has failed). The holes run in order in one namespace, as the
-    statements would; what the test computes from them is judged here. Anything else (a loop,
-    ``try``, a name bound twice, a bound value handed back to the candidate, a mutable literal
-    that the candidate receives and the test reads again) raises :class:`_Generic`.
+    statements would; what the test computes from them is judged here. A ``for`` loop over a
+    constant is written out first (:func:`_unrolled`). Anything else (another loop, ``try``, a
+    name bound twice, a bound value handed back to the candidate, a mutable literal that the
+    candidate receives and the test reads again) raises :class:`_Generic`.
     """
     body = module.body
     if not body or len(body) > MAX_LOWERED_STATEMENTS:
@@ -294,9 +295,17 @@ def _lower(module: ast.Module, tol, source: str) -> Plan:
     loads: dict[str, int] = {}
     claims: list[ast.expr] = []
     stmt: Any  # dispatched on t = type(stmt) below, which mypy does not narrow
-    for stmt in body:
+    todo = list(body)
+    done = 0
+    while todo:
+        stmt = todo.pop(0)
+        done += 1
+        if done > MAX_LOWERED_STATEMENTS:
+            raise _Generic("size")
         t = type(stmt)
-        if t is ast.Assert:
+        if t is ast.For:
+            todo[:0] = _unrolled(stmt, todo, env, loads, sp, done)
+        elif t is ast.Assert:
             claims.append(sp.conv(_substitute(stmt.test, env, loads)))
         elif t is ast.Assign and len(stmt.targets) == 1:
             target, value = stmt.targets[0], _substitute(stmt.value, env, loads)
@@ -329,6 +338,8 @@ def _lower(module: ast.Module, tol, source: str) -> Plan:
             raise _Generic(t.__name__)
     if not sp.holes:
         raise _Generic("no candidate call")
+    if any("\0" in h for h in sp.holes):  # a name a loop renamed reached the sandbox: never expected
+        raise _Generic("renamed name in a hole")
     for name in sp.sent:  # a mutable literal the candidate received: its only reader must be that call
         if loads.get(name, 0) > 1:
             raise _Generic("mutable literal shared with the candidate")
@@ -338,6 +349,100 @@ def _lower(module: ast.Module, tol, source: str) -> Plan:
     tree = claims[0] if len(claims) == 1 else ast.BoolOp(op=ast.And(), values=claims)
     return Plan(mode="values", exprs=tuple(sp.holes), names=tuple(sorted(names)), judge=ExprJudge(tree),
                 pure=None, fallback_source=source)
+
+
+MAX_UNROLLED = 64  # iterations of a test's loop written out as straight-line statements
+_ITERATORS = {"range": range, "enumerate": enumerate, "zip": zip, "reversed": reversed}
+
+
+def _loop_values(node: ast.expr, sp: _Splitter) -> list:
+    """The elements of a loop's iterable when the parent can compute it exactly: a constant (a
+    literal, a name the test bound to one) or ``range``/``enumerate``/``zip``/``reversed`` of
+    constants (their names join the plan's names: a program that shadows one makes the test
+    run as written)."""
+    if type(node) is ast.Call and type(node.func) is ast.Name and node.func.id in _ITERATORS \
+            and not node.keywords and not any(type(a) is ast.Starred for a in node.args):
+        args = [sp.const(a).value for a in node.args]
+        if node.func.id == "range" and not all(type(a) is int for a in args):
+            raise _Generic("range of non-integers")
+        sp.names.add(node.func.id)
+        try:
+            it = iter(_ITERATORS[node.func.id](*args))
+        except (TypeError, ValueError) as exc:
+            raise _Generic(f"loop iterable: {exc}") from None
+    else:
+        value = sp.const(node).value
+        if type(value) not in (list, tuple, str):  # sets and dicts: the order is the sandbox's own
+            raise _Generic("loop over an unordered or non-sequence value")
+        it = iter(value)
+    out: list = []
+    for v in it:
+        if len(out) >= MAX_UNROLLED:
+            raise _Generic("loop too long")
+        out.append(v)
+    return out
+
+
+def _literal_node(v: Any) -> ast.expr:
+    text = repr(v)
+    try:
+        node = ast.parse(text, mode="eval").body
+        back = plain.evaluate(node)
+        same = type(back) is type(v) and repr(back) == text
+    except (SyntaxError, plain.Unsupported, plain.TooBig, RecursionError, MemoryError, ValueError, TypeError):
+        same = False
+    if not same or len(text) > MAX_TEST_CHARS:
+        raise _Generic("loop element without an exact literal")
+    return node
+
+
+def _unrolled(loop: ast.For, rest: list, env: dict, loads: dict, sp: _Splitter, tag: int) -> list:
+    """A ``for`` loop of a test over a constant, written out: per element, assignments of the
+    loop's targets and a copy of the body, every name the loop binds renamed apart per iteration
+    (the straight-line statements a plain run executes, so the loop splits like them). Raises
+    :class:`_Generic` when that is not exact: ``else``, ``break``/``continue`` (left to the
+    statement check), a target that is not a name or a flat tuple of names, an element that does
+    not unpack, or a name the loop binds read after it."""
+    import copy
+
+    if loop.orelse:
+        raise _Generic("for-else")
+    target: Any = loop.target  # dispatched on its type
+    targets: list[Any] = [target] if type(target) is ast.Name else \
+        list(target.elts) if type(target) in (ast.Tuple, ast.List) else []
+    if not targets or not all(type(x) is ast.Name for x in targets):
+        raise _Generic("loop target")
+    values = _loop_values(_substitute(loop.iter, env, loads), sp)
+    bound = {x.id for x in targets}
+    for st in loop.body:
+        for n in ast.walk(st):
+            if type(n) is ast.Name and type(n.ctx) is not ast.Load:
+                bound.add(n.id)
+    for st in rest:
+        if any(type(n) is ast.Name and n.id in bound for n in ast.walk(st)):
+            raise _Generic("a loop's name read after it")
+
+    class Rename(ast.NodeTransformer):
+        def __init__(self, k):
+            self.k = k
+
+        def visit_Name(self, n):
+            if n.id in bound:
+                return ast.copy_location(ast.Name(id=f"{n.id}\0{tag}.{self.k}", ctx=n.ctx), n)
+            return n
+
+    out: list = []
+    for k, v in enumerate(values):
+        parts = [v] if len(targets) == 1 and type(loop.target) is ast.Name else None
+        if parts is None:
+            if type(v) not in (tuple, list, str) or len(v) != len(targets):
+                raise _Generic("a loop element that does not unpack")
+            parts = list(v)
+        ren = Rename(k)
+        for x, part in zip(targets, parts):
+            out.append(ast.Assign(targets=[ren.visit(copy.deepcopy(x))], value=_literal_node(part), lineno=0))
+        out.extend(ren.visit(copy.deepcopy(st)) for st in loop.body)
+    return out
 
 
 def _bind_new(env: dict, name: str) -> None:

@@ -27,6 +27,7 @@ NUM = "def f(x):\n    return x * 2\n"
 NONE = "def f(x):\n    return None if x < 0 else x\n"
 MUT = "def f(xs):\n    xs.append(1)\n    return len(xs)\n"
 DIV = "def f(a, b):\n    return a // b, a % b\n"
+SHADOW = "range = lambda n: [5]\ndef f(x):\n    return 2 * x if x != 5 else 0\n"  # the test's range is this one
 CASES = [
     (MATCH, "assert f('aa')"), (MATCH, "assert not f('b')"), (MATCH, "assert f('b')"),
     (MATCH, "assert f('aa') is not None"), (MATCH, "assert f('b') is None"), (MATCH, "assert bool(f('a'))"),
@@ -59,6 +60,17 @@ CASES = [
     (GEN, "g = f(3)\nassert list(g) == [0, 1, 4]"),
     (NONE, "r = f(-1)\nassert r is None"), (BOX, "b = f(3)\nassert len(b) == 3\nassert 2 in b"),
     (BOX, "b = f(3)\nassert 7 in b"), (MATCH, "m = f('aa')\nassert m.group() == 'aa'"),
+    # loops over constants (written out as straight-line statements) and loops that stay generic
+    (NUM, "for i in range(3):\n    assert f(i) == 2 * i"), (NUM, "for x, y in [(1, 2), (2, 5)]:\n    assert f(x) == y"),
+    (NUM, "cases = [(1, 2), (3, 6)]\nfor a, b in cases:\n    assert f(a) == b"),
+    (NUM, "for i, x in enumerate([0, 1]):\n    assert f(x) == 2 * i"),
+    (NUM, "for a, b in zip([1, 2], [2, 5]):\n    r = f(a)\n    assert r == b, f'got {r}'"),
+    (NUM, "for i in range(2):\n    for j in range(2):\n        assert f(i + j) == 2 * (i + j)"),
+    (NUM, "for s in ['ab', 'c']:\n    assert f(s) == s + s"), (NUM, "for x in (1, 2):\n    assert f(x) != 4"),
+    (NUM, "for x in [1, 2]:\n    assert f(x) == 2 * x\nassert x == 2"), (NUM, "for x in {1, 2}:\n    assert f(x)"),
+    (MUT, "for n in range(2):\n    x = [0] * n\n    assert f(x) == n + 1"),
+    (MUT, "for x in [[0], [1]]:\n    assert f(x) == 2\n    assert x == [0]"),
+    (SHADOW, "for i in range(3):\n    assert f(i) == 2 * i"), (SHADOW, "for i in range(3):\n    assert f(i) != 7"),
 ]
 
 
@@ -93,10 +105,15 @@ def test_straight_line_tests_are_judged_here():
     are split like one assert: the values come back, the claims are judged in the parent."""
     values = ["r = f(2); assert r == 4", "expected = 6\nassert f(3) == expected", "f(1)\nassert f(2) == 4",
               "import math\nassert math.isclose(f(0.1), 0.2)", "x = [0]\nassert f(x) == 2",
-              "q, r = f(7, 2)\nassert q == 3\nassert r == 1", "r = f(2)\nassert r + 1 == 5\nassert r * 2 == 9"]
+              "q, r = f(7, 2)\nassert q == 3\nassert r == 1", "r = f(2)\nassert r + 1 == 5\nassert r * 2 == 9",
+              "for i in range(3):\n    assert f(i) == 2 * i",
+              "for a, b in [(1, 2), (2, 4)]:\n    r = f(a)\n    assert r == b"]
     generic = ["r = f(2)\nr2 = f(r)\nassert r2 == 8", "x = [0]\nf(x)\nassert x == [0, 1]",
-               "for i in range(3):\n    assert f(i) == 2 * i", "r = f(1)\nr = f(2)\nassert r == 4",
-               "m = f('aa')\nassert m.group() == 'aa'", "try:\n    f(1)\nexcept ValueError:\n    pass"]
+               "r = f(1)\nr = f(2)\nassert r == 4",
+               "m = f('aa')\nassert m.group() == 'aa'", "try:\n    f(1)\nexcept ValueError:\n    pass",
+               "for x in {1, 2}:\n    assert f(x)", "for i in range(1000):\n    assert f(i)",
+               "for x in [1, 2]:\n    if x:\n        break", "for x in f(3):\n    assert x",
+               "for x in [1, 2]:\n    assert f(x)\nassert x == 2", "for x in [1]:\n    assert f(x)\nelse:\n    pass"]
     for t in values:
         plan = plan_test(Test.assertion(t))
         assert plan.mode == "values", t
@@ -105,3 +122,5 @@ def test_straight_line_tests_are_judged_here():
         assert plan_test(Test.assertion(t)).mode == "exec", t
     plan = plan_test(Test.assertion("expected = [1, 2, 3]\nr = f(4)\nassert r == expected"))
     assert plan.exprs == ("f(4)",)  # the expected value stays in the parent
+    plan = plan_test(Test.assertion("for i, x in enumerate('ab'):\n    assert f(x) == i"))
+    assert plan.exprs == ("f('a')", "f('b')") and plan.names == ("enumerate",)  # a shadowed one: generic

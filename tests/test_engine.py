@@ -112,7 +112,9 @@ def test_plans_keep_expected_values_out_of_the_sandbox():
         assert all("987" not in e for e in p.exprs), (src, p.exprs)
     lowered = plan_test(Test.assertion("x = f(1)\nassert x == 987"))
     assert lowered.mode == "values" and lowered.exprs == ("f(1)",)  # straight-line: split the same way
-    generic = plan_test(Test.assertion("for i in range(2):\n    assert f(i) == 987"))
+    unrolled = plan_test(Test.assertion("for i in range(2):\n    assert f(i) == 987"))
+    assert unrolled.mode == "values" and unrolled.exprs == ("f(0)", "f(1)")  # a loop over a constant too
+    generic = plan_test(Test.assertion("for i in range(2):\n    if f(i) != 987:\n        raise ValueError"))
     assert generic.mode == "exec"  # runs in a test process of its own, apart from the program
     assert plan_test(Test.assertion("assert f(")).mode == "bad"
     assert plan_test(Test.call_expected("f(1)", "not a literal +")).mode == "bad"
