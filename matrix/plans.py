@@ -234,9 +234,12 @@ def _plan(test, tol: float | None) -> Plan:
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
         return _bad(f"test does not compile: {type(exc).__name__}: {exc}")
     try:
+        seen: set[str] = set()
+        written = _Comprehensions(seen)
+        module = written.visit(module)
         if len(module.body) == 1 and isinstance(module.body[0], ast.Assert):
-            return _split(module.body[0].test, tol, src)
-        return _lower(module, tol, src)
+            return _split(module.body[0].test, tol, src, seen, from_source=not written.changed)
+        return _lower(module, tol, src, seen)
     except (_Generic, plain.Unsupported, plain.TooBig, RecursionError, MemoryError):
         pass
     except Exception:  # evaluating a constant part failed (e.g. 1/0): run it whole
@@ -272,7 +275,7 @@ class _Bound(ast.expr):
 MAX_LOWERED_STATEMENTS = 200
 
 
-def _lower(module: ast.Module, tol, source: str) -> Plan:
+def _lower(module: ast.Module, tol, source: str, seen: set | frozenset = frozenset()) -> Plan:
     """A straight-line test of several statements as a ``values`` plan, when that changes
     nothing a plain run would show: ``import math`` at the top; ``name = EXPR`` and
     ``a, b = CALL``; bare candidate calls; ``assert`` statements (messages are not evaluated: they only
@@ -286,6 +289,7 @@ def _lower(module: ast.Module, tol, source: str) -> Plan:
     if not body or len(body) > MAX_LOWERED_STATEMENTS:
         raise _Generic("size")
     sp = _Splitter(source)
+    sp.names |= seen
     sp._bytes = None  # hole texts from the (substituted) trees, never from the source's columns
     imports_math = False
     while body and isinstance(body[0], ast.Import) and all(a.name == "math" and a.asname is None
@@ -381,6 +385,95 @@ def _loop_values(node: ast.expr, sp: _Splitter) -> list:
             raise _Generic("loop too long")
         out.append(v)
     return out
+
+
+class _Literals(ast.NodeTransformer):
+    """Names replaced by (copies of) literal nodes."""
+
+    def __init__(self, literals: dict):
+        self.literals = literals
+
+    def visit_Name(self, n):
+        import copy
+
+        lit = self.literals.get(n.id)
+        return n if lit is None else copy.deepcopy(lit)
+
+
+_CONSUMERS = frozenset({"all", "any", "sum", "sorted", "list", "tuple", "set", "frozenset", "min", "max"})
+
+
+class _Comprehensions(ast.NodeTransformer):
+    """A test's list and set comprehensions over a constant, and generator expressions over one
+    that a builtin consumes whole (``all``, ``sum``, ``sorted``...), written out as displays:
+    ``[f(i) for i in range(3)]`` -> ``[f(0), f(1), f(2)]``, so that each call is a hole. Left
+    as they are (the test then runs as written): comprehensions inside a candidate's call (the
+    sandbox evaluates its arguments as written), several ``for`` clauses, conditions that depend
+    on the candidate, nested scopes that bind the same name, more than :data:`MAX_UNROLLED`
+    elements. ``all``/``any`` over a list evaluate every call where the generator would stop at
+    the first false one: the test's pass or not is the same."""
+
+    def __init__(self, names: set):
+        self.names = names  # builtins the written-out iterables used (range, zip...)
+        self.changed = False
+
+    def visit_Call(self, node):
+        if _is_sandbox_root(node):
+            return node
+        if (type(node.func) is ast.Name and node.func.id in _CONSUMERS and len(node.args) == 1
+                and not node.keywords and type(node.args[0]) is ast.GeneratorExp):
+            listed = self._written(node.args[0], ast.List)
+            if listed is not None:
+                node.args = [listed]
+        return self.generic_visit(node)
+
+    def visit_ListComp(self, node):
+        out = self._written(node, ast.List)
+        return node if out is None else self.generic_visit(out)
+
+    def visit_SetComp(self, node):
+        out = self._written(node, ast.Set)
+        return node if out is None else self.generic_visit(out)
+
+    def _written(self, comp, display):
+        import copy
+
+        if len(comp.generators) != 1 or comp.generators[0].is_async:
+            return None
+        gen = comp.generators[0]
+        target: Any = gen.target
+        targets: list[Any] = [target] if type(target) is ast.Name else \
+            list(target.elts) if type(target) in (ast.Tuple, ast.List) else []
+        if not targets or not all(type(x) is ast.Name for x in targets):
+            return None
+        for part in [comp.elt, *gen.ifs]:
+            for n in ast.walk(part):
+                if isinstance(n, (ast.Lambda, ast.NamedExpr, ast.comprehension)):
+                    return None  # a scope of its own, or a binding: not written out
+        sp = _Splitter("")
+        try:
+            values = _loop_values(gen.iter, sp)
+            elts = []
+            for v in values:
+                parts = [v] if type(target) is ast.Name else list(v) if type(v) in (tuple, list, str) else None
+                if parts is None or len(parts) != len(targets):
+                    return None
+                sub = _Literals({x.id: _literal_node(p) for x, p in zip(targets, parts)})
+                keep = True
+                for cond in gen.ifs:
+                    keep = bool(plain.evaluate(sub.visit(copy.deepcopy(cond))))
+                    if not keep:
+                        break
+                if keep:
+                    elts.append(sub.visit(copy.deepcopy(comp.elt)))
+        except (_Generic, plain.Unsupported, plain.TooBig, RecursionError, MemoryError, ValueError,
+                TypeError, ZeroDivisionError, IndexError, KeyError, OverflowError):
+            return None
+        if not elts and display is ast.Set:
+            return None  # {} would be a dict
+        self.names |= sp.names
+        self.changed = True
+        return display(elts=elts, ctx=ast.Load()) if display is ast.List else display(elts=elts)
 
 
 def _literal_node(v: Any) -> ast.expr:
@@ -496,8 +589,11 @@ def _not_constant(node: ast.AST) -> bool:
     return any(_is_sandbox_root(n) or type(n) is _Bound for n, _ in _walk(node))
 
 
-def _split(expr: ast.expr, tol, source: str) -> Plan:
+def _split(expr: ast.expr, tol, source: str, seen: set | frozenset = frozenset(), from_source: bool = True) -> Plan:
     sp = _Splitter(source)
+    sp.names |= seen
+    if not from_source:  # the tree was rewritten: hole texts from the tree, not the source's columns
+        sp._bytes = None
     tree = sp.conv(expr)
     if not sp.holes:
         raise _Generic("no candidate call")

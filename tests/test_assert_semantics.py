@@ -27,6 +27,7 @@ NUM = "def f(x):\n    return x * 2\n"
 NONE = "def f(x):\n    return None if x < 0 else x\n"
 MUT = "def f(xs):\n    xs.append(1)\n    return len(xs)\n"
 DIV = "def f(a, b):\n    return a // b, a % b\n"
+ALL = "all = lambda xs: True\ndef f(x):\n    return x\n"  # the test's all is this one
 SHADOW = "range = lambda n: [5]\ndef f(x):\n    return 2 * x if x != 5 else 0\n"  # the test's range is this one
 CASES = [
     (MATCH, "assert f('aa')"), (MATCH, "assert not f('b')"), (MATCH, "assert f('b')"),
@@ -71,6 +72,14 @@ CASES = [
     (MUT, "for n in range(2):\n    x = [0] * n\n    assert f(x) == n + 1"),
     (MUT, "for x in [[0], [1]]:\n    assert f(x) == 2\n    assert x == [0]"),
     (SHADOW, "for i in range(3):\n    assert f(i) == 2 * i"), (SHADOW, "for i in range(3):\n    assert f(i) != 7"),
+    # comprehensions over constants (written out as displays)
+    (NUM, "assert all(f(i) == 2 * i for i in range(5))"), (NUM, "assert all(f(x) == y for x, y in [(1, 2), (2, 5)])"),
+    (NUM, "assert sum(f(i) for i in range(3)) == 6"), (NUM, "assert {f(i) for i in range(3)} == {0, 2, 4}"),
+    (NUM, "assert [f(i) for i in range(10) if i % 2 == 0] == [0, 4, 8, 12, 16]"),
+    (NUM, "assert len(f(i) for i in range(3)) == 3"), (NUM, "assert any(f(i) == 7 for i in range(4))"),
+    (NUM, "assert sorted(f(c) for c in 'ba') == ['aa', 'bb']"), (NUM, "assert max(f(i) for i in [3, 1]) == 6"),
+    (ALL, "assert all(f(i) == 99 for i in range(3))"), (ALL, "assert [f(i) for i in range(2)] == [0, 1]"),
+    (SHADOW, "assert [f(i) for i in range(3)] == [0, 2, 4]"), (SHADOW, "assert sum(f(i) for i in range(3)) == 0"),
 ]
 
 
@@ -122,5 +131,7 @@ def test_straight_line_tests_are_judged_here():
         assert plan_test(Test.assertion(t)).mode == "exec", t
     plan = plan_test(Test.assertion("expected = [1, 2, 3]\nr = f(4)\nassert r == expected"))
     assert plan.exprs == ("f(4)",)  # the expected value stays in the parent
+    plan = plan_test(Test.assertion("assert all(f(i) == i for i in range(2))"))
+    assert plan.exprs == ("f(0)", "f(1)") and plan.names == ("all", "range")
     plan = plan_test(Test.assertion("for i, x in enumerate('ab'):\n    assert f(x) == i"))
     assert plan.exprs == ("f('a')", "f('b')") and plan.names == ("enumerate",)  # a shadowed one: generic
