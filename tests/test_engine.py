@@ -408,6 +408,56 @@ def test_a_program_that_hangs_while_loading_times_out_on_every_test_by_one_rule(
     assert res.errors[1][3] == "took longer than 0.3s"
 
 
+RUNNER_ROW = r"""
+import importlib, json, os, signal, sys
+OUT = sys.argv[1]  # the harness resets sys.argv for each test
+from matrix.sandbox import harness, purity
+from matrix.sandbox.records import Frame
+from matrix.plans import plan_test
+from matrix.tasks import Test
+for m in purity.PRELOAD:
+    importlib.import_module(m)
+harness.prepare()
+harness._G["frozen"] = True
+signal.signal(signal.SIGALRM, harness._alarm)
+writes = []
+class Chan(harness._Channel):
+    def send(self, kind, body=b"", secs=0.0):
+        self.pending.append((Frame(kind).name, round(secs, 3)))
+    def flush(self):
+        if self.pending:
+            writes.append(self.pending)
+            self.pending = []
+tests = [Test.assertion(f"assert f({i}) == {i}") for i in range(4)]
+cmd = {"code": "def f(x):\n    while x % 2:\n        pass\n    return x\n", "setup": "", "kind": "function",
+       "max_out": 1 << 20, "timeout": 0.2, "probes": [plan_test(t).probe() for t in tests], "optional": [False] * 4}
+harness._ticking(0.2)
+harness.run_program(cmd, Chan(b"t" * 8, 1 << 20, buffered=True))
+harness._ticking(None)
+with open(OUT, "w") as fh:
+    fh.write(json.dumps(writes))
+"""
+
+
+def test_the_runner_stops_a_test_at_its_deadline_and_says_so_at_once(tmp_path):
+    """One periodic tick per batch, a deadline per test: a test that hangs is stopped once its
+    time is up, and its TIMED_OUT claim is written at once (the worker's
+    backstop counts from the last frame it read: a row of tests that all time out, each a little
+    late, must not add up past it and cost the whole row)."""
+    import json
+    import subprocess
+    import sys
+
+    out = tmp_path / "writes.json"
+    proc = subprocess.run([sys.executable, "-c", RUNNER_ROW, str(out)], capture_output=True, timeout=60)
+    writes = json.loads(out.read_text())
+    assert proc.returncode == 0, proc.stderr
+    kinds = [[k for k, _ in batch] for batch in writes]
+    # the tests that hang (1 and 3) each end a write; the test after a timeout starts a new one
+    assert kinds == [["PLAN", "LOADED", "VALUES", "TIMED_OUT"], ["VALUES", "TIMED_OUT"]], writes
+    assert all(secs >= 0.2 for batch in writes for k, secs in batch if k == "TIMED_OUT"), writes
+
+
 def test_each_cell_of_a_row_keeps_its_own_time(ex):
     """The runner sends a row's claims together; each still gets its own time (bounded by the
     wall time they account for), not 0 for all but the first."""

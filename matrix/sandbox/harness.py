@@ -86,21 +86,26 @@ class _Timeout(BaseException):
 # per test that the tick compares with the clock. Arming a one-shot timer per test (and per
 # cleanup) cost four ``setitimer`` calls per cell: 12.7 -> 9.3 us per trivial cell without them.
 _DEADLINE = [float("inf")]  # when the running test's time is up (inf: nothing is timed)
+_TICK = [0.01]
 
 
-def _alarm(signum, frame, _deadline=_DEADLINE, _inf=float("inf")):
-    if _G["clock"]() >= _deadline[0]:
+def _alarm(signum, frame, _deadline=_DEADLINE, _tick=_TICK, _inf=float("inf")):
+    left = _deadline[0] - _G["clock"]()
+    if left <= 0:
         _deadline[0] = _inf  # fires once per deadline, as a one-shot timer would
         raise _Timeout()
+    if left < _tick[0]:  # the deadline comes before the next tick: the next expiry is the deadline
+        _G["setitimer"](_G["itimer_real"], left, _tick[0])
 
 
 def _ticking(timeout) -> None:
     """Start the periodic tick for tests of ``timeout`` seconds (a tenth of it, within
-    [0.5 ms, 10 ms]: a test is stopped at most that late); ``None``: stop it."""
+    [0.5 ms, 10 ms]; a tick that finds a deadline closer than the next tick sets the timer to the
+    deadline itself, so a test is stopped on time); ``None``: stop it."""
     if timeout is None:
         _G["setitimer"](_G["itimer_real"], 0)
         return
-    tick = min(0.01, max(0.0005, timeout / 10))
+    tick = _TICK[0] = min(0.01, max(0.0005, timeout / 10))
     _G["setitimer"](_G["itimer_real"], tick, tick)
 
 
@@ -625,6 +630,8 @@ def run_program(cmd: dict, chan: _Channel) -> None:
             deadline[0] = never
             timed_out = True
             chan.send(Frame.TIMED_OUT, LOAD_HANG if phase == "load" else b"", G["clock"]() - t0)
+            chan.flush()  # the worker's backstop counts from the last frame it read: a row of tests
+            # that all time out (each up to a tick late) must not add up past it
             if not _timed_cleanup(modname, ns, timeout):
                 chan.send(Frame.ABNORMAL, b"finalizer")
                 return
@@ -647,6 +654,7 @@ def run_program(cmd: dict, chan: _Channel) -> None:
         if timeout and elapsed > timeout:  # the program swallowed the timer's exception
             timed_out = True
             chan.send(Frame.TIMED_OUT, b"", elapsed)
+            chan.flush()
             if not _timed_cleanup(modname, ns, timeout):
                 chan.send(Frame.ABNORMAL, b"finalizer")
                 return
