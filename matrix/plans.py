@@ -446,10 +446,13 @@ class _Comprehensions(ast.NodeTransformer):
             list(target.elts) if type(target) in (ast.Tuple, ast.List) else []
         if not targets or not all(type(x) is ast.Name for x in targets):
             return None
+        reads: dict[str, int] = {}
         for part in [comp.elt, *gen.ifs]:
             for n in ast.walk(part):
                 if isinstance(n, (ast.Lambda, ast.NamedExpr, ast.comprehension)):
                     return None  # a scope of its own, or a binding: not written out
+                if type(n) is ast.Name:
+                    reads[n.id] = reads.get(n.id, 0) + 1
         sp = _Splitter("")
         try:
             values = _loop_values(gen.iter, sp)
@@ -458,6 +461,8 @@ class _Comprehensions(ast.NodeTransformer):
                 parts = [v] if type(target) is ast.Name else list(v) if type(v) in (tuple, list, str) else None
                 if parts is None or len(parts) != len(targets):
                     return None
+                if any(reads.get(x.id, 0) > 1 and not _immutable(p, 0) for x, p in zip(targets, parts)):
+                    return None  # a mutable element the candidate may change, read again: one object
                 sub = _Literals({x.id: _literal_node(p) for x, p in zip(targets, parts)})
                 keep = True
                 for cond in gen.ifs:

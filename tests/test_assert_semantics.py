@@ -79,6 +79,8 @@ CASES = [
     (NUM, "assert len(f(i) for i in range(3)) == 3"), (NUM, "assert any(f(i) == 7 for i in range(4))"),
     (NUM, "assert sorted(f(c) for c in 'ba') == ['aa', 'bb']"), (NUM, "assert max(f(i) for i in [3, 1]) == 6"),
     (ALL, "assert all(f(i) == 99 for i in range(3))"), (ALL, "assert [f(i) for i in range(2)] == [0, 1]"),
+    (MUT, "assert [f(x) == len(x) for x in [[0], [1, 2]]] == [True, True]"),
+    (MUT, "assert all(f(x) == 2 for x in [[0], [1]])"),
     (SHADOW, "assert [f(i) for i in range(3)] == [0, 2, 4]"), (SHADOW, "assert sum(f(i) for i in range(3)) == 0"),
 ]
 
