@@ -236,7 +236,8 @@ def _plan(test, tol: float | None) -> Plan:
     try:
         seen: set[str] = set()
         written = _Comprehensions(seen)
-        module = written.visit(module)
+        if "for" in src:  # a comprehension needs the word (most tests have none: no tree walk)
+            module = written.visit(module)
         if len(module.body) == 1 and isinstance(module.body[0], ast.Assert):
             return _split(module.body[0].test, tol, src, seen, from_source=not written.changed)
         return _lower(module, tol, src, seen)
