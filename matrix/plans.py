@@ -436,7 +436,7 @@ class _Comprehensions(ast.NodeTransformer):
         out = self._written(node, ast.Set)
         return node if out is None else self.generic_visit(out)
 
-    def _written(self, comp, display):
+    def _written(self, comp: Any, display: type) -> ast.expr | None:
         import copy
 
         if len(comp.generators) != 1 or comp.generators[0].is_async:
