@@ -631,7 +631,7 @@ def run_program(cmd: dict, chan: _Channel) -> None:
             timed_out = True
             chan.send(Frame.TIMED_OUT, LOAD_HANG if phase == "load" else b"", G["clock"]() - t0)
             chan.flush()  # the worker's backstop counts from the last frame it read: a row of tests
-            # that all time out (each up to a tick late) must not add up past it
+            # that all time out (each a little past its time) must not add up past it
             if not _timed_cleanup(modname, ns, timeout):
                 chan.send(Frame.ABNORMAL, b"finalizer")
                 return
