@@ -274,6 +274,10 @@ class _Bound(ast.expr):
 
 
 MAX_LOWERED_STATEMENTS = 200
+MAX_WRITTEN_NODES = 20_000  # syntax nodes the splitting of one test may copy (loops and comprehensions
+# written out, the test's literals put in where it reads them): a hostile test must not make planning
+# cost more than running it (64 copies of a 15 KB statement, or a 5,000-item literal read 300 times,
+# took the parent 8-23 s before this bound; now ~0.1 s at most)
 
 
 def _lower(module: ast.Module, tol, source: str, seen: set | frozenset = frozenset()) -> Plan:
@@ -296,7 +300,7 @@ def _lower(module: ast.Module, tol, source: str, seen: set | frozenset = frozens
     while body and isinstance(body[0], ast.Import) and all(a.name == "math" and a.asname is None
                                                             for a in body[0].names):
         imports_math, body = True, body[1:]
-    env: dict[str, tuple] = {}  # name -> ("const", literal node, mutable) | ("bound", tree)
+    env: dict[str, tuple] = {}  # name -> ("const", literal node, mutable, its size) | ("bound", tree)
     loads: dict[str, int] = {}
     claims: list[ast.expr] = []
     stmt: Any  # dispatched on t = type(stmt) below, which mypy does not narrow
@@ -311,16 +315,17 @@ def _lower(module: ast.Module, tol, source: str, seen: set | frozenset = frozens
         if t is ast.For:
             todo[:0] = _unrolled(stmt, todo, env, loads, sp, done)
         elif t is ast.Assert:
-            claims.append(sp.conv(_substitute(stmt.test, env, loads)))
+            claims.append(sp.conv(_substitute(stmt.test, env, loads, sp)))
         elif t is ast.Assign and len(stmt.targets) == 1:
-            target, value = stmt.targets[0], _substitute(stmt.value, env, loads)
+            target, value = stmt.targets[0], _substitute(stmt.value, env, loads, sp)
             if type(target) is ast.Name:
                 _bind_new(env, target.id)
                 if _not_constant(value):
                     env[target.id] = ("bound", sp.conv(value))
                 else:
                     lit = sp.const(value)
-                    env[target.id] = ("const", value, not _immutable(lit.value, 0))
+                    env[target.id] = ("const", value, not _immutable(lit.value, 0),
+                                      sum(1 for _ in ast.walk(value)))
             elif type(target) in (ast.Tuple, ast.List) and target.elts and \
                     all(type(e) is ast.Name for e in target.elts) and _is_sandbox_root(value):
                 # unpacking iterates the candidate's value in the sandbox (tuple(...)), then
@@ -336,7 +341,7 @@ def _lower(module: ast.Module, tol, source: str, seen: set | frozenset = frozens
             else:
                 raise _Generic("assignment")
         elif t is ast.Expr and _is_sandbox_root(stmt.value):
-            sp.conv(_substitute(stmt.value, env, loads))  # a call for its effect: it must not raise
+            sp.conv(_substitute(stmt.value, env, loads, sp))  # a call for its effect: it must not raise
         elif t is ast.Expr and type(stmt.value) is ast.Constant or t is ast.Pass:
             continue  # a docstring or a placeholder
         else:
@@ -417,6 +422,7 @@ class _Comprehensions(ast.NodeTransformer):
     def __init__(self, names: set):
         self.names = names  # builtins the written-out iterables used (range, zip...)
         self.changed = False
+        self.written = 0  # syntax nodes written out (MAX_WRITTEN_NODES)
 
     def visit_Call(self, node):
         if _is_sandbox_root(node):
@@ -457,6 +463,9 @@ class _Comprehensions(ast.NodeTransformer):
         sp = _Splitter("")
         try:
             values = _loop_values(gen.iter, sp)
+            self.written += sum(1 for part in [comp.elt, *gen.ifs] for _ in ast.walk(part)) * len(values)
+            if self.written > MAX_WRITTEN_NODES:
+                return None
             elts = []
             for v in values:
                 parts = [v] if type(target) is ast.Name else list(v) if type(v) in (tuple, list, str) else None
@@ -511,7 +520,10 @@ def _unrolled(loop: ast.For, rest: list, env: dict, loads: dict, sp: _Splitter, 
         list(target.elts) if type(target) in (ast.Tuple, ast.List) else []
     if not targets or not all(type(x) is ast.Name for x in targets):
         raise _Generic("loop target")
-    values = _loop_values(_substitute(loop.iter, env, loads), sp)
+    values = _loop_values(_substitute(loop.iter, env, loads, sp), sp)
+    sp.written += sum(1 for st in loop.body for _ in ast.walk(st)) * len(values)
+    if sp.written > MAX_WRITTEN_NODES:
+        raise _Generic("a loop too large to write out")
     bound = {x.id for x in targets}
     for st in loop.body:
         for n in ast.walk(st):
@@ -549,9 +561,11 @@ def _bind_new(env: dict, name: str) -> None:
         raise _Generic("a name bound twice")
 
 
-def _substitute(node: ast.expr, env: dict, loads: dict) -> ast.expr:
+def _substitute(node: ast.expr, env: dict, loads: dict, sp: _Splitter) -> ast.expr:
     """``node`` with the test's own names replaced: literals by a copy of their text (marked with
-    the name, to find those the candidate receives), bound values by :class:`_Bound`."""
+    the name, to find those the candidate receives), bound values by :class:`_Bound`. Every copy
+    counts towards :data:`MAX_WRITTEN_NODES` (``x = [...5,000 items]`` read 300 times took the
+    parent 23 s to plan before that bound)."""
     if not env:
         return node
     import copy
@@ -566,6 +580,9 @@ def _substitute(node: ast.expr, env: dict, loads: dict) -> ast.expr:
             loads[n.id] = loads.get(n.id, 0) + 1
             if entry[0] == "bound":
                 return _Bound(entry[1])
+            sp.written += entry[3]
+            if sp.written > MAX_WRITTEN_NODES:
+                raise _Generic("a literal copied too often")
             lit = copy.deepcopy(entry[1])
             if entry[2]:
                 lit._coevo_from = n.id
@@ -646,6 +663,7 @@ class _Splitter:
         self.pure: list[bool | None] = []
         self.names: set[str] = set()
         self.sent: set[str] = set()  # the test's mutable literals that went into a hole
+        self.written = 0  # syntax nodes written out by loops (MAX_WRITTEN_NODES)
 
     def hole(self, node: ast.expr) -> plain.Hole:
         for n, _ in _walk(node):

@@ -137,3 +137,34 @@ def test_straight_line_tests_are_judged_here():
     assert plan.exprs == ("f(0)", "f(1)") and plan.names == ("all", "range")
     plan = plan_test(Test.assertion("for i, x in enumerate('ab'):\n    assert f(x) == i"))
     assert plan.exprs == ("f('a')", "f('b')") and plan.names == ("enumerate",)  # a shadowed one: generic
+
+
+def test_a_hostile_test_cannot_make_planning_copy_without_bound(monkeypatch):
+    """Writing loops and comprehensions out, and putting a test's literals in where it reads them,
+    copies syntax trees in the parent: a 15 KB test must not make it copy millions of nodes (64
+    copies of a 5,000-item call, or a 5,000-item literal read 300 times, took 8-23 s before the
+    bound). Counted as nodes copied, not as time."""
+    import ast
+    import copy
+
+    from matrix.plans import MAX_WRITTEN_NODES
+
+    copied = [0]
+    real = copy.deepcopy
+
+    def counting(x, *a, **k):
+        if isinstance(x, ast.AST):
+            copied[0] += sum(1 for _ in ast.walk(x))
+        return real(x, *a, **k)
+
+    monkeypatch.setattr(copy, "deepcopy", counting)
+    big = "[" + ", ".join(["1"] * 5000) + "]"
+    refs = ", ".join(["x"] * 300)
+    for src in ["x = " + big + "\nassert f(" + refs + ") == 0\n",
+                "for x in [" + big + "]:\n    assert f(" + refs + ") == 0\n",
+                "for i in range(64):\n    for j in range(64):\n        assert f(" + big + ") == 0\n",
+                "for i in range(64):\n    assert f(" + big + ") == 0\n",
+                "assert [f(" + big + ") for i in range(64)] == []"]:
+        copied[0] = 0
+        plan_test(Test.assertion(src))
+        assert copied[0] <= 2 * MAX_WRITTEN_NODES, (src[:40], copied[0])
