@@ -393,6 +393,23 @@ def _loop_values(node: ast.expr, sp: _Splitter) -> list:
     return out
 
 
+def _loop_names(target: Any) -> list[Any] | None:
+    """The names a ``for`` target binds: one name, or a flat tuple/list of names; else None."""
+    names = [target] if type(target) is ast.Name else \
+        list(target.elts) if type(target) in (ast.Tuple, ast.List) else []
+    return names if names and all(type(x) is ast.Name for x in names) else None
+
+
+def _unpacked(target: Any, n: int, value: Any) -> list | None:
+    """What each of the ``n`` names of ``target`` gets from one element, or None when the element
+    does not unpack into them (a plain run would raise)."""
+    if type(target) is ast.Name:
+        return [value]
+    if type(value) not in (tuple, list, str) or len(value) != n:
+        return None
+    return list(value)
+
+
 class _Literals(ast.NodeTransformer):
     """Names replaced by (copies of) literal nodes."""
 
@@ -448,10 +465,8 @@ class _Comprehensions(ast.NodeTransformer):
         if len(comp.generators) != 1 or comp.generators[0].is_async:
             return None
         gen = comp.generators[0]
-        target: Any = gen.target
-        targets: list[Any] = [target] if type(target) is ast.Name else \
-            list(target.elts) if type(target) in (ast.Tuple, ast.List) else []
-        if not targets or not all(type(x) is ast.Name for x in targets):
+        targets = _loop_names(gen.target)
+        if targets is None:
             return None
         reads: dict[str, int] = {}
         for part in [comp.elt, *gen.ifs]:
@@ -468,8 +483,8 @@ class _Comprehensions(ast.NodeTransformer):
                 return None
             elts = []
             for v in values:
-                parts = [v] if type(target) is ast.Name else list(v) if type(v) in (tuple, list, str) else None
-                if parts is None or len(parts) != len(targets):
+                parts = _unpacked(gen.target, len(targets), v)
+                if parts is None:
                     return None
                 if any(reads.get(x.id, 0) > 1 and not _immutable(p, 0) for x, p in zip(targets, parts)):
                     return None  # a mutable element the candidate may change, read again: one object
@@ -515,10 +530,8 @@ def _unrolled(loop: ast.For, rest: list, env: dict, loads: dict, sp: _Splitter, 
 
     if loop.orelse:
         raise _Generic("for-else")
-    target: Any = loop.target  # dispatched on its type
-    targets: list[Any] = [target] if type(target) is ast.Name else \
-        list(target.elts) if type(target) in (ast.Tuple, ast.List) else []
-    if not targets or not all(type(x) is ast.Name for x in targets):
+    targets = _loop_names(loop.target)
+    if targets is None:
         raise _Generic("loop target")
     values = _loop_values(_substitute(loop.iter, env, loads, sp), sp)
     sp.written += sum(1 for st in loop.body for _ in ast.walk(st)) * len(values)
@@ -544,11 +557,9 @@ def _unrolled(loop: ast.For, rest: list, env: dict, loads: dict, sp: _Splitter, 
 
     out: list = []
     for k, v in enumerate(values):
-        parts = [v] if len(targets) == 1 and type(loop.target) is ast.Name else None
+        parts = _unpacked(loop.target, len(targets), v)
         if parts is None:
-            if type(v) not in (tuple, list, str) or len(v) != len(targets):
-                raise _Generic("a loop element that does not unpack")
-            parts = list(v)
+            raise _Generic("a loop element that does not unpack")
         ren = Rename(k)
         for x, part in zip(targets, parts):
             out.append(ast.Assign(targets=[ren.visit(copy.deepcopy(x))], value=_literal_node(part), lineno=0))
