@@ -441,17 +441,17 @@ with open(OUT, "w") as fh:
 
 def test_the_runner_stops_a_test_at_its_deadline_and_says_so_at_once(tmp_path):
     """One periodic tick per batch, a deadline per test: a test that hangs is stopped once its
-    time is up, and its TIMED_OUT claim is written at once (the worker's
-    backstop counts from the last frame it read: a row of tests that all time out, each a little
-    late, must not add up past it and cost the whole row)."""
+    time is up, and its TIMED_OUT claim is written at once (the worker's backstop counts from the
+    last frame it read: a row of tests that all time out, each a little late, must not add up
+    past it and cost the whole row)."""
     import json
     import subprocess
     import sys
 
     out = tmp_path / "writes.json"
     proc = subprocess.run([sys.executable, "-c", RUNNER_ROW, str(out)], capture_output=True, timeout=60)
-    writes = json.loads(out.read_text())
     assert proc.returncode == 0, proc.stderr
+    writes = json.loads(out.read_text())
     kinds = [[k for k, _ in batch] for batch in writes]
     # the tests that hang (1 and 3) each end a write; the test after a timeout starts a new one
     assert kinds == [["PLAN", "LOADED", "VALUES", "TIMED_OUT"], ["VALUES", "TIMED_OUT"]], writes
