@@ -93,12 +93,31 @@ class EqJudge:
 
 @dataclass(frozen=True)
 class ExprJudge:
-    """Pass iff the parent-side expression (with :class:`matrix.plain.Hole` nodes) is truthy."""
+    """Pass iff the parent-side expression (with :class:`matrix.plain.Hole` nodes) is truthy.
+
+    ``steps``: for a test of several claims (its ``assert`` statements, in order), each claim
+    with the number of holes that have run when a plain run reaches it. When hole ``k`` raises or
+    hangs, a plain run has already stopped at the first false claim among those that need at most
+    ``k`` holes: :meth:`fails_before` finds it, and the verdict is ``fail``, not ``error``."""
 
     tree: Any
+    steps: tuple = ()
 
     def __call__(self, values: list) -> bool:
         return bool(plain.evaluate(self.tree, values))
+
+    def fails_before(self, values: list) -> bool:
+        """Whether a claim that a plain run judges before the hole ``len(values)`` runs is false
+        (claims evaluated in order; one the parent cannot evaluate ends the search)."""
+        for claim, needs in self.steps:
+            if needs > len(values):
+                return False
+            try:
+                if not plain.evaluate(claim, values):
+                    return True
+            except Exception:  # a plain run raises here too: the error stands
+                return False
+        return False
 
 
 def _tokens(text: str) -> list[list[str]]:
@@ -238,7 +257,7 @@ def _plan(test, tol: float | None) -> Plan:
         written = _Comprehensions(seen)
         if "for" in src:  # a comprehension needs the word (most tests have none: no tree walk)
             module = written.visit(module)
-        if len(module.body) == 1 and isinstance(module.body[0], ast.Assert):
+        if len(module.body) == 1 and isinstance(module.body[0], ast.Assert) and not _is_and(module.body[0].test):
             return _split(module.body[0].test, tol, src, seen, from_source=not written.changed)
         return _lower(module, tol, src, seen)
     except (_Generic, plain.Unsupported, plain.TooBig, RecursionError, MemoryError):
@@ -283,12 +302,15 @@ MAX_WRITTEN_NODES = 20_000  # syntax nodes the splitting of one test may copy (l
 def _lower(module: ast.Module, tol, source: str, seen: set | frozenset = frozenset()) -> Plan:
     """A straight-line test of several statements as a ``values`` plan, when that changes
     nothing a plain run would show: ``import math`` at the top; ``name = EXPR`` and
-    ``a, b = CALL``; bare candidate calls; ``assert`` statements (messages are not evaluated: they only
-    matter once the test has failed). The holes run in order in one namespace, as the
-    statements would; what the test computes from them is judged here. A ``for`` loop over a
-    constant is written out first (:func:`_unrolled`). Anything else (another loop, ``try``, a
-    name bound twice, a bound value handed back to the candidate, a mutable literal that the
-    candidate receives and the test reads again) raises :class:`_Generic`.
+    ``a, b = CALL``; bare candidate calls; ``assert`` statements (``assert a and b`` as ``assert a``
+    then ``assert b``; messages are not evaluated: they only matter once the test has failed).
+    The holes run in order in one namespace, as the statements would; what the test computes
+    from them is judged here, and each claim knows how many holes a plain run has run when it
+    reaches it (``ExprJudge.steps``: a later hole that raises or hangs is never reached when an
+    earlier claim is false). A ``for`` loop over a constant is written out first
+    (:func:`_unrolled`). Anything else (another loop, ``try``, a name bound twice, a bound value
+    handed back to the candidate, a mutable literal that the candidate receives and the test reads
+    again) raises :class:`_Generic`.
     """
     body = module.body
     if not body or len(body) > MAX_LOWERED_STATEMENTS:
@@ -303,6 +325,7 @@ def _lower(module: ast.Module, tol, source: str, seen: set | frozenset = frozens
     env: dict[str, tuple] = {}  # name -> ("const", literal node, mutable, its size) | ("bound", tree)
     loads: dict[str, int] = {}
     claims: list[ast.expr] = []
+    stops: list[int] = []  # per claim: the holes that have run when a plain run reaches it
     stmt: Any  # dispatched on t = type(stmt) below, which mypy does not narrow
     todo = list(body)
     done = 0
@@ -314,8 +337,10 @@ def _lower(module: ast.Module, tol, source: str, seen: set | frozenset = frozens
         t = type(stmt)
         if t is ast.For:
             todo[:0] = _unrolled(stmt, todo, env, loads, sp, done)
-        elif t is ast.Assert:
-            claims.append(sp.conv(_substitute(stmt.test, env, loads, sp)))
+        elif t is ast.Assert:  # `assert a and b` is `assert a` then `assert b`
+            for part in _conjuncts(stmt.test):
+                claims.append(sp.conv(_substitute(part, env, loads, sp)))
+                stops.append(len(sp.holes))
         elif t is ast.Assign and len(stmt.targets) == 1:
             target, value = stmt.targets[0], _substitute(stmt.value, env, loads, sp)
             if type(target) is ast.Name:
@@ -335,6 +360,7 @@ def _lower(module: ast.Module, tol, source: str, seen: set | frozenset = frozens
                 claims.append(ast.Compare(left=ast.Call(func=ast.Name(id="len", ctx=ast.Load()), args=[whole],
                                                         keywords=[]),
                                           ops=[ast.Eq()], comparators=[plain.Const(n)]))
+                stops.append(len(sp.holes))
                 for i, e in enumerate(target.elts):
                     _bind_new(env, e.id)
                     env[e.id] = ("bound", ast.Subscript(value=whole, slice=plain.Const(i), ctx=ast.Load()))
@@ -357,8 +383,20 @@ def _lower(module: ast.Module, tol, source: str, seen: set | frozenset = frozens
     if not claims:
         claims = [plain.Const(True)]
     tree = claims[0] if len(claims) == 1 else ast.BoolOp(op=ast.And(), values=claims)
-    return Plan(mode="values", exprs=tuple(sp.holes), names=tuple(sorted(names)), judge=ExprJudge(tree),
+    steps = tuple(zip(claims, stops)) if stops and stops[0] < len(sp.holes) else ()  # a claim before the last hole
+    return Plan(mode="values", exprs=tuple(sp.holes), names=tuple(sorted(names)), judge=ExprJudge(tree, steps),
                 pure=None, fallback_source=source)
+
+
+def _is_and(node: ast.expr) -> bool:
+    return type(node) is ast.BoolOp and type(node.op) is ast.And
+
+
+def _conjuncts(node: ast.expr) -> list[ast.expr]:
+    """``a and (b and c)`` -> ``[a, b, c]``: what an ``assert`` checks one after the other."""
+    if not _is_and(node):
+        return [node]
+    return [part for v in node.values for part in _conjuncts(v)]  # type: ignore[attr-defined]  # a BoolOp
 
 
 MAX_UNROLLED = 64  # iterations of a test's loop written out as straight-line statements

@@ -22,7 +22,7 @@ import signal
 from typing import Any
 
 from matrix import plain
-from matrix.plans import EqJudge, Plan
+from matrix.plans import EqJudge, ExprJudge, Plan
 from matrix.sandbox.encoding import TooCostly
 from matrix.sandbox.harness import EXIT_CHANNEL, EXIT_FORBIDDEN, EXIT_HARNESS
 from matrix.sandbox.records import LOAD_HANG, CellRecord, Frame, Outcome
@@ -120,6 +120,10 @@ def interpret(rec: CellRecord, plan: Plan, data: Any, timeout: float, max_output
     if o == Outcome.TIMEOUT:
         if rec.payload == LOAD_HANG:
             return CellResult("timeout", None, f"loading the program took longer than {timeout:g}s", secs)
+        if rec.payload and plan.mode == "values":
+            early = _failed_before(_decode_one(rec.payload), plan, secs)
+            if early is not None:
+                return early
         return CellResult("timeout", None, f"took longer than {timeout:g}s", secs)
     if o == Outcome.SKIPPED:
         return CellResult("timeout", None, "not run: the program timed out on an earlier input", 0.0)
@@ -192,12 +196,36 @@ def _died(rec: CellRecord, plan: Plan, secs: float) -> CellResult:
     return CellResult("error", None, truncate(f"{what}: {last}" if last else what), secs)
 
 
+def _failed_before(partial, plan: Plan, secs: float) -> CellResult | None:
+    """``fail`` when a hole raised or hung (``partial``: ``[values of the holes before it, name
+    statuses]``) after a claim that a plain run judges first came out false; else None (the
+    error or timeout stands). Only ever a ``fail``: a sandbox's partial values cannot pass a test."""
+    judge = plan.judge
+    if type(judge) is not ExprJudge or not judge.steps:
+        return None
+    try:
+        values, names = partial
+        values, names = list(values), list(names)
+    except (TypeError, ValueError):
+        return None
+    if len(values) >= len(plan.exprs) or len(names) != len(plan.names) or any(st != 0 for st in names):
+        return None  # a shadowed name: the claims would not read as the plain run reads them
+    if not judge.fails_before(values):
+        return None
+    first = values[0] if values else None
+    return CellResult("fail", None if isinstance(first, plain.NonPlain) else first, "", secs)
+
+
 def _raised(exc_info, plan: Plan, secs: float, stdout) -> CellResult:
     try:
-        where, _name, msg, cat = exc_info
+        where, _name, msg, cat, *partial = exc_info
         msg = str(msg)
     except (TypeError, ValueError):
         return CellResult("error", None, "malformed result", secs)
+    if partial and where == "test" and plan.mode == "values" and cat != "assert":
+        early = _failed_before(partial[0], plan, secs)
+        if early is not None:
+            return early
     if where == "code" and cat != "assert":
         msg = "while loading the code: " + msg
     elif where == "setup":

@@ -118,7 +118,8 @@ def test_straight_line_tests_are_judged_here():
               "import math\nassert math.isclose(f(0.1), 0.2)", "x = [0]\nassert f(x) == 2",
               "q, r = f(7, 2)\nassert q == 3\nassert r == 1", "r = f(2)\nassert r + 1 == 5\nassert r * 2 == 9",
               "for i in range(3):\n    assert f(i) == 2 * i",
-              "for a, b in [(1, 2), (2, 4)]:\n    r = f(a)\n    assert r == b"]
+              "for a, b in [(1, 2), (2, 4)]:\n    r = f(a)\n    assert r == b", "assert f(1) == 2 and f(2) == 4",
+              "assert f(1) == 2 and (f(2) == 4 and f(3)), 'message'"]
     generic = ["r = f(2)\nr2 = f(r)\nassert r2 == 8", "x = [0]\nf(x)\nassert x == [0, 1]",
                "r = f(1)\nr = f(2)\nassert r == 4",
                "m = f('aa')\nassert m.group() == 'aa'", "try:\n    f(1)\nexcept ValueError:\n    pass",
@@ -168,3 +169,71 @@ def test_a_hostile_test_cannot_make_planning_copy_without_bound(monkeypatch):
         copied[0] = 0
         plan_test(Test.assertion(src))
         assert copied[0] <= 2 * MAX_WRITTEN_NODES, (src[:40], copied[0])
+
+
+STOPS = ("def f(x):\n    if x == 3:\n        raise ValueError('three')\n    if x == 4:\n        while True:\n"
+         "            pass\n    return x + 1\n")
+STATUS_CASES = [  # a plain run stops at the first false claim: a later raise or hang is never reached
+    "assert f(1) == 5\nassert f(3) == 4", "r = f(1)\nassert r == 5\nassert f(3) == 4",
+    "assert f(1) == 5\nassert f(4) == 5", "for x in [1, 3]:\n    assert f(x) == 5",
+    "for x in [1, 4]:\n    assert f(x) == 5", "assert f(1) == 5 and f(3) == 4", "assert f(1) == 5 and f(4) == 4",
+    "assert f(1) == 5\nassert f(3) == 4, 'message'", "r = f(1)\nassert r > 9\ns = f(3)",
+    # ... and where it is reached first, the error or timeout stands
+    "assert f(1) == 2 and f(3) == 4", "assert f(1) == 2 and f(4) == 5", "r = f(1)\ns = f(3)\nassert r == 5",
+    "assert f(1) == 2\nassert f(3) == 4", "assert f(1) == 2\nassert f(4) == 5", "x = f(1)\nassert x == 2\ny = f(3)",
+    "assert [f(1), f(3)] == [5, 4]", "assert f(1) == 2\nassert f(2) == 9",
+]
+
+
+def plain_status(code: str, test: str, timeout: float) -> str:
+    try:
+        p = subprocess.run([sys.executable, "-c", code + "\n" + test + "\n"], capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "timeout"
+    if p.returncode == 0:
+        return "pass"
+    last = p.stderr.decode(errors="replace").strip().splitlines()[-1]
+    return "fail" if last.startswith("AssertionError") else "error"
+
+
+def test_a_test_that_fails_before_a_later_call_raises_or_hangs_fails_as_in_plain_python():
+    """A split test runs its holes before the parent judges; when a later hole raises or hangs,
+    the sandbox sends the values it had, and a claim that a plain run judges earlier decides."""
+    task = Task("t", "statuses", entry_point="f")
+    tests = [Test.assertion(t) for t in STATUS_CASES]
+    assert all(plan_test(t).mode == "values" for t in tests)
+    with Executor(ExecConfig(timeout=0.5, workers=2)) as e:
+        res = e.run_matrix(task, [STOPS], tests)
+    wrong = [(t, res.status[0][j], plain_status(STOPS, t, 3.0)) for j, t in enumerate(STATUS_CASES)
+             if res.status[0][j] != plain_status(STOPS, t, 3.0)]
+    assert not wrong, wrong
+
+
+def test_values_sent_with_a_raise_can_only_turn_it_into_a_fail():
+    """The values of the holes before a raise or a hang are claims like any other: they can make
+    the verdict ``fail`` (a claim a plain run judges first is false), never ``pass``, and
+    malformed ones, a full set of values or a shadowed name leave the error standing."""
+    import json
+
+    from matrix.sandbox.records import CellRecord, Frame, Outcome
+    from matrix.verdicts import interpret
+
+    plan = plan_test(Test.assertion("r = f(1)\nassert r == 5\nassert all(f(i) == i for i in range(2))"))
+    assert plan.mode == "values" and plan.names == ("all", "range") and len(plan.exprs) == 3
+
+    def raised(extra):
+        body = json.dumps(["test", "ValueError", "ValueError: three", "other", *extra]).encode()
+        return interpret(CellRecord(0, Outcome.CLAIM, 0, 0.1, bytes([int(Frame.RAISED)]) + body), plan,
+                         json.loads(body), 1.0, 1 << 20).status
+
+    def hung(payload):
+        return interpret(CellRecord(0, Outcome.TIMEOUT, 0, 1.0, payload), plan, None, 1.0, 1 << 20).status
+
+    assert raised([[[2], [0, 0]]]) == "fail"  # f(1) gave 2, a plain run stops at `assert r == 5`
+    assert raised([[[5], [0, 0]]]) == "error"  # the first claim holds: the raise is reached
+    assert raised([]) == "error"
+    assert raised([[[2], [2, 0]]]) == raised([[[2], [0, 1]]]) == "error"  # the program shadows all / range
+    assert raised([[[2, 0, 1], [0, 0]]]) == "error"  # every hole ran: the raise came after them
+    assert raised([[[2]]]) == raised([["x"]]) == raised([7]) == raised([[[2], [0]]]) == "error"
+    assert hung(b'[[2],[0,0]]') == "fail"
+    assert hung(b'[[5],[0,0]]') == hung(b"") == hung(b"garbage") == hung(b'[[5,0,1],[0,0]]') == "timeout"

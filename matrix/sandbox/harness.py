@@ -496,6 +496,36 @@ def name_status(ns, name):
     return 1
 
 
+def _partial(encoded, ns, names, *, grace):
+    """``[values so far, name statuses]`` for a test whose later hole raised or hung. After a
+    hang the name checks get a short time of their own (None when they run past it)."""
+    if not grace:
+        return [encoded, [name_status(ns, n) for n in names]]
+    if not names:
+        return [encoded, []]
+    deadline = _DEADLINE
+    try:
+        deadline[0] = _G["clock"]() + 0.05
+        out = [encoded, [name_status(ns, n) for n in names]]
+        deadline[0] = _INF
+        return out
+    except _Timeout:
+        deadline[0] = _INF
+        return None
+
+
+def _partial_body(exc) -> bytes:
+    """The body of a ``TIMED_OUT`` frame: the values of the holes that ran before the hang
+    (JSON), or nothing."""
+    partial = getattr(exc, "partial", None)
+    if partial is None:
+        return b""
+    try:
+        return _G["json_encode"](partial).encode("ascii")
+    except (ValueError, RecursionError, TypeError):
+        return b""
+
+
 def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False):
     """Run one test in ``ns``: the program (unless ``skip_load``), the setup, the probe.
     Returns (frame kind, JSON-able body) of the claim; raises what the harness must see
@@ -503,6 +533,7 @@ def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False):
     G = _G
     mode = probe[0]
     where = "code"
+    encoded: list = []  # the values of the holes that have run (sent with a raise or a timeout)
     try:
         if kind == "stdio" and setup_co is not None:
             where = "setup"
@@ -519,17 +550,25 @@ def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False):
             exec(setup_co, ns)
         where = "test"
         if mode == "values":
-            enc = G["encode"]
-            encoded = [enc(eval(e, ns), True) for e in probe[1]]
+            enc, add = G["encode"], encoded.append
+            for e in probe[1]:
+                add(enc(eval(e, ns), True))
             names = [name_status(ns, n) for n in probe[3]]
             sys.stdout.flush()
             return Frame.VALUES, [encoded, names]
         sys.stdout.flush()
         return Frame.STDOUT, None
-    except (_OutputCap, purity.StoreIntoShared, _Timeout):
+    except _Timeout as exc:  # the parent may find a claim a plain run would have failed before the hang
+        exc.partial = _partial(encoded, ns, probe[3], grace=True) if encoded else None
+        raise
+    except (_OutputCap, purity.StoreIntoShared):
         raise
     except G["BaseException"] as exc:
         info = exc_info(exc, where, lines if where in ("code", "test") else None)
+        if encoded and where == "test":
+            partial = _partial(encoded, ns, probe[3], grace=False)
+            if partial is not None:
+                info.append(partial)
         try:
             sys.stdout.flush()
         except G["BaseException"]:
@@ -626,10 +665,10 @@ def run_program(cmd: dict, chan: _Channel) -> None:
             phase = "test"
             kind_out, body = run_one(code_co, lines, setup_co, probe, kind, ns, skip_load=skip)
             deadline[0] = never
-        except _Timeout:
+        except _Timeout as exc:
             deadline[0] = never
             timed_out = True
-            chan.send(Frame.TIMED_OUT, LOAD_HANG if phase == "load" else b"", G["clock"]() - t0)
+            chan.send(Frame.TIMED_OUT, LOAD_HANG if phase == "load" else _partial_body(exc), G["clock"]() - t0)
             chan.flush()  # the worker's backstop counts from the last frame it read: a row of tests
             # that all time out (each a little past its time) must not add up past it
             if not _timed_cleanup(modname, ns, timeout):

@@ -46,7 +46,8 @@ class Outcome(IntEnum):
     """How a cell ended (worker -> parent)."""
 
     CLAIM = 0  # payload: one kind byte (a Frame value) + the claim's JSON body
-    TIMEOUT = 1  # wall-clock (or CPU) limit (payload LOAD_HANG: while loading the program)
+    TIMEOUT = 1  # wall-clock (or CPU) limit (payload LOAD_HANG: while loading the program; else
+    # empty, or the JSON [values, name statuses] of the holes that ran before the hang)
     DIED = 2  # ended without a complete claim; exit_info: exit status or -signal
     OUTPUT_LIMIT = 3  # stdout, stderr, a file written or the claim reached the output cap
     SYNTAX = 4  # the program does not compile (payload: message)

@@ -886,7 +886,8 @@ class _RowRun:
                 self.records, self.current, self.queue = {}, None, []
                 return "progress"
             key = self.current[0]
-            self.records[key] = CellRecord(key, Outcome.TIMEOUT, 0, max(secs, 0.0))
+            # the body: the values of the holes that ran before the hang, if any (the parent reads them)
+            self.records[key] = CellRecord(key, Outcome.TIMEOUT, 0, max(secs, 0.0), b"" if body == LOAD_HANG else body)
             self.st.timed_out = True
             self.current = self.queue.pop(0) if self.queue else None
             return "progress"
