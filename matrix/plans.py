@@ -337,8 +337,8 @@ def _lower(module: ast.Module, tol, source: str, seen: set | frozenset = frozens
         t = type(stmt)
         if t is ast.For:
             todo[:0] = _unrolled(stmt, todo, env, loads, sp, done)
-        elif t is ast.Assert:  # `assert a and b` is `assert a` then `assert b`
-            for part in _conjuncts(stmt.test):
+        elif t is ast.Assert:  # `assert a and b` is `assert a` then `assert b` (all(generator) alike)
+            for part in _conjuncts(stmt.test, sp.names):
                 claims.append(sp.conv(_substitute(part, env, loads, sp)))
                 stops.append(len(sp.holes))
         elif t is ast.Assign and len(stmt.targets) == 1:
@@ -389,14 +389,20 @@ def _lower(module: ast.Module, tol, source: str, seen: set | frozenset = frozens
 
 
 def _is_and(node: ast.expr) -> bool:
-    return type(node) is ast.BoolOp and type(node.op) is ast.And
+    """``a and b``, or ``all(...)`` of a generator written out as a list (:class:`_Comprehensions`):
+    an ``assert`` of it checks its parts one after the other and stops at the first false one."""
+    return (type(node) is ast.BoolOp and type(node.op) is ast.And) or getattr(node, "_coevo_lazy", False)
 
 
-def _conjuncts(node: ast.expr) -> list[ast.expr]:
-    """``a and (b and c)`` -> ``[a, b, c]``: what an ``assert`` checks one after the other."""
-    if not _is_and(node):
-        return [node]
-    return [part for v in node.values for part in _conjuncts(v)]  # type: ignore[attr-defined]  # a BoolOp
+def _conjuncts(node: Any, names: set) -> list[ast.expr]:
+    """``a and (b and c)`` -> ``[a, b, c]``; ``all(<written-out generator>)`` -> its elements
+    (``all`` joins ``names``: the program must not shadow it)."""
+    if type(node) is ast.BoolOp and type(node.op) is ast.And:
+        return [part for v in node.values for part in _conjuncts(v, names)]
+    if getattr(node, "_coevo_lazy", False) and type(node.args[0]) is ast.List:
+        names.add("all")
+        return [part for v in node.args[0].elts for part in _conjuncts(v, names)]
+    return [node]
 
 
 MAX_UNROLLED = 64  # iterations of a test's loop written out as straight-line statements
@@ -461,7 +467,9 @@ class _Literals(ast.NodeTransformer):
         return n if lit is None else copy.deepcopy(lit)
 
 
-_CONSUMERS = frozenset({"all", "any", "sum", "sorted", "list", "tuple", "set", "frozenset", "min", "max"})
+# builtins that consume a whole generator (``all`` too, where an assert's claims stop with it; never ``any``,
+# which stops at the first true element: a later call that raises would turn a pass into an error)
+_CONSUMERS = frozenset({"all", "sum", "sorted", "list", "tuple", "set", "frozenset", "min", "max"})
 
 
 class _Comprehensions(ast.NodeTransformer):
@@ -471,22 +479,37 @@ class _Comprehensions(ast.NodeTransformer):
     as they are (the test then runs as written): comprehensions inside a candidate's call (the
     sandbox evaluates its arguments as written), several ``for`` clauses, conditions that depend
     on the candidate, nested scopes that bind the same name, more than :data:`MAX_UNROLLED`
-    elements. ``all``/``any`` over a list evaluate every call where the generator would stop at
-    the first false one: the test's pass or not is the same."""
+    elements, ``any`` (it stops at the first true element) and an ``all`` that is not one of an
+    assert's conjuncts: ``assert all(...)`` checks the written-out elements one after the other
+    (:func:`_conjuncts`), as the generator would, but ``assert not all(...)`` would run calls
+    that a plain run never makes, and one that raises would turn its pass into an error."""
 
     def __init__(self, names: set):
         self.names = names  # builtins the written-out iterables used (range, zip...)
         self.changed = False
         self.written = 0  # syntax nodes written out (MAX_WRITTEN_NODES)
 
+    def visit_Assert(self, node):
+        stack = [node.test]  # the assert's conjuncts: an all() among them may be written out
+        while stack:
+            part = stack.pop()
+            if type(part) is ast.BoolOp and type(part.op) is ast.And:
+                stack.extend(part.values)
+            elif type(part) is ast.Call and type(part.func) is ast.Name and part.func.id == "all":
+                part._coevo_conjunct = True  # type: ignore[attr-defined]
+        return self.generic_visit(node)
+
     def visit_Call(self, node):
         if _is_sandbox_root(node):
             return node
         if (type(node.func) is ast.Name and node.func.id in _CONSUMERS and len(node.args) == 1
-                and not node.keywords and type(node.args[0]) is ast.GeneratorExp):
+                and not node.keywords and type(node.args[0]) is ast.GeneratorExp
+                and (node.func.id != "all" or getattr(node, "_coevo_conjunct", False))):
             listed = self._written(node.args[0], ast.List)
             if listed is not None:
                 node.args = [listed]
+                if node.func.id == "all":  # it stopped at the first false element: so do the claims
+                    node._coevo_lazy = True  # type: ignore[attr-defined]
         return self.generic_visit(node)
 
     def visit_ListComp(self, node):
