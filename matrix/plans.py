@@ -496,7 +496,7 @@ class _Comprehensions(ast.NodeTransformer):
             if type(part) is ast.BoolOp and type(part.op) is ast.And:
                 stack.extend(part.values)
             elif type(part) is ast.Call and type(part.func) is ast.Name and part.func.id == "all":
-                part._coevo_conjunct = True  # type: ignore[attr-defined]
+                part._coevo_conjunct = True
         return self.generic_visit(node)
 
     def visit_Call(self, node):
@@ -509,7 +509,7 @@ class _Comprehensions(ast.NodeTransformer):
             if listed is not None:
                 node.args = [listed]
                 if node.func.id == "all":  # it stopped at the first false element: so do the claims
-                    node._coevo_lazy = True  # type: ignore[attr-defined]
+                    node._coevo_lazy = True
         return self.generic_visit(node)
 
     def visit_ListComp(self, node):
