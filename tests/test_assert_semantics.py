@@ -208,7 +208,7 @@ def test_a_test_that_fails_before_a_later_call_raises_or_hangs_fails_as_in_plain
     tests = [Test.assertion(t) for t in STATUS_CASES]
     lazy = ("any(", "not all(", ") is False")  # generators a plain run may stop early: run as written
     assert all((plan_test(t).mode == "exec") == any(x in t.test for x in lazy) for t in tests)
-    with Executor(ExecConfig(timeout=0.5, workers=2)) as e:
+    with Executor(ExecConfig(timeout=2.0, workers=2)) as e:  # generic cells start 2 processes: room for a busy machine
         res = e.run_matrix(task, [STOPS], tests)
     wrong = [(t, res.status[0][j], plain_status(STOPS, t, 3.0)) for j, t in enumerate(STATUS_CASES)
              if res.status[0][j] != plain_status(STOPS, t, 3.0)]
