@@ -98,23 +98,35 @@ class ExprJudge:
     ``steps``: for a test of several claims (its ``assert`` statements, in order), each claim
     with the number of holes that have run when a plain run reaches it. When hole ``k`` raises or
     hangs, a plain run has already stopped at the first false claim among those that need at most
-    ``k`` holes: :meth:`fails_before` finds it, and the verdict is ``fail``, not ``error``."""
+    ``k`` holes: :meth:`fails_before` finds it, and the verdict is ``fail``, not ``error``.
+    ``raises``: the claims (indices into ``steps``) that a plain run checks by raising
+    ``ValueError``, not ``AssertionError`` (``a, b = f(x)``: the count of values): false, they
+    make the verdict ``error``."""
 
     tree: Any
     steps: tuple = ()
+    raises: frozenset = frozenset()
 
     def __call__(self, values: list) -> bool:
-        return bool(plain.evaluate(self.tree, values))
+        if not self.raises:
+            return bool(plain.evaluate(self.tree, values))
+        for i, (claim, _needs) in enumerate(self.steps):
+            if not plain.evaluate(claim, values):
+                if i in self.raises:
+                    raise ValueError("the number of values to unpack does not match")
+                return False
+        return True
 
     def fails_before(self, values: list) -> bool:
         """Whether a claim that a plain run judges before the hole ``len(values)`` runs is false
-        (claims evaluated in order; one the parent cannot evaluate ends the search)."""
-        for claim, needs in self.steps:
+        (claims evaluated in order; one the parent cannot evaluate, or one a plain run checks by
+        raising, ends the search: the error stands)."""
+        for i, (claim, needs) in enumerate(self.steps):
             if needs > len(values):
                 return False
             try:
                 if not plain.evaluate(claim, values):
-                    return True
+                    return i not in self.raises
             except Exception:  # a plain run raises here too: the error stands
                 return False
         return False
@@ -326,6 +338,7 @@ def _lower(module: ast.Module, tol, source: str, seen: set | frozenset = frozens
     loads: dict[str, int] = {}
     claims: list[ast.expr] = []
     stops: list[int] = []  # per claim: the holes that have run when a plain run reaches it
+    raising: set[int] = set()  # claims a plain run checks by raising (unpacking)
     stmt: Any  # dispatched on t = type(stmt) below, which mypy does not narrow
     todo = list(body)
     done = 0
@@ -357,6 +370,7 @@ def _lower(module: ast.Module, tol, source: str, seen: set | frozenset = frozens
                 # checks the count here, as the assignment would
                 whole = sp.hole(ast.Call(func=ast.Name(id="tuple", ctx=ast.Load()), args=[value], keywords=[]))
                 n = len(target.elts)
+                raising.add(len(claims))  # a plain run raises ValueError: error, not fail
                 claims.append(ast.Compare(left=ast.Call(func=ast.Name(id="len", ctx=ast.Load()), args=[whole],
                                                         keywords=[]),
                                           ops=[ast.Eq()], comparators=[plain.Const(n)]))
@@ -383,9 +397,10 @@ def _lower(module: ast.Module, tol, source: str, seen: set | frozenset = frozens
     if not claims:
         claims = [plain.Const(True)]
     tree = claims[0] if len(claims) == 1 else ast.BoolOp(op=ast.And(), values=claims)
-    steps = tuple(zip(claims, stops)) if stops and stops[0] < len(sp.holes) else ()  # a claim before the last hole
-    return Plan(mode="values", exprs=tuple(sp.holes), names=tuple(sorted(names)), judge=ExprJudge(tree, steps),
-                pure=None, fallback_source=source)
+    # steps: a claim comes before the last hole, or one is checked by raising
+    steps = tuple(zip(claims, stops)) if stops and (stops[0] < len(sp.holes) or raising) else ()
+    return Plan(mode="values", exprs=tuple(sp.holes), names=tuple(sorted(names)),
+                judge=ExprJudge(tree, steps, frozenset(raising)), pure=None, fallback_source=source)
 
 
 def _is_and(node: ast.expr) -> bool:

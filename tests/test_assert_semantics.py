@@ -178,6 +178,7 @@ STATUS_CASES = [  # a plain run stops at the first false claim: a later raise or
     "assert f(1) == 5\nassert f(4) == 5", "for x in [1, 3]:\n    assert f(x) == 5",
     "for x in [1, 4]:\n    assert f(x) == 5", "assert f(1) == 5 and f(3) == 4", "assert f(1) == 5 and f(4) == 4",
     "assert f(1) == 5\nassert f(3) == 4, 'message'", "r = f(1)\nassert r > 9\ns = f(3)",
+    "assert 0 is False\nr = f(3)", "assert None in [2, 3]\nassert f(4) == 5",
     "assert all(f(x) == 5 for x in [1, 3])", "for y in [5]:\n    assert all(f(x) == y for x in (1, 4))",
     # ... and where it is reached first, the error or timeout stands
     "assert f(1) == 2 and f(3) == 4", "assert f(1) == 2 and f(4) == 5", "r = f(1)\ns = f(3)\nassert r == 5",
@@ -299,3 +300,15 @@ def test_random_straight_line_tests_pass_exactly_when_plain_python_passes(ex):
              if (res.status[0][j] == "pass") != plain_python(code, t)]
     assert not wrong, wrong
     assert sum(plan_test(Test.assertion(t)).mode == "values" for t in tests) > len(tests) // 3
+
+
+def test_a_wrong_count_of_values_to_unpack_is_an_error_as_in_plain_python(ex):
+    """``a, b = f(x)`` is checked in the parent (the count of values); a plain run raises
+    ``ValueError`` there, so the verdict is ``error``, and a later claim is never reached."""
+    task = Task("t", "unpacking", entry_point="f")
+    cases = ["q, r, s = f(7, 2)", "q, r, s = f(7, 2)\nassert q == 9", "q, r = f(7, 2)\nassert q == 9",
+             "assert f(7, 2) == (3, 1)\nq, = f(7, 2)", "q, r = f(7, 2)\nassert (q, r) == (3, 1)"]
+    res = ex.run_matrix(task, [DIV], [Test.assertion(t) for t in cases])
+    got = [res.status[0][j] for j in range(len(cases))]
+    assert got == [plain_status(DIV, t, 10.0) for t in cases] == ["error", "error", "fail", "error", "pass"]
+    assert all(plan_test(Test.assertion(t)).mode == "values" for t in cases)

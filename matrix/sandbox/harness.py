@@ -559,16 +559,14 @@ def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False):
         sys.stdout.flush()
         return Frame.STDOUT, None
     except _Timeout as exc:  # the parent may find a claim a plain run would have failed before the hang
-        exc.partial = _partial(encoded, ns, probe[3], grace=True) if encoded else None
+        exc.partial = _partial(encoded, ns, probe[3], grace=True) if where == "test" and mode == "values" else None
         raise
     except (_OutputCap, purity.StoreIntoShared):
         raise
     except G["BaseException"] as exc:
         info = exc_info(exc, where, lines if where in ("code", "test") else None)
-        if encoded and where == "test":
-            partial = _partial(encoded, ns, probe[3], grace=False)
-            if partial is not None:
-                info.append(partial)
+        if where == "test" and mode == "values":  # even none: a claim may need no hole (`assert 0 is False`)
+            info.append(_partial(encoded, ns, probe[3], grace=False))
         try:
             sys.stdout.flush()
         except G["BaseException"]:
