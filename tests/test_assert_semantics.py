@@ -312,3 +312,14 @@ def test_a_wrong_count_of_values_to_unpack_is_an_error_as_in_plain_python(ex):
     got = [res.status[0][j] for j in range(len(cases))]
     assert got == [plain_status(DIV, t, 10.0) for t in cases] == ["error", "error", "fail", "error", "pass"]
     assert all(plan_test(Test.assertion(t)).mode == "values" for t in cases)
+
+
+def test_values_before_a_raise_that_exceed_the_output_cap_leave_the_error_or_timeout():
+    """The values sent with a raise or a hang are dropped when they exceed the output cap (they
+    would turn the frame into an output-limit claim): the error or the timeout stands."""
+    code = STOPS.replace("return x + 1", "return 'x' * 700_000 if x == 1 else x + 1")
+    cases = ["r = f(1)\ns = f(1)\nassert r == 'y'\nt = f(3)", "r = f(1)\ns = f(1)\nassert r == 'y'\nt = f(4)",
+             "r = f(1)\nassert r == 'y'\nt = f(3)"]
+    with Executor(ExecConfig(timeout=1.0, workers=1, max_output_bytes=1 << 20)) as e:
+        res = e.run_matrix(Task("t", "cap", entry_point="f"), [code], [Test.assertion(t) for t in cases])
+    assert res.status[0] == ["error", "timeout", "fail"]

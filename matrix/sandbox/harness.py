@@ -190,6 +190,8 @@ class _Channel:
             kind = Frame.RAISED
             body = _G["json_encode"](["harness", "ValueError", f"result not serialisable: {exc}"[:300],
                                       "other"]).encode("ascii")
+        if kind == Frame.RAISED and len(body) > self.max_out and len(obj) > 4:
+            body = _G["json_encode"](obj[:4]).encode("ascii")  # the raise without the values before it
         self.send(kind, body, secs)
 
 
@@ -514,16 +516,17 @@ def _partial(encoded, ns, names, *, grace):
         return None
 
 
-def _partial_body(exc) -> bytes:
+def _partial_body(exc, cap: int) -> bytes:
     """The body of a ``TIMED_OUT`` frame: the values of the holes that ran before the hang
-    (JSON), or nothing."""
+    (JSON), or nothing (none, or more than ``cap`` bytes: the timeout stands)."""
     partial = getattr(exc, "partial", None)
     if partial is None:
         return b""
     try:
-        return _G["json_encode"](partial).encode("ascii")
+        body = _G["json_encode"](partial).encode("ascii")
     except (ValueError, RecursionError, TypeError):
         return b""
+    return body if len(body) <= cap else b""
 
 
 def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False):
@@ -666,7 +669,8 @@ def run_program(cmd: dict, chan: _Channel) -> None:
         except _Timeout as exc:
             deadline[0] = never
             timed_out = True
-            chan.send(Frame.TIMED_OUT, LOAD_HANG if phase == "load" else _partial_body(exc), G["clock"]() - t0)
+            chan.send(Frame.TIMED_OUT, LOAD_HANG if phase == "load" else _partial_body(exc, chan.max_out),
+                      G["clock"]() - t0)
             chan.flush()  # the worker's backstop counts from the last frame it read: a row of tests
             # that all time out (each a little past its time) must not add up past it
             if not _timed_cleanup(modname, ns, timeout):
