@@ -100,12 +100,17 @@ def test_every_assert_shape_agrees_with_plain_python(ex):
     task = Task("t", "assert shapes", entry_point="f")
     codes = list(dict.fromkeys(c for c, _ in CASES))
     tests = [Test.assertion(t) for _, t in CASES]
-    res = ex.run_matrix(task, codes, tests)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(4) as pool:  # plain Python's runs beside the matrix
+        plain = pool.map(lambda case: plain_python(*case), CASES)
+        res = ex.run_matrix(task, codes, tests)
+        wants = list(plain)
     wrong = []
     for j, (code, test) in enumerate(CASES):
         i = codes.index(code)
         got = res.status[i][j] == "pass"
-        want = plain_python(code, test)
+        want = wants[j]
         if got != want:
             wrong.append((test, res.status[i][j], res.errors[i][j], plan_test(tests[j]).mode))
     assert not wrong, wrong
@@ -209,10 +214,14 @@ def test_a_test_that_fails_before_a_later_call_raises_or_hangs_fails_as_in_plain
     tests = [Test.assertion(t) for t in STATUS_CASES]
     lazy = ("any(", "not all(", ") is False")  # generators a plain run may stop early: run as written
     assert all((plan_test(t).mode == "exec") == any(x in t.test for x in lazy) for t in tests)
-    with Executor(ExecConfig(timeout=2.0, workers=2)) as e:  # generic cells start 2 processes: room for a busy machine
-        res = e.run_matrix(task, [STOPS], tests)
-    wrong = [(t, res.status[0][j], plain_status(STOPS, t, 3.0)) for j, t in enumerate(STATUS_CASES)
-             if res.status[0][j] != plain_status(STOPS, t, 3.0)]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(4) as pool:  # the plain runs that hang take their whole timeout: beside the matrix
+        plain = pool.map(lambda t: plain_status(STOPS, t, 3.0), STATUS_CASES)
+        with Executor(ExecConfig(timeout=2.0, workers=2)) as e:  # generic cells: 2 processes, room for a busy machine
+            res = e.run_matrix(task, [STOPS], tests)
+        want = list(plain)
+    wrong = [(t, res.status[0][j], want[j]) for j, t in enumerate(STATUS_CASES) if res.status[0][j] != want[j]]
     assert not wrong, wrong
 
 
@@ -295,9 +304,13 @@ def test_random_straight_line_tests_pass_exactly_when_plain_python_passes(ex):
     rng = random.Random(20261126)
     code = "def f(x):\n    if x == 3:\n        raise ValueError('three')\n    return None if x == 5 else x + 1\n"
     tests = list(dict.fromkeys(_random_test(rng) for _ in range(120)))
-    res = ex.run_matrix(Task("t", "random tests", entry_point="f"), [code], [Test.assertion(t) for t in tests])
-    wrong = [(t, res.status[0][j]) for j, t in enumerate(tests)
-             if (res.status[0][j] == "pass") != plain_python(code, t)]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(4) as pool:  # plain Python's runs beside the matrix
+        plain = pool.map(lambda t: plain_python(code, t), tests)
+        res = ex.run_matrix(Task("t", "random tests", entry_point="f"), [code], [Test.assertion(t) for t in tests])
+        want = list(plain)
+    wrong = [(t, res.status[0][j]) for j, t in enumerate(tests) if (res.status[0][j] == "pass") != want[j]]
     assert not wrong, wrong
     assert sum(plan_test(Test.assertion(t)).mode == "values" for t in tests) > len(tests) // 3
 
