@@ -117,12 +117,15 @@ class ExprJudge:
                 return False
         return True
 
-    def fails_before(self, values: list) -> bool:
+    def fails_before(self, values: list, undefined: frozenset = frozenset()) -> bool:
         """Whether a claim that a plain run judges before the hole ``len(values)`` runs is false
-        (claims evaluated in order; one the parent cannot evaluate, or one a plain run checks by
-        raising, ends the search: the error stands)."""
+        (claims evaluated in order; one the parent cannot evaluate, one a plain run checks by
+        raising, or one that reads a name in ``undefined`` (a ``NameError`` there) ends the
+        search: the error stands)."""
         for i, (claim, needs) in enumerate(self.steps):
             if needs > len(values):
+                return False
+            if undefined and any(type(n) is ast.Name and n.id in undefined for n in ast.walk(claim)):
                 return False
             try:
                 if not plain.evaluate(claim, values):

@@ -17,6 +17,7 @@ writes can say "the test ran". Every decoded value is bounded in size and in dec
 
 from __future__ import annotations
 
+import builtins
 import json
 import signal
 from typing import Any
@@ -208,12 +209,21 @@ def _failed_before(partial, plan: Plan, secs: float) -> CellResult | None:
         values, names = list(values), list(names)
     except (TypeError, ValueError):
         return None
-    if len(values) >= len(plan.exprs) or len(names) != len(plan.names) or any(st != 0 for st in names):
+    if len(values) >= len(plan.exprs) or len(names) != len(plan.names) or any(st not in (0, 1) for st in names):
         return None  # a shadowed name: the claims would not read as the plain run reads them
-    if not judge.fails_before(values):
+    undefined = _undefined(plan, names)
+    if undefined is None or not judge.fails_before(values, undefined):
         return None
     first = values[0] if values else None
     return CellResult("fail", None if isinstance(first, plain.NonPlain) else first, "", secs)
+
+
+def _undefined(plan: Plan, names: list) -> frozenset | None:
+    """The names the program leaves undefined (a test's ``math`` without ``import math``), or
+    None when one of them is a builtin (the test's loops and generators were written out with
+    it: a plain run stops at its ``NameError`` before any claim)."""
+    out = frozenset(n for n, st in zip(plan.names, names) if st == 1)
+    return None if any(hasattr(builtins, n) for n in out) else out
 
 
 def _raised(exc_info, plan: Plan, secs: float, stdout) -> CellResult:
@@ -252,10 +262,15 @@ def _values(data, plan: Plan, secs: float):
         if st == 2:
             return NEEDS_GENERIC if plan.fallback is not None else CellResult(
                 "error", None, f"the program redefines {name}", secs)
-        if st == 1:
-            return CellResult("error", None, f"NameError: name '{name}' is not defined", secs)
-        if st != 0:
+        if st not in (0, 1):
             return CellResult("error", None, "malformed result", secs)
+    missing = [name for name, st in zip(plan.names, names) if st == 1]
+    if missing:  # a NameError where the first claim reads it, unless an earlier claim is false
+        judge, undefined = plan.judge, _undefined(plan, names)
+        if type(judge) is ExprJudge and judge.steps and undefined is not None and judge.fails_before(values, undefined):
+            first = values[0] if values else None
+            return CellResult("fail", None if isinstance(first, plain.NonPlain) else first, "", secs)
+        return CellResult("error", None, f"NameError: name '{missing[0]}' is not defined", secs)
     first = values[0] if values else None
     nonplain = next((v for v in values if isinstance(v, plain.NonPlain)), None)
     shown = None if isinstance(first, plain.NonPlain) else first

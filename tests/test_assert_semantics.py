@@ -184,6 +184,8 @@ STATUS_CASES = [  # a plain run stops at the first false claim: a later raise or
     "for x in [1, 4]:\n    assert f(x) == 5", "assert f(1) == 5 and f(3) == 4", "assert f(1) == 5 and f(4) == 4",
     "assert f(1) == 5\nassert f(3) == 4, 'message'", "r = f(1)\nassert r > 9\ns = f(3)",
     "assert 0 is False\nr = f(3)", "assert None in [2, 3]\nassert f(4) == 5",
+    "assert f(1) == 5\nassert math.isclose(f(2), 3)", "assert f(1) == 5\nassert math.isclose(f(3), 3)",
+    "assert f(1) == 2\nassert math.isclose(f(2), 3)",  # math is not imported: NameError once reached
     "assert all(f(x) == 5 for x in [1, 3])", "for y in [5]:\n    assert all(f(x) == y for x in (1, 4))",
     # ... and where it is reached first, the error or timeout stands
     "assert f(1) == 2 and f(3) == 4", "assert f(1) == 2 and f(4) == 5", "r = f(1)\ns = f(3)\nassert r == 5",
@@ -213,6 +215,7 @@ def test_a_test_that_fails_before_a_later_call_raises_or_hangs_fails_as_in_plain
     task = Task("t", "statuses", entry_point="f")
     tests = [Test.assertion(t) for t in STATUS_CASES]
     lazy = ("any(", "not all(", ") is False")  # generators a plain run may stop early: run as written
+    assert [plan_test(Test.assertion(t)).names for t in STATUS_CASES if "math." in t] == [("math",)] * 3
     assert all((plan_test(t).mode == "exec") == any(x in t.test for x in lazy) for t in tests)
     from concurrent.futures import ThreadPoolExecutor
 
