@@ -501,19 +501,10 @@ def name_status(ns, name):
 def _partial(encoded, ns, names, *, grace):
     """``[values so far, name statuses]`` for a test whose later hole raised or hung. After a
     hang the name checks get a short time of their own (None when they run past it)."""
-    if not grace:
+    if not grace or not names:
         return [encoded, [name_status(ns, n) for n in names]]
-    if not names:
-        return [encoded, []]
-    deadline = _DEADLINE
-    try:
-        deadline[0] = _G["clock"]() + 0.05
-        out = [encoded, [name_status(ns, n) for n in names]]
-        deadline[0] = _INF
-        return out
-    except _Timeout:
-        deadline[0] = _INF
-        return None
+    ok, statuses = _within(0.05, lambda: [name_status(ns, n) for n in names])
+    return [encoded, statuses] if ok else None
 
 
 def _partial_body(exc, cap: int) -> bytes:
@@ -728,33 +719,31 @@ def run_program(cmd: dict, chan: _Channel) -> None:
             return
 
 
+def _within(seconds, fn, *args):
+    """``(True, fn(*args))`` run under a deadline of its own (``seconds``; none when 0 or None),
+    or ``(False, None)`` when it ran past it."""
+    deadline = _DEADLINE
+    try:
+        if seconds:
+            deadline[0] = _G["clock"]() + seconds
+        out = fn(*args)
+        deadline[0] = _INF
+        return True, out
+    except _Timeout:
+        deadline[0] = _INF
+        return False, None
+
+
 def _timed_cleanup(modname, ns, timeout) -> bool:
     """Drop the test's module and namespace (finalizers run now) under the test's timer; False
     when that ran past it (the runner is then replaced)."""
-    deadline = _DEADLINE
-    try:
-        if timeout:
-            deadline[0] = _G["clock"]() + timeout
-        _cleanup(modname, ns)
-        deadline[0] = _INF
-        return True
-    except _Timeout:
-        deadline[0] = _INF
-        return False
+    return _within(timeout, _cleanup, modname, ns)[0]
 
 
 def _timed_collect(timeout) -> bool:
     """Collect the row's garbage (cycles: their finalizers run now, not in a later program's
     test) under the timer; False when a finalizer ran past it."""
-    deadline = _DEADLINE
-    try:
-        deadline[0] = _G["clock"]() + max(timeout or 0.0, 0.05)
-        _G["gc"].collect()
-        deadline[0] = _INF
-        return True
-    except _Timeout:
-        deadline[0] = _INF
-        return False
+    return _within(max(timeout or 0.0, 0.05), _G["gc"].collect)[0]
 
 
 def _failing_first_import(src: str):
