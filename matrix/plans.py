@@ -400,10 +400,9 @@ def _lower(module: ast.Module, tol, source: str, seen: set | frozenset = frozens
     if not claims:
         claims = [plain.Const(True)]
     tree = claims[0] if len(claims) == 1 else ast.BoolOp(op=ast.And(), values=claims)
-    # steps: a claim comes before the last hole, or one is checked by raising
-    steps = tuple(zip(claims, stops)) if stops and (stops[0] < len(sp.holes) or raising) else ()
     return Plan(mode="values", exprs=tuple(sp.holes), names=tuple(sorted(names)),
-                judge=ExprJudge(tree, steps, frozenset(raising)), pure=None, fallback_source=source)
+                judge=ExprJudge(tree, tuple(zip(claims, stops)), frozenset(raising)), pure=None,
+                fallback_source=source)
 
 
 def _is_and(node: ast.expr) -> bool:

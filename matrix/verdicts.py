@@ -201,9 +201,6 @@ def _failed_before(partial, plan: Plan, secs: float) -> CellResult | None:
     """``fail`` when a hole raised or hung (``partial``: ``[values of the holes before it, name
     statuses]``) after a claim that a plain run judges first came out false; else None (the
     error or timeout stands). Only ever a ``fail``: a sandbox's partial values cannot pass a test."""
-    judge = plan.judge
-    if type(judge) is not ExprJudge or not judge.steps:
-        return None
     try:
         values, names = partial
         values, names = list(values), list(names)
@@ -211,8 +208,16 @@ def _failed_before(partial, plan: Plan, secs: float) -> CellResult | None:
         return None
     if len(values) >= len(plan.exprs) or len(names) != len(plan.names) or any(st not in (0, 1) for st in names):
         return None  # a shadowed name: the claims would not read as the plain run reads them
-    undefined = _undefined(plan, names)
-    if undefined is None or not judge.fails_before(values, undefined):
+    return _false_claim_first(values, names, plan, secs)
+
+
+def _false_claim_first(values: list, names: list, plan: Plan, secs: float) -> CellResult | None:
+    """``fail`` when, of the claims a plain run judges with ``values`` (the holes that ran), one is
+    false before any that raises or reads a name the program leaves undefined (``names``: the
+    statuses of ``plan.names``, none shadowed); else None."""
+    judge, undefined = plan.judge, _undefined(plan, names)
+    if type(judge) is not ExprJudge or not judge.steps or undefined is None or \
+            not judge.fails_before(values, undefined):
         return None
     first = values[0] if values else None
     return CellResult("fail", None if isinstance(first, plain.NonPlain) else first, "", secs)
@@ -266,11 +271,8 @@ def _values(data, plan: Plan, secs: float):
             return CellResult("error", None, "malformed result", secs)
     missing = [name for name, st in zip(plan.names, names) if st == 1]
     if missing:  # a NameError where the first claim reads it, unless an earlier claim is false
-        judge, undefined = plan.judge, _undefined(plan, names)
-        if type(judge) is ExprJudge and judge.steps and undefined is not None and judge.fails_before(values, undefined):
-            first = values[0] if values else None
-            return CellResult("fail", None if isinstance(first, plain.NonPlain) else first, "", secs)
-        return CellResult("error", None, f"NameError: name '{missing[0]}' is not defined", secs)
+        return _false_claim_first(values, names, plan, secs) or CellResult(
+            "error", None, f"NameError: name '{missing[0]}' is not defined", secs)
     first = values[0] if values else None
     nonplain = next((v for v in values if isinstance(v, plain.NonPlain)), None)
     shown = None if isinstance(first, plain.NonPlain) else first
