@@ -398,7 +398,8 @@ json.dump(out, open(sys.argv[2], "w"))
 """
 
 
-def build_real_pool(rows, n_tasks, n_mutants, n_noisy, n_nearby, seed, tmp: Path) -> list[dict]:
+def build_real_pool(rows, n_tasks, n_mutants, n_noisy, n_nearby, seed, tmp: Path,
+                    repeat_share: float = 0.0) -> list[dict]:
     rng = random.Random(seed)
     rows = rows[:n_tasks] if n_tasks else rows
     pool = []
@@ -411,6 +412,9 @@ def build_real_pool(rows, n_tasks, n_mutants, n_noisy, n_nearby, seed, tmp: Path
         except Exception:
             continue
         progs = realistic_programs(r["code"], entry, n_mutants, rng, seed)
+        if repeat_share > 0:  # sampled pools repeat answers: copies of the task's programs, drawn uniformly
+            n_rep = round(repeat_share / (1 - repeat_share) * len(progs))
+            progs += [("repeat", c) for _, c in (rng.choice(progs) for _ in range(n_rep))]
         noisy = [t for t in (noisy_test(x, rng) for x in r["tests"]) if t][:n_noisy]
         calls = []
         for t in r["tests"]:
@@ -520,6 +524,9 @@ def main(argv=None) -> int:
     ap.add_argument("--mutants", type=int, default=7, help="AST mutants per task (default 7)")
     ap.add_argument("--noisy", type=int, default=3, help="noisy tests per task (default 3)")
     ap.add_argument("--nearby", type=int, default=14, help="real pool: tests on nudged inputs per task")
+    ap.add_argument("--repeat-share", type=float, default=0.0,
+                    help="real pool: share of programs that repeat another of the task's programs (sampled "
+                         "pools repeat their frequent answers; the demo model's 32 samples per task: 0.81)")
     ap.add_argument("--timeout", type=float, default=None,
                     help="per-cell timeout, all runners (default 1; real: 0.1, as in the field)")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
@@ -542,7 +549,8 @@ def main(argv=None) -> int:
         tmp = Path(tmp)
         dropped = 0
         if real:
-            pool = build_real_pool(load_mbpp(data), n_tasks, args.mutants, args.noisy, args.nearby, args.seed, tmp)
+            pool = build_real_pool(load_mbpp(data), n_tasks, args.mutants, args.noisy, args.nearby, args.seed, tmp,
+                                   repeat_share=args.repeat_share)
         else:
             pool = build_pool(load_mbpp(data), n_tasks, args.mutants, args.noisy, args.seed)
             dropped = 0 if args.keep_hangs else drop_hanging(pool, min(0.5, timeout), args.workers)
@@ -576,6 +584,7 @@ def main(argv=None) -> int:
     report = {
         "benchmark": "matrix_speed", "pool": args.pool,
         "data": data.name, "tasks": len(pool), "codes": sum(len(p["codes"]) for p in pool),
+        "distinct_codes": sum(len(set(p["codes"])) for p in pool), "repeat_share": args.repeat_share,
         "tests": sum(len(p["all_tests"]) for p in pool), "cells": n, "timeout_s": timeout,
         "workers": args.workers, "cpu_count": os.cpu_count(), "load_avg_1m": round(os.getloadavg()[0], 2),
         "repeat": args.repeat,

@@ -11,7 +11,8 @@ How a cell runs
     hook, rlimits, unprivileged uid) and killed with its whole tree afterwards. A program whose
     code passes the purity check runs its tests one after the other in one process, each test in a
     fresh module namespace with the interpreter state reset; any other program runs one fresh
-    process per test. A cell executes the code (module name ``solution``; ``__main__`` for
+    process per test. A program text given twice for a task runs once; the copy gets its row
+    (:func:`distinct_programs`). A cell executes the code (module name ``solution``; ``__main__`` for
     stdin/stdout programs), then the task's ``setup`` (for function tasks after the code, so it
     may use the code's definitions; for stdio programs before it), then the test, in a scrubbed
     environment (``PYTHONHASHSEED=0``). Everything the sandbox sends back is a *claim* (a value,
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
 from matrix import plain
 from matrix.dispatch import Dispatcher, Entry, units
 from matrix.plans import plan_call, plan_stdin
+from matrix.sandbox.purity import STATE_WORDS
 from matrix.tasks import Task, Test
 from matrix.verdicts import CellResult
 from matrix.workers import Pool
@@ -311,6 +313,26 @@ class Executor:
 
     # ------------------------------------------------------------------ running
     def _run(self, entries: list[Entry], progress: bool) -> None:
+        """Run every cell of the entries. A program that appears more than once in an entry (the
+        same text; sampled pools repeat the easy answers) runs once and its row is copied, except
+        where it may read randomness or the clock (:func:`distinct_programs`)."""
+        merged = []
+        for e in entries:
+            keep, where = distinct_programs(e.codes)
+            if len(keep) < len(e.codes):
+                merged.append((e, e.codes, where))
+                e.codes = keep
+        try:
+            self._run_distinct(entries, progress)
+        finally:
+            for e, codes, where in merged:
+                e.codes = codes
+                if e.results and len(e.results) == max(where) + 1:
+                    rows = e.results
+                    e.results = [rows[k] if first else [_copy(c) for c in rows[k]]
+                                 for k, first in _firsts(where)]
+
+    def _run_distinct(self, entries: list[Entry], progress: bool) -> None:
         if not self._ready and self._pool is not None:
             # the parent's own work (parsing and planning the tests) while the workers boot
             for e in entries:
@@ -349,3 +371,36 @@ class Executor:
                 bar.close()
         self.stats["cells"] += total
         self.stats["seconds"] += time.monotonic() - t0
+
+
+def distinct_programs(codes: list[str]) -> tuple[list[str], list[int]]:
+    """``(programs to run, the index into them of each code)``: a text seen before maps to its
+    first copy. Verdicts depend only on the (code, test) pair (the module docstring), so a copy's
+    row is the first copy's; a program whose text names randomness or the clock
+    (:data:`matrix.sandbox.purity.STATE_WORDS`) keeps a run of its own, as independent samples
+    of it would get."""
+    keep: list[str] = []
+    where: list[int] = []
+    seen: dict[str, int] = {}
+    for code in codes:
+        alone = not isinstance(code, str) or any(w in code for w in STATE_WORDS)
+        k = None if alone else seen.get(code)
+        if k is None:
+            k = len(keep)
+            keep.append(code)
+            if not alone:
+                seen[code] = k
+        where.append(k)
+    return keep, where
+
+
+def _firsts(where: list[int]):
+    """``(index, whether this is its first use)`` for each entry of ``where``."""
+    used: set[int] = set()
+    for k in where:
+        yield k, k not in used
+        used.add(k)
+
+
+def _copy(c):
+    return None if c is None else CellResult(c.status, c.value, c.error, c.time)

@@ -357,7 +357,8 @@ def test_hangs_are_spread_over_the_workers():
         e.run_matrix(F, ["def f():\n    return 1\n"], [Test.assertion("assert f() == 1")])  # warm
         hang = "def f(x):\n    while True:\n        pass\n"
         t0 = __import__("time").monotonic()
-        r = e.run_matrix(F, [hang, hang], [Test.assertion(f"assert f({i}) == {i}") for i in range(4)])
+        r = e.run_matrix(F, [hang, hang + "# a second program\n"],
+                         [Test.assertion(f"assert f({i}) == {i}") for i in range(4)])
         elapsed = __import__("time").monotonic() - t0
     assert r.status == [["timeout"] * 4] * 2
     assert elapsed < 8 * 0.5 / 2 + 2.0  # 8 hanging cells on 2 workers: about 2 s, not 4
@@ -480,3 +481,31 @@ def test_a_frame_time_that_is_not_a_time_counts_as_none():
     reader.fill()
     os.close(r)
     assert [s for _, s, _ in reader.frames()] == [0.0, 0.0, 0.0, 0.25]
+
+
+def test_a_repeated_program_runs_once_and_its_row_is_copied(ex):
+    double = "def f(x):\n    return 2 * x\n"
+    hang = "def f(x):\n    while True:\n        pass\n"
+    tests = [Test.assertion("assert f(2) == 4"), Test.assertion("assert f(3) == 7")]
+    before = ex.stats["cells"]
+    r = ex.run_matrix(F, [double, hang, double, hang, "def f(x):\n    return x\n"], tests)
+    assert ex.stats["cells"] - before == 3 * 2  # three distinct programs
+    assert r.status == [["pass", "fail"], ["timeout"] * 2, ["pass", "fail"], ["timeout"] * 2, ["fail", "fail"]]
+    assert r.values[0] == r.values[2] == [4, 6]
+    # one that names randomness or the clock runs as often as it is given
+    rnd = "import random\ndef f(x):\n    return 2 * x + random.choice([0])\n"
+    before = ex.stats["cells"]
+    r = ex.run_matrix(F, [rnd, rnd], tests)
+    assert ex.stats["cells"] - before == 2 * 2 and r.status == [["pass", "fail"]] * 2
+    rows = ex.run_calls(F, [double, double], ["f(5)"])
+    assert [c.value for row in rows for c in row] == [10, 10]
+
+
+def test_distinct_programs():
+    from matrix.engine import distinct_programs
+
+    assert distinct_programs([]) == ([], [])
+    assert distinct_programs(["a", "b", "a", "a", "c", "b"]) == (["a", "b", "c"], [0, 1, 0, 0, 2, 1])
+    clock = "import time\n"
+    assert distinct_programs([clock, clock, "x"]) == ([clock, clock, "x"], [0, 1, 2])
+    assert distinct_programs(["a", "a "]) == (["a", "a "], [0, 1])  # the same text only

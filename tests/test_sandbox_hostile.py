@@ -382,7 +382,7 @@ def f():
     return 0
 """
     honest = "def f():\n    return len([1, 2, 3])\n"
-    res = ex.run_matrix(TASK, [evil, honest, evil, honest],
+    res = ex.run_matrix(TASK, [evil, honest, evil + "# again\n", honest + "# again\n"],
                         [Test.assertion("assert f() == 3"), Test.assertion("assert sorted([f()]) == [3]")])
     assert res.status[1] == ["pass", "pass"] and res.status[3] == ["pass", "pass"]
     assert "pass" not in res.status[0][:1]
@@ -415,7 +415,7 @@ def test_crash_or_hang_in_one_cell_changes_no_other(ex):
            "def f(x):\n    return [0] * (10 ** 10)\n"]
     tests = [Test.assertion(f"assert f({i}) == {i + 1}") for i in range(3)]
     alone = ex.run_matrix(TASK, [good], tests)
-    mixed = ex.run_matrix(TASK, [bad[0], good, bad[1], bad[2], good, bad[3]], tests)
+    mixed = ex.run_matrix(TASK, [bad[0], good, bad[1], bad[2], good + "# a second program\n", bad[3]], tests)
     assert mixed.status[1] == alone.status[0] == ["pass"] * 3
     assert mixed.status[4] == alone.status[0]
     assert mixed.status[2] == ["timeout"] * 3

@@ -89,7 +89,7 @@ def test_cells_stay_independent(ex):
     good = "def f(x):\n    return x + 1\n"
     bad = "import os\ndef f(x):\n    os.kill(os.getpid(), 9)\n"
     tests = [Test.assertion(f"assert f({i}) == {i + 1}") for i in range(3)]
-    r = ex.run_matrix(TASK, [bad, good, bad, good], tests)
+    r = ex.run_matrix(TASK, [bad, good, bad + "# again\n", good + "# again\n"], tests)
     assert r.status[1] == r.status[3] == ["pass"] * 3
     assert all(s == "error" for s in r.status[0] + r.status[2])
 
@@ -98,5 +98,6 @@ def test_a_killed_worker_is_replaced(ex):
     ex.run_matrix(TASK, ["def f():\n    return 3\n"], [Test.assertion("assert f() == 3")])
     for w in ex._workers:
         w.proc.kill()
-    r = ex.run_matrix(TASK, ["def f():\n    return 3\n"] * 4, [Test.assertion("assert f() == 3")] * 3)
+    r = ex.run_matrix(TASK, [f"def f():\n    return 3\n# program {i}\n" for i in range(4)],
+                      [Test.assertion("assert f() == 3")] * 3)
     assert r.passed.all()

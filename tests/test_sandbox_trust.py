@@ -254,7 +254,7 @@ def look():
 def add(a, b):
     return look()
 '''
-    res = ex.run_calls(TASK, [victim, thief, victim, thief], ["add(1, 2)"])
+    res = ex.run_calls(TASK, [victim, thief, victim + "# again\n", thief + "# again\n"], ["add(1, 2)"])
     for row in (1, 3):
         assert res[row][0].status == "pass", res[row][0]
         assert res[row][0].value == 0, res[row][0]
@@ -375,7 +375,7 @@ def test_a_stdio_programs_main_block_runs(ex):
 @pytest.mark.parametrize("code", POLLUTERS)
 def test_state_does_not_flow_between_cells(ex, code):
     tests = [Test.assertion(f"assert add({i}, 1) == {i + 1}") for i in range(4)]
-    res = ex.run_matrix(TASK, [code, code, HONEST], tests)
+    res = ex.run_matrix(TASK, [code, code + "\n# again\n", HONEST], tests)
     assert res.status[0] == ["pass"] * 4, (res.status, res.errors)
     assert res.status[1] == ["pass"] * 4
     assert res.status[2] == ["pass"] * 4
@@ -562,6 +562,6 @@ def add(a, b):
 '''
     tests = [Test.assertion(f"assert add({i}, 1) == {i + 1}") for i in range(3)]
     t0 = time.monotonic()
-    res = ex.run_matrix(TASK, [staller, HONEST, staller, HONEST], tests)
+    res = ex.run_matrix(TASK, [staller, HONEST, staller + "# again\n", HONEST + "# again\n"], tests)
     assert res.status[1] == ["pass"] * 3 and res.status[3] == ["pass"] * 3, (res.status, res.errors)
     assert time.monotonic() - t0 < 60
