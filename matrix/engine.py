@@ -11,10 +11,11 @@ How a cell runs
     hook, rlimits, unprivileged uid) and killed with its whole tree afterwards. A program whose
     code passes the purity check runs its tests one after the other in one process, each test in a
     fresh module namespace with the interpreter state reset; any other program runs one fresh
-    process per test. A program text given twice for a task runs once; the copy gets its row
-    (:func:`distinct_programs`). A cell executes the code (module name ``solution``; ``__main__`` for
-    stdin/stdout programs), then the task's ``setup`` (for function tasks after the code, so it
-    may use the code's definitions; for stdio programs before it), then the test, in a scrubbed
+    process per test. A program text given twice for a task runs once and the copy gets its
+    row (:func:`distinct_programs`); so does a test given twice (its column). A cell executes the
+    code (module name ``solution``; ``__main__`` for stdin/stdout programs), then the task's
+    ``setup`` (for function tasks after the code, so it may use the code's definitions; for stdio
+    programs before it), then the test, in a scrubbed
     environment (``PYTHONHASHSEED=0``). Everything the sandbox sends back is a *claim* (a value,
     an exception, stdout); the parent decides the verdict (:mod:`matrix.verdicts`), accepting for
     each test only the kind of claim it can produce (:mod:`matrix.plans` says what runs where).
@@ -315,17 +316,32 @@ class Executor:
     def _run(self, entries: list[Entry], progress: bool) -> None:
         """Run every cell of the entries. A program that appears more than once in an entry (the
         same text; sampled pools repeat the easy answers) runs once and its row is copied, except
-        where it may read randomness or the clock (:func:`distinct_programs`)."""
-        merged = []
+        where it may read randomness or the clock (:func:`distinct_programs`); a test given twice
+        runs once and its column is copied."""
+        rows_merged, cols_merged = [], []
         for e in entries:
             keep, where = distinct_programs(e.codes)
             if len(keep) < len(e.codes):
-                merged.append((e, e.codes, where))
+                rows_merged.append((e, e.codes, where))
                 e.codes = keep
+            if e.tests is not None and e.plans is None:
+                keep_t, where_t = _distinct(e.tests)
+                if len(keep_t) < len(e.tests):
+                    cols_merged.append((e, e.tests, where_t))
+                    e.tests = keep_t
         try:
             self._run_distinct(entries, progress)
         finally:
-            for e, codes, where in merged:
+            for e, tests, where in cols_merged:
+                n = max(where) + 1
+                e.tests = tests
+                if e.plans is not None and len(e.plans) >= n:
+                    e.plans = [e.plans[k] for k in where] + e.plans[n:]
+                    if e.optional_from is not None:
+                        e.optional_from = len(tests)
+                    e.results = [[row[k] if first else _copy(row[k]) for k, first in _firsts(where)] + row[n:]
+                                 for row in e.results]
+            for e, codes, where in rows_merged:
                 e.codes = codes
                 if e.results and len(e.results) == max(where) + 1:
                     rows = e.results
@@ -390,6 +406,20 @@ def distinct_programs(codes: list[str]) -> tuple[list[str], list[int]]:
             keep.append(code)
             if not alone:
                 seen[code] = k
+        where.append(k)
+    return keep, where
+
+
+def _distinct(items: list) -> tuple[list, list[int]]:
+    """``(distinct items, the index into them of each item)``, first copies kept in order."""
+    keep: list = []
+    seen: dict = {}
+    where = []
+    for x in items:
+        k = seen.get(x)
+        if k is None:
+            k = seen[x] = len(keep)
+            keep.append(x)
         where.append(k)
     return keep, where
 

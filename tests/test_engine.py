@@ -509,3 +509,17 @@ def test_distinct_programs():
     clock = "import time\n"
     assert distinct_programs([clock, clock, "x"]) == ([clock, clock, "x"], [0, 1, 2])
     assert distinct_programs(["a", "a "]) == (["a", "a "], [0, 1])  # the same text only
+
+
+def test_a_repeated_test_runs_once_and_its_column_is_copied(ex):
+    codes = ["def f(x):\n    return 2 * x\n", "def f(x):\n    return x + 2\n", "def f(x):\n    return 2 * x\n"]
+    t1, t2 = Test.assertion("assert f(2) == 4"), Test.assertion("assert f(3) == 6")
+    before = ex.stats["cells"]
+    r = ex.run_matrices([(F, codes, [t1, t2, t1, t1], ["f(5)"])])[0]
+    assert ex.stats["cells"] - before == 2 * 2  # two distinct programs x two distinct tests (extra inputs aside)
+    assert r.shape == (3, 4) and r.passed.shape == (3, 4)
+    assert r.status == [["pass"] * 4, ["pass", "fail", "pass", "pass"], ["pass"] * 4]
+    assert r.values[1] == [4, 5, 4, 4]
+    assert [[c.value for c in row] for row in r.extra] == [[10], [7], [10]] and r.extra_inputs == ["f(5)"]
+    plain_run = ex.run_matrices([(F, codes[:2], [t1, t2], ["f(5)"])])[0]
+    assert [row[:2] for row in r.status[:2]] == plain_run.status
