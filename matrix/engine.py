@@ -55,6 +55,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -65,7 +66,6 @@ if TYPE_CHECKING:
 from matrix import plain
 from matrix.dispatch import Dispatcher, Entry, units
 from matrix.plans import plan_call, plan_stdin
-from matrix.sandbox.purity import STATE_WORDS
 from matrix.tasks import Task, Test
 from matrix.verdicts import CellResult
 from matrix.workers import Pool
@@ -389,17 +389,23 @@ class Executor:
         self.stats["seconds"] += time.monotonic() - t0
 
 
+# what a program names when its runs may differ: randomness (also os.urandom), the clock, the
+# process and its environment, object addresses, threads and the collector
+UNREPEATABLE = re.compile(r"random|time|decimal|statistics|uuid|secrets|\bos\b|\bid\(|\bhash\(|"
+                          r"thread|\bgc\b|ctypes|__import__|importlib|environ|getpid")
+
+
 def distinct_programs(codes: list[str]) -> tuple[list[str], list[int]]:
     """``(programs to run, the index into them of each code)``: a text seen before maps to its
     first copy. Verdicts depend only on the (code, test) pair (the module docstring), so a copy's
-    row is the first copy's; a program whose text names randomness or the clock
-    (:data:`matrix.sandbox.purity.STATE_WORDS`) keeps a run of its own, as independent samples
-    of it would get."""
+    row is the first copy's; a program whose text may reach something that differs from run to
+    run (:data:`UNREPEATABLE`: randomness, the clock, the process, object addresses) keeps a run
+    of its own, as independent samples of it would get."""
     keep: list[str] = []
     where: list[int] = []
     seen: dict[str, int] = {}
     for code in codes:
-        alone = not isinstance(code, str) or any(w in code for w in STATE_WORDS)
+        alone = not isinstance(code, str) or UNREPEATABLE.search(code) is not None
         k = None if alone else seen.get(code)
         if k is None:
             k = len(keep)

@@ -509,6 +509,11 @@ def test_distinct_programs():
     clock = "import time\n"
     assert distinct_programs([clock, clock, "x"]) == ([clock, clock, "x"], [0, 1, 2])
     assert distinct_programs(["a", "a "]) == (["a", "a "], [0, 1])  # the same text only
+    for unrepeatable in ("import uuid\n", "import os\n", "def f():\n    return id([])\n",
+                         "def f():\n    return hash(object())\n", "from secrets import token_hex\n"):
+        assert distinct_programs([unrepeatable] * 2)[1] == [0, 1], unrepeatable
+    for plain in ("def f(x):\n    return valid(x)\n", "def f(xs):\n    return rehash(xs)\n"):
+        assert distinct_programs([plain] * 2)[1] == [0, 0], plain
 
 
 def test_a_repeated_test_runs_once_and_its_column_is_copied(ex):
