@@ -512,8 +512,8 @@ def test_distinct_programs():
     for unrepeatable in ("import uuid\n", "import os\n", "def f():\n    return id([])\n",
                          "def f():\n    return hash(object())\n", "from secrets import token_hex\n"):
         assert distinct_programs([unrepeatable] * 2)[1] == [0, 1], unrepeatable
-    for plain in ("def f(x):\n    return valid(x)\n", "def f(xs):\n    return rehash(xs)\n"):
-        assert distinct_programs([plain] * 2)[1] == [0, 0], plain
+    for repeatable in ("def f(x):\n    return valid(x)\n", "def f(xs):\n    return rehash(xs)\n"):
+        assert distinct_programs([repeatable] * 2)[1] == [0, 0], repeatable
 
 
 def test_a_repeated_test_runs_once_and_its_column_is_copied(ex):
