@@ -325,7 +325,10 @@ class Executor:
                 rows_merged.append((e, e.codes, where))
                 e.codes = keep
             if e.tests is not None and e.plans is None:
-                keep_t, where_t = _distinct(e.tests)
+                try:
+                    keep_t, where_t = _distinct(e.tests)
+                except TypeError:  # not hashable: run them as given
+                    keep_t, where_t = e.tests, []
                 if len(keep_t) < len(e.tests):
                     cols_merged.append((e, e.tests, where_t))
                     e.tests = keep_t
