@@ -11,6 +11,8 @@ module, an undefined name), raising on some inputs, looping forever on some inpu
 without end on some inputs, printing as it goes, ending with an ``if __name__ == "__main__":``
 block (``doctest.testmod()``); tests are the asserts, noisy copies, and asserts
 on nearby inputs with the reference's own answer (as a generated suite holds), ~20 per task.
+``--repeat-share S`` makes S of its programs copies of the task's other programs (sampled pools
+repeat their frequent answers; the matrix runs a repeated text once), drawn uniformly.
 
 One run measures, on the same cells:
 
