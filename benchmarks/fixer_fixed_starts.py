@@ -35,25 +35,23 @@ def broken_starts(tasks, executor, per_task: int, mutants: int = 8):
     jobs = [j for j in jobs if j[1]]
     out = []
     for (t, muts, _), res in zip(jobs, executor.run_matrices(jobs)):
-        failing = [i for i in range(len(muts)) if not all(s == "pass" for s in res.status[i])]
+        failing = [i for i in range(len(muts)) if not res.passed[i].all()]
         out += [(t, muts[i], res, i) for i in failing[:per_task]]
     return out, len(jobs)
 
 
 def repair_success(model_dir, starts, executor, turns: int, seed: int) -> float:
-    import numpy as np
-
-    from coevo.repair import Episode, public_feedback, run_episodes
+    from coevo.repair import public_feedback, run_episodes, start_episodes
     from roles.generation import GenerationConfig, GenerationEngine
     from roles.model_io import load_model
 
     model, tok = load_model(str(model_dir), device="cpu")
     engine = GenerationEngine(model, tok, GenerationConfig(temperature=0.8, max_new_tokens=160, seed=seed))
-    episodes = [Episode(t, code, public_feedback(t, res, i, 0),
-                        float(np.mean([s == "pass" for s in res.status[i]])), turns, 0, key=f"{t.task_id}#{i}")
-                for t, code, res, i in starts]
+    episodes = [e for t, code, res, i in starts
+                for e in start_episodes(t, code, public_feedback(t, res, i, 0), res.passed[i].mean(), 1,
+                                        max_turns=turns, group=f"{t.task_id}#{i}")]
     run_episodes(episodes, engine, executor, tok)
-    return float(np.mean([e.solved for e in episodes])) if episodes else 0.0
+    return sum(e.solved for e in episodes) / len(episodes) if episodes else 0.0
 
 
 def main(argv=None) -> int:

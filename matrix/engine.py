@@ -404,31 +404,23 @@ def distinct_programs(codes: list[str]) -> tuple[list[str], list[int]]:
     row is the first copy's; a program whose text may reach something that differs from run to
     run (:data:`UNREPEATABLE`: randomness, the clock, the process, object addresses) keeps a run
     of its own, as independent samples of it would get."""
-    keep: list[str] = []
-    where: list[int] = []
-    seen: dict[str, int] = {}
-    for code in codes:
-        alone = not isinstance(code, str) or UNREPEATABLE.search(code) is not None
-        k = None if alone else seen.get(code)
-        if k is None:
-            k = len(keep)
-            keep.append(code)
-            if not alone:
-                seen[code] = k
-        where.append(k)
-    return keep, where
+    return _distinct(codes, alone=lambda code: not isinstance(code, str) or UNREPEATABLE.search(code) is not None)
 
 
-def _distinct(items: list) -> tuple[list, list[int]]:
-    """``(distinct items, the index into them of each item)``, first copies kept in order."""
+def _distinct(items: list, alone=None) -> tuple[list, list[int]]:
+    """``(distinct items, the index into them of each item)``, first copies kept in order; an item
+    for which ``alone`` is true is never merged with another."""
     keep: list = []
     seen: dict = {}
     where = []
     for x in items:
-        k = seen.get(x)
+        single = alone is not None and alone(x)
+        k = None if single else seen.get(x)
         if k is None:
-            k = seen[x] = len(keep)
+            k = len(keep)
             keep.append(x)
+            if not single:
+                seen[x] = k
         where.append(k)
     return keep, where
 
