@@ -105,6 +105,6 @@ class CoevoConfig:
     # equal weights the joint run's code accuracy gained about half of what coder-only training
     # gained (the shared update went mostly to the other roles); measured in the README
     train: GRPOConfig = field(default_factory=lambda: GRPOConfig(
-        lr=1e-4, micro_batch_size=16, role_weights={"coder": 2.0, "tester": 0.5, "fixer": 0.5, "proposer": 0.5}))
+        lr=1e-4, micro_batch_size=8, role_weights={"coder": 2.0, "tester": 0.5, "fixer": 0.5, "proposer": 0.5}))
     eval: EvalConfig = field(default_factory=EvalConfig)
     rollout: RolloutConfig = field(default_factory=RolloutConfig)  # which engine samples the training rollouts

@@ -286,6 +286,7 @@ class GenerationEngine:
         # transformers >= 5.24 names the KV cache `cache` (argument and output); `past_key_values`
         # before (still accepted there with a FutureWarning, to be removed in 5.40)
         self._cache_name = "cache" if "cache" in params else "past_key_values"
+        self.share_prefill = True  # rows with one prompt share its prefill (False: each row runs it)
 
     @property
     def device(self) -> torch.device:
@@ -386,10 +387,30 @@ class GenerationEngine:
         eos = torch.tensor(sorted(self.eos_ids), device=dev)
         lim = torch.tensor(limits, device=dev)
         extra = {"logits_to_keep": 1} if self._keeps_logits else {}
-        out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True,
-                         **extra)
+        # rows that repeat a prompt (n samples of one request) share its prefill: each distinct
+        # prompt runs once and its cache rows and last logits are copied to the rows carrying it
+        first: dict[tuple[int, ...], int] = {}
+        row_prompt = [first.setdefault(tuple(r.prompt_ids), len(first)) for r in rows]
+        share = self.share_prefill and len(first) < B
+        if share:
+            k = torch.tensor([row_prompt.index(j) for j in range(len(first))], device=dev)
+            out = self.model(input_ids=ids[k], attention_mask=mask[k], position_ids=pos[k], use_cache=True,
+                             **extra)
+        else:
+            out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True,
+                             **extra)
         cache = out[self._cache_name]
         logits = out.logits[:, -1, :]
+        if share:
+            expand = torch.tensor(row_prompt, device=dev)
+            if not hasattr(cache, "batch_select_indices"):  # a cache that cannot copy rows: run every row
+                self.share_prefill = False
+                out = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True,
+                                 **extra)
+                cache, logits = out[self._cache_name], out.logits[:, -1, :]
+            else:
+                cache.batch_select_indices(expand)
+                logits = logits[expand]
         next_pos = pos[:, -1:] + 1
         for t in range(T):
             tok, lp = _sample(logits, u_all[active, t], cfg.temperature, cfg.top_p)

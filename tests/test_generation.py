@@ -211,3 +211,25 @@ def test_length_chunks_partition_in_order_with_bounded_padding(lengths, batch_si
     for c in chunks:
         assert 1 <= len(c) <= batch_size
         assert lengths[c[-1]] * PAD_RATIO >= lengths[c[0]]
+
+
+def test_rows_of_one_prompt_share_its_prefill(model_tok):
+    model, tok = model_tok
+    reqs = _requests(tok)
+    seen: list[int] = []
+    hook = model.model.embed_tokens.register_forward_hook(lambda mod, args, out: seen.append(int(args[0].numel())))
+    try:
+        eng = _engine(model_tok, max_new_tokens=25, seed=3)
+        shared = eng.generate(reqs)
+        shared_tokens, seen[:] = sum(seen), []
+        eng.share_prefill = False
+        each = eng.generate(reqs)
+        each_tokens = sum(seen)
+    finally:
+        hook.remove()
+    assert [s.completion_ids for s in shared] == [s.completion_ids for s in each]
+    for s, e in zip(shared, each):
+        assert max((abs(a - b) for a, b in zip(s.logprobs, e.logprobs)), default=0.0) < 1e-4
+    # the coder's prompt (3 samples) and the tester's (2) are prefilled once each, not 5 times
+    coder, tester = len(shared[0].prompt_ids), len(shared[3].prompt_ids)
+    assert each_tokens - shared_tokens >= 2 * coder + 1 * tester

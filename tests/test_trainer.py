@@ -364,3 +364,52 @@ def test_trainer_log_probs_match_the_generation_engine():
     m = tr.step(rs)
     assert m["logprob_diff"] < 1e-4
     assert m["samples_in_loss"] == 8
+
+
+# ------------------------------------------------------------------------------- shared prompts
+def _tokens_through(model):
+    """A list that collects the number of token positions each forward feeds the model."""
+    seen: list[int] = []
+    model.model.embed_tokens.register_forward_hook(lambda mod, args, out: seen.append(int(args[0].numel())))
+    return seen
+
+
+@pytest.mark.parametrize("extra", [dict(), dict(micro_batch_size=64), dict(updates_per_batch=1, beta=0.1),
+                                   dict(micro_batch_size=3, max_tokens_per_micro_batch=40)])
+def test_shared_prompts_give_the_same_update_with_fewer_tokens(extra):
+    rs = make_rollouts(seed=5, n_groups=5, G=5)
+    for r in rs:
+        r.prompt_ids = r.prompt_ids * 3  # prompts as long as completions, as in the tiny world
+    # completions of one and of zero tokens (the latter is left out of the loss) among them
+    rs[0] = _with(rs, 0, completion_ids=[7], logprobs=[-4.0])[0]
+    rs[6] = _with(rs, 6, completion_ids=[], logprobs=[])[6]
+    a_model, b_model = tiny_model(), tiny_model()
+    seen_a, seen_b = _tokens_through(a_model), _tokens_through(b_model)
+    a, ma = run(rs, steps=2, model=a_model, share_prompts=False, **extra)
+    b, mb = run(rs, steps=2, model=b_model, share_prompts=True, **extra)
+    assert b._share_prompts and not a._share_prompts
+    torch.testing.assert_close(flat(b.model), flat(a.model), atol=2e-6, rtol=0)
+    for x, y in zip(ma, mb):
+        for k in ("loss", "clip_frac", "ratio_mean", "grad_norm"):
+            assert y[k] == pytest.approx(x[k], rel=1e-4, abs=1e-6), k
+    # small micro-batches bounded by tokens hold few rows of one prompt: less to share there
+    assert sum(seen_b) < (1.0 if "max_tokens_per_micro_batch" in extra else 0.8) * sum(seen_a)
+
+
+def test_shared_prompts_are_off_with_activation_checkpointing():
+    tr, _ = run(make_rollouts(seed=1), gradient_checkpointing=True)
+    assert not tr._share_prompts
+
+
+def test_micro_batches_keep_a_prompts_rows_together():
+    from training.batch import plan_micro_batches, prompt_keys
+
+    rs = [Rollout(p, c, [], 1.0, "g", "coder") for p, c in
+          [([1, 2, 3], [4]), ([5, 6], [4, 4, 4, 4]), ([1, 2, 3], [4, 4, 4]), ([5, 6], [4]), ([1, 2, 3], [4, 4])]]
+    keys = prompt_keys(rs)
+    assert keys == [(3, 0), (2, 1), (3, 0), (2, 1), (3, 0)]
+    lengths = [r.n_tokens for r in rs]
+    # by length alone the two prompts interleave; by prompt, each prompt's rows sit together (longest first)
+    assert plan_micro_batches(range(5), lengths, 2) == [[1, 2], [4, 0], [3]]
+    assert plan_micro_batches(range(5), lengths, 3, prompt_keys=keys) == [[2, 4, 0], [1, 3]]
+    assert plan_micro_batches(range(5), lengths, 8, max_tokens=12, prompt_keys=keys) == [[2, 4], [0, 1], [3]]

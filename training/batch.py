@@ -11,6 +11,15 @@ Layout of one micro-batch of b rollouts (P = longest prompt, C = longest complet
 
 All completions start at column P, so the logits of the last ``C + 1`` positions score them
 (``logits_to_keep``): position P - 1 + t predicts completion token t.
+
+A GRPO group is G completions of one prompt, so most rows of a micro-batch repeat a prompt that
+others in it also carry. With ``share_prompts`` a micro-batch whose rows repeat prompts also
+gets :class:`SharedPrompts`: each distinct prompt once, so the trainer runs the prompts once (keys
+and values cached, with gradients) and every row's completion after its prompt's cache. The
+log-probs and gradients are those of the full layout (the prompt's tokens see only the prompt, by
+causality); what changes is the work: the demo's rollout batch holds ~10,600 prompt tokens of
+which ~2,000 are distinct, against ~7,800 completion tokens. ``plan_micro_batches`` keeps the rows
+of one prompt together when given ``prompt_keys``.
 """
 
 from __future__ import annotations
@@ -22,6 +31,17 @@ import numpy as np
 import torch
 
 from training.rollout import Rollout
+
+
+@dataclass
+class SharedPrompts:
+    """The distinct prompts of a micro-batch and where each row's completion goes after them."""
+    prompt_ids: torch.Tensor  # [u, P] each distinct prompt once, left-padded
+    prompt_mask: torch.Tensor  # [u, P]
+    prompt_pos: torch.Tensor  # [u, P]
+    row_prompt: torch.Tensor  # long [b]: the prompt of each row (index into the u prompts)
+    completion_mask: torch.Tensor  # long [b, C] 1 on completion tokens
+    completion_pos: torch.Tensor  # long [b, C] position of each completion token (its prompt's length + t)
 
 
 @dataclass
@@ -39,6 +59,7 @@ class MicroBatch:
     n_seq_tokens: int  # all real tokens (prompt + completion)
     dummy: bool = False  # keeps collective calls aligned across ranks; contributes nothing
     cache: dict = field(default_factory=dict)  # old / ref log-probs
+    shared: SharedPrompts | None = None  # set when rows repeat prompts and sharing is on
 
     @property
     def completion_len(self) -> int:
@@ -46,26 +67,40 @@ class MicroBatch:
 
 
 def plan_micro_batches(idx: Sequence[int], lengths: Sequence[int], micro_batch_size: int,
-                       max_tokens: int | None = None) -> list[list[int]]:
+                       max_tokens: int | None = None,
+                       prompt_keys: Sequence[tuple[int, int]] | None = None) -> list[list[int]]:
     """Split ``idx`` into micro-batches of similar lengths (longest first): at most
     ``micro_batch_size`` rows and, if given, at most ``max_tokens`` padded tokens each (a single
-    longer sequence still gets its own micro-batch)."""
-    order = sorted(idx, key=lambda i: (-lengths[i], i))
+    longer sequence still gets its own micro-batch). With ``prompt_keys`` (per rollout: prompt
+    length, prompt id) rows are ordered by prompt (longest first), then by length, so the rows
+    of one prompt sit together and can share its forward."""
+    if prompt_keys is None:
+        order = sorted(idx, key=lambda i: (-lengths[i], i))
+    else:
+        order = sorted(idx, key=lambda i: (-prompt_keys[i][0], prompt_keys[i][1], -lengths[i], i))
     out: list[list[int]] = []
     cur: list[int] = []
+    width = 0
     for i in order:
-        width = lengths[cur[0]] if cur else lengths[i]  # sorted: the first row is the widest
-        if cur and (len(cur) >= micro_batch_size or (max_tokens and (len(cur) + 1) * width > max_tokens)):
+        if cur and (len(cur) >= micro_batch_size
+                    or (max_tokens and (len(cur) + 1) * max(width, lengths[i]) > max_tokens)):
             out.append(cur)
             cur = []
+        width = max(width, lengths[i]) if cur else lengths[i]
         cur.append(i)
     if cur:
         out.append(cur)
     return out
 
 
+def prompt_keys(rollouts: Sequence[Rollout]) -> list[tuple[int, int]]:
+    """(prompt length, prompt id) per rollout: equal ids for equal prompts (``plan_micro_batches``)."""
+    ids: dict[tuple[int, ...], int] = {}
+    return [(len(r.prompt_ids), ids.setdefault(tuple(r.prompt_ids), len(ids))) for r in rollouts]
+
+
 def collate(rollouts: Sequence[Rollout], idx: Sequence[int], adv: Sequence[float] | np.ndarray, pad_id: int,
-            device: torch.device | str = "cpu") -> MicroBatch:
+            device: torch.device | str = "cpu", share_prompts: bool = False) -> MicroBatch:
     rows = [rollouts[i] for i in idx]
     b = len(rows)
     P = max(len(r.prompt_ids) for r in rows)
@@ -94,8 +129,26 @@ def collate(rollouts: Sequence[Rollout], idx: Sequence[int], adv: Sequence[float
     pos = (att.cumsum(-1) - 1).clamp(min=0)
     advt = torch.tensor([float(adv[i]) for i in idx], dtype=torch.float32)
     dev = torch.device(device)
+    shared = _shared_prompts(rows, P, ids, att, pos, dev) if share_prompts else None
     return MicroBatch(list(idx), ids.to(dev), att.to(dev), pos.to(dev), comp.to(dev), lm.to(dev), advt.to(dev),
-                      slp.to(dev), has.to(dev), n_tok, n_seq)
+                      slp.to(dev), has.to(dev), n_tok, n_seq, shared=shared)
+
+
+def _shared_prompts(rows: Sequence[Rollout], P: int, ids: torch.Tensor, att: torch.Tensor, pos: torch.Tensor,
+                    dev: torch.device) -> SharedPrompts | None:
+    """The distinct prompts of ``rows`` (None when every row has its own: nothing to share)."""
+    first: dict[tuple[int, ...], int] = {}
+    row_prompt = [first.setdefault(tuple(r.prompt_ids), len(first)) for r in rows]
+    if len(first) == len(rows):
+        return None
+    k = [row_prompt.index(j) for j in range(len(first))]  # a row carrying each distinct prompt
+    lens = torch.tensor([len(r.prompt_ids) for r in rows], dtype=torch.long)
+    C = ids.shape[1] - P
+    comp_mask = att[:, P:]
+    comp_pos = lens[:, None] + torch.arange(C, dtype=torch.long)[None, :]
+    return SharedPrompts(ids[k, :P].to(dev), att[k, :P].to(dev), pos[k, :P].to(dev),
+                         torch.tensor(row_prompt, dtype=torch.long, device=dev), comp_mask.to(dev),
+                         comp_pos.to(dev))
 
 
 def dummy_batch(pad_id: int, device: torch.device | str = "cpu") -> MicroBatch:

@@ -110,7 +110,7 @@ import torch
 
 from training import distributed as D
 from training.advantages import compute_advantages
-from training.batch import MicroBatch, collate, dummy_batch, plan_micro_batches
+from training.batch import MicroBatch, collate, dummy_batch, plan_micro_batches, prompt_keys
 from training.config import GRPOConfig
 from training.losses import loss_denominator, policy_loss, sampler_importance_weights, token_logprobs
 from training.rollout import Rollout, check_rollouts
@@ -188,6 +188,13 @@ class PolicyTrainer:
             fwd_params = set()
         self._keeps_logits = "logits_to_keep" in fwd_params
         self._takes_positions = "position_ids" in fwd_params
+        # transformers >= 5.24 names the KV cache `cache`, `past_key_values` before
+        self._cache_name = "cache" if "cache" in fwd_params else "past_key_values"
+        # a prompt shared by rows of a micro-batch runs once (its keys and values cached); needs a
+        # model that takes positions and a cache, and no activation checkpointing (which turns the
+        # cache off in training)
+        self._share_prompts = bool(cfg.share_prompts and self._keeps_logits and self._takes_positions
+                                   and self._cache_name in fwd_params and not cfg.gradient_checkpointing)
         self._n_params = sum(p.numel() for p in self.model.parameters())
         self.last_metrics: dict[str, float] = {}
 
@@ -342,7 +349,8 @@ class PolicyTrainer:
             minis = [list(map(int, x[R::W])) for x in np.array_split(glob, M)]
             local_adv = adv
         lengths = [r.n_tokens for r in rollouts]
-        plans = [plan_micro_batches(mb, lengths, cfg.micro_batch_size, cfg.max_tokens_per_micro_batch)
+        keys = prompt_keys(rollouts) if self._share_prompts else None
+        plans = [plan_micro_batches(mb, lengths, cfg.micro_batch_size, cfg.max_tokens_per_micro_batch, keys)
                  for mb in minis]
         # global counts per mini-batch: tokens, sequences; micro-batch counts (max over ranks)
         counts = torch.tensor([[sum(len(rollouts[i].completion_ids) for i in mb), len(mb)] for mb in minis],
@@ -357,7 +365,7 @@ class PolicyTrainer:
         dev = self.device
         micro: list[list[MicroBatch]] = []
         for j in range(M):
-            mbs = [collate(rollouts, p, local_adv, self.pad_token_id, dev) for p in plans[j]]
+            mbs = [collate(rollouts, p, local_adv, self.pad_token_id, dev, self._share_prompts) for p in plans[j]]
             mbs += [dummy_batch(self.pad_token_id, dev) for _ in range(n_micro[j] - len(mbs))]
             micro.append(mbs)
 
@@ -466,17 +474,40 @@ class PolicyTrainer:
 
     # ------------------------------------------------------------------ pieces
     def _forward(self, model, mb: MicroBatch):
+        """Logits [b, C, V] that score the completion tokens (position t predicts token t)."""
         C = mb.completion_len
+        ctx = (torch.autocast(device_type=mb.input_ids.device.type, dtype=torch.bfloat16)
+               if self.bf16 and self.engine is None else contextlib.nullcontext())
+        if mb.shared is not None and self._share_prompts:
+            with ctx:
+                return self._shared_forward(model, mb, C)
         kw = {"input_ids": mb.input_ids, "attention_mask": mb.attention_mask, "use_cache": False}
         if self._takes_positions:
             kw["position_ids"] = mb.position_ids
         if self._keeps_logits:
             kw["logits_to_keep"] = C + 1
-        ctx = (torch.autocast(device_type=mb.input_ids.device.type, dtype=torch.bfloat16)
-               if self.bf16 and self.engine is None else contextlib.nullcontext())
         with ctx:
             logits = model(**kw).logits
         return logits[:, -(C + 1):-1, :]
+
+    def _shared_forward(self, model, mb: MicroBatch, C: int):
+        """The same logits, each distinct prompt run once: its last position scores completion
+        token 0 of every row that carries it; its keys and values (cached, with gradients, copied
+        to those rows) serve the completions' forward, whose positions 0..C-2 score tokens 1..C-1."""
+        sh = mb.shared
+        assert sh is not None
+        out = model(input_ids=sh.prompt_ids, attention_mask=sh.prompt_mask, position_ids=sh.prompt_pos,
+                    use_cache=True, logits_to_keep=1)
+        first = out.logits[:, -1:, :][sh.row_prompt]
+        if C == 1:
+            return first
+        cache = out[self._cache_name]
+        cache.batch_select_indices(sh.row_prompt)
+        att = torch.cat([sh.prompt_mask[sh.row_prompt], sh.completion_mask[:, :C - 1]], dim=1)
+        rest = model(input_ids=mb.completion_ids[:, :C - 1], attention_mask=att,
+                     position_ids=sh.completion_pos[:, :C - 1], use_cache=True,
+                     **{self._cache_name: cache}).logits
+        return torch.cat([first, rest], dim=1)
 
     def _logprobs(self, mb: MicroBatch, model=None) -> torch.Tensor:
         if model is None:
