@@ -38,7 +38,9 @@ Fields
   row's completion runs after it. Same log-probs and gradients as running every row whole (up to
   float rounding), fewer tokens through the model: on the tiny world's rollout batches ~10,600
   prompt tokens are ~2,000 distinct. Off for models without ``logits_to_keep``/``position_ids``/a
-  KV cache argument, and with ``gradient_checkpointing`` (which turns the cache off in training).
+  KV cache argument, with ``gradient_checkpointing`` (which turns the cache off in training) and
+  under DeepSpeed ZeRO-3 (a shared micro-batch calls the model twice, and ZeRO-3's parameter
+  gathers need the same calls on every rank).
 * ``old_logprobs``: where the ratio's denominator comes from. ``recompute`` (default): the
   trainer's own log-probs before the first optimizer step of the batch (mini-batch 0 takes them
   from its first forward, detached; the others get one no-grad forward), so the first update has
