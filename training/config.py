@@ -40,7 +40,10 @@ Fields
   prompt tokens are ~2,000 distinct. Off for models without ``logits_to_keep``/``position_ids``/a
   KV cache argument, with ``gradient_checkpointing`` (which turns the cache off in training) and
   under DeepSpeed ZeRO-3 (a shared micro-batch calls the model twice, and ZeRO-3's parameter
-  gathers need the same calls on every rank).
+  gathers need the same calls on every rank). A shared micro-batch makes two model calls instead of
+  one, so with prompts much shorter than the completions it can cost more than it saves:
+  ``benchmarks/grpo_vs_trl.py`` (prompts of a few tokens, 32-token completions, a 0.1M model) spends
+  0.26-0.27 s a step outside generation with it and 0.18-0.22 s without; set it false there.
 * ``old_logprobs``: where the ratio's denominator comes from. ``recompute`` (default): the
   trainer's own log-probs before the first optimizer step of the batch (mini-batch 0 takes them
   from its first forward, detached; the others get one no-grad forward), so the first update has
