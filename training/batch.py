@@ -93,10 +93,21 @@ def plan_micro_batches(idx: Sequence[int], lengths: Sequence[int], micro_batch_s
     return out
 
 
+def distinct_prompts(rollouts: Sequence[Rollout]) -> tuple[list[int], list[int]]:
+    """``(the first rollout carrying each distinct prompt, each rollout's prompt id)``: ids number
+    the distinct prompts in order of first appearance."""
+    first: dict[tuple[int, ...], int] = {}
+    rows: list[int] = []
+    ids = [first.setdefault(tuple(r.prompt_ids), len(first)) for r in rollouts]
+    for i, j in enumerate(ids):
+        if j == len(rows):
+            rows.append(i)
+    return rows, ids
+
+
 def prompt_keys(rollouts: Sequence[Rollout]) -> list[tuple[int, int]]:
     """(prompt length, prompt id) per rollout: equal ids for equal prompts (``plan_micro_batches``)."""
-    ids: dict[tuple[int, ...], int] = {}
-    return [(len(r.prompt_ids), ids.setdefault(tuple(r.prompt_ids), len(ids))) for r in rollouts]
+    return [(len(r.prompt_ids), j) for r, j in zip(rollouts, distinct_prompts(rollouts)[1])]
 
 
 def collate(rollouts: Sequence[Rollout], idx: Sequence[int], adv: Sequence[float] | np.ndarray, pad_id: int,
@@ -137,11 +148,9 @@ def collate(rollouts: Sequence[Rollout], idx: Sequence[int], adv: Sequence[float
 def _shared_prompts(rows: Sequence[Rollout], P: int, ids: torch.Tensor, att: torch.Tensor, pos: torch.Tensor,
                     dev: torch.device) -> SharedPrompts | None:
     """The distinct prompts of ``rows`` (None when every row has its own: nothing to share)."""
-    first: dict[tuple[int, ...], int] = {}
-    row_prompt = [first.setdefault(tuple(r.prompt_ids), len(first)) for r in rows]
-    if len(first) == len(rows):
+    k, row_prompt = distinct_prompts(rows)  # a row carrying each distinct prompt; each row's prompt
+    if len(k) == len(rows):
         return None
-    k = [row_prompt.index(j) for j in range(len(first))]  # a row carrying each distinct prompt
     lens = torch.tensor([len(r.prompt_ids) for r in rows], dtype=torch.long)
     C = ids.shape[1] - P
     comp_mask = att[:, P:]
