@@ -31,7 +31,11 @@ The in-process engine
 requests of different roles mix freely in one call (batched longest prompt first, a prompt never
 padded to more than twice its length: :func:`length_chunks`), sequences stop at EOS or
 ``max_new_tokens``, and finished rows are dropped from the batch (and the cache, where it supports
-``batch_select_indices``; otherwise they ride along and their outputs are ignored).
+``batch_select_indices``; otherwise they ride along and their outputs are ignored). Rows that
+share a prompt (a request's ``n`` samples) prefill it once (``share_prefill``). For Llama-shaped
+models (``llama``, ``qwen2``) the decode steps after the prefill run over a KV cache preallocated for
+the whole call (:mod:`roles.kv_decode`, ``static_cache``) instead of ``transformers``' cache, which
+copies itself on every step; the same logits up to rounding, and the same samples.
 
 Log-probs. ``Sample.logprobs[i]`` is the log-probability of ``completion_ids[i]`` under the
 distribution actually sampled from: softmax(logits / temperature), restricted to the top-p nucleus
@@ -64,6 +68,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import torch
+
+from roles import kv_decode
 
 _PHILOX_SALT = 0x636F65766F  # "coevo"
 
@@ -287,6 +293,9 @@ class GenerationEngine:
         # before (still accepted there with a FutureWarning, to be removed in 5.40)
         self._cache_name = "cache" if "cache" in params else "past_key_values"
         self.share_prefill = True  # rows with one prompt share its prefill (False: each row runs it)
+        # decode steps over a preallocated KV cache where the model is Llama-shaped
+        # (roles.kv_decode; False: every step through the model call and its growing cache)
+        self.static_cache = True
 
     @property
     def device(self) -> torch.device:
@@ -412,6 +421,10 @@ class GenerationEngine:
                 cache.batch_select_indices(expand)
                 logits = logits[expand]
         next_pos = pos[:, -1:] + 1
+        decoder = None
+        if self.static_cache and kv_decode.supports(self.model):
+            decoder = kv_decode.StaticKVDecoder(self.model, cache, mask, T)
+            cache = None
         for t in range(T):
             tok, lp = _sample(logits, u_all[active, t], cfg.temperature, cfg.top_p)
             is_eos = torch.isin(tok, eos)
@@ -430,17 +443,23 @@ class GenerationEngine:
                     keep.append(k)
             if not keep:
                 break
-            if len(keep) < len(act) and hasattr(cache, "batch_select_indices"):
+            if len(keep) < len(act) and (decoder is not None or hasattr(cache, "batch_select_indices")):
                 idx = torch.tensor(keep, device=dev)  # drop finished rows from batch and cache
-                cache.batch_select_indices(idx)
+                if decoder is not None:
+                    decoder.select(idx)
+                else:
+                    cache.batch_select_indices(idx)
                 mask, next_pos, tok = mask[idx], next_pos[idx], tok[idx]
                 active = active[idx]
                 act = [act[k] for k in keep]
-            mask = torch.cat([mask, mask.new_ones((len(act), 1))], dim=1)
-            out = self.model(input_ids=tok.unsqueeze(-1), attention_mask=mask,
-                             position_ids=next_pos, use_cache=True, **{self._cache_name: cache})
-            cache = out[self._cache_name]
-            logits = out.logits[:, -1, :]
+            if decoder is not None:
+                logits = decoder.step(tok, next_pos)
+            else:
+                mask = torch.cat([mask, mask.new_ones((len(act), 1))], dim=1)
+                out = self.model(input_ids=tok.unsqueeze(-1), attention_mask=mask,
+                                 position_ids=next_pos, use_cache=True, **{self._cache_name: cache})
+                cache = out[self._cache_name]
+                logits = out.logits[:, -1, :]
             next_pos = next_pos + 1
         return [(o, p, t) for o, p, t in zip(out_ids, out_lps, truncated)]
 

@@ -233,3 +233,104 @@ def test_rows_of_one_prompt_share_its_prefill(model_tok):
     # the coder's prompt (3 samples) and the tester's (2) are prefilled once each, not 5 times
     coder, tester = len(shared[0].prompt_ids), len(shared[3].prompt_ids)
     assert each_tokens - shared_tokens >= 2 * coder + 1 * tester
+
+
+def _random_causal_lm(kind: str):
+    from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
+
+    torch.manual_seed(0)
+    shape = dict(vocab_size=97, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                 max_position_embeddings=128)
+    if kind == "llama":  # grouped-query attention, a scaled rotary embedding
+        model = LlamaForCausalLM(LlamaConfig(**shape, num_key_value_heads=2, rope_theta=500.0,
+                                             attention_bias=True))
+    else:  # Qwen2: biased q/k/v projections, one key/value head
+        model = Qwen2ForCausalLM(Qwen2Config(**shape, num_key_value_heads=1))
+    return model.eval()
+
+
+@pytest.mark.parametrize("padded", [True, False])
+@pytest.mark.parametrize("kind", ["llama", "qwen2"])
+def test_static_kv_decoder_steps_match_the_model_call(kind, padded):
+    from roles import kv_decode
+
+    model = _random_causal_lm(kind)
+    assert kv_decode.supports(model)
+    B, L, T = 3, 7, 6
+    gen = torch.Generator().manual_seed(1)
+    ids = torch.randint(1, 97, (B, L), generator=gen)
+    mask = torch.ones(B, L, dtype=torch.long)
+    if padded:  # left padding (attention with a mask); else none (fused attention, no mask)
+        mask[1, :3] = 0
+        mask[2, :6] = 0
+    pos = (mask.cumsum(-1) - 1).clamp(min=0)
+    tokens = torch.randint(1, 97, (B, T), generator=gen)
+    with torch.inference_mode():
+        out = model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True)
+        cache = out.past_key_values if getattr(out, "past_key_values", None) is not None else out["cache"]
+        decoder = kv_decode.StaticKVDecoder(model, cache, mask, T)
+        for t in range(T):
+            step_pos = pos[:, -1:] + 1 + t
+            got = decoder.step(tokens[:, t], step_pos)
+            # the reference: the whole sequence so far through the model, no cache
+            full_ids = torch.cat([ids, tokens[:, :t + 1]], dim=1)
+            full_mask = torch.cat([mask, torch.ones(B, t + 1, dtype=torch.long)], dim=1)
+            full_pos = (full_mask.cumsum(-1) - 1).clamp(min=0)
+            want = model(input_ids=full_ids, attention_mask=full_mask, position_ids=full_pos).logits[:, -1]
+            torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-4)
+            if t == 2:  # finished rows leave the batch: the rest go on unchanged
+                keep = torch.tensor([0, 2])
+                decoder.select(keep)
+                ids, mask, pos, tokens = ids[keep], mask[keep], pos[keep], tokens[keep]
+                B = 2
+
+
+def test_static_kv_decoder_declines_models_it_does_not_reproduce():
+    from transformers import GPT2Config, GPT2LMHeadModel, Qwen2Config, Qwen2ForCausalLM
+
+    from roles import kv_decode
+
+    assert not kv_decode.supports(GPT2LMHeadModel(GPT2Config(n_layer=1, n_embd=16, n_head=2, vocab_size=50)))
+    sliding = Qwen2ForCausalLM(Qwen2Config(vocab_size=50, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                           num_attention_heads=2, num_key_value_heads=1, use_sliding_window=True,
+                                           sliding_window=4))
+    assert not kv_decode.supports(sliding)
+    model = _random_causal_lm("llama")
+    next(model.parameters()).ds_id = 0  # a ZeRO-3 partitioned parameter
+    assert not kv_decode.supports(model)
+
+
+EOS_NUDGE = 2.0
+
+
+def test_static_cache_sampling_equals_the_model_call_loop(model_tok):
+    from roles import kv_decode
+
+    model, tok = model_tok
+    assert kv_decode.supports(model)
+    reqs = _requests(tok) + [GenRequest("coder", "t2", "def f(x):", n=4)]  # a short prompt: left padding
+    calls: list[int] = []
+    hook = model.register_forward_hook(lambda mod, args, out: calls.append(1))
+    head = model.get_output_embeddings()
+    old_bias = getattr(head, "bias", None)
+    bias = torch.zeros(model.config.vocab_size)
+    bias[tok.eos_token_id] = EOS_NUDGE  # some samples end early, so rows leave the batch mid-call
+    head.bias = torch.nn.Parameter(bias)
+    try:
+        for temperature, top_p in ((1.0, 1.0), (0.7, 0.9)):
+            eng = _engine(model_tok, max_new_tokens=30, seed=5, temperature=temperature, top_p=top_p)
+            calls[:] = []
+            static = eng.generate(reqs)
+            static_calls = len(calls)
+            eng.static_cache = False
+            calls[:] = []
+            plain = eng.generate(reqs)
+            assert static_calls < len(calls) // 5  # the static path decodes without calling the model
+            assert [s.completion_ids for s in static] == [s.completion_ids for s in plain]
+            assert [s.truncated for s in static] == [s.truncated for s in plain]
+            assert any(not s.truncated for s in plain) and any(s.truncated for s in plain)  # rows left early
+            for s, p in zip(static, plain):
+                assert max((abs(a - b) for a, b in zip(s.logprobs, p.logprobs)), default=0.0) < 1e-5
+    finally:
+        hook.remove()
+        head.bias = old_bias
