@@ -233,7 +233,7 @@ def prepare_start(cfg: CoevoConfig, run: Path, *, progress: bool) -> tuple[objec
     init = run / "init"
     device = device_of(cfg)
     if (init / "config.json").exists():  # resumed run (or demo re-run): reuse the starting point
-        model, tok = load_model(init, device=device, dtype=cfg.model.dtype)
+        model, tok = load_model(init, device=device, dtype=start_dtype(cfg))
         train = load_tasks(init / "train.jsonl")
         heldout = load_tasks(init / "heldout.jsonl") if (init / "heldout.jsonl").exists() else []
         return model, tok, train, heldout
@@ -248,13 +248,22 @@ def prepare_start(cfg: CoevoConfig, run: Path, *, progress: bool) -> tuple[objec
         model, tok = load_model(cfg.model.path, device=device, dtype=cfg.model.dtype)
     else:
         model, tok = tiny_world_model(cfg, train, progress=progress)
-        model.to(device)
+        import torch
+
+        model.to(device, getattr(torch, start_dtype(cfg)))  # never "auto" for the tiny world
     from training import distributed as D
 
     if D.is_main():
         _save_start(init, model, tok, train, heldout)
     D.barrier()
     return model, tok, train, heldout
+
+
+def start_dtype(cfg: CoevoConfig) -> str:
+    """The weights' dtype of a run's starting model, the same for a new run and a resumed one: the
+    tiny world's model is built in float32, so ``auto`` (bf16 on a GPU for a loaded model) means
+    float32 for it; a resumed tiny-world run on a GPU would otherwise come back in bf16."""
+    return "float32" if cfg.model.dtype == "auto" and not cfg.model.path else cfg.model.dtype
 
 
 def tiny_world_model(cfg: CoevoConfig, train: list[Task], *, progress: bool):

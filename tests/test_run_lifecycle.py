@@ -209,3 +209,17 @@ def test_every_command_that_loads_a_model_refuses_a_missing_device(tmp_path, cap
     assert err[-1].startswith("coevo solve: error: ") and "no CUDA device is available" in err[-1], err
     assert not any("Traceback" in line for line in err)
     assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_a_tiny_world_run_starts_and_resumes_in_one_dtype():
+    # a fresh tiny-world model is built in float32; its resume must not reload it as "auto"
+    # (bf16 on a GPU), or plain AdamW would go on updating bf16 weights
+    from coevo.run_driver import start_dtype
+    from coevo.settings import CoevoConfig
+
+    cfg = CoevoConfig()
+    assert start_dtype(cfg) == "float32"
+    cfg.model.dtype = "bfloat16"
+    assert start_dtype(cfg) == "bfloat16"
+    cfg.model.path, cfg.model.dtype = "/models/some-model", "auto"
+    assert start_dtype(cfg) == "auto"  # a loaded model: bf16 on a GPU, float32 on the CPU, both times
