@@ -9,6 +9,13 @@ lines. The saved config has no EOS token and every side forces exactly ``--compl
 tokens (coevo's engines: no stop token; TRL: ``min_new_tokens`` / vLLM ``min_tokens``), so all
 sides decode the same number of tokens.
 
+``coevo_hf_dynamic_cache`` is coevo's own engine with ``transformers``' growing cache instead of
+its preallocated one (``GenerationEngine.static_cache = False``, :mod:`roles.kv_decode`): the
+ratio ``rollout_speedup_static_vs_dynamic_cache`` is what the preallocated cache buys.
+``coevo_hf_shared_prompts`` trains with ``train.share_prompts: true`` (a group's prompt runs once per
+micro-batch; the default shares on the CPU only): ``update_speedup_shared_prompts_vs_default`` is what
+sharing buys the update on this device (< 1 on a GPU: it costs).
+
 Per framework, one **rollout batch** = ``--prompts`` prompts x ``--G`` completions:
 
 * **rollout tokens/s (per GPU)** = completion tokens generated / wall time of generation (coevo:
@@ -193,7 +200,8 @@ def run_coevo(args, tok, model_dir: Path, prompts: list[str], n_params: int, bac
     cfg = GRPOConfig(loss_type="grpo_plus", mask_truncated=False, lr=1e-6, updates_per_batch=2,
                      micro_batch_size=args.micro, grad_clip=1.0, temperature=1.0, seed=0,
                      bf16=args.device.startswith("cuda"), gradient_checkpointing=args.gradient_checkpointing,
-                     is_correction="token_truncate" if backend == "vllm" else "none")
+                     is_correction="token_truncate" if backend == "vllm" else "none",
+                     share_prompts=True if backend == "hf_shared_prompts" else None)  # None: the default
     trainer = PolicyTrainer(model, cfg, pad_token_id=tok.pad_token_id)
     gcfg = GenerationConfig(temperature=1.0, top_p=1.0, max_new_tokens=args.completion_len, seed=0,
                             batch_size=len(prompts) * args.G)
@@ -206,6 +214,7 @@ def run_coevo(args, tok, model_dir: Path, prompts: list[str], n_params: int, bac
     else:
         engine = GenerationEngine(model, tok, gcfg)
         engine.eos_ids = {-1}  # no token stops a sample: exactly --completion-len tokens
+        engine.static_cache = backend != "hf_dynamic_cache"
     reqs = [GenRequest("coder", f"p{i}", p, n=args.G) for i, p in enumerate(prompts)]
     gen_s, gen_tok, train_s, train_tokens, lengths, syncs = [], [], [], [], [], []
     for b in range(args.warmup + args.batches):
@@ -350,7 +359,9 @@ def main(argv=None) -> int:
     ap.add_argument("--vllm-sleep-level", type=int, default=2, choices=(0, 1, 2))
     ap.add_argument("--peak-tflops", type=float, default=None, help="peak FLOP/s of one device, in TFLOP/s")
     ap.add_argument("--threads", type=int, default=1, help="torch CPU threads (0 = torch's default)")
-    ap.add_argument("--only", default="coevo_hf,coevo_vllm,trl_hf,trl_vllm", help="rows to run (comma list)")
+    ap.add_argument("--only", default="coevo_hf,coevo_hf_dynamic_cache,coevo_hf_shared_prompts,coevo_vllm,trl_hf,"
+                                      "trl_vllm",
+                    help="rows to run (comma list)")
     args = ap.parse_args(argv)
     # stdout carries the JSON line only: libraries that print (DeepSpeed's accelerator notice, TRL's
     # summary) write to stderr, also through handlers they create at import
@@ -392,7 +403,10 @@ def measure(args, ap) -> dict:
         prompts = prompts_of(tok, args.prompts, args.prompt_len)
         why = vllm_missing(args)
         wanted = args.only.split(",")
-        for name, fn, backend in (("coevo_hf", run_coevo, "hf"), ("coevo_vllm", run_coevo, "vllm"),
+        for name, fn, backend in (("coevo_hf", run_coevo, "hf"),
+                                  ("coevo_hf_dynamic_cache", run_coevo, "hf_dynamic_cache"),
+                                  ("coevo_hf_shared_prompts", run_coevo, "hf_shared_prompts"),
+                                  ("coevo_vllm", run_coevo, "vllm"),
                                   ("trl_hf", run_trl, "hf"), ("trl_vllm", run_trl, "vllm")):
             if name not in wanted:
                 rows[name] = unavailable("not requested (--only)")
@@ -417,6 +431,9 @@ def measure(args, ap) -> dict:
         "peak_tflops": round(args.peak[0], 3), "peak_source": args.peak[1],
         "rollout_speedup_coevo_vllm_vs_trl_vllm": ratio("coevo_vllm", "trl_vllm", "rollout_tokens_per_s_per_gpu"),
         "rollout_speedup_coevo_hf_vs_trl_hf": ratio("coevo_hf", "trl_hf", "rollout_tokens_per_s_per_gpu"),
+        "rollout_speedup_static_vs_dynamic_cache": ratio("coevo_hf", "coevo_hf_dynamic_cache",
+                                                         "rollout_tokens_per_s_per_gpu"),
+        "update_speedup_shared_prompts_vs_default": ratio("coevo_hf", "coevo_hf_shared_prompts", "train_step_s"),
         **{name: {k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items()}
            for name, row in rows.items()},
         "threads": torch.get_num_threads(),

@@ -413,3 +413,12 @@ def test_micro_batches_keep_a_prompts_rows_together():
     assert plan_micro_batches(range(5), lengths, 2) == [[1, 2], [4, 0], [3]]
     assert plan_micro_batches(range(5), lengths, 3, prompt_keys=keys) == [[2, 4, 0], [1, 3]]
     assert plan_micro_batches(range(5), lengths, 8, max_tokens=12, prompt_keys=keys) == [[2, 4], [0, 1], [3]]
+
+
+def test_shared_prompts_default_to_the_cpu_only(monkeypatch):
+    tr, _ = run(make_rollouts(seed=1))  # share_prompts None: the model is on the CPU
+    assert tr._share_prompts
+    # on a GPU the shared path's second call and cache copies cost more than the prompt tokens save
+    monkeypatch.setattr(PolicyTrainer, "device", property(lambda self: torch.device("cuda")))
+    assert not PolicyTrainer(tiny_model(), GRPOConfig(lr=1e-3), pad_token_id=0)._share_prompts
+    assert PolicyTrainer(tiny_model(), GRPOConfig(lr=1e-3, share_prompts=True), pad_token_id=0)._share_prompts

@@ -33,17 +33,22 @@ Fields
   split into this many mini-batches, one optimizer step each (DeepCoder: 2). ``epochs`` repeats
   that pass. ``micro_batch_size`` (and ``max_tokens_per_micro_batch``) bound each forward/backward;
   gradients of a mini-batch's micro-batches are accumulated.
-* ``share_prompts`` (default on): a GRPO group repeats its prompt G times; micro-batches keep a
-  prompt's rows together, the prompt runs once (keys and values cached, with gradients) and each
-  row's completion runs after it. Same log-probs and gradients as running every row whole (up to
-  float rounding), fewer tokens through the model: on the tiny world's rollout batches ~10,600
+* ``share_prompts`` (default ``None``: on where the model is on the CPU, off on a GPU): a GRPO
+  group repeats its prompt G times; micro-batches keep a prompt's rows together, the prompt runs
+  once (keys and values cached, with gradients) and each row's completion runs after it. Same
+  log-probs and gradients as running every row whole (up to float rounding), fewer tokens through
+  the model: on the tiny world's rollout batches ~10,600
   prompt tokens are ~2,000 distinct. Off for models without ``logits_to_keep``/``position_ids``/a
   KV cache argument, with ``gradient_checkpointing`` (which turns the cache off in training) and
   under DeepSpeed ZeRO-3 (a shared micro-batch calls the model twice, and ZeRO-3's parameter
   gathers need the same calls on every rank). A shared micro-batch makes two model calls instead of
   one, so with prompts much shorter than the completions it can cost more than it saves:
   ``benchmarks/grpo_vs_trl.py`` (prompts of a few tokens, 32-token completions, a 0.1M model) spends
-  0.26-0.27 s a step outside generation with it and 0.18-0.22 s without; set it false there.
+  0.26-0.27 s a step outside generation with it and 0.18-0.22 s without; set it false there. On
+  an H100 it costs more than it saves even with long prompts: ``benchmarks/gpu_throughput.py``
+  (Qwen2.5-0.5B shape, 16 prompts x 8, 256 + 256 tokens, bf16) updates in 2.90 s shared against
+  1.53 s unshared (a GPU is not bound by the prompt's FLOPs at these sizes, and the shared path's
+  second call, cache copies and masked attention cost more), hence the default.
 * ``old_logprobs``: where the ratio's denominator comes from. ``recompute`` (default): the
   trainer's own log-probs before the first optimizer step of the batch (mini-batch 0 takes them
   from its first forward, detached; the others get one no-grad forward), so the first update has
@@ -126,7 +131,7 @@ class GRPOConfig:
     epochs: int = 1  # passes over the rollout batch
     micro_batch_size: int = 8  # sequences per forward/backward (gradients accumulate over a mini-batch)
     max_tokens_per_micro_batch: int | None = None  # also bound a micro-batch by tokens
-    share_prompts: bool = True  # a prompt repeated in a micro-batch runs once (its rows share its KV cache)
+    share_prompts: bool | None = None  # a repeated prompt runs once per micro-batch (None: on CPU only)
     lr: float = 1e-6  # AdamW learning rate (the tiny world uses 1e-4)
     betas: list[float] = field(default_factory=lambda: [0.9, 0.999])  # AdamW betas
     adam_eps: float = 1e-8  # AdamW epsilon

@@ -194,7 +194,8 @@ class PolicyTrainer:
         # model that takes positions and a cache, and no activation checkpointing (which turns the
         # cache off in training). Not under ZeRO-3: a shared micro-batch calls the model twice, an
         # unshared one once, and ZeRO-3's parameter gathers need the same calls on every rank
-        self._share_prompts = bool(cfg.share_prompts and self._keeps_logits and self._takes_positions
+        share = cfg.share_prompts if cfg.share_prompts is not None else self.device.type == "cpu"
+        self._share_prompts = bool(share and self._keeps_logits and self._takes_positions
                                    and self._cache_name in fwd_params and not cfg.gradient_checkpointing
                                    and self.zero_stage != 3)
         self._n_params = sum(p.numel() for p in self.model.parameters())
