@@ -12,7 +12,8 @@ the logits match the plain model call up to rounding (checked in ``tests/test_ge
 
 Only models whose decoder layer is exactly Llama's are taken (:func:`supports`): ``llama`` and
 ``qwen2`` (without a sliding window) model types, no per-head query/key norms, no partitioned
-(ZeRO-3) parameters; anything else decodes through the model call as before.
+(ZeRO-3) parameters, not spread over devices by ``device_map``; anything else decodes through the
+model call as before.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ def supports(model) -> bool:
         return False
     if getattr(cfg, "use_sliding_window", False) or getattr(cfg, "attn_logit_softcapping", None):
         return False
+    if len(set((getattr(model, "hf_device_map", None) or {}).values())) > 1:
+        return False  # layers spread over devices by accelerate's hooks, which only the model call runs
     inner = getattr(model, "model", None)
     if inner is None or not all(hasattr(inner, a) for a in ("embed_tokens", "layers", "norm", "rotary_emb")):
         return False

@@ -296,6 +296,10 @@ def test_static_kv_decoder_declines_models_it_does_not_reproduce():
                                            sliding_window=4))
     assert not kv_decode.supports(sliding)
     model = _random_causal_lm("llama")
+    model.hf_device_map = {"model.embed_tokens": 0, "model.layers": 1, "lm_head": 1}  # spread by accelerate
+    assert not kv_decode.supports(model)
+    model.hf_device_map = {"": 0}  # one device: the modules can be called one by one
+    assert kv_decode.supports(model)
     next(model.parameters()).ds_id = 0  # a ZeRO-3 partitioned parameter
     assert not kv_decode.supports(model)
 
