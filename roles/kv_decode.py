@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
+from transformers.models.llama.modeling_llama import apply_rotary_pos_emb  # Qwen2's is the same
 
 SUPPORTED_MODEL_TYPES = ("llama", "qwen2")
 _SDPA_GQA = "enable_gqa" in (F.scaled_dot_product_attention.__doc__ or "")  # torch >= 2.5
@@ -100,7 +101,6 @@ class StaticKVDecoder:
         self.mask[:, n] = True
         x = self.inner.embed_tokens(tokens[:, None])
         cos, sin = self.inner.rotary_emb(x, positions)
-        cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)  # [B, 1, 1, head_dim]: broadcast over heads
         # without padding no mask is needed (a single query attends to every cached position), and
         # SDPA can then use its fused kernels with grouped-query attention (enable_gqa) on a GPU
         attend = self.mask[:, None, None, :n + 1] if self.padded else None
@@ -111,7 +111,7 @@ class StaticKVDecoder:
             q = attn.q_proj(h).view(B, 1, self.heads, self.head_dim).transpose(1, 2)
             k = attn.k_proj(h).view(B, 1, self.kv_heads, self.head_dim).transpose(1, 2)
             v = attn.v_proj(h).view(B, 1, self.kv_heads, self.head_dim).transpose(1, 2)
-            q, k = _rotate(q, cos, sin), _rotate(k, cos, sin)
+            q, k = apply_rotary_pos_emb(q, k, cos, sin)
             self.keys[i, :, :, n] = k[:, :, 0]
             self.values[i, :, :, n] = v[:, :, 0]
             keys, values = self.keys[i, :, :, :n + 1], self.values[i, :, :, :n + 1]
@@ -124,9 +124,3 @@ class StaticKVDecoder:
         self.length = n + 1
         return self.model.lm_head(self.inner.norm(x))[:, -1]
 
-
-def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """Rotary position embedding, as ``transformers``' ``apply_rotary_pos_emb`` (halves rotated)."""
-    half = x.shape[-1] // 2
-    rotated = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
-    return x * cos + rotated * sin
