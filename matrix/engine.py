@@ -396,6 +396,17 @@ class Executor:
 # process and its environment, object addresses, threads and the collector
 UNREPEATABLE = re.compile(r"random|time|decimal|statistics|uuid|secrets|\bos\b|\bid\(|\bhash\(|"
                           r"thread|\bgc\b|ctypes|__import__|importlib|environ|getpid")
+# a literal each alternative of UNREPEATABLE contains: `in` over these is ~10x faster than the
+# search, which then runs only on the texts holding one of them (a few percent of programs)
+_UNREPEATABLE_WORDS = ("random", "time", "decimal", "statistics", "uuid", "secrets", "os", "id(", "hash(",
+                       "thread", "gc", "ctypes", "__import__", "importlib", "environ", "getpid")
+
+
+def unrepeatable(code) -> bool:
+    """The program's text may reach something that differs from run to run (:data:`UNREPEATABLE`)."""
+    if not isinstance(code, str):
+        return True
+    return any(w in code for w in _UNREPEATABLE_WORDS) and UNREPEATABLE.search(code) is not None
 
 
 def distinct_programs(codes: list[str]) -> tuple[list[str], list[int]]:
@@ -404,7 +415,7 @@ def distinct_programs(codes: list[str]) -> tuple[list[str], list[int]]:
     row is the first copy's; a program whose text may reach something that differs from run to
     run (:data:`UNREPEATABLE`: randomness, the clock, the process, object addresses) keeps a run
     of its own, as independent samples of it would get."""
-    return _distinct(codes, alone=lambda code: not isinstance(code, str) or UNREPEATABLE.search(code) is not None)
+    return _distinct(codes, alone=unrepeatable)
 
 
 def _distinct(items: list, alone=None) -> tuple[list, list[int]]:

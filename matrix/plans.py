@@ -657,6 +657,7 @@ def _substitute(node: ast.expr, env: dict, loads: dict, sp: _Splitter) -> ast.ex
     parent 23 s to plan before that bound)."""
     if not env:
         return node
+    sp.substituted = True  # from now on a hole may hold a bound value or a marked literal
     import copy
 
     class Sub(ast.NodeTransformer):
@@ -753,14 +754,16 @@ class _Splitter:
         self.names: set[str] = set()
         self.sent: set[str] = set()  # the test's mutable literals that went into a hole
         self.written = 0  # syntax nodes written out by loops (MAX_WRITTEN_NODES)
+        self.substituted = False  # _substitute put the test's bound values or literals in a tree
 
     def hole(self, node: ast.expr) -> plain.Hole:
-        for n, _ in _walk(node):
-            if type(n) is _Bound:
-                raise _Generic("a value computed by the candidate handed back to it")
-            name = getattr(n, "_coevo_from", None)
-            if name is not None:
-                self.sent.add(name)
+        if self.substituted:  # only _substitute makes _Bound nodes and marks literals
+            for n, _ in _walk(node):
+                if type(n) is _Bound:
+                    raise _Generic("a value computed by the candidate handed back to it")
+                name = getattr(n, "_coevo_from", None)
+                if name is not None:
+                    self.sent.add(name)
         text = None
         if self._bytes is not None and node.lineno == node.end_lineno == 1:
             text = self._bytes[node.col_offset:node.end_col_offset].decode("utf-8")

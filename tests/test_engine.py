@@ -516,6 +516,30 @@ def test_distinct_programs():
         assert distinct_programs([repeatable] * 2)[1] == [0, 0], repeatable
 
 
+def test_unrepeatable_words_cover_the_pattern():
+    """The literal prefilter of ``unrepeatable`` never hides a match of ``UNREPEATABLE``: each
+    alternative holds one of the words, and the two agree on texts built from their pieces."""
+    import re
+
+    from matrix.engine import _UNREPEATABLE_WORDS, UNREPEATABLE, unrepeatable
+
+    for alt in UNREPEATABLE.pattern.split("|"):
+        literal = re.sub(r"\\b", "", alt).replace("\\(", "(")
+        assert any(w in literal for w in _UNREPEATABLE_WORDS), alt
+    assert unrepeatable(None) and not unrepeatable("def f(x):\n    return x\n")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["random", "time", "os", " os ", "xos", "id(", "valid(", "hash(", "rehash(",
+                                 "gc", " gc\n", "environ", "getpid", "(", " ", "\n", "a", "_", "import "]),
+                max_size=8))
+def test_unrepeatable_agrees_with_the_pattern(pieces):
+    from matrix.engine import UNREPEATABLE, unrepeatable
+
+    text = "".join(pieces)
+    assert unrepeatable(text) == (UNREPEATABLE.search(text) is not None)
+
+
 def test_a_repeated_test_runs_once_and_its_column_is_copied(ex):
     codes = ["def f(x):\n    return 2 * x\n", "def f(x):\n    return x + 2\n", "def f(x):\n    return 2 * x\n"]
     t1, t2 = Test.assertion("assert f(2) == 4"), Test.assertion("assert f(3) == 6")
