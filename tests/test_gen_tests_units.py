@@ -112,6 +112,45 @@ def test_specs_from_usage_defaults_and_names():
     assert _param_spec("def f(x=None):\n    return x + 1\n") == ["optional[int]"]
 
 
+def test_specs_read_characters_compared_with_text():
+    # fnmatch.translate: indexed, sliced and len()-ed like a list, but its items are compared with
+    # one-character strings (directly or through a name): a pattern string, not a list of ints
+    src = ("def translate(pat):\n    i, n = 0, len(pat)\n    while i < n:\n        c = pat[i]\n"
+           "        i = i + 1\n        if c == '*':\n            pass\n        elif pat[i] == '!':\n"
+           "            stuff = pat[i:n]\n")
+    assert _param_spec(src) == ["str"]
+    assert _param_spec("def f(xs):\n    return xs[0] + xs[1] * 2\n") == ["list[int]"]
+    # only through a name compared with several literals: still text
+    assert _param_spec("def f(p):\n    n = len(p)\n    c = p[0]\n    return n and (c == '*' or c == '?')\n") == \
+        ["str"]
+    # a string repeated n times: n is a count (calendar.formatstring's `spacing *= ' '`)
+    assert _param_spec("def f(spacing, n):\n    spacing *= ' '\n    return spacing + '-' * n\n") == ["int", "int"]
+    # membership of an item in a tuple is not a comparison with one string
+    assert _param_spec("def f(xs):\n    for x in xs:\n        pass\n    return xs[0] in ('a', 'b')\n")[0] \
+        .startswith("list[")
+
+
+def test_specs_follow_a_parameter_handed_on_and_skip_dunder_constants(tmp_path):
+    (tmp_path / "globs.py").write_text(
+        "__all__ = ['match', 'outer']\n__version__ = '9.9'\nLIMIT = 7\n\n"
+        "def match(name, pat):\n    return _compiled(pat).fullmatch(name) is not None\n\n"
+        "def outer(name, pat):\n    return match(name, pat=pat)\n\n"
+        "def _compiled(pat):\n    if isinstance(pat, bytes):\n        pat = pat.decode()\n"
+        "    return _translate(pat)\n\n"
+        "def _translate(pat):\n    out = ''\n    for i in range(len(pat)):\n        c = pat[i]\n"
+        "        out += '.*' if c == '*' else c\n    return out\n\n"
+        "if __name__ == '__main__':\n    print(outer('a', 'b'))\n")
+    m = analyze(tmp_path / "globs.py")
+    assert m.constants == [7]  # __all__'s names, __version__ and '__main__' are not values the code works on
+    gen = InputGenerator(m)
+    by = {u.name: u for u in m.units}
+    for name in ("match", "outer"):  # pat reaches _compiled (checks bytes) and then _translate (text)
+        spec = dict((p.name, s) for p, s in gen.specs(by[name]))["pat"]
+        assert repr(spec) == "checked[bytes]", (name, spec)
+        pool = gen.pool(spec, gen._consts(by[name]))
+        assert "'*'" in pool and any(s.startswith("b") for s in pool)  # text patterns too
+
+
 def test_pools_use_constants_regexes_and_types():
     m = analyze(FIX / "validation.py")
     gen = InputGenerator(m)

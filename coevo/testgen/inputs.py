@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 
 from coevo.testgen.specs import ANY, Spec, infer_param
-from coevo.testgen.target import ModuleInfo, Param, Unit
+from coevo.testgen.target import ModuleInfo, Param, Unit, _constants, _params
 
 __all__ = ["Step", "Probe", "InputGenerator", "var_name"]
 
@@ -142,14 +142,52 @@ class InputGenerator:
         self.module_consts = module.constants
         self.units = {u.qualname if u.kind != "init" else u.owner: u for u in module.units}
         self.regex_strings = _regex_examples(module.regexes, seed)
+        self._module_functions = {n.name: n for n in module.tree.body if isinstance(n, ast.FunctionDef)}
+        # the constants of the module's functions that are not tested themselves (private helpers:
+        # the pattern compiler behind a public match function)
+        tested = {u.name for u in module.units if u.owner is None}
+        self._helper_consts = [v for name, node in self._module_functions.items() if name not in tested
+                               for v in _constants(node.body)]
 
     # ------------------------------------------------------------------ specs and pools
     def specs(self, unit: Unit) -> list[tuple[Param, Spec]]:
         key = unit.qualname + "#" + unit.kind
         if key not in self._spec_cache:
             body = unit.node.body if unit.node is not None else []
-            self._spec_cache[key] = [(p, infer_param(p, body, self.class_members)) for p in unit.params]
+            out = []
+            for p in unit.params:
+                spec = infer_param(p, body, self.class_members)
+                if spec == ANY and p.kind in ("pos", "posonly", "kwonly"):
+                    spec = self._passed_on(p.name, body, 0) or spec
+                out.append((p, spec))
+            self._spec_cache[key] = out
         return self._spec_cache[key]
+
+    def _passed_on(self, name: str, body: list, depth: int) -> Spec | None:
+        """The spec of the module function's parameter that ``name`` is handed to unchanged
+        (``def fnmatch(name, pat): ... fnmatchcase(name, pat)``): the first such call whose
+        parameter is not ``any`` (followed up to three calls deep)."""
+        if depth > 2:
+            return None
+        functions = self._module_functions
+        for stmt in body:
+            for n in ast.walk(stmt):
+                if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in functions):
+                    continue
+                node = functions[n.func.id]
+                params = _params(node.args, False)
+                positional = [q for q in params if q.kind in ("pos", "posonly")]
+                targets = [positional[i] for i, a in enumerate(n.args)
+                           if i < len(positional) and isinstance(a, ast.Name) and a.id == name]
+                targets += [q for k in n.keywords if isinstance(k.value, ast.Name) and k.value.id == name
+                            for q in params if q.name == k.arg and q.kind != "posonly"]
+                for q in targets:
+                    spec = infer_param(q, node.body, self.class_members)
+                    if spec == ANY:
+                        spec = self._passed_on(q.name, node.body, depth + 1) or ANY
+                    if spec != ANY:
+                        return spec
+        return None
 
     def pool(self, spec: Spec, consts: list, depth: int = 0) -> list[str]:
         """Candidate sources for one value of ``spec``; the first is the typical one."""
@@ -192,6 +230,8 @@ class InputGenerator:
             inner = self.pool(spec.args[0], consts, depth + 1)
             foreign = {"str": ["42", "None"], "int": ["'3'", "2.5", "None"], "float": ["'2.5'", "None"],
                        "list": ["'abc'", "None", "(1, 2)"], "dict": ["[('a', 1)]", "None"]}
+            if spec.args[0].kind == "bytes":  # `if isinstance(x, bytes): ...` is mostly the text one
+                foreign["bytes"] = self.pool(Spec("str"), consts, depth + 1)[:10] + ["None"]
             out = inner + foreign.get(spec.args[0].kind, ["None", "42"])
         elif k == "any":
             cs = [_lit(c) for c in consts if type(c) in (int, str, float)][:6]
@@ -324,7 +364,7 @@ class InputGenerator:
             for c in self.module.classes:
                 if c.name == unit.owner:
                     owner_consts = [v for m in [c.init] + c.methods for v in m.constants]
-        others = [v for u in self.module.units for v in u.constants]
+        others = [v for u in self.module.units for v in u.constants] + self._helper_consts
         return list(dict.fromkeys([*unit.constants, *owner_consts, *self.module_consts, *others]))[:80]
 
     def _choices(self, unit: Unit, depth: int = 0, n: int = 8) -> list[dict[str, str]]:

@@ -346,6 +346,8 @@ def _evidence(body: list[ast.stmt], name: str, classes: dict[str, list[str]], de
                 ev.add(k, 2)
                 if isinstance(p.op, ast.Mod) and k == "int":
                     ev.add("int", 1)
+            elif k == "str" and isinstance(p.op, ast.Mult):
+                ev.add("int", 3)  # n * "-": a repeat count
             elif k == "str":
                 ev.add("str", 3 if not isinstance(p.op, ast.Mod) else 0)
             elif k == "list":
@@ -362,7 +364,9 @@ def _evidence(body: list[ast.stmt], name: str, classes: dict[str, list[str]], de
                 ev.add("int", 0.5)
         elif isinstance(p, ast.AugAssign):
             k = _const_kind(p.value)
-            if k:
+            if k == "str" and isinstance(p.op, ast.Mult):
+                ev.add("int", 1)  # n *= " ": a repeat count
+            elif k:
                 ev.add(k, 1)
         elif isinstance(p, ast.UnaryOp) and isinstance(p.op, ast.USub):
             ev.add("float", 1)
@@ -452,6 +456,9 @@ def _evidence(body: list[ast.stmt], name: str, classes: dict[str, list[str]], de
             elif isinstance(sl, ast.Slice):
                 ev.add("list", 1.5)
                 ev.add("str", 1)
+            elif _item_is_text(p, parents, body, classes, depth):
+                ev.add("str", 2)  # s[i] == "*": a string's characters (or a list of strings)
+                ev.elem.append(STR)
             else:
                 ev.add("list", 1.5)
                 ev.add("dict", 0.3)
@@ -472,6 +479,20 @@ def _evidence(body: list[ast.stmt], name: str, classes: dict[str, list[str]], de
         elif isinstance(p, ast.JoinedStr) or isinstance(p, ast.FormattedValue):
             ev.add("str", 0.2)
     return ev
+
+
+def _item_is_text(item: ast.Subscript, parents: dict[int, ast.AST], body: list[ast.stmt],
+                  classes: dict[str, list[str]], depth: int) -> bool:
+    """``x[i]`` is compared with a string literal (``x[i] == "!"``), or bound to a name that the
+    body uses as a string (``c = x[i]`` ... ``c == "*"``)."""
+    up = parents.get(id(item))
+    if isinstance(up, ast.Compare) and not any(isinstance(op, (ast.In, ast.NotIn)) for op in up.ops):
+        return any(o is not item and _const_kind(o) == "str" for o in [up.left, *up.comparators])
+    if isinstance(up, ast.Assign) and up.value is item and len(up.targets) == 1 and \
+            isinstance(up.targets[0], ast.Name) and depth < 2:
+        spec = _infer(body, up.targets[0].id, classes, depth + 1, None)
+        return spec == STR or (spec.kind == "union" and STR in spec.args)  # "*", "?", ... or any text
+    return False
 
 
 def _by_name(name: str) -> Spec | None:

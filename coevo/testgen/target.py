@@ -265,7 +265,8 @@ def analyze(path: Path, *, selected: str | None = None, private: bool = False) -
         else:  # nothing public: the single-underscore helpers are the module's behaviour
             functions = [f for f in functions if not f.name.startswith("__")]
             classes = [c for c in classes if not c.name.startswith("__")]
-    consts = _constants([n for n in tree.body if not isinstance(n, (ast.FunctionDef, ast.ClassDef))])
+    consts = _constants([n for n in tree.body if not isinstance(n, (ast.FunctionDef, ast.ClassDef))
+                         and not _assigns_dunder(n) and not (isinstance(n, ast.If) and _is_main_guard(n))])
     return ModuleInfo(path=path.resolve(), name=name, root=root, source=source, tree=tree,
                       functions=functions, classes=classes, selected=selected, constants=consts,
                       regexes=_regexes(tree))
@@ -492,6 +493,13 @@ def _field_params(node: ast.ClassDef) -> list[Param]:
                 default = kw.get("default") or (ast.Constant(None) if "default_factory" in kw else None)
             out.append(Param(item.target.id, "pos", ann, default))
     return out
+
+
+def _assigns_dunder(node: ast.stmt) -> bool:
+    """``__all__ = [...]``, ``__version__ = "1.2"``: names and metadata, not values the code works on."""
+    targets = node.targets if isinstance(node, ast.Assign) else \
+        [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
+    return any(isinstance(t, ast.Name) and t.id.startswith("__") and t.id.endswith("__") for t in targets)
 
 
 def _constants(body: list[ast.stmt]) -> list:
