@@ -79,6 +79,19 @@ def f():
     _still_works(ex)
 
 
+def test_a_program_larger_than_a_pipe_does_not_wedge_its_worker(ex):
+    # a cell's command (program text included) waited in a pipe for the process to read it, written
+    # before the process existed: past the pipe's capacity (1 MiB, the system's pipe-max-size, or
+    # 64 KiB where the user's pipe quota is spent) the worker blocked for good and the parent
+    # replaced it as hung, twice: sandbox_error after ~26 s (gen-tests on difflib's mutants: ~10 min)
+    big = "import os\nDATA = '" + "x" * 1_500_000 + "'\ndef f():\n    return len(DATA) % 7\n"
+    t0 = time.monotonic()
+    r = cell(ex, big, "assert f() == 5")  # isolated cells: the program imports os
+    assert r.status == "pass", (r.status, r.error[:200])
+    assert time.monotonic() - t0 < 10
+    _still_works(ex)
+
+
 def test_memory_hog_reports_memory(ex):
     r = cell(ex, "def f():\n    x = bytearray(3 << 30)\n    return 3\n")
     assert r.status == "memory", r

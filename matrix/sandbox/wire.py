@@ -7,7 +7,8 @@ import struct
 
 from .records import FRAME_HEADER, TOKEN_BYTES, Frame
 
-__all__ = ["LENGTH", "write_message", "read_message", "FrameReader", "grow_pipe", "frame_bytes"]
+__all__ = ["LENGTH", "write_message", "write_available", "write_within", "read_message", "FrameReader",
+           "grow_pipe", "frame_bytes"]
 
 LENGTH = struct.Struct("<I")
 
@@ -17,6 +18,45 @@ def write_message(fd: int, data: bytes) -> None:
     while view:
         n = os.write(fd, view)
         view = view[n:]
+
+
+def write_available(fd: int, view: memoryview) -> memoryview:
+    """Write what ``fd`` (a pipe, made non-blocking here) takes now; the rest of ``view`` is
+    returned (all of it stays unwritten after an error other than a full pipe: nothing is left)."""
+    os.set_blocking(fd, False)
+    try:
+        while view:
+            view = view[os.write(fd, view):]
+    except BlockingIOError:
+        pass
+    except OSError:
+        return view[len(view):]
+    return view
+
+
+def write_within(fd: int, view: memoryview, seconds: float) -> bool:
+    """Write the rest of ``view`` as the reader drains the pipe, for at most ``seconds``; False
+    when the reader went away or did not read in time."""
+    import select
+    import time
+
+    deadline = time.monotonic() + seconds
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    while view:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        events = poller.poll(int(left * 1000) + 1)
+        if any(ev & (select.POLLERR | select.POLLHUP) for _, ev in events):
+            return False
+        try:
+            view = view[os.write(fd, view):]
+        except BlockingIOError:
+            continue
+        except OSError:
+            return False
+    return True
 
 
 def _read_exact(fd: int, n: int) -> bytes | None:

@@ -35,7 +35,7 @@ import time
 
 from .harness import EXIT_CHANNEL, EXIT_FORBIDDEN, EXIT_HARNESS
 from .records import LOAD_HANG, MAX_ERR, STDERR_TAIL, CellRecord, Frame, Outcome, Row, Unit
-from .wire import FrameReader, grow_pipe, read_message, write_message
+from .wire import LENGTH, FrameReader, grow_pipe, read_message, write_available, write_message, write_within
 
 CLAIMS = frozenset({Frame.VALUES, Frame.RAISED, Frame.STDOUT, Frame.VERDICT, Frame.TOO_LARGE})
 _DIRECT_MODES = ("values", "stdio")
@@ -630,10 +630,10 @@ class Worker:
                     "limits": {"memory": self.memory, "fsize": self.max_out, "cpu": cpu, "nproc": self.max_procs},
                     "cwd": self.tmp}
             zygote = self.zygote if mode == "runner" else self.zygote_plain
-            try:  # the command waits in the pipe for the process to read it
-                write_message(cmd_w, data)
-            except OSError:
-                pass
+            # the command waits in the pipe for the process to read it; what does not fit (a pipe
+            # that could not grow: the system's pipe-max-size or the user's pipe quota) follows
+            # once the process exists, or the worker would wait forever on a pipe no one reads
+            rest = write_available(cmd_w, memoryview(LENGTH.pack(len(data)) + data))
             reader = None
             if res_r is not None:
                 os.set_blocking(res_r, False)
@@ -651,10 +651,15 @@ class Worker:
         for fd in (res_w, cmd_r, *close):
             if fd is not None:
                 os.close(fd)
+        if rest and not write_within(cmd_w, rest, 30.0 + len(rest) / 1e6):
+            os.close(cmd_w)  # half a command: the process reads end of file and ends as a harness failure
+            cmd_w = -1
+        elif cmd_w >= 0:
+            os.set_blocking(cmd_w, True)
         if mode == "runner":
             proc.cmd_w = cmd_w
             proc.close_fds = [res_r, cmd_w]
-        else:
+        elif cmd_w >= 0:
             os.close(cmd_w)
         return proc
 
