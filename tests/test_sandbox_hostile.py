@@ -92,6 +92,46 @@ def test_a_program_larger_than_a_pipe_does_not_wedge_its_worker(ex):
     _still_works(ex)
 
 
+def test_a_killed_executor_takes_its_busy_workers_with_it(tmp_path, ex):
+    # an executor killed while a cell runs (a user's ^C escalated to SIGKILL, an OOM kill): its
+    # workers must not live on as orphans (before: they ran the unit to its end, and one blocked on
+    # a pipe lived on for good, holding its pipes and cgroups)
+    import subprocess
+    import sys
+
+    if ex.isolation != "namespace":
+        pytest.skip("the relay outside the PID namespace is what ends the workers")
+    marker = tmp_path / "coevo-orphan-marker"
+    marker.mkdir()
+    prog = (
+        "import sys\n"
+        "from matrix.engine import ExecConfig, Executor\n"
+        "from matrix.tasks import Task, Test\n"
+        f"ex = Executor(ExecConfig(timeout=60, workers=1, import_paths=({str(marker)!r},)))\n"
+        "print(ex.isolation, flush=True)\n"
+        "ex.run_matrix(Task('t', 'p', entry_point='f'), ['import time\\ndef f():\\n    time.sleep(30)\\n'],\n"
+        "              [Test.assertion('assert f() is None')])\n")
+    proc = subprocess.Popen([sys.executable, "-c", prog], stdout=subprocess.PIPE, text=True,
+                            cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    try:
+        assert proc.stdout.readline().strip() == "namespace"
+        time.sleep(2.0)  # the cell is asleep in its 30 s
+        assert _procs_with(str(marker)), "the worker did not start"
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 5
+    while _procs_with(str(marker)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = _procs_with(str(marker))
+    for pid in left:  # bounded either way: nothing outlives the test
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    assert not left
+
+
 def test_memory_hog_reports_memory(ex):
     r = cell(ex, "def f():\n    x = bytearray(3 << 30)\n    return 3\n")
     assert r.status == "memory", r

@@ -147,6 +147,7 @@ def step_pid_namespace(state):
     import signal
 
     _check(libc().unshare(CLONE_NEWPID), "unshare(pid)")
+    executor = os.getppid()
     pid = os.fork()
     if pid:
         for fd in (0, 1, *state["keep_fds"]):
@@ -155,17 +156,37 @@ def step_pid_namespace(state):
             except OSError:
                 pass
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        try:
-            _, status = os.waitpid(pid, 0)
-            code = os.waitstatus_to_exitcode(status)
-        except ChildProcessError:
-            code = 1
+        code = _relay(pid, executor)
         try:
             os.rmdir(state["stage"])
         except OSError:
             pass
         os._exit(code if code >= 0 else 128 - code)
     libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def _relay(pid: int, executor: int) -> int:
+    """Wait for the namespace's PID 1 and return its exit code; when the executor that started
+    this worker is gone (killed: its pipes are not read any more), kill PID 1 (and so the whole
+    namespace) instead of waiting on a worker that may be busy or blocked for a long time."""
+    import signal
+    import time
+
+    while True:
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return 1
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if os.getppid() != executor:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
+            return 1
+        time.sleep(0.25)
 
 
 def step_other_namespaces(state):
