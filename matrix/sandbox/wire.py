@@ -21,8 +21,8 @@ def write_message(fd: int, data: bytes) -> None:
 
 
 def write_available(fd: int, view: memoryview) -> memoryview:
-    """Write what ``fd`` (a pipe, made non-blocking here) takes now; the rest of ``view`` is
-    returned (all of it stays unwritten after an error other than a full pipe: nothing is left)."""
+    """Write what ``fd`` (a pipe, made non-blocking here) takes now and return the rest of
+    ``view``; after an error other than a full pipe (no reader left) nothing is returned."""
     os.set_blocking(fd, False)
     try:
         while view:
