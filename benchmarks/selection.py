@@ -33,7 +33,11 @@ Prints one JSON line: every method's accuracy on all tasks and on the ambiguous 
 accuracy with ties shared (a pool counts the share of correct codes among those the method scores
 as high as its choice and that pass as many tests, instead of the one the index tie-break picks:
 the candidate order is random, so a tie is a coin flip in ``accuracy``), and the accuracy with
-which each method's test scores (>= 0.5) classify tests. ``--write-pool DIR`` also
+which each method's test scores (>= 0.5) classify tests, and ``pick_ece``, the expected calibration
+error of the chosen code's score as a probability of being correct (these pools hold one candidate
+per behaviour and always a correct one, unlike samples from a model: coevo's scores, which leave
+room for "no sample is correct" and count duplicates, read low here; ``matrix.selection``).
+``--write-pool DIR`` also
 writes ``tasks.jsonl``, ``codes.jsonl``, ``tests.jsonl`` and ``labels.jsonl`` for ``coevo select``.
 
     python benchmarks/selection.py                  # 120 pools (2-3 minutes on 2 cores)
@@ -61,6 +65,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from matrix.calibration import expected_calibration_error  # noqa: E402
 from matrix.inputs import (  # noqa: E402
     consensus_keys,
     extract_calls,
@@ -358,6 +363,7 @@ def score(pools: list[Pool]) -> dict:
     shared = {m: [] for m in METHODS}
     acc_amb = {m: [] for m in METHODS}
     test_acc = {m: [] for m in METHODS}
+    picks = {m: ([], []) for m in METHODS}  # the chosen code's score, and whether it is correct
     amb = [ambiguous(p) for p in pools]
     for p, is_amb in zip(pools, amb):
         cons = None if p.consensus is None else np.array(p.consensus, dtype=object)
@@ -371,6 +377,8 @@ def score(pools: list[Pool]) -> dict:
             else:
                 acc_all[m].append(hit)
             acc[m].append(hit)
+            picks[m][0].append(float(sel.code_scores[sel.index]))
+            picks[m][1].append(hit)
             # a tie credited by the share of correct codes among the tied ones (not by the order)
             tied = np.isclose(sel.code_scores, sel.code_scores[sel.index], rtol=0, atol=1e-9)
             tied &= counts == counts[sel.index]
@@ -387,6 +395,7 @@ def score(pools: list[Pool]) -> dict:
             "accuracy_ties_shared": {m: mean(v) for m, v in shared.items()},
             "accuracy_ambiguous": {m: mean(v) for m, v in acc_amb.items()},
             "test_accuracy": {m: mean(v) for m, v in test_acc.items()},
+            "pick_ece": {m: round(expected_calibration_error(*v), 4) if v[0] else None for m, v in picks.items()},
             "n_ambiguous": int(sum(amb))}
 
 
@@ -466,6 +475,7 @@ def main(argv=None) -> int:
         "accuracy_ties_shared": result["accuracy_ties_shared"],
         "accuracy_ambiguous": result["accuracy_ambiguous"],
         "test_accuracy": result["test_accuracy"],
+        "pick_ece": result["pick_ece"],
         "inconsistent_pools": flaky,
         "seed": args.seed,
         "isolation": str(isolation) if isolation is not None else None,

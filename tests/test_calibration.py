@@ -183,13 +183,18 @@ def test_selection_logits_are_the_scores_log_odds(rows, method):
 def test_selection_logits_keep_order_where_scores_round_to_one():
     from matrix.selection import select
 
-    # 10 programs agree on 3 tests, a lone one fails them: the majority's posterior is 1.0 in
+    # 10 programs agree on 3 tests, a lone one fails them: the ranking's raw posterior is 1.0 in
     # float64, but its log-odds stay finite and above those of a smaller majority
     big = np.vstack([np.ones((10, 3), dtype=bool), np.zeros((1, 3), dtype=bool)])
     small = np.vstack([np.ones((6, 3), dtype=bool), np.zeros((1, 3), dtype=bool)])
-    a, b = select(big, method="coevo"), select(small, method="coevo")
+    raw = {"unseen_weight": 0.0, "evidence_scale": 1.0}
+    a, b = select(big, method="coevo", **raw), select(small, method="coevo", **raw)
     assert a.code_scores[a.index] == b.code_scores[b.index] == 1.0
     assert C.LOGIT_CLIP >= a.logit > b.logit > 30
+    # the default scores leave room for "no sample is correct": below 1, in the same order
+    a, b = select(big, method="coevo"), select(small, method="coevo")
+    assert 10 / 11 > a.code_scores[a.index] > b.code_scores[b.index] > 0.8
+    assert a.logit > b.logit
 
 
 def test_calibration_report_hand_worked():

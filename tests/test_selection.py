@@ -83,7 +83,8 @@ def test_coevo_breaks_a_tie_that_fools_max_pass_and_codet():
     s = coevo_default(p, out)
     assert s.index == 2
     assert (s.test_scores >= 0.5).tolist() == [True, True, True, False]
-    assert s.code_scores[2] > 0.5 > s.code_scores[0]
+    # five behaviours of one sample each: the reference leads, but no score claims certainty
+    assert s.code_scores[2] > 2 * s.code_scores[0] and s.code_scores[2] < 0.5
     assert select(p, consensus=out).index == 2  # the default method
     # the tests alone already lean to the reference (the decoy's missing test is corroborated)
     assert coevo_default(p).index == 2
@@ -131,8 +132,13 @@ def test_coevo_discounts_tests_asserting_what_a_program_answers_anyway():
     # answers on 7 of 8 inputs; the reference's f(1) == True is news. f(2) and f(0), which every
     # code passes, weigh 1 for everyone: they tell no hypothesis apart
     s = coevo_default(p, out)
-    assert s.index == 2 and s.code_scores[2] > 0.9
-    assert (s.test_scores >= 0.5).tolist() == [True, True, False, True]
+    assert s.index == 2 and s.code_scores[2] == s.code_scores.max()
+    raw = coevo_default(p, out, unseen_weight=0.0, evidence_scale=1.0)  # the ranking's own posterior
+    assert raw.index == 2 and (raw.test_scores >= 0.5).tolist() == [True, True, False, True]
+    # four programs, four behaviours: the scores stay modest; f(1) is True holds for the pick
+    # and, with no sample right, for the share of codes passing it, (1 + 1) / (4 + 2)
+    assert s.test_scores[0] == pytest.approx(s.code_scores[2] + s.details["unseen"] * 2 / 6)
+    assert s.test_scores[1] == s.test_scores[3] > 0.9
     assert s.details["test_weights"] == [1.0, 1.0, round(-np.log2(5 / 8), 4), 1.0]
     assert coevo_default(p, out, contested_share=1.0).details["test_weights"] == (
         [1.0] + [round(-np.log2(5 / 8), 4)] * 3)  # every test's habits counted
@@ -211,8 +217,45 @@ def test_coevo_without_consensus_is_test_based():
     p = np.array([[1, 1, 1, 0]] * 3 + [[1, 1, 0, 1]], dtype=bool)
     s = coevo_default(p)
     assert s.index == 0
-    assert s.test_scores[:2].tolist() == pytest.approx([1, 1], abs=1e-6)
+    assert min(s.test_scores[:2]) > 0.95  # every code passes them
     assert s.test_scores[2] > 0.5 > s.test_scores[3]  # the three agreeing codes are likelier
+
+
+def test_coevo_scores_leave_room_for_no_correct_sample():
+    """Eight samples that agree and pass every test (worked by hand): the hypothesis that no sample
+    is correct weighs as one sample against eight, so the pick scores 8/9 and each test
+    8/9 + 1/9 * (8 + 1) / (8 + 2); the ranking's own posterior (no such hypothesis, the raw log
+    scores) said 1.0 for both."""
+    from matrix.calibration import sigmoid
+
+    p = np.ones((8, 3), dtype=bool)
+    s = coevo_default(p)
+    assert s.code_scores.tolist() == pytest.approx([8 / 9] * 8)
+    assert s.test_scores.tolist() == pytest.approx([8 / 9 + 0.9 / 9] * 3)
+    assert s.details["unseen"] == pytest.approx(1 / 9)
+    np.testing.assert_allclose(sigmoid(s.code_logits), s.code_scores, rtol=1e-9)
+    np.testing.assert_allclose(sigmoid(s.test_logits), s.test_scores, rtol=1e-9)
+    raw = coevo_default(p, unseen_weight=0.0, evidence_scale=1.0)
+    assert raw.code_scores.tolist() == pytest.approx([1.0] * 8) and raw.test_scores.tolist() == pytest.approx([1.0] * 3)
+
+
+def test_coevo_does_not_vouch_for_tests_only_a_lone_sample_passes():
+    """The demo model's held-out task "negate, then mod ten" (pass rows as sampled, seed 1; no
+    sample was right): one program passes two tests nobody else passes and wins the choice; the
+    raw posterior vouched for both wrong tests at 1.0, the scores keep them under 0.5 while the
+    test every behaviour but two passes stays kept."""
+    cols = [[0, 0, 0, 0, 0, 0, 0, 0],  # assert f(3) == -3
+            [0, 1, 0, 0, 1, 0, 1, 0],  # assert f(1) == 1
+            [0, 0, 1, 0, 0, 0, 0, 0],  # assert f(3) == -2 (wrong)
+            [0, 0, 1, 0, 0, 0, 0, 0],  # assert f(1) == -1 (wrong)
+            [0, 1, 1, 0, 1, 1, 1, 1]]  # assert f(0) == 0
+    p = np.array(cols, dtype=bool).T
+    raw = coevo_default(p, unseen_weight=0.0, evidence_scale=1.0)
+    s = coevo_default(p)
+    assert raw.index == s.index == 2
+    assert min(raw.test_scores[2:4]) > 0.99
+    assert max(s.test_scores[2:4]) < 0.5 < s.test_scores[4]
+    assert s.code_scores[2] < 0.5
 
 
 def test_output_consensus_largest_cluster_then_tests():
@@ -248,7 +291,7 @@ def test_coevo_trusts_the_statements_examples_the_others_ignore_them():
     ex = np.array([[0], [1]], dtype=bool)
     assert coevo_default(p, out).index == 0  # the tie: lowest index
     s = select(p, "coevo", consensus=out, examples=ex)
-    assert s.index == 1 and s.code_scores[1] > 0.99 and s.test_scores.shape == (3,)
+    assert s.index == 1 and s.code_scores[1] > 5 * s.code_scores[0] and s.test_scores.shape == (3,)
     assert (s.test_scores >= 0.5).tolist() == [True, False, True]
     assert (s.details["examples"], s.details["examples_passed"]) == (1, 1)
     # the example weighs a test plus example_weight: with example_weight 0, still one test more
@@ -358,3 +401,19 @@ def test_test_weights_bounds_and_order(pool, floor, rnd):
 def test_a_code_passing_everything_wins_max_pass(p):
     p = np.vstack([p, np.ones((1, p.shape[1]), dtype=bool)])
     assert p[max_pass(p).index].all()
+
+
+@FAST
+@given(pools(), st.floats(0.0, 4.0), st.floats(0.5, 20.0))
+def test_coevo_scores_never_move_the_choice_and_match_their_logits(pool, unseen_weight, scale):
+    from matrix.calibration import LOGIT_CLIP, sigmoid
+
+    p, out = pool
+    raw = coevo_default(p, out, unseen_weight=0.0, evidence_scale=1.0)
+    s = coevo_default(p, out, unseen_weight=unseen_weight, evidence_scale=scale)
+    assert s.index == raw.index
+    size = s.details["cluster_size"]
+    assert s.code_scores[s.index] <= size / (size + unseen_weight) + 1e-9
+    for score, logit in ((s.code_scores, s.code_logits), (s.test_scores, s.test_logits)):
+        inside = np.abs(logit) < LOGIT_CLIP
+        np.testing.assert_allclose(sigmoid(logit[inside]), score[inside], rtol=1e-6, atol=1e-9)
