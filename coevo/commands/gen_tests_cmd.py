@@ -72,8 +72,9 @@ def add_arguments(parser) -> None:
     for group in parser._mutually_exclusive_groups:
         if any(a.dest == "model" for a in group._group_actions):
             group.required = False
-    parser.add_argument("--min-score", type=float, default=0.5, metavar="P",
-                        help="--tasks mode: keep tests whose reliability is at least P (default 0.5)")
+    parser.add_argument("--min-score", type=float, default=0.7, metavar="P",
+                        help="--tasks mode: keep tests whose reliability (the probability that the "
+                             "test is right) is at least P (default 0.7)")
     parser.add_argument("--calibration", metavar="REPORT",
                         help="--tasks mode: read the reliability scores through the tests map of a "
                              "`coevo eval` report (fitted on labelled tasks), so that --min-score P "
