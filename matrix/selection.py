@@ -473,6 +473,8 @@ def coevo_default(passed, consensus=None, *, examples=None, example_weight: floa
     """coevo's selection (module docstring): a posterior over behaviour clusters from the tests
     (pass count, corroboration), the statement's worked examples (tests, and ``example_weight``
     more per example passed) and the outputs on extra inputs (per-program agreement)."""
+    if not (evidence_scale > 0 and unseen_weight >= 0):
+        raise ValueError("evidence_scale must be > 0 and unseen_weight >= 0")
     p = _check(passed)
     n, m = p.shape
     ex = _examples(examples, n)

@@ -237,6 +237,9 @@ def test_coevo_scores_leave_room_for_no_correct_sample():
     np.testing.assert_allclose(sigmoid(s.test_logits), s.test_scores, rtol=1e-9)
     raw = coevo_default(p, unseen_weight=0.0, evidence_scale=1.0)
     assert raw.code_scores.tolist() == pytest.approx([1.0] * 8) and raw.test_scores.tolist() == pytest.approx([1.0] * 3)
+    for bad in ({"evidence_scale": 0.0}, {"unseen_weight": -1.0}):
+        with pytest.raises(ValueError):
+            coevo_default(p, **bad)
 
 
 def test_coevo_does_not_vouch_for_tests_only_a_lone_sample_passes():
