@@ -151,6 +151,56 @@ def test_specs_follow_a_parameter_handed_on_and_skip_dunder_constants(tmp_path):
         assert "'*'" in pool and any(s.startswith("b") for s in pool)  # text patterns too
 
 
+def test_a_value_class_takes_its_arguments_through_new_and_private_options_stay_default(tmp_path):
+    (tmp_path / "money.py").write_text(
+        "class Money:\n"
+        "    def __new__(cls, amount=0, currency='EUR', *, _checked=False):\n"
+        "        self = super().__new__(cls)\n"
+        "        if not _checked and amount < 0:\n            raise ValueError('negative')\n"
+        "        self.amount, self.currency = amount, currency\n        return self\n\n"
+        "    def doubled(self):\n        return Money(2 * self.amount, self.currency, _checked=True)\n\n"
+        "def total(values, _cache=None):\n    return sum(values)\n")
+    m = analyze(tmp_path / "money.py")
+    cls = m.class_named("Money")
+    # no __init__: the constructor's parameters are __new__'s (without cls), as for fractions.Fraction
+    assert [p.name for p in cls.init.params] == ["amount", "currency", "_checked"]
+    gen = InputGenerator(m, seed=1)
+    probes = [p for u in m.units for p in gen.initial(u)] + gen.hypothesis(m.units)
+    calls = [s.source() for p in probes for s in p.steps]
+    assert any(c.startswith("Money(") and c != "Money()" for c in calls)  # amounts and currencies are tried
+    assert not any("_checked" in c or "_cache" in c for c in calls)  # private options keep their defaults
+
+
+def test_a_class_s_operators_and_protocols_are_called(tmp_path):
+    (tmp_path / "vec.py").write_text(
+        "class Vec:\n"
+        "    def __init__(self, x=0, y=0):\n        self.x, self.y = x, y\n\n"
+        "    def __add__(self, other):\n        return Vec(self.x + other.x, self.y + other.y)\n\n"
+        "    def __mul__(self, k: int):\n        return Vec(self.x * k, self.y * k)\n\n"
+        "    __rmul__ = __mul__\n\n"
+        "    def __neg__(self):\n        return Vec(-self.x, -self.y)\n\n"
+        "    def __len__(self):\n        return 2\n\n"
+        "    def __getitem__(self, i):\n        return (self.x, self.y)[i]\n\n"
+        "    def __hash__(self):\n        return hash((self.x, self.y))\n")
+    m = analyze(tmp_path / "vec.py")
+    assert {"__add__", "__mul__", "__rmul__", "__neg__", "__len__", "__getitem__"} <= set(m.class_named("Vec").dunders)
+    probes = InputGenerator(m, seed=0).protocol_probes("Vec")
+    exprs = [p.steps[-1].source() for p in probes]
+    assert all(p.steps[0].callee == "Vec" and p.steps[0].bind == "vec" and p.unit == "Vec" for p in probes)
+    assert any(e.startswith("vec + Vec(") for e in exprs)  # another instance as the operand
+    assert any(e.startswith("vec * ") and "Vec(" not in e for e in exprs)  # the annotated int
+    assert any(e.endswith(" * vec") for e in exprs)  # reflected
+    assert "-vec" in exprs and "len(vec)" in exprs and "vec[0]" in exprs and "vec[-1]" in exprs
+    assert not any("hash" in e for e in exprs)  # string hashes change between runs
+    for e in exprs:
+        ast.parse(e, mode="eval")
+    # the test names say what is called
+    from coevo.testgen.writer import _op_word
+    assert _op_word("vec + Vec(x=1)") == "vec_plus_vec" and _op_word("2 * vec") == "2_times_vec"
+    assert _op_word("-vec") == "negated" and _op_word("len(vec)") == "len_of" and _op_word("vec[-1]") == "item_minus_1"
+    assert _op_word("vec.x") == ""
+
+
 def test_pools_use_constants_regexes_and_types():
     m = analyze(FIX / "validation.py")
     gen = InputGenerator(m)

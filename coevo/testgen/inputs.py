@@ -156,6 +156,8 @@ class InputGenerator:
             body = unit.node.body if unit.node is not None else []
             out = []
             for p in unit.params:
+                if p.name.startswith("_") and not p.required and p.kind in ("pos", "kwonly"):
+                    continue  # a private option (Fraction's _normalize): its default, as callers use it
                 spec = infer_param(p, body, self.class_members)
                 if spec == ANY and p.kind in ("pos", "posonly", "kwonly"):
                     spec = self._passed_on(p.name, body, 0) or spec
@@ -506,6 +508,56 @@ class InputGenerator:
                     out.append(Probe(cls_name, (self._ctor_step(cls_name), self._unit_step(a, self._choices(a)[0]),
                                                 self._unit_step(b, self._choices(b)[0])), "pool"))
         return _dedupe(out)[: max(n, 4 * len(methods) + 8)]
+
+    def protocol_probes(self, cls_name: str) -> list[Probe]:
+        """The operators and built-in protocols a class defines (``__add__``, ``__lt__``,
+        ``__neg__``, ``__len__``, ``__getitem__``, ``__str__`` ...), each as an expression on an
+        instance: ``fraction + Fraction(1, 3)``, ``2 * fraction``, ``-fraction``, ``len(stack)``.
+        The other operand is another instance or a value the dunder's parameter takes.
+        ``__hash__`` is left out (string hashes change between runs)."""
+        cls = self.module.class_named(cls_name)
+        init = self._inits.get(cls_name) or self.units.get(cls_name)
+        if cls is None or init is None or cls.style in ("enum", "exception", "abstract"):
+            return []
+        ctors = self._choices(init)[:3]
+        others = [self._call_src(cls_name, init, ch) for ch in self._choices(init)[1:3]]
+        out: list[Probe] = []
+
+        def add(ch, template):
+            ctor = self._ctor_step(cls_name, ch)
+            out.append(Probe(cls_name, (ctor, Step("attr", template.replace("{}", ctor.bind or "obj"))), "pool"))
+
+        for name in cls.dunders:
+            if name in _BINARY_OPS or name in _REFLECTED_OPS:
+                operands = [_operand(x) for x in others + self._dunder_values(cls, name)][:5]
+                for k, x in enumerate(operands):
+                    expr = f"{{}} {_BINARY_OPS[name]} {x}" if name in _BINARY_OPS else f"{x} {_REFLECTED_OPS[name]} {{}}"
+                    for ch in (ctors if k == 0 else ctors[:1]):
+                        add(ch, expr)
+            elif name in _UNARY_OPS:
+                for ch in ctors:
+                    add(ch, _UNARY_OPS[name])
+            elif name == "__getitem__":
+                for ch in ctors[:2]:
+                    for key in ("0", "-1", "1"):
+                        add(ch, "{}[" + key + "]")
+            elif name == "__contains__":
+                for ch in ctors[:2]:
+                    for x in ["0", "1", "'a'"]:
+                        add(ch, x + " in {}")
+        return _dedupe(out)
+
+    def _dunder_values(self, cls, name: str) -> list[str]:
+        """Values for the other operand of ``cls.name``: its parameter's pool when the dunder is
+        written out, else small numbers."""
+        node = next((n for n in cls.node.body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+        if node is not None:
+            params = _params(node.args, drop_first=True)
+            if params:
+                spec = infer_param(params[0], node.body, self.class_members)
+                if spec != ANY:
+                    return self.pool(spec, self._consts(self._inits.get(cls.name) or self.units[cls.name]))[:3]
+        return ["2", "0.5"]
 
     # ------------------------------------------------------------------ hypothesis
     def hypothesis(self, units: list[Unit], n: int = 10, salt: int = 0) -> list[Probe]:
@@ -859,6 +911,30 @@ def _split_args(src: str) -> list[str]:
         return [ast.unparse(a) for a in node.args]
     except SyntaxError:
         return [src]
+
+
+_BINARY_OPS = {"__add__": "+", "__sub__": "-", "__mul__": "*", "__truediv__": "/", "__floordiv__": "//",
+               "__mod__": "%", "__pow__": "**", "__matmul__": "@", "__and__": "&", "__or__": "|", "__xor__": "^",
+               "__lshift__": "<<", "__rshift__": ">>", "__lt__": "<", "__le__": "<=", "__gt__": ">",
+               "__ge__": ">=", "__eq__": "==", "__ne__": "!="}
+_REFLECTED_OPS = {"__radd__": "+", "__rsub__": "-", "__rmul__": "*", "__rtruediv__": "/", "__rfloordiv__": "//",
+                  "__rmod__": "%", "__rpow__": "**", "__rmatmul__": "@", "__rand__": "&", "__ror__": "|",
+                  "__rxor__": "^"}
+_UNARY_OPS = {"__neg__": "-{}", "__pos__": "+{}", "__invert__": "~{}", "__abs__": "abs({})", "__len__": "len({})",
+              "__bool__": "bool({})", "__int__": "int({})", "__index__": "int({})", "__float__": "float({})",
+              "__complex__": "complex({})", "__round__": "round({})", "__str__": "str({})", "__repr__": "repr({})",
+              "__iter__": "list({})", "__reversed__": "list(reversed({}))"}
+
+
+def _operand(src: str) -> str:
+    """``src`` as an operand of a binary operator (parenthesised unless it is an atom)."""
+    try:
+        node = ast.parse(src, mode="eval").body
+    except SyntaxError:
+        return f"({src})"
+    atom = isinstance(node, (ast.Constant, ast.Name, ast.Call, ast.Attribute, ast.Subscript, ast.List, ast.Tuple,
+                             ast.Dict, ast.Set))
+    return src if atom else f"({src})"
 
 
 def _dedupe(probes: list[Probe]) -> list[Probe]:

@@ -311,6 +311,7 @@ class _SuiteBuilder:
             seeds += gen.initial(u)
         for c in module.classes:
             seeds += gen.sequences(c.name)
+            seeds += gen.protocol_probes(c.name)
         seeds += gen.hypothesis([u for u in module.units if u.kind != "property"], n=6)
         # the module's public data as built by its import (tables, constants): a test each, kept
         # when it catches a change the calls do not

@@ -438,7 +438,7 @@ def _class_info(node: ast.ClassDef) -> ClassInfo | None:
     methods: list[Unit] = []
     props: list[str] = []
     dunders: list[str] = []
-    init_node = None
+    init_node = new_node = None
     attributes: list[str] = []
     for item in node.body:
         for n in ast.walk(item):
@@ -446,11 +446,20 @@ def _class_info(node: ast.ClassDef) -> ClassInfo | None:
                     isinstance(n.value, ast.Name) and n.value.id == "self" and not n.attr.startswith("_") \
                     and n.attr not in attributes:
                 attributes.append(n.attr)
+        if isinstance(item, ast.Assign):  # __add__, __radd__ = _operator_fallbacks(...) (fractions)
+            for t in item.targets:
+                for n in (t.elts if isinstance(t, ast.Tuple) else [t]):
+                    if isinstance(n, ast.Name) and n.id.startswith("__") and n.id.endswith("__") \
+                            and n.id not in dunders:
+                        dunders.append(n.id)
         if isinstance(item, ast.FunctionDef):
             if item.name == "__init__":
                 init_node = item
+            elif item.name == "__new__":  # an immutable value class (Fraction) takes its arguments here
+                new_node = item
             if item.name.startswith("__") and item.name.endswith("__"):
-                dunders.append(item.name)
+                if item.name not in dunders:
+                    dunders.append(item.name)
                 continue
             if item.name.startswith("_"):
                 continue
@@ -460,6 +469,8 @@ def _class_info(node: ast.ClassDef) -> ClassInfo | None:
             if u.kind == "property":
                 props.append(u.name)
             methods.append(u)
+    if init_node is None:
+        init_node = new_node
     if init_node is not None:
         init = _function_unit(init_node, node.name, "init")
     else:

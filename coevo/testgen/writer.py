@@ -192,6 +192,8 @@ def test_name(tc: TestCase, unit_words: str) -> str:
         words.append("_then_".join(dict.fromkeys(names)) if len(set(names)) > 1 else f"{names[0]}_twice")
     elif len(steps) == 1 and steps[0].kind == "attr" and "." not in steps[0].callee:
         return "test_" + _snake(steps[0].callee) + "_value"  # a module's public data
+    elif len(calls) == 1 and calls[0].kind == "attr" and _op_word(calls[0].callee):
+        words.append(_op_word(calls[0].callee))  # fraction + Fraction(1, 3): "plus_fraction"
     else:
         target = calls[0] if calls else steps[0]
         if calls and steps[0].bind is not None and len(steps) == 2:
@@ -210,6 +212,36 @@ def test_name(tc: TestCase, unit_words: str) -> str:
     if len(name) > 70:
         name = name[:70].rstrip("_")
     return "test_" + name
+
+
+_OP_WORDS = {ast.Add: "plus", ast.Sub: "minus", ast.Mult: "times", ast.Div: "divided_by",
+             ast.FloorDiv: "floor_divided_by", ast.Mod: "mod", ast.Pow: "power", ast.MatMult: "matmul",
+             ast.BitAnd: "and", ast.BitOr: "or", ast.BitXor: "xor", ast.LShift: "shifted_left",
+             ast.RShift: "shifted_right", ast.Lt: "less_than", ast.LtE: "at_most", ast.Gt: "greater_than",
+             ast.GtE: "at_least", ast.Eq: "equals", ast.NotEq: "differs_from", ast.In: "in",
+             ast.USub: "negated", ast.UAdd: "unary_plus", ast.Invert: "inverted"}
+
+
+def _op_word(expr: str) -> str:
+    """Words for an operator expression on an instance (``protocol_probes``), '' for anything
+    else (a property, the module's data)."""
+    try:
+        node = ast.parse(expr, mode="eval").body
+    except SyntaxError:
+        return ""
+    if isinstance(node, ast.BinOp):
+        left, right = _word_for(ast.unparse(node.left)), _word_for(ast.unparse(node.right))
+        return f"{left}_{_OP_WORDS.get(type(node.op), 'op')}_{right}"
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        left, right = _word_for(ast.unparse(node.left)), _word_for(ast.unparse(node.comparators[0]))
+        return f"{left}_{_OP_WORDS.get(type(node.ops[0]), 'op')}_{right}"
+    if isinstance(node, ast.UnaryOp):
+        return _OP_WORDS.get(type(node.op), "op")
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.args:
+        return f"{node.func.id}_of"  # len(stack), abs(fraction), str(money)
+    if isinstance(node, ast.Subscript):
+        return f"item_{_word_for(ast.unparse(node.slice))}"
+    return ""
 
 
 def _unit_words(probe: Probe) -> str:
