@@ -318,7 +318,7 @@ def _posterior_logits(logs: np.ndarray, labels: np.ndarray, reps: np.ndarray, un
     tl = np.empty(reps.shape[1])
     for j in range(reps.shape[1]):
         yes, no = logs[reps[:, j]], logs[~reps[:, j]]
-        if extra.size:
+        if unseen is not None and share is not None:
             yes = np.append(yes, unseen + math.log(share[j]))
             no = np.append(no, unseen + math.log1p(-share[j]))
         tl[j] = _lse(yes) - _lse(no)

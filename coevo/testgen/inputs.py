@@ -531,7 +531,10 @@ class InputGenerator:
             if name in _BINARY_OPS or name in _REFLECTED_OPS:
                 operands = [_operand(x) for x in others + self._dunder_values(cls, name)][:5]
                 for k, x in enumerate(operands):
-                    expr = f"{{}} {_BINARY_OPS[name]} {x}" if name in _BINARY_OPS else f"{x} {_REFLECTED_OPS[name]} {{}}"
+                    if name in _BINARY_OPS:
+                        expr = f"{{}} {_BINARY_OPS[name]} {x}"
+                    else:
+                        expr = f"{x} {_REFLECTED_OPS[name]} {{}}"
                     for ch in (ctors if k == 0 else ctors[:1]):
                         add(ch, expr)
             elif name in _UNARY_OPS:
