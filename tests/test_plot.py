@@ -46,6 +46,25 @@ def test_extra_series_replace_their_panel(tmp_path, monkeypatch):
     assert merged == {"eval/code_acc": ([0, 6], [0.4, 0.5])}  # counts and timings left out
 
 
+def test_the_last_evaluation_s_reliability_diagram_is_drawn(tmp_path, monkeypatch):
+    run = tmp_path / "run"
+    write_metrics(run)
+    curve = [{"lo": 0.5, "hi": 0.6, "n": 4, "score": 0.55, "right": 0.25},
+             {"lo": 0.9, "hi": 1.0, "n": 0, "score": 0.0, "right": 0.0},  # an empty bin stays out
+             {"lo": 0.8, "hi": 0.9, "n": 6, "score": 0.85, "right": 0.8}]
+    evals = [{"step": 0, "code_acc": 0.4, "calibration": {"select": {"ece": 0.9, "curve": []}}},
+             {"step": 6, "code_acc": 0.5, "calibration": {"select": {"ece": 0.2, "curve": curve}}}]
+    import training.plot as tp
+
+    drawn = []
+    real = tp._reliability
+    monkeypatch.setattr(tp, "_reliability", lambda ax, pts: (drawn.append(pts), real(ax, pts)))
+    assert _is_png(plot_metrics(run, tmp_path / "c.png", extra={"eval": evals}))
+    assert drawn == [{"step": 6, "curves": {"select": ([0.55, 0.85], [0.25, 0.8], [4, 6], 0.2)}}]
+    assert tp.reliability_points([{"step": 1, "code_acc": 0.3}]) == {}
+    assert _is_png(plot_metrics(run, tmp_path / "d.png", extra={"eval": evals[:1]}))  # nothing to draw: no panel
+
+
 def test_rejection_reasons_are_stacked_in_their_own_panel(tmp_path, monkeypatch):
     run = tmp_path / "run"
     run.mkdir()

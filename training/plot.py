@@ -7,7 +7,10 @@ come in a fixed order of importance (reward, loss, clip_frac, kl, grad_norm, lr,
 outside that list whose values never change (bookkeeping counters) are skipped. ``keys``
 restricts the plot to metrics whose name or panel matches. Panels in ``STACKED`` are drawn as
 stacked areas (``reject``: the shares of the step's proposals refused for each reason, stacked up
-to ``1 - proposer/valid_frac``).
+to ``1 - proposer/valid_frac``). With evaluation records (``extra={"eval": ...}``) that hold
+``calibration``, a reliability diagram of the last one follows the eval panel: the chosen
+programs' and the generated tests' scores against the share of them that is right, per bin (the
+count beside each point), with the diagonal a calibrated score would follow.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ PRIORITY = ("eval", "reward", "loss", "clip_frac", "kl", "grad_norm", "lr", "tok
 SKIP = {"step", "time"}
 CURVES_FILE = "curves.png"  # RUN_DIR/curves.png: drawn at the end of a run and by `coevo plot RUN_DIR`
 STACKED = {"reject"}
+RELIABILITY = "@reliability"  # the pseudo-panel of the last evaluation's reliability diagram
 EXTRA_SKIP = {"tasks", "seconds"}
 
 
@@ -77,12 +81,18 @@ def plot_metrics(source: str | Path, out_png: str | Path | None = None, *, keys:
     for k in sorted(series):
         panels.setdefault(k.split("/")[0], []).append(k)
     order = [p for p in PRIORITY if p in panels] + sorted(p for p in panels if p not in PRIORITY)
+    curves = reliability_points(extra.get("eval", []) if extra else [])
+    if curves and not keys:  # the last evaluation's reliability diagram, after the eval panel
+        order.insert(1 if order and order[0] == "eval" else 0, RELIABILITY)
     order = order[:max_panels]
     n = len(order)
     cols = min(3, n)
     rows = math.ceil(n / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(5.2 * cols, 3.4 * rows), squeeze=False)
     for ax, panel in zip(axes.flat, order):
+        if panel == RELIABILITY:
+            _reliability(ax, curves)
+            continue
         if panel in STACKED:
             _stack(ax, panel, panels[panel], series)
             continue
@@ -108,6 +118,36 @@ def plot_metrics(source: str | Path, out_png: str | Path | None = None, *, keys:
     fig.savefig(out, dpi=100)
     plt.close(fig)
     return out
+
+
+def reliability_points(evals: list[dict]) -> dict:
+    """From the last evaluation holding ``calibration`` (``coevo.evaluate.calibration_figures``):
+    ``{"step": s, "curves": {name: (mean scores, shares right, counts, ece)}}`` for the chosen
+    programs (``select``) and the generated tests (``tests``); ``{}`` when there is none."""
+    last = next((r for r in reversed(evals) if isinstance(r.get("calibration"), dict)), None)
+    if last is None:
+        return {}
+    out = {}
+    for name, rep in last["calibration"].items():
+        bins = [b for b in rep.get("curve") or [] if b.get("n")]
+        if bins:
+            out[name] = ([float(b["score"]) for b in bins], [float(b["right"]) for b in bins],
+                         [int(b["n"]) for b in bins], float(rep.get("ece", float("nan"))))
+    return {"step": last.get("step"), "curves": out} if out else {}
+
+
+def _reliability(ax, points: dict) -> None:
+    ax.plot([0, 1], [0, 1], color="grey", linestyle="--", linewidth=1, label="calibrated")
+    for name, (xs, ys, ns, ece) in points["curves"].items():
+        line, = ax.plot(xs, ys, marker="o", linewidth=1.2, label=f"{name} (ECE {ece:.2f})")
+        for x, y, n in zip(xs, ys, ns):
+            ax.annotate(str(n), (x, y), fontsize=6, xytext=(2, 2), textcoords="offset points", color=line.get_color())
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.02)
+    ax.set_title(f"reliability at step {points['step']} (score vs share right)")
+    ax.set_xlabel("score")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
 
 
 def stacked_rows(keys: list[str],
