@@ -194,6 +194,13 @@ def test_a_class_s_operators_and_protocols_are_called(tmp_path):
     assert not any("hash" in e for e in exprs)  # string hashes change between runs
     for e in exprs:
         ast.parse(e, mode="eval")
+    # an operand's own braces stay (an empty dict from a pool is not a placeholder)
+    (tmp_path / "bag.py").write_text(
+        "class Bag:\n    def __init__(self, items=None):\n        self.items = dict(items or {})\n\n"
+        "    def __or__(self, other: dict):\n        return Bag({**self.items, **other})\n")
+    bag = InputGenerator(analyze(tmp_path / "bag.py"), seed=0).protocol_probes("Bag")
+    ors = [p.steps[-1].source() for p in bag]
+    assert "bag | {}" in ors and all(e.startswith("bag | ") for e in ors)
     # the test names say what is called
     from coevo.testgen.writer import _op_word
     assert _op_word("vec + Vec(x=1)") == "vec_plus_vec" and _op_word("2 * vec") == "2_times_vec"

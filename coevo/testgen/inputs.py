@@ -523,31 +523,31 @@ class InputGenerator:
         others = [self._call_src(cls_name, init, ch) for ch in self._choices(init)[1:3]]
         out: list[Probe] = []
 
-        def add(ch, template):
+        def add(ch, template):  # HOLE in the template stands for the instance
             ctor = self._ctor_step(cls_name, ch)
-            out.append(Probe(cls_name, (ctor, Step("attr", template.replace("{}", ctor.bind or "obj"))), "pool"))
+            out.append(Probe(cls_name, (ctor, Step("attr", template.replace(_HOLE, ctor.bind or "obj"))), "pool"))
 
         for name in cls.dunders:
             if name in _BINARY_OPS or name in _REFLECTED_OPS:
                 operands = [_operand(x) for x in others + self._dunder_values(cls, name)][:5]
                 for k, x in enumerate(operands):
                     if name in _BINARY_OPS:
-                        expr = f"{{}} {_BINARY_OPS[name]} {x}"
+                        template = f"{_HOLE} {_BINARY_OPS[name]} {x}"
                     else:
-                        expr = f"{x} {_REFLECTED_OPS[name]} {{}}"
+                        template = f"{x} {_REFLECTED_OPS[name]} {_HOLE}"
                     for ch in (ctors if k == 0 else ctors[:1]):
-                        add(ch, expr)
+                        add(ch, template)
             elif name in _UNARY_OPS:
                 for ch in ctors:
-                    add(ch, _UNARY_OPS[name])
+                    add(ch, _UNARY_OPS[name].replace("{}", _HOLE))
             elif name == "__getitem__":
                 for ch in ctors[:2]:
                     for key in ("0", "-1", "1"):
-                        add(ch, "{}[" + key + "]")
+                        add(ch, f"{_HOLE}[{key}]")
             elif name == "__contains__":
                 for ch in ctors[:2]:
-                    for x in ["0", "1", "'a'"]:
-                        add(ch, x + " in {}")
+                    for x in ("0", "1", "'a'"):
+                        add(ch, f"{x} in {_HOLE}")
         return _dedupe(out)
 
     def _dunder_values(self, cls, name: str) -> list[str]:
@@ -916,6 +916,7 @@ def _split_args(src: str) -> list[str]:
         return [src]
 
 
+_HOLE = "\0"  # where the instance goes in an operator template (no source text holds a NUL)
 _BINARY_OPS = {"__add__": "+", "__sub__": "-", "__mul__": "*", "__truediv__": "/", "__floordiv__": "//",
                "__mod__": "%", "__pow__": "**", "__matmul__": "@", "__and__": "&", "__or__": "|", "__xor__": "^",
                "__lshift__": "<<", "__rshift__": ">>", "__lt__": "<", "__le__": "<=", "__gt__": ">",
