@@ -345,8 +345,10 @@ _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
 def _sections(text: str) -> dict[str, str]:
-    secs: dict[str, list[str]] = {}
-    cur = None
+    """``### Name`` sections of ``text`` (the first of each name wins); what comes before the first
+    header is kept under ``""``."""
+    secs: dict[str, list[str]] = {"": []}
+    cur: str | None = ""
     in_fence = False
     for line in text.split("\n"):
         if line.strip().startswith("```"):
@@ -412,6 +414,8 @@ def _parse_task(text: str, kind: str | None) -> ParsedTask:
         return ParsedTask(None, [], False, "empty output")
     secs = _sections(text[:MAX_CHARS])
     desc = secs.get("task", "")  # optional: the program format has none (the loop derives one)
+    if "solution" not in secs and fenced_blocks(secs.get("", "")):
+        secs["solution"] = secs[""]  # the program format's code block without its "### Solution" line
     if "solution" not in secs:
         return ParsedTask(None, [], False, "no solution")
     entry = None

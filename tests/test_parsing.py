@@ -155,6 +155,17 @@ def test_task_program_format_needs_no_description():
     assert parse_task(prog).task.kind == "stdio"
 
 
+def test_task_solution_header_may_be_left_out():
+    """The program format's first section is a code block; a completion that leaves out its
+    "### Solution" line (a tenth of the tiny world's malformed proposals) still says what it means."""
+    bare = "```python\ndef f(xs):\n    return xs[:3]\n```\n### Inputs\n```\nf([1, 2, 3, 4])\nf([])\n```"
+    r = parse_task(bare, kind="function")
+    assert r.ok and r.task.entry_point == "f" and r.inputs == ["f([1, 2, 3, 4])", "f([])"]
+    assert "xs[:3]" in r.task.solutions[0]
+    # text before the first header without a code block is still no solution
+    assert parse_task("some words\n### Inputs\n```\nf(1)\n```").error == "no solution"
+
+
 def test_task_stdio():
     text = ('### Task\nEcho the line.\n### Solution\n```python\nprint(input())\n```\n'
             '### Inputs\n```\n"hello\\n"\nworld\n```')
