@@ -76,8 +76,8 @@ Methods
         degenerate decoy (a predicate leaning to one answer, a function that often returns 0).
 
         The scores. Those log scores are weighed to rank the clusters; read as probabilities they
-        are far too sure (the demo model's held-out pools: about 52 of 64 picks scored >= 0.99 and
-        only 30 of those were right; one kept test in eleven was wrong). So the scores, not the
+        are far too sure (the demo model's held-out pools: 54 of 64 picks scored >= 0.99 and only 30
+        of those were right; up to one kept test in eleven was wrong). So the scores, not the
         choice, read the same evidence in units of one test passed (``evidence_scale`` = 11.5,
         the pass weight: a cluster passing one test more is e times as likely) and add a
         hypothesis the clusters lack, that *no* sample is correct: as well supported by the tests
@@ -87,7 +87,8 @@ Methods
         correct behaviour passes each test, ``sum_k P(k | data) * passes_k(test) + P(none) *
         share(test)``; code scores are the posterior of the code's cluster (at most ``c / (c +
         1)``: eight samples that agree are not 99% sure). Fitted on the demo model's pools of its
-        800 training tasks, checked on its held-out tasks (README, "Trusted scores").
+        800 training tasks, checked on its held-out tasks (README, "Select the right program among
+        candidates").
 """
 
 from __future__ import annotations
