@@ -519,8 +519,9 @@ class InputGenerator:
         init = self._inits.get(cls_name) or self.units.get(cls_name)
         if cls is None or init is None or cls.style in ("enum", "exception", "abstract"):
             return []
-        ctors = self._choices(init)[:3]
-        others = [self._call_src(cls_name, init, ch) for ch in self._choices(init)[1:3]]
+        choices = self._choices(init)
+        ctors = choices[:3]
+        others = [self._call_src(cls_name, init, ch) for ch in choices[1:3]]
         out: list[Probe] = []
 
         def add(ch, template):  # HOLE in the template stands for the instance

@@ -7,14 +7,20 @@ import struct
 
 from .records import FRAME_HEADER, TOKEN_BYTES, Frame
 
-__all__ = ["LENGTH", "write_message", "write_available", "write_within", "read_message", "FrameReader",
+__all__ = ["LENGTH", "message_bytes", "write_message", "write_available", "write_within", "read_message", "FrameReader",
            "grow_pipe", "frame_bytes"]
 
 LENGTH = struct.Struct("<I")
 
 
+def message_bytes(data: bytes) -> memoryview:
+    """``data`` as one message on the wire: its length, then the bytes (what :func:`read_message`
+    reads back)."""
+    return memoryview(LENGTH.pack(len(data)) + data)
+
+
 def write_message(fd: int, data: bytes) -> None:
-    view = memoryview(LENGTH.pack(len(data)) + data)
+    view = message_bytes(data)
     while view:
         n = os.write(fd, view)
         view = view[n:]

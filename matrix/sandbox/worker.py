@@ -35,7 +35,7 @@ import time
 
 from .harness import EXIT_CHANNEL, EXIT_FORBIDDEN, EXIT_HARNESS
 from .records import LOAD_HANG, MAX_ERR, STDERR_TAIL, CellRecord, Frame, Outcome, Row, Unit
-from .wire import LENGTH, FrameReader, grow_pipe, read_message, write_available, write_message, write_within
+from .wire import FrameReader, grow_pipe, message_bytes, read_message, write_available, write_message, write_within
 
 CLAIMS = frozenset({Frame.VALUES, Frame.RAISED, Frame.STDOUT, Frame.VERDICT, Frame.TOO_LARGE})
 _DIRECT_MODES = ("values", "stdio")
@@ -633,7 +633,7 @@ class Worker:
             # the command waits in the pipe for the process to read it; what does not fit (a pipe
             # that could not grow: the system's pipe-max-size or the user's pipe quota) follows
             # once the process exists, or the worker would wait forever on a pipe no one reads
-            rest = write_available(cmd_w, memoryview(LENGTH.pack(len(data)) + data))
+            rest = write_available(cmd_w, message_bytes(data))
             reader = None
             if res_r is not None:
                 os.set_blocking(res_r, False)
@@ -654,7 +654,7 @@ class Worker:
         if rest and not write_within(cmd_w, rest, 30.0 + len(rest) / 1e6):
             os.close(cmd_w)  # half a command: the process reads end of file and ends as a harness failure
             cmd_w = -1
-        elif cmd_w >= 0:
+        else:
             os.set_blocking(cmd_w, True)
         if mode == "runner":
             proc.cmd_w = cmd_w
