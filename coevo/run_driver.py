@@ -334,11 +334,15 @@ def execute(cfg: CoevoConfig, run: Path, *, progress: bool = True) -> dict:
     train_cfg = dataclasses.replace(
         cfg.train, temperature=cfg.loop.temperature,
         total_steps=cfg.train.total_steps or cfg.loop.steps * calls_per_step)
-    trainer = PolicyTrainer(model, train_cfg, pad_token_id=tok.pad_token_id)
+    # the in-process sampler draws from the trainer's own weights: `old_logprobs: auto` may use its log-probs
+    trainer = PolicyTrainer(model, train_cfg, pad_token_id=tok.pad_token_id,
+                            own_sampler=cfg.rollout.backend != "vllm" and cfg.loop.top_p >= 1.0)
     curriculum = Curriculum.from_tasks(train, cfg.curriculum)
     executor = make_executor(cfg)
     try:
         _say(f"sandbox isolation: {executor.isolation}")
+        if cfg.train.old_logprobs == "auto":
+            _say(f"old log-probs (train.old_logprobs auto): {trainer.cfg.old_logprobs}")
         if cfg.rollout.backend == "vllm":  # colocated vLLM samples the rollouts, fed the trainer's weights
             from roles.vllm_engine import VLLMEngine
 

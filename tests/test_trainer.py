@@ -204,6 +204,61 @@ def test_dynamic_sampling_drops_zero_variance_groups():
     assert d["tokens"] < m["tokens"]
 
 
+def _count_forwards(model):
+    """Wrap ``model.forward`` to count the rows it runs."""
+    rows = []
+    inner = model.forward
+
+    def counted(*a, **kw):
+        ids = kw.get("input_ids", a[0] if a else None)
+        rows.append(int(ids.shape[0]))
+        return inner(*a, **kw)
+
+    model.forward = counted
+    return rows
+
+
+@pytest.mark.parametrize("M,share", [(1, False), (2, False), (2, True)])
+def test_zero_advantage_samples_run_no_pass_and_change_nothing(monkeypatch, M, share):
+    """A zero-variance group (advantage exactly 0, no KL term) adds nothing to the gradient: the
+    update with its passes left out equals the update with them run, and it runs fewer rows."""
+    rs = make_rollouts(seed=6, n_groups=6)
+    for r in rs[:4] + rs[8:12]:  # groups 0 and 2: all rewards equal
+        r.reward = 1.0
+    lean_model, full_model = tiny_model(), tiny_model()
+    lean_rows, full_rows = _count_forwards(lean_model), _count_forwards(full_model)
+    lean, (ml,) = run(rs, model=lean_model, updates_per_batch=M, share_prompts=share)
+    with monkeypatch.context() as mp:
+        mp.setattr(PolicyTrainer, "_no_pass", lambda self, adv: np.zeros(len(adv), dtype=bool))
+        full, (mf,) = run(rs, model=full_model, updates_per_batch=M, share_prompts=share)
+    assert ml["samples_no_pass"] == 4 * ml["groups_zero_std"] >= 8 and mf["samples_no_pass"] == 0
+    assert sum(lean_rows) < sum(full_rows)
+    assert torch.allclose(flat(lean.model), flat(full.model), atol=1e-6, rtol=0)
+    assert not torch.equal(flat(lean.model), flat(tiny_model()))  # it did learn
+    for k in ("tokens", "samples_in_loss", "optimizer_steps", "groups_zero_std"):
+        assert ml[k] == mf[k], k
+    assert ml["grad_norm"] == pytest.approx(mf["grad_norm"], rel=1e-5)
+
+
+def test_zero_advantage_samples_still_run_with_a_kl_term():
+    rs = make_rollouts(seed=6)
+    for r in rs[:4]:
+        r.reward = 1.0
+    model = tiny_model()
+    tr = PolicyTrainer(model, GRPOConfig(lr=1e-3, micro_batch_size=4, beta=0.1), pad_token_id=0,
+                       ref_model=copy.deepcopy(model))
+    assert tr.step(rs)["samples_no_pass"] == 0
+
+
+def test_a_minibatch_of_only_zero_advantages_still_steps():
+    """Adam moves the weights on a zero gradient (its moments): such a mini-batch keeps its step."""
+    rs = make_rollouts(seed=6, n_groups=2)
+    for r in rs:
+        r.reward = 1.0
+    _, (m,) = run(rs, updates_per_batch=1)
+    assert m["optimizer_steps"] == 1 and m["samples_no_pass"] == 0
+
+
 def test_role_weight_zero_equals_absent_role():
     rs = make_rollouts(seed=7, roles=("coder", "tester"))
     only_coder = [r for r in rs if r.role == "coder"]

@@ -159,3 +159,57 @@ def test_weight_export_for_a_rollout_engine():
     before = tr.weights_version
     tr.load_state_dict(tr.state_dict())
     assert tr.weights_version == before + 1
+
+
+# ----------------------------------------------------------------------- old_logprobs: auto
+def _own_logprobs(model, rollouts):
+    """The rollouts with the log-probs ``model`` gives their completions (as its sampler would)."""
+    with torch.no_grad():
+        out = []
+        for r in rollouts:
+            ids = torch.tensor([r.prompt_ids + r.completion_ids])
+            lp = torch.log_softmax(model(input_ids=ids).logits[0].float(), -1)
+            p = len(r.prompt_ids)
+            got = lp[p - 1:-1].gather(-1, torch.tensor(r.completion_ids)[:, None])[:, 0].tolist()
+            out.append(Rollout(r.prompt_ids, r.completion_ids, got, r.reward, r.group, r.role, r.truncated))
+    return out
+
+
+@pytest.mark.parametrize("own,kw,expect", [
+    (False, {}, "recompute"),
+    (True, {}, "sampler"),
+    (True, {"is_correction": "token_truncate"}, "recompute"),
+    (True, {"bf16": True}, "recompute"),
+    (True, {"old_logprobs": "recompute"}, "recompute"),
+    (False, {"old_logprobs": "sampler"}, "sampler"),
+])
+def test_auto_old_logprobs_takes_the_samplers_only_when_they_are_the_trainers(own, kw, expect):
+    tr = PolicyTrainer(tiny_model(), GRPOConfig(**kw), pad_token_id=0, own_sampler=own)
+    assert tr.config.old_logprobs == kw.get("old_logprobs", "auto") and tr.cfg.old_logprobs == expect
+
+
+def test_auto_with_own_sampler_updates_as_recompute_without_its_extra_forward():
+    """Rollouts whose log-probs are the model's own (the in-process sampler's): the update with
+    them as old log-probs equals the recomputed one up to rounding, with fewer rows run."""
+    base = tiny_model()
+    rs = _own_logprobs(base, make_rollouts(seed=3))
+    rows = {}
+    models = {}
+    for own in (True, False):
+        m = tiny_model()
+        seen = rows[own] = []
+        inner = m.forward
+
+        def counted(*a, _inner=inner, _seen=seen, **kw):
+            _seen.append(int(kw["input_ids"].shape[0]))
+            return _inner(*a, **kw)
+
+        m.forward = counted
+        tr = PolicyTrainer(m, GRPOConfig(lr=1e-3, micro_batch_size=4, adam_eps=1e-4, updates_per_batch=2,
+                                         share_prompts=False), pad_token_id=0, own_sampler=own)
+        met = tr.step(rs)
+        assert met["logprob_diff"] < 1e-5
+        models[own] = m
+    assert sum(rows[True]) < sum(rows[False])
+    assert torch.allclose(flat(models[True]), flat(models[False]), atol=1e-6, rtol=0)
+    assert not torch.equal(flat(models[True]), flat(base))
