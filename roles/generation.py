@@ -28,8 +28,9 @@ The in-process engine
 
 :class:`GenerationEngine` runs its own decoding loop over the model's KV cache (no
 ``model.generate``): prompts are left-padded with an attention mask and explicit position ids,
-requests of different roles mix freely in one call (batched longest prompt first, a prompt never
-padded to more than twice its length: :func:`length_chunks`), sequences stop at EOS or
+requests of different roles mix freely in one call (prefilled longest prompt first, a prompt never
+padded to more than twice its length: :func:`length_chunks`; with :mod:`roles.kv_decode` the chunks
+then decode together as lanes of one batch, up to ``batch_size`` rows: :func:`decode_groups`), sequences stop at EOS or
 ``max_new_tokens``, and finished rows are dropped from the batch (and the cache, where it supports
 ``batch_select_indices``; otherwise they ride along and their outputs are ignored). Rows that
 share a prompt (a request's ``n`` samples) prefill it once (``share_prefill``). For Llama-shaped
@@ -80,7 +81,7 @@ class GenerationConfig:
     top_p: float = 1.0
     max_new_tokens: int = 256
     seed: int = 0
-    batch_size: int = 64  # sequences decoded together
+    batch_size: int = 128  # sequences decoded together (prompts of similar length prefill together)
     max_prompt_tokens: int | None = None  # longer prompts are cut from the left (None: no limit)
 
     def __post_init__(self):
@@ -340,14 +341,16 @@ class GenerationEngine:
         was_training = self.model.training
         self.model.eval()
         try:
-            for chunk in length_chunks([len(rows[i].prompt_ids) for i in order], cfg.batch_size):
-                chunk = [order[i] for i in chunk]
-                outs = self._decode([rows[i] for i in chunk], cfg)
-                for i, out in zip(chunk, outs):
+            chunks = [[order[i] for i in c] for c in length_chunks([len(rows[i].prompt_ids) for i in order],
+                                                                   cfg.batch_size)]
+            for group in decode_groups([len(c) for c in chunks], cfg.batch_size if self._lanes() else 1):
+                part = [chunks[j] for j in group]
+                outs = self._decode([[rows[i] for i in c] for c in part], cfg)
+                for i, out in zip([i for c in part for i in c], outs):
                     results[i] = out
                     n_tokens += len(out[0])
                 if bar is not None:
-                    bar.update(len(chunk))
+                    bar.update(sum(len(c) for c in part))
         finally:
             if was_training:
                 self.model.train()
@@ -366,8 +369,9 @@ class GenerationEngine:
                                   trunc, dict(req.meta), row.index))
         return samples
 
-    @torch.inference_mode()
-    def _decode(self, rows: list[_Row], cfg: GenerationConfig):
+    def _prefill(self, rows: list[_Row]):
+        """Run the prompts of ``rows`` (left-padded): ``(cache, attention mask, last logits [B, V],
+        next positions [B, 1])``."""
         dev = self.device
         B = len(rows)
         lens = [len(r.prompt_ids) for r in rows]
@@ -377,24 +381,8 @@ class GenerationEngine:
         for b, r in enumerate(rows):
             ids[b, L - lens[b]:] = torch.tensor(r.prompt_ids, dtype=torch.long)
             mask[b, L - lens[b]:] = 1
-        limits = [cfg.max_new_tokens if self.context_length is None
-                  else max(0, min(cfg.max_new_tokens, self.context_length - lens[b]))
-                  for b in range(B)]
-        T = max(limits) if limits else 0
-        out_ids: list[list[int]] = [[] for _ in range(B)]
-        out_lps: list[list[float]] = [[] for _ in range(B)]
-        done = [limits[b] == 0 for b in range(B)]
-        truncated = list(done)
-        if T == 0:
-            return [(o, p, t) for o, p, t in zip(out_ids, out_lps, truncated)]
-        u_all = torch.from_numpy(np.stack([_uniforms(r.key, T) for r in rows])).to(
-            dev, torch.float32)
         ids, mask = ids.to(dev), mask.to(dev)
         pos = (mask.cumsum(-1) - 1).clamp(min=0)
-        active = torch.arange(B, device=dev)  # batch row -> original row
-        act = list(range(B))
-        eos = torch.tensor(sorted(self.eos_ids), device=dev)
-        lim = torch.tensor(limits, device=dev)
         extra = {"logits_to_keep": 1} if self._keeps_logits else {}
         # rows that repeat a prompt (n samples of one request) share its prefill: each distinct
         # prompt runs once and its cache rows and last logits are copied to the rows carrying it
@@ -420,11 +408,54 @@ class GenerationEngine:
             else:
                 cache.batch_select_indices(expand)
                 logits = logits[expand]
-        next_pos = pos[:, -1:] + 1
-        decoder = None
-        if self.static_cache and kv_decode.supports(self.model):
-            decoder = kv_decode.StaticKVDecoder(self.model, cache, mask, T)
+        return cache, mask, logits, pos[:, -1:] + 1
+
+    def _limits(self, rows: list[_Row], cfg: GenerationConfig) -> list[int]:
+        return [cfg.max_new_tokens if self.context_length is None
+                else max(0, min(cfg.max_new_tokens, self.context_length - len(r.prompt_ids))) for r in rows]
+
+    def _lanes(self) -> bool:
+        """Whether decode steps run over :mod:`roles.kv_decode`'s caches (and so can join lanes)."""
+        return self.static_cache and kv_decode.supports(self.model)
+
+    @torch.inference_mode()
+    def _decode(self, chunks: list[list[_Row]], cfg: GenerationConfig):
+        """Sample the rows of ``chunks`` (each prefilled apart); with :mod:`roles.kv_decode` all
+        chunks decode as one batch (:class:`~roles.kv_decode.DecoderLanes`), else one chunk only."""
+        dev = self.device
+        rows = [r for c in chunks for r in c]
+        B = len(rows)
+        limits = self._limits(rows, cfg)
+        T = max(limits) if limits else 0
+        out_ids: list[list[int]] = [[] for _ in range(B)]
+        out_lps: list[list[float]] = [[] for _ in range(B)]
+        done = [limits[b] == 0 for b in range(B)]
+        truncated = list(done)
+        if T == 0:
+            return [(o, p, t) for o, p, t in zip(out_ids, out_lps, truncated)]
+        u_all = torch.from_numpy(np.stack([_uniforms(r.key, T) for r in rows])).to(
+            dev, torch.float32)
+        active = torch.arange(B, device=dev)  # batch row -> original row
+        act = list(range(B))
+        eos = torch.tensor(sorted(self.eos_ids), device=dev)
+        lim = torch.tensor(limits, device=dev)
+        decoder: kv_decode.StaticKVDecoder | kv_decode.DecoderLanes | None = None
+        if self._lanes():
+            lanes, all_logits, all_pos = [], [], []
+            start = 0
+            for c in chunks:
+                cache, mask, lg, nxt = self._prefill(c)
+                lanes.append(kv_decode.StaticKVDecoder(self.model, cache, mask, max(limits[start:start + len(c)])))
+                all_logits.append(lg)
+                all_pos.append(nxt)
+                start += len(c)
+            decoder = lanes[0] if len(lanes) == 1 else kv_decode.DecoderLanes(lanes)
+            logits, next_pos = torch.cat(all_logits), torch.cat(all_pos)
             cache = None
+        else:
+            if len(chunks) != 1:
+                raise ValueError("_decode: several chunks need kv_decode's lanes")
+            cache, mask, logits, next_pos = self._prefill(rows)
         for t in range(T):
             tok, lp = _sample(logits, u_all[active, t], cfg.temperature, cfg.top_p)
             is_eos = torch.isin(tok, eos)
@@ -449,7 +480,8 @@ class GenerationEngine:
                     decoder.select(idx)
                 else:
                     cache.batch_select_indices(idx)
-                mask, next_pos, tok = mask[idx], next_pos[idx], tok[idx]
+                    mask = mask[idx]
+                next_pos, tok = next_pos[idx], tok[idx]
                 active = active[idx]
                 act = [act[k] for k in keep]
             if decoder is not None:
@@ -484,6 +516,24 @@ def length_chunks(lengths: Sequence[int], batch_size: int, ratio: float = PAD_RA
             chunks.append([])
         chunks[-1].append(i)
     return chunks
+
+
+def decode_groups(sizes: Sequence[int], batch_size: int) -> list[list[int]]:
+    """Consecutive chunks (by their row counts ``sizes``) gathered into groups that decode as one
+    batch, at most ``batch_size`` rows each (a chunk alone may reach it): each chunk is prefilled
+    on its own and decodes as a lane of :class:`roles.kv_decode.DecoderLanes`. Decoding them
+    together runs one step loop instead of one per chunk: the tiny world's Proposer (8 rows of
+    ~320 prompt tokens), Coder and Tester rows (96 of ~40) took 370 decode steps a call in three
+    loops, 160 in one, each step of a small batch costing most of what a large one does."""
+    groups: list[list[int]] = []
+    total = 0
+    for j, n in enumerate(sizes):
+        if not groups or total + n > batch_size:
+            groups.append([])
+            total = 0
+        groups[-1].append(j)
+        total += n
+    return groups
 
 
 def _need_tokens(samples: Sequence[Sample]) -> None:

@@ -1,5 +1,7 @@
+import copy
 import math
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import given
@@ -338,3 +340,78 @@ def test_static_cache_sampling_equals_the_model_call_loop(model_tok):
     finally:
         hook.remove()
         head.bias = old_bias
+
+
+@pytest.mark.parametrize("kind", ["llama", "qwen2"])
+def test_decoder_lanes_step_as_their_decoders_would_alone(kind):
+    """Two lanes (prompts of 9 and 4 tokens, one padded) decoded as one batch give each lane's
+    logits as its own decoder does, also after rows leave both lanes and one lane empties."""
+    from roles import kv_decode
+
+    model = _random_causal_lm(kind)
+    gen = torch.Generator().manual_seed(2)
+    T = 6
+
+    def prefill(B, L, pad):
+        ids = torch.randint(1, 97, (B, L), generator=gen)
+        mask = torch.ones(B, L, dtype=torch.long)
+        mask[0, :pad] = 0
+        pos = (mask.cumsum(-1) - 1).clamp(min=0)
+        out = model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True)
+        cache = out.past_key_values if getattr(out, "past_key_values", None) is not None else out["cache"]
+        return cache, mask, pos[:, -1:] + 1
+
+    with torch.inference_mode():
+        specs = [(3, 9, 4), (2, 4, 0)]
+        parts = [prefill(*s) for s in specs]
+        alone = [kv_decode.StaticKVDecoder(model, copy.deepcopy(c), m, T) for c, m, _ in parts]
+        lanes = kv_decode.DecoderLanes([kv_decode.StaticKVDecoder(model, c, m, T) for c, m, _ in parts])
+        pos = [p for _, _, p in parts]
+        toks = [torch.randint(1, 97, (s[0], T), generator=gen) for s in specs]
+        for t in range(T):
+            want = [d.step(tk[:, t], p + t) for d, tk, p in zip(alone, toks, pos) if tk.shape[0]]
+            got = lanes.step(torch.cat([tk[:, t] for tk in toks]), torch.cat(pos) + t)
+            torch.testing.assert_close(got, torch.cat(want), atol=1e-5, rtol=1e-4)
+            if t == 1:  # row 1 of lane 0 and row 0 of lane 1 finish
+                lanes.select(torch.tensor([0, 2, 4]))
+                keep0, keep1 = torch.tensor([0, 2]), torch.tensor([1])
+                alone[0].select(keep0), alone[1].select(keep1)
+                toks, pos = [toks[0][keep0], toks[1][keep1]], [pos[0][keep0], pos[1][keep1]]
+            if t == 3:  # lane 1 empties
+                lanes.select(torch.tensor([0, 1]))
+                assert len(lanes.lanes) == 1 and lanes.rows == 2
+                alone, toks, pos = alone[:1], toks[:1], pos[:1]
+
+
+def test_decode_groups_hand_worked():
+    from roles.generation import decode_groups
+
+    assert decode_groups([8, 64, 32], 128) == [[0, 1, 2]]
+    assert decode_groups([8, 64, 32], 64) == [[0], [1], [2]]
+    assert decode_groups([8, 40, 32, 64, 5], 80) == [[0, 1, 2], [3, 4]]
+    assert decode_groups([], 4) == []
+
+
+def test_prompts_of_very_different_lengths_share_one_decode_loop(model_tok, monkeypatch):
+    """A long prompt and short ones are prefilled apart (length_chunks) and decoded as lanes of one
+    loop: the same samples as decoding each chunk alone, in fewer decode steps."""
+    from roles import generation, kv_decode
+
+    _, tok = model_tok
+    long_prompt = build_prompt("proposer", None, tok)
+    reqs = [GenRequest("proposer", "p", long_prompt, n=2), GenRequest("coder", "t1", "def f(x):", n=3),
+            GenRequest("tester", "t1", "assert", n=2)]
+    assert len(tok(long_prompt)["input_ids"]) > 2 * len(tok("def f(x):")["input_ids"])  # chunks apart
+    steps: list[int] = []
+    real = kv_decode._decode_step
+    monkeypatch.setattr(kv_decode, "_decode_step", lambda *a: steps.append(1) or real(*a))
+    eng = _engine(model_tok, max_new_tokens=25, seed=4)
+    joint = eng.generate(reqs)
+    joint_steps = len(steps)
+    steps[:] = []
+    monkeypatch.setattr(generation, "decode_groups", lambda sizes, cap: [[j] for j in range(len(sizes))])
+    apart = _engine(model_tok, max_new_tokens=25, seed=4).generate(reqs)
+    assert [s.completion_ids for s in joint] == [s.completion_ids for s in apart]
+    for a, b in zip(joint, apart):
+        assert np.allclose(a.logprobs, b.logprobs, atol=1e-4)
+    assert joint_steps < len(steps)

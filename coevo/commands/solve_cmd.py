@@ -58,7 +58,7 @@ def add_backend_arguments(parser, group=None) -> None:
                      help="neither read nor write the response cache")
     local = parser.add_argument_group("local model (with --model)")
     local.add_argument("--batch-size", type=int, default=None, metavar="N",
-                       help="sequences decoded together (default 64)")
+                       help="sequences decoded together (default 128)")
     local.add_argument("--device", default=None, help="torch device (default: cuda if available, else cpu)")
     local.add_argument("--dtype", default=None, help="float32, bfloat16 or float16 (default: bf16 on GPU)")
 
@@ -213,7 +213,7 @@ def open_generator(args):
     check_backend_args(args)
     gen = GenerationConfig(temperature=args.temperature, top_p=args.top_p,
                            max_new_tokens=args.max_new_tokens, seed=args.seed,
-                           batch_size=getattr(args, "batch_size", None) or 64)
+                           batch_size=getattr(args, "batch_size", None) or 128)
     if getattr(args, "api_base", None):
         from roles.api_client import ApiGenerator
 
