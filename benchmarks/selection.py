@@ -36,7 +36,10 @@ the candidate order is random, so a tie is a coin flip in ``accuracy``), and the
 which each method's test scores (>= 0.5) classify tests, and ``pick_ece``, the expected calibration
 error of the chosen code's score as a probability of being correct (these pools hold one candidate
 per behaviour and always a correct one, unlike samples from a model: coevo's scores, which leave
-room for "no sample is correct" and count duplicates, read low here; ``matrix.selection``).
+room for "no sample is correct" and count duplicates, read low here; ``matrix.selection``;
+``coevo_scores`` gives coevo's pick ECE, test classification and accuracy with that hypothesis
+off, ``coevo select --unseen-weight 0``, and also with the evidence in its raw units,
+``--evidence-scale 1``: the choice is the same under every setting).
 ``--write-pool DIR`` also
 writes ``tasks.jsonl``, ``codes.jsonl``, ``tests.jsonl`` and ``labels.jsonl`` for ``coevo select``.
 
@@ -364,6 +367,12 @@ def score(pools: list[Pool]) -> dict:
     acc_amb = {m: [] for m in METHODS}
     test_acc = {m: [] for m in METHODS}
     picks = {m: ([], []) for m in METHODS}  # the chosen code's score, and whether it is correct
+    # coevo's scores under other settings of `coevo select --unseen-weight W --evidence-scale T`
+    # (these pools always hold a right code, one candidate per behaviour)
+    variants = {"unseen_weight_0": {"unseen_weight": 0.0},
+                "unseen_weight_0_evidence_scale_1": {"unseen_weight": 0.0, "evidence_scale": 1.0}}
+    v_picks: dict = {k: ([], []) for k in variants}
+    v_tests: dict = {k: [] for k in variants}
     amb = [ambiguous(p) for p in pools]
     for p, is_amb in zip(pools, amb):
         cons = None if p.consensus is None else np.array(p.consensus, dtype=object)
@@ -386,6 +395,12 @@ def score(pools: list[Pool]) -> dict:
             if is_amb:
                 acc_amb[m].append(hit)
             test_acc[m] += ((np.asarray(sel.test_scores) >= 0.5) == np.asarray(p.test_correct)).tolist()
+            if m == "coevo":
+                for name, kw in variants.items():
+                    v = select(p.passed, m, consensus=cons, examples=p.examples, **kw)
+                    v_picks[name][0].append(float(v.code_scores[v.index]))
+                    v_picks[name][1].append(bool(p.correct[v.index]))
+                    v_tests[name] += ((np.asarray(v.test_scores) >= 0.5) == np.asarray(p.test_correct)).tolist()
 
     def mean(xs):
         return round(float(np.mean(xs)), 4) if xs else None
@@ -396,7 +411,11 @@ def score(pools: list[Pool]) -> dict:
             "accuracy_ambiguous": {m: mean(v) for m, v in acc_amb.items()},
             "test_accuracy": {m: mean(v) for m, v in test_acc.items()},
             "pick_ece": {m: round(expected_calibration_error(*v), 4) if v[0] else None for m, v in picks.items()},
-            "n_ambiguous": int(sum(amb))}
+            "n_ambiguous": int(sum(amb)),
+            "coevo_scores": {name: {"pick_ece": round(expected_calibration_error(*v_picks[name]), 4)
+                                    if v_picks[name][0] else None,
+                                    "test_accuracy": mean(v_tests[name]), "accuracy": mean(v_picks[name][1])}
+                             for name in variants}}
 
 
 def write_pool(pools: list[Pool], directory: str) -> None:
@@ -476,6 +495,7 @@ def main(argv=None) -> int:
         "accuracy_ambiguous": result["accuracy_ambiguous"],
         "test_accuracy": result["test_accuracy"],
         "pick_ece": result["pick_ece"],
+        "coevo_scores": result["coevo_scores"],
         "inconsistent_pools": flaky,
         "seed": args.seed,
         "isolation": str(isolation) if isolation is not None else None,

@@ -266,3 +266,51 @@ def test_select_uses_the_statements_worked_examples(tmp_path):
     assert report["best_of_n"]["coevo"] == 1.0 and report["best_of_n"]["max_pass"] == 0.0
     assert main(args + ["--out", str(tmp_path / "eval0.json"), "--mutants", "0", "--no-examples"]) == 0
     assert json.loads((tmp_path / "eval0.json").read_text())["best_of_n"]["coevo"] == 0.0
+
+
+def test_select_unseen_weight_moves_the_scores_not_the_choice(pool):
+    """Distinct candidates, a right one surely among them (a benchmark pool): `--unseen-weight 0`
+    drops the 'no candidate is right' hypothesis, so the pick's score rises; the picks stay."""
+    rows = {}
+    for w in ("1", "0"):
+        out = pool["dir"] / f"w{w}.jsonl"
+        assert main(["select", "--tasks", pool["tasks"], "--codes", pool["codes"], "--tests", pool["tests"],
+                     "--out", str(out), "--no-consensus", "--unseen-weight", w, "--quiet"]) == 0
+        rows[w] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["index"] for r in rows["0"]] == [r["index"] for r in rows["1"]]
+    for a, b in zip(rows["0"], rows["1"]):
+        assert a["code_scores"][a["index"]] > b["code_scores"][b["index"]]
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--unseen-weight", "-1"], "field '--unseen-weight': must be a number >= 0"),
+    (["--unseen-weight", "nan"], "field '--unseen-weight': must be a number >= 0"),
+    (["--unseen-weight", "0", "--method", "b4"], "field '--unseen-weight': only shapes the coevo method's scores"),
+])
+def test_select_bad_unseen_weight(pool, capsys, extra, message):
+    out = pool["dir"] / "never.jsonl"
+    rc = main(["select", "--tasks", pool["tasks"], "--codes", pool["codes"], "--tests", pool["tests"],
+               "--out", str(out), "--quiet", *extra])
+    err = capsys.readouterr().err
+    assert rc == 2 and message in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()
+
+
+def test_select_evidence_scale_one_gives_the_raw_posterior(pool):
+    out = pool["dir"] / "s1.jsonl"
+    assert main(["select", "--tasks", pool["tasks"], "--codes", pool["codes"], "--tests", pool["tests"],
+                 "--out", str(out), "--no-consensus", "--unseen-weight", "0", "--evidence-scale", "1",
+                 "--quiet"]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    base = pool["dir"] / "s.jsonl"
+    assert main(["select", "--tasks", pool["tasks"], "--codes", pool["codes"], "--tests", pool["tests"],
+                 "--out", str(base), "--no-consensus", "--quiet"]) == 0
+    default = [json.loads(line) for line in base.read_text().splitlines()]
+    for raw, d in zip(rows, default):
+        assert raw["index"] == d["index"]
+        # every test an independent witness: the scores move to the ends
+        assert abs(raw["code_scores"][raw["index"]] - 0.5) > abs(d["code_scores"][d["index"]] - 0.5)
+    out2 = pool["dir"] / "bad.jsonl"
+    assert main(["select", "--tasks", pool["tasks"], "--codes", pool["codes"], "--tests", pool["tests"],
+                 "--out", str(out2), "--evidence-scale", "0", "--quiet"]) == 2
+    assert not out2.exists()

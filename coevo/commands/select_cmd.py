@@ -57,6 +57,15 @@ def add_arguments(parser) -> None:
                         help="per-cell wall-clock limit in seconds (default: the sandbox's)")
     parser.add_argument("--workers", type=int, default=None, metavar="N",
                         help="parallel sandbox workers (default: the sandbox's)")
+    parser.add_argument("--unseen-weight", type=float, default=None, metavar="W",
+                        help="coevo's scores: how many samples the hypothesis 'no candidate is right' "
+                             "weighs against the best cluster (default 1, for candidates sampled from a "
+                             "model; 0 when a right one is surely among them, as in a benchmark pool). "
+                             "Never moves the choice")
+    parser.add_argument("--evidence-scale", type=float, default=None, metavar="T",
+                        help="coevo's scores: the evidence in units of T tests passed (default 11.5; 1 "
+                             "reads every test as an independent witness, scores near 0 or 1). Never "
+                             "moves the choice")
     parser.add_argument("--calibration", metavar="REPORT",
                         help="map the scores onto probabilities with the maps a `coevo eval` report "
                              "fitted on labelled tasks (its calibration.select.map / tests.map)")
@@ -141,6 +150,18 @@ def run(args) -> int:
 
     check_common(args)
     method = canonical_method(args.method)
+    score_kw = {}
+    for flag, key, low_ok in (("--unseen-weight", "unseen_weight", True), ("--evidence-scale", "evidence_scale", False)):
+        value = getattr(args, key)
+        if value is None:
+            continue
+        import math
+
+        if not (math.isfinite(value) and (value >= 0 if low_ok else value > 0)):
+            raise InputError(f"must be a number {'>=' if low_ok else '>'} 0", field=flag)
+        if method != "coevo":
+            raise InputError(f"only shapes the coevo method's scores, not {method}'s", field=flag)
+        score_kw[key] = value
     maps = {}
     if args.calibration:
         from matrix.calibration import read_calibration
@@ -184,7 +205,7 @@ def run(args) -> int:
             consensus = consensus_from_cells(task, res.extra) if extra else None
             evidence = [name for name, n in (("tests", len(pool_tests)), ("examples", len(ex)),
                                              ("consensus", len(extra))) if n]
-            sel = select(passed, method, consensus=consensus, examples=examples)
+            sel = select(passed, method, consensus=consensus, examples=examples, **score_kw)
             if "select" in maps:
                 sel.code_scores = maps["select"](sel.code_logits)
             if "tests" in maps:
