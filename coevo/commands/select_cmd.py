@@ -151,7 +151,8 @@ def run(args) -> int:
     check_common(args)
     method = canonical_method(args.method)
     score_kw = {}
-    for flag, key, low_ok in (("--unseen-weight", "unseen_weight", True), ("--evidence-scale", "evidence_scale", False)):
+    for flag, key, low_ok in (("--unseen-weight", "unseen_weight", True),
+                              ("--evidence-scale", "evidence_scale", False)):
         value = getattr(args, key)
         if value is None:
             continue
