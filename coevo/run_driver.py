@@ -334,9 +334,7 @@ def execute(cfg: CoevoConfig, run: Path, *, progress: bool = True) -> dict:
     train_cfg = dataclasses.replace(
         cfg.train, temperature=cfg.loop.temperature,
         total_steps=cfg.train.total_steps or cfg.loop.steps * calls_per_step)
-    # the in-process sampler draws from the trainer's own weights: `old_logprobs: auto` may use its log-probs
-    trainer = PolicyTrainer(model, train_cfg, pad_token_id=tok.pad_token_id,
-                            own_sampler=cfg.rollout.backend != "vllm" and cfg.loop.top_p >= 1.0)
+    trainer = PolicyTrainer(model, train_cfg, pad_token_id=tok.pad_token_id, own_sampler=own_sampler(cfg))
     curriculum = Curriculum.from_tasks(train, cfg.curriculum)
     executor = make_executor(cfg)
     try:
@@ -391,6 +389,14 @@ def execute(cfg: CoevoConfig, run: Path, *, progress: bool = True) -> dict:
     if D.is_main():
         _draw_curves(run, evals)
     return {"run": info, "evals": evals}
+
+
+def own_sampler(cfg: CoevoConfig) -> bool:
+    """Whether every rollout the trainer sees was sampled from its own current weights by the
+    in-process engine without top-p (so ``train.old_logprobs: auto`` may use the rollouts'
+    log-probs): not with vLLM, and not with ``loop.update: per_role``, where each role's update
+    starts from weights the earlier roles' updates have moved."""
+    return cfg.rollout.backend != "vllm" and cfg.loop.top_p >= 1.0 and cfg.loop.update == "joint"
 
 
 def _draw_curves(run: Path, evals: list[dict]) -> None:

@@ -223,3 +223,16 @@ def test_a_tiny_world_run_starts_and_resumes_in_one_dtype():
     assert start_dtype(cfg) == "bfloat16"
     cfg.model.path, cfg.model.dtype = "/models/some-model", "auto"
     assert start_dtype(cfg) == "auto"  # a loaded model: bf16 on a GPU, float32 on the CPU, both times
+
+
+@pytest.mark.parametrize("overrides, own", [
+    ([], True),
+    (["loop.update=per_role"], False),
+    (["loop.top_p=0.9"], False),
+    (["vllm"], False),
+])
+def test_own_sampler_only_where_every_rollout_comes_from_the_current_weights(overrides, own):
+    cfg = P.load_run_config(None, [o for o in overrides if o != "vllm"])
+    if "vllm" in overrides:  # set by hand: loading the setting checks that vLLM is installed
+        cfg.rollout.backend = "vllm"
+    assert P.own_sampler(cfg) is own

@@ -286,6 +286,7 @@ def test_select_unseen_weight_moves_the_scores_not_the_choice(pool):
     (["--unseen-weight", "-1"], "field '--unseen-weight': must be a number >= 0"),
     (["--unseen-weight", "nan"], "field '--unseen-weight': must be a number >= 0"),
     (["--unseen-weight", "0", "--method", "b4"], "field '--unseen-weight': only shapes the coevo method's scores"),
+    (["--evidence-scale", "2", "--calibration", "report.json"], "field '--calibration': the maps of a calibration"),
 ])
 def test_select_bad_unseen_weight(pool, capsys, extra, message):
     out = pool["dir"] / "never.jsonl"

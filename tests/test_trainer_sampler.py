@@ -180,6 +180,7 @@ def _own_logprobs(model, rollouts):
     (True, {}, "sampler"),
     (True, {"is_correction": "token_truncate"}, "recompute"),
     (True, {"bf16": True}, "recompute"),
+    (True, {"disable_dropout": False}, "recompute"),
     (True, {"old_logprobs": "recompute"}, "recompute"),
     (False, {"old_logprobs": "sampler"}, "sampler"),
 ])

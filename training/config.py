@@ -57,8 +57,9 @@ Fields
   forward; the ratio then also carries the sampler/trainer mismatch). ``auto`` (default):
   ``sampler`` where the two are the same numbers up to rounding, i.e. the trainer was told that
   its rollouts are sampled from its own weights (``PolicyTrainer(own_sampler=True)``: ``coevo
-  train`` with the in-process sampler and ``top_p`` 1) and it computes in float32 on one process
-  without DeepSpeed or a sampler correction; ``recompute`` otherwise. In the tiny world the two
+  train`` with the in-process sampler, ``top_p`` 1 and the joint update) and it computes in
+  float32 on one process with dropout off, without DeepSpeed or a sampler correction;
+  ``recompute`` otherwise. In the tiny world the two
   differ by 1.8e-7 on average (``logprob_diff``) and ``sampler`` saves the no-grad forward of
   half the samples (about a fifth of the update's time).
 * ``importance_sampling_level``: ``token`` (default) = one ratio per token; ``sequence`` = GSPO's

@@ -13,7 +13,7 @@ One call to :meth:`PolicyTrainer.step` does, for a batch of rollouts:
    sample whose advantage is exactly 0 adds exactly nothing to the gradient: it keeps its place
    in its mini-batch and its tokens in the denominator, but runs no forward or backward pass
    (``samples_no_pass``; in the tiny world about a sixth of the samples, a sixth of the update's
-   time). The clip and ratio statistics are then over the samples that ran.
+   time). The clip, ratio and sampler-mismatch statistics are then over the samples that ran.
 
    *Overlong filtering, precisely*: a truncated sample's reward still counts in its group's mean
    and std, in the zero-variance test and in the reward metrics (``reward/<role>``); so it shifts
@@ -214,9 +214,11 @@ class PolicyTrainer:
 
     def _computes_like_sampler(self) -> bool:
         """True when the trainer's log-probs are the sampler's up to rounding (float32 weights, no
-        bf16 autocast, no DeepSpeed, one process, no sampler correction): see ``old_logprobs``."""
-        return (not self.bf16 and self.engine is None and D.world_size() == 1 and self.cfg.is_correction == "none"
-                and all(p.dtype == torch.float32 for p in self._model.parameters()))
+        bf16 autocast, dropout off as in the sampler's eval mode, no DeepSpeed, one process, no
+        sampler correction): see ``old_logprobs``."""
+        cfg = self.cfg
+        return (not self.bf16 and self.engine is None and D.world_size() == 1 and cfg.is_correction == "none"
+                and bool(cfg.disable_dropout) and all(p.dtype == torch.float32 for p in self._model.parameters()))
 
     # ------------------------------------------------------------------ engine
     def _init_deepspeed(self, model) -> None:

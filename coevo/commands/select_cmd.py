@@ -163,6 +163,9 @@ def run(args) -> int:
         if method != "coevo":
             raise InputError(f"only shapes the coevo method's scores, not {method}'s", field=flag)
         score_kw[key] = value
+    if score_kw and args.calibration:
+        raise InputError("the maps of a calibration report read the default scores; leave out "
+                         "--unseen-weight / --evidence-scale or --calibration", field="--calibration")
     maps = {}
     if args.calibration:
         from matrix.calibration import read_calibration
