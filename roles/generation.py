@@ -343,9 +343,10 @@ class GenerationEngine:
         try:
             chunks = [[order[i] for i in c] for c in length_chunks([len(rows[i].prompt_ids) for i in order],
                                                                    cfg.batch_size)]
-            for group in decode_groups([len(c) for c in chunks], cfg.batch_size if self._lanes() else 1):
+            lanes = self._lanes()
+            for group in decode_groups([len(c) for c in chunks], cfg.batch_size if lanes else 1):
                 part = [chunks[j] for j in group]
-                outs = self._decode([[rows[i] for i in c] for c in part], cfg)
+                outs = self._decode([[rows[i] for i in c] for c in part], cfg, lanes)
                 for i, out in zip([i for c in part for i in c], outs):
                     results[i] = out
                     n_tokens += len(out[0])
@@ -419,8 +420,8 @@ class GenerationEngine:
         return self.static_cache and kv_decode.supports(self.model)
 
     @torch.inference_mode()
-    def _decode(self, chunks: list[list[_Row]], cfg: GenerationConfig):
-        """Sample the rows of ``chunks`` (each prefilled apart); with :mod:`roles.kv_decode` all
+    def _decode(self, chunks: list[list[_Row]], cfg: GenerationConfig, lanes: bool):
+        """Sample the rows of ``chunks`` (each prefilled apart); with ``lanes`` (:meth:`_lanes`) all
         chunks decode as one batch (:class:`~roles.kv_decode.DecoderLanes`), else one chunk only."""
         dev = self.device
         rows = [r for c in chunks for r in c]
@@ -440,16 +441,17 @@ class GenerationEngine:
         eos = torch.tensor(sorted(self.eos_ids), device=dev)
         lim = torch.tensor(limits, device=dev)
         decoder: kv_decode.StaticKVDecoder | kv_decode.DecoderLanes | None = None
-        if self._lanes():
-            lanes, all_logits, all_pos = [], [], []
+        if lanes:
+            decoders, all_logits, all_pos = [], [], []
             start = 0
             for c in chunks:
                 cache, mask, lg, nxt = self._prefill(c)
-                lanes.append(kv_decode.StaticKVDecoder(self.model, cache, mask, max(limits[start:start + len(c)])))
+                decoders.append(kv_decode.StaticKVDecoder(self.model, cache, mask,
+                                                          max(limits[start:start + len(c)])))
                 all_logits.append(lg)
                 all_pos.append(nxt)
                 start += len(c)
-            decoder = lanes[0] if len(lanes) == 1 else kv_decode.DecoderLanes(lanes)
+            decoder = decoders[0] if len(decoders) == 1 else kv_decode.DecoderLanes(decoders)
             logits, next_pos = torch.cat(all_logits), torch.cat(all_pos)
             cache = None
         else:

@@ -141,6 +141,8 @@ def _drawer(task, tests, n_inputs: int, seed: int):
 
 
 def run(args) -> int:
+    import math
+
     from matrix.errors import InputError
     from matrix.inputs import consensus_from_cells
     from matrix.jsonl import write_jsonl_atomic
@@ -156,8 +158,6 @@ def run(args) -> int:
         value = getattr(args, key)
         if value is None:
             continue
-        import math
-
         if not (math.isfinite(value) and (value >= 0 if low_ok else value > 0)):
             raise InputError(f"must be a number {'>=' if low_ok else '>'} 0", field=flag)
         if method != "coevo":
