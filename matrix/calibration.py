@@ -431,12 +431,15 @@ def calibration_report(x, outcomes, groups: Sequence | None = None, *, n_bins: i
 CALIBRATED = ("select", "tests")  # what a calibration file can hold a map for
 
 
-def read_calibration(path: str) -> dict[str, CalibrationMap]:
+def read_calibration(path: str, scores: dict | None = None) -> dict[str, CalibrationMap]:
     """The maps a calibration file holds: ``{"select": map, "tests": map}`` (either may be
     missing), read from a ``coevo eval`` report (its ``calibration.select.map`` and
     ``calibration.tests.map``: Platt maps fitted on that evaluation's labelled picks and tests) or
-    from a JSON object ``{"select": MAP, "tests": MAP}``. Raises
-    :class:`~matrix.errors.InputError` naming the file and field."""
+    from a JSON object ``{"select": MAP, "tests": MAP}``. A map reads the scores it was fitted on:
+    where the report records the coevo score settings of its evaluation (``calibration.scores``,
+    ``{}`` for the defaults: ``coevo eval --unseen-weight / --evidence-scale``), ``scores`` (the
+    settings the caller scores with) must equal them. Raises :class:`~matrix.errors.InputError`
+    naming the file and field."""
     import json
 
     from matrix.errors import InputError
@@ -453,6 +456,16 @@ def read_calibration(path: str) -> dict[str, CalibrationMap]:
         raise InputError("not a JSON object (a `coevo eval` report or {\"select\": MAP, \"tests\": MAP})",
                          file=path, line=1) from None
     if isinstance(data, dict) and isinstance(data.get("calibration"), dict):
+        fitted_on = data["calibration"].get("scores", {})
+        if scores is not None and fitted_on != scores:
+            def said(kw) -> str:
+                if not isinstance(kw, dict):
+                    return repr(kw)[:80]
+                return ", ".join(f"{k} {v!r:.20}" for k, v in sorted(kw.items(), key=str)) or "the defaults"
+
+            raise InputError(f"its maps were fitted on coevo's scores read with {said(fitted_on)}, these "
+                             f"scores with {said(scores)} (give the evaluation's --unseen-weight / "
+                             "--evidence-scale)", file=path, field="calibration.scores")
         data = {k: v.get("map") for k, v in data["calibration"].items() if isinstance(v, dict) and "map" in v}
         where = "calibration.{}.map"
     else:

@@ -286,7 +286,6 @@ def test_select_unseen_weight_moves_the_scores_not_the_choice(pool):
     (["--unseen-weight", "-1"], "field '--unseen-weight': must be a number >= 0"),
     (["--unseen-weight", "nan"], "field '--unseen-weight': must be a number >= 0"),
     (["--unseen-weight", "0", "--method", "b4"], "field '--unseen-weight': only shapes the coevo method's scores"),
-    (["--evidence-scale", "2", "--calibration", "report.json"], "field '--calibration': the maps of a calibration"),
 ])
 def test_select_bad_unseen_weight(pool, capsys, extra, message):
     out = pool["dir"] / "never.jsonl"
@@ -315,3 +314,38 @@ def test_select_evidence_scale_one_gives_the_raw_posterior(pool):
     assert main(["select", "--tasks", pool["tasks"], "--codes", pool["codes"], "--tests", pool["tests"],
                  "--out", str(out2), "--evidence-scale", "0", "--quiet"]) == 2
     assert not out2.exists()
+
+
+def test_eval_score_flags_shape_the_scores_and_bind_the_maps(pool, capsys):
+    # coevo eval --unseen-weight / --evidence-scale: the reported scores are read that way (the
+    # choice does not move), the report records the settings, and select applies its maps only to
+    # scores read with the same settings (a map fitted on one reading says nothing about another)
+    base = ["eval", "--tasks", pool["tasks"], "--codes", pool["codes"], "--tests", pool["tests"], "--k", "1",
+            "--mutants", "0", "--quiet"]
+    default, flagged = pool["dir"] / "r0.json", pool["dir"] / "r1.json"
+    assert main([*base, "--out", str(default)]) == 0
+    assert main([*base, "--out", str(flagged), "--unseen-weight", "0", "--evidence-scale", "1"]) == 0
+    r0, r1 = (json.loads(p.read_text()) for p in (default, flagged))
+    assert r0["calibration"]["scores"] == {}
+    assert r1["calibration"]["scores"] == {"unseen_weight": 0.0, "evidence_scale": 1.0}
+    for a, b in zip(r0["per_task"], r1["per_task"]):
+        assert a["selected"] == b["selected"]
+        assert b["selected_score"] > a["selected_score"]  # no 'none is right' mass, tests as witnesses
+    sel = ["select", "--tasks", pool["tasks"], "--codes", pool["codes"], "--tests", pool["tests"],
+           "--out", str(pool["dir"] / "c.jsonl"), "--quiet"]
+    assert main([*sel, "--unseen-weight", "0", "--evidence-scale", "1", "--calibration", str(flagged)]) == 0
+    assert main([*sel, "--calibration", str(default)]) == 0
+    for extra, report in ((["--calibration", str(flagged)], flagged),
+                          (["--unseen-weight", "0", "--calibration", str(default)], default)):
+        capsys.readouterr()
+        assert main([*sel, *extra]) == 2
+        err = capsys.readouterr().err
+        assert "field 'calibration.scores'" in err and str(report) in err and len(err.strip().splitlines()) == 1
+    # gen-tests reads the default scores: a report of other settings is refused before any model loads
+    capsys.readouterr()
+    assert main(["gen-tests", "--tasks", pool["tasks"], "--model", str(pool["dir"] / "no-model"), "--out",
+                 str(pool["dir"] / "suite"), "--quiet", "--calibration", str(flagged)]) == 2
+    assert "field 'calibration.scores'" in capsys.readouterr().err
+    assert not (pool["dir"] / "suite").exists()
+    assert main([*base, "--out", str(pool["dir"] / "r2.json"), "--unseen-weight", "0", "--method", "b4"]) == 2
+    assert "only shapes the coevo method's scores" in capsys.readouterr().err

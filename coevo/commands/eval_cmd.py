@@ -71,6 +71,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--no-consensus", action="store_true", help="selection from the matrix alone")
     parser.add_argument("--no-examples", action="store_true",
                         help="selection without the worked examples of the task statements")
+    from coevo.commands.select_cmd import add_score_arguments
+
+    add_score_arguments(parser)
     parser.add_argument("--seed", type=int, default=0, help="seed for sampling, extra inputs and mutants")
     parser.add_argument("--timeout", type=float, default=None, metavar="S",
                         help="per-cell wall-clock limit in seconds (default: the sandbox's)")
@@ -148,7 +151,7 @@ def _num(x):
 def run(args) -> int:
     import numpy as np
 
-    from coevo.commands.select_cmd import check_common, consensus_for, examples_for, executor_config
+    from coevo.commands.select_cmd import check_common, consensus_for, examples_for, executor_config, score_options
     from matrix import metrics as M
     from matrix import rewards as R
     from matrix.errors import InputError
@@ -173,6 +176,7 @@ def run(args) -> int:
         raise InputError("must be >= 0", field="--mutants")
     ks = _ks(args.k)
     method = canonical_method(args.method)
+    score_kw = score_options(args, method)
     tasks = load_tasks(args.tasks)
     ids = [t.task_id for t in tasks]
     info = None
@@ -222,7 +226,8 @@ def run(args) -> int:
                 consensus = None
                 if not args.no_consensus:
                     consensus = consensus_for(args, ex, t, codes[t.task_id], tests)
-                sel = {m: select(gp_codes, m, consensus=consensus, examples=ex_codes) for m in METHODS}
+                sel = {m: select(gp_codes, m, consensus=consensus, examples=ex_codes,
+                                 **(score_kw if m == "coevo" else {})) for m in METHODS}
                 row["best_of_n"] = {m: bool(correct[s.index]) for m, s in sel.items()}
                 row["selected"] = int(sel[method].index)
                 row["selected_score"] = _num(float(sel[method].code_scores[sel[method].index]))
@@ -250,7 +255,9 @@ def run(args) -> int:
 
     report = _summarise(per_task, ks, method, METHODS, args)
     if picks:
-        report["calibration"] = _calibration(picks, graded)
+        # the coevo score settings the maps were fitted on ({} = the defaults): `coevo select
+        # --calibration` and `gen-tests --calibration` apply them only to scores read the same way
+        report["calibration"] = {**_calibration(picks, graded), "scores": score_kw if method == "coevo" else {}}
     report["isolation"] = str(isolation) if isolation is not None else None
     if info is not None:
         report["sampling"] = info

@@ -300,7 +300,7 @@ def run_tasks_mode(args) -> int:
     if args.calibration:
         from matrix.calibration import read_calibration
 
-        test_map = read_calibration(args.calibration).get("tests")
+        test_map = read_calibration(args.calibration, scores={}).get("tests")
         if test_map is None:
             raise InputError("holds no map for tests (calibration.tests.map)", file=args.calibration)
     _, pools, _ = build_pools(args, min_tests=1)

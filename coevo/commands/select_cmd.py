@@ -11,6 +11,7 @@ The tasks' own ground-truth tests and solutions are not used (unless ``--use-tas
 
 from __future__ import annotations
 
+import math
 import sys
 
 HELP = "pick the program most likely correct per task from untrusted codes and tests"
@@ -57,6 +58,17 @@ def add_arguments(parser) -> None:
                         help="per-cell wall-clock limit in seconds (default: the sandbox's)")
     parser.add_argument("--workers", type=int, default=None, metavar="N",
                         help="parallel sandbox workers (default: the sandbox's)")
+    add_score_arguments(parser)
+    parser.add_argument("--calibration", metavar="REPORT",
+                        help="map the scores onto probabilities with the maps a `coevo eval` report "
+                             "fitted on labelled tasks (its calibration.select.map / tests.map)")
+    from coevo.cli import add_output_options
+
+    add_output_options(parser)
+
+
+def add_score_arguments(parser) -> None:
+    """``--unseen-weight`` / ``--evidence-scale`` (coevo select and coevo eval)."""
     parser.add_argument("--unseen-weight", type=float, default=None, metavar="W",
                         help="coevo's scores: how many samples the hypothesis 'no candidate is right' "
                              "weighs against the best cluster (default 1, for candidates sampled from a "
@@ -66,12 +78,26 @@ def add_arguments(parser) -> None:
                         help="coevo's scores: the evidence in units of T tests passed (default 11.5; 1 "
                              "reads every test as an independent witness, scores near 0 or 1). Never "
                              "moves the choice")
-    parser.add_argument("--calibration", metavar="REPORT",
-                        help="map the scores onto probabilities with the maps a `coevo eval` report "
-                             "fitted on labelled tasks (its calibration.select.map / tests.map)")
-    from coevo.cli import add_output_options
 
-    add_output_options(parser)
+
+def score_options(args, method: str) -> dict:
+    """The coevo method's score settings the options give (``{}`` for the defaults); InputError
+    naming the option for a bad value or another method. Checked before any sandbox work, so the
+    bounds repeat :func:`matrix.selection.coevo_default`'s."""
+    from matrix.errors import InputError
+
+    score_kw = {}
+    for flag, key, low_ok in (("--unseen-weight", "unseen_weight", True),
+                              ("--evidence-scale", "evidence_scale", False)):
+        value = getattr(args, key)
+        if value is None:
+            continue
+        if not (math.isfinite(value) and (value >= 0 if low_ok else value > 0)):
+            raise InputError(f"must be a number {'>=' if low_ok else '>'} 0", field=flag)
+        if method != "coevo":
+            raise InputError(f"only shapes the coevo method's scores, not {method}'s", field=flag)
+        score_kw[key] = value
+    return score_kw
 
 
 def check_common(args) -> None:
@@ -141,7 +167,6 @@ def _drawer(task, tests, n_inputs: int, seed: int):
 
 
 def run(args) -> int:
-    import math
 
     from matrix.errors import InputError
     from matrix.inputs import consensus_from_cells
@@ -152,25 +177,12 @@ def run(args) -> int:
 
     check_common(args)
     method = canonical_method(args.method)
-    score_kw = {}
-    for flag, key, low_ok in (("--unseen-weight", "unseen_weight", True),
-                              ("--evidence-scale", "evidence_scale", False)):
-        value = getattr(args, key)
-        if value is None:
-            continue
-        if not (math.isfinite(value) and (value >= 0 if low_ok else value > 0)):
-            raise InputError(f"must be a number {'>=' if low_ok else '>'} 0", field=flag)
-        if method != "coevo":
-            raise InputError(f"only shapes the coevo method's scores, not {method}'s", field=flag)
-        score_kw[key] = value
-    if score_kw and args.calibration:
-        raise InputError("the maps of a calibration report read the default scores; leave out "
-                         "--unseen-weight / --evidence-scale or --calibration", field="--calibration")
+    score_kw = score_options(args, method)
     maps = {}
     if args.calibration:
         from matrix.calibration import read_calibration
 
-        maps = read_calibration(args.calibration)
+        maps = read_calibration(args.calibration, scores=score_kw)
     tasks = load_tasks(args.tasks)
     ids = [t.task_id for t in tasks]
     codes = load_codes(args.codes, ids)
