@@ -141,3 +141,76 @@ def test_options_are_checked_before_any_work(tmp_path, capsys):
     assert "not a directory" in capsys.readouterr().err
     assert main(["gen-tests"]) == 2
     assert "give PATH" in capsys.readouterr().err
+
+
+NOTES = '''"""Notes kept in a JSON file."""
+import json
+
+NOTES_FILE = "notes.json"
+
+
+def save_notes(notes: list, path: str = NOTES_FILE) -> int:
+    with open(path, "w") as fh:
+        json.dump(notes, fh)
+    return len(notes)
+
+
+def load_notes(path: str = NOTES_FILE) -> list:
+    with open(path) as fh:
+        return json.load(fh)
+'''
+
+CALENDAR = '''"""A user module that shares its name with the standard library's calendar."""
+
+
+def overlaps(a: tuple, b: tuple) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def free_slots(busy: list, day_end: int) -> list:
+    out, t = [], 0
+    for s, e in sorted(busy):
+        if s > t:
+            out.append((t, s))
+        t = max(t, e)
+    if t < day_end:
+        out.append((t, day_end))
+    return out
+'''
+
+
+def test_suites_run_in_fresh_directories_from_their_source_beside_a_users_conftest(tmp_path):
+    # three ways a written suite went wrong as a user ran it (plain `pytest`, from anywhere):
+    # (1) tests of code with a default relative path wrote into the directory pytest ran in,
+    #     overwriting the user's own notes.json; (2) a user's tests/conftest.py kept coevo from
+    #     writing the one that put a src/ layout's root on sys.path: nothing imported; (3) a module
+    #     named like a standard-library one (calendar) imported the standard library's
+    proj = tmp_path / "proj"
+    (proj / "src").mkdir(parents=True)
+    (proj / "pyproject.toml").write_text("[project]\nname = 'notes'\n")
+    (proj / "src" / "notes.py").write_text(NOTES)
+    (proj / "src" / "calendar.py").write_text(CALENDAR)
+    (proj / "tests").mkdir()
+    (proj / "tests" / "conftest.py").write_text("# the user's own\n")
+    (proj / "notes.json").write_text('["precious"]')
+    (proj / "tests" / "notes.json").write_text('["precious"]')
+    assert gen(proj / "src" / "notes.py") == 0
+    assert gen(proj / "src" / "calendar.py") == 0
+    suites = sorted(p.name for p in (proj / "tests").glob("test_*.py"))
+    assert suites == ["test_calendar.py", "test_notes.py"]
+    assert (proj / "tests" / "conftest.py").read_text() == "# the user's own\n"
+    text = (proj / "tests" / "test_notes.py").read_text()
+    assert "save_notes(" in text  # the writer is tested ...
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    env.pop("PYTHONPATH", None)
+    for cwd in (proj, proj / "tests", tmp_path):
+        res = subprocess.run([sys.executable, "-c", "import sys, pytest; sys.exit(pytest.main(sys.argv[1:]))",
+                              "-q", "-p", "no:cacheprovider", str(proj / "tests")],
+                             capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
+        assert res.returncode == 0, res.stdout + res.stderr
+    # ... and wrote nowhere it was run from
+    assert (proj / "notes.json").read_text() == '["precious"]'
+    assert (proj / "tests" / "notes.json").read_text() == '["precious"]'
+    assert not (tmp_path / "notes.json").exists()
+    assert "del sys.modules[_name]" in (proj / "tests" / "test_calendar.py").read_text()
+    assert "del sys.modules" not in text  # only where the name is found elsewhere too

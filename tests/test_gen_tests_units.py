@@ -366,4 +366,7 @@ def test_writer_renders_readable_valid_tests():
     assert "def test_test_mode_x_returns_none(capsys):" in text and "stats.test_mode('x')" in text
     assert "capsys.readouterr().out == 'hello\\n'" in text
     names = [n.name for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)]
-    assert names == ["test_mean_2_items", "test_mean_empty_list_raises_value_error", "test_test_mode_x_returns_none"]
+    # every test runs in an empty directory of its own (the code's relative paths land there)
+    assert names == ["_in_a_fresh_directory", "test_mean_2_items", "test_mean_empty_list_raises_value_error",
+                     "test_test_mode_x_returns_none"]
+    assert "monkeypatch.chdir(tmp_path)" in text and "@pytest.fixture(autouse=True)" in text

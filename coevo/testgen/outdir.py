@@ -11,8 +11,10 @@
   belongs to. A run replaces what an earlier run wrote for the modules it covers (for a package
   directory: every module under it), so a module that was renamed or lost its tests leaves no
   stale file behind; files coevo did not write are never touched.
-* ``conftest.py`` (only where none exists that coevo did not write) puts the code's import root on
-  ``sys.path`` when the package is not importable already, so ``pytest DIR`` works from anywhere.
+* Each suite puts the code's import root first on ``sys.path`` itself (:func:`with_import_root`),
+  so ``pytest FILE`` tests the source the suite was made from, from any directory, whatever
+  conftest.py the user has there and whatever same-named module is installed (or in the standard
+  library). Earlier versions wrote a ``conftest.py`` for this; a run removes the one it wrote.
 
 Every file is written atomically (temporary file + rename), the manifest last.
 """
@@ -82,19 +84,49 @@ def plan_names(out: Path, modules: list) -> dict[str, str]:
     return plan
 
 
-_CONFTEST = '''"""Written by `coevo gen-tests`: makes the code under test importable when it is not installed."""
+def shadowed(top: str, root: Path) -> str | None:
+    """Where else ``import top`` finds a module than under ``root`` (the standard library, an
+    installed copy), or None: such a module may be imported before the suite runs (by pytest or a
+    plugin), and then ``sys.path`` alone does not reach the source."""
+    import importlib.machinery
+    import sys
 
-import importlib.util
-import pathlib
-import sys
+    if top in sys.builtin_module_names:
+        return "built-in"
+    rroot = str(root.resolve())
+    path = [p for p in sys.path if p and os.path.realpath(p) != rroot]
+    try:
+        spec = importlib.machinery.PathFinder.find_spec(top, path)
+    except (ImportError, ValueError, OSError):
+        return None
+    if spec is None:
+        return None
+    return str(spec.origin or (list(spec.submodule_search_locations or []) or [top])[0])
 
-_HERE = pathlib.Path(__file__).resolve().parent
-_ROOTS = {roots}
 
-for _package, _root in _ROOTS.items():
-    if importlib.util.find_spec(_package) is None:
-        sys.path.insert(0, str((_HERE / _root).resolve()))
-'''
+def with_import_root(text: str, rel_root: str, evict: str | None = None) -> str:
+    """The suite ``text`` with, before its first import, the lines that put the code's import root
+    (``rel_root``, relative to the suite's directory, or absolute) first on ``sys.path``, and, where
+    the package name ``evict`` is also found elsewhere (:func:`shadowed`), that forget a copy of it
+    imported earlier."""
+    lines = text.split("\n")
+    at = next((i for i, line in enumerate(lines) if line.startswith(("import ", "from "))), len(lines))
+    where = "pathlib.Path(__file__).resolve().parent / " + repr(rel_root) if not os.path.isabs(rel_root) \
+        else "pathlib.Path(" + repr(rel_root) + ")"
+    pre = ["import pathlib",
+           "import sys",
+           "",
+           "# the code under test is imported from its source: its import root first on sys.path",
+           f"sys.path.insert(0, str(({where}).resolve()))"]
+    if evict:
+        pre += [f"# and a module {evict!r} imported before from elsewhere (another module of that name) forgotten",
+                f"for _name in [n for n in sys.modules if n == {evict!r} or n.startswith({evict + '.'!r})]:",
+                "    del sys.modules[_name]"]
+        rest = [line + "  # noqa: E402" if line.startswith(("import ", "from ")) else line
+                for line in lines[at:]]
+        lines[at:] = rest
+    lines[at:at] = pre + [""]
+    return "\n".join(lines)
 
 
 def _rel(root: Path, out: Path) -> str:
@@ -107,7 +139,8 @@ def _rel(root: Path, out: Path) -> str:
 def write_outputs(out: Path, results: list, names: dict[str, str], scope: list[str]) -> list[Path]:
     """Write the suites and reports of ``results`` (``(module, text, report)`` triples), remove
     files of earlier runs that belong to sources under ``scope`` (absolute paths of the files or
-    directories this run covers) and are not rewritten, refresh conftest.py and the manifest.
+    directories this run covers) and are not rewritten (and the conftest.py of an earlier version),
+    refresh the manifest.
     Returns the files written."""
     out.mkdir(parents=True, exist_ok=True)
     manifest = load_manifest(out)
@@ -120,7 +153,9 @@ def write_outputs(out: Path, results: list, names: dict[str, str], scope: list[s
         stem = names[key]
         if text:
             path = out / f"{stem}.py"
-            write_text_atomic(path, text)
+            top = module.name.split(".")[0]
+            evict = top if shadowed(top, Path(module.root)) else None
+            write_text_atomic(path, with_import_root(text, _rel(module.root, out), evict))
             files[path.name] = {"module": module.name, "key": key, "source": str(module.path)}
             keep.add(path.name)
             written.append(path)
@@ -132,21 +167,16 @@ def write_outputs(out: Path, results: list, names: dict[str, str], scope: list[s
         roots[module.name.split(".")[0]] = _rel(module.root, out)
     covered_keys = {m.name + (f"::{m.selected}" if m.selected else "") for m, _, _ in results}
     for name, meta in list(files.items()):
-        if name in keep or name in ("conftest.py",):
+        if name in keep:
             continue
         src = meta.get("source", "")
-        mine = meta.get("key") in covered_keys or any(src == s or src.startswith(s.rstrip("/") + "/")
-                                                       for s in scope)
+        mine = name == "conftest.py" or meta.get("key") in covered_keys or \
+            any(src == s or src.startswith(s.rstrip("/") + "/") for s in scope)
         if mine:
             try:
                 (out / name).unlink()
             except FileNotFoundError:
                 pass
             files.pop(name, None)
-    conftest = out / "conftest.py"
-    if not conftest.exists() or "conftest.py" in files:
-        write_text_atomic(conftest, _CONFTEST.format(roots=json.dumps(roots, sort_keys=True)))
-        files["conftest.py"] = {"module": "", "key": ""}
-        written.append(conftest)
     write_text_atomic(out / MANIFEST, json.dumps({"files": files, "roots": roots}, indent=2, sort_keys=True) + "\n")
     return written

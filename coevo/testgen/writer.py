@@ -29,7 +29,8 @@ from coevo.testgen.observe import Check
 __all__ = ["TestCase", "render_file", "test_name", "clash_names"]
 
 _WIDTH = 100
-_FILE_NAMES = frozenset({"pytest", "math", "re", "datetime", "result", "capsys"})
+_FILE_NAMES = frozenset({"pytest", "math", "re", "datetime", "result", "capsys", "pathlib", "sys", "tmp_path",
+                         "monkeypatch", "_in_a_fresh_directory"})
 # names written in values (reprs, arguments) that come from the standard library
 _STDLIB_NAMES = {"datetime": "import datetime", "Decimal": "from decimal import Decimal",
                  "Fraction": "from fractions import Fraction", "OrderedDict": "from collections import OrderedDict",
@@ -433,6 +434,18 @@ def render_test(tc: TestCase, ctx: _Ctx, units: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+# Every test runs in an empty directory of its own, as the code ran when its behaviour was
+# observed (a sandboxed cell): a function that reads or writes a relative path (a default
+# "notes.json") neither sees the user's files nor overwrites them, wherever pytest is started.
+FRESH_DIRECTORY = '''
+
+@pytest.fixture(autouse=True)
+def _in_a_fresh_directory(tmp_path, monkeypatch):
+    """Each test runs in an empty directory of its own: the code's relative paths land there."""
+    monkeypatch.chdir(tmp_path)
+'''
+
+
 def render_file(module_name: str, module_names: set[str], cases: list[TestCase], units: dict,
                 header: str, defined: set[str] | None = None) -> str:
     """The whole test module: docstring, imports, tests (names made unique). ``module_names``:
@@ -454,7 +467,7 @@ def render_file(module_name: str, module_names: set[str], cases: list[TestCase],
     imports = ["import math"] if ctx.uses_math else []
     imports += sorted(i for i in ctx.extra_imports if i.startswith("import "))
     imports += sorted(i for i in ctx.extra_imports if i.startswith("from "))
-    third = ["import pytest"] if ctx.uses_pytest else []
+    third = ["import pytest"]  # the fixture below, at least
     own = []
     if ctx.imported:  # isort's order by type: CONSTANTS, Classes, functions
         names = sorted(ctx.imported, key=lambda s: (0 if s.isupper() else 1 if s[:1].isupper() else 2, s))
@@ -471,7 +484,7 @@ def render_file(module_name: str, module_names: set[str], cases: list[TestCase],
     for b in blocks:
         out.append("\n".join(b))
         out.append("")
-    text = "\n".join(out).rstrip("\n") + "\n"
+    text = "\n".join(out).rstrip("\n") + "\n" + FRESH_DIRECTORY
     for t in tests:
         text += "\n\n" + t
     return text
