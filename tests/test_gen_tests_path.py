@@ -179,7 +179,7 @@ def free_slots(busy: list, day_end: int) -> list:
 '''
 
 
-def test_suites_run_in_fresh_directories_from_their_source_beside_a_users_conftest(tmp_path):
+def test_suites_run_in_fresh_directories_from_their_source_beside_a_users_conftest(tmp_path, monkeypatch):
     # three ways a written suite went wrong as a user ran it (plain `pytest`, from anywhere):
     # (1) tests of code with a default relative path wrote into the directory pytest ran in,
     #     overwriting the user's own notes.json; (2) a user's tests/conftest.py kept coevo from
@@ -194,8 +194,12 @@ def test_suites_run_in_fresh_directories_from_their_source_beside_a_users_confte
     (proj / "tests" / "conftest.py").write_text("# the user's own\n")
     (proj / "notes.json").write_text('["precious"]')
     (proj / "tests" / "notes.json").write_text('["precious"]')
+    where = tmp_path / "cwd"
+    where.mkdir()
+    monkeypatch.chdir(where)
     assert gen(proj / "src" / "notes.py") == 0
     assert gen(proj / "src" / "calendar.py") == 0
+    assert list(where.iterdir()) == []  # nothing outside the suites' directory (hypothesis' cache once)
     suites = sorted(p.name for p in (proj / "tests").glob("test_*.py"))
     assert suites == ["test_calendar.py", "test_notes.py"]
     assert (proj / "tests" / "conftest.py").read_text() == "# the user's own\n"

@@ -599,10 +599,20 @@ class InputGenerator:
                         ch[p.name] = "None"
                 found[k].append(ch)
 
-        try:
-            collect()
-        except Exception:  # an odd spec: keep what was drawn
-            pass
+        import tempfile
+
+        from hypothesis.configuration import set_hypothesis_home_dir
+
+        # hypothesis caches what it reads of the modules it sees under its home directory, by
+        # default ./.hypothesis: gen-tests writes nothing outside --out
+        with tempfile.TemporaryDirectory(prefix="coevo-hypothesis-") as home:
+            set_hypothesis_home_dir(home)
+            try:
+                collect()
+            except Exception:  # an odd spec: keep what was drawn
+                pass
+            finally:
+                set_hypothesis_home_dir(None)
         return _dedupe([self.probe(unit, ch, "hypothesis") for (unit, _, _), chs in zip(plan, found) for ch in chs])
 
     # ------------------------------------------------------------------ docstrings
