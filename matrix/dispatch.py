@@ -21,9 +21,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from matrix.plans import Plan, plan_call, plan_stdin, plan_test
+from matrix.sandbox.encoding import NonPlain
 from matrix.sandbox.records import Outcome, Row, Unit, unpack_records
 from matrix.tasks import Task, Test
 from matrix.verdicts import NEEDS_GENERIC, CellResult, decode_claims, interpret, truncate
+
+# A cell's value (what the candidate returned) is judged whole, but kept for the result only up to
+# this size of its encoded form; past it, a note of what it was (a program returning a million
+# floats on every test held 1.3 GB of the parent's memory for 20 cells and wrote 104 MB)
+KEEP_VALUE_BYTES = 64 << 10
 
 
 @dataclass
@@ -286,6 +292,8 @@ class Dispatcher:
             if res is NEEDS_GENERIC:
                 redo.append((ei, i, j))
                 continue
+            if rec.outcome == Outcome.CLAIM and res.value is not None and len(rec.payload) > KEEP_VALUE_BYTES:
+                res.value = NonPlain(f"{type(res.value).__name__} too large to keep ({len(rec.payload)} bytes)")
             e.results[i][j] = res
         waiting = set(redo) | set(requeue)
         for c in u.cells:

@@ -96,6 +96,8 @@ MATH_CONSTS: dict[str, Any] = {"pi": math.pi, "e": math.e, "tau": math.tau, "inf
                                "nan": math.nan}
 MAX_ITEMS = 1_000_000
 MAX_BITS = 200_000
+# calls that walk every nested item of their argument
+_WALKERS = (str, repr, sorted, list, tuple, min, max, all, any, sum)
 
 _BINOPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
            ast.Div: lambda a, b: a / b, ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b,
@@ -110,10 +112,32 @@ _UNOPS = {ast.Not: lambda a: not a, ast.USub: lambda a: -a, ast.UAdd: lambda a: 
           ast.Invert: lambda a: ~a}
 
 
-def _size(v: Any) -> int:
-    if isinstance(v, (str, bytes, bytearray, list, tuple, dict, set, frozenset)):
+def _size(v: Any, cap: int = MAX_ITEMS) -> int:
+    """How many items ``v`` holds, counting nested containers' items (a list of one list of a
+    million items holds a million and one; a list holding it a million times, 10**12), with each
+    reference counted: what ``str`` or a comparison walks. Stops counting past ``cap``."""
+    if isinstance(v, (str, bytes, bytearray)):
         return len(v)
-    return 1
+    if not isinstance(v, (list, tuple, dict, set, frozenset)):
+        return 1
+    total = len(v)
+    if total > cap:
+        return total
+    memo: dict[int, int] = {}
+    stack = [v]
+    while stack and total <= cap:
+        c = stack.pop()
+        for x in (c.values() if isinstance(c, dict) else c):
+            if isinstance(x, (str, bytes, bytearray)):
+                total += len(x)
+            elif isinstance(x, (list, tuple, dict, set, frozenset)):
+                n = memo.get(id(x))
+                if n is None:  # a container seen for the first time: its own items count next
+                    n = memo[id(x)] = _size(x, cap - total)
+                total += n
+            if total > cap:
+                break
+    return total
 
 
 def _guard_binop(op: type, a: Any, b: Any) -> None:
@@ -135,6 +159,44 @@ def _guard_binop(op: type, a: Any, b: Any) -> None:
     elif op is ast.Add and not isinstance(a, (ints, float, complex)):
         if _size(a) + _size(b) > MAX_ITEMS:
             raise TooBig("concatenation too large")
+
+
+def _guard_call(fn: Any, args: list, kwargs: dict) -> None:
+    """Refuse (:class:`TooBig`) a call whose result or work would be out of proportion to its
+    arguments: the parent evaluates tests' constant parts, and a test such as
+    ``assert f(3) != math.factorial(10**7)`` or ``sum([[0]] * 10**6, [])`` must not stall it (the
+    test then runs in the sandbox, under the cell's time and memory limits)."""
+    ints = (int, bool)
+    a0 = args[0] if args else None
+    if fn is str or fn is repr:
+        if isinstance(a0, int) and a0.bit_length() > 14000:
+            raise TooBig("int too large for str")
+    elif fn is math.factorial:
+        if isinstance(a0, ints) and a0 > 12_000:
+            raise TooBig("factorial too large")
+    elif fn is math.comb or fn is math.perm:
+        n = a0
+        k = args[1] if len(args) > 1 else kwargs.get("k", n)
+        if isinstance(n, ints) and isinstance(k, ints) and n > 0 and k > 0:
+            k = min(k, n - k) if fn is math.comb and k <= n else k
+            if min(k, n) * max(n.bit_length(), 1) > MAX_BITS:
+                raise TooBig(f"{fn.__name__} too large")
+    elif fn is math.prod:
+        items = a0 if isinstance(a0, (list, tuple, set, frozenset)) else ()
+        if sum(abs(x).bit_length() for x in items if isinstance(x, int)) > MAX_BITS:
+            raise TooBig("product too large")
+    elif fn is sum:
+        start = args[1] if len(args) > 1 else kwargs.get("start", 0)
+        if not isinstance(start, (int, float, complex)) and isinstance(a0, (list, tuple, set, frozenset, dict)):
+            # sequences added one at a time: each step copies everything so far
+            if len(a0) * _size(a0, 10 * MAX_ITEMS) > 10 * MAX_ITEMS:
+                raise TooBig("sum of sequences too large")
+    elif fn is round:
+        nd = args[1] if len(args) > 1 else kwargs.get("ndigits")
+        if isinstance(nd, ints) and abs(nd) > 10_000:
+            raise TooBig("round to too many digits")
+    if fn in _WALKERS and args and _size(a0) > MAX_ITEMS:
+        raise TooBig("value too large")
 
 
 class Hole(ast.expr):
@@ -235,9 +297,7 @@ def evaluate(node: Any, holes: list | tuple = (), names: set | None = None) -> A
                     names.add(kw.value.id)
             else:
                 kwargs[kw.arg] = evaluate(kw.value, holes, names)
-        if fn is str or fn is repr:
-            if args and isinstance(args[0], int) and args[0].bit_length() > 14000:
-                raise TooBig("int too large for str")
+        _guard_call(fn, args, kwargs)
         return fn(*args, **kwargs)
     if t is ast.Attribute:
         if type(node.value) is ast.Name and node.value.id == "math" and node.attr in MATH_CONSTS:

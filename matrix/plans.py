@@ -223,7 +223,10 @@ def plan_call(call: str, expected: str | None = None, tol: float | None = None) 
         compile(tree, "<test>", "eval", dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
         return _bad(f"call does not parse: {type(exc).__name__}: {exc}")
-    src = ast.unparse(tree.body)
+    try:
+        src = ast.unparse(tree.body)
+    except RecursionError:  # 400 nested unary minus signs parse and compile, but do not unparse
+        return _bad("call nests too deeply")
     judge = None
     if expected is not None:
         try:
@@ -237,9 +240,12 @@ def plan_test(test, tol: float | None = None) -> Plan:
     """The :class:`Plan` of a :class:`matrix.tasks.Test` (memoised: plans are immutable)."""
     fields = tuple(getattr(test, name, None) for name in _TEST_FIELDS)
     try:
-        return _plan_cached(fields, tol)
-    except TypeError:  # unhashable fields: plan without the cache
-        return _plan(test, tol)
+        try:
+            return _plan_cached(fields, tol)
+        except TypeError:  # unhashable fields: plan without the cache
+            return _plan(test, tol)
+    except RecursionError:  # whatever step of planning meets a test nested too deeply: its cells only
+        return _bad("the test nests too deeply")
 
 
 _TEST_FIELDS = ("kind", "test", "input", "output", "call", "expected")

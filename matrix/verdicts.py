@@ -20,6 +20,7 @@ from __future__ import annotations
 import builtins
 import json
 import signal
+from json.scanner import make_scanner
 from typing import Any
 
 from matrix import plain
@@ -79,9 +80,17 @@ def decode_claims(records: list[CellRecord]) -> list[Any]:
     out: list[Any] = [_NO_DATA] * len(records)
     small = [i for i, r in enumerate(records) if r.outcome == Outcome.CLAIM and 1 < len(r.payload) < 4096]
     if small:
+        bodies = [records[i].payload[1:] for i in small]
+        batch = b"[" + b",".join(bodies) + b"]"
         try:
-            values = plain.decode(b"[" + b",".join(records[i].payload[1:] for i in small) + b"]",
-                                  budget=DECODE_BUDGET)
+            # a body is what a cell's process sent: it must be one JSON value, or a body holding
+            # "1],[2" (or a top-level comma) would shift the values of the unit's later cells,
+            # other programs' cells among them
+            if not _one_value_each(batch, bodies):
+                raise ValueError("a claim body is not one value")
+            values = plain.decode(batch, budget=DECODE_BUDGET)
+            if type(values) is not list or len(values) != len(small):
+                raise ValueError("claim bodies and values differ in number")
             for i, v in zip(small, values):
                 out[i] = v
         except ValueError:
@@ -91,6 +100,30 @@ def decode_claims(records: list[CellRecord]) -> list[Any]:
         if r.outcome == Outcome.CLAIM and len(r.payload) >= 4096:
             out[i] = _decode_one(r.payload[1:])
     return out
+
+
+_SCAN = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # typeshed types the context as the scanner
+
+
+def _one_value_each(batch: bytes, bodies: list[bytes]) -> bool:
+    """Whether ``batch`` (``[`` + the bodies joined by commas + ``]``) holds each body as exactly
+    one JSON value, at its own place: the C scanner run from each body's first byte must end at its
+    last. ASCII only (offsets in bytes and characters then agree; the sandbox's encoder escapes
+    the rest), else False (each body is then decoded alone)."""
+    if not batch.isascii():
+        return False
+    text = batch.decode("ascii")
+    pos = 1
+    scan = _SCAN
+    try:
+        for b in bodies:
+            end = pos + len(b)
+            if scan(text, pos)[1] != end:
+                return False
+            pos = end + 1
+    except (StopIteration, ValueError, RecursionError):
+        return False
+    return True
 
 
 def _decode_one(body: bytes) -> Any:
@@ -282,6 +315,10 @@ def _values(data, plan: Plan, secs: float):
         return CellResult("pass", first, "", secs)
     try:
         ok = plan.judge(values)
+    except plain.TooBig:  # e.g. math.factorial(f(2)) with f(2) == 10**7: Python would run and run
+        if plan.fallback is not None:
+            return NEEDS_GENERIC  # the test runs in the sandbox, under the cell's limits
+        return CellResult("timeout", shown, "the test's expression is too costly to evaluate", secs)
     except Exception as exc:
         if nonplain is not None and plan.fallback is not None:
             return NEEDS_GENERIC  # `x in obj`, `obj[i]`...: the program's own object must answer

@@ -8,7 +8,9 @@ is a forgery."""
 
 from __future__ import annotations
 
+import ast
 import json
+import math
 import os
 import subprocess
 import sys
@@ -16,6 +18,7 @@ import time
 
 import pytest
 
+from matrix import plain
 from matrix.engine import ExecConfig, Executor
 from matrix.tasks import Task, Test
 
@@ -565,3 +568,151 @@ def add(a, b):
     res = ex.run_matrix(TASK, [staller, HONEST, staller + "# again\n", HONEST + "# again\n"], tests)
     assert res.status[1] == ["pass"] * 3 and res.status[3] == ["pass"] * 3, (res.status, res.errors)
     assert time.monotonic() - t0 < 60
+
+
+# ----------------------------------------------------------------------------- one program against others
+# (found by a red-team pass, 2026-11-27: each made an honest program fail and a wrong one pass)
+
+SQ = Task("sq", "square", entry_point="f")
+SQ_TEST = "assert f(3) == 9"
+RIGHT_SQ, WRONG_SQ = "def f(x):\n    return x * x\n", "def f(x):\n    return x + 1\n"
+FILLERS = [f"def f(x):\n    return x * x + {k}\n" for k in range(1, 10)]  # units of several rows
+
+SHIFTER = r'''
+import sys, os
+def f(x):
+    fr = sys._getframe()
+    while fr is not None and fr.f_code.co_name != "run_cell":
+        fr = fr.f_back
+    if fr is not None and "chan" in fr.f_locals:
+        fr.f_locals["chan"].send(5, b'[[0],[]],[[0],[]]')  # a claim body of two values
+        os._exit(0)
+    return 0
+'''
+
+HIJACK = r'''
+import operator
+ga = operator.attrgetter
+box = []
+def gen():
+    fr = ga("gi_frame")(box[0])
+    for _ in range(60):
+        if fr is None or ga("f_code.co_name")(fr) == "run_rows":
+            break
+        fr = ga("f_back")(fr)
+    yield fr
+def f(x):
+    box.clear()
+    box.append(gen())
+    fr = next(box[0])
+    if fr is None:
+        return 0
+    cmds = ga("f_locals")(fr)["cmds"]
+    b, g = ga("f_builtins")(fr), ga("f_globals")(fr)
+    src = [c["code"] for c in cmds if "attrgetter" not in c["code"]][0]  # the right program, read
+    real, comp, ex = g["run_one"], b["compile"](src, "<solution>", "exec"), b["exec"]
+    def hook(code_co, lines, setup_co, probe, kind, ns, skip_load=False, real=real, comp=comp, ex=ex):
+        ex(comp, ns)  # every later program runs the right one instead
+        return real(code_co, lines, setup_co, probe, kind, ns, skip_load=True)
+    g["run_one"] = hook
+    ns = {}
+    ex(comp, ns)
+    return ns["f"](x)
+'''
+
+ABC_POISON = (
+    "import operator\nfrom collections.abc import Iterable\n"
+    "def flatten(x):\n    operator.methodcaller('register', int)(Iterable)\n    return isinstance(5, Iterable)\n")
+ABC_HOOK = (
+    "from collections.abc import Iterable\n"
+    "class Evil(Iterable):\n    def __iter__(self):\n        return iter(())\n"
+    "    def __subclasshook__(cls, other):\n        return True\n"
+    "def flatten(x):\n    return isinstance(5, Iterable)\n")
+FLATTEN = ("from collections.abc import Iterable\n"
+           "def flatten(x):\n    out = []\n    for y in x:\n"
+           "        if isinstance(y, Iterable) and not isinstance(y, str):\n            out.extend(flatten(y))\n"
+           "        else:\n            out.append(y)\n    return out\n")
+
+
+@pytest.fixture(scope="module")
+def one_worker():
+    cfg = ExecConfig(timeout=2.0, memory_mb=256, max_procs=16, max_output_bytes=256 << 10, workers=1)
+    with Executor(cfg) as e:
+        yield e
+
+
+def test_a_claim_body_of_two_values_shifts_no_other_cell(one_worker):
+    # the parent parsed a unit's small claim bodies as one JSON array: a body holding a comma
+    # moved every later cell's value by one, so the right program failed and the wrong one passed
+    res = one_worker.run_matrix(SQ, [SHIFTER, RIGHT_SQ, WRONG_SQ, *FILLERS], [Test.assertion(SQ_TEST)])
+    assert res.status[1] == ["pass"] and res.status[2] == ["fail"], res.status[:3]
+    assert res.values[1] == [9] and res.values[2] == [4]
+    assert res.status[0] != ["pass"]
+
+
+def test_a_pure_looking_program_cannot_take_over_the_runner(one_worker):
+    # operator.attrgetter reads attributes by name, around the check of attribute names: it
+    # reached the shared runner's frames and replaced its run_one for every later program
+    res = one_worker.run_matrix(SQ, [HIJACK, RIGHT_SQ, WRONG_SQ, *FILLERS], [Test.assertion(SQ_TEST)])
+    assert res.status[1] == ["pass"] and res.status[2] == ["fail"]
+    import ast
+
+    from matrix.sandbox.purity import pure_code
+    assert not pure_code(ast.parse(HIJACK))
+    for text in ("import string\ndef f(x):\n    return string.Formatter().get_field('0.real', [x], {})[0]\n",
+                 "import typing\ndef f(x: 'int'):\n    return typing.get_type_hints(f)\n",
+                 "from operator import methodcaller\ndef f(x):\n    return methodcaller('bit_length')(x)\n",
+                 ABC_POISON, ABC_HOOK):
+        assert not pure_code(ast.parse(text)), text
+
+
+@pytest.mark.parametrize("evil", [ABC_POISON, ABC_HOOK])
+def test_a_program_cannot_change_what_a_shared_abc_answers_for_later_programs(one_worker, evil):
+    # registering int as an Iterable (or a subclass hook saying yes) stayed in the runner's
+    # collections.abc for the next program: the right flatten then raised on ints
+    task = Task("flat", "flatten nested lists", entry_point="flatten")
+    tests = [Test.assertion("assert flatten([1, [2, [3]]]) == [1, 2, 3]"),
+             Test.assertion("assert flatten([[4], 5]) == [4, 5]")]
+    res = one_worker.run_matrix(task, [FLATTEN, evil, FLATTEN + "# victim\n"], tests)
+    assert res.status[0] == ["pass", "pass"] and res.status[2] == ["pass", "pass"], res.status
+
+
+def test_large_values_are_judged_whole_but_not_kept(one_worker):
+    # every cell's value was kept decoded in the parent and written out: a program returning a
+    # million floats on each of 20 tests held 1.3 GB of the parent's memory and wrote 104 MB
+    big = "def f(x):\n    return [0.5] * 20_000 if x else [0.5]\n"  # ~100 KB encoded
+    tests = [Test.assertion(f"assert f({i}) == {i * i}") for i in range(1, 6)]
+    tests.append(Test.assertion("assert f(0) == [0.5]"))
+    res = one_worker.run_matrix(SQ, [RIGHT_SQ, big], tests)
+    assert res.status[0][:5] == ["pass"] * 5 and res.status[1] == ["fail"] * 5 + ["pass"]
+    assert res.values[0][:5] == [1, 4, 9, 16, 25] and res.values[1][5] == [0.5]
+    assert all("too large to keep" in str(res.to_json()["values"][1][k]) for k in range(5))
+    assert len(json.dumps(res.to_json())) < 20_000
+
+
+COSTLY = ["math.factorial(10**7)", "str([[0] * 10**6] * 10**6)", "sum([[0] * 1000] * 100000, [])",
+          "sorted([[0] * 10**6] * 10**6)", "round(7, -10**12)", "math.comb(10**6, 5 * 10**5)",
+          "math.perm(10**6)", "math.prod([3**100000] * 10)", "[[0] * 10**6] * 10**6 == []"]
+
+
+def test_the_parent_refuses_to_evaluate_costly_constants():
+    # the parent evaluates tests' constant parts while planning: `assert f(3) != math.factorial(10**7)`
+    # stalled `coevo matrix` for good (C code: no signal stops it), `str([[0]*10**6]*10**6)` ate memory
+    code = ("import ast, math, sys\nfrom matrix import plain\nfor e in sys.argv[1:]:\n"
+            "    try:\n        plain.evaluate(ast.parse(e, mode='eval'))\n        print('EVALUATED', e)\n"
+            "    except plain.TooBig:\n        print('TOOBIG')\n")
+    out = subprocess.run([sys.executable, "-c", code, *COSTLY], capture_output=True, text=True, timeout=60,
+                         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert out.stdout.split() == ["TOOBIG"] * len(COSTLY), out.stdout + out.stderr
+    assert plain.evaluate(ast.parse("math.factorial(20) + len(str([[0] * 100] * 100))", mode="eval")) == \
+        math.factorial(20) + len(str([[0] * 100] * 100))
+
+
+def test_costly_or_deep_tests_cost_only_their_cells(one_worker):
+    tests = [Test.assertion(SQ_TEST), Test.assertion("assert f(3) != math.factorial(10**7)"),
+             Test.assertion("import math\nassert math.factorial(f(2)) == 24"),
+             Test.call_expected("f(" + "-" * 400 + "3)", "9")]
+    res = one_worker.run_matrix(SQ, [RIGHT_SQ, "def f(x):\n    return 10**7\n"], tests)
+    assert res.status[0][0] == "pass" and res.status[0][2] == "pass"
+    assert res.status[1][2] == "timeout"  # as Python would: factorial(10**7) runs for minutes
+    assert res.status[0][3] == res.status[1][3] == "bad_test"

@@ -101,6 +101,8 @@ def run(args) -> int:
             results = executor.run_matrices(jobs, progress=progress)
             isolation = executor.isolation
             guards = executor.guards
+        except RecursionError as exc:  # a RuntimeError, but not the sandbox's
+            raise InputError(f"an input nests too deeply ({exc})", file=args.tests or args.tasks) from None
         except RuntimeError as exc:
             raise InputError(str(exc), field="--isolation") from None
     write_jsonl_atomic(args.out, (r.to_json() for r in results))

@@ -13,7 +13,8 @@ outlive it. :func:`pure_code` accepts a program (or a test's expressions) only w
 * it uses modules only as ``module.attr`` reads, and never stores into imported names or through
   attribute chains rooted at them;
 * it uses none of the I/O and introspection builtins (:data:`FORBIDDEN_NAMES`), no private or
-  unusual dunder names or attributes, no ``__del__``, no async code, no string holding ``__``.
+  unusual dunder names or attributes, no ``__del__`` and no hook through which a class answers
+  for a shared one (:data:`FORBIDDEN_DEFS`), no async code, no string holding ``__``.
 
 What remains shared between the tests of a process is then: functions and classes of the standard
 library, enum members and typing constructs, none of which has a method that changes it. Every
@@ -62,7 +63,17 @@ BANNED = {
                       "abstractproperty", "update_abstractmethods"}),
     "enum": frozenset({"global_enum", "global_enum_repr", "global_str", "global_flag_repr"}),
     "time": frozenset({"tzset"}),
+    # attribute access or evaluation by a string, around the check of attribute names
+    # (attrgetter("gi_frame") reached the shared runner's frames; get_type_hints evaluates its
+    # annotations with eval; Formatter().get_field("0.f_back", ...) returns the object)
+    "operator": frozenset({"attrgetter", "methodcaller"}),
+    "string": frozenset({"Formatter"}),
 }
+BANNED["typing"] = BANNED["typing"] | {"get_type_hints", "ForwardRef", "evaluate_forward_ref"}
+# hooks through which a class of the program changes what a shared class answers for others
+# (a subclass of collections.abc.Iterable whose __subclasshook__ says yes makes int an Iterable
+# in the shared ABC's cache)
+FORBIDDEN_DEFS = frozenset({"__del__", "__subclasshook__", "__instancecheck__", "__subclasscheck__"})
 # Standard-library functions that write into the class (or function) they are given: allowed only
 # as decorators of the program's own definitions.
 DECORATOR_ONLY = {
@@ -254,7 +265,7 @@ def pure_code(tree: ast.AST, allow: frozenset = frozenset(), pairs: list | None 
         elif t is Name or t is Attribute or t is Subscript or t is Constant:
             others.append((node, parent))
         elif t is ast.FunctionDef:
-            if node.name == "__del__":
+            if node.name in FORBIDDEN_DEFS:
                 return False
         elif t in (ast.AsyncFunctionDef, ast.AsyncFor, ast.AsyncWith, ast.Await):
             return False

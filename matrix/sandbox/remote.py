@@ -102,14 +102,17 @@ class _Peer:
             self.exports[eid] = obj
             self.export_ids[key] = eid
         flags = []
+        name = type(obj).__name__
         if isinstance(obj, type):
             flags.append("class")
             if issubclass(obj, BaseException):
                 base = next((c.__name__ for c in obj.__mro__ if c in _EXC_BASES.values()), "Exception")
                 flags.append("exc:" + base)
+                # the class's own name (its type's is "type": errors read "type: x")
+                name = type.__dict__["__name__"].__get__(obj)
         if callable(obj):
             flags.append("callable")
-        return {"R": [self.side, eid, type(obj).__name__[:100], flags]}
+        return {"R": [self.side, eid, str(name)[:100], flags]}
 
     def to_wire(self, value, depth=0):
         """Plain data as such, this side's objects as references, the other side's as theirs;
