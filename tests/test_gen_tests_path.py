@@ -218,3 +218,21 @@ def test_suites_run_in_fresh_directories_from_their_source_beside_a_users_confte
     assert not (tmp_path / "notes.json").exists()
     assert "del sys.modules[_name]" in (proj / "tests" / "test_calendar.py").read_text()
     assert "del sys.modules" not in text  # only where the name is found elsewhere too
+
+
+def test_a_module_that_does_not_parse_is_left_out_of_a_package_run(tmp_path, capsys):
+    # one broken module in a package stopped the whole run (exit 2, nothing written), while a
+    # module whose import fails was only left out: both are now left out with a warning (exit 1)
+    pkg = tmp_path / "mp"
+    pkg.mkdir()
+    (pkg / "good.py").write_text("def double(x: int) -> int:\n    return 2 * x\n")
+    (pkg / "broken.py").write_text("def broken(:\n    pass\n")
+    out = tmp_path / "out"
+    assert gen(pkg, "--out", out) == 1
+    err = capsys.readouterr().err
+    assert f"warning: {pkg / 'broken.py'}: does not parse: invalid syntax (line 1)" in err
+    assert (out / "test_good.py").exists() and not list(out.glob("test_broken*"))
+    assert run_pytest(out).returncode == 0
+    (pkg / "good.py").unlink()
+    assert gen(pkg, "--out", tmp_path / "out2") == 2
+    assert "broken.py:1: does not parse" in capsys.readouterr().err and not (tmp_path / "out2").exists()

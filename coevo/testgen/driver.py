@@ -83,7 +83,8 @@ def run_path_mode(args) -> int:
     _check(args)
     if args.out == "-":
         raise InputError("is a directory of test files; '-' (standard output) does not apply", field="--out")
-    modules = resolve(args.path)
+    unreadable: list = []  # modules of a directory that do not parse: left out, each a warning
+    modules = resolve(args.path, skipped=unreadable)
     out = Path(args.out) if args.out else default_out(modules[0].root)
     if out.exists() and not out.is_dir():
         raise InputError("exists and is not a directory", file=str(out))
@@ -110,7 +111,10 @@ def run_path_mode(args) -> int:
     # the sandbox's workers boot in the background from here on, while this process imports the
     # generator (hypothesis, coverage's reader) and, with a model, samples its evidence
     ex = Executor(ExecConfig(timeout=cell_timeout, import_paths=tuple(roots), **kw))
-    results, errors = [], []
+    from types import SimpleNamespace
+
+    results: list = []
+    errors: list = [(SimpleNamespace(path=p, name=p.stem), msg) for p, msg in unreadable]
     progress = None
     extra = None
     long_pool: list = []

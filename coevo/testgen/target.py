@@ -162,8 +162,11 @@ def _module_files(directory: Path) -> list[Path]:
     return out
 
 
-def resolve(spec: str) -> list[ModuleInfo]:
-    """The modules named by ``PATH`` / ``file.py::name``, analysed; raises InputError."""
+def resolve(spec: str, skipped: list | None = None) -> list[ModuleInfo]:
+    """The modules named by ``PATH`` / ``file.py::name``, analysed; raises InputError. Under a
+    directory, a module that cannot be read or parsed is left out and appended to ``skipped`` as
+    ``(path, message)`` when a list is given (the others still get suites); an error only when
+    none is left."""
     name = None
     raw = spec
     if "::" in spec:
@@ -179,7 +182,18 @@ def resolve(spec: str) -> list[ModuleInfo]:
         files = _module_files(path)
         if not files:
             raise InputError("no Python modules in this directory", file=raw)
-        mods = [analyze(f) for f in files]
+        mods = []
+        for f in files:
+            try:
+                mods.append(analyze(f))
+            except InputError as exc:
+                if skipped is None or len(files) == 1:
+                    raise
+                skipped.append((Path(f).resolve(), exc.message + (f" (line {exc.line})" if exc.line else "")))
+        if not mods and skipped:
+            path0, msg0 = skipped[0]
+            raise InputError(msg0 + (f" (and {len(skipped) - 1} more module(s))" if len(skipped) > 1 else ""),
+                             file=str(path0))
         mods = [m for m in mods if m.functions or m.classes]
         if not mods:
             raise InputError("nothing testable: no public function or class in any module", file=raw)
