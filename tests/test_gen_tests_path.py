@@ -236,3 +236,22 @@ def test_a_module_that_does_not_parse_is_left_out_of_a_package_run(tmp_path, cap
     (pkg / "good.py").unlink()
     assert gen(pkg, "--out", tmp_path / "out2") == 2
     assert "broken.py:1: does not parse" in capsys.readouterr().err and not (tmp_path / "out2").exists()
+
+
+def test_a_suite_the_user_edited_is_never_overwritten(tmp_path, capsys):
+    (tmp_path / "calc.py").write_text("def double(x: int) -> int:\n    return 2 * x\n")
+    out = tmp_path / "out"
+    assert gen(tmp_path / "calc.py", "--out", out) == 0
+    suite = out / "test_calc.py"
+    again = suite.read_text()
+    assert gen(tmp_path / "calc.py", "--out", out) == 0  # unedited: replaced in place
+    assert suite.read_text() == again and not (out / "test_calc_generated.py").exists()
+    edited = again + "\n\ndef test_mine():\n    assert True\n"
+    suite.write_text(edited)
+    capsys.readouterr()
+    assert gen(tmp_path / "calc.py", "--out", out) == 0
+    assert suite.read_text() == edited  # the user's now
+    assert (out / "test_calc_generated.py").exists()
+    assert "was not written by coevo or was edited since" in capsys.readouterr().err
+    manifest = json.loads((out / ".coevo-gen-tests.json").read_text())
+    assert "test_calc.py" not in manifest["files"] and "test_calc_generated.py" in manifest["files"]

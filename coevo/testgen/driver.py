@@ -95,6 +95,10 @@ def run_path_mode(args) -> int:
             raise InputError(f"{dep} is not installed in this Python environment (gen-tests needs it: "
                              f"pip install {dep})")
     names = plan_names(out, modules)
+    for stem in names.values():
+        if stem.endswith("_generated"):
+            print(f"coevo gen-tests: warning: {out / (stem[:-len('_generated')] + '.py')} was not written by "
+                  f"coevo or was edited since: left as it is; this suite goes to {stem}.py", file=sys.stderr)
     raw = args.path.split("::", 1)[0]
     scope = [] if "::" in args.path else [str(Path(raw).resolve())]
 

@@ -6,7 +6,8 @@
 * File names: ``test_<dotted module name with underscores>.py`` (plus ``_<name>`` for
   ``file.py::name``) and the module's report ``<same stem>.json``; unique across modules and
   suites, so pytest never sees two test files with one basename. A file of that name that coevo did
-  not write is never overwritten: the suite gets ``..._generated.py`` instead.
+  not write is never overwritten: the suite gets ``..._generated.py`` instead. Nor is one it
+  wrote that was edited since (the manifest keeps each file's SHA-256): it is the user's now.
 * ``.coevo-gen-tests.json`` (the manifest) records the files coevo wrote and the module each
   belongs to. A run replaces what an earlier run wrote for the modules it covers (for a package
   directory: every module under it), so a module that was renamed or lost its tests leaves no
@@ -64,10 +65,32 @@ def _stem(module_name: str, selected: str | None) -> str:
     return s
 
 
+def _digest(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _edited(path: Path, meta: dict) -> bool:
+    """A file coevo wrote that no longer holds what it wrote (manifests before the digests: never)."""
+    want = meta.get("sha256") if isinstance(meta, dict) else None
+    if not want or not path.exists():
+        return False
+    try:
+        return _digest(path.read_text(encoding="utf-8")) != want
+    except (OSError, UnicodeDecodeError):
+        return True
+
+
+def ours_unedited(out: Path, manifest: dict) -> set[str]:
+    """The files of the manifest that coevo wrote and nobody edited since."""
+    return {n for n, meta in manifest["files"].items() if not _edited(out / n, meta)}
+
+
 def plan_names(out: Path, modules: list) -> dict[str, str]:
-    """module key -> test file stem, avoiding files coevo did not write."""
+    """module key -> test file stem, avoiding files coevo did not write (or that were edited)."""
     manifest = load_manifest(out)
-    ours = set(manifest["files"])
+    ours = ours_unedited(out, manifest)
     plan = {}
     for m in modules:
         key = m.name + (f"::{m.selected}" if m.selected else "")
@@ -144,7 +167,9 @@ def write_outputs(out: Path, results: list, names: dict[str, str], scope: list[s
     Returns the files written."""
     out.mkdir(parents=True, exist_ok=True)
     manifest = load_manifest(out)
-    files: dict = dict(manifest["files"])
+    mine = ours_unedited(out, manifest)
+    # an edited file is the user's now: never rewritten or removed, no longer in the manifest
+    files: dict = {n: meta for n, meta in manifest["files"].items() if n in mine}
     written: list[Path] = []
     keep: set[str] = set()
     roots: dict[str, str] = dict(manifest.get("roots", {}))
@@ -155,8 +180,10 @@ def write_outputs(out: Path, results: list, names: dict[str, str], scope: list[s
             path = out / f"{stem}.py"
             top = module.name.split(".")[0]
             evict = top if shadowed(top, Path(module.root)) else None
-            write_text_atomic(path, with_import_root(text, _rel(module.root, out), evict))
-            files[path.name] = {"module": module.name, "key": key, "source": str(module.path)}
+            text = with_import_root(text, _rel(module.root, out), evict)
+            write_text_atomic(path, text)
+            files[path.name] = {"module": module.name, "key": key, "source": str(module.path),
+                                "sha256": _digest(text)}
             keep.add(path.name)
             written.append(path)
         rpath = out / f"{stem}.json"
