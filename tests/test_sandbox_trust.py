@@ -716,3 +716,47 @@ def test_costly_or_deep_tests_cost_only_their_cells(one_worker):
     assert res.status[0][0] == "pass" and res.status[0][2] == "pass"
     assert res.status[1][2] == "timeout"  # as Python would: factorial(10**7) runs for minutes
     assert res.status[0][3] == res.status[1][3] == "bad_test"
+
+
+# A second red-team pass (2026-11-27) got past the purity check in ways a check of the text cannot
+# see; since then every row (a program and its tests) runs in a process forked for it alone.
+ACROSS_ROWS = {
+    # copy's reconstruction calls setattr on what the program's __reduce_ex__ names: the class of
+    # the harness's stdout, whose flush then raised for every later program
+    "copy_reduce": ("import copy\nimport sys\n"
+                    "def build():\n    import sys\n    def target():\n        return type(sys.stdout)\n"
+                    "    def bad(self):\n        raise ValueError('poisoned')\n"
+                    "    class E:\n        def __reduce_ex__(self, proto):\n"
+                    "            return (target, (), (None, {'flush': bad}))\n    return E\n"
+                    "copy.copy(build()())\n"
+                    "def f(x):\n    return 0\n"),
+    # a standard-library property initialised again in place: every Fraction's numerator read 9
+    "property_init": ("import fractions\ndef fake(self):\n    return 9\n"
+                      "property.__init__(fractions.Fraction.numerator, fake)\n"
+                      "def f(x):\n    return 0\n"),
+    # the subclass hook, with its name built at run time in a class made by type()
+    "type_hook": ("from collections.abc import Iterable\nD = '_' * 2\n"
+                  "Evil = type('Evil', (Iterable,), {D + 'iter' + D: lambda self: iter(()),\n"
+                  "                                  D + 'subclasshook' + D: classmethod(lambda cls, o: True)})\n"
+                  "def f(x):\n    return 0 if isinstance(5, Iterable) else 1\n"),
+    # a shared class-level buffer of the harness's empty stdin
+    "stdin_buffer": ("import sys\nsys.stdin.buffer.write(b'poison')\nsys.stdin.buffer.seek(0)\n"
+                     "def f(x):\n    return 0\n"),
+    # the other rows' program texts, read through str.format's attribute fields from a generator
+    "format_walk": ("def g():\n"
+                    "    yield '{0.gi_frame.f_back.f_back.f_back.f_back.f_back.f_locals[cmds][1][code]}'.format(it)\n"
+                    "it = g()\n"
+                    "def f(x):\n    src = next(it)\n    ns = {}\n    return x * x if 'x * x' in src else 0\n"),
+}
+VICTIMS = ["import fractions\ndef f(x):\n    return int(fractions.Fraction(x * x, 1) + fractions.Fraction(0))\n",
+           "import sys\ndef f(x):\n    sys.stdout.flush()\n    return x * x + len(sys.stdin.buffer.read())\n",
+           "from collections.abc import Iterable\ndef f(x):\n    return x * x if not isinstance(x, Iterable) else -1\n"]
+
+
+@pytest.mark.parametrize("name", sorted(ACROSS_ROWS))
+def test_what_a_program_leaves_in_its_process_reaches_no_other_program(one_worker, name):
+    res = one_worker.run_matrix(SQ, [ACROSS_ROWS[name], *VICTIMS, WRONG_SQ, *FILLERS],
+                                [Test.assertion(SQ_TEST), Test.assertion("assert f(4) == 16")])
+    assert res.status[1:4] == [["pass", "pass"]] * 3, (name, res.status[:5], res.errors[:5])
+    assert res.status[4] == ["fail", "fail"] and all(r == ["fail", "fail"] for r in res.status[5:])
+    assert res.status[0] != ["pass", "pass"]

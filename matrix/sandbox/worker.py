@@ -339,7 +339,16 @@ class Worker:
 
     def drop_runner(self) -> None:
         if self.runner_proc is not None:
+            try:
+                pid = self.runner_proc.pid
+            except (OSError, RuntimeError):
+                pid = None
             self.finish(self.runner_proc, tmp=False, tree=False)
+            if pid is not None:  # the row's process the runner forked (same process group)
+                try:
+                    os.killpg(pid, signal.SIGKILL)
+                except OSError:
+                    pass
             self.runner_proc = None
 
     def run_direct(self, unit: Unit, states: list, out: dict) -> None:
