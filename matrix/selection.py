@@ -512,7 +512,8 @@ def coevo_default(passed, consensus=None, *, examples=None, example_weight: floa
     # sample is correct (module docstring)
     scaled = logs / evidence_scale
     share = (p[:, :m].sum(axis=0) + 1.0) / (n + 2.0)
-    unseen = float(scaled[g]) + math.log(unseen_weight / sizes[g]) if unseen_weight > 0 else None
+    # two logs: the quotient of a tiny weight (5e-324) by a cluster size is 0.0, whose log fails
+    unseen = float(scaled[g]) + math.log(unseen_weight) - math.log(sizes[g]) if unseen_weight > 0 else None
     post = _softmax(scaled if unseen is None else np.append(scaled, unseen))
     test_scores = post[:k] @ reps[:, :m].astype(float) if m else np.zeros(0)
     if unseen is not None and m:

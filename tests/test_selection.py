@@ -420,3 +420,12 @@ def test_coevo_scores_never_move_the_choice_and_match_their_logits(pool, unseen_
     for score, logit in ((s.code_scores, s.code_logits), (s.test_scores, s.test_logits)):
         inside = np.abs(logit) < LOGIT_CLIP
         np.testing.assert_allclose(sigmoid(logit[inside]), score[inside], rtol=1e-6, atol=1e-9)
+
+
+def test_a_tiny_unseen_weight_is_a_tiny_weight_not_an_error():
+    # hypothesis found it: 5e-324 / cluster size underflowed to 0.0 and math.log raised
+    p = np.array([[True, False], [True, False], [False, True]])
+    tiny = coevo_default(p, None, unseen_weight=5e-324)
+    none = coevo_default(p, None, unseen_weight=0.0)
+    assert tiny.index == none.index
+    np.testing.assert_allclose(tiny.code_scores, none.code_scores, atol=1e-12)
