@@ -760,3 +760,29 @@ def test_what_a_program_leaves_in_its_process_reaches_no_other_program(one_worke
     assert res.status[1:4] == [["pass", "pass"]] * 3, (name, res.status[:5], res.errors[:5])
     assert res.status[4] == ["fail", "fail"] and all(r == ["fail", "fail"] for r in res.status[5:])
     assert res.status[0] != ["pass", "pass"]
+
+
+def test_only_plain_programs_share_the_runner():
+    # the allow-list of what may run in the runner itself (the rest runs in a process of its row)
+    from matrix.sandbox.purity import plain_code, pure_code
+
+    plain = ["def f(x):\n    return x * x\n",
+             "import math\nfrom collections import Counter\n"
+             "def f(xs):\n    return max(Counter(xs).values()) + math.floor(1.5)\n",
+             "def f(s):\n    st = []\n    for c in s:\n        if c in '([{':\n"
+             "            st.append(c)\n    return len(st)\n",
+             "class Empty(Exception):\n    pass\n"
+             "def f(x):\n    if x < 0:\n        raise Empty('negative')\n    return x\n"]
+    not_plain = [*ACROSS_ROWS.values(), HIJACK,
+                 "class A:\n    def __init__(self):\n        self.v = 1\ndef f(x):\n    return A().v\n",
+                 "def f(x):\n    return type(x).__name__\n",
+                 "def f(x):\n    return '{0.real}'.format(x)\n",
+                 "from collections.abc import Iterable\nclass E(Iterable):\n    pass\ndef f(x):\n    return 0\n",
+                 "import copy\ndef f(x):\n    return copy.copy(x)\n",
+                 "import re\ndef f(x):\n    return re.RegexFlag._member_map_\n"]
+    for text in plain:
+        tree = ast.parse(text)
+        assert pure_code(tree) and plain_code(tree), text
+    for text in not_plain:
+        tree = ast.parse(text)
+        assert not (pure_code(tree) and plain_code(tree)), text

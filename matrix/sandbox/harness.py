@@ -279,34 +279,59 @@ def fmt_syntax(exc) -> str:
     return f"{type(exc).__name__}: {exc}"[:MAX_ERR]
 
 
+_COMPILED: list = [None, None]  # the last guarded compile: (key, (code, pure, state, plain))
+
+
 def compile_source(src: str, filename: str, *, guard: bool, as_main: bool = True):
     """(code, pure, uses state) or raises one of :data:`_COMPILE_ERRORS`. With ``guard``, the
     code is checked for purity and (when pure) compiled with its attribute stores guarded; a
     program that will not run as ``__main__`` (``as_main`` false) loses its dead
     ``if __name__ == "__main__":`` blocks first (:func:`.purity.drop_dead_main`)."""
+    if not guard:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a program's SyntaxWarnings are its own business
+            return compile(src, filename, "exec", dont_inherit=True), False, False
+    return _compile_guarded(src, filename, as_main)[:3]
+
+
+def plain_source(src: str, filename: str, as_main: bool) -> bool:
+    """Whether the program is pure and plain (:func:`.purity.plain_code`): it may run in the
+    shared runner itself. Raises like :func:`compile_source` (whose work it shares)."""
+    return _compile_guarded(src, filename, as_main)[3]
+
+
+def _compile_guarded(src: str, filename: str, as_main: bool):
+    key = (src, filename, as_main)
+    if _COMPILED[0] == key:
+        return _COMPILED[1]
     import ast
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a program's SyntaxWarnings are its own business
-        if not guard:
-            return compile(src, filename, "exec", dont_inherit=True), False, False
         state = any(w in src for w in purity.STATE_WORDS)
+        out = None
         if "import" not in src:
             co = compile(src, filename, "exec", dont_inherit=True)
             if purity.fast_pure(co):  # no module to reach, no attribute store to guard
-                return co, True, state
-        tree = ast.parse(src, filename, "exec")
-        if not as_main:
-            purity.drop_dead_main(tree)
-        pairs = purity.walk(tree)
-        try:
-            pure = purity.pure_code(tree, pairs=pairs)
-        except RecursionError:
-            pure = False
-        if pure:
-            purity.guard_in_place(pairs)
-        return compile(tree, filename, "exec", dont_inherit=True), pure, state
+                out = (co, True, state, purity.plain_probe(co))
+        if out is None:
+            tree = ast.parse(src, filename, "exec")
+            if not as_main:
+                purity.drop_dead_main(tree)
+            pairs = purity.walk(tree)
+            try:
+                pure = purity.pure_code(tree, pairs=pairs)
+                plain = pure and purity.plain_code(tree)
+            except RecursionError:
+                pure = plain = False
+            if pure:
+                purity.guard_in_place(pairs)
+            out = (compile(tree, filename, "exec", dont_inherit=True), pure, state, plain)
+    _COMPILED[0], _COMPILED[1] = key, out
+    return out
 
 
 _PROBE_CACHE: dict = {}  # compiled probes of a runner (tests repeat across the programs of a task)
@@ -795,6 +820,22 @@ def _failing_first_import(src: str):
     return None
 
 
+def _plain_row(cmd: dict) -> bool:
+    """The row's program, setup and tests are plain (:mod:`.purity`): it may run in the runner."""
+    try:
+        if not plain_source(cmd["code"], "<solution>", cmd["kind"] == "stdio"):
+            return False
+        if cmd["setup"] and cmd["setup"].strip():
+            return False  # (the setup's compile would replace the program's in the cache)
+        for p in cmd["probes"]:
+            mode, data, pure, _ = compile_probe(p, guard=True)
+            if mode == "values" and not (pure and all(purity.plain_probe(c) for c in data)):
+                return False
+    except _COMPILE_ERRORS + (ValueError,):
+        return False  # the row's own process reports it
+    return True
+
+
 def run_rows(chan: _Channel) -> None:
     """The runner: rows of pure programs (one command each, on fd 4) until end of input; each
     row ends with a ``DONE`` frame. The worker replaces the runner after anything abnormal.
@@ -814,6 +855,8 @@ def run_rows(chan: _Channel) -> None:
     signal.signal(signal.SIGALRM, _alarm)
     _mute_collections()
     G = _G
+    G["gc"].collect()
+    G["gc"].freeze()  # the runner's own objects: no collection in a row's process walks them
     while True:
         msg = read_message(COMMAND_FD)  # not ticking while it waits
         if msg is None:
@@ -822,6 +865,18 @@ def run_rows(chan: _Channel) -> None:
         cmds = marshal.loads(msg)  # the rows of one unit, run one after the other
         tick = min([float(c.get("timeout") or 0) for c in cmds if c.get("timeout")] or [0.05])
         for cmd in cmds:
+            if _plain_row(cmd):  # nothing it can do outlives it: it runs here, as every row once did
+                _ticking(tick)
+                run_program(cmd, chan)
+                _ticking(None)
+                if not _timed_collect(float(cmd.get("timeout") or 0)):
+                    chan.send(Frame.ABNORMAL, b"finalizer")
+                    chan.flush()
+                    return
+                G["gc"].freeze()  # what survives is the runner's own: later collections skip it
+                chan.send(Frame.DONE)
+                chan.flush()  # a row's frames in one write
+                continue
             pid = G["fork"]()
             if pid == 0:
                 code = EXIT_HARNESS
@@ -831,15 +886,11 @@ def run_rows(chan: _Channel) -> None:
                 try:
                     _ticking(tick)  # interval timers are not inherited
                     run_program(cmd, chan)
-                    if not _timed_collect(float(cmd.get("timeout") or 0)):
-                        chan.send(Frame.ABNORMAL, b"finalizer")  # the worker replaces the runner
-                        chan.flush()
-                    else:
-                        chan.send(Frame.DONE)
-                        chan.flush()  # a row's frames in one write
-                        code = 0
+                    chan.send(Frame.DONE)
+                    chan.flush()  # a row's frames in one write
+                    code = 0
                 finally:
-                    G["exit"](code)  # no finalizer of the program's runs after its row
+                    G["exit"](code)  # no finalizer of the program's garbage runs: nothing after it
             while True:
                 try:
                     _, status = G["waitpid"](pid, 0)

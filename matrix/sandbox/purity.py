@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import ast
 import sys
+from typing import Any
 
 __all__ = ["SAFE_MODULES", "PRELOAD", "pure_code", "fast_pure", "guard_stores", "guard_in_place",
            "make_store_guard", "walk", "drop_dead_main", "GUARD_NAME", "HARNESS_NAMES", "StoreIntoShared"]
@@ -473,3 +474,85 @@ def make_store_guard(shared_ids: frozenset, tripped: list):
         return obj
 
     return __coevo_own__
+
+
+# ----------------------------------------------------------------------------- sharing the runner
+# A pure program runs in a process forked for its row (~1.7 ms a row in the sandbox); one that is
+# also *plain* runs in the runner itself, after the row before it. Plain is an allow-list small
+# enough to reason about, not the purity check with more holes stopped: a program that could
+# reach the interpreter's shared state by any means found so far (a class made by ``type()``,
+# ``property.__init__`` on a shared property, ``copy`` and a ``__reduce_ex__``, str.format fields
+# walking to frames, private attributes of shared classes, a subclass of a shared ABC, ``sys``'s
+# streams) is not plain; it only costs the fork.
+PLAIN_MODULES = frozenset({"math", "cmath", "itertools", "functools", "collections", "heapq", "bisect", "re",
+                           "string", "fractions", "statistics", "typing"})
+PLAIN_DENIED_NAMES = frozenset({"type", "super", "object", "property", "format", "classmethod", "staticmethod",
+                                "callable", "hasattr", "id", "hash", "dir", "self", "cls"})
+PLAIN_DENIED_ATTRS = frozenset({"format", "format_map", "mro", "register"})
+_PLAIN_BASES = frozenset({"Exception", "ValueError", "TypeError", "KeyError", "IndexError", "RuntimeError",
+                          "ArithmeticError", "ZeroDivisionError", "LookupError", "NotImplementedError"})
+
+
+def plain_code(tree: ast.AST) -> bool:
+    """Whether ``tree`` (a pure program, a setup) may run in the shared runner: imports only of
+    :data:`PLAIN_MODULES`, no name of :data:`PLAIN_DENIED_NAMES` (``self``/``cls`` included: a
+    method's first argument can be bound to anything), no dunder or private attribute, none of
+    :data:`PLAIN_DENIED_ATTRS` (``format``: its fields read attributes by name), no string holding
+    ``__``, no ``global``/``nonlocal``, classes whose bases are
+    the program's own classes or a few builtin exceptions, no metaclass, no dunder method but
+    ``__init__``/``__repr__``/``__str__``/``__eq__``/``__lt__``/``__len__``... (ALLOWED_DUNDER_ATTRS)."""
+    own_classes: set[str] = set()
+    node: Any  # dispatched on t = type(node), which mypy does not narrow
+    for node in ast.walk(tree):
+        t = type(node)
+        if t is ast.Import:
+            if any(a.name not in PLAIN_MODULES for a in node.names):
+                return False
+        elif t is ast.ImportFrom:
+            if node.level or node.module not in PLAIN_MODULES or any(a.name == "*" for a in node.names):
+                return False
+        elif t is ast.Name:
+            if node.id in PLAIN_DENIED_NAMES or node.id[:1] == "_":
+                return False
+        elif t is ast.Attribute:
+            if node.attr[:1] == "_" or node.attr in PLAIN_DENIED_ATTRS or node.attr in FORBIDDEN_ATTRS:
+                return False
+        elif t is ast.arg:
+            if node.arg in ("self", "cls") or node.arg[:1] == "_":
+                return False
+        elif t is ast.Constant:
+            if isinstance(node.value, (str, bytes)) and "_" * 2 in str(node.value):
+                return False
+        elif t is ast.ClassDef:
+            if node.keywords or node.decorator_list:
+                return False
+            for b in node.bases:
+                if not (type(b) is ast.Name and (b.id in own_classes or b.id in _PLAIN_BASES)):
+                    return False
+            own_classes.add(node.name)
+        elif t in (ast.FunctionDef, ast.Lambda):
+            name = getattr(node, "name", "")
+            if name[:1] == "_" or any(type(d) is not ast.Name or d.id[:1] == "_" for d in
+                                       getattr(node, "decorator_list", [])):
+                return False
+        elif t in (ast.Global, ast.Nonlocal, ast.AsyncFunctionDef, ast.Await):
+            return False
+    return True
+
+
+def plain_probe(co) -> bool:
+    """The same for a test's compiled expression (already :func:`fast_pure`): no denied name,
+    attribute or format string anywhere in it."""
+    stack = [co]
+    code_type = type(co)
+    while stack:
+        c = stack.pop()
+        for name in c.co_names:
+            if name in PLAIN_DENIED_NAMES or name in PLAIN_DENIED_ATTRS or name[:1] == "_":
+                return False
+        for k in c.co_consts:
+            if type(k) is code_type:
+                stack.append(k)
+            elif type(k) in (str, bytes) and "_" * 2 in str(k):
+                return False
+    return True
