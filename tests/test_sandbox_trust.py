@@ -786,3 +786,31 @@ def test_only_plain_programs_share_the_runner():
     for text in not_plain:
         tree = ast.parse(text)
         assert not (pure_code(tree) and plain_code(tree)), text
+
+
+# A third pass (2026-11-27): module attributes that are modules led out of the batch-safe ones
+# (re.enum.bltns is builtins, typing.types has new_class, typing.contextlib.os is os), and a
+# module's attribute that *is* eval was not the bare name the check refuses.
+ENCODER_POISON = ("import re\n"
+                  "def f(x):\n    u = '_' * 2\n"
+                  "    g = re.enum.bltns.eval('[m for m in ' + u + 'import' + u + \"('sys').modules.values() \"\n"
+                  "                           \"if hasattr(m, 'run_one') and hasattr(m, '_G')][0]._G\")\n"
+                  "    g['encode'] = lambda v, truth=False: 9\n"
+                  "    return x * x\n")
+
+
+def test_module_chains_stay_in_the_batch_safe_modules(one_worker):
+    from matrix.sandbox.purity import plain_code, pure_code
+
+    for text in (ENCODER_POISON,
+                 "import typing\ndef f(x):\n    return typing.types.new_class('K', ())\n",
+                 "import typing\ndef f(x):\n    return typing.contextlib.os.getpid()\n",
+                 "from typing import types\ndef f(x):\n    return types.new_class('K', ())\n",
+                 "import re\ndef f(x):\n    return re.copyreg.dispatch_table\n"):
+        assert not pure_code(ast.parse(text)), text
+    # reached through a batch-safe module but not a plain one: pure, not plain
+    text = "import re\ndef f(x):\n    return x * x if re.enum.IntEnum else 0\n"
+    assert pure_code(ast.parse(text)) and not plain_code(ast.parse(text))
+    res = one_worker.run_matrix(SQ, [ENCODER_POISON, RIGHT_SQ, WRONG_SQ, *FILLERS], [Test.assertion(SQ_TEST)])
+    assert res.status[1] == ["pass"] and res.status[2] == ["fail"] and res.values[2] == [4]
+    assert all(r == ["fail"] for r in res.status[3:])

@@ -103,6 +103,10 @@ FORBIDDEN_ATTRS = frozenset({
     "cell_contents", "mro", "register", "reconfigure",
     "unicode_whitespace_trans",  # a dict shared by every textwrap.TextWrapper
 })
+# the builtins FORBIDDEN_NAMES stands for, by identity: a module attribute that *is* one of them
+# (``some_module.eval``, however it is reached) is refused as the bare name is
+_FORBIDDEN_IDS = frozenset(id(getattr(__import__("builtins"), n)) for n in FORBIDDEN_NAMES
+                           if hasattr(__import__("builtins"), n))
 GUARD_NAME = "__coevo_own__"
 HARNESS_NAMES = frozenset({"__coevo_eq__", "__coevo_test__", GUARD_NAME})
 STATE_WORDS = ("random", "decimal", "statistics", "time", "datetime")
@@ -255,8 +259,10 @@ def pure_code(tree: ast.AST, allow: frozenset = frozenset(), pairs: list | None 
                 if a.name.startswith("_") or not hasattr(mod, a.name) or _banned(node.module, a.name):
                     return False
                 obj = getattr(mod, a.name)
-                if not _safe_object(obj):
+                if not _safe_object(obj) or id(obj) in _FORBIDDEN_IDS:
                     return False
+                if type(obj).__name__ == "module" and getattr(obj, "__name__", None) not in SAFE_MODULES:
+                    return False  # `from typing import types`: a module that is not batch-safe
                 bound = a.asname or a.name
                 imported.add(bound)
                 if a.name in DECORATOR_ONLY.get(node.module, ()):
@@ -285,9 +291,13 @@ def pure_code(tree: ast.AST, allow: frozenset = frozenset(), pairs: list | None 
         if attr in DECORATOR_ONLY.get(getattr(obj, "__name__", ""), ()) and not decorates_class(parent):
             return False
         value = getattr(obj, attr)
-        if not _safe_object(value):
+        if not _safe_object(value) or id(value) in _FORBIDDEN_IDS:
             return False
         if type(value).__name__ == "module":
+            # only into the batch-safe modules: re.enum.bltns is the builtins module (its eval),
+            # typing.types has new_class, typing.contextlib.os is os
+            if getattr(value, "__name__", None) not in SAFE_MODULES:
+                return False
             return module_chain_ok(parent, parent_of.get(id(parent)), value)
         return True
 
@@ -484,8 +494,8 @@ def make_store_guard(shared_ids: frozenset, tripped: list):
 # ``property.__init__`` on a shared property, ``copy`` and a ``__reduce_ex__``, str.format fields
 # walking to frames, private attributes of shared classes, a subclass of a shared ABC, ``sys``'s
 # streams) is not plain; it only costs the fork.
-PLAIN_MODULES = frozenset({"math", "cmath", "itertools", "functools", "collections", "heapq", "bisect", "re",
-                           "string", "fractions", "statistics", "typing"})
+PLAIN_MODULES = frozenset({"math", "cmath", "itertools", "functools", "collections", "collections.abc", "heapq",
+                           "bisect", "re", "string", "fractions", "statistics", "typing"})
 PLAIN_DENIED_NAMES = frozenset({"type", "super", "object", "property", "format", "classmethod", "staticmethod",
                                 "callable", "hasattr", "id", "hash", "dir", "self", "cls"})
 PLAIN_DENIED_ATTRS = frozenset({"format", "format_map", "mro", "register"})
@@ -502,9 +512,20 @@ def plain_code(tree: ast.AST) -> bool:
     the program's own classes or a few builtin exceptions, no metaclass, no dunder method but
     ``__init__``/``__repr__``/``__str__``/``__eq__``/``__lt__``/``__len__``... (ALLOWED_DUNDER_ATTRS)."""
     own_classes: set[str] = set()
+    modules: dict[str, object] = {}  # names the program binds to modules
     node: Any  # dispatched on t = type(node), which mypy does not narrow
     for node in ast.walk(tree):
+        if type(node) is ast.Import:
+            for a in node.names:
+                top = a.name.split(".")[0]
+                modules[a.asname or top] = sys.modules.get(a.name if a.asname else top)
+        elif type(node) is ast.ImportFrom:
+            for a in node.names:
+                modules[a.asname or a.name] = getattr(sys.modules.get(node.module or ""), a.name, None)
+    for node in ast.walk(tree):
         t = type(node)
+        if t is ast.Attribute and not _plain_chain(node, modules):
+            return False
         if t is ast.Import:
             if any(a.name not in PLAIN_MODULES for a in node.names):
                 return False
@@ -536,6 +557,24 @@ def plain_code(tree: ast.AST) -> bool:
                                        getattr(node, "decorator_list", [])):
                 return False
         elif t in (ast.Global, ast.Nonlocal, ast.AsyncFunctionDef, ast.Await):
+            return False
+    return True
+
+
+def _plain_chain(node: ast.Attribute, modules: dict) -> bool:
+    """An attribute chain rooted at a module the program imported reaches no module outside
+    :data:`PLAIN_MODULES` (``re.enum``, ``statistics.random``, ``typing.types``...)."""
+    chain = []
+    x: Any = node
+    while type(x) is ast.Attribute:
+        chain.append(x.attr)
+        x = x.value
+    if type(x) is not ast.Name or x.id not in modules:
+        return True
+    obj = modules[x.id]
+    for attr in reversed(chain):
+        obj = getattr(obj, attr, None) if not attr.startswith("_") else None
+        if type(obj).__name__ == "module" and getattr(obj, "__name__", None) not in PLAIN_MODULES:
             return False
     return True
 
