@@ -167,7 +167,6 @@ def _drawer(task, tests, n_inputs: int, seed: int):
 
 
 def run(args) -> int:
-
     from matrix.errors import InputError
     from matrix.inputs import consensus_from_cells
     from matrix.jsonl import write_jsonl_atomic

@@ -172,7 +172,6 @@ def write_outputs(out: Path, results: list, names: dict[str, str], scope: list[s
     files: dict = {n: meta for n, meta in manifest["files"].items() if n in mine}
     written: list[Path] = []
     keep: set[str] = set()
-    roots: dict[str, str] = dict(manifest.get("roots", {}))
     for module, text, report in results:
         key = module.name + (f"::{module.selected}" if module.selected else "")
         stem = names[key]
@@ -191,7 +190,6 @@ def write_outputs(out: Path, results: list, names: dict[str, str], scope: list[s
         files[rpath.name] = {"module": module.name, "key": key, "source": str(module.path)}
         keep.add(rpath.name)
         written.append(rpath)
-        roots[module.name.split(".")[0]] = _rel(module.root, out)
     covered_keys = {m.name + (f"::{m.selected}" if m.selected else "") for m, _, _ in results}
     for name, meta in list(files.items()):
         if name in keep:
@@ -205,5 +203,5 @@ def write_outputs(out: Path, results: list, names: dict[str, str], scope: list[s
             except FileNotFoundError:
                 pass
             files.pop(name, None)
-    write_text_atomic(out / MANIFEST, json.dumps({"files": files, "roots": roots}, indent=2, sort_keys=True) + "\n")
+    write_text_atomic(out / MANIFEST, json.dumps({"files": files}, indent=2, sort_keys=True) + "\n")
     return written
