@@ -58,8 +58,10 @@ SYS_ATTRS = frozenset({
 # registry, and shared objects whose methods mutate them.
 BANNED = {
     "functools": frozenset({"update_wrapper", "wraps"}),
+    # (get_type_hints / ForwardRef / evaluate_forward_ref evaluate annotations with eval)
     "typing": frozenset({"final", "no_type_check", "no_type_check_decorator", "overload", "get_overloads",
-                         "clear_overloads", "runtime_checkable", "dataclass_transform"}),
+                         "clear_overloads", "runtime_checkable", "dataclass_transform",
+                         "get_type_hints", "ForwardRef", "evaluate_forward_ref"}),
     "abc": frozenset({"abstractmethod", "abstractclassmethod", "abstractstaticmethod",
                       "abstractproperty", "update_abstractmethods"}),
     "enum": frozenset({"global_enum", "global_enum_repr", "global_str", "global_flag_repr"}),
@@ -70,7 +72,6 @@ BANNED = {
     "operator": frozenset({"attrgetter", "methodcaller"}),
     "string": frozenset({"Formatter"}),
 }
-BANNED["typing"] = BANNED["typing"] | {"get_type_hints", "ForwardRef", "evaluate_forward_ref"}
 # hooks through which a class of the program changes what a shared class answers for others
 # (a subclass of collections.abc.Iterable whose __subclasshook__ says yes makes int an Iterable
 # in the shared ABC's cache)
@@ -508,9 +509,10 @@ def plain_code(tree: ast.AST) -> bool:
     :data:`PLAIN_MODULES`, no name of :data:`PLAIN_DENIED_NAMES` (``self``/``cls`` included: a
     method's first argument can be bound to anything), no dunder or private attribute, none of
     :data:`PLAIN_DENIED_ATTRS` (``format``: its fields read attributes by name), no string holding
-    ``__``, no ``global``/``nonlocal``, classes whose bases are
-    the program's own classes or a few builtin exceptions, no metaclass, no dunder method but
-    ``__init__``/``__repr__``/``__str__``/``__eq__``/``__lt__``/``__len__``... (ALLOWED_DUNDER_ATTRS)."""
+    ``__``, no ``global``/``nonlocal``, classes whose bases are the program's own classes or a few
+    builtin exceptions, no metaclass or class decorator, no function or method whose name starts
+    with ``_`` (so no dunder method at all), decorators only plain names, and every attribute chain
+    from an imported module staying in :data:`PLAIN_MODULES`."""
     own_classes: set[str] = set()
     modules: dict[str, object] = {}  # names the program binds to modules
     node: Any  # dispatched on t = type(node), which mypy does not narrow
