@@ -96,6 +96,7 @@ MATH_CONSTS: dict[str, Any] = {"pi": math.pi, "e": math.e, "tau": math.tau, "inf
                                "nan": math.nan}
 MAX_ITEMS = 1_000_000
 MAX_BITS = 200_000
+MAX_DIVISION_WORK = 1 << 34  # bits x bits of a division, remainder or gcd of ints (~10-30 ms at most)
 # calls that walk every nested item of their argument
 _WALKERS = (str, repr, sorted, list, tuple, min, max, all, any, sum)
 
@@ -140,13 +141,27 @@ def _size(v: Any, cap: int = MAX_ITEMS) -> int:
     return total
 
 
+def _guard_division(a: Any, b: Any) -> None:
+    """Division, remainder and gcd of big ints take time in proportion to the product of their
+    sizes, in one C call that no signal stops (a 600-character test of chained shifts and one
+    ``//`` held the parent 20 s)."""
+    if isinstance(a, int) and isinstance(b, int) and a.bit_length() * b.bit_length() > MAX_DIVISION_WORK:
+        raise TooBig("division of ints too large")
+
+
 def _guard_binop(op: type, a: Any, b: Any) -> None:
     ints = (int, bool)
     if op is ast.Pow and isinstance(a, ints) and isinstance(b, ints):
         if b > 0 and abs(a) > 1 and abs(a).bit_length() * b > MAX_BITS:
             raise TooBig("power too large")
-    elif op is ast.LShift and isinstance(b, ints) and b > MAX_BITS:
-        raise TooBig("shift too large")
+    elif op is ast.LShift and isinstance(b, ints):
+        if b > MAX_BITS or (isinstance(a, ints) and a.bit_length() + b > MAX_BITS):
+            raise TooBig("shift too large")
+    elif op is ast.FloorDiv or op is ast.Mod:
+        if op is ast.Mod and isinstance(a, (str, bytes, bytearray)):
+            # printf-style formatting: '%01500000000d' % 2 is 1.5 GB, and the parent never needs it
+            raise Unsupported("% formatting")
+        _guard_division(a, b)
     elif op is ast.Mult:
         if isinstance(a, ints) and not isinstance(b, ints):
             a, b = b, a
@@ -191,6 +206,9 @@ def _guard_call(fn: Any, args: list, kwargs: dict) -> None:
             # sequences added one at a time: each step copies everything so far
             if len(a0) * _size(a0, 10 * MAX_ITEMS) > 10 * MAX_ITEMS:
                 raise TooBig("sum of sequences too large")
+    elif fn is divmod or fn is math.gcd:
+        for x in args[1:]:
+            _guard_division(a0, x)
     elif fn is round:
         nd = args[1] if len(args) > 1 else kwargs.get("ndigits")
         if isinstance(nd, ints) and abs(nd) > 10_000:

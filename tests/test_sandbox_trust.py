@@ -814,3 +814,116 @@ def test_module_chains_stay_in_the_batch_safe_modules(one_worker):
     res = one_worker.run_matrix(SQ, [ENCODER_POISON, RIGHT_SQ, WRONG_SQ, *FILLERS], [Test.assertion(SQ_TEST)])
     assert res.status[1] == ["pass"] and res.status[2] == ["fail"] and res.values[2] == [4]
     assert all(r == ["fail"] for r in res.status[3:])
+
+
+# A fourth pass (2026-11-27): names that syntax holds as plain strings. A pattern's capture
+# (`case __hash__:`), an import alias or an `except ... as` bound dunder hooks in a plain program's
+# class, whose instance then sat in `re`'s cache in the shared runner; a class pattern's keyword
+# (`case Callable(__self__=b)`) read `print.__self__`, the builtins module, and with its exec a
+# plain row replaced the runner's encoder, a pure row's process became the runner for every later
+# row and task. And the parent evaluated `%` formatting and big-int division without bounds.
+RE_TROJAN = ("import re\n"
+             "def hsh(me):\n    return 0\ndef eq(me, other):\n    return other == 0\n"
+             "def band(me, other):\n    return 2 & other\ndef bor(me, other):\n    return 2 | other\n"
+             "class K:\n"
+             "    match hsh:\n        case __hash__:\n            pass\n"
+             "    match eq:\n        case __eq__:\n            pass\n"
+             "    match band:\n        case __and__:\n            pass\n"
+             "    match band:\n        case __rand__:\n            pass\n"
+             "    match bor:\n        case __or__:\n            pass\n"
+             "    match bor:\n        case __ror__:\n            pass\n"
+             're.compile("[a-z]+", K())\n'
+             "def words(s):\n    return 0\n")
+TAKE_ENCODER = ("import sys\\n"
+                "h = [m for m in list(sys.modules.values()) if hasattr(m, 'run_one') and hasattr(m, '_G')][0]\\n"
+                "real = h._G['encode']\\n"
+                "h._G['encode'] = lambda v, truth=False, real=real: real(9 if v == 4 else v, truth)\\n")
+BUILTINS_AT_LOAD = ("from collections.abc import Callable\n"
+                    "match print:\n    case Callable(__self__=B):\n        pass\n"
+                    f'B.exec("{TAKE_ENCODER}", {{}})\n'
+                    "def f(x):\n    return 0\n")
+BUILTINS_IN_CALL = ("from collections.abc import Callable\nimport sys\n"  # pure, not plain: a process of its own
+                    "def f(x):\n    match print:\n        case Callable(__self__=B):\n            pass\n"
+                    f'    B.exec("{TAKE_ENCODER}", {{}})\n'
+                    "    return x * x\n")
+
+
+def test_no_syntax_binds_a_hook_or_reads_an_attribute_around_the_checks(one_worker):
+    from matrix.sandbox.purity import plain_code, plain_names, pure_code
+
+    words = Task("w", "words", entry_point="words")
+    right = 'import re\ndef words(s):\n    return re.findall("[a-zA-Z]+", s)\n'
+    wrong = 'import re\ndef words(s):\n    return re.findall("[a-z]+", s)\n'
+    res = one_worker.run_matrix(words, [RE_TROJAN, right, wrong],
+                                [Test.assertion('assert words("Hello World") == ["Hello", "World"]'),
+                                 Test.call_expected('words("ab1CD")', "['ab', 'CD']")])
+    assert res.status[1] == ["pass", "pass"] and res.status[2] == ["fail", "fail"], res.status
+    for evil in (BUILTINS_AT_LOAD, BUILTINS_IN_CALL):
+        res = one_worker.run_matrix(SQ, [evil, RIGHT_SQ, WRONG_SQ, "import sys\n" + WRONG_SQ],
+                                    [Test.assertion(SQ_TEST), Test.call_expected("f(3)", "9")])
+        assert res.status[1] == ["pass", "pass"], res.status
+        assert res.status[2] == res.status[3] == ["fail", "fail"] and res.values[2] == [4, 4], res.status
+        assert not pure_code(ast.parse(evil))
+    for text in ("from typing import cast as __coevo_own__\ndef f(x):\n    return x\n",
+                 "class K:\n    try:\n        pass\n    except Exception as __hash__:\n        pass\n",
+                 "def f(x):\n    return dict(__class__=x)\n"):
+        assert not pure_code(ast.parse(text)), text
+    for text in ("def f(x):\n    match x:\n        case 1:\n            return 0\n    return x\n",
+                 "from math import floor as _floor\ndef f(x):\n    return _floor(x)\n",
+                 "def f(x):\n    try:\n        return 1 // x\n    except ZeroDivisionError as _e:\n        return 0\n"):
+        assert pure_code(ast.parse(text)) and not plain_code(ast.parse(text)), text
+    # the compiled form is checked too: a private name bound by whatever syntax
+    assert not plain_names(compile("class K:\n    match 1:\n        case __hash__:\n            pass\n", "<t>", "exec"))
+    assert plain_names(compile("class K(Exception):\n    '''doc'''\n    x: int = 1\n", "<t>", "exec"))
+
+
+def test_a_rows_process_answers_for_its_row_alone():
+    # the runner passes on what a row's process writes up to its DONE frame only: frames after
+    # it (the next rows' answers, forged) and anything malformed are dropped
+    from matrix.sandbox import harness
+    from matrix.sandbox.records import Frame
+    from matrix.sandbox.wire import frame_bytes
+
+    tok, other = b"T" * 8, b"U" * 8
+    row = frame_bytes(tok, int(Frame.PLAN), 0.0, b"{}") + frame_bytes(tok, int(Frame.DONE), 0.0, b"")
+    forged = frame_bytes(tok, int(Frame.PLAN), 0.0, b"{}") + frame_bytes(tok, int(Frame.DONE), 0.0, b"")
+
+    def through(data):
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(r)
+            os.write(w, data)
+            os._exit(0)
+        os.close(w)
+        harness._G.setdefault("read", os.read)
+        try:
+            return harness._row_frames(r, tok)
+        finally:
+            os.close(r)
+            os.waitpid(pid, 0)
+
+    assert through(row + forged) == (row, True)
+    assert through(row[:-3]) == (row[: len(row) - len(frame_bytes(tok, int(Frame.DONE), 0.0, b""))], False)
+    assert through(frame_bytes(other, int(Frame.DONE), 0.0, b"") + row) == (b"", False)
+    big = frame_bytes(tok, int(Frame.VALUES), 0.0, b"x" * (1 << 20))
+    assert through(big * 3 + row) == (big * 3 + row, True)  # more than a pipe holds: read as it comes
+
+
+def test_the_parent_refuses_costly_division_and_formatting(one_worker):
+    chained = "(1" + " << 200000" * 40 + ") // (3" + " << 200000" * 20 + " | 12345)"
+    for expr in (chained, "divmod(1 << 190000, (1 << 180000) + 1) == 0", "(7 << 150000) << 150000"):
+        with pytest.raises(plain.TooBig):
+            plain.evaluate(ast.parse(expr, mode="eval"))
+    for expr in ("'%01500000000d' % 0", "b'%.1000000000f' % 0.0"):
+        with pytest.raises(plain.Unsupported):
+            plain.evaluate(ast.parse(expr, mode="eval"))
+    assert plain.evaluate(ast.parse("(10**40 + 7) % 97 + divmod(17, 5)[0] + (1 << 64) // 3", mode="eval")) == \
+        (10**40 + 7) % 97 + 3 + (1 << 64) // 3
+    t0 = time.monotonic()
+    parity = Task("p", "double", entry_point="f")
+    res = one_worker.run_matrix(parity, ["def f(x):\n    return x * 2\n", "def f(x):\n    return '%01500000000d'\n",
+                                         "def f(x):\n    return (1 << (4000000 * x)) + 12345\n"],
+                                [Test.assertion("assert f(4) % 2 == 0"), Test.assertion("assert f(2) % f(1) == 0")])
+    assert res.status[0] == ["pass", "pass"] and res.status[1][0] != "pass" and res.status[2][1] != "pass"
+    assert time.monotonic() - t0 < 60

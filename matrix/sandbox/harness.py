@@ -26,7 +26,7 @@ import sys
 
 from . import purity
 from .encoding import make_encoder
-from .records import LOAD_HANG, MAX_ERR, Frame
+from .records import FRAME_HEADER, LOAD_HANG, MAX_ERR, TOKEN_BYTES, Frame
 from .wire import frame_bytes
 
 RESULT_FD = 3
@@ -55,7 +55,7 @@ def prepare() -> None:
         encode=make_encoder(), json_encode=json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode,
         json_str=json.encoder.encode_basestring_ascii, write=os.write, exit=os._exit,
         clock=time.perf_counter, builtins=builtins, io=io, modtype=type(sys), sysmods=sys.modules,
-        fork=os.fork, waitpid=os.waitpid,
+        fork=os.fork, waitpid=os.waitpid, pipe=os.pipe, dup2=os.dup2, close=os.close, read=os.read,
         BaseException=BaseException, AssertionError=AssertionError, MemoryError=MemoryError,
         SystemExit=SystemExit, RecursionError=RecursionError, OSError=OSError,
         recursion=sys.getrecursionlimit(),
@@ -168,6 +168,12 @@ class _Channel:
                 self.flush()
             return
         self._write(data)
+
+    def write_raw(self, data: bytes) -> None:
+        """Frames already made (a row's child's, checked by the runner), after any pending."""
+        self.flush()
+        if data:
+            self._write(data)
 
     def flush(self) -> None:
         if self.pending:
@@ -316,7 +322,7 @@ def _compile_guarded(src: str, filename: str, as_main: bool):
         if "import" not in src:
             co = compile(src, filename, "exec", dont_inherit=True)
             if purity.fast_pure(co):  # no module to reach, no attribute store to guard
-                out = (co, True, state, purity.plain_probe(co))
+                out = (co, True, state, purity.plain_probe(co) and purity.plain_names(co))
         if out is None:
             tree = ast.parse(src, filename, "exec")
             if not as_main:
@@ -329,7 +335,8 @@ def _compile_guarded(src: str, filename: str, as_main: bool):
                 pure = plain = False
             if pure:
                 purity.guard_in_place(pairs)
-            out = (compile(tree, filename, "exec", dont_inherit=True), pure, state, plain)
+            co = compile(tree, filename, "exec", dont_inherit=True)
+            out = (co, pure, state, plain and purity.plain_names(co))
     _COMPILED[0], _COMPILED[1] = key, out
     return out
 
@@ -878,6 +885,7 @@ def run_rows(chan: _Channel) -> None:
                 chan.send(Frame.DONE)
                 chan.flush()  # a row's frames in one write
                 continue
+            r, w = G["pipe"]()
             pid = G["fork"]()
             if pid == 0:
                 code = EXIT_HARNESS
@@ -885,21 +893,66 @@ def run_rows(chan: _Channel) -> None:
                 msg = b""
                 cmds.clear()
                 try:
+                    # the child speaks only to the runner, which passes on this row's frames alone:
+                    # a program that takes over its process (it must not, but a check of the text
+                    # may miss a way) can neither read the later rows' commands nor answer for them
+                    G["close"](r)
+                    G["dup2"](w, RESULT_FD)
+                    G["close"](w)
+                    G["close"](COMMAND_FD)
                     _ticking(tick)  # interval timers are not inherited
                     run_program(cmd, chan)
                     chan.send(Frame.DONE)
                     chan.flush()  # a row's frames in one write
                     code = 0
                 finally:
-                    G["exit"](code)  # no finalizer of the program's garbage runs: nothing after it
+                    G["exit"](code)
+            G["close"](w)
+            out, done = _row_frames(r, chan.token)
+            G["close"](r)
             while True:
                 try:
                     _, status = G["waitpid"](pid, 0)
                     break
                 except InterruptedError:
                     continue
-            if status != 0:  # killed (memory, a signal) or ended by the harness: the runner ends too
+            chan.write_raw(out)
+            if status != 0 or not done:
+                # killed (memory, a signal), ended by the harness, or ended without its DONE: the
+                # runner ends too (the worker replaces it)
                 G["exit"](EXIT_HARNESS)
+
+
+ROW_FRAMES_LIMIT = 256 << 20  # what the runner keeps of a row's frames (a row's honest frames are far less)
+
+
+def _row_frames(fd: int, token: bytes) -> tuple[bytes, bool]:
+    """What a row's child writes, read to its end: the well-formed frames with the runner's token
+    up to and including the first ``DONE``, and whether there was one; nothing after it (another
+    row's frames, forged) and nothing from the first malformed frame on."""
+    G = _G
+    buf = bytearray()
+    read = G["read"]
+    while True:  # to the end, so that the child never blocks on a full pipe; kept up to a bound
+        try:
+            chunk = read(fd, 1 << 16)
+        except InterruptedError:
+            continue
+        if not chunk:
+            break
+        if len(buf) < ROW_FRAMES_LIMIT:
+            buf += chunk
+    hs, off, n_buf = FRAME_HEADER.size, 0, len(buf)
+    while off + hs <= n_buf:
+        n = int.from_bytes(buf[off:off + 4], "little")
+        end = off + 4 + n
+        if n < hs - 4 or end > n_buf or bytes(buf[off + 4:off + 4 + TOKEN_BYTES]) != token:
+            break
+        kind = buf[off + 4 + TOKEN_BYTES]
+        off = end
+        if kind == Frame.DONE:
+            return bytes(buf[:off]), True
+    return bytes(buf[:off]), False
 
 
 def _cleanup(modname, ns):

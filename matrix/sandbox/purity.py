@@ -275,6 +275,8 @@ def pure_code(tree: ast.AST, allow: frozenset = frozenset(), pairs: list | None 
         elif t is ast.FunctionDef:
             if node.name in FORBIDDEN_DEFS:
                 return False
+        elif not _other_names_ok(node, t):
+            return False
         elif t in (ast.AsyncFunctionDef, ast.AsyncFor, ast.AsyncWith, ast.Await):
             return False
 
@@ -357,6 +359,30 @@ def pure_code(tree: ast.AST, allow: frozenset = frozenset(), pairs: list | None 
     return True
 
 
+def _bound_name_ok(name) -> bool:
+    """A name bound by a construct other than a plain assignment (``import ... as``, ``except ...
+    as``, a pattern's capture, a keyword argument): no dunder name (``case __hash__:`` in a class
+    body gives the class a hash; ``import f as __coevo_own__`` would replace the store guard)."""
+    return name is None or not (name[:2] == "__" and name[-2:] == "__")
+
+
+def _other_names_ok(node, t) -> bool:
+    """The names that syntax holds as plain strings rather than as ``Name``/``Attribute`` nodes:
+    bound by an alias, a handler, a pattern or a keyword, or read by a class pattern's keywords
+    (``case Callable(__self__=b)`` reads ``print.__self__``, the builtins module)."""
+    if t is ast.alias:
+        return _bound_name_ok(node.asname)
+    if t is ast.ExceptHandler or t is ast.MatchAs or t is ast.MatchStar:
+        return _bound_name_ok(node.name)
+    if t is ast.MatchMapping:
+        return _bound_name_ok(node.rest)
+    if t is ast.keyword:
+        return _bound_name_ok(node.arg)
+    if t is ast.MatchClass:
+        return all(a[:1] != "_" and a not in FORBIDDEN_ATTRS for a in node.kwd_attrs)
+    return True
+
+
 def _store_root_ok(node, imported):
     """A store target ``a.b[c].d = ...`` is fine when its root is a plain name that is not an
     imported name, and no ``__`` attribute sits in the chain."""
@@ -379,7 +405,8 @@ def _import_or_store_ops() -> frozenset:
     import opcode
 
     ops = opcode.opmap
-    return frozenset(ops[n] for n in ("IMPORT_NAME", "IMPORT_FROM", "IMPORT_STAR", "STORE_ATTR", "DELETE_ATTR")
+    return frozenset(ops[n] for n in ("IMPORT_NAME", "IMPORT_FROM", "IMPORT_STAR", "STORE_ATTR", "DELETE_ATTR",
+                                      "MATCH_CLASS")  # a class pattern reads attributes named in a constant
                      if n in ops)
 
 
@@ -389,7 +416,7 @@ _IMPORT_OR_STORE_OPS = _import_or_store_ops()
 def fast_pure(co) -> bool:
     """Purity read off a code's code objects alone, for code that neither imports (so no module is
     reachable) nor stores into or deletes an attribute (so nothing needs the store guard): no
-    import or attribute-store instruction, no forbidden, private or unusual dunder name, no string
+    import, attribute-store or class-pattern instruction, no forbidden, private or unusual dunder name, no string
     holding ``__``, nothing async. False means "ask :func:`pure_code`"."""
     stack = [co]
     code_type = type(co)
@@ -558,8 +585,43 @@ def plain_code(tree: ast.AST) -> bool:
             if name[:1] == "_" or any(type(d) is not ast.Name or d.id[:1] == "_" for d in
                                        getattr(node, "decorator_list", [])):
                 return False
-        elif t in (ast.Global, ast.Nonlocal, ast.AsyncFunctionDef, ast.Await):
+        elif t in (ast.Global, ast.Nonlocal, ast.AsyncFunctionDef, ast.Await, ast.Match):
             return False
+        elif t is ast.alias:
+            if (node.asname or node.name)[:1] == "_":
+                return False
+        elif t is ast.ExceptHandler or t is ast.keyword:
+            name = node.name if t is ast.ExceptHandler else node.arg
+            if name and name[:1] == "_":
+                return False
+    return True
+
+
+# names the compiler itself uses in a class body, and the store guard's
+_COMPILER_NAMES = frozenset({"__module__", "__qualname__", "__name__", "__doc__", "__annotations__", GUARD_NAME})
+
+
+def plain_names(co) -> bool:
+    """The compiled program of a :func:`plain_code` tree binds and reads no private name but the
+    compiler's own (whatever syntax bound it: a check of the text once missed ``case __hash__:``
+    and ``except E as __x__``), and holds no string naming a private attribute."""
+    stack = [co]
+    code_type = type(co)
+    while stack:
+        c = stack.pop()
+        for names in (c.co_names, c.co_varnames, c.co_cellvars, c.co_freevars):
+            for name in names:
+                if name[:1] == "_" and name not in _COMPILER_NAMES:
+                    return False
+        consts = list(c.co_consts)
+        while consts:
+            k = consts.pop()
+            if type(k) is code_type:
+                stack.append(k)
+            elif type(k) is tuple or type(k) is frozenset:
+                consts.extend(k)
+            elif type(k) in (str, bytes) and "_" * 2 in str(k):
+                return False
     return True
 
 

@@ -364,12 +364,16 @@ class Worker:
             cmd = [{"code": st.code, "setup": st.setup, "kind": st.kind, "max_out": self.max_out,
                     "timeout": timeout, "probes": [unit.probes[pi] for _, pi, _ in st.pending],
                     "optional": [bool(opt) for _, _, opt in st.pending]} for st in todo]
+            fresh = True
             try:
                 proc = self.runner()
+                fresh = proc.rows == 0
                 write_message(proc.cmd_w, marshal.dumps(cmd))
                 proc.rows += len(cmd)
             except (OSError, RuntimeError) as exc:
                 self.drop_runner()
+                if not fresh:  # a runner that ended after its last row (a row's process ended badly
+                    continue   # after its frames): the rows go to a new one
                 for st in todo:
                     for key, _, _ in st.pending:
                         out[key] = CellRecord(key, Outcome.SANDBOX, 0, 0.0, str(exc).encode()[:MAX_ERR])
