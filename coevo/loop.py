@@ -87,7 +87,7 @@ class LoopConfig:
     fix_invalid_penalty: float = 0.2  # per turn whose completion holds no valid program
     n_proposals: int = 8  # Proposer samples per step (one prompt, one GRPO group)
     n_solves: int = 4  # solver samples per valid proposal: its solve rate is the learnability signal
-    proposer_refs: int = 3  # reference tasks in the Proposer prompt (seed tasks and accepted proposals)
+    proposer_refs: int = 2  # reference tasks in the Proposer prompt (seed tasks and accepted proposals)
     proposer_format: str = "program"  # program (solution + inputs; description derived) | task (+ description)
     repetition_penalty: float = 0.5  # R-Zero: a valid proposal repeated k times in its batch loses 0.5 k/(n-1)
     proposer_valid_bonus: float = 0.25  # added to every valid proposal's learnability (a new task that works)
