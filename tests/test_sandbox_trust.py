@@ -927,3 +927,61 @@ def test_the_parent_refuses_costly_division_and_formatting(one_worker):
                                 [Test.assertion("assert f(4) % 2 == 0"), Test.assertion("assert f(2) % f(1) == 0")])
     assert res.status[0] == ["pass", "pass"] and res.status[1][0] != "pass" and res.status[2][1] != "pass"
     assert time.monotonic() - t0 < 60
+
+
+# A fifth pass (2026-11-27): `from re import enum` reached a module out of the plain ones (its
+# functional API gave a class dunder hooks named at run time: the `re` cache trojan again); a
+# generator parked in typing's subscript cache ran its `finally` inside a later row's annotation
+# when evicted; the parent weighed a big int as one item (`str([2**13999] * 10**5)`: 20 s) and
+# raised a program's Fraction to any power.
+ENUM_TROJAN = ("from re import enum\nimport re\n"
+               "def hsh(me):\n    return 0\ndef eq(me, other):\n    return other == 0\n"
+               "def band(me, other):\n    return 2 & other\ndef bor(me, other):\n    return 2 | other\n"
+               "u = chr(95) * 2\n"
+               "K = enum.Enum('K', [('a', 1), (u + 'hash' + u, hsh), (u + 'eq' + u, eq), (u + 'and' + u, band),\n"
+               "                    (u + 'rand' + u, band), (u + 'or' + u, bor), (u + 'ror' + u, bor)])\n"
+               "re.compile('[a-z]+', K.a)\n"
+               "def words(s):\n    return []\n")
+PARKED_FINALLY = ("import typing\n"
+                  "def armed():\n    try:\n        yield 1\n    finally:\n        while True:\n            pass\n"
+                  "g = armed()\nnext(g)\ntyping.List[g]\n"
+                  "for i in range(127):\n    typing.List[i + 1000]\n"
+                  "def total(nums):\n    return 0\n")
+
+
+def test_what_a_plain_program_leaves_in_shared_caches_is_its_own(one_worker):
+    import fractions  # noqa: F401 (loaded, as in the sandbox, which preloads the batch-safe modules)
+    import statistics  # noqa: F401
+
+    from matrix.sandbox.purity import plain_code, pure_code
+
+    for text in (ENUM_TROJAN, "from statistics import random\ndef f(x):\n    return x\n",
+                 "from fractions import operator\ndef f(x):\n    return x\n"):
+        assert pure_code(ast.parse(text)) and not plain_code(ast.parse(text)), text
+    words = Task("w", "words", entry_point="words")
+    right, wrong = ('import re\ndef words(s):\n    return re.findall("[a-zA-Z]+", s)\n',
+                    'import re\ndef words(s):\n    return re.findall("[a-z]+", s)\n')
+    res = one_worker.run_matrix(words, [ENUM_TROJAN, right, wrong],
+                                [Test.assertion('assert words("Hello World") == ["Hello", "World"]')])
+    assert res.status[1:] == [["pass"], ["fail"]], res.status
+    total = Task("total", "sum of a list", entry_point="total")
+    honest = "from typing import List\ndef total(nums: List[int]) -> int:\n    return sum(nums)\n"
+    forked = "import sys\nfrom typing import List\ndef total(nums: List[int]) -> int:\n    return sum(nums)\n"
+    res = one_worker.run_matrix(total, [PARKED_FINALLY, honest, forked, "def total(nums):\n    return sum(nums) + 1\n"],
+                                [Test.assertion("assert total([1, 2]) == 3"), Test.call_expected("total([5])", "5")])
+    assert res.status[1] == res.status[2] == ["pass", "pass"], (res.status, res.errors)
+    assert res.status[3] == ["fail", "fail"]
+
+
+def test_the_parent_weighs_big_ints_and_fractions(one_worker):
+    with pytest.raises(plain.TooBig):
+        plain.evaluate(ast.parse("len(str([2**13999] * 100000))", mode="eval"))
+    assert plain.evaluate(ast.parse("len(str([2**1000] * 1000))", mode="eval")) == len(str([2**1000] * 1000))
+    t0 = time.monotonic()
+    total = Task("total", "sum of a list", entry_point="total")
+    res = one_worker.run_matrix(total, ["from fractions import Fraction\ndef total(nums):\n    return Fraction(3, 2)\n",
+                                        "def total(nums):\n    return sum(nums)\n"],
+                                [Test.assertion("assert total([1, 2]) == 3"),
+                                 Test.assertion("assert total([1]) ** 30000000 != 0")])
+    assert res.status[1] == ["pass", "pass"] and res.status[0][0] == "fail"
+    assert time.monotonic() - t0 < 60

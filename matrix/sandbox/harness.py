@@ -65,6 +65,16 @@ def prepare() -> None:
         isinstance=isinstance, type=type, str=str, len=len, list=list, tuple=tuple,
     )
     _G["genuine"]["math"] = math
+    # the standard library's caches a plain program can fill with its own objects (`re`'s compiled
+    # patterns keyed by a flags object of its class, typing's subscript caches holding a generator
+    # whose `finally` would run in a later row when evicted): emptied after each plain row
+    cache_clears = []
+    re_mod, typing_mod = sys.modules.get("re"), sys.modules.get("typing")
+    if re_mod is not None:
+        cache_clears.append(re_mod.purge)
+    if typing_mod is not None:
+        cache_clears.extend(getattr(typing_mod, "_cleanups", ()))
+    _G["cache_clears"] = tuple(cache_clears)
     import signal
 
     _G["setitimer"], _G["itimer_real"] = signal.setitimer, signal.ITIMER_REAL
@@ -774,9 +784,16 @@ def _timed_cleanup(modname, ns, timeout) -> bool:
 
 
 def _timed_collect(timeout) -> bool:
-    """Collect the row's garbage (cycles: their finalizers run now, not in a later program's
-    test) under the timer; False when a finalizer ran past it."""
-    return _within(max(timeout or 0.0, 0.05), _G["gc"].collect)[0]
+    """Empty the standard library's caches a program can fill (:func:`prepare`) and collect the
+    row's garbage (cycles), under the timer, so that the finalizers of what the row left run now,
+    charged to it, not in a later program's test; False when one ran past the timer."""
+    return _within(max(timeout or 0.0, 0.05), _forget_row)[0]
+
+
+def _forget_row() -> None:
+    for clear in _G["cache_clears"]:
+        clear()
+    _G["gc"].collect()
 
 
 def _failing_first_import(src: str):
@@ -876,8 +893,9 @@ def run_rows(chan: _Channel) -> None:
             if _plain_row(cmd):  # nothing it can do outlives it: it runs here, as every row once did
                 _ticking(tick)
                 run_program(cmd, chan)
+                forgotten = _timed_collect(float(cmd.get("timeout") or 0))  # (timed: the tick still runs)
                 _ticking(None)
-                if not _timed_collect(float(cmd.get("timeout") or 0)):
+                if not forgotten:
                     chan.send(Frame.ABNORMAL, b"finalizer")
                     chan.flush()
                     return

@@ -561,6 +561,10 @@ def plain_code(tree: ast.AST) -> bool:
         elif t is ast.ImportFrom:
             if node.level or node.module not in PLAIN_MODULES or any(a.name == "*" for a in node.names):
                 return False
+            for a in node.names:  # `from re import enum`: a module out of the plain ones, by another name
+                obj = modules.get(a.asname or a.name)
+                if type(obj).__name__ == "module" and getattr(obj, "__name__", None) not in PLAIN_MODULES:
+                    return False
         elif t is ast.Name:
             if node.id in PLAIN_DENIED_NAMES or node.id[:1] == "_":
                 return False
@@ -636,6 +640,8 @@ def _plain_chain(node: ast.Attribute, modules: dict) -> bool:
     if type(x) is not ast.Name or x.id not in modules:
         return True
     obj = modules[x.id]
+    if type(obj).__name__ == "module" and getattr(obj, "__name__", None) not in PLAIN_MODULES:
+        return False
     for attr in reversed(chain):
         obj = getattr(obj, attr, None) if not attr.startswith("_") else None
         if type(obj).__name__ == "module" and getattr(obj, "__name__", None) not in PLAIN_MODULES:
