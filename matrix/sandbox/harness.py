@@ -924,7 +924,7 @@ def run_rows(chan: _Channel) -> None:
                     chan.flush()  # a row's frames in one write
                     code = 0
                 finally:
-                    G["exit"](code)
+                    G["exit"](code)  # no finalizer of the program's garbage runs: nothing after it
             G["close"](w)
             out, done = _row_frames(r, chan.token)
             G["close"](r)
