@@ -99,6 +99,8 @@ MAX_BITS = 200_000
 MAX_DIVISION_WORK = 1 << 34  # bits x bits of a division, remainder or gcd of ints (~10-30 ms at most)
 # calls that walk every nested item of their argument
 _WALKERS = (str, repr, sorted, list, tuple, min, max, all, any, sum)
+# calls that make an int of a number
+_INTEGRAL = (int, round, math.floor, math.ceil, math.trunc)
 
 _BINOPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
            ast.Div: lambda a, b: a / b, ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b,
@@ -128,6 +130,11 @@ def _size(v: Any, cap: int = MAX_ITEMS) -> int:
         return len(v)
     if isinstance(v, int):
         return _int_weight(v)
+    if isinstance(v, range):
+        try:
+            return len(v)
+        except OverflowError:  # longer than sys.maxsize
+            return cap + 1
     if not isinstance(v, (list, tuple, dict, set, frozenset)):
         return 1
     total = len(v)
@@ -169,8 +176,36 @@ def _bits(v: Any) -> int:
     return 0
 
 
+MAX_DECIMAL_INT_BITS = 20_000  # an int met by a Decimal is written in decimal first: quadratic in its size
+MAX_DECIMAL_DIGITS = 20_000  # digits of the int a Decimal becomes (floor, int, round): 1e999999999 has a billion
+
+
+def _guard_decimal(a: Any, b: Any = None) -> None:
+    for x, y in ((a, b), (b, a)):
+        if isinstance(x, decimal.Decimal) and isinstance(y, int) and y.bit_length() > MAX_DECIMAL_INT_BITS:
+            raise TooBig("int too large for a Decimal")
+
+
+def _guard_compare(op: type, a: Any, b: Any) -> None:
+    """``x in range(10**18)`` walks the range unless ``x`` is an int (a range decodes from a few
+    bytes); a Decimal compared with a huge int writes the int in decimal."""
+    if op is ast.In or op is ast.NotIn:
+        if isinstance(b, range) and not isinstance(a, int) and _size(b) > MAX_ITEMS:
+            raise TooBig("membership in a range too long")
+    _guard_decimal(a, b)
+
+
+def _guard_integral(fn: Any, a0: Any) -> None:
+    """The int a Decimal or a Fraction becomes (``math.floor``, ``int``, ``round``...)."""
+    if isinstance(a0, decimal.Decimal) and a0.is_finite() and a0.adjusted() > MAX_DECIMAL_DIGITS:
+        raise TooBig(f"{getattr(fn, '__name__', 'int')} of a Decimal too large")
+    if isinstance(a0, fractions.Fraction) and _bits(a0) ** 2 > MAX_DIVISION_WORK:
+        raise TooBig(f"{getattr(fn, '__name__', 'int')} of a Fraction too large")
+
+
 def _guard_binop(op: type, a: Any, b: Any) -> None:
     ints = (int, bool)
+    _guard_decimal(a, b)
     if isinstance(b, fractions.Fraction) and b.denominator == 1 and op is ast.Pow:
         b = b.numerator  # x ** Fraction(n, 1) is x ** n
     if isinstance(a, fractions.Fraction) or isinstance(b, fractions.Fraction):
@@ -233,12 +268,15 @@ def _guard_call(fn: Any, args: list, kwargs: dict) -> None:
             if len(a0) * _size(a0, 10 * MAX_ITEMS) > 10 * MAX_ITEMS:
                 raise TooBig("sum of sequences too large")
     elif fn is divmod or fn is math.gcd:
-        for x in args[1:]:
-            _guard_division(a0, x)
+        big = sorted((x for x in args if isinstance(x, int)), key=lambda x: x.bit_length())[-2:]
+        if len(big) == 2:  # (the two largest: gcd(0, a, b) is gcd(a, b))
+            _guard_division(*big)
     elif fn is round:
         nd = args[1] if len(args) > 1 else kwargs.get("ndigits")
         if isinstance(nd, ints) and abs(nd) > 10_000:
             raise TooBig("round to too many digits")
+    if fn in _INTEGRAL:
+        _guard_integral(fn, a0)
     if fn in _WALKERS and args and _size(a0) > MAX_ITEMS:
         raise TooBig("value too large")
 
@@ -284,6 +322,7 @@ def evaluate(node: Any, holes: list | tuple = (), names: set | None = None) -> A
         left = evaluate(node.left, holes, names)
         for op, comp in zip(node.ops, node.comparators):
             right = evaluate(comp, holes, names)
+            _guard_compare(type(op), left, right)
             if not _CMPOPS[type(op)](left, right):
                 return False
             left = right

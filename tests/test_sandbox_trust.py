@@ -985,3 +985,57 @@ def test_the_parent_weighs_big_ints_and_fractions(one_worker):
                                  Test.assertion("assert total([1]) ** 30000000 != 0")])
     assert res.status[1] == ["pass", "pass"] and res.status[0][0] == "fail"
     assert time.monotonic() - t0 < 60
+
+
+# A sixth pass (2026-11-27): `typing.ABCMeta` is a metaclass a plain program could call like
+# `type()`: a subclass of Sequence with a hook named at run time put `set` into Sequence's cache for
+# the runner's life (forked rows and other tasks too); `typing.abstractmethod` is the banned
+# `abc.abstractmethod` under another name; the parent walked `(0, 1) in range(10**18)` and made
+# ints of a program's `Decimal("1e999999999")` or a 4 MB Fraction.
+ABC_BY_METACLASS = ("import typing\nimport collections.abc\nu = chr(95) * 2\n"
+                    "def hook(c):\n    return True\n"
+                    "K = typing.ABCMeta('K', (collections.abc.Sequence,), {u + 'subclasshook' + u: hook})\n"
+                    "isinstance(set(), collections.abc.Sequence)\n"
+                    "def is_collection(x):\n    return False\n")
+
+
+def test_plain_code_reaches_no_metaclass_and_no_banned_function(one_worker):
+    from matrix.sandbox.purity import plain_code, pure_code
+
+    assert pure_code(ast.parse(ABC_BY_METACLASS)) and not plain_code(ast.parse(ABC_BY_METACLASS))
+    assert not plain_code(ast.parse("from typing import ABCMeta\ndef f(x):\n    return x\n"))
+    assert not pure_code(ast.parse("import typing\nimport statistics\ntyping.abstractmethod(statistics.mean)\n"))
+    task = Task("coll", "True for a list, tuple or set", entry_point="is_collection")
+    right = "def is_collection(x):\n    return isinstance(x, (list, tuple, set))\n"
+    wrong = ("import collections.abc\ndef is_collection(x):\n"
+             "    return isinstance(x, collections.abc.Sequence) and not isinstance(x, str)\n")
+    res = one_worker.run_matrix(task, [ABC_BY_METACLASS, right, wrong, "import sys\n" + wrong],
+                                [Test.assertion("assert is_collection({1, 2}) == True"),
+                                 Test.assertion("assert is_collection([1]) == True")])
+    assert res.status[1] == ["pass", "pass"] and res.status[2] == res.status[3] == ["fail", "pass"], res.status
+
+
+def test_the_parent_walks_no_huge_range_and_makes_no_huge_int():
+    from decimal import Decimal
+    from fractions import Fraction
+
+    big_fraction = Fraction(int("f" * 300000, 16), int("e" * 100000, 16) + 1, _normalize=False)
+    for expr, holes in (("(0, 1) in H", [range(10**18)]), ("1.5 not in H", [range(10**12)]),
+                        ("math.floor(H) == 3", [Decimal("1e999999999")]), ("int(H) == 3", [Decimal("1e99999")]),
+                        ("math.floor(H) == 3", [big_fraction]), ("H == 2 ** 100000", [Decimal(3)]),
+                        ("math.gcd(0, H, H + 1) == 1", [1 << 190000]), ("list(H) == []", [range(10**9)])):
+        tree = _holes(ast.parse(expr.replace("H", "h0"), mode="eval"))
+        with pytest.raises(plain.TooBig):
+            plain.evaluate(tree, holes)
+    assert plain.evaluate(_holes(ast.parse("5 in h0 and math.floor(h1) == 3", mode="eval")),
+                          [range(10**18), Decimal("3.5")]) is True
+
+
+def _holes(tree):
+    """Names h0, h1... of an expression as holes (values the sandbox computed)."""
+    class Sub(ast.NodeTransformer):
+        def visit_Name(self, node):
+            if node.id[:1] == "h" and node.id[1:].isdigit():
+                return plain.Hole(int(node.id[1:]))
+            return node
+    return Sub().visit(tree)

@@ -214,6 +214,26 @@ def _banned(module_name: str, attr: str) -> bool:
     return attr in BANNED.get(module_name, ())
 
 
+_BANNED_IDS: list = []  # filled on first use: the BANNED modules may load after this one
+
+
+def _banned_object(obj) -> bool:
+    """``obj`` is one of :data:`BANNED`'s functions under whatever name it was reached
+    (``typing.abstractmethod`` is ``abc.abstractmethod``)."""
+    if not _BANNED_IDS:
+        import importlib
+
+        ids: set[int] = set()
+        for mod, names in BANNED.items():
+            try:
+                m = importlib.import_module(mod)
+            except ImportError:
+                continue
+            ids.update(id(getattr(m, n)) for n in names if hasattr(m, n))
+        _BANNED_IDS.append(frozenset(ids))
+    return id(obj) in _BANNED_IDS[0]
+
+
 def pure_code(tree: ast.AST, allow: frozenset = frozenset(), pairs: list | None = None) -> bool:
     """True when ``tree`` may run beside other tests of the same program in one process (see the
     module docstring). Conservative: anything it cannot vouch for makes the code impure (it then
@@ -260,7 +280,7 @@ def pure_code(tree: ast.AST, allow: frozenset = frozenset(), pairs: list | None 
                 if a.name.startswith("_") or not hasattr(mod, a.name) or _banned(node.module, a.name):
                     return False
                 obj = getattr(mod, a.name)
-                if not _safe_object(obj) or id(obj) in _FORBIDDEN_IDS:
+                if not _safe_object(obj) or id(obj) in _FORBIDDEN_IDS or _banned_object(obj):
                     return False
                 if type(obj).__name__ == "module" and getattr(obj, "__name__", None) not in SAFE_MODULES:
                     return False  # `from typing import types`: a module that is not batch-safe
@@ -294,7 +314,7 @@ def pure_code(tree: ast.AST, allow: frozenset = frozenset(), pairs: list | None 
         if attr in DECORATOR_ONLY.get(getattr(obj, "__name__", ""), ()) and not decorates_class(parent):
             return False
         value = getattr(obj, attr)
-        if not _safe_object(value) or id(value) in _FORBIDDEN_IDS:
+        if not _safe_object(value) or id(value) in _FORBIDDEN_IDS or _banned_object(value):
             return False
         if type(value).__name__ == "module":
             # only into the batch-safe modules: re.enum.bltns is the builtins module (its eval),
@@ -562,8 +582,7 @@ def plain_code(tree: ast.AST) -> bool:
             if node.level or node.module not in PLAIN_MODULES or any(a.name == "*" for a in node.names):
                 return False
             for a in node.names:  # `from re import enum`: a module out of the plain ones, by another name
-                obj = modules.get(a.asname or a.name)
-                if type(obj).__name__ == "module" and getattr(obj, "__name__", None) not in PLAIN_MODULES:
+                if not _plain_object(modules.get(a.asname or a.name)):
                     return False
         elif t is ast.Name:
             if node.id in PLAIN_DENIED_NAMES or node.id[:1] == "_":
@@ -640,13 +659,25 @@ def _plain_chain(node: ast.Attribute, modules: dict) -> bool:
     if type(x) is not ast.Name or x.id not in modules:
         return True
     obj = modules[x.id]
-    if type(obj).__name__ == "module" and getattr(obj, "__name__", None) not in PLAIN_MODULES:
+    if not _plain_object(obj):
         return False
     for attr in reversed(chain):
         obj = getattr(obj, attr, None) if not attr.startswith("_") else None
-        if type(obj).__name__ == "module" and getattr(obj, "__name__", None) not in PLAIN_MODULES:
+        if not _plain_object(obj):
             return False
     return True
+
+
+def _plain_object(obj) -> bool:
+    """What plain code may reach from a module: not a module out of :data:`PLAIN_MODULES`, not a
+    metaclass (``typing.ABCMeta(name, bases, dict)`` makes a class with any hook, as ``type()``
+    does: one with a ``__subclasshook__`` put ``set`` into ``Sequence``'s cache for the runner's
+    life), not a :data:`BANNED` function under another name."""
+    if type(obj).__name__ == "module":
+        return getattr(obj, "__name__", None) in PLAIN_MODULES
+    if isinstance(obj, type) and issubclass(obj, type):
+        return False
+    return not _banned_object(obj)
 
 
 def plain_probe(co) -> bool:
