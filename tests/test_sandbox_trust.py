@@ -1023,7 +1023,10 @@ def test_the_parent_walks_no_huge_range_and_makes_no_huge_int():
     for expr, holes in (("(0, 1) in H", [range(10**18)]), ("1.5 not in H", [range(10**12)]),
                         ("math.floor(H) == 3", [Decimal("1e999999999")]), ("int(H) == 3", [Decimal("1e99999")]),
                         ("math.floor(H) == 3", [big_fraction]), ("H == 2 ** 100000", [Decimal(3)]),
-                        ("math.gcd(0, H, H + 1) == 1", [1 << 190000]), ("list(H) == []", [range(10**9)])):
+                        ("math.gcd(0, H, H + 1) == 1", [1 << 190000]), ("list(H) == []", [range(10**9)]),
+                        # (a seventh pass: a program's big Fractions summed, multiplied, compared)
+                        ("sum(H) == 1", [[big_fraction, big_fraction]]), ("math.prod(H) == 1", [[big_fraction] * 2]),
+                        ("H < 1", [big_fraction])):
         tree = _holes(ast.parse(expr.replace("H", "h0"), mode="eval"))
         with pytest.raises(plain.TooBig):
             plain.evaluate(tree, holes)
