@@ -33,6 +33,7 @@ context, ``sys.argv``, the standard streams) is reset by the harness before ever
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from typing import Any
 
@@ -104,10 +105,6 @@ FORBIDDEN_ATTRS = frozenset({
     "cell_contents", "mro", "register", "reconfigure",
     "unicode_whitespace_trans",  # a dict shared by every textwrap.TextWrapper
 })
-# the builtins FORBIDDEN_NAMES stands for, by identity: a module attribute that *is* one of them
-# (``some_module.eval``, however it is reached) is refused as the bare name is
-_FORBIDDEN_IDS = frozenset(id(getattr(__import__("builtins"), n)) for n in FORBIDDEN_NAMES
-                           if hasattr(__import__("builtins"), n))
 GUARD_NAME = "__coevo_own__"
 HARNESS_NAMES = frozenset({"__coevo_eq__", "__coevo_test__", GUARD_NAME})
 STATE_WORDS = ("random", "decimal", "statistics", "time", "datetime")
@@ -214,24 +211,27 @@ def _banned(module_name: str, attr: str) -> bool:
     return attr in BANNED.get(module_name, ())
 
 
-_BANNED_IDS: list = []  # filled on first use: the BANNED modules may load after this one
+@functools.cache
+def _refused_ids() -> frozenset:
+    """The objects refused by identity, however they are reached: the builtins
+    :data:`FORBIDDEN_NAMES` stands for (``some_module.eval`` is refused as the bare name is) and
+    :data:`BANNED`'s functions under any module's name (``typing.abstractmethod`` is
+    ``abc.abstractmethod``). Built on first use: the BANNED modules may load after this one."""
+    import builtins
+    import importlib
+
+    ids = {id(getattr(builtins, n)) for n in FORBIDDEN_NAMES if hasattr(builtins, n)}
+    for mod, names in BANNED.items():
+        try:
+            m = importlib.import_module(mod)
+        except ImportError:
+            continue
+        ids.update(id(getattr(m, n)) for n in names if hasattr(m, n))
+    return frozenset(ids)
 
 
-def _banned_object(obj) -> bool:
-    """``obj`` is one of :data:`BANNED`'s functions under whatever name it was reached
-    (``typing.abstractmethod`` is ``abc.abstractmethod``)."""
-    if not _BANNED_IDS:
-        import importlib
-
-        ids: set[int] = set()
-        for mod, names in BANNED.items():
-            try:
-                m = importlib.import_module(mod)
-            except ImportError:
-                continue
-            ids.update(id(getattr(m, n)) for n in names if hasattr(m, n))
-        _BANNED_IDS.append(frozenset(ids))
-    return id(obj) in _BANNED_IDS[0]
+def _refused_object(obj) -> bool:
+    return id(obj) in _refused_ids()
 
 
 def pure_code(tree: ast.AST, allow: frozenset = frozenset(), pairs: list | None = None) -> bool:
@@ -280,7 +280,7 @@ def pure_code(tree: ast.AST, allow: frozenset = frozenset(), pairs: list | None 
                 if a.name.startswith("_") or not hasattr(mod, a.name) or _banned(node.module, a.name):
                     return False
                 obj = getattr(mod, a.name)
-                if not _safe_object(obj) or id(obj) in _FORBIDDEN_IDS or _banned_object(obj):
+                if not _safe_object(obj) or _refused_object(obj):
                     return False
                 if type(obj).__name__ == "module" and getattr(obj, "__name__", None) not in SAFE_MODULES:
                     return False  # `from typing import types`: a module that is not batch-safe
@@ -314,7 +314,7 @@ def pure_code(tree: ast.AST, allow: frozenset = frozenset(), pairs: list | None 
         if attr in DECORATOR_ONLY.get(getattr(obj, "__name__", ""), ()) and not decorates_class(parent):
             return False
         value = getattr(obj, attr)
-        if not _safe_object(value) or id(value) in _FORBIDDEN_IDS or _banned_object(value):
+        if not _safe_object(value) or _refused_object(value):
             return False
         if type(value).__name__ == "module":
             # only into the batch-safe modules: re.enum.bltns is the builtins module (its eval),
@@ -677,7 +677,7 @@ def _plain_object(obj) -> bool:
         return getattr(obj, "__name__", None) in PLAIN_MODULES
     if isinstance(obj, type) and issubclass(obj, type):
         return False
-    return not _banned_object(obj)
+    return not _refused_object(obj)
 
 
 def plain_probe(co) -> bool:
