@@ -181,6 +181,14 @@ MAX_DECIMAL_INT_BITS = 20_000  # an int met by a Decimal is written in decimal f
 MAX_DECIMAL_DIGITS = 20_000  # digits of the int a Decimal becomes (floor, int, round): 1e999999999 has a billion
 
 
+def _guard_fraction(a: Any, b: Any = None) -> None:
+    """Every Fraction operation (arithmetic, comparison, floor) reduces or cross-multiplies its
+    parts: as costly as a division of them."""
+    if (isinstance(a, fractions.Fraction) or isinstance(b, fractions.Fraction)) \
+            and max(_bits(a), _bits(b)) ** 2 > MAX_DIVISION_WORK:
+        raise TooBig("fraction too large")
+
+
 def _guard_decimal(a: Any, b: Any = None) -> None:
     for x, y in ((a, b), (b, a)):
         if isinstance(x, decimal.Decimal) and isinstance(y, int) and y.bit_length() > MAX_DECIMAL_INT_BITS:
@@ -193,9 +201,8 @@ def _guard_compare(op: type, a: Any, b: Any) -> None:
     if op is ast.In or op is ast.NotIn:
         if isinstance(b, range) and not isinstance(a, int) and _size(b) > MAX_ITEMS:
             raise TooBig("membership in a range too long")
-    elif isinstance(a, fractions.Fraction) or isinstance(b, fractions.Fraction):
-        if max(_bits(a), _bits(b)) ** 2 > MAX_DIVISION_WORK:
-            raise TooBig("fraction too large")
+    else:
+        _guard_fraction(a, b)
     _guard_decimal(a, b)
 
 
@@ -203,8 +210,7 @@ def _guard_integral(fn: Any, a0: Any) -> None:
     """The int a Decimal or a Fraction becomes (``math.floor``, ``int``, ``round``...)."""
     if isinstance(a0, decimal.Decimal) and a0.is_finite() and a0.adjusted() > MAX_DECIMAL_DIGITS:
         raise TooBig(f"{getattr(fn, '__name__', 'int')} of a Decimal too large")
-    if isinstance(a0, fractions.Fraction) and _bits(a0) ** 2 > MAX_DIVISION_WORK:
-        raise TooBig(f"{getattr(fn, '__name__', 'int')} of a Fraction too large")
+    _guard_fraction(a0)
 
 
 def _guard_binop(op: type, a: Any, b: Any) -> None:
@@ -212,10 +218,7 @@ def _guard_binop(op: type, a: Any, b: Any) -> None:
     _guard_decimal(a, b)
     if isinstance(b, fractions.Fraction) and b.denominator == 1 and op is ast.Pow:
         b = b.numerator  # x ** Fraction(n, 1) is x ** n
-    if isinstance(a, fractions.Fraction) or isinstance(b, fractions.Fraction):
-        # every Fraction operation reduces by a gcd: as costly as a division of its parts
-        if max(_bits(a), _bits(b)) ** 2 > MAX_DIVISION_WORK:
-            raise TooBig("fraction too large")
+    _guard_fraction(a, b)
     if op is ast.Pow and isinstance(a, (int, fractions.Fraction)) and isinstance(b, ints):
         if b != 0 and _bits(a) > 1 and _bits(a) * abs(b) > MAX_BITS:
             raise TooBig("power too large")
