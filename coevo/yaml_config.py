@@ -64,10 +64,12 @@ def _default_of(f: dataclasses.Field) -> Any:
 
 class _Reader:
     def __init__(self, file: str | None, lines: dict[str, int], overridden: set[str] = frozenset(),
-                 paths: Collection[str] = (), checks: Mapping[str, Callable[[Any], None]] | None = None):
+                 paths: Collection[str] = (), checks: Mapping[str, Callable[[Any], None]] | None = None,
+                 override_leaves: Collection[str] = ()):
         self.file = file
         self.lines = lines
         self.overridden = overridden
+        self.override_leaves = set(override_leaves)  # the dotted keys the overrides name themselves
         self.paths = set(paths)
         self.checks = dict(checks or {})
 
@@ -101,6 +103,12 @@ class _Reader:
             section = None  # what a partly given sub-section starts from
             if dataclasses.is_dataclass(hints[key]):
                 section = kwargs[key] if key in kwargs else _default_of(fields[key])
+            elif self._keys_overridden(dotted) and isinstance(value, dict):
+                # `train.role_weights.fixer=1.5` changes one key of the mapping, keeping the rest
+                # (the default's or the section's); a config file's mapping replaces it whole
+                start = kwargs[key] if key in kwargs else _default_of(fields[key])
+                if isinstance(start, dict):
+                    value = {**start, **value}
             kwargs[key] = self.coerce(hints[key], value, dotted, section)
             if dotted in self.paths and isinstance(kwargs[key], str) and kwargs[key]:
                 kwargs[key] = self.resolve(kwargs[key], dotted)
@@ -123,6 +131,12 @@ class _Reader:
                     raise self.error(f"{path}.{field}" if path else field, msg) from None
                 raise self.error(path, str(exc)) from None
         return obj
+
+    def _keys_overridden(self, dotted: str) -> bool:
+        """Overrides name keys inside the field ``dotted`` (not the field whole), and the config
+        file does not set it."""
+        return dotted not in self.override_leaves and dotted not in self.lines \
+            and any(k.startswith(dotted + ".") for k in self.override_leaves)
 
     def resolve(self, value: str, path: str) -> str:
         """An absolute path for a path field (see the module doc)."""
@@ -282,7 +296,9 @@ def load_config(cls: type[T], path: str | Path | None = None, overrides: list[st
         data = loaded
         lines = _line_index(text)
     over = parse_overrides(overrides or [])
-    reader = _Reader(file, lines, overridden=set(_dotted_keys(over)), paths=paths, checks=checks)
+    leaves = {item.partition("=")[0].strip() for item in overrides or []}
+    reader = _Reader(file, lines, overridden=set(_dotted_keys(over)), paths=paths, checks=checks,
+                     override_leaves=leaves)
     return reader.build(cls, _merge(data, over), "")
 
 

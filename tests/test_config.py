@@ -128,3 +128,28 @@ def test_partial_nested_section_keeps_the_outer_defaults(tmp_path):
     p.write_text("mid:\n  leaf:\n    y: 4\n")
     cfg = load_config(_Outer, p)
     assert (cfg.mid.leaf.x, cfg.mid.leaf.y, cfg.mid.z) == (5, 4, 7)
+
+
+@dataclass
+class Weighted:
+    weights: dict[str, float] = field(default_factory=lambda: {"coder": 2.0, "tester": 0.5})
+
+
+@dataclass
+class HasWeighted:
+    train: Weighted = field(default_factory=Weighted)
+
+
+def test_an_override_of_one_key_keeps_the_rest_of_the_mapping(tmp_path):
+    # `train.weights.tester=1` once replaced the whole mapping: the coder's 2.0 fell to the
+    # documented "missing = 1" without a word
+    cfg = load_config(HasWeighted, None, ["train.weights.tester=1"])
+    assert cfg.train.weights == {"coder": 2.0, "tester": 1.0}
+    cfg = load_config(HasWeighted, None, ["train.weights.fixer=0.5"])
+    assert cfg.train.weights == {"coder": 2.0, "tester": 0.5, "fixer": 0.5}
+    # the whole mapping given: it replaces, from an override or from a file
+    assert load_config(HasWeighted, None, ["train.weights={fixer: 1.5}"]).train.weights == {"fixer": 1.5}
+    p = write(tmp_path, "train:\n  weights: {fixer: 1.5}\n")
+    assert load_config(HasWeighted, p).train.weights == {"fixer": 1.5}
+    # a key overridden on top of the file's mapping: the file's mapping, that key changed
+    assert load_config(HasWeighted, p, ["train.weights.coder=3"]).train.weights == {"fixer": 1.5, "coder": 3.0}

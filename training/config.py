@@ -126,7 +126,7 @@ class GRPOConfig:
     max_completion_length: int | None = None  # constant_norm's L (None: longest in the batch)
     adv_eps: float = 1e-4  # added to the std when scaling advantages
     temperature: float = 1.0  # the training forward divides logits by it (set to loop.temperature)
-    # multiplies a role's advantages; missing = 1, 0 = left out
+    # multiplies a role's advantages; missing = 1, 0 = left out (role_weights.fixer=1.5 changes one)
     role_weights: dict[str, float] = field(default_factory=dict)
     old_logprobs: str = "auto"  # ratio denominator: auto | recompute (trainer, before the first step) | sampler
     importance_sampling_level: str = "token"  # token | sequence (GSPO)
