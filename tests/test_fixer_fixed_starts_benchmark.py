@@ -33,11 +33,23 @@ def test_fixed_starts_for_the_sft_start_and_a_model(tmp_path):
     for _t, code, res, i in starts:  # each start is a mutant that fails a ground-truth test
         assert code != TASK["solutions"][0] and not all(s == "pass" for s in res.status[i])
     r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "fixer_fixed_starts.py"), str(run),
-                        "--per-task", "1", "--turns", "1"], capture_output=True, text=True, timeout=300, cwd=ROOT)
+                        "--per-task", "1", "--turns", "1", "--samples", "2"],
+                       capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert r.returncode == 0, r.stderr[-2000:]
     lines = r.stdout.strip().splitlines()
     assert len(lines) == 1
     out = json.loads(lines[0])
     assert out["benchmark"] == "fixer_fixed_starts" and out["tasks"] == 1 and out["episodes"] == 1
     assert out["sft_start"]["fix_fixed_acc"] == 0.0  # random weights repair nothing
-    assert out["models"] == {str(run / "model"): {"fix_fixed_acc": 0.0, "gain_points": 0.0}}
+    assert out["seeds"] == [1234, 1235] and out["sft_start"]["per_seed"] == [0.0, 0.0]
+    assert out["models"] == {str(run / "model"): {"fix_fixed_acc": 0.0, "per_seed": [0.0, 0.0],
+                                                  "gain_points": 0.0, "gain_se": 0.0}}
+
+
+def test_the_gain_is_the_mean_paired_difference_with_its_standard_error():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from fixer_fixed_starts import _gain
+
+    # hand-worked: differences 10, 20, 30 points -> mean 20, sd 10, se 10 / sqrt(3) = 5.77
+    assert _gain([0.3, 0.4, 0.5], [0.2, 0.2, 0.2]) == {"gain_points": 20.0, "gain_se": 5.8}
+    assert _gain([0.3], [0.2]) == {"gain_points": 10.0, "gain_se": None}
