@@ -20,6 +20,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from matrix.inputs import normalize_stdout, value_key
 from matrix.plans import Plan, plan_call, plan_stdin, plan_test
 from matrix.sandbox.encoding import NonPlain
 from matrix.sandbox.records import Outcome, Row, Unit, unpack_records
@@ -293,7 +294,7 @@ class Dispatcher:
                 redo.append((ei, i, j))
                 continue
             if rec.outcome == Outcome.CLAIM and res.value is not None and len(rec.payload) > KEEP_VALUE_BYTES:
-                res.value = NonPlain(f"{type(res.value).__name__} too large to keep ({len(rec.payload)} bytes)")
+                res.value = _dropped(res.value, len(rec.payload))
             e.results[i][j] = res
         waiting = set(redo) | set(requeue)
         for c in u.cells:
@@ -304,6 +305,16 @@ class Dispatcher:
         if requeue:
             more.append(_Cells(requeue, generic=u.generic))
         return more
+
+
+def _dropped(value, size: int) -> NonPlain:
+    """The note kept for a value too large to keep: its type and size, and digests of it (as a
+    value and as stdout is compared) with which output consensus still tells equal values from
+    different ones (a note of type and size alone made every list of one length agree)."""
+    if isinstance(value, NonPlain):
+        return value
+    stdout_key = value_key(normalize_stdout(value)) if isinstance(value, str) else None
+    return NonPlain(f"{type(value).__name__} too large to keep ({size} bytes)", None, value_key(value), stdout_key)
 
 
 def _split(u: _Cells) -> list[_Cells]:

@@ -35,6 +35,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from matrix.sandbox.encoding import NonPlain
+
 __all__ = [
     "CallSite",
     "Spec",
@@ -487,7 +489,17 @@ def perturb_stdin(inputs: Sequence[str], n: int = 24, *, seed: int = 0, max_char
     return out
 
 
+def value_key(value: Any) -> str:
+    """A digest of ``value``'s canonical form (what :func:`output_key` compares): kept in place of
+    a value too large to keep, so that two such values agree in consensus only when equal."""
+    import hashlib
+
+    return hashlib.blake2b(_canon(value).encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
+
+
 def _canon(value: Any, depth: int = 0) -> str:
+    if isinstance(value, NonPlain):  # a dropped large value is its digest; other non-plain values
+        return f"<digest {value.key}>" if value.key is not None else _repr(value)  # stay apart
     if depth > 20:
         return _repr(value)
     if isinstance(value, bool) or value is None:
@@ -595,6 +607,8 @@ def consensus_keys(executor, task, codes: Sequence[str], tests: Sequence[Any], *
 
 def normalize_stdout(value: Any) -> Any:
     """Stdout compared as the stdio tests compare it: trailing whitespace of lines ignored."""
+    if isinstance(value, NonPlain) and value.key is not None:  # a large stdout, dropped
+        return NonPlain(value.type_name, value.truth, value.stdout_key)
     if not isinstance(value, str):
         return value
     return "\n".join(line.rstrip() for line in value.strip().splitlines())

@@ -1042,3 +1042,39 @@ def _holes(tree):
                 return plain.Hole(int(node.id[1:]))
             return node
     return Sub().visit(tree)
+
+
+# ------------------------------------------------------------- eighth pass: select, process mode, gen-tests
+
+def _select(tmp_path, tasks, codes, tests):
+    from coevo.cli import main
+
+    files = {}
+    for name, rows in (("tasks", tasks), ("codes", codes), ("tests", tests)):
+        files[name] = tmp_path / f"{name}.jsonl"
+        files[name].write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "out.jsonl"
+    assert main(["select", "-q", "--workers", "1", "--timeout", "2", "--tasks", str(files["tasks"]),
+                 "--codes", str(files["codes"]), "--tests", str(files["tests"]), "--out", str(out)]) == 0
+    return json.loads(out.read_text().splitlines()[0])
+
+
+def test_large_outputs_agree_in_consensus_only_when_they_are_equal(tmp_path):
+    # a value over the keeping size was kept as a note of its type and byte length, and consensus
+    # keyed it by that note: a program returning the list reversed on large inputs agreed with
+    # every right program there and, first in the pool, was the one `coevo select` picked
+    wrong = "def f(n):\n    r = list(range(n))\n    return r[::-1] if n > 14000 else r\n"
+    right = ["def f(n):\n    return list(range(n))\n", "def f(n):\n    return [i for i in range(n)]\n"]
+    task = {"task_id": "rng", "prompt": "Write f(n) returning the list [0, 1, ..., n-1].", "entry_point": "f"}
+    tests = [{"task_id": "rng", "test": t} for t in
+             ("assert f(3) == [0, 1, 2]", "assert len(f(20000)) == 20000", "assert f(15000)[0] + f(15001)[0] >= 0")]
+    out = _select(tmp_path, [task], [{"task_id": "rng", "code": c} for c in [wrong, *right]], tests)
+    assert out["index"] in (1, 2) and out["code_scores"][0] < out["code_scores"][1] == out["code_scores"][2], out
+    # stdout over the keeping size: the same, and two right outputs differing in trailing spaces agree
+    wrong = "n = int(input())\nr = list(range(n))\nif n > 20000:\n    r = r[::-1]\nprint('\\n'.join(map(str, r)))\n"
+    right = ["n = int(input())\nfor i in range(n):\n    print(i, end=' \\n')\n",
+             "n = int(input())\nprint('\\n'.join(str(i) for i in range(n)))\n"]
+    task = {"task_id": "cnt", "prompt": "Read n; print 0..n-1, one per line.", "kind": "stdio"}
+    tests = [{"task_id": "cnt", "input": f"{n}\n", "output": "".join(f"{i}\n" for i in range(n))} for n in (3, 20000)]
+    out = _select(tmp_path, [task], [{"task_id": "cnt", "code": c} for c in [wrong, *right]], tests)
+    assert out["index"] in (1, 2) and out["code_scores"][0] < out["code_scores"][1] == out["code_scores"][2], out

@@ -34,13 +34,19 @@ MAX_DEPTH = 400
 class NonPlain:
     """A value that could not be expressed as plain data (``type_name`` says what it was). It
     equals nothing (``==`` is False, ``!=`` True), supports no other operation, and its truth
-    value is the one computed beside the candidate (``bool()`` raises when that failed)."""
+    value is the one computed beside the candidate (``bool()`` raises when that failed).
+    ``key`` / ``stdout_key``: where a plain value was dropped for its size, digests of its
+    canonical form (and of it as stdout is compared), so that output consensus can still tell
+    equal values from different ones (:func:`matrix.inputs.value_key`)."""
 
-    __slots__ = ("type_name", "truth")
+    __slots__ = ("type_name", "truth", "key", "stdout_key")
 
-    def __init__(self, type_name: str, truth: bool | None = None):
+    def __init__(self, type_name: str, truth: bool | None = None, key: str | None = None,
+                 stdout_key: str | None = None):
         self.type_name = type_name
         self.truth = truth
+        self.key = key
+        self.stdout_key = stdout_key
 
     def __eq__(self, other):
         return False
