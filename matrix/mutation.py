@@ -142,8 +142,8 @@ def _sites(node: ast.AST, skip: set[int], body_ok: set[int]) -> Iterator[tuple[s
         if isinstance(v, bool):
             yield "constant", f"{v} -> {not v}", lambda n: ast.Constant(not n.value)
         elif isinstance(v, int):
-            yield "constant", f"{v} -> {v + 1}", lambda n: ast.Constant(n.value + 1)
-            yield "constant", f"{v} -> {v - 1}", lambda n: ast.Constant(n.value - 1)
+            yield "constant", f"{_int_text(v)} -> {_int_text(v + 1)}", lambda n: ast.Constant(n.value + 1)
+            yield "constant", f"{_int_text(v)} -> {_int_text(v - 1)}", lambda n: ast.Constant(n.value - 1)
         elif isinstance(v, float):
             yield "constant", f"{v} -> {v + 1}", lambda n: ast.Constant(n.value + 1.0)
     elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
@@ -293,3 +293,9 @@ def mutants(code: str, *, ops: tuple[str, ...] | None = None, limit: int | None 
         if limit is not None and len(out) >= limit:
             break
     return out
+
+
+def _int_text(v: int) -> str:
+    """An int for a mutant's description: in full, or its size past Python's decimal digit limit
+    (a module's 4,000-digit literal ended `coevo gen-tests` with a traceback)."""
+    return str(v) if v.bit_length() <= 4096 else f"<{v.bit_length()}-bit int>"

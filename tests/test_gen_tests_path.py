@@ -255,3 +255,17 @@ def test_a_suite_the_user_edited_is_never_overwritten(tmp_path, capsys):
     assert "was not written by coevo or was edited since" in capsys.readouterr().err
     manifest = json.loads((out / ".coevo-gen-tests.json").read_text())
     assert "test_calc.py" not in manifest["files"] and "test_calc_generated.py" in manifest["files"]
+
+
+def test_a_module_with_an_int_past_the_digit_limit_gets_its_suite(tmp_path):
+    # red-team pass 8: a literal of 4,000 hex digits (past Python's 4,300 decimal digits) in the
+    # code reached a mutant's description, in a docstring example `ast.unparse`: a traceback, no suite
+    big, before = "0x" + "f" * 4000, sys.get_int_max_str_digits()
+    mod = tmp_path / "bigint.py"
+    mod.write_text(f'def g(n):\n    """Residue mod 7, or 1 for one number.\n\n    >>> g({big})\n    1\n    """\n'
+                   f"    if n == {big}:\n        return 1\n    return n % 7\n")
+    out = tmp_path / "out"
+    assert gen(mod, "--out", out) == 0
+    r = run_pytest(out)
+    assert r.returncode == 0, r.stdout[-2000:]
+    assert sys.get_int_max_str_digits() == before  # the limit is raised for the module's run only

@@ -21,7 +21,9 @@ see ``EXPLORE``, ``MUTANTS``, ``SHORTEN``):
 from __future__ import annotations
 
 import ast
+import contextlib
 import math
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -149,7 +151,36 @@ def _explicit_raise(module: ModuleInfo, outcome: dict) -> bool | None:
 def generate_suite(module: ModuleInfo, executor, *, options: Options | None = None, long_executor=None,
                    progress: Callable[[float, str], None] | None = None, header_extra: str = "") -> ModuleResult:
     """The suite for one module (raises :class:`ModuleError` when the module cannot be tested)."""
-    return _SuiteBuilder(module, executor, options or Options(), long_executor, progress, header_extra).run()
+    with _int_digits_for(module):
+        try:
+            return _SuiteBuilder(module, executor, options or Options(), long_executor, progress, header_extra).run()
+        except ValueError as exc:
+            if "integer string conversion" not in str(exc):
+                raise
+            raise ModuleError(f"holds an int too long to write as a test (past {MAX_INT_DIGITS:,} digits)") from None
+
+
+MAX_INT_DIGITS = 200_000  # str() of an int is quadratic: ~2 s at this size
+
+
+@contextlib.contextmanager
+def _int_digits_for(module: ModuleInfo):
+    """Python's limit on decimal digits of an int, raised for one module's run to what its source
+    can hold (a literal, in the code or a docstring example, is at most the source's length; hex
+    digits write ~1.2 decimal ones), up to :data:`MAX_INT_DIGITS`. Mutants, doctest probes and the
+    written tests print its ints in decimal: a 4,000-digit literal ended the run with a traceback."""
+    get = getattr(sys, "get_int_max_str_digits", None)
+    if get is None:
+        yield
+        return
+    before = get()
+    need = min(MAX_INT_DIGITS, int(1.25 * len(module.source)) + 100)
+    if before and need > before:
+        sys.set_int_max_str_digits(need)
+    try:
+        yield
+    finally:
+        sys.set_int_max_str_digits(before)
 
 
 class _SuiteBuilder:
