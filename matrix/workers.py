@@ -166,10 +166,12 @@ class WorkerProcess:
         else:
             self.tmpdir = tempfile.mkdtemp(prefix="coevo-cell-")
             if uid is not None:
-                if all(_world_traversable(d) for d in _python_dirs() + [PACKAGE]):
-                    os.chmod(self.tmpdir, 0o1777)
-                else:  # the dropped uid could not import the standard library
-                    cfg["uid"] = cfg["gid"] = cfg["test_uid"] = None
+                # programs never run as root: where the Python installation is not readable by
+                # other users (a pyenv under /root), the switch stays, and a program imports what
+                # the zygote loaded before it (the standard library's usual modules), nothing else
+                # (red-team pass 8: keeping root there gave programs every capability)
+                os.chmod(self.tmpdir, 0o1777)
+                cfg["private_python"] = not all(_world_traversable(d) for d in _python_dirs() + [PACKAGE])
             cfg["tmpdir"] = self.tmpdir
             cfg["package_dir"] = PACKAGE
             cfg["cgroup_inside"] = cgroup_dirs or {}
@@ -397,8 +399,10 @@ class Pool:
         if not self.guards["seccomp"]:
             missing.append(f"seccomp ({seccomp}): new namespaces, mounts and keyrings are not refused")
         if not self.guards["separate_uids"]:
-            missing.append("separate uids: programs run under the executor's uid" if os.geteuid() != 0 else
-                           "separate uids: programs run as root without capabilities")
+            missing.append("separate uids: programs run under the executor's uid")
+        elif self.workers and self.workers[0].cfg.get("private_python"):
+            missing.append("the Python installation is not readable by the programs' uids: they import "
+                           "only the modules loaded before the switch (the standard library's usual ones)")
         if not self.guards["frozen_classes"] and self.limits.get("batch", True):
             missing.append("frozen standard-library classes: every program runs one fresh process per test")
         if missing:

@@ -101,3 +101,37 @@ def test_a_killed_worker_is_replaced(ex):
     r = ex.run_matrix(TASK, [f"def f():\n    return 3\n# program {i}\n" for i in range(4)],
                       [Test.assertion("assert f() == 3")] * 3)
     assert r.passed.all()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the executor's uid is root only when run as root")
+def test_a_root_executor_never_runs_programs_as_root(ex, tmp_path):
+    # red-team pass 8: where the Python installation is not readable by other users (a pyenv under
+    # /root), the uid switch was dropped and programs ran as root with every capability: one wrote
+    # host files, moved itself out of its cell's cgroup and killed the cells of another task
+    probe = ("import os\ndef f():\n    caps = [l for l in open('/proc/self/status') if l.startswith('CapEff')][0]\n"
+             "    return [os.getuid(), os.geteuid(), os.getgid(), int(caps.split()[1], 16)]\n")
+    res = ex.run_matrix(TASK, [probe], [Test.assertion("assert f() == 0")])
+    uid, euid, gid, caps = res.values[0][0]
+    assert uid != 0 and euid != 0 and gid != 0 and caps == 0, res.values
+    victim = tmp_path / "root_owned"
+    victim.write_text("keep")
+    os.chmod(victim, 0o644)
+    os.chmod(tmp_path, 0o755)
+    writer = f"def f():\n    open({str(victim)!r}, 'w').write('gone')\n    return 3\n"
+    assert status(ex, writer) == "error" and victim.read_text() == "keep"
+    # and the standard library still imports (what the zygote loaded before the switch)
+    imports = "import fractions, heapq, collections\ndef f():\n    return int(fractions.Fraction(6, 2))\n"
+    assert status(ex, imports) == "pass"
+
+
+@pytest.mark.parametrize("opener", [
+    "os.open('//proc/%d/mem' % os.getppid(), os.O_RDONLY)",  # the hook compared the text with "/proc/"
+    "os.chdir('/proc'); os.open('%d/mem' % os.getppid(), os.O_RDONLY)",
+    "os.symlink('/proc/%d/mem' % os.getppid(), '/tmp/m%d' % os.getpid()); open('/tmp/m%d' % os.getpid(), 'rb')",
+    "open(pathlib.Path('/proc/self/mem'), 'rb')",
+])
+def test_no_spelling_of_a_path_opens_a_process_memory(ex, opener):
+    # red-team pass 8: `//proc/<coevo pid>/mem` opened the parent's memory read-write in process mode
+    code = f"import os, pathlib\ndef f():\n    {opener}\n    return 3\n"
+    res = ex.run_matrix(TASK, [code], [Test.assertion("assert f() == 3")])
+    assert res.status[0][0] == "error" and "forbidden operation: open" in res.errors[0][0], res.errors

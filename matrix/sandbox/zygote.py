@@ -44,7 +44,8 @@ def install_audit_hook(allow_ctypes: bool = False) -> None:
     forbidden_modules = FORBIDDEN_MODULES - ({"ctypes", "_ctypes"} if allow_ctypes else set())
 
     def hook(event, args, _forbidden=FORBIDDEN_EVENTS, _modules=forbidden_modules, _write=os.write,
-             _exit=os._exit, _ctypes=not allow_ctypes, _str=str, _type=type):
+             _exit=os._exit, _ctypes=not allow_ctypes, _str=str, _type=type, _int=int, _fspath=os.fspath,
+             _real=os.path.realpath):
         if event in _forbidden:
             pass
         elif event == "import":
@@ -54,9 +55,18 @@ def install_audit_hook(allow_ctypes: bool = False) -> None:
             if not _ctypes:
                 return
         elif event == "open":
+            # the path as the kernel will follow it (`//proc/1/mem`, a relative path after
+            # chdir("/proc"), a symlink, a Path object all reached the parent's memory in process
+            # mode; red-team pass 8); in namespace mode there is no /proc at all
             path = args[0]
-            if _type(path) is bytes:
-                path = path.decode("utf-8", "replace")
+            if _type(path) is _int or path is None:
+                return
+            try:
+                path = _real(_fspath(path))
+                if _type(path) is bytes:
+                    path = path.decode("utf-8", "replace")
+            except BaseException:  # the open itself fails the same way
+                return
             if not (_type(path) is _str and path[:6] == "/proc/" and ("mem" in path or "map_files" in path)):
                 return
         else:
