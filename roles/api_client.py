@@ -321,7 +321,7 @@ class ApiGenerator:
             raise self._error(exc, body.get("n", 1)) from None
         try:
             data = json.loads(content)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):  # (nested past the recursion limit)
             head = sanitize(content[:80].decode("utf-8", "replace"), 80)
             raise ApiError(f"{self.url}: the answer is not JSON ({len(content)} bytes: {head!r})") from None
         try:

@@ -161,3 +161,23 @@ def test_gen_tests_bad_input(tmp_path, capsys):
     assert rc == 2 and "not a directory" in capsys.readouterr().err
     rc = main(["gen-tests", "--tasks", tasks, "--out", str(tmp_path / "gen"), "--quiet"])
     assert rc == 2 and "--model" in capsys.readouterr().err
+
+
+def test_a_written_test_asserts_what_the_matrix_judged(tmp_path):
+    # red-team pass 9: the kept tests were indented with textwrap.indent, which indented the inner
+    # lines of a multi-line string too (and split at U+2028 inside a literal): the written test
+    # asserted another value and failed on the right program; `2+2+...+2` (400 terms) ended the
+    # naming of the tests with a RecursionError and a traceback
+    code = 'def f(n):\n    return "\\n".join("ab"[:i + 1] for i in range(n))\n'
+    tests = ['assert f(2) == """a\nab"""', 'assert f(1) + "\u2028x" == "a\u2028x"',
+             "assert len(f(400)) - (" + "+".join(["2"] * 400) + ") == 398"]
+    ns: dict = {}
+    exec(code, ns)
+    for t in tests:  # what the matrix judges: each passes on the code
+        exec(t, dict(ns))
+    (tmp_path / "sol.py").write_text(code)
+    text = render_pytest_file(Task("t", "f(n) returns n lines", "function", "f"),
+                              [(Test.assertion(t), 0.9) for t in tests], "sol.py")
+    (tmp_path / "test_t.py").write_text(text)
+    res = run_pytest(tmp_path)
+    assert res.returncode == 0 and "3 passed" in res.stdout, res.stdout[-2000:]

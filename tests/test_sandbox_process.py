@@ -135,3 +135,32 @@ def test_no_spelling_of_a_path_opens_a_process_memory(ex, opener):
     code = f"import os, pathlib\ndef f():\n    {opener}\n    return 3\n"
     res = ex.run_matrix(TASK, [code], [Test.assertion("assert f() == 3")])
     assert res.status[0][0] == "error" and "forbidden operation: open" in res.errors[0][0], res.errors
+
+
+def test_generic_tests_judge_a_right_program_right(ex):
+    # red-team pass 9 (a regression of the uid switch above): where the programs' uid cannot read
+    # the Python installation, the test process imported `symtable` after the switch, so every
+    # generic test failed every program, right ones included
+    test = "def check(f):\n    for x in range(3):\n        assert f(x) == 2 * x\ncheck(f)"
+    res = ex.run_matrix(TASK, ["def f(x):\n    return 2 * x\n", "def f(x):\n    return x + 2\n"],
+                        [Test.assertion(test)])
+    assert res.status == [["pass"], ["fail"]], res.errors
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not os.path.isdir("/dev/shm"), reason="root executor, host /dev/shm")
+def test_what_a_cell_leaves_in_dev_shm_goes_with_it(ex):
+    # red-team pass 9: a program filled the host's /dev/shm; the pages stayed charged to the
+    # worker's cell cgroup after the cell was killed, and every later cell of every task ran out
+    # of memory (a right program of another task: `memory` on every test); the files outlived the run
+    filler = ("def f():\n    for i in range(5):\n"
+              "        with open('/dev/shm/coevo_fill_%d' % i, 'wb') as fh:\n"
+              "            fh.write(b'x' * (44 << 20))\n    return 3\n")
+    needy = "def f():\n    b = bytearray(120 << 20)\n    return 3\n"
+    res = ex.run_matrix(TASK, [filler, needy, needy], [Test.assertion("assert f() == 3")])
+    try:
+        assert res.status[1:] == [["pass"], ["pass"]], res.errors
+        assert not [n for n in os.listdir("/dev/shm") if n.startswith("coevo_fill_")]
+    finally:
+        for n in os.listdir("/dev/shm"):
+            if n.startswith("coevo_fill_"):
+                os.unlink(os.path.join("/dev/shm", n))

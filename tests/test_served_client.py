@@ -284,6 +284,10 @@ def test_length_finish_marks_truncated_and_hostile_answers_are_bounded(stub, tmp
     (b'{"choices": [{"index": 0, "message": {"content": 42}}]}', "no text"),
     (b'{"choices": [{"index": 0}]}', "no message"),
     (b'{"error": {"message": "model overloaded"}}', "model overloaded"),
+    # red-team pass 9: JSON nested past the recursion limit ended the run with a traceback
+    (b'{"choices": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "not JSON"),
+    (b'{"choices": [{"index": 0, "message": {"content": ' + b'{"a":' * 3000 + b"1" + b"}" * 3000 + b"}}]}",
+     "not JSON"),
 ])
 def test_malformed_answers_are_one_line_errors_and_never_cached(stub, tmp_path, payload, match):
     s = stub(lambda stub, path, body: (200, {}, payload))

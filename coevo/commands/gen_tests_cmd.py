@@ -24,7 +24,6 @@ receives:
 from __future__ import annotations
 
 import re
-import textwrap
 from pathlib import Path
 
 from coevo.testgen.outdir import MANIFEST
@@ -166,7 +165,64 @@ def test_names(tests: list, entry: str | None) -> list[str]:
     ``test_input_3_4``), instead of ``test_0..N``."""
     from coevo.testgen.writer import unique_names
 
-    return unique_names([_test_name(t, entry) for t in tests])
+    return unique_names([_safe_test_name(t, entry) for t in tests])
+
+
+def _safe_test_name(t, entry: str | None) -> str:
+    try:
+        return _test_name(t, entry)
+    except (RecursionError, ValueError, MemoryError):  # a test nested too deep to unparse, an int
+        return "test_" + _snake_id(entry or "check")  # past the digit limit: a plain name
+
+
+def _snake_id(name: str) -> str:
+    from coevo.testgen.writer import _snake
+
+    return _snake(name) or "check"
+
+
+_NO_REWRITE = '"""PYTEST_DONT_REWRITE: a test here nests deeper than pytest\'s assertion rewriting goes."""\n'
+REWRITE_DEPTH = 120  # AST levels past which pytest's assertion rewriting may exhaust the recursion limit
+
+
+def _too_deep_to_rewrite(t) -> bool:
+    """The test's syntax tree is deeper than :data:`REWRITE_DEPTH` (walked without recursion)."""
+    import ast
+
+    src = t.test if getattr(t, "kind", None) == "assert" else getattr(t, "call", None)
+    if not src:
+        return False
+    try:
+        tree = ast.parse(src)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    stack = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > REWRITE_DEPTH:
+            return True
+        stack.extend((c, depth + 1) for c in ast.iter_child_nodes(node))
+    return False
+
+
+def indent_code(src: str, prefix: str = "    ") -> str:
+    """``src`` with ``prefix`` before each of its lines, except the lines inside a multi-line
+    string literal (their text is the string's value: indenting them changes what the test
+    asserts). Lines are split at ``\n`` only (U+2028 inside a literal is not a line break)."""
+    import io
+    import tokenize
+
+    inside: set[int] = set()
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(src, newline="\n").readline):
+            if tok.end[0] > tok.start[0] and (tok.type == tokenize.STRING
+                                              or tokenize.tok_name[tok.type].startswith("FSTRING")):
+                inside.update(range(tok.start[0] + 1, tok.end[0] + 1))
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    lines = src.split("\n")
+    return "\n".join(prefix + line if line.strip() and k + 1 not in inside else line
+                     for k, line in enumerate(lines))
 
 
 def _test_name(t, entry: str | None) -> str:
@@ -228,6 +284,10 @@ def render_pytest_file(task, kept: list[tuple[object, float]], solution_rel: str
         parts.append(_STDIO_RUNNER.format(timeout=timeout))
     else:
         parts.append(_FUNCTION_LOADER)
+    if any(_too_deep_to_rewrite(t) for t, _ in kept):
+        # pytest's assertion rewriting recurses per level (`2+2+...+2` of 400 terms): the file
+        # would not even be collected, so its asserts stay as written
+        parts[0] = parts[0].replace("\nimport os\n", "\n" + _NO_REWRITE + "import os\n", 1)
     names = test_names([t for t, _ in kept], task.entry_point)
     for name, (t, score) in zip(names, kept):
         head = f"\n\n# reliability {score:.3f}\ndef {name}():\n"
@@ -238,7 +298,7 @@ def render_pytest_file(task, kept: list[tuple[object, float]], solution_rel: str
             body = f"assert {t.call} == {t.expected}\n"
         else:
             body = (t.test or "").strip() + "\n"
-        parts.append(head + textwrap.indent(body, "    "))
+        parts.append(head + indent_code(body))
     return "".join(parts).rstrip() + "\n"
 
 

@@ -37,6 +37,7 @@ from .harness import EXIT_CHANNEL, EXIT_FORBIDDEN, EXIT_HARNESS
 from .records import LOAD_HANG, MAX_ERR, STDERR_TAIL, CellRecord, Frame, Outcome, Row, Unit
 from .wire import FrameReader, grow_pipe, message_bytes, read_message, write_available, write_message, write_within
 
+SHARED_TMPFS = ("/dev/shm",)  # host memory file systems a process-mode cell can write
 CLAIMS = frozenset({Frame.VALUES, Frame.RAISED, Frame.STDOUT, Frame.VERDICT, Frame.TOO_LARGE})
 _DIRECT_MODES = ("values", "stdio")
 
@@ -801,6 +802,34 @@ class Worker:
             from .tmpdir import wipe
 
             wipe(self.tmp)
+            self._wipe_shared_tmpfs()
+
+    def _wipe_shared_tmpfs(self) -> None:
+        """Process mode with uids of the cells' own: remove what they left in the host's shared
+        memory file systems (:data:`SHARED_TMPFS`). Its pages stayed charged to the worker's cell
+        cgroup after the cell was killed, so every later cell of every task ran short of memory
+        (red-team pass 9), and the files outlived the run. (Under the executor's own uid nothing
+        can tell the user's files from a program's: that level is documented as unprotected.)"""
+        uids = {u for u in (self.cell_uid, self.test_uid) if u is not None}
+        if not uids:
+            return
+        import shutil
+
+        for top in SHARED_TMPFS:
+            try:
+                entries = list(os.scandir(top))
+            except OSError:
+                continue
+            for e in entries:
+                try:
+                    if e.stat(follow_symlinks=False).st_uid not in uids:
+                        continue
+                    if e.is_dir(follow_symlinks=False):
+                        shutil.rmtree(e.path, ignore_errors=True)
+                    else:
+                        os.unlink(e.path)
+                except OSError:
+                    pass
 
 
 class _Garbled(Exception):

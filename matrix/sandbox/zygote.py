@@ -36,6 +36,14 @@ FORBIDDEN_MODULES = frozenset({"ctypes", "_ctypes", "_testcapi", "_testinternalc
                                "_xxtestfuzz", "_ctypes_test", "_testclinic"})
 
 
+# modules the harness imports inside the processes it forks: loaded here, before any of them
+# switches to its own uid, which may not be able to read the Python installation (process mode
+# under a root executor, a pyenv under /root: the test process of a generic test failed on
+# `import symtable`)
+HARNESS_IMPORTS = ("symtable", "opcode", "importlib.util", "ast", "warnings", "traceback", "operator",
+                   "json", "math", "time", "io", "enum", "fcntl", "resource")
+
+
 def install_audit_hook(allow_ctypes: bool = False) -> None:
     """Stop the process (exit status 72, the event named on stderr) on :data:`FORBIDDEN_EVENTS`,
     on importing :data:`FORBIDDEN_MODULES`, on any ``ctypes`` event and on opening another
@@ -117,7 +125,7 @@ def main(config: dict) -> None:
     from .purity import PRELOAD
 
     ctl = socket.socket(fileno=0)
-    for name in PRELOAD:
+    for name in PRELOAD + HARNESS_IMPORTS:
         try:
             __import__(name)
         except Exception:
