@@ -254,6 +254,9 @@ def test_literal_forms():
     text = pretty(literal(list(range(40))), 4, 60)
     assert "\n" in text and eval(text) == list(range(40))
     assert match_pattern("lo > hi") == "'lo > hi'" and match_pattern("f(x) [1]") == r"r'f\(x\) \[1\]'"
+    big = 3 ** 20000  # 9,543 decimal digits: a decimal literal past Python's limit does not compile
+    assert literal(big).startswith("0x") and literal(-big).startswith("-0x")
+    assert eval(compile(literal(-big), "<t>", "eval")) == -big
 
 
 # ----------------------------------------------------------------------------- observe

@@ -25,8 +25,8 @@ def literal(v, depth: int = 0) -> str:
     t = type(v)
     if v is None or t is bool:
         return repr(v)
-    if t is int:
-        return repr(v)
+    if t is int:  # hex past Python's decimal digit limit: a written test must compile anywhere
+        return repr(v) if v.bit_length() < 14000 else ("-" if v < 0 else "") + hex(abs(v))
     if t is float:
         if math.isnan(v):
             return "float('nan')"
