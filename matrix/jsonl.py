@@ -96,15 +96,28 @@ def _write_atomic(path: str | os.PathLike, write: Callable[[TextIO], object]) ->
         raise
 
 
+def json_line(row: Any) -> str:
+    """One JSON line, UTF-8 text as it is; a string holding a lone surrogate (a program's error
+    message can: ``ValueError('\\ud800')``) has no UTF-8 form, so that line is written with
+    ``\\u`` escapes instead (a file of one run's results is never lost to one such string)."""
+    text = json.dumps(row, ensure_ascii=False)
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = json.dumps(row)
+    return text + "\n"
+
+
 def write_jsonl_atomic(path: str | os.PathLike, rows: Iterable[dict[str, Any]]) -> None:
     """Write rows to ``path`` through a temporary file and ``os.replace``: never half-written.
     ``path`` ``"-"`` is standard output (the rows are all computed before the first is written)."""
     if str(path) == STDOUT:
-        lines = [json.dumps(row, ensure_ascii=False) + "\n" for row in rows]
+        lines = [json_line(row) for row in rows]
         sys.stdout.writelines(lines)
         sys.stdout.flush()
         return
-    _write_atomic(path, lambda fh: fh.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows))
+    _write_atomic(path, lambda fh: fh.writelines(json_line(row) for row in rows))
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:
@@ -115,6 +128,6 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
 def append_jsonl(path: str | os.PathLike, row: dict[str, Any]) -> None:
     """Append one line and fsync (used for logs that must survive ``kill -9``)."""
     with open(path, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        fh.write(json_line(row))
         fh.flush()
         os.fsync(fh.fileno())

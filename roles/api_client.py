@@ -130,7 +130,7 @@ class ResponseCache:
             tmp = path.with_name(f".{key}.{os.getpid()}.{threading.get_ident()}.tmp")
             with open(tmp, "w", encoding="utf-8") as f:
                 json.dump({"v": CACHE_VERSION, "url": url, "body": body, "choices": answer["choices"],
-                           "usage": answer["usage"]}, f, ensure_ascii=False)
+                           "usage": answer["usage"]}, f)  # (\u escapes: an answer may hold a lone surrogate)
             os.replace(tmp, path)
         except OSError as exc:  # a cache that cannot be written must not sink the run
             raise ApiError(f"cannot write the response cache in {self.root}: {exc.strerror or exc} "

@@ -1078,3 +1078,28 @@ def test_large_outputs_agree_in_consensus_only_when_they_are_equal(tmp_path):
     tests = [{"task_id": "cnt", "input": f"{n}\n", "output": "".join(f"{i}\n" for i in range(n))} for n in (3, 20000)]
     out = _select(tmp_path, [task], [{"task_id": "cnt", "code": c} for c in [wrong, *right]], tests)
     assert out["index"] in (1, 2) and out["code_scores"][0] < out["code_scores"][1] == out["code_scores"][2], out
+
+
+# ------------------------------------------------------------- tenth pass: what the run writes
+
+def test_a_lone_surrogate_loses_no_results(tmp_path):
+    # red-team pass 10: a program raising ValueError('\ud800') made `coevo matrix` run every cell
+    # and then die writing --out (no UTF-8 form): no matrix for any task; a stdio test input with a
+    # lone surrogate turned the task's cells into sandbox_error carrying a worker traceback
+    from coevo.cli import main
+
+    tasks = [{"task_id": "f1", "prompt": "f", "entry_point": "f", "tests": [{"test": "assert f(1) == 1"}]},
+             {"task_id": "f2", "prompt": "g", "entry_point": "g", "tests": [{"test": "assert g(1) == 1"}]},
+             {"task_id": "s1", "prompt": "echo", "kind": "stdio",
+              "tests": [{"input": "\ud800\n", "output": "1\n"}, {"input": "2\n", "output": "2\n"}]}]
+    codes = [{"task_id": "f1", "code": "def f(x):\n    raise ValueError('\\ud800')\n"},
+             {"task_id": "f2", "code": "def g(x):\n    return 1\n"},
+             {"task_id": "s1", "code": "print(input())\n"}]
+    for name, rows in (("tasks", tasks), ("codes", codes)):
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "m.jsonl"
+    assert main(["matrix", "-q", "--workers", "1", "--tasks", str(tmp_path / "tasks.jsonl"),
+                 "--codes", str(tmp_path / "codes.jsonl"), "--out", str(out)]) == 0
+    rows = {r["task_id"]: r for r in map(json.loads, out.read_text(encoding="utf-8").splitlines())}
+    assert rows["f1"]["status"] == [["error"]] and "\ud800" in rows["f1"]["errors"][0][0]
+    assert rows["f2"]["status"] == [["pass"]] and rows["s1"]["status"] == [["fail", "pass"]], rows

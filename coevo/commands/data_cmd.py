@@ -36,12 +36,11 @@ def add_arguments(parser):
 
 
 def run(args) -> int:
-    import json
     import sys
     from pathlib import Path
 
     from matrix.errors import InputError
-    from matrix.jsonl import write_jsonl_atomic
+    from matrix.jsonl import json_line, write_jsonl_atomic
 
     def say(msg: str) -> None:
         if not args.quiet:
@@ -57,7 +56,7 @@ def run(args) -> int:
             tasks = filter_ids(tasks, args.ids)
         tasks = tasks[: args.limit] if args.limit else tasks
         if args.out == "-":
-            sys.stdout.writelines(json.dumps(t.to_json(), ensure_ascii=False) + "\n" for t in tasks)
+            sys.stdout.writelines(json_line(t.to_json()) for t in tasks)
             sys.stdout.flush()
         else:
             write_jsonl_atomic(args.out, (t.to_json() for t in tasks))

@@ -27,7 +27,7 @@ import sys
 from . import purity
 from .encoding import make_encoder
 from .records import FRAME_HEADER, LOAD_HANG, MAX_ERR, TOKEN_BYTES, Frame
-from .wire import frame_bytes
+from .wire import frame_bytes, stdin_bytes
 
 RESULT_FD = 3
 COMMAND_FD = 4
@@ -410,7 +410,7 @@ def _fresh_streams(stdin_text, max_out, keep_stdout):
         return out, err
     io, Raw, TextIO = G["io"], G["raw"], G["io"].TextIOWrapper
     raw_out, raw_err = Raw(max_out, True), Raw(max_out, False)
-    data = (stdin_text or "").encode("utf-8", "surrogateescape")
+    data = stdin_bytes(stdin_text or "")
     sys.stdin = TextIO(io.BufferedReader(io.BytesIO(data)), encoding="utf-8", errors="surrogateescape")
     sys.stdout = TextIO(raw_out, encoding="utf-8", write_through=False)
     sys.stderr = TextIO(raw_err, encoding="utf-8", errors="backslashreplace", line_buffering=True)

@@ -13,6 +13,16 @@ __all__ = ["LENGTH", "message_bytes", "write_message", "write_available", "write
 LENGTH = struct.Struct("<I")
 
 
+def stdin_bytes(text: str) -> bytes:
+    """A stdin text as the program reads it: UTF-8, undecodable bytes (read as surrogates) given
+    back; a lone surrogate that no byte stands for (``\\ud800`` in a tasks file) becomes ``?``
+    instead of failing the whole task's cells with a harness traceback."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace")
+
+
 def message_bytes(data: bytes) -> memoryview:
     """``data`` as one message on the wire: its length, then the bytes (what :func:`read_message`
     reads back)."""

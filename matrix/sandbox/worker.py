@@ -35,7 +35,16 @@ import time
 
 from .harness import EXIT_CHANNEL, EXIT_FORBIDDEN, EXIT_HARNESS
 from .records import LOAD_HANG, MAX_ERR, STDERR_TAIL, CellRecord, Frame, Outcome, Row, Unit
-from .wire import FrameReader, grow_pipe, message_bytes, read_message, write_available, write_message, write_within
+from .wire import (
+    FrameReader,
+    grow_pipe,
+    message_bytes,
+    read_message,
+    stdin_bytes,
+    write_available,
+    write_message,
+    write_within,
+)
 
 SHARED_TMPFS = ("/dev/shm",)  # host memory file systems a process-mode cell can write
 CLAIMS = frozenset({Frame.VALUES, Frame.RAISED, Frame.STDOUT, Frame.VERDICT, Frame.TOO_LARGE})
@@ -616,7 +625,7 @@ class Worker:
             close.append(null)
             if stdin is not None:
                 in_fd = os.memfd_create("stdin", os.MFD_CLOEXEC)
-                view = memoryview(stdin.encode("utf-8", "surrogateescape"))
+                view = memoryview(stdin_bytes(stdin))
                 while view:
                     view = view[os.write(in_fd, view):]
                 os.lseek(in_fd, 0, os.SEEK_SET)
