@@ -1,19 +1,22 @@
 """Dataset loaders: MBPP (full and sanitized), HumanEval-style, CodeContests/CURE-style stdio tasks
 and our own tasks JSONL, all converted to :class:`matrix.tasks.Task`.
 
-Records are read through the ``datasets`` library, with its Arrow cache and memory mapping: a
-JSON / JSON Lines file (optionally gzipped) or a Parquet file with its ``json``/``parquet``
-builder, a directory saved with ``Dataset.save_to_disk`` with ``load_from_disk``, and a local
-dataset folder in the hub layout (data files, optionally a ``README.md`` card, under any
-sub-folders) with ``load_dataset(folder)``; from a ``DatasetDict`` the ``test`` split is used when
-there is one, else the first. Nothing is fetched from a hub. Each record is converted with one
-function per format.
+A JSON / JSON Lines file (optionally gzipped) is read with :func:`exact_records`, the plain
+reader, whose :class:`InputError` names the file, the record's line (JSON Lines) or index, and
+the field. A Parquet file, a directory saved with ``Dataset.save_to_disk`` and a local dataset
+folder in the hub layout (data files, optionally a ``README.md`` card, under any sub-folders) are
+read through the ``datasets`` library (``parquet`` builder, ``load_from_disk``,
+``load_dataset(folder)``); from a ``DatasetDict`` the ``test`` split is used when there is one,
+else the first. Nothing is fetched from a hub. Each record is converted with one function per
+format.
 
-``datasets`` names no line when a file is malformed, and it unifies the records' fields (a key one
-record lacks comes back as ``None``; it is dropped again here). So a file ``datasets`` cannot read,
-or whose records do not convert, is read once more with :func:`exact_records`, the plain JSON /
-JSON Lines reader, whose :class:`InputError` names the file, the record's line (JSON Lines) or
-index, and the field.
+JSON went through ``datasets`` too, until a red-team pass found two reasons not to: its Arrow
+reader crashes the process (a segmentation fault, no message) on a line nested 20,000 deep, and
+its cache knows a file by path and modification time, so a file replaced with ``cp -p`` or
+``rsync -a`` converted to the old tasks without a word. ``datasets`` also names no line when a
+file is malformed and unifies the records' fields (a key one record lacks comes back as ``None``;
+it is dropped again here), so a Parquet file or folder whose records do not convert is reported
+by record number.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import ast
 import gzip
 import json
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -32,9 +36,6 @@ FORMATS = ("auto", "coevo", "mbpp", "mbpp-sanitized", "humaneval", "codecontests
 
 
 # ----------------------------------------------------------------------------- reading records
-
-_DATA_SUFFIXES = (".json", ".jsonl", ".json.gz", ".jsonl.gz", ".parquet")
-
 
 def load_with_datasets(path: str | Path):
     """The file or folder as a ``datasets.Dataset`` (see the module docstring); raises what
@@ -73,8 +74,8 @@ def _dataset_records(path: Path, limit: int | None = None) -> list[tuple[int, di
     for messages only."""
     if not path.exists():
         return None
-    if not path.is_dir() and not path.name.endswith(_DATA_SUFFIXES):
-        return None
+    if not path.is_dir() and not path.name.endswith(".parquet"):
+        return None  # JSON (Lines): the exact reader (see the module doc)
     import logging
 
     try:
@@ -110,14 +111,20 @@ def exact_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     try:
         with opener(path, "rt", encoding="utf-8") as fh:
             head = fh.read(1 << 16).lstrip()
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, EOFError, zlib.error) as exc:
         raise InputError(f"cannot read ({exc})", file=str(path)) from None
     if head.startswith("["):  # a JSON array (e.g. sanitized-mbpp.json)
-        with opener(path, "rt", encoding="utf-8") as fh:
-            try:
+        try:
+            with opener(path, "rt", encoding="utf-8") as fh:
                 rows = json.load(fh)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"malformed JSON ({exc.msg})", file=str(path), line=exc.lineno) from None
+        except json.JSONDecodeError as exc:
+            raise InputError(f"malformed JSON ({exc.msg})", file=str(path), line=exc.lineno) from None
+        except RecursionError:
+            raise InputError("malformed JSON (nested too deeply)", file=str(path)) from None
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not UTF-8 text ({exc.reason})", file=str(path)) from None
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InputError(f"cannot read ({exc})", file=str(path)) from None
         for i, row in enumerate(rows):
             if not isinstance(row, dict):
                 raise InputError("expected an object", file=str(path), line=None, field=f"[{i}]")

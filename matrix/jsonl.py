@@ -7,6 +7,7 @@ import json
 import os
 import sys
 import tempfile
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
@@ -41,14 +42,18 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
                 except json.JSONDecodeError as exc:
                     raise InputError(f"malformed JSON ({exc.msg} at column {exc.colno})",
                                      file=str(path), line=lineno) from None
+                except RecursionError:
+                    raise InputError("malformed JSON (nested too deeply)", file=str(path), line=lineno) from None
                 if not isinstance(obj, dict):
                     raise InputError(f"expected a JSON object, got {type(obj).__name__}",
                                      file=str(path), line=lineno)
                 yield lineno, obj
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text ({exc.reason})", file=str(path)) from None
-    except OSError as exc:
-        raise InputError(f"cannot read ({exc.strerror})", file=str(path)) from None
+    except OSError as exc:  # (gzip.BadGzipFile too)
+        raise InputError(f"cannot read ({exc.strerror or exc})", file=str(path)) from None
+    except (EOFError, zlib.error) as exc:
+        raise InputError(f"cannot read (a truncated or corrupt gzip file: {exc})", file=str(path)) from None
 
 
 def current_umask() -> int:

@@ -127,33 +127,62 @@ def _write_jsonl(path, tasks, blank_after=None):
     path.write_text("\n".join(lines) + "\n")
 
 
-def test_records_read_through_datasets_equal_the_plain_reader(tmp_path, monkeypatch):
-    """Records whose fields differ (test kinds with different keys) come back from the datasets
-    library with its unified schema; the loader gives the same tasks as the plain reader."""
+def test_json_lines_are_read_exactly_and_parquet_through_datasets(tmp_path):
+    """JSON Lines go to the exact reader (not through ``datasets``); Parquet records, whose fields
+    ``datasets`` unifies (test kinds with different keys), convert to the same tasks."""
+    import datasets
+
     import coevo.data as data
 
     p = tmp_path / "tasks.jsonl"
     _write_jsonl(p, MIXED)
-    assert data._dataset_records(p) is not None  # the datasets path was taken
-    assert load_any(p) == MIXED
-    monkeypatch.setattr(data, "_dataset_records", lambda path, limit=None: None)
-    assert load_any(p) == MIXED
+    assert data._dataset_records(p) is None and load_any(p) == MIXED
+    rows = [{k: v for k, v in t.to_json().items() if v != {}} for t in MIXED]  # Parquet has no empty struct
+    datasets.Dataset.from_list(rows).to_parquet(str(tmp_path / "tasks.parquet"))
+    assert data._dataset_records(tmp_path / "tasks.parquet") is not None
+    assert load_any(tmp_path / "tasks.parquet") == MIXED
 
 
 def test_a_limit_converts_only_the_records_it_needs(tmp_path, monkeypatch):
-    """load_any(limit=N) turns N records into dicts, not the whole file (the plain reader stops
-    early too)."""
+    """load_any(limit=N) converts N records, not the whole file, through either reader."""
+    import datasets
+
     import coevo.data as data
 
+    many = [Task(f"t{i}", "p", tests=[Test.assertion("assert f() == 1")]) for i in range(50)]
     p = tmp_path / "many.jsonl"
-    _write_jsonl(p, [Task(f"t{i}", "p", tests=[Test.assertion("assert f() == 1")]) for i in range(50)])
+    _write_jsonl(p, many)
+    datasets.Dataset.from_list([{k: v for k, v in t.to_json().items() if v != {}} for t in many]).to_parquet(
+        str(tmp_path / "many.parquet"))
     converted = []
-    unfilled = data._unfilled
-    monkeypatch.setattr(data, "_unfilled",
-                        lambda v: (isinstance(v, dict) and "task_id" in v and converted.append(1)) or unfilled(v))
-    tasks = load_any(p, limit=3)
-    assert [t.task_id for t in tasks] == ["t0", "t1", "t2"] and len(converted) == 3
-    assert len(load_any(p, limit=80)) == 50 and len(converted) == 53
+    convert = data.CONVERTERS["coevo"]
+    monkeypatch.setitem(data.CONVERTERS, "coevo", lambda rec, where: converted.append(1) or convert(rec, where))
+    for path in (p, tmp_path / "many.parquet"):
+        converted.clear()
+        tasks = load_any(path, limit=3)
+        assert [t.task_id for t in tasks] == ["t0", "t1", "t2"] and len(converted) == 3
+        assert len(load_any(path, limit=80)) == 50
+
+
+def test_malformed_json_files_are_one_line_errors(tmp_path):
+    # red-team pass 10: a line nested 20,000 deep crashed coevo with a segmentation fault in
+    # pyarrow's JSON reader (tried first); 100,000 deep, a truncated gzip: tracebacks
+    import gzip
+
+    p = tmp_path / "deep.jsonl"
+    p.write_text(json.dumps(MIXED[0].to_json()) + "\n" + '{"a": ' + "[" * 20_000 + "]" * 20_000 + "}\n")
+    with pytest.raises(InputError, match=r"deep.jsonl:2: malformed JSON \(nested too deeply\)"):
+        load_any(p)
+    p = tmp_path / "deep.json"
+    p.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(InputError, match="nested too deeply"):
+        load_any(p)
+    p = tmp_path / "cut.jsonl.gz"
+    rows = [dict(MIXED[0].to_json(), task_id=f"t{i}") for i in range(400)]
+    whole = gzip.compress("\n".join(json.dumps(r) for r in rows).encode())
+    p.write_bytes(whole[:len(whole) // 2])
+    with pytest.raises(InputError, match="cut.jsonl.gz: cannot read"):
+        load_any(p)
 
 
 def test_saved_dataset_hub_folder_and_parquet(tmp_path):
