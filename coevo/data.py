@@ -243,6 +243,9 @@ def _rename(node: ast.AST, old: str, new: str) -> ast.AST:
     return Renamer().visit(node)
 
 
+CODECONTESTS_PYTHON3 = (3, "PYTHON3", "python3", "Python3", "python")  # DeepMind's language ids
+
+
 def from_codecontests(rec: dict, where: dict) -> Task:
     question = _need(rec, "question", str, where)
     ins = _need(rec, "test_input", list, where)
@@ -254,7 +257,18 @@ def from_codecontests(rec: dict, where: dict) -> Task:
         if not isinstance(a, str) or not isinstance(b, str):
             raise InputError("entries must be strings", field=f"test_input[{i}]", **where)
     tests = [Test.stdio(a, b) for a, b in zip(ins, outs)]
-    sols = [s for s in rec.get("solutions", []) or [] if isinstance(s, str)]
+    raw = rec.get("solutions") or []
+    if isinstance(raw, str):  # one solution
+        raw = [raw]
+    elif isinstance(raw, dict):  # the Hugging Face layout: parallel lists, Python 3 solutions kept
+        sol, lang = raw.get("solution") or [], raw.get("language")
+        if not isinstance(sol, list):
+            raise InputError("must be a list of programs", field="solutions.solution", **where)
+        raw = [x for k, x in enumerate(sol)
+               if not isinstance(lang, list) or k >= len(lang) or lang[k] in CODECONTESTS_PYTHON3]
+    elif not isinstance(raw, list):
+        raise InputError("must be a list of programs", field="solutions", **where)
+    sols = [x for x in raw if isinstance(x, str)]
     task_id = str(rec.get("task_id", rec.get("id", f"cc/{where.get('line')}")))
     return Task(task_id=task_id, prompt=question, kind="stdio", entry_point=None, tests=tests,
                 solutions=sols, meta={"source": "codecontests"})
@@ -297,7 +311,15 @@ def _convert(p: Path, rows, fmt: str, limit: int | None) -> list[Task]:
                 fmt = detect_format(rec)
             except ValueError as exc:
                 raise InputError(str(exc), **where) from None
-        task = CONVERTERS[fmt](rec, where)
+        try:
+            task = CONVERTERS[fmt](rec, where)
+        except InputError:
+            raise
+        except KeyError as exc:  # a field the format needs, missing
+            raise InputError("missing", field=str(exc.args[0]) if exc.args else None, **where) from None
+        except (TypeError, AttributeError, ValueError, RecursionError, MemoryError) as exc:
+            # a field of the wrong type or beyond what Python parses (nested too deep): one line
+            raise InputError(f"not a {fmt} record ({type(exc).__name__}: {str(exc)[:160]})", **where) from None
         if task.task_id in seen:
             raise InputError(f"duplicate task_id {task.task_id!r}", field="task_id", **where)
         seen.add(task.task_id)

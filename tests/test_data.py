@@ -219,3 +219,20 @@ def test_errors_still_name_the_line(tmp_path):
         load_any(p)
     with pytest.raises(InputError, match="not a dataset directory"):
         load_any(tmp_path)
+
+
+def test_codecontests_solutions_in_every_layout_and_bad_records_in_one_line(tmp_path):
+    # red-team pass 10: the Hugging Face layout ({"language": [...], "solution": [...]}) became the
+    # references ["language", "solution"], a string one reference per character; a field of the
+    # wrong type was a traceback
+    base = {"question": "q", "test_input": ["1\n"], "test_output": ["1\n"]}
+    for sols, want in (({"language": [3, 2, 1], "solution": ["print(1)", "int main(){}", "print 1"]}, ["print(1)"]),
+                       ("print(1)", ["print(1)"]), (["print(1)", 5], ["print(1)"])):
+        p = tmp_path / "cc.jsonl"
+        p.write_text(json.dumps(dict(base, solutions=sols)) + "\n")
+        assert load_any(p, fmt="codecontests")[0].solutions == want
+    p = tmp_path / "mbpp.jsonl"
+    p.write_text(json.dumps({"task_id": 1, "text": "t", "code": "def f(): pass", "test_list": [5],
+                             "test_setup_code": "", "challenge_test_list": []}) + "\n")
+    with pytest.raises(InputError, match=r"mbpp.jsonl:1: not a mbpp record \(TypeError"):
+        load_any(p, fmt="mbpp")
