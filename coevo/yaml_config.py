@@ -55,6 +55,22 @@ def _line_index(text: str) -> dict[str, int]:
     return lines
 
 
+def _show(value: Any, limit: int = 120) -> str:
+    """A value for a one-line message: its repr cut to ``limit`` characters, built no larger (a
+    430-byte YAML alias bomb printed whole made a 312 MB message), or its type where it has none
+    (an int past the digit limit)."""
+    import reprlib
+
+    r = reprlib.Repr()
+    r.maxstring = r.maxother = r.maxlong = limit
+    r.maxlevel, r.maxlist, r.maxdict, r.maxtuple, r.maxset = 3, 6, 6, 6, 6
+    try:
+        text = r.repr(value)
+    except (ValueError, RecursionError):
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _default_of(f: dataclasses.Field) -> Any:
     """A field's default value (a fresh one from its factory), or None."""
     if f.default_factory is not dataclasses.MISSING:
@@ -174,7 +190,7 @@ class _Reader:
         if origin is Literal:
             choices = get_args(tp)
             if value not in choices:
-                raise self.error(path, f"must be one of {list(choices)}, got {value!r}")
+                raise self.error(path, f"must be one of {list(choices)}, got {_show(value)}")
             return value
         if origin in (list, tuple):
             if not isinstance(value, (list, tuple)):
@@ -189,11 +205,11 @@ class _Reader:
             return {k: self.coerce(val_tp, v, f"{path}.{k}") for k, v in value.items()}
         if tp is bool:
             if not isinstance(value, bool):
-                raise self.error(path, f"must be true or false, got {value!r}")
+                raise self.error(path, f"must be true or false, got {_show(value)}")
             return value
         if tp is int:
             if isinstance(value, bool) or not isinstance(value, int):
-                raise self.error(path, f"must be an integer, got {value!r}")
+                raise self.error(path, f"must be an integer, got {_show(value)}")
             return value
         if tp is float:
             if isinstance(value, str):  # PyYAML reads 1e-5 (no dot) as a string
@@ -202,11 +218,11 @@ class _Reader:
                 except ValueError:
                     pass
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise self.error(path, f"must be a number, got {value!r}")
+                raise self.error(path, f"must be a number, got {_show(value)}")
             return float(value)
         if tp is str:
             if not isinstance(value, str):
-                raise self.error(path, f"must be a string, got {value!r}")
+                raise self.error(path, f"must be a string, got {_show(value)}")
             return value
         return value
 
@@ -217,17 +233,19 @@ def parse_overrides(overrides: list[str]) -> dict[str, Any]:
     for item in overrides:
         key, sep, raw = item.partition("=")
         if not sep or not key.strip():
-            raise InputError(f"override {item!r} must look like key.sub=value", file="<overrides>")
+            raise InputError(f"override {_show(item)} must look like key.sub=value", file="<overrides>")
         try:
             value = yaml.safe_load(raw) if raw.strip() else ""
-        except yaml.YAMLError:
+        except (yaml.YAMLError, ValueError):  # (ValueError: an int past the digit limit)
             value = raw
+        except RecursionError:
+            raise InputError(f"override {_show(item)}: nested too deeply", file="<overrides>") from None
         cur = nested
         parts = key.strip().split(".")
         for part in parts[:-1]:
             nxt = cur.setdefault(part, {})
             if not isinstance(nxt, dict):
-                raise InputError(f"override {item!r} conflicts with another override", file="<overrides>")
+                raise InputError(f"override {_show(item)} conflicts with another override", file="<overrides>")
             cur = nxt
         cur[parts[-1]] = value
     return nested
@@ -282,13 +300,22 @@ def load_config(cls: type[T], path: str | Path | None = None, overrides: list[st
     if path is not None:
         p = find_config(path)
         file = str(p)
-        text = p.read_text(encoding="utf-8")
+        try:
+            text = p.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=file) from None
+        except OSError as exc:
+            raise InputError(f"cannot read ({exc.strerror or exc})", file=file) from None
         try:
             loaded = yaml.safe_load(text)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             raise InputError(f"malformed YAML ({getattr(exc, 'problem', exc)})", file=file,
                              line=mark.line + 1 if mark else None) from None
+        except RecursionError:
+            raise InputError("malformed YAML (nested too deeply)", file=file) from None
+        except ValueError as exc:  # an int past Python's digit limit
+            raise InputError(f"malformed YAML ({str(exc)[:100]})", file=file) from None
         if loaded is None:
             loaded = {}
         if not isinstance(loaded, dict):

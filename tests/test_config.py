@@ -153,3 +153,26 @@ def test_an_override_of_one_key_keeps_the_rest_of_the_mapping(tmp_path):
     assert load_config(HasWeighted, p).train.weights == {"fixer": 1.5}
     # a key overridden on top of the file's mapping: the file's mapping, that key changed
     assert load_config(HasWeighted, p, ["train.weights.coder=3"]).train.weights == {"fixer": 1.5, "coder": 3.0}
+
+
+def test_hostile_config_files_and_overrides_are_short_one_line_errors(tmp_path):
+    # red-team pass 10: invalid UTF-8, deep nesting and an int past the digit limit were
+    # tracebacks; a 430-byte alias bomb printed whole made a 312 MB error message
+    p = tmp_path / "c.yaml"
+    p.write_bytes(b"name: \xff\xfe\n")
+    with pytest.raises(InputError, match="not UTF-8"):
+        load_config(Outer, p)
+    p.write_text("name: " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(InputError, match="nested too deeply|must be a string"):
+        load_config(Outer, p)
+    with pytest.raises(InputError):
+        load_config(Outer, None, ["name=" + "[" * 5000 + "]" * 5000])
+    p.write_text("name: " + "9" * 5000 + "\n")
+    with pytest.raises(InputError, match="malformed YAML|must be a string, got <int>"):
+        load_config(Outer, p)
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{c}: &{c} [{', '.join(['*' + p_] * 10)}]\n" for p_, c in zip("abcdefg", "bcdefgh")) + "name: *h\n"
+    p.write_text(bomb)
+    with pytest.raises(InputError) as err:
+        load_config(Outer, p)
+    assert len(str(err.value)) < 400 and "\n" not in str(err.value)
