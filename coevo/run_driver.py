@@ -312,6 +312,16 @@ def make_executor(cfg: CoevoConfig):
 # ----------------------------------------------------------------------------- the run
 
 def execute(cfg: CoevoConfig, run: Path, *, progress: bool = True) -> dict:
+    """Run (or continue) the training in ``run``; a damaged checkpoint is a one-line error."""
+    from training.checkpoint import CheckpointError
+
+    try:
+        return _execute(cfg, run, progress=progress)
+    except CheckpointError as exc:
+        raise InputError(str(exc)) from None
+
+
+def _execute(cfg: CoevoConfig, run: Path, *, progress: bool = True) -> dict:
     import dataclasses
 
     from coevo.curriculum import Curriculum

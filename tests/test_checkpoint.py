@@ -191,3 +191,32 @@ def test_run_loop_resume_in_process(tmp_path):
     torch.testing.assert_close(flat(tr3.model), flat(tr2.model), atol=0, rtol=0)
     with pytest.raises(FileExistsError):
         run_loop(tmp_path, 9, fn3, trainer=tr3, resume=False, progress=False)
+
+
+@pytest.mark.parametrize("damage", ["state.pt", "trainer.pt", "rng-rank0.pt", "meta.json", "latest", "metrics"])
+def test_a_damaged_checkpoint_is_a_one_line_error_that_changes_nothing(tmp_path, damage):
+    # red-team pass 10: every kind of damaged checkpoint file was a raw traceback on resume
+    def make():
+        tr = trainer()
+        return tr, (lambda step: tr.step(make_rollouts(seed=step)))
+
+    tr, fn = make()
+    run_loop(tmp_path, 2, fn, trainer=tr, state={"c": Counter()}, save_every=2, progress=False)
+    step_dir = tmp_path / "checkpoints" / "step-00000002"
+    if damage == "latest":
+        (tmp_path / "checkpoints" / "latest").write_bytes(b"\xff\xfe\n")
+    elif damage == "metrics":  # a garbled byte in the log: that line only, never a traceback
+        with open(tmp_path / "metrics.jsonl", "ab") as fh:
+            fh.write(b'{"step": 3, "x": "\xff"}\n')
+    else:
+        f = step_dir / damage
+        f.write_bytes(f.read_bytes()[:7])
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    tr2, fn2 = make()
+    if damage == "metrics":
+        run_loop(tmp_path, 2, fn2, trainer=tr2, state={"c": Counter()}, save_every=2, progress=False)
+        return
+    with pytest.raises(ckpt.CheckpointError) as err:
+        run_loop(tmp_path, 3, fn2, trainer=tr2, state={"c": Counter()}, save_every=2, progress=False)
+    assert "\n" not in str(err.value) and "point" in str(err.value) and "latest" in str(err.value)
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before

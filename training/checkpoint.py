@@ -185,19 +185,38 @@ def save_checkpoint(run_dir: str | Path, step: int, *, trainer=None, model=None,
     return final
 
 
+class CheckpointError(FileNotFoundError):
+    """A run's checkpoint that cannot be read (a damaged or missing file): the message names it
+    and what to do."""
+
+
+def _damaged(what: Path, exc: BaseException, root: Path) -> CheckpointError:
+    return CheckpointError(f"{what}: cannot be read ({type(exc).__name__}: {str(exc)[:160]}); the run's files are "
+                           f"unchanged: point {root / POINTER} at an earlier complete step-* directory to resume "
+                           "from there")
+
+
 def load_latest(run_dir: str | Path) -> CheckpointInfo | None:
-    """The checkpoint ``latest`` points at, or ``None`` for a run without one."""
+    """The checkpoint ``latest`` points at, or ``None`` for a run without one. Raises
+    :class:`CheckpointError` when the pointer or the checkpoint's ``meta.json`` is damaged."""
     root = checkpoints_dir(run_dir)
     ptr = root / POINTER
     if not ptr.exists():
         return None
-    name = ptr.read_text(encoding="utf-8").strip()
+    try:
+        name = ptr.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _damaged(ptr, exc, root) from None
     path = root / name
     meta_path = path / "meta.json"
     if not _STEP_RE.match(name) or not meta_path.exists():
-        raise FileNotFoundError(f"{ptr}: points at {name!r}, which is not a complete checkpoint")
-    meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    return CheckpointInfo(int(meta["step"]), path, meta)
+        raise CheckpointError(f"{ptr}: points at {name[:80]!r}, which is not a complete checkpoint; point it at "
+                              "an earlier complete step-* directory to resume from there")
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        return CheckpointInfo(int(meta["step"]), path, meta)
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+        raise _damaged(meta_path, exc, root) from None
 
 
 def restore_checkpoint(info: CheckpointInfo | str | Path, *, trainer=None, model=None,

@@ -98,7 +98,7 @@ class MetricsLogger:
         kept: list[str] = []
         seen: set[int] = set()
         changed = False
-        with open(self.path, encoding="utf-8") as f:
+        with open(self.path, encoding="utf-8", errors="replace") as f:  # (a garbled byte: that line only)
             raw = f.read()
         for line in raw.splitlines():
             try:
