@@ -55,6 +55,29 @@ def _line_index(text: str) -> dict[str, int]:
     return lines
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a key given twice in one mapping (PyYAML keeps the last one
+    without a word: two `lr:` lines in a config silently meant the second)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen: dict = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"the key {_show(key)} is given twice (first on line {seen[key] + 1})",
+                        key_node.start_mark)
+                seen[key] = key_node.start_mark.line
+            except TypeError:  # an unhashable key: the base class says so
+                pass
+        return super().construct_mapping(node, deep=deep)
+
+
+def _load_yaml(text: str):
+    return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+
+
 def _show(value: Any, limit: int = 120) -> str:
     """A value for a one-line message: its repr cut to ``limit`` characters, built no larger (a
     430-byte YAML alias bomb printed whole made a 312 MB message), or its type where it has none
@@ -307,7 +330,7 @@ def load_config(cls: type[T], path: str | Path | None = None, overrides: list[st
         except OSError as exc:
             raise InputError(f"cannot read ({exc.strerror or exc})", file=file) from None
         try:
-            loaded = yaml.safe_load(text)
+            loaded = _load_yaml(text)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             raise InputError(f"malformed YAML ({getattr(exc, 'problem', exc)})", file=file,

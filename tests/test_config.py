@@ -176,3 +176,11 @@ def test_hostile_config_files_and_overrides_are_short_one_line_errors(tmp_path):
     with pytest.raises(InputError) as err:
         load_config(Outer, p)
     assert len(str(err.value)) < 400 and "\n" not in str(err.value)
+
+
+def test_a_key_given_twice_is_an_error_naming_both_lines(tmp_path):
+    # red-team pass 10: PyYAML keeps the last of two `lr:` lines without a word
+    p = write(tmp_path, "train:\n  lr: 0.1\n  steps: 3\n  lr: 0.2\n")
+    with pytest.raises(InputError, match=r"c.yaml:4: malformed YAML \(the key 'lr' is given twice \(first on line 2"):
+        load_config(Outer, p)
+    assert load_config(Outer, write(tmp_path, "train:\n  lr: 0.1\nname: lr\n")).train.lr == pytest.approx(0.1)

@@ -49,6 +49,9 @@ def run(args) -> int:
     if args.data_command == "convert":
         from coevo.data import load_any
 
+        if args.limit is not None and args.limit < 0:
+            raise InputError("must be >= 0 (0: all tasks)", field="--limit")
+
         tasks = load_any(args.input, args.format)
         if args.ids:
             from coevo.data import filter_ids
