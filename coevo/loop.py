@@ -93,6 +93,9 @@ class LoopConfig:
     proposer_valid_bonus: float = 0.25  # added to every valid proposal's learnability (a new task that works)
     seed_proposals: int = 0  # Proposer samples drawn before step 1 to seed the buffer (not trained on)
     temperature: float = 1.0  # sampling temperature of the rollouts (train.temperature follows it)
+    # the Proposer's own sampling temperature (null: loop.temperature); the trainer scores each
+    # sample at the temperature it was drawn at
+    proposer_temperature: float | None = None
     top_p: float = 1.0  # nucleus sampling of the rollouts (1.0 = off)
     max_new_tokens: int = 160  # completion length cap; a longer sample is truncated (see train.mask_truncated)
     coder_reward: str = "binary"  # binary | fraction
@@ -139,6 +142,8 @@ class LoopConfig:
             raise ValueError("fix_public_tests: must be >= 0 (fix_invalid_penalty >= 0)")
         if self.proposer_format not in ("program", "task"):
             raise ValueError("proposer_format: must be 'program' or 'task'")
+        if self.proposer_temperature is not None and not self.proposer_temperature > 0:
+            raise ValueError("proposer_temperature: must be > 0 (or null: loop.temperature)")
         for name in ("proposer_refs", "seed_proposals", "n_proposals", "n_solves"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name}: must be >= 0")
@@ -211,7 +216,7 @@ class CoEvolution:
         metrics: dict[str, float] = {**metrics_seed, "curriculum/drawn_proposed": float(drawn_proposed)}
         t0 = time.perf_counter()
         with self._generation():
-            samples = self.engine.generate(self._first_requests(tasks, rng), config=gen_cfg)
+            samples = self._generate_by_role(self._first_requests(tasks, rng), gen_cfg)
         t_gen = time.perf_counter() - t0
         by = _group_by_task(samples)
 
@@ -311,6 +316,25 @@ class CoEvolution:
         self.curriculum.apply(observed, new_tasks)
 
     # ------------------------------------------------------------------ requests
+    def _role_temperature(self, role: str) -> float | None:
+        """A role's own sampling temperature where it differs from loop.temperature, else None."""
+        t = self.cfg.proposer_temperature if role == "proposer" else None
+        return t if t is not None and t != self.cfg.temperature else None
+
+    def _generate_by_role(self, reqs: list, gen_cfg) -> list:
+        """``engine.generate`` of ``reqs``; the Proposer's at its own temperature (a second call)."""
+        import dataclasses
+
+        own = [r for r in reqs if self._role_temperature(r.role) is not None]
+        if not own:
+            return self.engine.generate(reqs, config=gen_cfg)
+        rest = [r for r in reqs if self._role_temperature(r.role) is None]
+        out = self.engine.generate(rest, config=gen_cfg) if rest else []
+        for role in dict.fromkeys(r.role for r in own):
+            cfg = dataclasses.replace(gen_cfg, temperature=self._role_temperature(role))
+            out += self.engine.generate([r for r in own if r.role == role], config=cfg)
+        return out
+
     def _first_requests(self, tasks: list[Task], rng) -> list:
         from roles.generation import GenRequest
         from roles.prompts import build_prompt
@@ -400,7 +424,7 @@ class CoEvolution:
         if req is not None:
             gen_cfg = sampling_config(self.cfg, seed=int(rng.integers(2**31)))
             with self._generation():
-                samples = self.engine.generate([req], config=gen_cfg)
+                samples = self._generate_by_role([req], gen_cfg)
             info = self.validate_proposals(samples)
             reasons = info["reasons"]
             if info["solve_requests"]:
@@ -421,7 +445,8 @@ class CoEvolution:
         trainable = [x for x in sampled if x.sample.role in self.cfg.roles]
         rollouts = [Rollout(prompt_ids=x.sample.prompt_ids, completion_ids=x.sample.completion_ids,
                             logprobs=x.sample.logprobs, reward=x.reward, group=x.group, role=x.sample.role,
-                            truncated=x.sample.truncated, episode=x.episode) for x in trainable]
+                            truncated=x.sample.truncated, episode=x.episode,
+                            temperature=self._role_temperature(x.sample.role)) for x in trainable]
         if not rollouts:
             return {}
         local = {"local": True} if _distributed() else {}

@@ -244,3 +244,31 @@ def test_proposer_reward_weights_must_not_be_negative(field):
     LoopConfig(**{field: 0.0}).validate()
     with pytest.raises(ValueError, match=f"^{field}: must be >= 0"):
         LoopConfig(**{field: -0.1}).validate()
+
+
+def test_the_proposer_samples_at_its_own_temperature_and_trains_at_it():
+    # loop.proposer_temperature: the Proposer's requests go to the sampler with their own
+    # temperature (the other roles' with loop.temperature), and their rollouts carry it to the trainer
+    calls = []
+
+    class Engine:
+        def generate(self, reqs, config=None):
+            calls.append(([r.role for r in reqs], config.temperature))
+            return [SimpleNamespace(role=r.role, text="x", meta=dict(r.meta), prompt_ids=[1], completion_ids=[2],
+                                    logprobs=[0.0], truncated=False) for r in reqs for _ in range(r.n)]
+
+    from coevo.loop import sampling_config
+    from roles.generation import GenRequest
+
+    reqs = [GenRequest("coder", "t", "p", n=2), GenRequest("proposer", "*", "q", n=3)]
+    loop = make_loop(LoopConfig(proposer_temperature=0.7), Engine())
+    out = loop._generate_by_role(reqs, sampling_config(loop.cfg))
+    assert calls == [(["coder"], 1.0), (["proposer"], 0.7)]
+    assert [s.role for s in out] == ["coder"] * 2 + ["proposer"] * 3
+    assert loop._role_temperature("proposer") == 0.7 and loop._role_temperature("coder") is None
+    calls.clear()
+    loop = make_loop(LoopConfig(), Engine())  # by default one call, one temperature
+    loop._generate_by_role(reqs, sampling_config(loop.cfg))
+    assert calls == [(["coder", "proposer"], 1.0)] and loop._role_temperature("proposer") is None
+    with pytest.raises(ValueError, match="^proposer_temperature: must be > 0"):
+        LoopConfig(proposer_temperature=0.0).validate()

@@ -151,6 +151,22 @@ def test_token_logprobs(temperature):
     assert token_logprobs(logits.detach().bfloat16(), tok).dtype == torch.float32
 
 
+def test_token_logprobs_score_each_row_at_its_own_temperature():
+    # the Proposer's samples drawn at loop.proposer_temperature, the rest at loop.temperature: one
+    # micro-batch, each row scored under the distribution it was sampled from
+    from training.losses import row_temperatures
+
+    torch.manual_seed(1)
+    logits = torch.randn(4, 3, 7)
+    tok = torch.randint(0, 7, (4, 3))
+    temps = row_temperatures(1.0, torch.tensor([0.0, 0.7, 0.0, 0.5]))
+    assert temps.tolist() == pytest.approx([1.0, 0.7, 1.0, 0.5])
+    want = torch.stack([token_logprobs(logits[i], tok[i], float(temps[i])) for i in range(4)])
+    torch.testing.assert_close(token_logprobs(logits, tok, temps), want)
+    torch.testing.assert_close(token_logprobs(logits, tok, temps, chunk_bytes=3 * 7 * 4), want)  # row by row
+    assert row_temperatures(0.9, None) == 0.9
+
+
 def test_works_with_a_resolved_config():
     c = GRPOConfig().resolved()
     new, old, adv, mask = inputs()
@@ -321,3 +337,14 @@ def test_unit_weights_and_token_level_leave_the_loss_unchanged(batch, el, eh):
     x, sx = policy_loss(new, old, adv, one, c)
     y, sy = policy_loss(new, old, adv, one, cfg(eps_low=el, eps_high=eh, importance_sampling_level="sequence"))
     assert x.item() == pytest.approx(y.item(), rel=1e-5, abs=1e-6)
+
+
+def test_a_micro_batch_carries_the_rows_own_temperatures():
+    from training.batch import collate
+    from training.rollout import Rollout
+
+    rs = [Rollout([1, 2], [3], [-0.1], 1.0, "g", "coder"), Rollout([1], [4, 5], [-0.2, -0.3], 0.0, "h", "proposer",
+                                                                    temperature=0.7)]
+    mb = collate(rs, [0, 1], [0.5, -0.5], pad_id=0)
+    assert mb.temperature is not None and mb.temperature.tolist() == pytest.approx([0.0, 0.7])
+    assert collate(rs, [0], [0.5, -0.5], pad_id=0).temperature is None  # none of its own: the trainer's

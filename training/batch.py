@@ -59,6 +59,7 @@ class MicroBatch:
     n_seq_tokens: int  # all real tokens (prompt + completion)
     dummy: bool = False  # keeps collective calls aligned across ranks; contributes nothing
     cache: dict = field(default_factory=dict)  # old / ref log-probs
+    temperature: torch.Tensor | None = None  # float32 [b]: rows drawn at their own temperature (0: the trainer's)
     shared: SharedPrompts | None = None  # set when rows repeat prompts and sharing is on
 
     @property
@@ -141,8 +142,12 @@ def collate(rollouts: Sequence[Rollout], idx: Sequence[int], adv: Sequence[float
     advt = torch.tensor([float(adv[i]) for i in idx], dtype=torch.float32)
     dev = torch.device(device)
     shared = _shared_prompts(rows, P, ids, att, pos, dev) if share_prompts else None
+    temps = None
+    if any(r.temperature is not None for r in rows):
+        temps = torch.tensor([float(r.temperature) if r.temperature is not None else 0.0 for r in rows],
+                             dtype=torch.float32).to(dev)
     return MicroBatch(list(idx), ids.to(dev), att.to(dev), pos.to(dev), comp.to(dev), lm.to(dev), advt.to(dev),
-                      slp.to(dev), has.to(dev), n_tok, n_seq, shared=shared)
+                      slp.to(dev), has.to(dev), n_tok, n_seq, shared=shared, temperature=temps)
 
 
 def _shared_prompts(rows: Sequence[Rollout], P: int, ids: torch.Tensor, att: torch.Tensor, pos: torch.Tensor,

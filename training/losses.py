@@ -53,28 +53,43 @@ import torch
 from training.config import AGGREGATIONS, IS_CORRECTIONS, IS_LEVELS
 
 
-def token_logprobs(logits: torch.Tensor, tokens: torch.Tensor, temperature: float = 1.0,
+def token_logprobs(logits: torch.Tensor, tokens: torch.Tensor, temperature: float | torch.Tensor = 1.0,
                    chunk_bytes: int = 1 << 28) -> torch.Tensor:
-    """log softmax(logits / temperature)[tokens] in float32; logits [B, T, V], tokens [B, T].
+    """log softmax(logits / temperature)[tokens] in float32; logits [B, T, V], tokens [B, T];
+    ``temperature`` a number, or a float32 tensor [B] of one per row (each row scored at the
+    temperature it was sampled at).
 
     Rows are processed in chunks of about ``chunk_bytes`` of float32 logits (``torch.split``, whose
     backward concatenates instead of zero-filling), which bounds the float32 copy for bf16 logits.
     """
     if logits.dim() == 2:
+        if isinstance(temperature, torch.Tensor):
+            temperature = temperature.reshape(1)
         return token_logprobs(logits[None], tokens[None], temperature, chunk_bytes)[0]
     B, T, V = logits.shape
     per_row = max(1, T * V * 4)
     rows = max(1, chunk_bytes // per_row)
 
-    def one(x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+    def one(x: torch.Tensor, t: torch.Tensor, temp) -> torch.Tensor:
         x = x.float()
-        if temperature != 1.0:
-            x = x / temperature
+        if isinstance(temp, torch.Tensor):
+            x = x / temp.to(x.device, torch.float32)[:, None, None]
+        elif temp != 1.0:
+            x = x / temp
         return torch.log_softmax(x, dim=-1).gather(-1, t.unsqueeze(-1)).squeeze(-1)
 
     if rows >= B:
-        return one(logits, tokens)
-    return torch.cat([one(x, t) for x, t in zip(torch.split(logits, rows), torch.split(tokens, rows))])
+        return one(logits, tokens, temperature)
+    temps = torch.split(temperature, rows) if isinstance(temperature, torch.Tensor) else [temperature] * B
+    return torch.cat([one(x, t, tp) for x, t, tp in zip(torch.split(logits, rows), torch.split(tokens, rows), temps)])
+
+
+def row_temperatures(default: float, rows: torch.Tensor | None) -> float | torch.Tensor:
+    """The temperature of each row: ``rows`` where set (> 0), else ``default``; the number itself
+    when no row has its own."""
+    if rows is None:
+        return default
+    return torch.where(rows > 0, rows, torch.full_like(rows, float(default)))
 
 
 def loss_denominator(aggregation: str, n_tokens: float, n_seqs: float, max_len: float | None) -> float:

@@ -40,6 +40,7 @@ class Rollout:
     role: str
     truncated: bool = False  # hit max_new_tokens without EOS
     episode: str | None = None  # turns of one multi-turn episode share a key (within the group)
+    temperature: float | None = None  # drawn at this sampling temperature (None: the trainer's own)
 
     @property
     def n_tokens(self) -> int:

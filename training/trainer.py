@@ -118,7 +118,13 @@ from training import distributed as D
 from training.advantages import compute_advantages
 from training.batch import MicroBatch, collate, dummy_batch, plan_micro_batches, prompt_keys
 from training.config import GRPOConfig
-from training.losses import loss_denominator, policy_loss, sampler_importance_weights, token_logprobs
+from training.losses import (
+    loss_denominator,
+    policy_loss,
+    row_temperatures,
+    sampler_importance_weights,
+    token_logprobs,
+)
 from training.rollout import Rollout, check_rollouts
 
 # stats accumulated over micro-batches, summed over ranks
@@ -548,7 +554,7 @@ class PolicyTrainer:
         if model is None:
             model = self.engine if self.engine is not None else self._model
         logits = self._forward(model, mb)
-        return token_logprobs(logits, mb.completion_ids, self.cfg.temperature)
+        return token_logprobs(logits, mb.completion_ids, row_temperatures(self.cfg.temperature, mb.temperature))
 
     def _diag(self, mb: MicroBatch, lp: torch.Tensor, acc) -> None:
         """Sampler vs trainer log-prob difference on loss tokens of rows with sampler log-probs;
@@ -578,7 +584,8 @@ class PolicyTrainer:
             loss = logits.sum() * 0.0
             self._backward(loss)
             return 1.0
-        new = token_logprobs(self._forward(model, mb), mb.completion_ids, cfg.temperature)
+        new = token_logprobs(self._forward(model, mb), mb.completion_ids,
+                             row_temperatures(cfg.temperature, mb.temperature))
         if cfg.old_logprobs == "sampler":
             old = mb.sampler_logp
             if first:
