@@ -32,8 +32,8 @@ Robustness
   (server text sanitised: no control characters, at most 200 characters). Answers are validated
   before use: a body that is not JSON, has no choices or has non-text content is an error; extra
   choices are dropped; each text is capped at ``32 * max_tokens + 4096`` characters (then counted
-  as truncated). Not defended: the HTTP client reads a body whole before these checks (no
-  streaming), so one enormous answer still costs its size in memory once.
+  as truncated). The body is read as it arrives, within ``timeout`` seconds in all (not only
+  between two chunks) and up to ``n * 8 * (32 * max_tokens + 4096)`` bytes plus 32 MiB.
 
 Cache
   Every validated answer is stored on disk under a SHA-256 of the full request (URL, and the
@@ -314,11 +314,14 @@ class ApiGenerator:
         api = client.chat.completions if self.api.endpoint == "chat" else client.completions
         typed = {k: v for k, v in body.items() if k in RESERVED_FIELDS}
         extra = {k: v for k, v in body.items() if k not in RESERVED_FIELDS}
+        n = int(body.get("n", 1) or 1)
+        cap = n * 8 * self._max_chars(body) + (32 << 20)  # bytes: UTF-8 and JSON escapes, and room for an
+        # over-long text, which is cut (then counted truncated) rather than refused
         try:
-            raw = api.with_raw_response.create(**typed, extra_body=extra or None)
-            content = raw.http_response.content
+            with api.with_streaming_response.create(**typed, extra_body=extra or None) as raw:
+                content = self._read_within(raw, cap)
         except openai.OpenAIError as exc:
-            raise self._error(exc, body.get("n", 1)) from None
+            raise self._error(exc, n) from None
         try:
             data = json.loads(content)
         except (ValueError, UnicodeDecodeError, RecursionError):  # (nested past the recursion limit)
@@ -328,6 +331,24 @@ class ApiGenerator:
             return parse_answer(data, self.api.endpoint, body.get("n", 1), self._max_chars(body))
         except ValueError as exc:
             raise ApiError(f"{self.url}: not a completion: {exc}") from None
+
+    def _read_within(self, raw, cap: int) -> bytes:
+        """The response body, read as it comes: past ``api.timeout`` seconds in all (the client's
+        own timeout counts only the wait for each chunk, so a server sending a byte a second
+        kept `coevo solve` waiting for ever) or past ``cap`` bytes (60 MB answers held three times
+        their size before the texts were cut), an :class:`ApiError`."""
+        deadline = time.monotonic() + float(self.api.timeout)
+        parts, size = [], 0
+        for chunk in raw.iter_bytes():
+            parts.append(chunk)
+            size += len(chunk)
+            if size > cap:
+                raise ApiError(f"{self.url}: the answer is larger than {cap:,} bytes (far more than "
+                               "completions of the requested length)")
+            if time.monotonic() > deadline:
+                raise ApiError(f"{self.url}: no whole answer within {self.api.timeout:g} s (it was still "
+                               f"arriving: {size:,} bytes)")
+        return b"".join(parts)
 
     @staticmethod
     def _max_chars(body: dict) -> int:

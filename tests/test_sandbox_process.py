@@ -156,11 +156,14 @@ def test_what_a_cell_leaves_in_dev_shm_goes_with_it(ex):
               "        with open('/dev/shm/coevo_fill_%d' % i, 'wb') as fh:\n"
               "            fh.write(b'x' * (44 << 20))\n    return 3\n")
     needy = "def f():\n    b = bytearray(120 << 20)\n    return 3\n"
-    res = ex.run_matrix(TASK, [filler, needy, needy], [Test.assertion("assert f() == 3")])
+    litter = ("def f():\n    for d in ('/tmp', '/var/tmp'):\n"
+              "        open(d + '/coevo_fill_litter', 'w').write('x')\n    return 3\n")  # (pass 11)
+    res = ex.run_matrix(TASK, [filler, needy, needy, litter], [Test.assertion("assert f() == 3")])
     try:
-        assert res.status[1:] == [["pass"], ["pass"]], res.errors
-        assert not [n for n in os.listdir("/dev/shm") if n.startswith("coevo_fill_")]
+        assert res.status[1:] == [["pass"], ["pass"], ["pass"]], res.errors
+        assert not [n for d in ("/dev/shm", "/tmp", "/var/tmp") for n in os.listdir(d) if n.startswith("coevo_fill_")]
     finally:
-        for n in os.listdir("/dev/shm"):
-            if n.startswith("coevo_fill_"):
-                os.unlink(os.path.join("/dev/shm", n))
+        for d in ("/dev/shm", "/tmp", "/var/tmp"):
+            for n in os.listdir(d):
+                if n.startswith("coevo_fill_"):
+                    os.unlink(os.path.join(d, n))

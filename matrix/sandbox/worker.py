@@ -46,7 +46,7 @@ from .wire import (
     write_within,
 )
 
-SHARED_TMPFS = ("/dev/shm",)  # host memory file systems a process-mode cell can write
+SHARED_TMPFS = ("/dev/shm", "/tmp", "/var/tmp")  # host directories any uid can write (process mode)
 CLAIMS = frozenset({Frame.VALUES, Frame.RAISED, Frame.STDOUT, Frame.VERDICT, Frame.TOO_LARGE})
 _DIRECT_MODES = ("values", "stdio")
 
@@ -815,10 +815,11 @@ class Worker:
 
     def _wipe_shared_tmpfs(self) -> None:
         """Process mode with uids of the cells' own: remove what they left in the host's shared
-        memory file systems (:data:`SHARED_TMPFS`). Its pages stayed charged to the worker's cell
-        cgroup after the cell was killed, so every later cell of every task ran short of memory
-        (red-team pass 9), and the files outlived the run. (Under the executor's own uid nothing
-        can tell the user's files from a program's: that level is documented as unprotected.)"""
+        writable directories (:data:`SHARED_TMPFS`). Pages in /dev/shm stayed charged to the
+        worker's cell cgroup after the cell was killed, so every later cell of every task ran short
+        of memory (red-team pass 9); files in /tmp and /var/tmp outlived the run, readable by the
+        next (pass 11). (Under the executor's own uid nothing can tell the user's files from a
+        program's: that level is documented as unprotected.)"""
         uids = {u for u in (self.cell_uid, self.test_uid) if u is not None}
         if not uids:
             return
