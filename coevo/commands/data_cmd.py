@@ -40,7 +40,7 @@ def run(args) -> int:
     from pathlib import Path
 
     from matrix.errors import InputError
-    from matrix.jsonl import json_line, write_jsonl_atomic
+    from matrix.jsonl import write_jsonl_atomic
 
     def say(msg: str) -> None:
         if not args.quiet:
@@ -58,11 +58,7 @@ def run(args) -> int:
 
             tasks = filter_ids(tasks, args.ids)
         tasks = tasks[: args.limit] if args.limit else tasks
-        if args.out == "-":
-            sys.stdout.writelines(json_line(t.to_json()) for t in tasks)
-            sys.stdout.flush()
-        else:
-            write_jsonl_atomic(args.out, (t.to_json() for t in tasks))
+        write_jsonl_atomic(args.out, (t.to_json() for t in tasks))  # ("-": standard output)
         n_tests = sum(len(t.tests) for t in tasks)
         say(f"wrote {len(tasks)} tasks ({n_tests} tests) to {'stdout' if args.out == '-' else args.out}")
         return 0
