@@ -190,10 +190,12 @@ class CheckpointError(FileNotFoundError):
     and what to do."""
 
 
-def _damaged(what: Path, exc: BaseException, root: Path) -> CheckpointError:
-    return CheckpointError(f"{what}: cannot be read ({type(exc).__name__}: {str(exc)[:160]}); the run's files are "
-                           f"unchanged: point {root / POINTER} at an earlier complete step-* directory to resume "
-                           "from there")
+def damaged(what: Path, exc: BaseException, root: Path, done: str = "read") -> CheckpointError:
+    """The one-line error for a checkpoint file (or directory) ``what`` under ``root`` that cannot be
+    ``done`` (read, restored) because of ``exc``."""
+    return CheckpointError(f"{what}: cannot be {done} ({type(exc).__name__}: {str(exc)[:160]}); the run's files "
+                           f"are unchanged: point {root / POINTER} at an earlier complete step-* directory to "
+                           "resume from there")
 
 
 def load_latest(run_dir: str | Path) -> CheckpointInfo | None:
@@ -206,7 +208,7 @@ def load_latest(run_dir: str | Path) -> CheckpointInfo | None:
     try:
         name = ptr.read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError) as exc:
-        raise _damaged(ptr, exc, root) from None
+        raise damaged(ptr, exc, root) from None
     path = root / name
     meta_path = path / "meta.json"
     if not _STEP_RE.match(name) or not meta_path.exists():
@@ -216,7 +218,7 @@ def load_latest(run_dir: str | Path) -> CheckpointInfo | None:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
         return CheckpointInfo(int(meta["step"]), path, meta)
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
-        raise _damaged(meta_path, exc, root) from None
+        raise damaged(meta_path, exc, root) from None
 
 
 def restore_checkpoint(info: CheckpointInfo | str | Path, *, trainer=None, model=None,

@@ -70,10 +70,7 @@ class ResumableRun:
                 ckpt.restore_checkpoint(latest, trainer=trainer, model=model, state=state)
             except Exception as exc:  # noqa: BLE001 - a truncated or garbled file of the checkpoint
                 # (torch's RuntimeError, safetensors' own error, pickle's, EOFError, ...): named below
-                raise ckpt.CheckpointError(f"{latest.path}: cannot be restored ({type(exc).__name__}: "
-                                           f"{str(exc)[:160]}); the run's files are unchanged: point "
-                                           f"{latest.path.parent / ckpt.POINTER} at an earlier complete "
-                                           "step-* directory to resume from there") from None
+                raise ckpt.damaged(latest.path, exc, latest.path.parent, "restored") from None
             self.start = latest.step + 1
         self.resumed_from = latest.step if latest is not None else None
         ckpt.clean(self.run_dir)
