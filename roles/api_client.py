@@ -32,8 +32,9 @@ Robustness
   (server text sanitised: no control characters, at most 200 characters). Answers are validated
   before use: a body that is not JSON, has no choices or has non-text content is an error; extra
   choices are dropped; each text is capped at ``32 * max_tokens + 4096`` characters (then counted
-  as truncated). The body is read as it arrives, within ``timeout`` seconds in all (not only
-  between two chunks) and up to ``n * 8 * (32 * max_tokens + 4096)`` bytes plus 32 MiB.
+  as truncated). The body is read as it arrives: within ``timeout`` seconds in all after the
+  headers (the client's own timeout bounds the wait for them, and for each chunk), and up to
+  ``n * 8 * (32 * max_tokens + 4096)`` bytes plus 32 MiB.
 
 Cache
   Every validated answer is stored on disk under a SHA-256 of the full request (URL, and the
@@ -333,10 +334,10 @@ class ApiGenerator:
             raise ApiError(f"{self.url}: not a completion: {exc}") from None
 
     def _read_within(self, raw, cap: int) -> bytes:
-        """The response body, read as it comes: past ``api.timeout`` seconds in all (the client's
-        own timeout counts only the wait for each chunk, so a server sending a byte a second
-        kept `coevo solve` waiting for ever) or past ``cap`` bytes (60 MB answers held three times
-        their size before the texts were cut), an :class:`ApiError`."""
+        """The response body, read as it comes: past ``api.timeout`` seconds after the headers (the
+        client's own timeout counts only the wait for each chunk, so a server sending a byte a
+        second kept `coevo solve` waiting for ever) or past ``cap`` bytes (60 MB answers held three
+        times their size before the texts were cut), an :class:`ApiError`."""
         deadline = time.monotonic() + float(self.api.timeout)
         parts, size = [], 0
         for chunk in raw.iter_bytes():
