@@ -25,6 +25,7 @@ one warning and in :attr:`Pool.guards` (the ``sandbox`` field of ``coevo matrix`
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import json
 import os
@@ -128,10 +129,43 @@ def masked_modules() -> list[str]:
     return out
 
 
+UID_FIRST, UID_PAIRS = 1_800_000_000, 100_000_000  # the cells' uids: pairs above 1.8e9
+UID_LOCKS = "/run/coevo-uids"  # one lock file per pair in use (root only)
+_held_uids: dict[int, tuple[int, int]] = {}  # worker index -> (base uid, locked fd), this process
+
+
 def _uids(index: int) -> tuple[int, int]:
-    """Two unprivileged uids per worker (root executor): programs, tests."""
-    base = 1_800_000_000 + ((os.getpid() % 100_000) * 64 + 2 * index) % 200_000_000
-    return base, base + 1
+    """Two unprivileged uids per worker (root executor): programs, tests.
+
+    A pair is this process's while it holds the pair's lock file (``flock``, released by the
+    kernel when the process ends, ``kill -9`` included), so two runs at once never share a uid,
+    whatever their pids (a shared uid would share its process count and, in process mode, the
+    right to signal). Worker ``index`` keeps its pair for the life of the process (a restarted
+    worker, or a later executor of the same process, takes it again)."""
+    if index in _held_uids:
+        base = _held_uids[index][0]
+        return base, base + 1
+    start = os.getpid() * 32 + index
+    try:
+        os.makedirs(UID_LOCKS, mode=0o700, exist_ok=True)
+        if os.lstat(UID_LOCKS).st_uid != 0 or not stat.S_ISDIR(os.lstat(UID_LOCKS).st_mode):
+            raise OSError(f"{UID_LOCKS} is not a directory of root's")
+    except OSError:  # no /run to lock in: the pair of the pid, as before locks
+        base = UID_FIRST + 2 * (start % UID_PAIRS)
+        _held_uids[index] = (base, -1)
+        return base, base + 1
+    for probe in range(4096):
+        base = UID_FIRST + 2 * ((start + probe) % UID_PAIRS)
+        fd = os.open(os.path.join(UID_LOCKS, str(base)),
+                     os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            continue
+        _held_uids[index] = (base, fd)
+        return base, base + 1
+    raise RuntimeError(f"no free pair of cell uids under {UID_LOCKS} (4096 tried)")
 
 
 class WorkerProcess:

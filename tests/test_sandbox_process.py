@@ -167,3 +167,40 @@ def test_what_a_cell_leaves_in_dev_shm_goes_with_it(ex):
             for n in os.listdir(d):
                 if n.startswith("coevo_fill_"):
                     os.unlink(os.path.join(d, n))
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="cell uids of their own need a root executor")
+def test_two_runs_at_once_never_share_a_cell_uid(monkeypatch):
+    """The attack: two root runs whose pids agree modulo 100,000 used to get the same cell uids
+    (a shared process count; in process mode, the right to signal each other's programs). A run
+    whose pid leads to a pair another live run holds takes the next free pair; a run killed with
+    -9 frees its pairs."""
+    import multiprocessing as mp
+
+    mine = sandbox._uids(0)
+    here = os.getpid()
+
+    def other_run(conn):
+        sandbox._held_uids.clear()
+        monkeypatch.setattr(os, "getpid", lambda: here)  # the same pid as this run
+        conn.send(sandbox._uids(0))
+        time.sleep(60)
+
+    ctx = mp.get_context("fork")
+    a_end, b_end = ctx.Pipe()
+    first = ctx.Process(target=other_run, args=(b_end,))
+    first.start()
+    theirs = a_end.recv()
+    assert set(theirs).isdisjoint(mine) and theirs[1] == theirs[0] + 1
+    second = ctx.Process(target=other_run, args=(b_end,))
+    second.start()
+    third = a_end.recv()
+    assert set(third).isdisjoint(set(mine) | set(theirs))
+    first.kill()  # -9: the kernel drops its lock
+    first.join()
+    fourth = ctx.Process(target=other_run, args=(b_end,))
+    fourth.start()
+    assert a_end.recv() == theirs
+    for p in (second, fourth):
+        p.kill()
+        p.join()
