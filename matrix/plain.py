@@ -25,7 +25,7 @@ import math
 import time
 from typing import Any
 
-from matrix.sandbox.encoding import NonPlain, TooCostly
+from matrix.sandbox.encoding import DEFAULT_FACTORIES, NonPlain, TooCostly
 from matrix.sandbox.encoding import decode as _decode
 
 __all__ = ["NonPlain", "Unsupported", "TooBig", "TooCostly", "decode", "evaluate", "literal",
@@ -475,6 +475,14 @@ def to_jsonable(value: Any, depth: int = 0) -> Any:
         return {"D": str(value)}
     if t is collections.deque:
         return {"q": [to_jsonable(v, depth + 1) for v in value]}
+    if t in (collections.Counter, collections.OrderedDict, collections.defaultdict):
+        pairs = [[to_jsonable(k, depth + 1), to_jsonable(v, depth + 1)] for k, v in value.items()]
+        if t is collections.defaultdict:
+            f = value.default_factory
+            return {"DD": [f.__name__ if f in DEFAULT_FACTORIES else None, pairs]}
+        return {"C" if t is collections.Counter else "O": pairs}
+    if isinstance(value, tuple) and type(getattr(t, "_fields", None)) is tuple:  # a namedtuple we built
+        return {"NT": [t.__name__, list(t._fields), [to_jsonable(v, depth + 1) for v in value]]}
     if t is NonPlain:
         return {"N": value.type_name}
     return {"N": t.__name__}

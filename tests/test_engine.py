@@ -250,7 +250,9 @@ def test_plain_special_types():
         "deque": (collections.deque([1, 2]), collections.deque([1, 2])),
         "complex": (1 + 2j, 1 + 2j), "range": (range(1, 5, 2), range(1, 5, 2)),
         "bytearray": (bytearray(b"ab"), bytearray(b"ab")), "subclass": (Sub(5), 5),
-        "counter": (collections.Counter("aab"), {"a": 2, "b": 1}),
+        "counter": (collections.Counter("aab"), collections.Counter("aab")),
+        "ordered": (collections.OrderedDict([(2, "b"), (1, "a")]), collections.OrderedDict([(2, "b"), (1, "a")])),
+        "defaultdict": (collections.defaultdict(list, {1: [2]}), collections.defaultdict(list, {1: [2]})),
         "nan": (float("nan"), None),
     }
     for name, (v, want) in cases.items():
@@ -259,6 +261,11 @@ def test_plain_special_types():
             assert math.isnan(got)
         else:
             assert got == want and type(got) is type(want), name
+            assert plain.decode(__import__("json").dumps(plain.to_jsonable(got))) == want, name
+    got = plain.decode(__import__("json").dumps(encode(collections.OrderedDict([(2, "b"), (1, "a")]))))
+    assert list(got) == [2, 1] and got != collections.OrderedDict([(1, "a"), (2, "b")])
+    assert plain.decode(__import__("json").dumps(encode(collections.defaultdict(list))))[5] == []
+    assert plain.decode(__import__("json").dumps(encode(collections.defaultdict(lambda: 0)))).default_factory is None
     assert isinstance(plain.decode(__import__("json").dumps(encode(Liar([1])))), plain.NonPlain)
     cyc = []
     cyc.append(cyc)

@@ -4,13 +4,20 @@ decoder that runs where a verdict is decided (the test process of a generic test
 The wire form is JSON in which what JSON lacks is a one-key object: ``t`` tuple, ``s`` set, ``f``
 frozenset, ``d`` dict as ``[key, value]`` pairs, ``b`` bytes, ``y`` bytearray, ``c`` complex, ``r``
 range, ``I`` int in hex (beyond ~4200 digits, where ``str`` stops), ``Q`` Fraction, ``D`` Decimal,
-``q`` deque, ``N`` a value that is not plain data: ``[type name, truthiness]`` (truthiness is
-``bool(value)`` computed beside the candidate, or null when that raised).
+``q`` deque, ``C`` Counter, ``O`` OrderedDict (both as ``[key, value]`` pairs), ``DD``
+defaultdict (``[default factory, pairs]``: the factory's name when it is a builtin type, else
+null), ``NT`` a namedtuple (``[class name, field names, items]``), ``N`` a value that is not
+plain data: ``[type name, truthiness]`` (truthiness is ``bool(value)`` computed beside the
+candidate, or null when that raised).
 
 The encoder reads exact builtin types directly and subclasses of builtin types through the base
 type's own C methods (an overridden ``__iter__`` cannot change what is sent); a subclass that
-overrides ``__eq__``/``__ne__`` (other than Counter/OrderedDict/defaultdict) is not plain. It is
-built from references captured when the sandbox starts, before any candidate code runs.
+overrides ``__eq__``/``__ne__`` is not plain. Counter, OrderedDict, defaultdict and classes made
+by ``collections.namedtuple`` / ``typing.NamedTuple`` with nothing of their own added keep their
+type (the decoder builds them again from the standard library, so ``c['missing'] == 0``,
+``p.x``, ``type(v) is dict`` and an OrderedDict's order mean what they mean in Python); other
+subclasses travel as their base. It is built from references captured when the sandbox starts,
+before any candidate code runs.
 
 The decoder trusts nothing: malformed input raises :class:`ValueError`; a value whose decoding
 would cost more than ``budget`` seconds (hashed containers of colliding keys) raises
@@ -33,8 +40,11 @@ MAX_DEPTH = 400
 
 class NonPlain:
     """A value that could not be expressed as plain data (``type_name`` says what it was). It
-    equals nothing (``==`` is False, ``!=`` True), supports no other operation, and its truth
-    value is the one computed beside the candidate (``bool()`` raises when that failed).
+    equals no plain value (``==`` is False, ``!=`` True); against another program object, and
+    for ``hash`` (a set or dict holding it), it raises, so that the test runs where the
+    program's own ``==`` answers (the rule of generic tests, :mod:`.remote`); it supports no
+    other operation, and its truth value is the one computed beside the candidate (``bool()``
+    raises when that failed).
     ``key`` / ``stdout_key``: where a plain value was dropped for its size, digests of its
     canonical form (and of it as stdout is compared), so that output consensus can still tell
     equal values from different ones (:func:`matrix.inputs.value_key`)."""
@@ -49,12 +59,16 @@ class NonPlain:
         self.stdout_key = stdout_key
 
     def __eq__(self, other):
+        if type(other) is NonPlain:
+            raise TypeError(f"two program objects ({self.type_name}, {other.type_name}): only the "
+                            "program's own == can compare them")
         return False
 
     def __ne__(self, other):
-        return True
+        return not self.__eq__(other)
 
-    __hash__ = object.__hash__
+    def __hash__(self):
+        raise TypeError(f"a program's {self.type_name} hashes by the program's own code")
 
     def __bool__(self):
         if self.truth is None:
@@ -63,6 +77,68 @@ class NonPlain:
 
     def __repr__(self):
         return f"<non-plain {self.type_name}>"
+
+
+DEFAULT_FACTORIES = (list, dict, set, frozenset, tuple, int, float, complex, str, bytes, bytearray, bool,
+                     collections.Counter, collections.OrderedDict, collections.deque)
+_MAX_FIELDS = 256
+
+
+def namedtuple_checker():
+    """``shape(cls)``: the field names of a class ``collections.namedtuple`` (or
+    ``typing.NamedTuple``) made with nothing of its own added, else None. Read through the type's
+    own descriptors and compared with a reference namedtuple's functions, so that a tuple
+    subclass dressed as one (its own ``__repr__``, a property for a field) is not taken for one."""
+    import keyword
+    import types
+
+    ref = collections.namedtuple("ref", "a")
+    own = type.__dict__["__dict__"].__get__
+    mro = type.__dict__["__mro__"].__get__
+    getter_type = type(own(ref)["a"])
+    getter_index = getter_type.__reduce__
+    code_of = types.FunctionType.__code__.__get__
+    function = types.FunctionType
+    codes = {k: code_of(own(ref)[k]) for k in ("__repr__", "_asdict", "_replace", "__getnewargs__")
+             if type(own(ref).get(k)) is function}
+    allowed = frozenset(own(ref)) - {"a"} | {"__annotations__", "__orig_bases__", "__qualname__",
+                                              "__replace__", "__firstlineno__", "__static_attributes__"}
+    is_identifier, is_keyword = str.isidentifier, keyword.iskeyword
+    _type, _tuple, _str, _len = type, tuple, str, len
+
+    def shape(cls):
+        try:
+            if mro(cls)[1:] != (_tuple, object):
+                return None
+            d = own(cls)
+            fields = d.get("_fields")
+            if _type(fields) is not _tuple or _len(fields) > _MAX_FIELDS:
+                return None
+            names = set()
+            for k in fields:
+                if _type(k) is not _str or not is_identifier(k) or is_keyword(k) or k.startswith("_") or k in names:
+                    return None
+                names.add(k)
+            for k, v in d.items():
+                if _type(k) is not _str:
+                    return None
+                if k in names:
+                    if _type(v) is not getter_type or getter_index(v)[1][0] != fields.index(k):
+                        return None
+                elif k not in allowed:
+                    return None
+            for k, code in codes.items():
+                f = d.get(k)
+                if _type(f) is not function or code_of(f) is not code:
+                    return None
+            name = type.__dict__["__name__"].__get__(cls)
+            if not is_identifier(name) or is_keyword(name) or name.startswith("_"):
+                return None
+            return fields
+        except Exception:  # noqa: BLE001 - anything odd: not a namedtuple
+            return None
+
+    return shape
 
 
 class TooCostly(ValueError):
@@ -83,7 +159,11 @@ def make_encoder():
     _list, _tuple, _dict, _set, _fset = list, tuple, dict, set, frozenset
     _bytes, _barr, _complex, _range = bytes, bytearray, complex, range
     Fraction, Decimal, deque = fractions.Fraction, decimal.Decimal, collections.deque
-    trusted = (collections.Counter, collections.OrderedDict, collections.defaultdict)
+    Counter, OrderedDict, defaultdict = collections.Counter, collections.OrderedDict, collections.defaultdict
+    trusted = (Counter, OrderedDict, defaultdict)
+    dd_factory = defaultdict.__dict__["default_factory"].__get__
+    factories = {f: f.__name__ for f in DEFAULT_FACTORIES}
+    nt_shape = namedtuple_checker()
     list_copy, dict_copy, tuple_iter, set_iter = list.copy, dict.copy, tuple.__iter__, set.__iter__
     fset_iter = frozenset.__iter__
     int_int, float_float, str_str, bytes_bytes = int.__int__, float.__float__, str.__str__, bytes.__bytes__
@@ -181,6 +261,30 @@ def make_encoder():
             return {"Q": [enc_int(int_int(frac_num(v))), enc_int(int_int(frac_den(v)))]}
         if t is Decimal:
             return {"D": str_str(dec_str(v))}
+        if t is Counter or t is OrderedDict or t is defaultdict:
+            i = _id(v)
+            if i in path:
+                raise _NotPlain("recursive value")
+            path.add(i)
+            d = depth + 1
+            pairs = [[enc(k, d, path), enc(x, d, path)] for k, x in dict_copy(v).items()]
+            path.discard(i)
+            if t is defaultdict:
+                f = dd_factory(v)
+                return {"DD": [factories.get(f) if f is not None else None, pairs]}
+            return {"C" if t is Counter else "O": pairs}
+        if _issub(t, _tuple):
+            fields = nt_shape(t)
+            if fields is not None:
+                items = _tuple(tuple_iter(v))
+                if len(items) == len(fields):
+                    i = _id(v)
+                    if i in path:
+                        raise _NotPlain("recursive value")
+                    path.add(i)
+                    out = {"NT": [type_name(t), _list(fields), [enc(x, depth + 1, path) for x in items]]}
+                    path.discard(i)
+                    return out
         if type_module(t) == "numpy" and _isinst(getattr(v, "shape", None), _tuple) and v.shape == () \
                 and hasattr(v, "item"):
             return enc(v.item(), depth + 1, path)  # numpy scalars compare like their Python value
@@ -210,6 +314,28 @@ def make_encoder():
 
 _BUILD_CHECK = 256  # hashed containers larger than this are built step by step under the budget
 _MAX_HEX = 1 << 24  # hex digits of one int (bits / 4)
+
+
+_FACTORY_NAMES = {f.__name__: f for f in DEFAULT_FACTORIES}
+_NT_CLASSES: dict = {}  # (name, fields) -> the class made for them (bounded)
+
+
+def namedtuple_class(name, fields, n: int):
+    """The namedtuple class ``name`` with ``fields`` (made once), for a value of ``n`` items."""
+    if type(name) is not str or type(fields) is not list or len(fields) != n or n > _MAX_FIELDS \
+            or len(name) > 200 or any(type(f) is not str or len(f) > 200 for f in fields):
+        raise ValueError("malformed namedtuple")
+    key = (name, tuple(fields))
+    made = _NT_CLASSES.get(key)
+    if made is None:
+        if name.startswith("_") or any(f.startswith("_") for f in fields):
+            raise ValueError("malformed namedtuple")
+        make = collections.namedtuple
+        made = make(name, fields)  # ValueError for names that are not identifiers
+        if len(_NT_CLASSES) >= 4096:
+            _NT_CLASSES.clear()
+        _NT_CLASSES[key] = made
+    return made
 
 
 class _BigInt:
@@ -256,6 +382,16 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None):
             raise ValueError("malformed container")
         return [unbox(v) for v in x] if placeholders else x
 
+    def pairs_of(x):
+        if type(x) is not list:
+            raise ValueError("malformed dict")
+        pairs = []
+        for p in x:
+            if type(p) is not list or len(p) != 2:
+                raise ValueError("malformed dict")
+            pairs.append((unbox(p[0]), unbox(p[1])))
+        return pairs
+
     def as_int(x):
         x = unbox(x)
         if type(x) is not int:
@@ -277,14 +413,7 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None):
         if tag in ("s", "f"):
             return build(tag, items_of(x))
         if tag == "d":
-            if type(x) is not list:
-                raise ValueError("malformed dict")
-            pairs = []
-            for p in x:
-                if type(p) is not list or len(p) != 2:
-                    raise ValueError("malformed dict")
-                pairs.append((unbox(p[0]), unbox(p[1])))
-            return build("d", pairs)
+            return build("d", pairs_of(x))
         if tag == "b":
             return bytes.fromhex(x)
         if tag == "y":
@@ -306,6 +435,25 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None):
             return decimal.Decimal(x)
         if tag == "q":
             return collections.deque(items_of(x))
+        if tag == "C":
+            counter: collections.Counter = collections.Counter()
+            dict.update(counter, build("d", pairs_of(x)))  # no Counter arithmetic: the items as sent
+            return counter
+        if tag == "O":
+            return collections.OrderedDict(build("d", pairs_of(x)))
+        if tag == "DD":
+            if type(x) is not list or len(x) != 2 or (x[0] is not None and x[0] not in _FACTORY_NAMES):
+                raise ValueError("malformed defaultdict")
+            dd: collections.defaultdict = collections.defaultdict(_FACTORY_NAMES[x[0]] if x[0] is not None else None)
+            dict.update(dd, build("d", pairs_of(x[1])))
+            return dd
+        if tag == "NT":
+            if type(x) is not list or len(x) != 3:
+                raise ValueError("malformed namedtuple")
+            items = items_of(x[2])
+            cls = namedtuple_class(x[0], x[1], len(items))
+            check()  # a class made for each of many names is work too
+            return cls._make(items)
         if tag == "N":
             if type(x) is list and len(x) == 2:
                 return NonPlain(str(x[0])[:200], x[1] if x[1] is True or x[1] is False else None)
@@ -349,12 +497,12 @@ def _unbox_lists(value):
             for i, x in enumerate(v):
                 if type(x) is _BigInt:
                     v[i] = x.value
-                elif type(x) in (list, tuple, dict, collections.deque):
+                elif isinstance(x, (list, tuple, dict, collections.deque)):
                     stack.append(x)
-        elif t is tuple or t is collections.deque:
-            stack.extend(x for x in v if type(x) in (list, tuple, dict, collections.deque))
-        elif t is dict:
-            stack.extend(x for x in v.values() if type(x) in (list, tuple, dict, collections.deque))
+        elif isinstance(v, (tuple, collections.deque)):
+            stack.extend(x for x in v if isinstance(x, (list, tuple, dict, collections.deque)))
+        elif isinstance(v, dict):
+            stack.extend(x for x in v.values() if isinstance(x, (list, tuple, dict, collections.deque)))
     return value
 
 

@@ -14,9 +14,10 @@ the verdict and writes it on its own channel; the program process has no channel
 What crosses is plain data, decoded under a work budget, or references. Comparisons between a
 program object and a value of the test use no program code (a program object equals nothing of
 the test's, as in the parent's evaluator; two program objects compare with the program's own
-``==``); arguments the program mutates (lists, dicts, sets, bytearrays) are written back after
-the call; functions and objects the test hands to the program become references it can call,
-iterate or read (public attributes only) but not rewrite, except plain instances.
+``==``, and a program object in a set or a dict key hashes with its own ``hash``); arguments
+the program mutates (lists, dicts, sets, bytearrays) are written back after the call;
+functions and objects the test hands to the program become references it can call, iterate or
+read (public attributes only) but not rewrite, except plain instances.
 
 Wire: length-prefixed JSON arrays. Request ``["q", op, ...]``, reply ``["r", value, writeback]``
 or ``["x", [type name, builtin base, message, class reference or null]]``. A reference is
@@ -343,7 +344,12 @@ class _Proxy:
         return v
 
     def __hash__(self):
-        return object.__hash__(self)
+        if object.__getattribute__(self, "_peer").side == "C":
+            return object.__hash__(self)  # the program sees the test's objects by identity
+        h = self._q("hash")  # a program object in a set or dict key of the test: its own hash
+        if type(h) is not int:
+            raise TypeError("__hash__ returned non-int")
+        return h
 
     def __eq__(self, other):
         if (isinstance(other, _Proxy)
@@ -461,6 +467,8 @@ class _Server(_Peer):
             return operator.index(obj), None
         if op == "float":
             return float(obj), None
+        if op == "hash":
+            return hash(obj), None
         if op in ("binop", "rbinop"):
             name, other = args[1], args[2]
             fn = {"eq": operator.eq, "ne": operator.ne, "and": operator.and_, "or": operator.or_}.get(name) \

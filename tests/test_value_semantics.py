@@ -1,0 +1,91 @@
+"""Verdicts on values that are not plain builtins mean what plain Python says: the standard
+library's dict and tuple subclasses keep their type and behaviour on the way out of the sandbox,
+and two objects of the program compare with the program's own ``==`` whatever the test's shape
+(red-team pass 12: both were judged on a plain copy, failing right programs and passing wrong
+ones). Each case lists a right and a wrong program and the verdicts ``python -c code+test``
+gives them."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from matrix.engine import ExecConfig, Executor
+from matrix.tasks import Task, Test
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+
+
+@pytest.fixture(scope="module")
+def ex():
+    with Executor(ExecConfig(timeout=2.0, workers=1)) as e:
+        yield e
+
+
+POINT = "from dataclasses import dataclass\n@dataclass(frozen=True)\nclass Point:\n    x: int\n    y: int\n"
+CASES = {
+    "counter": ("count",
+                ["from collections import Counter\ndef count(s):\n    return Counter(s)\n",
+                 "def count(s):\n    return {c: s.count(c) for c in s}\n"],
+                ["c = count('aab')\nassert c['z'] == 0",
+                 "c = count('aab')\nassert c.most_common(1) == [('a', 2)]",
+                 "assert count('aab') + count('b') == {'a': 2, 'b': 2}",
+                 "assert count('aab') == {'a': 2, 'b': 1}"],
+                [["pass"] * 4, ["error", "error", "error", "pass"]]),
+    "ordered": ("by_value",
+                ["from collections import OrderedDict\n"
+                 "def by_value(d):\n    return OrderedDict(sorted(d.items(), key=lambda kv: kv[1]))\n",
+                 "from collections import OrderedDict\ndef by_value(d):\n    return OrderedDict(d)\n"],
+                ["from collections import OrderedDict\n"
+                 "assert by_value({'a': 2, 'b': 1}) == OrderedDict([('b', 1), ('a', 2)])",
+                 "assert list(by_value({'a': 2, 'b': 1})) == ['b', 'a']",
+                 "assert by_value({'a': 2, 'b': 1}) == {'a': 2, 'b': 1}"],
+                [["pass", "pass", "pass"], ["fail", "fail", "pass"]]),
+    "defaultdict": ("groups",
+                    ["from collections import defaultdict\ndef groups(ws):\n    g = defaultdict(list)\n"
+                     "    for w in ws:\n        g[len(w)].append(w)\n    return g\n",
+                     "def groups(ws):\n    g = {}\n    for w in ws:\n        g.setdefault(len(w), []).append(w)\n"
+                     "    return g\n"],
+                    ["g = groups(['ab'])\nassert g[5] == []", "assert type(groups(['a'])) is dict",
+                     "assert groups(['ab', 'c']) == {2: ['ab'], 1: ['c']}"],
+                    [["pass", "fail", "pass"], ["error", "pass", "pass"]]),
+    "namedtuple": ("mk",
+                   ["from collections import namedtuple\nP = namedtuple('P', 'x y')\ndef mk(a, b):\n    return P(a, b)\n",
+                    "from typing import NamedTuple\nclass P(NamedTuple):\n    x: int\n    y: int\n"
+                    "def mk(a, b):\n    return P(b, a)\n",
+                    "def mk(a, b):\n    return (a, b)\n"],
+                   ["p = mk(1, 2)\nassert p.x == 1", "assert mk(1, 2) == (1, 2)", "assert type(mk(1, 2)) is tuple",
+                    "assert repr(mk(1, 2)) == 'P(x=1, y=2)'"],
+                   [["pass", "pass", "fail", "pass"], ["fail", "fail", "fail", "fail"],
+                    ["error", "pass", "pass", "fail"]]),
+    "objects": ("move",
+                [POINT + "def move(p):\n    return Point(p.x + 1, p.y)\n", POINT + "def move(p):\n    return p\n"],
+                ["assert move(Point(0, 0)) == Point(1, 0)", "assert move(Point(0, 0)) != Point(0, 0)",
+                 "assert move(Point(0, 0)) in {Point(1, 0)}", "assert [move(Point(0, 0))] == [Point(1, 0)]",
+                 "assert move(Point(0, 0)) == (1, 0)"],
+                [["pass", "pass", "pass", "pass", "fail"], ["fail", "fail", "fail", "fail", "fail"]]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_verdicts_are_those_of_plain_python(ex, name):
+    entry, codes, tests, expected = CASES[name]
+    result = ex.run_matrix(Task(name, name, entry_point=entry), codes, [Test.assertion(t) for t in tests])
+    assert result.status == expected, (result.status, result.errors)
+
+
+def test_a_tuple_dressed_as_a_namedtuple_is_not_taken_for_one(ex):
+    """A tuple subclass with a ``_fields`` of its own but its own ``__repr__`` (or a property for
+    a field) is not rebuilt as a namedtuple in the parent, whose repr and fields would answer for
+    it: it travels as its base, a plain tuple."""
+    dressed = ("class P(tuple):\n    _fields = ('x', 'y')\n    def __repr__(self):\n        return 'P(x=1, y=2)'\n"
+               "def mk(a, b):\n    return P((b, a))\n")
+    prop = ("from collections import namedtuple\nclass P(tuple):\n    _fields = ('x', 'y')\n"
+            "    x = property(lambda self: 1)\ndef mk(a, b):\n    return P((b, a))\n")
+    result = ex.run_matrix(Task("nt", "nt", entry_point="mk"), [dressed, prop],
+                           [Test.assertion("assert mk(1, 2) == (2, 1)"), Test.assertion("assert mk(1, 2).x == 1")])
+    assert [row[0] for row in result.status] == ["pass", "pass"]
+    assert result.values[0][0] == (2, 1) and type(result.values[0][0]) is tuple
+    assert type(result.values[1][0]) is tuple
+    assert [row[1] for row in result.status] == ["error", "pass"]  # no field x; its own property
