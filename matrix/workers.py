@@ -64,6 +64,9 @@ def scrubbed_env(tmp: str = "/tmp") -> dict[str, str]:
         "PYTHONDONTWRITEBYTECODE": "1",
         "PYTHONNOUSERSITE": "1",
         "PYTHONWARNINGS": "ignore",
+        # numeric libraries start one thread per core by default: a cell's threads count against
+        # its process limit, and the workers already use the cores
+        "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
     }
 
 

@@ -51,7 +51,8 @@ CASES = {
                      "assert groups(['ab', 'c']) == {2: ['ab'], 1: ['c']}"],
                     [["pass", "fail", "pass"], ["error", "pass", "pass"]]),
     "namedtuple": ("mk",
-                   ["from collections import namedtuple\nP = namedtuple('P', 'x y')\ndef mk(a, b):\n    return P(a, b)\n",
+                   ["from collections import namedtuple\nP = namedtuple('P', 'x y')\n"
+                    "def mk(a, b):\n    return P(a, b)\n",
                     "from typing import NamedTuple\nclass P(NamedTuple):\n    x: int\n    y: int\n"
                     "def mk(a, b):\n    return P(b, a)\n",
                     "def mk(a, b):\n    return (a, b)\n"],

@@ -44,6 +44,8 @@ def prepare() -> None:
     """Capture what the harness uses and the identities of every object that can take attributes
     and exists before any program (functions, classes, modules, instances: the store guard's
     list). Runs once in the zygote, which never imports ``ctypes``."""
+    import _thread
+    import atexit
     import builtins
     import gc
     import io
@@ -63,6 +65,10 @@ def prepare() -> None:
         set_digits=getattr(sys, "set_int_max_str_digits", None),
         genuine={n: getattr(builtins, n) for n in dir(builtins)}, gc=gc,
         isinstance=isinstance, type=type, str=str, len=len, list=list, tuple=tuple,
+        # the end of a stdio program as the interpreter does it (:func:`_exit_like_python`), and
+        # what a runner checks after each test (no thread, no exit handler left by a program)
+        threads=_thread._count, exit_funcs=atexit._ncallbacks, run_exit_funcs=atexit._run_exitfuncs,
+        thread_mod=_thread,
     )
     _G["genuine"]["math"] = math
     # the standard library's caches a plain program can fill with its own objects (`re`'s compiled
@@ -653,6 +659,7 @@ def run_program(cmd: dict, chan: _Channel) -> None:
     lines = cmd["code"].splitlines()
     tripped: list = []
     guard = purity.make_store_guard(G["shared_ids"], tripped)
+    alone = (G["threads"](), G["exit_funcs"]())  # no thread or exit handler of a program: see below
     max_out = cmd["max_out"]
     modname = "__main__" if kind == "stdio" else "solution"
     argv0 = "main.py" if kind == "stdio" else "solution.py"
@@ -707,7 +714,7 @@ def run_program(cmd: dict, chan: _Channel) -> None:
                       G["clock"]() - t0)
             chan.flush()  # the worker's backstop counts from the last frame it read: a row of tests
             # that all time out (each a little past its time) must not add up past it
-            if not _timed_cleanup(modname, ns, timeout):
+            if not _timed_cleanup(modname, ns, timeout) or _left_behind(alone):
                 chan.send(Frame.ABNORMAL, b"finalizer")
                 return
             if phase == "load":  # loading hangs before any test code: every test would (the worker
@@ -737,6 +744,12 @@ def run_program(cmd: dict, chan: _Channel) -> None:
         if tripped:
             chan.send(Frame.ABNORMAL, b"store into a shared object")
             return
+        if _left_behind(alone):
+            # a thread or an exit handler (a pure program cannot reach them, and a runner refuses
+            # to start a thread: this is the backstop): the interpreter's exit would wait for the one
+            # and run the other, into the output; the test runs again alone, where they do
+            chan.send(Frame.ABNORMAL, b"thread or exit handler")
+            return
         if raw_out.over or raw_err.over:
             chan.send(Frame.ABNORMAL, b"output cap")
             return
@@ -760,6 +773,36 @@ def run_program(cmd: dict, chan: _Channel) -> None:
         if not clean:
             chan.send(Frame.ABNORMAL, b"finalizer")
             return
+
+
+_STARTED: list = []  # a program of this runner tried to start a thread (:func:`_refuse_threads`)
+
+
+def _refuse_threads() -> None:
+    """In a runner (and the rows' processes it forks), starting a thread fails (as where the
+    process may have no more) and marks the test, which then runs again alone: a thread of a
+    program would outlive its test (into the next one's output and state), and a stdio program's
+    output includes what its threads print before the interpreter's exit joins them."""
+    mod = _G["thread_mod"]
+
+    def refuse(*args, **kwargs):
+        _STARTED.append(True)
+        raise RuntimeError("can't start new thread")
+
+    for name in ("start_new_thread", "start_new", "start_joinable_thread"):
+        if hasattr(mod, name):
+            setattr(mod, name, refuse)
+    threading = _G["sysmods"].get("threading")
+    for name in ("_start_new_thread", "_start_joinable_thread"):
+        if threading is not None and hasattr(threading, name):
+            setattr(threading, name, refuse)
+
+
+def _left_behind(alone) -> bool:
+    """A program tried to start a thread, or left one running or an exit handler registered
+    (``alone``: the counts before it)."""
+    G = _G
+    return bool(_STARTED) or G["threads"]() != alone[0] or G["exit_funcs"]() != alone[1]
 
 
 def _within(seconds, fn, *args):
@@ -882,6 +925,8 @@ def run_rows(chan: _Channel) -> None:
     G = _G
     G["gc"].collect()
     G["gc"].freeze()  # the runner's own objects: no collection in a row's process walks them
+    _refuse_threads()
+    alone = (G["threads"](), G["exit_funcs"]())
     while True:
         msg = read_message(COMMAND_FD)  # not ticking while it waits
         if msg is None:
@@ -895,7 +940,7 @@ def run_rows(chan: _Channel) -> None:
                 run_program(cmd, chan)
                 forgotten = _timed_collect(float(cmd.get("timeout") or 0))  # (timed: the tick still runs)
                 _ticking(None)
-                if not forgotten:
+                if not forgotten or _left_behind(alone):  # (a thread never runs into a later row)
                     chan.send(Frame.ABNORMAL, b"finalizer")
                     chan.flush()
                     return
@@ -1044,12 +1089,57 @@ def run_cell(cmd: dict, chan: _Channel) -> None:
             chan.send_json(Frame.RAISED, exc_info(exc, "code", lines), G["clock"]() - t0)
             return
         chan.send(Frame.LOADED)
+        t0 = G["clock"]()  # the test's own time
     try:
         kind_out, body = run_one(code_co, lines, setup_co, probe, kind, ns, skip_load=kind != "stdio")
     except (_OutputCap, purity.StoreIntoShared):  # not raised without the guard and capped streams
         chan.send(Frame.ABNORMAL, b"unexpected")
         return
+    if kind == "stdio":  # its output is what `python prog.py` writes, to the interpreter's exit
+        _exit_like_python()
     chan.send_json(kind_out, body, G["clock"]() - t0)
+
+
+def _exit_like_python() -> None:
+    """What the interpreter does after a stdio program's main module (``Py_FinalizeEx``): join
+    the non-daemon threads (``threading._shutdown``, when the program loaded ``threading``), run
+    the ``atexit`` handlers, flush the standard streams; an error in any of them is the program's,
+    written (as Python does) but never the harness's. A thread that never ends holds the claim
+    back: the worker's timer makes the cell a timeout, as ``python prog.py`` would hang. Then fds 1
+    and 2 go to a pipe that nothing reads: what daemon threads (which the interpreter stops at this
+    point) write from now on is not the program's output; a writer past the pipe's buffer
+    blocks, which holds back nothing of the harness's."""
+    G = _G
+    threading = G["sysmods"].get("threading")
+    if threading is not None:
+        try:
+            threading._shutdown()
+        except G["BaseException"] as exc:
+            _unraisable(exc)
+    try:
+        G["run_exit_funcs"]()  # (writes its handlers' errors to stderr itself)
+    except G["BaseException"] as exc:
+        _unraisable(exc)
+    for name in ("stdout", "stderr"):
+        try:
+            getattr(sys, name).flush()
+        except G["BaseException"]:
+            pass
+    try:
+        _unread, w = G["pipe"]()  # (the read end stays open: a write there never raises EPIPE)
+        G["dup2"](w, 1)
+        G["dup2"](w, 2)
+        G["close"](w)
+    except G["OSError"]:
+        pass
+
+
+def _unraisable(exc) -> None:
+    try:
+        sys.stderr.write(f"Exception ignored at exit: {exc_info(exc, 'code', None)[2]}\n")
+        sys.stderr.flush()
+    except _G["BaseException"]:
+        pass
 
 
 # ----------------------------------------------------------------------------- entry (in a forked child)

@@ -46,19 +46,22 @@ HARNESS_IMPORTS = ("symtable", "opcode", "importlib.util", "ast", "warnings", "t
 
 def install_audit_hook(allow_ctypes: bool = False) -> None:
     """Stop the process (exit status 72, the event named on stderr) on :data:`FORBIDDEN_EVENTS`,
-    on importing :data:`FORBIDDEN_MODULES`, on any ``ctypes`` event and on opening another
-    process's memory through ``/proc``. Audit hooks cannot be removed; this one keeps what it
-    needs in default arguments."""
+    on any ``ctypes`` event and on opening another process's memory through ``/proc``; an import
+    of :data:`FORBIDDEN_MODULES` raises ``ImportError`` before anything is loaded, as where the
+    module is not installed (numpy and other libraries import ``ctypes`` inside ``try: ... except
+    ImportError`` and work without it; a program that goes on without the module gains nothing).
+    Audit hooks cannot be removed; this one keeps what it needs in default arguments."""
     forbidden_modules = FORBIDDEN_MODULES - ({"ctypes", "_ctypes"} if allow_ctypes else set())
 
     def hook(event, args, _forbidden=FORBIDDEN_EVENTS, _modules=forbidden_modules, _write=os.write,
              _exit=os._exit, _ctypes=not allow_ctypes, _str=str, _type=type, _int=int, _fspath=os.fspath,
-             _real=os.path.realpath):
+             _real=os.path.realpath, _import_error=ImportError):
         if event in _forbidden:
             pass
         elif event == "import":
             if args[0] not in _modules and _str(args[0]).split(".")[0] not in _modules:
                 return
+            raise _import_error(f"the sandbox has no module {_str(args[0])[:100]!r} (raw memory)")
         elif event[:7] == "ctypes.":
             if not _ctypes:
                 return

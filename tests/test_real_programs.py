@@ -1,0 +1,44 @@
+"""What real programs do and the sandbox must judge as Python does (red-team pass 12 on real model
+outputs): numpy (which imports ctypes inside ``try``), a module that takes longer to load than
+one test's time, identity with the program's own singletons, dict views."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import pytest
+
+from matrix.engine import ExecConfig, Executor
+from matrix.tasks import Task, Test
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+
+
+@pytest.fixture(scope="module")
+def ex():
+    with Executor(ExecConfig(timeout=0.1, workers=1)) as e:
+        yield e
+
+
+@pytest.mark.skipif(importlib.util.find_spec("numpy") is None, reason="needs numpy")
+def test_a_numpy_program_is_judged_and_ctypes_stays_out(ex):
+    right = "import numpy as np\ndef f(x):\n    return int(np.array(x).sum())\n"
+    wrong = "import numpy as np\ndef f(x):\n    return int(np.array(x).max())\n"
+    probe = ("def f(x):\n    try:\n        import ctypes\n    except ImportError as e:\n        return 'refused'\n"
+             "    return 'loaded'\n")
+    direct = "import ctypes\ndef f(x):\n    return ctypes.string_at(0)\n"
+    tests = [Test.assertion("assert f([1, 2, 3]) == 6"), Test.assertion("for n in [3]:\n    assert f([1, 2, n]) == 6")]
+    result = ex.run_matrix(Task("np", "sum", entry_point="f"), [right, wrong, probe, direct], tests)
+    assert result.status[0] == ["pass", "pass"], result.errors[0]  # numpy loads (in ~0.15 s > the 0.1 s test time)
+    assert result.status[1] == ["fail", "fail"]
+    assert result.values[2][0] == "refused"
+    assert result.status[3] == ["error", "error"] and "ImportError" in result.errors[3][0]
+
+
+def test_loading_has_its_own_allowance_and_a_load_that_hangs_is_a_timeout(ex):
+    slow = "import time\nt = time.time()\nwhile time.time() - t < 0.3:\n    pass\nimport os\ndef f(x):\n    return x\n"
+    hang = "import os\nwhile True:\n    pass\ndef f(x):\n    return x\n"
+    tests = [Test.assertion("assert f(1) == 1"), Test.assertion("for n in [2]:\n    assert f(n) == n")]
+    result = ex.run_matrix(Task("load", "load", entry_point="f"), [slow, hang], tests)
+    assert result.status == [["pass", "pass"], ["timeout", "timeout"]], result.errors
