@@ -398,19 +398,23 @@ def b4(passed, *, beta0: float = 1e4, alpha: float = 1e3) -> Selection:
 
 
 def output_consensus(passed, consensus) -> Selection:
-    """MBR-exec style: cluster codes by identical outputs on the extra inputs (an error is a value
-    here), choose the largest cluster; ties go to the cluster whose code passes most tests. Without
-    consensus data this is :func:`max_pass`."""
+    """MBR-exec style: cluster codes by identical outputs on the extra inputs, choose the largest
+    cluster; ties go to the cluster whose code passes most tests. An error, a timeout or another
+    abstention is no output: codes that answered no input at all (they do not load, raise or hang
+    everywhere) form no cluster and score 0, however many they are, unless no code answered
+    anything (as MBR-exec and CodeT drop programs that fail to run). Without consensus data this is
+    :func:`max_pass`."""
     p = _check(passed)
     n = p.shape[0]
     codes = _encode_outputs(consensus, n) if consensus is not None else np.zeros((n, 0), np.int64)
-    if codes.shape[1] == 0:
+    answered = (codes >= 0).any(axis=1)
+    if codes.shape[1] == 0 or not answered.any():
         sel = max_pass(p)
         sel.method = "consensus"
-        sel.details["fallback"] = "no extra inputs"
+        sel.details["fallback"] = "no extra inputs" if codes.shape[1] == 0 else "no code answered an extra input"
         return sel
     labels, firsts = _groups(codes)
-    sizes = np.bincount(labels)
+    sizes = np.bincount(labels) * answered[firsts]  # a cluster of codes that never answered: none
     counts = p.sum(axis=1)
     best_pass = np.array([counts[labels == g].max() for g in range(len(firsts))], dtype=float)
     order = np.lexsort((firsts, -best_pass, -sizes))
@@ -419,7 +423,7 @@ def output_consensus(passed, consensus) -> Selection:
     index = int(np.flatnonzero(members & (counts == best_pass[g]))[0])
     return Selection(index, sizes[labels] / sizes.max(),
                      p[members].mean(axis=0).astype(float) if p.shape[1] else np.zeros(0),
-                     "consensus", {"cluster_size": int(sizes[g]), "n_clusters": int(len(firsts))})
+                     "consensus", {"cluster_size": int(sizes[g]), "n_clusters": int(answered[firsts].sum())})
 
 
 # ----------------------------------------------------------------------------- coevo
@@ -527,3 +531,47 @@ def coevo_default(passed, consensus=None, *, examples=None, example_weight: floa
                       "test_weights": [round(float(w), 4) for w in weights[firsts[g]][:m]],
                       "examples": int(ex.shape[1]), "examples_passed": int(reps[g, m:].sum())},
                      code_logits, test_logits)
+
+
+# ----------------------------------------------------------------------------- no evidence
+
+MAX_PARSED = 1 << 20  # characters of one candidate parsed to tell whether it could be a program
+
+
+def plausible(code: str, entry_point: str | None = None) -> bool:
+    """Whether ``code`` could be a right program before anything runs: it parses as Python and,
+    with an entry point, binds that name somewhere (``def``, ``class``, an assignment, an
+    import). An empty answer, a refusal in prose or a truncated program cannot be right."""
+    import ast
+
+    if not isinstance(code, str) or not code.strip() or len(code) > MAX_PARSED:
+        return False
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    if not entry_point:
+        return True
+    try:
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == entry_point:
+                return True
+            if isinstance(node, ast.Name) and node.id == entry_point and isinstance(node.ctx, ast.Store):
+                return True
+            if isinstance(node, ast.alias) and (node.asname or node.name.split(".")[0]) == entry_point:
+                return True
+    except RecursionError:
+        return False
+    return False
+
+
+def without_evidence(sel: Selection, plausible_codes) -> Selection:
+    """A task with no test, no worked example and no extra input (every candidate looks alike to
+    the methods): the pick goes to the first plausible candidate (:func:`plausible`), every
+    implausible one scores 0, and the plausible ones share what is left evenly."""
+    ok = np.asarray(plausible_codes, dtype=bool)
+    if not ok.any():
+        return sel
+    scores = ok / ok.sum()
+    return Selection(int(np.flatnonzero(ok)[0]), scores, sel.test_scores, sel.method,
+                     {**sel.details, "plausible": int(ok.sum())}, None, sel.test_logits)

@@ -209,8 +209,9 @@ def test_coevo_consensus_ignores_identical_crashers():
     out = np.array(rows, dtype=object)
     p = np.zeros((len(rows), 0), dtype=bool)
     assert coevo_default(p, out).index == 0
-    # plain clustering counts the crashers' shared "error" as agreement and picks them
-    assert output_consensus(p, out).index == 4
+    # plain clustering, too, gives codes that never answered no cluster (it used to count the
+    # crashers' shared abstention as agreement and pick them)
+    assert output_consensus(p, out).index == 0
 
 
 def test_coevo_without_consensus_is_test_based():
@@ -269,6 +270,19 @@ def test_output_consensus_largest_cluster_then_tests():
     # no consensus data: falls back to max-pass
     s = output_consensus(p, None)
     assert s.index == 2 and s.details["fallback"]
+
+
+def test_output_consensus_gives_codes_that_never_answered_no_cluster():
+    """Red-team pass 12: three programs that do not compile (no output on any input: one row of
+    abstentions) outnumbered two right ones and were picked with score 1."""
+    p = np.array([[1, 1, 1], [1, 1, 1], [0, 0, 0], [0, 0, 0], [0, 0, 0]], dtype=bool)
+    out = np.array([["4", "9"], ["4", "9"], [None, None], [None, None], [None, None]], dtype=object)
+    s = output_consensus(p, out)
+    assert s.index == 0 and list(s.code_scores) == [1.0, 1.0, 0.0, 0.0, 0.0]
+    assert s.details["n_clusters"] == 1
+    # nobody answered anything: the tests decide (max-pass), as without extra inputs
+    s = output_consensus(p[::-1], np.full((5, 2), None, dtype=object))
+    assert s.index == 3 and s.details["fallback"] == "no code answered an extra input"
 
 
 def test_select_dispatch_and_errors():
@@ -429,3 +443,19 @@ def test_a_tiny_unseen_weight_is_a_tiny_weight_not_an_error():
     none = coevo_default(p, None, unseen_weight=0.0)
     assert tiny.index == none.index
     np.testing.assert_allclose(tiny.code_scores, none.code_scores, atol=1e-12)
+
+
+def test_without_evidence_the_first_plausible_candidate_is_picked():
+    """Red-team pass 12: with no tests, examples or extra inputs, an empty answer (index 0) was
+    picked and every candidate scored 0.75."""
+    from matrix.selection import plausible, without_evidence
+
+    codes = ["", "I cannot help with that.", "def f(x):\n    return x +", "def g(x):\n    return x\n",
+             "def f(x):\n    return x + 1\n", "f = lambda x: x + 1\n", "from math import sqrt as f\n"]
+    ok = [plausible(c, "f") for c in codes]
+    assert ok == [False, False, False, False, True, True, True]
+    assert plausible("print(input())\n") and not plausible("print(input()\n")
+    sel = without_evidence(select(np.zeros((len(codes), 0), dtype=bool)), ok)
+    assert sel.index == 4 and list(sel.code_scores[:4]) == [0, 0, 0, 0] and sel.code_scores[4] == pytest.approx(1 / 3)
+    nothing = select(np.zeros((2, 0), dtype=bool))
+    assert without_evidence(nothing, [False, False]) is nothing
