@@ -407,7 +407,7 @@ def output_consensus(passed, consensus) -> Selection:
     p = _check(passed)
     n = p.shape[0]
     codes = _encode_outputs(consensus, n) if consensus is not None else np.zeros((n, 0), np.int64)
-    answered = (codes >= 0).any(axis=1)
+    answered = np.asarray((codes >= 0).any(axis=1), dtype=bool)
     if codes.shape[1] == 0 or not answered.any():
         sel = max_pass(p)
         sel.method = "consensus"
