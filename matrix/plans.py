@@ -27,6 +27,7 @@ import ast
 import builtins
 import functools
 import math
+import re
 import types
 from dataclasses import dataclass, field
 from typing import Any
@@ -273,6 +274,10 @@ def _plan(test, tol: float | None) -> Plan:
         module = ast.parse(src, "<test>", "exec")
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError) as exc:
         return _bad(f"test does not compile: {type(exc).__name__}: {exc}")
+    if "test" in src or "main" in src:  # test functions, TestCase classes, unittest.main()
+        runs = _run_definitions(module, src)
+        if runs is not None:
+            return _bad(runs[1]) if runs[0] == "bad" else Plan(mode="exec", source=runs[1], pure=False)
     try:
         seen: set[str] = set()
         written = _Comprehensions(seen)
@@ -298,6 +303,237 @@ def _generic_from_source(src: str) -> Plan:
 def _generic_plan(module: ast.Module, src: str) -> Plan:
     """The test as written, run in a test process of its own against the program's process."""
     return Plan(mode="exec", source=src, pure=False)
+
+
+# ----------------------------------------------------------------------------- test functions
+
+# A test written for a test runner (pytest-style ``def test_*():`` functions, ``unittest.TestCase``
+# subclasses, pytest-style ``class Test*:``) defines its checks without running them, and often
+# ends with ``unittest.main()`` (``SystemExit`` in coevo's test process) or an ``if __name__ ==
+# "__main__":`` block (which never runs there: the test reads ``__name__`` from the program).
+# :func:`_run_definitions` rewrites such a test so that it runs its checks in the test process:
+# the runner calls and ``__main__`` blocks become ``pass`` (on the same lines), and calls of the
+# test functions, then a run of the classes, are appended after the test's own text (its line
+# numbers stay). The first failure or error decides, as in a plain test: an assertion that fails
+# (``self.assertEqual`` included) is ``fail``, any other exception ``error``.
+
+_RUN_TESTS = "__coevo_run_tests__"
+_RUNNER_SOURCE = '''
+
+# added by coevo: run the test's test functions and classes (docs/contracts.md, tests)
+def __coevo_run_tests__(cases, classes):
+    import unittest
+
+    class Result(unittest.TestResult):
+        first = None
+
+        def keep(self, err):
+            if self.first is None:
+                self.first = err[1]
+            self.stop()
+
+        def addError(self, test, err):
+            self.keep(err)
+
+        def addFailure(self, test, err):
+            self.keep(err)
+
+        def addSubTest(self, test, subtest, err):
+            if err is not None:
+                self.keep(err)
+
+        def addUnexpectedSuccess(self, test):
+            self.keep((None, AssertionError(f"{test.id()} passed but is marked expectedFailure"), None))
+
+    for cls, names in classes:
+        for name in names:
+            obj = cls()
+            if hasattr(obj, "setup_method"):
+                obj.setup_method(getattr(obj, name))
+            try:
+                getattr(obj, name)()
+            finally:
+                if hasattr(obj, "teardown_method"):
+                    obj.teardown_method(getattr(obj, name))
+    if cases:
+        loader = unittest.TestLoader()
+        suite = unittest.TestSuite(loader.loadTestsFromTestCase(c) for c in cases
+                                   if isinstance(c, type) and issubclass(c, unittest.TestCase))
+        if not suite.countTestCases():
+            raise RuntimeError("the test's TestCase classes have no test method")
+        result = Result()
+        suite.run(result)
+        if result.first is not None:
+            raise result.first
+'''
+
+
+def _dotted(node: ast.AST) -> str:
+    if type(node) is ast.Name:
+        return node.id
+    if type(node) is ast.Attribute:
+        return _dotted(node.value) + "." + node.attr
+    if type(node) is ast.Call:
+        return _dotted(node.func)
+    return ""
+
+
+def _runner_call(node: ast.AST | None) -> bool:
+    """``unittest.main(...)`` / ``pytest.main(...)``, also in ``sys.exit(...)`` / ``exit(...)`` /
+    ``SystemExit(...)``."""
+    if type(node) is not ast.Call:
+        return False
+    name = _dotted(node.func)
+    if name in ("unittest.main", "pytest.main"):
+        return True
+    return (name.rpartition(".")[2] in ("exit", "SystemExit") and len(node.args) == 1
+            and _runner_call(node.args[0]))
+
+
+def _main_guard(stmt: ast.stmt) -> bool:
+    """``if __name__ == "__main__":`` (no ``else``)."""
+    if type(stmt) is not ast.If or stmt.orelse:
+        return False
+    t = stmt.test
+    if type(t) is not ast.Compare or len(t.ops) != 1 or type(t.ops[0]) is not ast.Eq:
+        return False
+    sides = [t.left, t.comparators[0]]
+    return (any(type(x) is ast.Name and x.id == "__name__" for x in sides)
+            and any(type(x) is ast.Constant and x.value == "__main__" for x in sides))
+
+
+def _dropped(stmt: ast.stmt) -> bool:
+    if type(stmt) is ast.Expr:
+        return _runner_call(stmt.value)
+    if type(stmt) is ast.Raise:
+        return _runner_call(stmt.exc)
+    return _main_guard(stmt)
+
+
+def _required_args(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    a = fn.args
+    positional = a.posonlyargs + a.args
+    required = positional[:len(positional) - len(a.defaults)]
+    return [x.arg for x in required] + [k.arg for k, d in zip(a.kwonlyargs, a.kw_defaults) if d is None]
+
+
+def _is_test_method(node: ast.stmt) -> bool:
+    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test")
+
+
+def _run_definitions(module: ast.Module, src: str) -> tuple[str, str] | None:
+    """``("exec", source)``: the test rewritten to run its test functions and classes (see above);
+    ``("bad", message)``: it defines tests, none of which coevo can run, and does nothing else;
+    None: nothing to change (the test is planned as written)."""
+    body = module.body
+    dropped = [s for s in body if _dropped(s)]
+    if not dropped and not any(type(s) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef) for s in body):
+        return None
+    kept = [s for s in body if not _dropped(s)]
+    used: set[str] = set()  # names the test itself reads (calls of its own test functions...)
+    for stmt in kept:
+        parts: list[Any] = [stmt]
+        if isinstance(stmt, ast.ClassDef):  # a class named as a base is not run by the test
+            parts = stmt.body + stmt.decorator_list + stmt.keywords
+        for part in parts:
+            used.update(n.id for n in ast.walk(part) if type(n) is ast.Name)
+    functions: list[str] = []
+    left_out: list[str] = []
+    cases: list[str] = []
+    with_tests: set[str] = set()  # TestCase classes that (may) have test methods
+    classes: list[tuple[str, list[str]]] = []
+    runs_itself = False
+    for stmt in kept:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name.startswith("test"):
+            if stmt.name in used:
+                runs_itself = True
+                continue
+            decorators = [_dotted(d) for d in stmt.decorator_list]
+            if any(d.rpartition(".")[2] == "fixture" for d in decorators):
+                continue
+            if isinstance(stmt, ast.AsyncFunctionDef):
+                left_out.append(f"{stmt.name} (async)")
+            elif any("skip" in d for d in decorators):
+                left_out.append(f"{stmt.name} (skipped)")
+            elif _required_args(stmt):
+                left_out.append(f"{stmt.name}({', '.join(_required_args(stmt))}): takes arguments coevo "
+                                "cannot provide (pytest fixtures or parameters)")
+            else:
+                functions.append(stmt.name)
+        elif isinstance(stmt, ast.ClassDef):
+            bases = [_dotted(b) for b in stmt.bases]
+            local = [b for b in bases if b in with_tests or b in cases]
+            if any(b.rpartition(".")[2].endswith("TestCase") for b in bases) or local:
+                if stmt.name in used:
+                    runs_itself = True
+                    continue
+                cases.append(stmt.name)
+                unknown = [b for b in bases if not b.rpartition(".")[2].endswith("TestCase") and b not in cases]
+                if (any(_is_test_method(m) for m in stmt.body) or unknown
+                        or any(b in with_tests for b in local)):
+                    with_tests.add(stmt.name)
+                else:
+                    left_out.append(f"{stmt.name} (a TestCase without test methods)")
+            elif stmt.name.startswith("Test") and not [b for b in bases if b != "object"]:
+                methods = [m.name for m in stmt.body if _is_test_method(m) and isinstance(m, ast.FunctionDef)
+                           and len(_required_args(m)) == 1]
+                if any(isinstance(m, ast.FunctionDef) and m.name == "__init__" for m in stmt.body) or not methods:
+                    continue
+                if stmt.name in used:
+                    runs_itself = True
+                    continue
+                classes.append((stmt.name, methods))
+    cases = [c for c in cases if c in with_tests]
+    if not (functions or cases or classes):
+        inert = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign,
+                 ast.AnnAssign, ast.Pass)
+        if left_out and not runs_itself and all(type(s) in inert or (type(s) is ast.Expr and type(s.value)
+                                                                     is ast.Constant) for s in kept):
+            return "bad", "the test defines no test coevo can run: " + "; ".join(left_out)
+        if not dropped:
+            return None
+    out = _without(src, dropped, module)
+    if out is None:
+        return None
+    tail = [f"{name}()\n" for name in functions]
+    if cases or classes:
+        pairs = "".join(f"({c}, {tuple(m)!r}), " for c, m in classes)
+        tail = [_RUNNER_SOURCE] + tail + [f"{_RUN_TESTS}(({''.join(c + ', ' for c in cases)}), ({pairs}))\n"]
+    elif tail:
+        tail = ["\n# added by coevo: run the test's test functions (docs/contracts.md, tests)\n"] + tail
+    new = out + ("" if out.endswith(("\n", "\r")) else "\n") + "".join(tail)
+    try:
+        compile(new, "<test>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        return None
+    return "exec", new
+
+
+def _without(src: str, dropped: list, module: ast.Module) -> str | None:
+    """``src`` with each of the ``dropped`` top-level statements turned into ``pass`` on the same
+    lines (or, when one shares a line with another statement, the whole module unparsed)."""
+    if not dropped:
+        return src
+    lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", src)
+    for stmt in dropped:
+        first, last = stmt.lineno - 1, (stmt.end_lineno or stmt.lineno) - 1
+        if last >= len(lines):
+            break
+        head = lines[first].encode("utf-8")[:stmt.col_offset]
+        rest = lines[last].encode("utf-8")[stmt.end_col_offset or 0:].decode("utf-8", "replace").strip()
+        if head.strip() or (rest and not rest.startswith("#")):
+            break
+        for i in range(first, last + 1):
+            text = lines[i]
+            newline = text[len(text.rstrip("\r\n")):]
+            lines[i] = (head.decode("utf-8") + "pass" if i == first else "") + newline
+    else:
+        return "".join(lines)
+    try:
+        keep = [ast.Pass() if s in dropped else s for s in module.body]
+        return ast.unparse(ast.fix_missing_locations(ast.Module(body=keep, type_ignores=[]))) + "\n"
+    except (RecursionError, ValueError):
+        return None
 
 
 # ----------------------------------------------------------------------------- splitting
