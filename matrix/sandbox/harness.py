@@ -695,6 +695,9 @@ def run_program(cmd: dict, chan: _Channel) -> None:
                     raise
                 except G["BaseException"] as exc:
                     deadline[0] = never
+                    if _left_behind(alone):  # (the refused thread's error is not the program's)
+                        chan.send(Frame.ABNORMAL, _THREADED)
+                        return
                     info = exc_info(exc, "code", lines)
                     if not tripped and not state:
                         chan.send_json(Frame.LOAD_FAILED, info, G["clock"]() - t0)
@@ -748,7 +751,7 @@ def run_program(cmd: dict, chan: _Channel) -> None:
             # a thread or an exit handler (a pure program cannot reach them, and a runner refuses
             # to start a thread: this is the backstop): the interpreter's exit would wait for the one
             # and run the other, into the output; the test runs again alone, where they do
-            chan.send(Frame.ABNORMAL, b"thread or exit handler")
+            chan.send(Frame.ABNORMAL, _THREADED)
             return
         if raw_out.over or raw_err.over:
             chan.send(Frame.ABNORMAL, b"output cap")
@@ -775,6 +778,8 @@ def run_program(cmd: dict, chan: _Channel) -> None:
             return
 
 
+# (its tests all run alone: "shared" in the body tells the worker so, as for a store into a shared object)
+_THREADED = b"thread or exit handler in a shared process"
 _STARTED: list = []  # a program of this runner tried to start a thread (:func:`_refuse_threads`)
 
 

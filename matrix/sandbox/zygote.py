@@ -42,6 +42,11 @@ FORBIDDEN_MODULES = frozenset({"ctypes", "_ctypes", "_testcapi", "_testinternalc
 # `import symtable`)
 HARNESS_IMPORTS = ("symtable", "opcode", "importlib.util", "ast", "warnings", "traceback", "operator",
                    "json", "math", "time", "io", "enum", "fcntl", "resource")
+# modules of the standard library that stdio programs need beyond those: ``threading`` (the
+# competitive-programming idiom runs ``main`` in a thread with a larger stack; the interpreter's
+# exit joins it, :func:`.harness._exit_like_python`), importable where the cells' uid cannot read
+# the Python installation
+PROGRAM_IMPORTS = ("threading",)
 
 
 def install_audit_hook(allow_ctypes: bool = False) -> None:
@@ -128,7 +133,7 @@ def main(config: dict) -> None:
     from .purity import PRELOAD
 
     ctl = socket.socket(fileno=0)
-    for name in PRELOAD + HARNESS_IMPORTS:
+    for name in PRELOAD + HARNESS_IMPORTS + PROGRAM_IMPORTS:
         try:
             __import__(name)
         except Exception:
