@@ -110,7 +110,15 @@ _BINOPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: l
 _CMPOPS = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
            ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
            ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
-           ast.Is: lambda a, b: a is b, ast.IsNot: lambda a, b: a is not b}
+           ast.Is: lambda a, b: _identical(a, b), ast.IsNot: lambda a, b: not _identical(a, b)}
+
+
+def _identical(a: Any, b: Any) -> bool:
+    """``a is b``; between two program objects (values cross as copies: every decoded one is a
+    new object) only the program can tell, so the test runs where it can (a generic test)."""
+    if type(a) is NonPlain and type(b) is NonPlain:
+        raise TypeError("the identity of two program objects is the program's to tell")
+    return a is b
 _UNOPS = {ast.Not: lambda a: not a, ast.USub: lambda a: -a, ast.UAdd: lambda a: +a,
           ast.Invert: lambda a: ~a}
 
@@ -433,6 +441,10 @@ def literal(text: str) -> Any:
 
 # ----------------------------------------------------------------------------- presentation
 
+_DICT_KEYS: type = type({}.keys())
+_DICT_ITEMS: type = type({}.items())
+
+
 def to_jsonable(value: Any, depth: int = 0) -> Any:
     """A JSON-able form of a plain value: JSON-native values as they are, anything else as the
     tagged one-key objects of the sandbox encoding (lossless; :func:`decode` reads it back)."""
@@ -475,6 +487,10 @@ def to_jsonable(value: Any, depth: int = 0) -> Any:
         return {"D": str(value)}
     if t is collections.deque:
         return {"q": [to_jsonable(v, depth + 1) for v in value]}
+    if t is _DICT_KEYS:
+        return {"K": [to_jsonable(k, depth + 1) for k in value]}
+    if t is _DICT_ITEMS:
+        return {"IT": [[to_jsonable(k, depth + 1), to_jsonable(v, depth + 1)] for k, v in value]}
     if t in (collections.Counter, collections.OrderedDict, collections.defaultdict):
         pairs = [[to_jsonable(k, depth + 1), to_jsonable(v, depth + 1)] for k, v in value.items()]
         if t is collections.defaultdict:

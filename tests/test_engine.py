@@ -253,6 +253,8 @@ def test_plain_special_types():
         "counter": (collections.Counter("aab"), collections.Counter("aab")),
         "ordered": (collections.OrderedDict([(2, "b"), (1, "a")]), collections.OrderedDict([(2, "b"), (1, "a")])),
         "defaultdict": (collections.defaultdict(list, {1: [2]}), collections.defaultdict(list, {1: [2]})),
+        "keys": ({2: "b", 1: "a"}.keys(), {2: "b", 1: "a"}.keys()),
+        "items": ({2: "b"}.items(), {2: "b"}.items()),
         "nan": (float("nan"), None),
     }
     for name, (v, want) in cases.items():

@@ -42,3 +42,22 @@ def test_loading_has_its_own_allowance_and_a_load_that_hangs_is_a_timeout(ex):
     tests = [Test.assertion("assert f(1) == 1"), Test.assertion("for n in [2]:\n    assert f(n) == n")]
     result = ex.run_matrix(Task("load", "load", entry_point="f"), [slow, hang], tests)
     assert result.status == [["pass", "pass"], ["timeout", "timeout"]], result.errors
+
+
+def test_identity_and_dict_views_mean_what_they_mean_in_python(ex):
+    enum_src = "import enum\nclass Color(enum.Enum):\n    RED = 1\n    BLUE = 2\n"
+    right = enum_src + "def f(d):\n    return Color.RED\n"
+    wrong = enum_src + "def f(d):\n    return Color.BLUE\n"
+    views = "def f(d):\n    return d.keys()\n"
+    items = "def f(d):\n    return d.items()\n"
+    values = "def f(d):\n    return d.values()\n"
+    tests = ["assert f({}) is Color.RED", "assert f({}) is not Color.RED", "assert f({}) is not None",
+             "assert f({2: 'b', 1: 'a'}) == {1, 2}", "assert list(f({2: 'b', 1: 'a'})) == [2, 1]",
+             "assert f({1: 'a'}) == {(1, 'a')}", "assert sorted(f({2: 5, 1: 4})) == [4, 5]"]
+    result = ex.run_matrix(Task("id", "id", entry_point="f"), [right, wrong, views, items, values],
+                           [Test.assertion(t) for t in tests])
+    assert result.status[0][:3] == ["pass", "fail", "pass"]
+    assert result.status[1][:3] == ["fail", "pass", "pass"]
+    assert result.status[2][3:6] == ["pass", "pass", "fail"]
+    assert result.status[3][3:6] == ["fail", "fail", "pass"]
+    assert result.status[4][3:] == ["fail", "fail", "fail", "pass"]

@@ -4,11 +4,11 @@ decoder that runs where a verdict is decided (the test process of a generic test
 The wire form is JSON in which what JSON lacks is a one-key object: ``t`` tuple, ``s`` set, ``f``
 frozenset, ``d`` dict as ``[key, value]`` pairs, ``b`` bytes, ``y`` bytearray, ``c`` complex, ``r``
 range, ``I`` int in hex (beyond ~4200 digits, where ``str`` stops), ``Q`` Fraction, ``D`` Decimal,
-``q`` deque, ``C`` Counter, ``O`` OrderedDict (both as ``[key, value]`` pairs), ``DD``
-defaultdict (``[default factory, pairs]``: the factory's name when it is a builtin type, else
-null), ``NT`` a namedtuple (``[class name, field names, items]``), ``N`` a value that is not
-plain data: ``[type name, truthiness]`` (truthiness is ``bool(value)`` computed beside the
-candidate, or null when that raised).
+``q`` deque, ``K`` / ``IT`` a dict's keys / items view (its keys, its pairs), ``C`` Counter,
+``O`` OrderedDict (both as ``[key, value]`` pairs), ``DD`` defaultdict (``[default factory,
+pairs]``: the factory's name when it is a builtin type, else null), ``NT`` a namedtuple (``[class
+name, field names, items]``), ``N`` a value that is not plain data: ``[type name, truthiness]``
+(truthiness is ``bool(value)`` computed beside the candidate, or null when that raised).
 
 The encoder reads exact builtin types directly and subclasses of builtin types through the base
 type's own C methods (an overridden ``__iter__`` cannot change what is sent); a subclass that
@@ -162,6 +162,8 @@ def make_encoder():
     Counter, OrderedDict, defaultdict = collections.Counter, collections.OrderedDict, collections.defaultdict
     trusted = (Counter, OrderedDict, defaultdict)
     dd_factory = defaultdict.__dict__["default_factory"].__get__
+    dict_keys, dict_items = type({}.keys()), type({}.items())
+    keys_iter, items_iter = dict_keys.__iter__, dict_items.__iter__
     factories = {f: f.__name__ for f in DEFAULT_FACTORIES}
     nt_shape = namedtuple_checker()
     list_copy, dict_copy, tuple_iter, set_iter = list.copy, dict.copy, tuple.__iter__, set.__iter__
@@ -261,6 +263,18 @@ def make_encoder():
             return {"Q": [enc_int(int_int(frac_num(v))), enc_int(int_int(frac_den(v)))]}
         if t is Decimal:
             return {"D": str_str(dec_str(v))}
+        if t is dict_keys or t is dict_items:  # set-like views: equal to sets, ordered as their dict
+            i = _id(v)
+            if i in path:
+                raise _NotPlain("recursive value")
+            path.add(i)
+            d = depth + 1
+            if t is dict_keys:
+                out = {"K": [enc(k, d, path) for k in _list(keys_iter(v))]}
+            else:
+                out = {"IT": [[enc(k, d, path), enc(x, d, path)] for k, x in _list(items_iter(v))]}
+            path.discard(i)
+            return out
         if t is Counter or t is OrderedDict or t is defaultdict:
             i = _id(v)
             if i in path:
@@ -435,6 +449,10 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None):
             return decimal.Decimal(x)
         if tag == "q":
             return collections.deque(items_of(x))
+        if tag == "K":
+            return build("d", [(k, None) for k in items_of(x)]).keys()
+        if tag == "IT":
+            return build("d", pairs_of(x)).items()
         if tag == "C":
             counter: collections.Counter = collections.Counter()
             dict.update(counter, build("d", pairs_of(x)))  # no Counter arithmetic: the items as sent
