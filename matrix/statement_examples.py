@@ -34,6 +34,9 @@ __all__ = ["prompt_examples", "split_examples", "task_examples"]
 
 _SEPARATOR = re.compile(r"\s*(==>|=>|->|➞|→|==|should\s+return|should\s+be|returns)\s*")
 _MAX_EXPR = 600
+_MAX_LINE = 4096  # characters of a doctest line read for an example
+_MAX_TRIES = 32  # trailing comments tried off a doctest line (a '#' may sit inside a string)
+_MAX_PROMPT = 1 << 16  # characters of a statement read for examples (a hostile prompt costs no more)
 _WORDS = {"true": "True", "false": "False", "null": "None", "none": "None"}
 _INPUT = re.compile(r"^\s*(?:Input|input)\s*:\s*(.+?)\s*$")
 _OUTPUT = re.compile(r"^\s*(?:Output|output)\s*:\s*(.+?)\s*$")
@@ -62,7 +65,7 @@ def prompt_examples(prompt: str | None, entry_point: str | None, limit: int = 16
     if not prompt or not entry_point or not entry_point.isidentifier():
         return []
     found: dict[str | None, Test] = {}  # keyed by Test.test (always set on these assert tests)
-    lines = prompt.splitlines()
+    lines = prompt[:_MAX_PROMPT].splitlines()
     doctest_lines = set()
     for i, line in enumerate(lines):  # doctest form
         stripped = line.strip()
@@ -82,9 +85,11 @@ def prompt_examples(prompt: str | None, entry_point: str | None, limit: int = 16
         if test is not None:
             found.setdefault(test.test, test)
     for i, line in enumerate(lines):  # inline form
-        if i in doctest_lines:
+        if i in doctest_lines or len(line) > _MAX_LINE:
             continue
-        for m in re.finditer(rf"(?<![\w.]){re.escape(entry_point)}\s*\(", line):
+        for n, m in enumerate(re.finditer(rf"(?<![\w.]){re.escape(entry_point)}\s*\(", line)):
+            if n >= _MAX_TRIES:
+                break
             if line[:m.start()].rstrip().endswith("def"):
                 continue
             call = _call_at(line, m.start(), entry_point)
@@ -126,9 +131,10 @@ def _expression(text: str, entry: str) -> str | None:
     """The doctest line's expression (a trailing comment dropped) if it calls ``entry`` with
     literal arguments."""
     text = text.strip()
-    for end in range(len(text), 0, -1):
-        if end < len(text) and text[end] != "#":
-            continue
+    if len(text) > _MAX_LINE:  # no worked example is that long; each try parses the line again
+        return None
+    ends = [len(text)] + [i for i in range(len(text) - 1, 0, -1) if text[i] == "#"][:_MAX_TRIES]
+    for end in ends:
         src = text[:end].strip()
         try:
             tree = ast.parse(src, mode="eval")

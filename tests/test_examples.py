@@ -129,3 +129,22 @@ def test_split_examples_cuts_the_example_columns_off():
     assert tests.tolist() == [[True, False], [False, True]] and ex.tolist() == [[True], [True]]
     tests, ex = split_examples([[1, 0], [0, 0]], 2, 2)  # no examples
     assert tests.shape == (2, 2) and ex.shape == (2, 0)
+
+
+def test_a_hostile_statement_costs_a_bounded_number_of_parses(monkeypatch):
+    """Red-team pass 12: one doctest line `>>> (` + N '#' was parsed once per '#' (200 KB of
+    prompt held `coevo select` 64 s). Parses are counted, not timed."""
+    import ast as ast_module
+
+    from matrix import statement_examples
+
+    calls = []
+    real = ast_module.parse
+    monkeypatch.setattr(statement_examples.ast, "parse", lambda *a, **k: calls.append(1) or real(*a, **k))
+    prompt = "Return the square of x.\n>>> (" + "#" * 200_000 + "\n" + ">>> f(" + "(" * 1000 + "\n"
+    assert statement_examples.prompt_examples(prompt, "f") == []
+    assert len(calls) < 100
+    calls.clear()
+    hostile = ("f(" * 20_000 + "\n") + ("f(1) == " + "f(" * 1_000 + "\n") * 10
+    assert statement_examples.prompt_examples(hostile + ">>> f(2)  # why\n4\n", "f")[0].test == "assert f(2) == 4"
+    assert len(calls) < 2_000
