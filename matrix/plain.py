@@ -259,6 +259,12 @@ def _guard_call(fn: Any, args: list, kwargs: dict) -> None:
     test then runs in the sandbox, under the cell's time and memory limits)."""
     ints = (int, bool)
     a0 = args[0] if args else None
+    for x in (*args, *kwargs.values()):  # divmod, max, sorted, fsum... of a huge Fraction: each
+        # comparison or step cross-multiplies its parts (divmod(f, 1) of a 3 MB one: 18 s)
+        items = x if isinstance(x, (list, tuple)) and len(x) <= 64 else (x,)
+        for y in items:
+            if isinstance(y, fractions.Fraction):
+                _guard_fraction(y)
     if fn is str or fn is repr:
         if isinstance(a0, int) and a0.bit_length() > 14000:
             raise TooBig("int too large for str")

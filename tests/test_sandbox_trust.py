@@ -9,6 +9,7 @@ is a forgery."""
 from __future__ import annotations
 
 import ast
+import fractions
 import json
 import math
 import os
@@ -987,6 +988,13 @@ def test_the_parent_weighs_big_ints_and_fractions(one_worker):
                                  Test.assertion("assert total([1]) ** 30000000 != 0")])
     assert res.status[1] == ["pass", "pass"] and res.status[0][0] == "fail"
     assert time.monotonic() - t0 < 60
+    # pass 12: divmod (and max, sorted...) of a huge Fraction cross-multiplies its parts too
+    huge = fractions.Fraction(3 ** 600_000, 2 ** 900_000, _normalize=False)
+    for expr in ("divmod(h0, 1)", "max([h0, 1])", "sorted([h0, 1, 2])"):
+        with pytest.raises(plain.TooBig):
+            plain.evaluate(_holes(ast.parse(expr, mode="eval")), [huge])
+    assert plain.evaluate(_holes(ast.parse("divmod(h0, 1)", mode="eval")), [fractions.Fraction(7, 2)]) \
+        == (3, fractions.Fraction(1, 2))
 
 
 # A sixth pass (2026-11-27): `typing.ABCMeta` is a metaclass a plain program could call like
