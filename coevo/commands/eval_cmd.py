@@ -60,6 +60,9 @@ def add_arguments(parser) -> None:
     source.add_argument("--codes", metavar="C", help="candidate codes JSONL")
     add_backend_arguments(parser, group=source)
     parser.add_argument("--tests", default=None, metavar="U", help="generated tests JSONL (optional)")
+    from coevo.commands.codes_input import RAW_CODE_HELP
+
+    parser.add_argument("--raw-code", action="store_true", help="with --codes: " + RAW_CODE_HELP)
     parser.add_argument("--out", required=True, metavar="REPORT", help="report JSON to write")
     parser.add_argument("--k", default="1,5,10", help="comma-separated k for pass@k (default 1,5,10)")
     parser.add_argument("--method", default="coevo",
@@ -151,6 +154,7 @@ def _num(x):
 def run(args) -> int:
     import numpy as np
 
+    from coevo.commands.codes_input import extracted_note, load_candidate_codes
     from coevo.commands.select_cmd import check_common, consensus_for, examples_for, executor_config, score_options
     from matrix import metrics as M
     from matrix import rewards as R
@@ -159,15 +163,18 @@ def run(args) -> int:
     from matrix.mutation import mutants as make_mutants
     from matrix.selection import METHODS, canonical_method, select
     from matrix.statement_examples import split_examples
-    from matrix.tasks import load_codes, load_tasks, load_tests
+    from matrix.tasks import load_tasks, load_tests
 
     sampled = args.codes is None
+    n_extracted = 0
     if sampled:
         from coevo.commands.solve_cmd import check_model_args
 
         if args.tests:
             raise InputError("the generated tests come from the model's Tester samples with --model or "
                              "--api-base (--n-tests)", field="--tests")
+        if args.raw_code:
+            raise InputError("only applies to --codes (a model's answers are always parsed)", field="--raw-code")
         check_model_args(args, min_tests=0)
     else:
         check_common(args)
@@ -181,7 +188,7 @@ def run(args) -> int:
     ids = [t.task_id for t in tasks]
     info = None
     if not sampled:
-        codes = load_codes(args.codes, ids)
+        codes, n_extracted = load_candidate_codes(args.codes, tasks, raw=args.raw_code)
         gen = load_tests(args.tests, ids) if args.tests else {}
     for t in tasks:
         if not t.tests and (sampled or t.task_id in codes):
@@ -261,11 +268,13 @@ def run(args) -> int:
     report["isolation"] = str(isolation) if isolation is not None else None
     if info is not None:
         report["sampling"] = info
+    else:  # --codes: how many codes rows were chat answers whose code ran
+        report["codes_extracted"] = n_extracted
     write_jsonl_atomic(args.out, [report])
     if not args.quiet:
         bon = report.get("best_of_n", {}).get(method)
         print(f"coevo eval: {len(per_task)} tasks, pass@1 {report['pass_at_k'].get('1')}, "
-              f"best-of-N ({method}) {bon} -> {args.out}", file=sys.stderr)
+              f"best-of-N ({method}) {bon}{extracted_note(n_extracted)} -> {args.out}", file=sys.stderr)
     return 0
 
 

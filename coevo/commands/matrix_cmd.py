@@ -21,7 +21,9 @@ tuple, {"s": [...]} set, {"d": [[k, v], ...]} dict, {"b": hex} bytes, {"N": type
 
 Every cell runs sandboxed (namespaces where available, else process isolation with a warning):
 wall-clock timeout, memory cap, process cap, output cap, private /tmp, no network, scrubbed
-environment. Assert tests of the form `assert f(x) == VALUE` (and call-style tests) are judged
+environment. A "code" that is not valid Python but a chat answer (prose around a ```python
+block) runs the code in it, as `coevo eval --api-base` reads a model's answers (--raw-code: off).
+Assert tests of the form `assert f(x) == VALUE` (and call-style tests) are judged
 outside the sandbox on plain data, so no program can fake a pass.
 
   coevo matrix --tasks tasks.jsonl --codes codes.jsonl --tests tests.jsonl --out matrix.jsonl
@@ -49,6 +51,9 @@ def add_arguments(parser) -> None:
                              "relative/absolute tolerance (default: exact)")
     parser.add_argument("--no-batch", action="store_true",
                         help="one fresh process per cell even for pure code (same verdicts, slower)")
+    from coevo.commands.codes_input import add_raw_code_argument
+
+    add_raw_code_argument(parser)
     from coevo.cli import add_output_options
 
     add_output_options(parser)
@@ -76,9 +81,10 @@ def run(args) -> int:
     import sys
     import time
 
+    from coevo.commands.codes_input import extracted_note, load_candidate_codes
     from matrix.errors import InputError
     from matrix.jsonl import write_jsonl_atomic
-    from matrix.tasks import load_codes, load_tasks, load_tests
+    from matrix.tasks import load_tasks, load_tests
 
     config = _exec_config(args)
     t0 = time.monotonic()
@@ -93,7 +99,7 @@ def run(args) -> int:
     with executor:
         tasks = load_tasks(args.tasks)
         ids = [t.task_id for t in tasks]
-        codes = load_codes(args.codes, ids)
+        codes, n_extracted = load_candidate_codes(args.codes, tasks, raw=args.raw_code)
         tests = load_tests(args.tests, ids) if args.tests else None
         jobs = [(t, codes.get(t.task_id, []), tests.get(t.task_id, []) if tests is not None else list(t.tests))
                 for t in tasks]
@@ -113,6 +119,6 @@ def run(args) -> int:
                                          "seccomp" if guards.get("seccomp") else "",
                                          "separate uids" if guards.get("separate_uids") else "") if x)
         print(f"coevo matrix: {len(results)} tasks, {cells} cells ({passed} passed) in "
-              f"{time.monotonic() - t0:.1f}s, isolation {isolation} ({inforce or 'no further guards'}); "
-              f"wrote {'stdout' if args.out == '-' else args.out}", file=sys.stderr)
+              f"{time.monotonic() - t0:.1f}s, isolation {isolation} ({inforce or 'no further guards'})"
+              f"{extracted_note(n_extracted)}; wrote {'stdout' if args.out == '-' else args.out}", file=sys.stderr)
     return 0

@@ -4,8 +4,10 @@ Writes one line per task that has codes, in the tasks file's order:
 ``{"task_id", "index", "code", "test_scores": [P(test correct), ...], "code_scores": [...],
 "method", "n_codes", "n_tests", "n_inputs", "n_examples", "examples_passed", "isolation"}``
 (``n_examples``: worked examples read from the task's statement, ``examples_passed``: how many the
-chosen code passes). ``index`` is the candidate's position
-among that task's lines in the codes file; ``test_scores`` follow the task's lines in the tests file.
+chosen code passes). ``code`` is the program that ran: the codes row's ``code``, or the code read
+from it when it is a chat answer (see :mod:`coevo.commands.codes_input`; ``--raw-code``: as
+written). ``index`` is the candidate's position among that task's lines in the codes file;
+``test_scores`` follow the task's lines in the tests file.
 The tasks' own ground-truth tests and solutions are not used (unless ``--use-task-tests``).
 """
 
@@ -53,6 +55,9 @@ def add_arguments(parser) -> None:
                              "lines, f(x) == y, sample input/output) as trusted evidence")
     parser.add_argument("--use-task-tests", action="store_true",
                         help="also use the tasks' ground-truth tests as candidate tests (scored last)")
+    from coevo.commands.codes_input import add_raw_code_argument
+
+    add_raw_code_argument(parser)
     parser.add_argument("--seed", type=int, default=0, help="seed of the extra-input draw (default 0)")
     parser.add_argument("--timeout", type=float, default=None, metavar="S",
                         help="per-cell wall-clock limit in seconds (default: the sandbox's)")
@@ -167,12 +172,13 @@ def _drawer(task, tests, n_inputs: int, seed: int):
 
 
 def run(args) -> int:
+    from coevo.commands.codes_input import extracted_note, load_candidate_codes
     from matrix.errors import InputError
     from matrix.inputs import consensus_from_cells
     from matrix.jsonl import write_jsonl_atomic
     from matrix.selection import canonical_method, select
     from matrix.statement_examples import split_examples
-    from matrix.tasks import load_codes, load_tasks, load_tests
+    from matrix.tasks import load_tasks, load_tests
 
     check_common(args)
     method = canonical_method(args.method)
@@ -184,7 +190,7 @@ def run(args) -> int:
         maps = read_calibration(args.calibration, scores=score_kw)
     tasks = load_tasks(args.tasks)
     ids = [t.task_id for t in tasks]
-    codes = load_codes(args.codes, ids)
+    codes, n_extracted = load_candidate_codes(args.codes, tasks, raw=args.raw_code)
     tests = load_tests(args.tests, ids, allow_empty=True)  # tasks without tests are decided otherwise
     if not codes:
         raise InputError("no candidate codes for any task", file=args.codes, field="task_id")
@@ -247,6 +253,7 @@ def run(args) -> int:
         untested = sum(1 for r in rows if not r["n_tests"])
         if untested:
             note += f"; {untested} without tests, decided by examples and output consensus"
+        note += extracted_note(n_extracted)
         print(f"coevo select: {len(rows)} tasks, method {method}, isolation {isolation}{note} -> "
               f"{'stdout' if args.out == '-' else args.out}",
               file=sys.stderr)

@@ -1,0 +1,116 @@
+"""Codes files whose ``code`` fields are chat answers (prose around a fenced block): `coevo matrix`,
+`coevo select` and `coevo eval --codes` run the code in them, as `coevo eval --api-base` does for
+the answers it samples; plain code runs as written; ``--raw-code`` turns the reading off."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from coevo.cli import main
+
+TASK = {"task_id": "add", "prompt": "Add two numbers.", "entry_point": "add",
+        "tests": [{"test": "assert add(1, 2) == 3"}, {"test": "assert add(-1, 1) == 0"}],
+        "solutions": ["def add(a, b):\n    return a + b\n"]}
+STDIO = {"task_id": "sum", "prompt": "Sum of the numbers on stdin.", "kind": "stdio",
+         "tests": [{"input": "1 2\n", "output": "3\n"}]}
+FENCED = ("Here is a Python function that solves it:\n\n```python\ndef add(a, b):\n    return a + b\n```\n\n"
+          "Example:\n```python\nprint(add(1, 2))  # 3\n```\n")
+PROSE = "Sure! The function is:\n\ndef add(a, b):\n    return a + b\n\nIt returns the sum of a and b.\n"
+PLAIN_WRONG = "def add(a, b):\n    return a - b\n"
+STDIO_FENCED = "```py\nprint(sum(map(int, input().split())))\n```"
+
+
+def write(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return str(path)
+
+
+@pytest.fixture()
+def pool(tmp_path):
+    codes = [{"task_id": "add", "code": c} for c in (FENCED, PLAIN_WRONG, PROSE)]
+    codes.append({"task_id": "sum", "code": STDIO_FENCED})
+    return {"tasks": write(tmp_path / "tasks.jsonl", [TASK, STDIO]),
+            "codes": write(tmp_path / "codes.jsonl", codes), "dir": tmp_path}
+
+
+def test_code_that_parses_is_run_as_written():
+    from coevo.commands.codes_input import extracted_code
+
+    for code in ("def add(a, b):\n    return a + b\n", "", "x = 1  # ```python\n", "print(1)",
+                 '"""```python\ndef add(a, b): pass\n```"""\ndef add(a, b):\n    return a - b\n'):
+        assert extracted_code(code, "add") is None
+
+
+def test_a_chat_answer_gives_its_code():
+    from coevo.commands.codes_input import extracted_code
+
+    assert extracted_code(FENCED, "add") == "def add(a, b):\n    return a + b"
+    assert extracted_code(PROSE, "add") == "def add(a, b):\n    return a + b"
+    assert extracted_code(STDIO_FENCED, None) == "print(sum(map(int, input().split())))"
+
+
+def test_text_without_code_is_run_as_written():
+    from coevo.commands.codes_input import extracted_code
+
+    assert extracted_code("I cannot solve this task.", "add") is None
+    assert extracted_code("```text\nno python here\n```", "add") is None
+
+
+def test_matrix_reads_chat_answers_and_says_how_many(pool, capsys):
+    out = pool["dir"] / "m.jsonl"
+    rc = main(["matrix", "--tasks", pool["tasks"], "--codes", pool["codes"], "--out", str(out),
+               "--workers", "2"])
+    assert rc == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert rows[0]["status"] == [["pass", "pass"], ["fail", "fail"], ["pass", "pass"]]
+    assert rows[1]["status"] == [["pass"]]
+    err = capsys.readouterr().err
+    assert "3 codes extracted" in err and "--raw-code" in err
+
+
+def test_matrix_raw_code_runs_the_fields_as_written(pool, capsys):
+    out = pool["dir"] / "m.jsonl"
+    rc = main(["matrix", "--tasks", pool["tasks"], "--codes", pool["codes"], "--out", str(out),
+               "--workers", "2", "--raw-code"])
+    assert rc == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert rows[0]["status"][0] == ["syntax_error"] * 2 and rows[0]["status"][2] == ["syntax_error"] * 2
+    assert rows[1]["status"] == [["syntax_error"]]
+    assert "extracted" not in capsys.readouterr().err
+
+
+def test_select_picks_the_answer_and_writes_the_code_that_ran(pool, capsys):
+    tests = write(pool["dir"] / "tests.jsonl", [{"task_id": "add", "test": "assert add(2, 2) == 4"}])
+    out = pool["dir"] / "chosen.jsonl"
+    rc = main(["select", "--tasks", pool["tasks"], "--codes", pool["codes"], "--tests", tests,
+               "--out", str(out), "--no-consensus"])
+    assert rc == 0
+    row = [json.loads(line) for line in out.read_text().splitlines()][0]
+    assert row["index"] in (0, 2) and row["code"] == "def add(a, b):\n    return a + b"
+    assert "3 codes extracted" in capsys.readouterr().err
+
+
+def test_eval_codes_agrees_with_the_sampled_route(pool, capsys):
+    report = pool["dir"] / "report.json"
+    rc = main(["eval", "--tasks", pool["tasks"], "--codes", pool["codes"], "--k", "1", "--mutants", "0",
+               "--out", str(report), "--workers", "2"])
+    assert rc == 0
+    rep = json.loads(report.read_text())
+    assert rep["codes_extracted"] == 3
+    by_task = {r["task_id"]: r for r in rep["per_task"]}
+    assert by_task["add"]["n_correct"] == 2 and by_task["sum"]["n_correct"] == 1
+    assert "3 codes extracted" in capsys.readouterr().err
+    rc = main(["eval", "--tasks", pool["tasks"], "--codes", pool["codes"], "--k", "1", "--mutants", "0",
+               "--out", str(report), "--workers", "2", "--raw-code", "-q"])
+    assert rc == 0
+    rep = json.loads(report.read_text())
+    assert rep["codes_extracted"] == 0 and rep["pass_at_k"]["1"] == 0.0
+
+
+def test_raw_code_is_refused_when_a_model_samples(pool, capsys):
+    rc = main(["eval", "--tasks", pool["tasks"], "--api-base", "http://127.0.0.1:9/v1", "--api-model", "m",
+               "--out", str(pool["dir"] / "r.json"), "--raw-code"])
+    assert rc != 0
+    assert "--raw-code" in capsys.readouterr().err
