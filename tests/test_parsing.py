@@ -196,3 +196,199 @@ def test_parsers_never_raise(text):
     for r in (parse_code(text, "add"), parse_tests(text, FUNC), parse_tests(text, STDIO),
               parse_task(text)):
         assert isinstance(r.ok, bool) and isinstance(r.error, str)
+
+
+# ---- code: chat layouts (red-team pass 12, F10) ----------------------------------------------
+
+def _runs(code: str, check: str) -> bool:
+    ns: dict = {}
+    try:
+        exec(code, ns)
+        exec(check, ns)
+        return True
+    except Exception:
+        return False
+
+
+SUM_OK = "assert f([1, 2, 3]) == 6 and f([]) == 0"
+
+
+def test_code_helper_and_import_in_their_own_blocks_are_joined():
+    helper = ("First, a small helper to square a number:\n\n```python\ndef sq(x):\n    return x * x\n```\n\n"
+              "Now the main function uses it:\n\n```python\ndef f(xs):\n    return sum(sq(x) for x in xs)\n```\n\n"
+              "Example:\n\n```python\nprint(f([1, 2]))  # 5\n```\n")
+    r = parse_code(helper, "f")
+    assert r.ok and _runs(r.code, "assert f([1, 2]) == 5 and f([]) == 0")
+    assert "print(" not in r.code  # the usage block is not joined
+    imports = ("We need the `math` module:\n```python\nimport math\nfrom functools import reduce\n```\n"
+               "Then the function:\n```python\ndef f(xs):\n    return math.fsum(xs)\n```\n")
+    r = parse_code(imports, "f")
+    assert r.ok and _runs(r.code, SUM_OK) and "reduce" not in r.code
+    # three blocks: imports / helper (which needs the import) / solution; a helper given after
+    three = ("```python\nfrom collections import Counter\n```\n"
+             "```python\ndef counts(xs):\n    return Counter(xs)\n```\n"
+             "```python\ndef f(xs):\n    return sum(k * v for k, v in counts(xs).items())\n```\n")
+    r = parse_code(three, "f")
+    assert r.ok and _runs(r.code, SUM_OK)
+    after = ("```python\ndef f(xs):\n    return total(xs)\n```\nwhere `total` is:\n"
+             "```python\ndef total(xs):\n    return sum(xs)\n```\n")
+    assert _runs(parse_code(after, "f").code, SUM_OK)
+
+
+def test_code_the_revised_block_wins_over_the_first_attempt():
+    text = ("A naive version first:\n```python\ndef f(xs):\n    # O(n^2), and wrong for empty input\n"
+            "    total = 0\n    for i in range(len(xs)):\n        for j in range(i):\n            pass\n"
+            "    return total\n```\nThat is too slow and wrong. A better version:\n"
+            "```python\ndef f(xs):\n    return sum(xs)\n```\n")
+    r = parse_code(text, "f")
+    assert r.ok and r.code == "def f(xs):\n    return sum(xs)"
+    # ... unless the revision was cut off (does not parse) while the first attempt is whole
+    cut = ("```python\ndef f(xs):\n    return sum(xs)\n```\nWith type hints:\n"
+           "```python\ndef f(xs: list[int]) -> int:\n    return sum(xs")
+    assert parse_code(cut, "f").code == "def f(xs):\n    return sum(xs)"
+    # a test block that imports the entry point does not count as defining it
+    tests_after = ("```python\ndef f(xs):\n    return sum(xs)\n```\n```python\nfrom solution import f\n\n"
+                   "assert f([1]) == 1\n```")
+    assert parse_code(tests_after, "f").code == "def f(xs):\n    return sum(xs)"
+
+
+def test_code_fence_indented_in_a_list_is_dedented():
+    text = ("Steps:\n\n1. Write the function:\n   ```python\n   def f(xs):\n       total = 0\n"
+            "       for x in xs:\n           total += x\n       return total\n   ```\n2. Call it.\n")
+    r = parse_code(text, "f")
+    assert r.ok and r.error == "" and r.code.startswith("def f(xs):") and _runs(r.code, SUM_OK)
+    bs = fenced_blocks(text)
+    assert len(bs) == 1 and bs[0].closed and bs[0].body.startswith("def f")
+
+
+def test_code_fence_inside_a_docstring_or_a_line_does_not_close_the_block():
+    doc = ('```python\ndef f(xs):\n    """Sum of xs.\n\n    ```\n    f([1]) == 1\n    ```\n    """\n'
+           "    return sum(xs)\n```\nDone.")
+    r = parse_code(doc, "f")
+    assert r.ok and r.error == "" and _runs(r.code, SUM_OK) and r.code.endswith("return sum(xs)")
+    inline = '```python\ndef f(xs):\n    fence = "```"  # markdown fence\n    return sum(xs)\n```'
+    r = parse_code(inline, "f")
+    assert r.ok and _runs(r.code, SUM_OK) and "fence = " in r.code
+
+
+def test_code_unfenced_with_a_prose_line_that_looks_like_code():
+    r = parse_code("Sure.\nn = len(xs) is the size, so:\ndef f(xs):\n    return sum(xs)\n", "f")
+    assert r.ok and _runs(r.code, SUM_OK)
+
+
+# ---- tests: pytest functions and unittest classes ---------------------------------------------
+
+def _srcs(r):
+    return [t.test for t in r.tests]
+
+
+def test_tests_pytest_functions_become_one_test_per_assert():
+    text = ("Here are some unit tests using pytest:\n\n```python\nimport pytest\nfrom solution import add\n\n\n"
+            "def test_add_positive():\n    assert add(1, 2) == 3\n    assert add(10, 20) == 30\n\n\n"
+            "def test_add_zero():\n    \"\"\"Zero is neutral.\"\"\"\n    assert add(0, 0) == 0\n"
+            "    assert add(1, 2) == 3\n```\n\n"
+            "Run them with `pytest test_add.py`.")
+    r = parse_tests(text, FUNC)
+    assert r.ok and _srcs(r) == ["assert add(1, 2) == 3", "assert add(10, 20) == 30", "assert add(0, 0) == 0"]
+    assert r.dropped == 1  # the duplicate
+
+
+def test_tests_unittest_class_asserts_are_rewritten():
+    text = ("```python\nimport unittest\nfrom main import *\n\n\nclass TestAdd(unittest.TestCase):\n"
+            "    def test_basic(self):\n        self.assertEqual(add(1, 2), 3)\n"
+            "        self.assertTrue(add(1, 1) == 2)\n"
+            "        self.assertFalse(add(1, 1) == 3)\n        self.assertIn(add(1, 1), [2, 4])\n"
+            "        self.assertNotIn(add(1, 1), [3])\n"
+            "        self.assertAlmostEqual(add(0.1, 0.2), 0.3)\n"
+            "        self.assertAlmostEqual(add(0.1, 0.2), 0.3, places=3)\n\n"
+            "    def test_errors(self):\n        with self.assertRaises(TypeError):\n            add(1, 'a')\n\n\n"
+            "if __name__ == '__main__':\n    unittest.main()\n```")
+    r = parse_tests(text, FUNC)
+    got = _srcs(r)
+    assert got[:7] == ["assert add(1, 2) == 3", "assert add(1, 1) == 2", "assert not add(1, 1) == 3",
+                       "assert add(1, 1) in [2, 4]", "assert add(1, 1) not in [3]",
+                       "assert round(add(0.1, 0.2) - 0.3, 7) == 0", "assert round(add(0.1, 0.2) - 0.3, 3) == 0"]
+    raises = got[7]
+    assert raises.startswith("try:\n    add(1, 'a')\nexcept TypeError:\n    pass\nelse:\n    raise AssertionError(")
+    assert len(got) == 8
+    assert all(_runs(ADD, src) for src in got)  # every test runs as written against a right add
+    assert _runs(ADD, raises) and not _runs("def add(a, b):\n    return 0", raises)
+
+
+def test_tests_assert_is_none_and_pytest_raises():
+    text = ("```python\nimport pytest\n\ndef test_neg():\n    assert add(2, -2) == 0\n\n"
+            "def test_raises():\n    with pytest.raises((TypeError, ValueError), match='unsupported'):\n"
+            "        add(1, 'x')\n```")
+    r = parse_tests(text, FUNC)
+    assert len(r.tests) == 2 and r.tests[1].test.startswith("try:\n    add(1, 'x')\nexcept (TypeError, ValueError):")
+    assert "pytest" not in r.tests[1].test and _runs(ADD, r.tests[1].test)
+    u = parse_tests("```python\nclass T(unittest.TestCase):\n    def test_n(self):\n"
+                    "        self.assertIsNone(add.__doc__)\n        self.assertIsNotNone(add(1, 2))\n```", FUNC)
+    assert _srcs(u) == ["assert add.__doc__ is None", "assert add(1, 2) is not None"]
+
+
+def test_tests_function_with_local_variables_is_one_multi_statement_test():
+    text = ("```python\nimport math\nfrom solution import add\n\n\nclass TestAdd(unittest.TestCase):\n"
+            "    def test_many(self):\n        cases = [(1, 2, 3), (2, 2, 4)]\n        for a, b, want in cases:\n"
+            "            with self.subTest(a=a, b=b):\n                self.assertEqual(add(a, b), want)\n\n"
+            "    def test_float(self):\n        result = add(0.5, 0.25)\n"
+            "        self.assertTrue(math.isclose(result, 0.75))\n```")
+    r = parse_tests(text, FUNC)
+    assert len(r.tests) == 2, _srcs(r)
+    many, flt = _srcs(r)
+    assert many.startswith("cases = [(1, 2, 3), (2, 2, 4)]\nfor a, b, want in cases:") and "self" not in many
+    assert flt.startswith("import math\nresult = add(0.5, 0.25)\n") and "solution" not in flt
+    for src in (many, flt):
+        assert _runs(ADD, src) and not _runs("def add(a, b):\n    return a - b", src)
+
+
+def test_tests_parametrize_gives_one_test_per_parameter_set():
+    text = ("```python\nimport pytest\nfrom solution import add\n\n\n"
+            "@pytest.mark.parametrize(\"a, b, expected\", [\n    (1, 2, 3),\n    (-1, 1, 0),\n"
+            "    ([1], [2], [1, 2]),\n])\n"
+            "def test_add(a, b, expected):\n    assert add(a, b) == expected\n\n\n"
+            "@pytest.mark.parametrize('n', [0, 5])\ndef test_zero(n):\n    assert add(n, 0) == n\n```")
+    r = parse_tests(text, FUNC)
+    assert _srcs(r) == ["assert add(1, 2) == 3", "assert add(-1, 1) == 0", "assert add([1], [2]) == [1, 2]",
+                        "assert add(0, 0) == 0", "assert add(5, 0) == 5"]
+
+
+def test_tests_parametrize_binds_a_mutable_value_used_twice():
+    task = Task("t2", "Sort xs in place.", "function", "sort_in_place")
+    text = ("```python\nimport pytest\n\n@pytest.mark.parametrize('xs, want', [([3, 1, 2], [1, 2, 3])])\n"
+            "def test_sort(xs, want):\n    sort_in_place(xs)\n    assert xs == want\n```")
+    r = parse_tests(text, task)
+    assert len(r.tests) == 1
+    src = r.tests[0].test
+    good = "def sort_in_place(xs):\n    xs.sort()"
+    assert _runs(good, src) and not _runs("def sort_in_place(xs):\n    sorted(xs)", src)
+
+
+def test_tests_functions_that_cannot_run_alone_are_rejected():
+    text = ("```python\nimport pytest\n\n@pytest.fixture\ndef numbers():\n    return [1, 2]\n\n"
+            "def test_fixture(numbers):\n    assert add(*numbers) == 3\n\n"
+            "@pytest.mark.skip(reason='later')\ndef test_skipped():\n    assert add(1, 1) == 2\n\n"
+            "def test_ok():\n    assert add(2, 3) == 5\n```")
+    r = parse_tests(text, FUNC)
+    assert _srcs(r) == ["assert add(2, 3) == 5"] and r.dropped >= 2
+
+
+def test_tests_imports_used_by_asserts_come_first():
+    text = ("```python\nimport math\nfrom solution import add\n\nassert math.isclose(add(0.1, 0.2), 0.3)\n\n"
+            "def test_pi():\n    assert math.isclose(add(math.pi, 0), math.pi)\n```")
+    r = parse_tests(text, FUNC)
+    assert _srcs(r) == ["import math\nassert math.isclose(add(0.1, 0.2), 0.3)",
+                        "import math\nassert math.isclose(add(math.pi, 0), math.pi)"]
+
+
+def test_tests_solution_module_attribute_and_main_guard():
+    text = ("```python\nimport solution\n\ndef test_add():\n    assert solution.add(1, 2) == 3\n\n"
+            "if __name__ == '__main__':\n    assert add(2, 2) == 4\n    test_add()\n    print('ok')\n```")
+    r = parse_tests(text, FUNC)
+    assert _srcs(r) == ["assert add(1, 2) == 3", "assert add(2, 2) == 4"]
+
+
+def test_tests_the_cap_counts_tests_from_test_functions():
+    body = "\n".join(f"    assert add({i}, 1) == {i + 1}" for i in range(6))
+    r = parse_tests(f"```python\ndef test_many():\n{body}\n```", FUNC, max_tests=4)
+    assert len(r.tests) == 4 and r.dropped == 2
