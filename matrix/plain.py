@@ -261,8 +261,8 @@ def _guard_call(fn: Any, args: list, kwargs: dict) -> None:
     a0 = args[0] if args else None
     for x in (*args, *kwargs.values()):  # divmod, max, sorted, fsum... of a huge Fraction: each
         # comparison or step cross-multiplies its parts (divmod(f, 1) of a 3 MB one: 18 s)
-        items = x if isinstance(x, (list, tuple)) and len(x) <= 64 else (x,)
-        for y in items:
+        parts = x if isinstance(x, (list, tuple)) and len(x) <= 64 else (x,)
+        for y in parts:
             if isinstance(y, fractions.Fraction):
                 _guard_fraction(y)
     if fn is str or fn is repr:

@@ -66,6 +66,16 @@ CASES = {
                  "assert move(Point(0, 0)) in {Point(1, 0)}", "assert [move(Point(0, 0))] == [Point(1, 0)]",
                  "assert move(Point(0, 0)) == (1, 0)"],
                 [["pass", "pass", "pass", "pass", "fail"], ["fail", "fail", "fail", "fail", "fail"]]),
+    "exceptions": ("check",
+                   ["class ApiError(Exception):\n    def __init__(self, code):\n"
+                    "        super().__init__(f'error {code}')\n        self.code = code\n"
+                    "def check(x):\n    if x < 0:\n        raise ApiError(400)\n    raise ValueError('neg', x)\n",
+                    "class ApiError(Exception):\n    pass\ndef check(x):\n    if x < 0:\n        raise ApiError(404)\n"
+                    "    raise ValueError('neg')\n"],
+                   ["try:\n    check(1)\nexcept ValueError as e:\n    assert e.args == ('neg', 1)",
+                    "try:\n    check(-1)\nexcept ApiError as e:\n    assert e.code == 400",
+                    "try:\n    check(-1)\nexcept Exception as e:\n    assert e.args[0] in ('error 400', 400)"],
+                   [["pass", "pass", "pass"], ["fail", "error", "fail"]]),
 }
 
 

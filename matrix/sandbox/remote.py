@@ -196,21 +196,27 @@ class _Peer:
             _assign_in_place(target, new)
 
     def _exception(self, desc):
-        if type(desc) is not list or len(desc) != 4:
+        if type(desc) is not list or len(desc) not in (4, 6):
             return RemoteError("malformed exception")
-        name, base_name, message, cls = desc
+        name, base_name, message, cls = desc[:4]
         message = str(message)[:2000]
+        args = tuple(desc[4]) if len(desc) == 6 and type(desc[4]) is tuple else (message,)
+        attrs = desc[5] if len(desc) == 6 and type(desc[5]) is dict else {}
         if isinstance(cls, type) and issubclass(cls, BaseException):
-            return cls(message)
+            exc = _built(cls, args, message)
+            for k, v in attrs.items():  # the program's class here is a plain stand-in of ours
+                if type(k) is str and k.isidentifier() and not k.startswith("_"):
+                    try:
+                        setattr(exc, k, v)
+                    except Exception:
+                        pass
+            return exc
         base = _EXC_BASES.get(str(base_name), Exception)
         if base in (KeyboardInterrupt, GeneratorExit, BaseException):
             base = Exception
         if base is SystemExit:
             return SystemExit(message)
-        try:
-            return base(message)
-        except Exception:
-            return Exception(message)
+        return _built(base, args, message)
 
     def describe_exception(self, exc):
         t = type(exc)
@@ -222,7 +228,20 @@ class _Peer:
             msg = "<unprintable>"
         name = type.__dict__["__name__"].__get__(t)
         cls_ref = self.export(t) if t.__module__ not in ("builtins",) else None
-        return [name, base, msg, cls_ref]
+        try:  # its arguments, where they are plain data (``e.args[0]``, ``ValueError('neg', x)``)
+            plain_args = self.encode(tuple(BaseException.__dict__["args"].__get__(exc)))
+        except BaseException:
+            plain_args = None
+        if type(plain_args) is not dict or "t" not in plain_args or len(str(plain_args)) > 1 << 16:
+            return [name, base, msg, cls_ref]
+        try:  # and its public attributes that are plain data (``e.code``)
+            own = dict(BaseException.__dict__["__dict__"].__get__(exc))
+            attrs = self.encode({k: v for k, v in own.items() if type(k) is str and not k.startswith("_")})
+        except BaseException:
+            attrs = None
+        if type(attrs) is not dict or "d" not in attrs or len(str(attrs)) > 1 << 16:
+            attrs = {"d": []}
+        return [name, base, msg, cls_ref, plain_args, attrs]
 
     def serve_request(self, msg) -> None:
         try:
@@ -237,6 +256,23 @@ class _Peer:
 
     def handle(self, op, args):
         raise NotImplementedError
+
+
+def _built(cls, args, message):
+    """``cls(*args)`` for an exception crossing from the other process; ``cls(message)`` when
+    its ``__init__`` does not take those arguments."""
+    try:
+        exc = cls(*args)
+    except Exception:
+        try:
+            exc = cls(message)
+        except Exception:
+            return Exception(message)
+    try:
+        BaseException.__dict__["args"].__set__(exc, args)
+    except Exception:
+        pass
+    return exc
 
 
 def _assign_in_place(target, new):
