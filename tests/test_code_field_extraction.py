@@ -43,6 +43,17 @@ def test_code_that_parses_is_run_as_written():
         assert extracted_code(code, "add") is None
 
 
+def test_plain_code_that_does_not_compile_stays_a_syntax_error():
+    """A program cut off mid-line (5% of real samples) is a syntax error in every harness; reading
+    it as a chat answer would run its longest parsing prefix and judge another program."""
+    from coevo.commands.codes_input import extracted_code
+
+    for code in ("def add(a, b):\n    return a +", "import math\ndef add(a, b):\n    return (a",
+                 "# adds\ndef add(a, b):\n    return a + b\nprint(add(1,", '"""\nAdd.\n"""\ndef add(a, b):\n    retur',
+                 "x = [1, 2\ndef add(a, b):\n    return a + b\n", "n = int(input()\nprint(n)\n"):
+        assert extracted_code(code, "add") is None, code
+
+
 def test_a_chat_answer_gives_its_code():
     from coevo.commands.codes_input import extracted_code
 

@@ -115,6 +115,9 @@ def test_select_decides_a_task_without_tests_by_consensus(pool, tmp_path, monkey
         {"task_id": "dbl", "code": "def dbl(x):\n    return 2 * x\n"},
         {"task_id": "dbl", "code": "def dbl(x):\n    return x * 2\n"},
         {"task_id": "dbl", "code": "def dbl(x):\n    while True:\n        pass\n"},
+        {"task_id": "none", "code": ""},
+        {"task_id": "none", "code": "I'm sorry, I can't help with that."},
+        {"task_id": "none", "code": "def h():\n    return 1\n"},
         {"task_id": "none", "code": "def g():\n    return 1\n"},
         {"task_id": "none", "code": "def g():\n    return 2\n"}])
     tests = write(pool["dir"] / "tests2.jsonl", [{"task_id": "dbl", "test": "assert dbl(1) == 2"}][:0])
@@ -124,7 +127,10 @@ def test_select_decides_a_task_without_tests_by_consensus(pool, tmp_path, monkey
     rows = {r["task_id"]: r for r in map(json.loads, out.read_text().splitlines())}
     assert rows["dbl"]["n_tests"] == 0 and rows["dbl"]["index"] in (1, 2)
     assert rows["dbl"]["decided_by"] == ["examples", "consensus"]
-    assert rows["none"]["decided_by"][0].startswith("nothing")
+    # nothing but parsing (red-team pass 12: the empty answer, first, was picked): the first
+    # candidate that parses and defines g, scores shared by the plausible ones
+    assert rows["none"]["decided_by"][0].startswith("nothing but parsing")
+    assert rows["none"]["index"] == 3 and rows["none"]["code_scores"] == [0, 0, 0, 0.5, 0.5]
     assert list(cwd.iterdir()) == []
 
 

@@ -1,15 +1,19 @@
 """Reading a codes file for `coevo matrix`, `coevo select` and `coevo eval --codes`.
 
-A ``code`` field that is valid Python runs as written. One that is not, but is a chat model's answer
-(prose around a fenced ```python block, or code between lines of prose), is read the way coevo
-reads the answers its own models give (:func:`roles.parsing.parse_code` with the task's entry
-point: the fenced block that defines it, else one that parses, else the longest; without fences,
-the text from the first code-looking line, less the trailing prose), so that `coevo eval --codes`
-and `coevo eval --api-base` score the same answers alike. ``--raw-code`` turns this off: every
-field runs as written (a markdown answer is then a ``syntax_error``).
+A ``code`` field that is valid Python runs as written, and so does one that is plain code that
+does not compile (a program cut off mid-line is a ``syntax_error``, as in any harness). A field
+that is a chat model's answer (a fenced ```python block, or code after a line of prose) is read
+the way coevo reads the answers its own models give (:func:`roles.parsing.parse_code` with the
+task's entry point: blocks joined where the one defining it uses the others' helpers, the last
+definition preferred; without fences, the text from the first code-looking line, less the trailing
+prose), so that `coevo eval --codes` and `coevo eval --api-base` score the same answers alike.
+``--raw-code`` turns this off: every field runs as written (a markdown answer is then a
+``syntax_error``).
 """
 
 from __future__ import annotations
+
+import re
 
 RAW_CODE_HELP = ("run every codes row's \"code\" as written (default: a field that is not valid Python "
                  "but a chat answer, with its code in a ```python block or between lines of prose, "
@@ -28,10 +32,29 @@ def _compiles(code: str) -> bool:
         return False
 
 
+_CODE_WORDS = re.compile(r"(?:def|class|import|from|if|elif|else|for|while|try|except|finally|with|return|"
+                         r"async|await|lambda|print|assert|raise|global|nonlocal|del|pass|yield)\b")
+
+
+def _chat_answer(code: str) -> bool:
+    """Markdown (a line opening a ``` fence) or a first line of prose: not a program that merely
+    fails to compile. Cheap: most fields are plain code and are never compiled here."""
+    if re.search(r"^[ \t]*```", code, re.M):
+        return True
+    first = next((ln.strip() for ln in code.splitlines() if ln.strip()), "")
+    if not first or first[0] in "\"'#@([{" or _CODE_WORDS.match(first) or "=" in first.split(" ", 2)[1:2]:
+        return False
+    try:
+        compile(first, "<line>", "exec", dont_inherit=True)
+        return False  # a line of code
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        return " " in first  # words
+
+
 def extracted_code(code: str, entry_point: str | None) -> str | None:
     """The code to run in place of the field ``code``, or None to run the field as written
     (it compiles, or no code is found in it)."""
-    if _compiles(code):
+    if not _chat_answer(code) or _compiles(code):
         return None
     from roles.parsing import parse_code
 

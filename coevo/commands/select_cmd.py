@@ -176,7 +176,7 @@ def run(args) -> int:
     from matrix.errors import InputError
     from matrix.inputs import consensus_from_cells
     from matrix.jsonl import write_jsonl_atomic
-    from matrix.selection import canonical_method, select
+    from matrix.selection import canonical_method, plausible, select, without_evidence
     from matrix.statement_examples import split_examples
     from matrix.tasks import load_tasks, load_tests
 
@@ -227,6 +227,12 @@ def run(args) -> int:
             evidence = [name for name, n in (("tests", len(pool_tests)), ("examples", len(ex)),
                                              ("consensus", len(extra))) if n]
             sel = select(passed, method, consensus=consensus, examples=examples, **score_kw)
+            if not evidence:  # every candidate alike to the methods: one that cannot be a program loses
+                entry = task.entry_point if task.kind != "stdio" else None
+                sel = without_evidence(sel, [plausible(c, entry) for c in task_codes])
+                defines = f" and define {entry}" if entry else ""
+                evidence = [f"nothing but parsing: the first of {sel.details['plausible']} candidates that "
+                            f"parse{defines}" if "plausible" in sel.details else "nothing: no candidate parses"]
             if "select" in maps:
                 sel.code_scores = maps["select"](sel.code_logits)
             if "tests" in maps:
@@ -243,7 +249,7 @@ def run(args) -> int:
                 "n_inputs": len(extra),
                 "n_examples": len(ex),
                 "examples_passed": int(examples[sel.index].sum()),
-                "decided_by": evidence or ["nothing: every candidate is as likely as the first"],
+                "decided_by": evidence,
                 **({"calibrated": sorted(maps)} if maps else {}),
                 "isolation": str(isolation),
             })
