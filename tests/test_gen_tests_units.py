@@ -222,6 +222,19 @@ def test_pools_use_constants_regexes_and_types():
     assert "42" in gen.pool(gen.specs(user)[0][1], gen._consts(user))  # it checks the type itself
 
 
+def test_regex_draws_write_nothing_in_the_current_directory(tmp_path):
+    # hypothesis keeps its caches under ./.hypothesis unless told otherwise: gen-tests writes
+    # nothing outside --out (red-team pass 12, F8); a fresh process, as hypothesis caches per process
+    import subprocess
+    import sys
+    code = "from coevo.testgen.inputs import _regex_examples; print(_regex_examples([r'[a-z]+[0-9]'], 1))"
+    root = str(FIX.parent.parent.parent)
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                         env={**__import__("os").environ, "PYTHONPATH": root}, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "0" in out.stdout and list(tmp_path.iterdir()) == []
+
+
 def test_docstring_probes_and_mutation_stay_valid_python():
     m = analyze(FIX / "planted_bug.py")
     gen = InputGenerator(m, seed=3)

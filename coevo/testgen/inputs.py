@@ -23,9 +23,11 @@ Where arguments come from (:class:`InputGenerator`):
 from __future__ import annotations
 
 import ast
+import contextlib
 import doctest
 import random
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from coevo.testgen.specs import ANY, Spec, infer_param
@@ -599,20 +601,11 @@ class InputGenerator:
                         ch[p.name] = "None"
                 found[k].append(ch)
 
-        import tempfile
-
-        from hypothesis.configuration import set_hypothesis_home_dir
-
-        # hypothesis caches what it reads of the modules it sees under its home directory, by
-        # default ./.hypothesis: gen-tests writes nothing outside --out
-        with tempfile.TemporaryDirectory(prefix="coevo-hypothesis-") as home:
-            set_hypothesis_home_dir(home)
+        with _private_hypothesis_home():
             try:
                 collect()
             except Exception:  # an odd spec: keep what was drawn
                 pass
-            finally:
-                set_hypothesis_home_dir(None)
         return _dedupe([self.probe(unit, ch, "hypothesis") for (unit, _, _), chs in zip(plan, found) for ch in chs])
 
     # ------------------------------------------------------------------ docstrings
@@ -972,7 +965,29 @@ def _regex_examples(patterns: list[str], seed: int, per_pattern: int = 4) -> lis
     return out
 
 
+@contextlib.contextmanager
+def _private_hypothesis_home() -> Iterator[None]:
+    """Hypothesis's home directory (by default ``./.hypothesis``, where it caches what it reads of
+    the modules it sees and its character tables) made a temporary directory while hypothesis
+    runs: gen-tests writes nothing outside --out."""
+    import tempfile
+
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    with tempfile.TemporaryDirectory(prefix="coevo-hypothesis-") as home:
+        set_hypothesis_home_dir(home)
+        try:
+            yield
+        finally:
+            set_hypothesis_home_dir(None)
+
+
 def _draw_regex(pat: str, seed: int, n: int) -> list[str]:
+    with _private_hypothesis_home():
+        return _draw_regex_here(pat, seed, n)
+
+
+def _draw_regex_here(pat: str, seed: int, n: int) -> list[str]:
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hseed
     from hypothesis import strategies as st
