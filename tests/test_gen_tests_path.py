@@ -269,3 +269,16 @@ def test_a_module_with_an_int_past_the_digit_limit_gets_its_suite(tmp_path):
     r = run_pytest(out)
     assert r.returncode == 0, r.stdout[-2000:]
     assert sys.get_int_max_str_digits() == before  # the limit is raised for the module's run only
+
+
+@pytest.mark.parametrize("imports", ["import asyncio\n", "from unittest import mock\n"])
+def test_a_module_importing_asyncio_or_mock_gets_its_suite(tmp_path, imports):
+    # red-team pass 12, F7: asyncio's import builds a code object (types.coroutine), which the
+    # sandbox forbids once programs run: the module was left out as "forbidden operation"
+    mod = tmp_path / "amod.py"
+    mod.write_text(imports + "\n\ndef double(x: int) -> int:\n    return 2 * x\n")
+    out = tmp_path / "out"
+    assert gen(mod, "--out", out) == 0
+    assert "double(" in (out / "test_amod.py").read_text()
+    r = run_pytest(out)
+    assert r.returncode == 0, r.stdout[-2000:]

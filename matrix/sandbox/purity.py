@@ -47,8 +47,13 @@ SAFE_MODULES = frozenset({
     "array", "statistics", "textwrap", "unicodedata", "dataclasses", "enum", "numbers", "abc",
     "struct", "binascii", "base64", "hashlib", "keyword", "difflib", "random", "time",
 })
-# Loaded by the zygote before any program: the safe modules and what the harness itself needs.
-PRELOAD = tuple(sorted(SAFE_MODULES)) + ("io", "traceback", "types", "weakref", "marshal", "gc")
+# Loaded by the zygote before any program: the safe modules, what the harness itself needs, and
+# modules whose import builds code objects (``asyncio`` decorates with ``types.coroutine``, which
+# calls ``code.replace``), an event the audit hook forbids once programs run: a program (or a
+# module under gen-tests) importing them, or ``unittest.mock`` (which imports asyncio), could not
+# run at all. They are not SAFE_MODULES: a pure program still may not import them.
+PRELOAD = tuple(sorted(SAFE_MODULES)) + ("io", "traceback", "types", "weakref", "marshal", "gc",
+                                         "asyncio", "unittest.mock")
 SYS_ATTRS = frozenset({
     "maxsize", "float_info", "int_info", "version_info", "version", "maxunicode", "byteorder",
     "platform", "hash_info", "getsizeof", "float_repr_style", "getrecursionlimit",
