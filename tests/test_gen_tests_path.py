@@ -282,3 +282,31 @@ def test_a_module_importing_asyncio_or_mock_gets_its_suite(tmp_path, imports):
     assert "double(" in (out / "test_amod.py").read_text()
     r = run_pytest(out)
     assert r.returncode == 0, r.stdout[-2000:]
+
+
+def test_async_functions_are_named_as_not_tested(tmp_path, capsys):
+    # red-team pass 12, F12: async functions were skipped silently, and file.py::afunc said the
+    # file defines no such function
+    mod = tmp_path / "coro.py"
+    mod.write_text("def inc(x: int) -> int:\n    return x + 1\n\n\nasync def double(x: int) -> int:\n"
+                   "    return 2 * x\n\n\nclass Client:\n    def __init__(self, n: int = 1):\n        self.n = n\n\n"
+                   "    async def fetch(self) -> int:\n        return self.n\n")
+    out = tmp_path / "out"
+    assert gen(mod, "--out", out) == 0
+    err = capsys.readouterr().err
+    assert "async functions are not tested: double, Client.fetch" in err, err
+    rc = main(["gen-tests", f"{mod}::double", "--out", str(tmp_path / "out2"), "--time-budget", BUDGET])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "'double' is an async function" in err[0], err
+    only = tmp_path / "only_async.py"
+    only.write_text("async def double(x: int) -> int:\n    return 2 * x\n")
+    rc = main(["gen-tests", str(only), "--out", str(tmp_path / "out3"), "--time-budget", BUDGET])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "async functions are not tested" in err[0], err
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "plain.py").write_text("def inc(x: int) -> int:\n    return x + 1\n")
+    shutil.copy2(only, pkg / "only_async.py")
+    assert gen(pkg, "--out", tmp_path / "out4") == 1  # one module left out, said
+    err = capsys.readouterr().err
+    assert "only_async.py: nothing testable: async functions are not tested: double" in err, err

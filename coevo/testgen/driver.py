@@ -169,6 +169,12 @@ def run_path_mode(args) -> int:
     written = write_outputs(out, triples, names, scope)
     for m, msg in errors:
         print(f"coevo gen-tests: warning: {m.path}: {msg}", file=sys.stderr)
+    from coevo.testgen.target import async_warning
+
+    for m in modules:
+        note = async_warning(m)
+        if note:
+            print(f"coevo gen-tests: warning: {m.path}: {note}", file=sys.stderr)
     for r in results:
         _summary(args, r, out, names)
     if args.report:

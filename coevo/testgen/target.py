@@ -96,6 +96,7 @@ class ModuleInfo:
     regexes: list[str] = field(default_factory=list)  # patterns given to re.compile / re.match ...
     run_root: Path | None = None  # where the sandbox finds the code (coevo.testgen.sources)
     run_path: Path | None = None
+    async_units: list[str] = field(default_factory=list)  # async functions and methods: not tested
 
     @property
     def sandbox_path(self) -> Path:
@@ -190,11 +191,14 @@ def resolve(spec: str, skipped: list | None = None) -> list[ModuleInfo]:
                 if skipped is None or len(files) == 1:
                     raise
                 skipped.append((Path(f).resolve(), exc.message + (f" (line {exc.line})" if exc.line else "")))
+        if skipped is not None:  # a module with only async functions: said, as the others left out
+            skipped += [(m.path, f"nothing testable: {_async_note(m.async_units)}") for m in mods
+                        if m.async_units and not (m.functions or m.classes)]
+        mods = [m for m in mods if m.functions or m.classes]
         if not mods and skipped:
             path0, msg0 = skipped[0]
             raise InputError(msg0 + (f" (and {len(skipped) - 1} more module(s))" if len(skipped) > 1 else ""),
                              file=str(path0))
-        mods = [m for m in mods if m.functions or m.classes]
         if not mods:
             raise InputError("nothing testable: no public function or class in any module", file=raw)
         return mods
@@ -205,8 +209,20 @@ def resolve(spec: str, skipped: list | None = None) -> list[ModuleInfo]:
     if name is not None:
         _restrict(mod, name, raw)
     if not mod.functions and not mod.classes:
+        if mod.async_units:
+            raise InputError(f"nothing testable: {_async_note(mod.async_units)}", file=raw)
         raise InputError("nothing testable: no function or class defined at module level", file=raw)
     return [mod]
+
+
+def _async_note(names: list[str]) -> str:
+    return "async functions are not tested: " + ", ".join(names[:8]) + (
+        f" (and {len(names) - 8} more)" if len(names) > 8 else "")
+
+
+def async_warning(mod: ModuleInfo) -> str | None:
+    """The line that tells the user which of the module's async functions get no test."""
+    return _async_note(mod.async_units) if mod.async_units else None
 
 
 def _restrict(mod: ModuleInfo, name: str, raw: str) -> None:
@@ -217,13 +233,20 @@ def _restrict(mod: ModuleInfo, name: str, raw: str) -> None:
         funcs = [f for f in everything.functions if f.name == name]
         classes = [c for c in everything.classes if c.name == name]
         if not funcs and not classes:
+            if name in everything.async_units:
+                raise InputError(f"'{name}' is an async function: gen-tests does not test async functions",
+                                 file=raw)
             raise InputError(f"defines no function or class named '{name}'", file=raw)
+        mod.async_units = [a for a in mod.async_units if a.startswith(name + ".")]
         mod.functions, mod.classes = funcs, classes
         return
     cls = everything.class_named(owner)
     if cls is None:
         raise InputError(f"defines no class named '{owner}'", file=raw)
     methods = [m for m in cls.methods if m.name == meth]
+    if not methods and name in everything.async_units:
+        raise InputError(f"'{name}' is an async method: gen-tests does not test async functions", file=raw)
+    mod.async_units = [a for a in mod.async_units if a.startswith(owner + ".")]
     if not methods and not (meth == "__init__"):
         raise InputError(f"class '{owner}' defines no method named '{meth}'", file=raw)
     cls.methods = methods
@@ -283,7 +306,28 @@ def analyze(path: Path, *, selected: str | None = None, private: bool = False) -
                          and not _assigns_dunder(n) and not (isinstance(n, ast.If) and _is_main_guard(n))])
     return ModuleInfo(path=path.resolve(), name=name, root=root, source=source, tree=tree,
                       functions=functions, classes=classes, selected=selected, constants=consts,
-                      regexes=_regexes(tree))
+                      regexes=_regexes(tree), async_units=_async_units(tree, private))
+
+
+def _async_units(tree: ast.Module, private: bool) -> list[str]:
+    """The (public, unless ``private``) async functions of the module and async methods of its
+    classes, by qualified name: calling one only builds a coroutine, so they get no test."""
+    def shown(name: str) -> bool:
+        return private or not name.startswith("_")
+
+    out: list[str] = []
+    stack = list(tree.body)
+    for node in stack:
+        if isinstance(node, ast.AsyncFunctionDef) and shown(node.name) and node.name not in out:
+            out.append(node.name)
+        elif isinstance(node, ast.ClassDef) and shown(node.name):
+            out += [f"{node.name}.{m.name}" for m in node.body
+                    if isinstance(m, ast.AsyncFunctionDef) and (shown(m.name) or m.name.startswith("__"))]
+        elif isinstance(node, ast.If) and not _is_main_guard(node):
+            stack.extend(node.body + node.orelse)
+        elif isinstance(node, ast.Try):
+            stack.extend(node.body + node.orelse)
+    return out
 
 
 _RE_FUNCS = frozenset({"compile", "match", "fullmatch", "search", "findall", "finditer", "sub", "subn",
