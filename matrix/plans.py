@@ -322,6 +322,7 @@ _RUNNER_SOURCE = '''
 
 # added by coevo: run the test's test functions and classes (docs/contracts.md, tests)
 def __coevo_run_tests__(cases, classes):
+    import builtins as b  # (the test's free names are the program's where it defines them)
     import unittest
 
     class Result(unittest.TestResult):
@@ -343,24 +344,24 @@ def __coevo_run_tests__(cases, classes):
                 self.keep(err)
 
         def addUnexpectedSuccess(self, test):
-            self.keep((None, AssertionError(f"{test.id()} passed but is marked expectedFailure"), None))
+            self.keep((None, b.AssertionError(test.id() + " passed but is marked expectedFailure"), None))
 
     for cls, names in classes:
         for name in names:
             obj = cls()
-            if hasattr(obj, "setup_method"):
-                obj.setup_method(getattr(obj, name))
+            if b.hasattr(obj, "setup_method"):
+                obj.setup_method(b.getattr(obj, name))
             try:
-                getattr(obj, name)()
+                b.getattr(obj, name)()
             finally:
-                if hasattr(obj, "teardown_method"):
-                    obj.teardown_method(getattr(obj, name))
+                if b.hasattr(obj, "teardown_method"):
+                    obj.teardown_method(b.getattr(obj, name))
     if cases:
         loader = unittest.TestLoader()
         suite = unittest.TestSuite(loader.loadTestsFromTestCase(c) for c in cases
-                                   if isinstance(c, type) and issubclass(c, unittest.TestCase))
+                                   if b.isinstance(c, b.type) and b.issubclass(c, unittest.TestCase))
         if not suite.countTestCases():
-            raise RuntimeError("the test's TestCase classes have no test method")
+            raise b.RuntimeError("the test's TestCase classes have no test method")
         result = Result()
         suite.run(result)
         if result.first is not None:

@@ -49,6 +49,15 @@ def test_right_passes_wrong_fails_broken_errors(ex, test):
     assert s_broken == "error" and "ZeroDivisionError" in e_broken
 
 
+def test_a_program_shadowing_builtins_does_not_run_coevos_runner(ex):
+    """Red-team pass 13: a wrong program defining ``getattr``/``hasattr`` passed the pytest-class
+    test, whose appended runner read them as free names (the program's, in the test process)."""
+    shadow = WRONG + "def getattr(obj, name, *default):\n    return lambda *a, **k: None\n" \
+                     "def hasattr(obj, name):\n    return False\n"
+    for test in (PYTEST_CLASS, UNITTEST_BARE, PYTEST_STYLE):
+        assert row(ex, test, (shadow,))[0][0] == "fail", test
+
+
 def test_the_failing_function_is_found_whichever_it_is(ex):
     # only the second test function catches the wrong program
     test = "def test_two():\n    assert f(2) == 4\n\ndef test_three():\n    assert f(3) == 6\n"

@@ -100,3 +100,23 @@ def test_a_tuple_dressed_as_a_namedtuple_is_not_taken_for_one(ex):
     assert result.values[0][0] == (2, 1) and type(result.values[0][0]) is tuple
     assert type(result.values[1][0]) is tuple
     assert [row[1] for row in result.status] == ["error", "pass"]  # no field x; its own property
+
+
+def test_the_parent_decodes_no_namedtuple_it_cannot_make_and_keeps_few():
+    """Red-team pass 13: field names that normalize alike ('ﬁ', 'fi') made ``namedtuple`` raise
+    SyntaxError in the parent (no matrix written for any task); 54 claims of long names held
+    1.3 GiB in the class cache."""
+    import json
+
+    from matrix import plain
+    from matrix.sandbox import encoding
+
+    for bad in (["T", ["\ufb01", "fi"], [1, 2]], ["T", ["a", "a"], [1, 2]], ["class", ["a"], [1]],
+                ["T", ["x" * 65], [1]], ["T\u00e9", ["a"], [1]], ["T", ["_a"], [1]], ["T", [1], [1]]):
+        with pytest.raises(ValueError):
+            plain.decode(json.dumps({"NT": bad}))
+    for i in range(300):
+        fields = [f"f{j}" + "x" * 60 for j in range(256)]
+        plain.decode(json.dumps({"NT": [f"N{i}", fields, list(range(256))]}))
+    assert encoding._NT_CHARS <= 1 << 18 and len(encoding._NT_CLASSES) < 20
+    assert plain.decode(json.dumps({"NT": ["P", ["x", "y"], [1, 2]]})).x == 1

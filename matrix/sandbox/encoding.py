@@ -103,7 +103,11 @@ def namedtuple_checker():
              if type(own(ref).get(k)) is function}
     allowed = frozenset(own(ref)) - {"a"} | {"__annotations__", "__orig_bases__", "__qualname__",
                                               "__replace__", "__firstlineno__", "__static_attributes__"}
-    is_identifier, is_keyword = str.isidentifier, keyword.iskeyword
+    is_identifier, is_ascii, is_keyword = str.isidentifier, str.isascii, keyword.iskeyword
+
+    def is_name(k):  # what the decoder accepts (:func:`_nt_name`)
+        return 0 < len(k) <= 64 and is_ascii(k) and is_identifier(k) and k[0] != "_"
+
     _type, _tuple, _str, _len = type, tuple, str, len
 
     def shape(cls):
@@ -116,7 +120,7 @@ def namedtuple_checker():
                 return None
             names = set()
             for k in fields:
-                if _type(k) is not _str or not is_identifier(k) or is_keyword(k) or k.startswith("_") or k in names:
+                if _type(k) is not _str or not is_name(k) or is_keyword(k) or k in names:
                     return None
                 names.add(k)
             for k, v in d.items():
@@ -132,7 +136,7 @@ def namedtuple_checker():
                 if _type(f) is not function or code_of(f) is not code:
                     return None
             name = type.__dict__["__name__"].__get__(cls)
-            if not is_identifier(name) or is_keyword(name) or name.startswith("_"):
+            if _type(name) is not _str or not is_name(name) or is_keyword(name):
                 return None
             return fields
         except Exception:  # noqa: BLE001 - anything odd: not a namedtuple
@@ -332,24 +336,37 @@ _MAX_HEX = 1 << 24  # hex digits of one int (bits / 4)
 
 _FACTORY_NAMES = {f.__name__: f for f in DEFAULT_FACTORIES}
 _NT_CLASSES: dict = {}  # (name, fields) -> the class made for them (bounded)
+_NT_CHARS = 0  # characters of the names of the classes kept
 
 
 def namedtuple_class(name, fields, n: int):
-    """The namedtuple class ``name`` with ``fields`` (made once), for a value of ``n`` items."""
+    """The namedtuple class ``name`` with ``fields`` (made once), for a value of ``n`` items. Names
+    are ASCII identifiers of at most 64 characters (Unicode names that normalize alike, ``ﬁ`` and
+    ``fi``, made ``namedtuple`` raise SyntaxError in the parent: red-team pass 13); the classes
+    kept are bounded by the characters of their names, not only their number."""
+    global _NT_CHARS
     if type(name) is not str or type(fields) is not list or len(fields) != n or n > _MAX_FIELDS \
-            or len(name) > 200 or any(type(f) is not str or len(f) > 200 for f in fields):
+            or not _nt_name(name) or any(type(f) is not str or not _nt_name(f) for f in fields):
         raise ValueError("malformed namedtuple")
     key = (name, tuple(fields))
     made = _NT_CLASSES.get(key)
     if made is None:
-        if name.startswith("_") or any(f.startswith("_") for f in fields):
-            raise ValueError("malformed namedtuple")
         make = collections.namedtuple
-        made = make(name, fields)  # ValueError for names that are not identifiers
-        if len(_NT_CLASSES) >= 4096:
+        try:
+            made = make(name, fields)
+        except Exception:  # noqa: BLE001 - keywords, repeated fields...: not a namedtuple's names
+            raise ValueError("malformed namedtuple") from None
+        size = len(name) + sum(len(f) for f in fields)
+        if len(_NT_CLASSES) >= 4096 or _NT_CHARS + size > 1 << 18:
             _NT_CLASSES.clear()
+            _NT_CHARS = 0
         _NT_CLASSES[key] = made
+        _NT_CHARS += size
     return made
+
+
+def _nt_name(s: str) -> bool:
+    return 0 < len(s) <= 64 and s.isascii() and s.isidentifier() and not s.startswith("_")
 
 
 class _BigInt:
@@ -493,7 +510,7 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None):
         return value
     except TooCostly:
         raise
-    except (ValueError, TypeError, RecursionError, KeyError, IndexError, OverflowError, AttributeError,
+    except (ValueError, TypeError, RecursionError, KeyError, IndexError, OverflowError, AttributeError, SyntaxError,
             decimal.InvalidOperation, ZeroDivisionError, UnicodeDecodeError, MemoryError) as exc:
         raise ValueError(f"malformed result ({type(exc).__name__})") from None
 
