@@ -310,3 +310,15 @@ def test_async_functions_are_named_as_not_tested(tmp_path, capsys):
     assert gen(pkg, "--out", tmp_path / "out4") == 1  # one module left out, said
     err = capsys.readouterr().err
     assert "only_async.py: nothing testable: async functions are not tested: double" in err, err
+
+
+@pytest.mark.parametrize("top", ["import time\ntime.sleep(0.6)\n",  # longer than a call's limit (0.15 s here)
+                                 "for _k in range(20000):\n    print('x' * 10)\n"])  # past the 64 KiB output cap
+def test_a_slow_or_noisy_import_is_not_a_call_that_failed(tmp_path, top):
+    # red-team pass 12, F9/F10: the import counted against the first call's time limit ("nothing
+    # testable"), and an import printing more than 64 KiB failed with the harness's own exception
+    mod = tmp_path / "slowmod.py"
+    mod.write_text(top + "\n\ndef lookup(i: int) -> int:\n    return i * 2\n")
+    out = tmp_path / "out"
+    assert gen(mod, "--out", out) == 0
+    assert "lookup(" in (out / "test_slowmod.py").read_text()

@@ -38,6 +38,10 @@ class SandboxRunner:
         self.executor = executor
         self._long = long_executor
         self.cells = 0
+        # the module's import: its own allowance in every cell (apart from each call's limit) and
+        # what it took when inspected (each variant pays it once per cell)
+        self.import_limit: float | None = None
+        self.import_seconds = 0.0
 
     @property
     def long_executor(self):
@@ -131,7 +135,7 @@ class SandboxRunner:
         cells: list[list] = [[]]
         size, worst = 0, 0.0
         for v, ids in units:
-            w = limit_of(v) if stop_of(v) else 0.0
+            w = (limit_of(v) if stop_of(v) else 0.0) + self.import_seconds
             if cells[-1] and (size + len(ids) > per_cell * 1.2 or worst + w > timeout / 3):
                 cells.append([])
                 size, worst = 0, 0.0
@@ -163,7 +167,8 @@ class SandboxRunner:
                 jobs.append({"op": "probes", "name": self.module.name, "file": str(self.module.sandbox_path),
                              "cov": cov,
                              "variants": [{"key": v.key, "source": v.source, "patch": v.patch, "ids": ids,
-                                           "limit": limit_of(v), "stop": stop_of(v)} for v, ids in cell]})
+                                           "limit": limit_of(v), "stop": stop_of(v),
+                                           "import_limit": self.import_limit} for v, ids in cell]})
             cells = self.run_jobs(jobs, setup)
             again = []
             for cell_units, cell in zip(pending, cells):

@@ -102,11 +102,25 @@ class _CvSink:
         return "".join(self.parts)
 
 
+class _CvDiscard(_CvSink):
+    """A stdout for importing the module: what it prints there is never asserted, so past the cap
+    it is dropped (the import goes on, as under pytest) instead of stopping it."""
+
+    def write(self, s):
+        if not isinstance(s, str):
+            s = str(s)
+        if self.size + len(s) <= _CV_MAX_OUT:
+            self.parts.append(s)
+        self.size += len(s)
+        return len(s)
+
+
 def _cv_variant(v):
     """Make ``v`` (``{"key", "source", "patch"}``) the variant that :func:`_cv_load` loads."""
     _CV_STATE["variant"] = v
     _CV_STATE["code"] = None
     _CV_STATE["snapshot"] = None
+    _CV_STATE["load_failed"] = None
 
 
 def _cv_code():
@@ -368,18 +382,51 @@ def _cv_step(mod, env, local, step):
     return ["ok", desc, sink.getvalue(), changed]
 
 
-def _cv_probe(steps, limit):
+def _cv_import(import_limit):
+    """The variant's first import in this cell, under its own allowance (``import_limit``
+    seconds), apart from the per-call limit: ``None`` when it loaded, else the probe's outcome
+    (kept for the variant's later probes when the import ran out of time)."""
+    import contextlib
+    import time
+    if _CV_STATE.get("snapshot") is not None:
+        return None
+    if _CV_STATE.get("load_failed") is not None:
+        return _CV_STATE["load_failed"]
+    t0 = time.perf_counter()
+    _cv_arm(import_limit)
+    try:
+        try:
+            with contextlib.redirect_stdout(_CvDiscard()):
+                _cv_load()
+        finally:
+            _cv_disarm()
+    except _CvTimeout:
+        _CV_STATE["load_failed"] = {"load": [[["builtins", "TimeoutError"]],
+                                             f"importing the module took longer than {import_limit:g} s"],
+                                    "load_timeout": import_limit, "t": time.perf_counter() - t0}
+        return _CV_STATE["load_failed"]
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
+        return {"load": _cv_exc(exc, __coevo_job__["file"])[:2], "t": time.perf_counter() - t0}
+    return None
+
+
+def _cv_probe(steps, limit, import_limit=None):
     job = __coevo_job__
     local = {}
     outs = []
     state = {}
     import time
-    t0 = time.perf_counter()
     _cv_sys.stdin = _CvNoStdin()
+    failed = _cv_import(max(limit, import_limit or limit))
+    if failed is not None:
+        return failed
+    t0 = time.perf_counter()
     _cv_arm(limit)
     try:
         try:
-            sink = _CvSink()
+            sink = _CvDiscard()
             import contextlib
             with contextlib.redirect_stdout(sink):
                 mod = _cv_load()
@@ -425,7 +472,7 @@ def _cv_probes(job):
             for pid in v["ids"]:
                 if cov is not None:
                     cov.switch_context(str(pid))
-                res = _cv_probe(table[pid], limit)
+                res = _cv_probe(table[pid], limit, v.get("import_limit"))
                 out[pid] = res
                 if v.get("stop") and ("load" in res or (res["steps"] and res["steps"][-1][0] in
                                                         ("timeout", "output"))):
@@ -457,8 +504,10 @@ def _cv_inspect(job):
     except Exception as exc:
         out["coverage_error"] = type(exc).__name__ + ": " + str(exc)
     mod = None
+    import time
+    t0 = time.perf_counter()
     try:
-        sink = _CvSink()
+        sink = _CvDiscard()
         import contextlib
         _cv_arm(job.get("limit", 5.0))
         try:
@@ -466,6 +515,7 @@ def _cv_inspect(job):
                 mod = _cv_load()
         finally:
             _cv_disarm()
+        out["load_seconds"] = time.perf_counter() - t0
     except _CvTimeout:
         out["load"] = [[["builtins", "TimeoutError"]], "importing the module did not finish in time", 0]
     except BaseException as exc:
@@ -505,7 +555,8 @@ def _cv_doctests(job):
     import contextlib
     out = []
     try:
-        mod = _cv_load()
+        with contextlib.redirect_stdout(_CvDiscard()):
+            mod = _cv_load()
     except BaseException as exc:
         return {"load": _cv_exc(exc, job["file"]), "examples": []}
 

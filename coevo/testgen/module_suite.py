@@ -243,19 +243,26 @@ class _SuiteBuilder:
         module, opts = self.module, self.opts
         self.clock.say(0.01, "loading the module in the sandbox")
         has_doctests = ">>>" in module.source
-        info, why, docs = self.runner.inspect(limit=max(2.0, min(15.0, opts.time_budget / 4)),
-                                              doctest_runs=2 if has_doctests else 0)
+        allowance = max(2.0, min(15.0, opts.time_budget / 4))
+        info, why, docs = self.runner.inspect(limit=allowance, doctest_runs=2 if has_doctests else 0)
+        hangs = (f"importing the module did not finish in time ({allowance:g} s; it hangs or takes too long: "
+                 f"the import may take a quarter of --time-budget, at most 15 s)")
         if info is None:
             if why.startswith("timeout"):
-                raise ModuleError("importing the module did not finish in time (it hangs or takes too long)")
+                raise ModuleError(hangs)
             raise ModuleError(f"the sandbox could not load the module ({why})")
         if info.get("load"):
             types, msg, line = info["load"]
             name = types[0][1] if types else "Exception"
             where = f" (line {line})" if line else ""
             if name == "TimeoutError" and "did not finish" in msg:
-                raise ModuleError("importing the module did not finish in time (it hangs or takes too long)")
+                raise ModuleError(hangs)
             raise ModuleError(f"importing the module fails{where}: {name}: {msg}".rstrip(": "))
+        # every cell imports the module once, under its own allowance (a few times what it took
+        # here, under coverage), apart from each call's time limit
+        took = float(info.get("load_seconds") or 0.0)
+        self.runner.import_seconds = took
+        self.runner.import_limit = min(allowance, max(2.0, 3 * took + 1.0))
         self.info = info
         self.all_names = self.defined | set(info.get("callables", []))
         self.names = observe.Names(module.name, self.all_names)
@@ -415,6 +422,11 @@ class _SuiteBuilder:
             clock.say(0.05 + 0.35 * min(1.0, clock.elapsed() / (EXPLORE * clock.budget)),
                       f"exploring: round {rnd}, {len(table)} calls tried, branch coverage {done:.0%}")
         if not any(observe.usable(o) for o in self.outcomes.values()):
+            slow = [o["load_timeout"] for o in self.outcomes.values() if isinstance(o, dict) and o.get("load_timeout")]
+            if slow:
+                raise ModuleError(f"importing the module took longer than {max(slow):g} s in the sandbox's "
+                                  f"calls (it took {self.runner.import_seconds:.1f} s when first loaded): "
+                                  f"raise --time-budget")
             raise ModuleError("nothing testable: no call of the module's functions or classes returned or raised "
                               "within the limits")
 
