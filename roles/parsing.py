@@ -441,9 +441,7 @@ _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"math", "collect
 MAX_PARAM_SETS = 100
 MAX_CANDIDATES = 1000  # candidate tests read from one answer at most (bounds the parser's work)
 
-_CMP = {"assertEqual": ast.Eq, "assertEquals": ast.Eq, "assertListEqual": ast.Eq,
-        "assertTupleEqual": ast.Eq, "assertDictEqual": ast.Eq, "assertSetEqual": ast.Eq,
-        "assertSequenceEqual": ast.Eq, "assertMultiLineEqual": ast.Eq, "assertNotEqual": ast.NotEq,
+_CMP = {"assertEqual": ast.Eq, "assertEquals": ast.Eq, "assertNotEqual": ast.NotEq,
         "assertNotEquals": ast.NotEq, "assertIs": ast.Is, "assertIsNot": ast.IsNot, "assertIn": ast.In,
         "assertNotIn": ast.NotIn, "assertGreater": ast.Gt, "assertGreaterEqual": ast.GtE,
         "assertLess": ast.Lt, "assertLessEqual": ast.LtE}
@@ -451,6 +449,13 @@ _CMP_ARGS = {"assertIn": ("member", "container"), "assertNotIn": ("member", "con
              "assertIs": ("expr1", "expr2"), "assertIsNot": ("expr1", "expr2"),
              "assertGreater": ("a", "b"), "assertGreaterEqual": ("a", "b"), "assertLess": ("a", "b"),
              "assertLessEqual": ("a", "b")}
+# the typed equalities: (helper, argument names, what the helper is given after the two values)
+_TYPED = {"assertListEqual": ("_coevo_sequence_equal", ("list1", "list2"), "list"),
+          "assertTupleEqual": ("_coevo_sequence_equal", ("tuple1", "tuple2"), "tuple"),
+          "assertSequenceEqual": ("_coevo_sequence_equal", ("seq1", "seq2"), None),
+          "assertSetEqual": ("_coevo_set_equal", ("set1", "set2"), None),
+          "assertDictEqual": ("_coevo_typed_equal", ("d1", "d2"), "dict"),
+          "assertMultiLineEqual": ("_coevo_typed_equal", ("first", "second"), "str")}
 
 
 def _is_name(node: ast.AST, name: str) -> bool:
@@ -468,12 +473,140 @@ def _attr_name(node: ast.AST) -> str:
     return ".".join([node.id, *reversed(parts)])
 
 
-def _raises_try(body: list[ast.stmt], exc: ast.expr) -> ast.Try:
-    """``try: body / except exc: pass / else: raise AssertionError(...)``."""
+# What pytest and unittest decide, as plain functions a converted test carries along (each imports
+# what it needs itself): a converted test checks exactly what the text asked, never less.
+_HELPER_SRC = {
+    "_coevo_approx": '''
+def _coevo_approx(actual, expected, rel=None, abs_=None, nan_ok=False):
+    """actual == pytest.approx(expected, rel, abs_, nan_ok), a number expected (pytest's ApproxScalar)."""
+    import math
+    from decimal import Decimal
+    from numbers import Complex
+
+    def isnan(v):
+        return v.is_nan() if isinstance(v, Decimal) else math.isnan(v)
+    for tol in (rel, abs_):
+        if tol is not None and not isinstance(tol, (int, float, Decimal)):
+            raise TypeError(f"a tolerance must be an int, float or Decimal, got {type(tol).__name__}")
+    if actual == expected:
+        return True
+    if not (isinstance(expected, (Complex, Decimal)) and isinstance(actual, (Complex, Decimal))):
+        return False
+    if isnan(abs(expected)):
+        return bool(nan_ok) and isnan(abs(actual))
+    if math.isinf(abs(expected)):
+        return False
+    diff = abs(expected - actual)
+    tolerance = abs_ if abs_ is not None else 1e-12
+    if isnan(tolerance) or tolerance < 0:
+        raise ValueError(f"absolute tolerance can't be {tolerance}")
+    if rel is None and abs_ is not None:
+        return diff <= tolerance
+    relative = (rel if rel is not None else 1e-6) * abs(expected)
+    if isnan(relative) or relative < 0:
+        raise ValueError(f"relative tolerance can't be {relative}")
+    return diff <= max(relative, tolerance)''',
+    "_coevo_almost_equal": '''
+def _coevo_almost_equal(first, second, places=None, delta=None):
+    """self.assertAlmostEqual(first, second, places, delta=delta), as unittest decides it."""
+    if first == second:
+        return True
+    if delta is not None and places is not None:
+        raise TypeError("specify delta or places not both")
+    diff = abs(first - second)
+    if delta is not None:
+        return diff <= delta
+    return round(diff, 7 if places is None else places) == 0''',
+    "_coevo_not_almost_equal": '''
+def _coevo_not_almost_equal(first, second, places=None, delta=None):
+    """self.assertNotAlmostEqual(first, second, places, delta=delta), as unittest decides it."""
+    if delta is not None and places is not None:
+        raise TypeError("specify delta or places not both")
+    diff = abs(first - second)
+    if delta is not None:
+        return not (first == second) and diff > delta
+    return not (first == second) and round(diff, 7 if places is None else places) != 0''',
+    "_coevo_count_equal": '''
+def _coevo_count_equal(first, second):
+    """self.assertCountEqual(first, second), as unittest decides it (unhashable items counted by ==)."""
+    import collections
+    s, t = list(first), list(second)
+    try:
+        a, b = collections.Counter(s), collections.Counter(t)
+    except TypeError:
+        pass
+    else:
+        return a == b
+    gone = object()
+    for i, elem in enumerate(s):
+        if elem is gone:
+            continue
+        cnt_s = cnt_t = 0
+        for j in range(i, len(s)):
+            if s[j] == elem:
+                cnt_s += 1
+                s[j] = gone
+        for j, other in enumerate(t):
+            if other == elem:
+                cnt_t += 1
+                t[j] = gone
+        if cnt_s != cnt_t:
+            return False
+    return all(elem is gone for elem in t)''',
+    "_coevo_sequence_equal": '''
+def _coevo_sequence_equal(seq1, seq2, seq_type=None):
+    """self.assertSequenceEqual(seq1, seq2, seq_type=seq_type) (assertListEqual: list,
+    assertTupleEqual: tuple), as unittest decides it."""
+    if seq_type is not None and not (isinstance(seq1, seq_type) and isinstance(seq2, seq_type)):
+        return False
+    try:
+        len1, len2 = len(seq1), len(seq2)
+    except (TypeError, NotImplementedError):
+        return False
+    if seq1 == seq2:
+        return True
+    for i in range(min(len1, len2)):
+        try:
+            item1, item2 = seq1[i], seq2[i]
+        except (TypeError, IndexError, NotImplementedError):
+            return False
+        if item1 != item2:
+            return False
+    return len1 == len2 and seq_type is None and type(seq1) != type(seq2)''',
+    "_coevo_set_equal": '''
+def _coevo_set_equal(set1, set2):
+    """self.assertSetEqual(set1, set2), as unittest decides it."""
+    try:
+        difference1 = set1.difference(set2)
+        difference2 = set2.difference(set1)
+    except (TypeError, AttributeError):
+        return False
+    return not (difference1 or difference2)''',
+    "_coevo_typed_equal": '''
+def _coevo_typed_equal(first, second, kind):
+    """self.assertDictEqual (kind dict) / assertMultiLineEqual (kind str), as unittest decides it."""
+    return isinstance(first, kind) and isinstance(second, kind) and not first != second''',
+}
+_HELPERS = {name: ast.parse(src.strip()).body[0] for name, src in _HELPER_SRC.items()}
+_RAISED = "_raised"  # the name a converted raises-with-a-pattern test binds the exception to
+
+
+def _helper_call(name: str, args: list[ast.expr], kws: dict[str, ast.expr] | None = None) -> ast.Call:
+    return ast.Call(ast.Name(name, ast.Load()), args, [ast.keyword(k, v) for k, v in (kws or {}).items()])
+
+
+def _raises_try(body: list[ast.stmt], exc: ast.expr, pattern: ast.expr | None = None) -> ast.Try:
+    """``try: body / except exc: pass / else: raise AssertionError(...)``; with a ``pattern``
+    (``pytest.raises(match=)``, ``assertRaisesRegex``) the handler checks the message as they do:
+    ``except exc as _raised: assert re.search(pattern, str(_raised))``."""
     msg = ast.Constant(f"did not raise {ast.unparse(exc)}")
     fail = ast.Raise(exc=ast.Call(ast.Name("AssertionError", ast.Load()), [msg], []), cause=None)
-    return ast.Try(body=body, handlers=[ast.ExceptHandler(type=exc, name=None, body=[ast.Pass()])],
-                   orelse=[fail], finalbody=[])
+    handler = ast.ExceptHandler(type=exc, name=None, body=[ast.Pass()])
+    if pattern is not None:
+        text = ast.Call(ast.Name("str", ast.Load()), [ast.Name(_RAISED, ast.Load())], [])
+        search = ast.Call(ast.Attribute(ast.Name("re", ast.Load()), "search", ast.Load()), [pattern, text], [])
+        handler = ast.ExceptHandler(type=exc, name=_RAISED, body=[ast.Assert(test=search, msg=None)])
+    return ast.Try(body=body, handlers=[handler], orelse=[fail], finalbody=[])
 
 
 def _unittest_assert(meth: str, args: list[ast.expr], kws: list[ast.keyword]) -> ast.stmt | None:
@@ -510,34 +643,36 @@ def _unittest_assert(meth: str, args: list[ast.expr], kws: list[ast.keyword]) ->
             return None
         test: ast.expr = ast.Call(ast.Name("isinstance", ast.Load()), [x, t], [])
         return claim(test if meth == "assertIsInstance" else ast.UnaryOp(ast.Not(), test), 2)
-    if meth in ("assertAlmostEqual", "assertNotAlmostEqual", "assertAlmostEquals"):
+    if meth in _TYPED:
+        helper, names, kind = _TYPED[meth]
+        a, b = arg(0, names[0]), arg(1, names[1])
+        if a is None or b is None:
+            return None
+        extra: list[ast.expr] = [ast.Name(kind, ast.Load())] if kind else []
+        if meth == "assertSequenceEqual":
+            seq_type = arg(3, "seq_type")
+            extra = [seq_type] if seq_type is not None else []
+        return claim(_helper_call(helper, [a, b, *extra]), 2)
+    if meth in ("assertAlmostEqual", "assertNotAlmostEqual", "assertAlmostEquals", "assertNotAlmostEquals"):
         a, b = arg(0, "first"), arg(1, "second")
         if a is None or b is None:
             return None
-        diff = ast.BinOp(a, ast.Sub(), b)
-        delta, places = kw.get("delta"), arg(2, "places")
-        same = meth != "assertNotAlmostEqual"
-        if delta is not None:
-            test = ast.Compare(ast.Call(ast.Name("abs", ast.Load()), [diff], []),
-                               [ast.LtE() if same else ast.Gt()], [delta])
-        else:
-            places = places if places is not None else ast.Constant(7)
-            test = ast.Compare(ast.Call(ast.Name("round", ast.Load()), [diff, places], []),
-                               [ast.Eq() if same else ast.NotEq()], [ast.Constant(0)])
-        return claim(test, 3)
-    if meth == "assertCountEqual":  # the same items in any order (ordered by their repr)
+        opts = {k: v for k, v in (("places", arg(2, "places")), ("delta", arg(4, "delta"))) if v is not None}
+        helper = "_coevo_not_almost_equal" if "Not" in meth else "_coevo_almost_equal"
+        return claim(_helper_call(helper, [a, b], opts), 3)
+    if meth == "assertCountEqual":  # the same items, as many times each, in any order
         a, b = arg(0, "first"), arg(1, "second")
         if a is None or b is None:
             return None
-
-        def srt(x: ast.expr) -> ast.expr:
-            return ast.Call(ast.Name("sorted", ast.Load()), [x], [ast.keyword("key", ast.Name("repr", ast.Load()))])
-        return claim(ast.Compare(srt(a), [ast.Eq()], [srt(b)]), 2)
+        return claim(_helper_call("_coevo_count_equal", [a, b]), 2)
     if meth == "fail":
         return ast.Raise(exc=ast.Call(ast.Name("AssertionError", ast.Load()), list(args[:1]), []), cause=None)
     if meth == "assertRaises" and len(args) >= 2:  # assertRaises(E, f, *args, **kwargs)
         call = ast.Call(args[1], list(args[2:]), list(kws))
         return _raises_try([ast.Expr(call)], args[0])
+    if meth == "assertRaisesRegex" and len(args) >= 3:  # assertRaisesRegex(E, regex, f, *args, **kwargs)
+        call = ast.Call(args[2], list(args[3:]), list(kws))
+        return _raises_try([ast.Expr(call)], args[0], args[1])
     return None
 
 
@@ -545,13 +680,12 @@ class _Rewrite(ast.NodeTransformer):
     """A test function's statements as plain statements: ``self.assertX(...)`` as ``assert``,
     ``with pytest.raises(E)`` / ``with self.assertRaises(E)`` as ``try``/``except``/``else``,
     ``with self.subTest(...)`` as its body, ``x == pytest.approx(v)`` (a number) as
-    ``math.isclose``, ``solution.f`` as ``f``, ``self.x`` (set by ``setUp``) as ``x``, and the
+    ``_coevo_approx(x, v)`` (pytest's rule), ``solution.f`` as ``f``, ``self.x`` (set by ``setUp``) as ``x``, and the
     parameters in ``subst`` replaced by their values."""
 
     def __init__(self, ctx: _TestCtx, subst: dict[str, ast.expr] | None = None,
                  self_attrs: frozenset[str] = frozenset()):
         self.ctx, self.subst, self.self_attrs = ctx, subst or {}, self_attrs
-        self.uses_math = False
 
     def visit_Name(self, node: ast.Name) -> ast.AST:
         if isinstance(node.ctx, ast.Load) and node.id in self.subst:
@@ -580,13 +714,33 @@ class _Rewrite(ast.NodeTransformer):
             what = _attr_name(call.func)
             if what in ("self.subTest",):
                 return [self.visit(st) for st in node.body]
-            raises = what in ("self.assertRaises", "self.assertRaisesRegex") or \
-                what.endswith("pytest.raises") or (what == "raises" and "raises" in self.ctx.testing_names)
-            exc = call.args[0] if call.args else next(
-                (k.value for k in call.keywords if k.arg in ("expected_exception", "exception")), None)
-            if raises and exc is not None and node.items[0].optional_vars is None:
-                body = [self.visit(st) for st in node.body]
-                return ast.copy_location(_raises_try(body, self.visit(exc)), node)
+            if what.endswith("pytest.raises") or (what == "raises" and "raises" in self.ctx.testing_names):
+                names, allowed = ("expected_exception", "match"), {"expected_exception", "match"}
+            elif what == "self.assertRaises":
+                names, allowed = ("expected_exception",), {"expected_exception", "msg"}
+            elif what == "self.assertRaisesRegex":
+                names = ("expected_exception", "expected_regex")
+                allowed = {"expected_exception", "expected_regex", "msg"}
+            else:
+                return self.generic_visit(node)
+            kw = {k.arg: k.value for k in call.keywords}
+            if what.endswith("raises"):  # pytest.raises(E, *, match=None): E alone by position
+                got = {**dict(zip(names[:1], call.args)), **kw} if len(call.args) <= 1 else None
+            else:
+                got = {**dict(zip(names, call.args)), **kw} if len(call.args) <= len(names) else None
+            # anything else (``as cm`` then checks on cm.exception, check=, a callable) is left
+            # as it is: the test still needs pytest/self, and is dropped
+            if got is None or set(got) - allowed or None in got or "expected_exception" not in got \
+                    or len(got) < len(call.args) + len(kw) or node.items[0].optional_vars is not None:
+                return self.generic_visit(node)
+            pattern = got.get("match", got.get("expected_regex"))
+            if what == "self.assertRaisesRegex" and pattern is None:
+                return self.generic_visit(node)
+            if isinstance(pattern, ast.Constant) and pattern.value is None:
+                pattern = None  # match=None: any message
+            body = [self.visit(st) for st in node.body]
+            exc = self.visit(got["expected_exception"])
+            return ast.copy_location(_raises_try(body, exc, self.visit(pattern) if pattern else None), node)
         return self.generic_visit(node)
 
     def visit_Compare(self, node: ast.Compare) -> ast.AST:
@@ -595,17 +749,20 @@ class _Rewrite(ast.NodeTransformer):
             sides = [node.left, node.comparators[0]]
             for i, side in enumerate(sides):
                 what = _attr_name(side.func) if isinstance(side, ast.Call) else ""
-                if (what == "pytest.approx" or (what == "approx" and what in self.ctx.testing_names)) \
-                        and isinstance(side, ast.Call) and len(side.args) == 1 and _is_number(side.args[0]):
-                    kw = {k.arg: k.value for k in side.keywords}
-                    if set(kw) - {"rel", "abs"}:
-                        break
-                    keywords = [ast.keyword("rel_tol", kw.get("rel", ast.Constant(1e-6))),
-                                ast.keyword("abs_tol", kw.get("abs", ast.Constant(1e-12)))]
-                    close = ast.Call(ast.Attribute(ast.Name("math", ast.Load()), "isclose", ast.Load()),
-                                     [sides[1 - i], side.args[0]], keywords)
-                    self.uses_math = True
-                    return close if isinstance(node.ops[0], ast.Eq) else ast.UnaryOp(ast.Not(), close)
+                if not (what == "pytest.approx" or (what == "approx" and what in self.ctx.testing_names)):
+                    continue
+                assert isinstance(side, ast.Call)
+                # approx(expected, rel=None, abs=None, nan_ok=False) of a plain number; of a list,
+                # a dict... (or with other arguments) it is left as it is, and the test is dropped
+                names = ("expected", "rel", "abs", "nan_ok")
+                got = {**dict(zip(names, side.args)), **{k.arg: k.value for k in side.keywords}}
+                if len(side.args) > len(names) or set(got) - set(names) or \
+                        len(got) < len(side.args) + len(side.keywords) or "expected" not in got \
+                        or not _is_number(got["expected"]):
+                    break
+                opts = {("abs_" if k == "abs" else k): v for k, v in got.items() if k != "expected"}
+                close = _helper_call("_coevo_approx", [sides[1 - i], got["expected"]], opts)
+                return close if isinstance(node.ops[0], ast.Eq) else ast.UnaryOp(ast.Not(), close)
         return node
 
 
@@ -707,8 +864,11 @@ class _TestCtx:
                         self.solution_mods.add(n.value.id)
             for name in self.solution_mods:
                 self.defs.pop(name, None)
-        if "math" not in self.defs:  # for pytest.approx
+        if "math" not in self.defs:
             self.defs["math"] = [_Def((-1, -1), "import math", True)]
+        # for the message check of pytest.raises(match=) / assertRaisesRegex (where the answer
+        # imports re later, or never)
+        self.defs.setdefault("re", []).insert(0, _Def((-1, -1), "import re", True))
 
     def _import_from(self, st: ast.ImportFrom, pos: tuple[int, int]) -> None:
         mod = st.module or ""
@@ -737,6 +897,10 @@ class _TestCtx:
             seen.add(name)
             if name in self.testing_names or name in _TESTING_MODULES or name == "self":
                 ok = False
+                continue
+            if name in _HELPERS:  # what pytest/unittest decide, as a converted test calls it
+                k = list(_HELPERS).index(name)
+                need[(-1, k)] = _Def((-1, k), _HELPER_SRC[name].strip(), False)
                 continue
             found = [d for d in self.defs.get(name, []) if pos is None or d.pos < pos]
             if not found:
@@ -847,8 +1011,10 @@ def _function_cases(fn: ast.stmt, ctx: _TestCtx, method: bool = False, setup: li
         rw = _Rewrite(ctx, subst, self_attrs)
         stmts = [x for st in copy.deepcopy(body) for x in _as_list(rw.visit(st))]
         stmts = [st for st in stmts if not isinstance(st, ast.Pass) and not _drop_import(st, ctx)]
-        uses_setup = bool(setup) and any(isinstance(n, ast.Name) and n.id in self_attrs
-                                         for st in stmts for n in ast.walk(st))
+        # setUp runs before every test: kept where the test reads what it sets, and where it
+        # checks something or calls the code under test itself (it may fail there)
+        uses_setup = bool(setup) and (_has_check(setup) or any(_mentions(st, ctx.entry) for st in setup) or any(
+            isinstance(n, ast.Name) and n.id in self_attrs for st in stmts for n in ast.walk(st)))
         pre = binds + (copy.deepcopy(setup) if uses_setup and setup else [])
         if not stmts or not _has_check(pre + stmts):
             dropped += 1
@@ -874,8 +1040,11 @@ def _as_list(x) -> list[ast.stmt]:
 
 
 def _is_raises_try(st: ast.stmt) -> bool:
+    """A ``try`` made by :func:`_raises_try`."""
     return isinstance(st, ast.Try) and len(st.handlers) == 1 and len(st.orelse) == 1 and \
-        isinstance(st.orelse[0], ast.Raise) and isinstance(st.handlers[0].body[0], ast.Pass)
+        isinstance(st.orelse[0], ast.Raise) and len(st.handlers[0].body) == 1 and \
+        (isinstance(st.handlers[0].body[0], ast.Pass) or
+         (isinstance(st.handlers[0].body[0], ast.Assert) and st.handlers[0].name == _RAISED))
 
 
 def _drop_import(st: ast.stmt, ctx: _TestCtx) -> bool:
@@ -972,15 +1141,21 @@ def _function_tests(text: str, entry: str | None) -> tuple[list[str], int]:
       ``with pytest.raises(E): f(x)`` at top level as a ``try`` test (see below);
     * pytest functions (``def test_*``, also ``*_test``/``*_tests``) and the ``test*`` methods of
       unittest classes (``class T(unittest.TestCase)``, ``class Test*``): ``self.assertEqual(a,
-      b)`` and its kin become the plain ``assert`` (``assertAlmostEqual(a, b[, places])`` as
-      ``assert round(a - b, places or 7) == 0``, ``delta=d`` as ``abs(a - b) <= d``),
+      b)`` and its kin become the plain ``assert``; where that would check less than unittest or
+      pytest do, the test calls a small function that decides as they do, carried along in its
+      text (``assertAlmostEqual``, ``assertCountEqual``, ``assertListEqual`` and the other typed
+      equalities, ``x == pytest.approx(number)``: see :data:`_HELPER_SRC`);
       ``with pytest.raises(E)`` / ``with self.assertRaises(E)`` (and ``assertRaises(E, f,
-      *args)``) a ``try: ... except E: pass else: raise AssertionError(...)``, ``with
-      self.subTest(...)`` its body, ``x == pytest.approx(number)`` a ``math.isclose``. When the
+      *args)``) a ``try: ... except E: pass else: raise AssertionError(...)``, with ``match=`` /
+      ``assertRaisesRegex`` ``except E as _raised: assert re.search(pattern, str(_raised))``;
+      ``with self.subTest(...)`` its body. What cannot be converted exactly (``assertRaises`` ...
+      ``as cm`` then checks on ``cm.exception``, ``assertWarns``/``assertLogs``, ``approx`` of a
+      list, ``raises(check=)``) keeps its pytest/``self`` name, and the test is dropped. When the
       rewritten body is only asserts (and ``try`` tests) that stand alone, each is a test of its
       own; otherwise (local variables, loops, set-up calls) the whole body is one multi-statement
       test (the engine runs it as a generic test). ``setUp``'s ``self.x = ...`` are put first
-      when a method reads them, as ``x``. ``@pytest.mark.parametrize`` gives one test per
+      when a method reads them, as ``x`` (all of ``setUp`` where it checks something or calls the
+      code under test). ``@pytest.mark.parametrize`` gives one test per
       parameter set, each value put where the parameter is read (bound once, ``name = value``,
       where the body reads a mutable value twice or assigns the parameter). Functions that
       cannot run alone (fixture parameters, ``skip``/``xfail``, async) are rejected;

@@ -1,3 +1,4 @@
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -305,9 +306,11 @@ def test_tests_unittest_class_asserts_are_rewritten():
             "if __name__ == '__main__':\n    unittest.main()\n```")
     r = parse_tests(text, FUNC)
     got = _srcs(r)
-    assert got[:7] == ["assert add(1, 2) == 3", "assert add(1, 1) == 2", "assert not add(1, 1) == 3",
-                       "assert add(1, 1) in [2, 4]", "assert add(1, 1) not in [3]",
-                       "assert round(add(0.1, 0.2) - 0.3, 7) == 0", "assert round(add(0.1, 0.2) - 0.3, 3) == 0"]
+    last = [src.split("\n")[-1] for src in got[:7]]
+    assert last == ["assert add(1, 2) == 3", "assert add(1, 1) == 2", "assert not add(1, 1) == 3",
+                    "assert add(1, 1) in [2, 4]", "assert add(1, 1) not in [3]",
+                    "assert _coevo_almost_equal(add(0.1, 0.2), 0.3)",
+                    "assert _coevo_almost_equal(add(0.1, 0.2), 0.3, places=3)"]
     raises = got[7]
     assert raises.startswith("try:\n    add(1, 'a')\nexcept TypeError:\n    pass\nelse:\n    raise AssertionError(")
     assert len(got) == 8
@@ -320,7 +323,9 @@ def test_tests_assert_is_none_and_pytest_raises():
             "def test_raises():\n    with pytest.raises((TypeError, ValueError), match='unsupported'):\n"
             "        add(1, 'x')\n```")
     r = parse_tests(text, FUNC)
-    assert len(r.tests) == 2 and r.tests[1].test.startswith("try:\n    add(1, 'x')\nexcept (TypeError, ValueError):")
+    assert len(r.tests) == 2 and r.tests[1].test.startswith(
+        "import re\ntry:\n    add(1, 'x')\nexcept (TypeError, ValueError) as _raised:\n"
+        "    assert re.search('unsupported', str(_raised))\nelse:\n")
     assert "pytest" not in r.tests[1].test and _runs(ADD, r.tests[1].test)
     u = parse_tests("```python\nclass T(unittest.TestCase):\n    def test_n(self):\n"
                     "        self.assertIsNone(add.__doc__)\n        self.assertIsNotNone(add(1, 2))\n```", FUNC)
@@ -392,3 +397,127 @@ def test_tests_the_cap_counts_tests_from_test_functions():
     body = "\n".join(f"    assert add({i}, 1) == {i + 1}" for i in range(6))
     r = parse_tests(f"```python\ndef test_many():\n{body}\n```", FUNC, max_tests=4)
     assert len(r.tests) == 4 and r.dropped == 2
+
+
+# ---- converted tests check exactly what pytest/unittest check (red-team pass 13, F3) ----------
+
+F = Task("t3", "f", "function", "f")
+
+
+def _verdicts(answer: str, right: str, wrong: str) -> tuple[list[bool], list[bool], int]:
+    """Whether each converted test passes the right and the wrong program; how many were dropped."""
+    r = parse_tests(answer, F)
+    return [_runs(right, t) for t in _srcs(r)], [_runs(wrong, t) for t in _srcs(r)], r.dropped
+
+
+def _ut(body: str) -> str:
+    return f"```python\nimport unittest\n\nclass T(unittest.TestCase):\n    def test_x(self):\n{body}\n```"
+
+
+def _pt(body: str) -> str:
+    return f"```python\nimport pytest\n\ndef test_x():\n{body}\n```"
+
+
+def test_raises_match_and_assert_raises_regex_keep_the_message_check():
+    right = "def f(x):\n    raise ValueError(f'x is negative: {x}')"
+    wrong = "def f(x):\n    raise ValueError('bad')"
+    for answer in (_pt("    with pytest.raises(ValueError, match='negative'):\n        f(-1)"),
+                   _pt("    with pytest.raises(expected_exception=ValueError, match=r'neg\\w+: -1$'):\n        f(-1)"),
+                   _ut("        with self.assertRaisesRegex(ValueError, 'negative'):\n            f(-1)"),
+                   _ut("        self.assertRaisesRegex(ValueError, 'neg', f, -1)"),
+                   _ut("        self.assertRaisesRegex(ValueError, 'neg.*-1', f, x=-1)")):
+        ok, bad, _ = _verdicts(answer, right, wrong)
+        assert ok == [True] and bad == [False], (answer, ok, bad, _srcs(parse_tests(answer, F)))
+    # a right program that raises nothing, or another type, still fails; no pattern: any message
+    none = "def f(x):\n    return x"
+    assert _verdicts(_pt("    with pytest.raises(ValueError, match='neg'):\n        f(-1)"), right, none)[1] == [False]
+    assert _verdicts(_pt("    with pytest.raises(ValueError):\n        f(-1)"), wrong, none) == ([True], [False], 0)
+
+
+def test_pytest_approx_uses_pytests_own_tolerance():
+    def check(expr: str, passing: list[str], failing: list[str]) -> None:
+        answer = _pt(f"    assert f(1) {expr}")
+        for v in passing + failing:
+            assert bool(eval(f"({v}) {expr}", {"pytest": pytest})) == (v in passing)  # pytest's own verdict
+            ok, _, dropped = _verdicts(answer, f"def f(x):\n    return {v}", "def f(x):\n    return None")
+            assert ok == [v in passing] and dropped == 0, (expr, v, _srcs(parse_tests(answer, F)))
+    check("== pytest.approx(1000000, abs=0.5)", ["1000000.4", "999999.5"], ["1000000.9", "999999.4"])
+    check("== pytest.approx(100, rel=0.1)", ["110", "90", "109.9"], ["111", "89", "None", "'100'"])
+    check("== pytest.approx(0.3)", ["0.1 + 0.2", "0.29999971"], ["0.3000004", "0.31"])  # rel 1e-6
+    check("== pytest.approx(0, abs=1e-3)", ["0.0009", "-0.001"], ["0.0011"])
+    check("== pytest.approx(1e-13)", ["1.05e-12", "0"], ["1.2e-12"])  # abs 1e-12 by default
+    check("== pytest.approx(100, 0.1)", ["109"], ["111"])  # rel given by position
+    check("== pytest.approx(100, rel=0.01, abs=5)", ["104.9"], ["105.1"])  # max(rel * 100, abs)
+    check("!= pytest.approx(100, rel=0.1)", ["111"], ["109"])
+    check("== pytest.approx(1e999)", ["1e999"], ["1e308", "-1e999"])  # infinity equals only itself
+    check("== pytest.approx(1e999 - 1e999)", [], ["1e999 - 1e999", "0"])  # NaN never equal
+    check("== pytest.approx(1e999 - 1e999, nan_ok=True)", ["1e999 - 1e999"], ["0"])
+    # approx of a list: left out (counted as dropped), never weakened
+    r = parse_tests(_pt("    assert f(1) == pytest.approx([0.1, 0.2])"), F)
+    assert r.tests == [] and r.dropped == 1
+
+
+def test_assert_count_equal_is_unittests_count():
+    answer = _ut("        self.assertCountEqual(f(1), [1, False])")
+    ok, bad, _ = _verdicts(answer, "def f(x):\n    return [True, 0]", "def f(x):\n    return [1, 1]")
+    assert ok == [True] and bad == [False]
+    unhashable = _ut("        self.assertCountEqual(f(1), [[1], [2], [2]])")
+    ok, bad, _ = _verdicts(unhashable, "def f(x):\n    return ([2], [1], [2])",
+                           "def f(x):\n    return [[1], [2], [1]]")
+    assert ok == [True] and bad == [False]
+    short = "def f(x):\n    return [[1], [2]]"
+    assert _verdicts(unhashable, "def f(x):\n    return [[2], [1], [2]]", short)[1] == [False]
+
+
+def test_assert_almost_equal_is_unittests_rule():
+    inf = "def f(x):\n    return float('inf')"
+    ok, bad, _ = _verdicts(_ut("        self.assertAlmostEqual(f(1), float('inf'))"), inf,
+                           "def f(x):\n    return 1e308")
+    assert ok == [True] and bad == [False]
+    # assertNotAlmostEqual(inf, inf): unittest fails it (first == second)
+    ok, bad, _ = _verdicts(_ut("        self.assertNotAlmostEqual(f(1), float('inf'))"),
+                           "def f(x):\n    return 1.0", inf)
+    assert ok == [True] and bad == [False]
+    ok, bad, _ = _verdicts(_ut("        self.assertNotAlmostEqual(f(1), 2, delta=-1)"),
+                           "def f(x):\n    return 1", "def f(x):\n    return 2")
+    assert ok == [True] and bad == [False]
+    ok, bad, _ = _verdicts(_ut("        self.assertAlmostEqual(f(1), 2, delta=0.5)\n"
+                               "        self.assertAlmostEqual(f(1), 2, 1)"),
+                           "def f(x):\n    return 2.04", "def f(x):\n    return 2.06")
+    assert ok == [True, True] and bad == [True, False]
+
+
+def test_typed_unittest_equalities_keep_their_type_checks():
+    ok, bad, _ = _verdicts(_ut("        self.assertListEqual(f(1), [1, 2])"),
+                           "def f(x):\n    return [1, 2]", "def f(x):\n    return (1, 2)")
+    assert ok == [True] and bad == [False]
+    ok, bad, _ = _verdicts(_ut("        self.assertSequenceEqual(f(1), [1, 2])"),  # a tuple is fine here
+                           "def f(x):\n    return (1, 2)", "def f(x):\n    return (1, 3)")
+    assert ok == [True] and bad == [False]
+    ok, bad, _ = _verdicts(_ut("        self.assertSetEqual(f(1), {1, 2})"),
+                           "def f(x):\n    return {2, 1}", "def f(x):\n    return {1: 0, 2: 0}.keys()")
+    assert ok == [True] and bad == [False]
+    ok, bad, _ = _verdicts(_ut("        self.assertDictEqual(f(1), {'a': 1})"),
+                           "def f(x):\n    return {'a': 1}",
+                           "import types\ndef f(x):\n    return types.MappingProxyType({'a': 1})")
+    assert ok == [True] and bad == [False]
+
+
+def test_checks_that_cannot_be_converted_exactly_are_dropped():
+    for answer in (_ut("        with self.assertRaises(ValueError) as cm:\n            f(-1)\n"
+                       "        self.assertEqual(str(cm.exception), 'negative')"),
+                   _pt("    with pytest.raises(ValueError) as e:\n        f(-1)\n    assert 'neg' in str(e.value)"),
+                   _ut("        with self.assertWarns(UserWarning):\n            f(2)"),
+                   _ut("        with self.assertLogs() as logs:\n            f(2)"),
+                   _pt("    with pytest.warns(UserWarning):\n        f(2)"),
+                   _pt("    with pytest.raises(ValueError, check=lambda e: e.args == (1,)):\n        f(2)"),
+                   _pt("    assert f(1) == pytest.approx(0.1, rel=1e-3, foo=1)")):
+        r = parse_tests(answer, F)
+        assert r.tests == [] and r.dropped == 1, (answer, _srcs(r))
+
+
+def test_set_up_with_checks_is_kept():
+    answer = ("```python\nimport unittest\n\nclass T(unittest.TestCase):\n    def setUp(self):\n"
+              "        self.assertEqual(f(0), 0)\n\n    def test_x(self):\n        self.assertEqual(f(1), 1)\n```")
+    ok, bad, _ = _verdicts(answer, "def f(x):\n    return x", "def f(x):\n    return 1")
+    assert ok == [True] and bad == [False]
