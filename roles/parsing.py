@@ -587,6 +587,31 @@ def _coevo_typed_equal(first, second, kind):
     """self.assertDictEqual (kind dict) / assertMultiLineEqual (kind str), as unittest decides it."""
     return isinstance(first, kind) and isinstance(second, kind) and not first != second''',
 }
+
+
+def _own_builtins(src: str) -> str:
+    """``src`` (one function) with the builtins it uses imported first: a test's free names are
+    the program's where it defines them (a program with its own ``abs`` must not answer inside
+    coevo's helpers, as it would not inside pytest's)."""
+    import builtins
+
+    fn = ast.parse(src.strip()).body[0]
+    names = sorted({n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+                    and hasattr(builtins, n.id)})
+    if not names:
+        return src
+    head, _, rest = src.strip().partition("\n")
+    body_indent = " " * 4
+    first = rest.lstrip("\n")
+    if first.lstrip().startswith(('"""', "'''")):  # after the docstring
+        quote = first.lstrip()[:3]
+        end = first.index(quote, first.index(quote) + 3) + 3
+        doc, rest = first[:end], first[end:]
+        return f"{head}\n{doc}\n{body_indent}from builtins import {', '.join(names)}{rest}"
+    return f"{head}\n{body_indent}from builtins import {', '.join(names)}\n{rest}"
+
+
+_HELPER_SRC = {name: _own_builtins(src) for name, src in _HELPER_SRC.items()}
 _HELPERS = {name: ast.parse(src.strip()).body[0] for name, src in _HELPER_SRC.items()}
 _RAISED = "_raised"  # the name a converted raises-with-a-pattern test binds the exception to
 

@@ -521,3 +521,15 @@ def test_set_up_with_checks_is_kept():
               "        self.assertEqual(f(0), 0)\n\n    def test_x(self):\n        self.assertEqual(f(1), 1)\n```")
     ok, bad, _ = _verdicts(answer, "def f(x):\n    return x", "def f(x):\n    return 1")
     assert ok == [True] and bad == [False]
+
+
+def test_coevos_helpers_use_the_real_builtins_whatever_the_program_defines():
+    """A test's free names are the program's where it defines them; the helpers a converted test
+    carries (approx, count-equal...) must not answer with a program's own ``abs`` or ``isinstance``."""
+    answer = ("```python\nimport pytest\n\ndef test_half():\n    assert half(3) == pytest.approx(1.5, abs=0.01)\n\n"
+              "def test_count():\n    import unittest\n    unittest.TestCase().assertCountEqual(half(2), [1])\n```")
+    tests = parse_tests(answer, Task("h", "half", entry_point="half")).tests
+    approx = next(t.test for t in tests if "approx" in t.test)
+    shadow = "def abs(x):\n    return 0\ndef max(*a):\n    return 10\ndef half(x):\n    return 7\n"
+    assert not _runs(shadow, approx)
+    assert _runs("def half(x):\n    return x / 2\n", approx)
