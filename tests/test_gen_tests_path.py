@@ -322,3 +322,76 @@ def test_a_slow_or_noisy_import_is_not_a_call_that_failed(tmp_path, top):
     out = tmp_path / "out"
     assert gen(mod, "--out", out) == 0
     assert "lookup(" in (out / "test_slowmod.py").read_text()
+
+
+ENVDEP = '''import getpass
+import os
+import shutil
+import socket
+import sys
+
+
+def username() -> str:
+    return getpass.getuser()
+
+
+def hostname() -> str:
+    return socket.gethostname()
+
+
+def term_width() -> int:
+    return shutil.get_terminal_size().columns
+
+
+def cpus() -> int:
+    return os.cpu_count() or 1
+
+
+def has_bashrc() -> bool:
+    return os.path.exists(os.path.expanduser("~/.bashrc"))
+
+
+def kernel() -> str:
+    return os.uname().release
+
+
+def scratch() -> str:
+    import tempfile
+    return tempfile.gettempdir()
+
+
+def first_arg(argv=None) -> str:
+    import argparse
+    parser = argparse.ArgumentParser()
+    parser.add_argument("name")
+    return parser.parse_args(argv).name
+
+
+def package_dir() -> str:
+    return os.path.dirname(os.path.abspath(__file__))
+
+
+def inc(x: int) -> int:
+    return x + 1
+'''
+
+
+def test_no_test_asserts_the_sandbox_s_environment_or_pytest_s_command_line(tmp_path):
+    # red-team pass 12, F1/F3: tests asserted the sandbox's user, host, terminal width, CPU count,
+    # HOME, kernel and temporary directory, and a call reading sys.argv saw pytest's command line
+    mod = tmp_path / "envdep.py"
+    mod.write_text(ENVDEP)
+    out = tmp_path / "out"
+    assert gen(mod, "--out", out) == 0
+    text = (out / "test_envdep.py").read_text()
+    assert "inc(" in text and str(tmp_path) not in text  # nor this checkout's path
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".bashrc").write_text("")
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "COLUMNS": "97", "HOME": str(home),
+           "LOGNAME": "someone", "USER": "someone", "PYTEST_ADDOPTS": "-p no:cacheprovider"}
+    env.pop("PYTHONPATH", None)
+    # as a user runs it: `python -m pytest tests/test_x.py`, no flag before the file
+    r = subprocess.run([sys.executable, "-m", "pytest", "test_envdep.py"], capture_output=True, text=True,
+                       cwd=out, env=env, timeout=120)
+    assert r.returncode == 0, text + r.stdout[-3000:]

@@ -60,6 +60,33 @@ class _CvNoStdin:
         pass
 
 
+def _cv_track_environ():
+    """Make ``os.environ`` note the variables read while ``_CV_STATE["env"]`` is a set (a call's
+    step): ``get``, ``in``, ``os.getenv``, ``expanduser``, ``getpass.getuser`` all read through
+    ``__getitem__``; iterating it reads them all."""
+    import os
+    if type(os.environ).__name__ == "_CvEnviron":
+        return
+
+    class _CvEnviron(type(os.environ)):
+        def __getitem__(self, key):
+            seen = _CV_STATE.get("env")
+            if seen is not None:
+                seen.add(key if isinstance(key, str) else repr(key))
+            return super().__getitem__(key)
+
+        def __iter__(self):
+            seen = _CV_STATE.get("env")
+            if seen is not None:
+                seen.add("*")
+            return super().__iter__()
+
+    try:
+        os.environ.__class__ = _CvEnviron
+    except TypeError:
+        pass
+
+
 def _cv_on_alarm(signum, frame):
     raise _CvTimeout()
 
@@ -355,13 +382,21 @@ def _cv_step(mod, env, local, step):
     tracked = [i for i, a in enumerate(argv) if _cv_track(a)]
     before = {i: _cv_desc(argv[i], mod) for i in tracked}
     sink = _CvSink()
+    read = None
+    tmp = _cv_sys.modules.get("tempfile")
+    if tmp is not None:  # its directory is read from TMPDIR again (an environment read), not cached
+        tmp.tempdir = None
+    _CV_STATE["env"] = set()
     try:
-        with contextlib.redirect_stdout(sink):
-            if kind == "call":
-                value = fn(*argv, **kw)
-            else:
-                value = eval(callee, env, local)
-            desc = ["bound", _cv_desc(value, mod)] if bind else _cv_desc(value, mod)
+        try:
+            with contextlib.redirect_stdout(sink):
+                if kind == "call":
+                    value = fn(*argv, **kw)
+                else:
+                    value = eval(callee, env, local)
+                desc = ["bound", _cv_desc(value, mod)] if bind else _cv_desc(value, mod)
+        finally:
+            read, _CV_STATE["env"] = _CV_STATE["env"], None
     except (_CvTimeout, _CvOutputCap, KeyboardInterrupt):
         raise
     except _CvStdin:
@@ -371,7 +406,11 @@ def _cv_step(mod, env, local, step):
     except RecursionError:
         return ["recursion"]
     except BaseException as exc:
+        if read:  # what it raised may depend on the environment variables it read
+            return ["env", sorted(read)[:20]]
         return ["raise", _cv_exc(exc, job["file"]), sink.getvalue()]
+    if read:
+        return ["env", sorted(read)[:20]]
     if bind:
         local[bind] = value
     changed = []
@@ -419,6 +458,8 @@ def _cv_probe(steps, limit, import_limit=None):
     state = {}
     import time
     _cv_sys.stdin = _CvNoStdin()
+    # the command line the written suite pins (coevo.testgen.writer.argv0), not the cell's
+    _cv_sys.argv = [job["name"].rpartition(".")[2] + ".py"]
     failed = _cv_import(max(limit, import_limit or limit))
     if failed is not None:
         return failed
@@ -437,7 +478,7 @@ def _cv_probe(steps, limit, import_limit=None):
         env = mod.__dict__
         for k, step in enumerate(steps):
             outs.append(_cv_step(mod, env, local, step))
-            if outs[-1][0] in ("memory", "recursion", "badarg", "stdin"):
+            if outs[-1][0] in ("memory", "recursion", "badarg", "stdin", "env"):
                 break
             if step[4] and outs[-1][0] == "raise" and k + 1 < len(steps):
                 outs.append(["badarg", "the object was not built"])  # nothing to call the rest on
@@ -459,6 +500,7 @@ def _cv_probes(job):
     table = _CV_PROBES
     results = {}
     arcs = {}
+    _cv_track_environ()
     for v in job["variants"]:
         _cv_variant(v)
         limit = v.get("limit", 1.0)
@@ -613,21 +655,33 @@ def _cv_pytest(job):
         with open(os.path.join(work, name), "w", encoding="utf-8") as fh:
             fh.write(text)
     with open(os.path.join(work, "conftest.py"), "w") as fh:
-        fh.write("import os\n\n\ndef pytest_collection_modifyitems(items):\n"
-                 "    if os.environ.get('CV_REVERSE') == '1':\n        items.reverse()\n")
+        fh.write(_CV_CONFTEST)
     procs = []
     for k, (seed, reverse) in enumerate(job["runs"]):
         xml = os.path.join(work, f"r{k}.xml")
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": work, "PYTHONHASHSEED": str(seed),
                "PYTHONPATH": os.pathsep.join(job["paths"]), "CV_REVERSE": "1" if reverse else "0",
                "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": work, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+        cwd = work
+        if k % 2 == 1:
+            # another machine and user, as far as the code can tell: a test asserting what
+            # depends on them (user, host, HOME, TMPDIR, terminal size, CPU count, kernel, the
+            # working directory's path) fails one of the two runs and is dropped
+            cwd = os.path.join(work, f"elsewhere-{k}")
+            for d in ("home", "tmp", "cwd"):
+                os.makedirs(os.path.join(cwd, d), exist_ok=True)
+            env.update({"HOME": os.path.join(cwd, "home"), "TMPDIR": os.path.join(cwd, "tmp"),
+                        "USER": "coevo-other-user", "LOGNAME": "coevo-other-user", "COLUMNS": "131",
+                        "LINES": "47", "SHELL": "/bin/coevo-other-sh", "CV_OTHER": "1"})
+            cwd = os.path.join(cwd, "cwd")
         cmd = [_cv_sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-               "--junitxml", xml, "-o", "junit_family=xunit1", "--rootdir", work] + sorted(job["files"])
+               "--junitxml", xml, "-o", "junit_family=xunit1", "--rootdir", work] + \
+            [os.path.join(work, f) for f in sorted(job["files"])]
         log = open(os.path.join(work, f"r{k}.log"), "w")
         if job.get("inprocess"):  # the sandbox refused a new process: this cell is the fresh process
             return _cv_pytest_here(job, work, xml, reverse)
         try:
-            procs.append((subprocess.Popen(cmd, cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT), xml, log))
+            procs.append((subprocess.Popen(cmd, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT), xml, log))
         except OSError as exc:
             return {"spawn_error": type(exc).__name__ + ": " + str(exc)}
     runs = []
@@ -649,6 +703,34 @@ def _cv_pytest(job):
         outcome["__rc__"] = rc
         runs.append(outcome)
     return {"runs": runs, "tail": tail}
+
+
+_CV_CONFTEST = """import os
+
+
+def pytest_collection_modifyitems(items):
+    if os.environ.get('CV_REVERSE') == '1':
+        items.reverse()
+
+
+if os.environ.get('CV_OTHER') == '1':  # the run on 'another machine': host, CPUs, kernel
+    import platform
+    import socket
+
+    _n = (os.cpu_count() or 1) + 3
+    _u = os.uname()
+    socket.gethostname = lambda: 'coevo-other-host'
+    os.cpu_count = lambda: _n
+    if hasattr(os, 'process_cpu_count'):
+        os.process_cpu_count = lambda: _n
+    if hasattr(os, 'sched_getaffinity'):
+        os.sched_getaffinity = lambda pid: set(range(_n))
+    os.uname = lambda: os.uname_result((_u.sysname, 'coevo-other-host', _u.release + '-other',
+                                        _u.version + ' (other)', _u.machine))
+    platform._uname_cache = None
+    if hasattr(platform, '_platform_cache'):
+        platform._platform_cache.clear()
+"""
 
 
 def _cv_junit(xml):

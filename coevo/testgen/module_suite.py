@@ -195,6 +195,10 @@ class _SuiteBuilder:
         self.runner = SandboxRunner(module, executor, long_executor=long_executor)
         self.file = str(module.path)
         self.limit = opts.probe_limit
+        # where the code is on this machine: an observed value holding it holds a path of this
+        # checkout (a module's own directory, a file beside it), not one the suite will see elsewhere
+        self.local_paths = sorted({str(p) for p in (module.root, module.sandbox_root, module.path.parent,
+                                                    module.sandbox_path.parent)}, key=len, reverse=True)
         tree = module.tree
         self.defined = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
         self.defined |= {t.id for n in tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))
@@ -311,7 +315,7 @@ class _SuiteBuilder:
                                        cov=self.coverage_ok, limit=self.limit)
         new = []
         for pid in ids:
-            o = res.get(pid)
+            o = _machine_paths_left_out(res.get(pid), self.local_paths)
             self.outcomes[pid] = o
             if isinstance(o, dict) and (o.get("crash") or any(st[0] == "timeout" for st in o.get("steps", []))):
                 unit = self.table[pid].unit
@@ -739,6 +743,17 @@ class _SuiteBuilder:
         if self.extra is not None:
             report["model"] = self.extra.summary()
         return report
+
+
+def _machine_paths_left_out(outcome, paths: list[str]):
+    """``outcome``, or an unusable one (its call counted as reading the environment) when what it
+    observed holds one of ``paths``: such a value is true of this checkout only."""
+    if not isinstance(outcome, dict) or not outcome.get("steps") or not paths:
+        return outcome
+    text = repr(outcome["steps"])
+    if any(p in text for p in paths if len(p) > 1):
+        return dict(outcome, steps=[["env", ["<the code's directory>"]]])
+    return outcome
 
 
 def _cap_suspects(suspects: list[dict], per_unit: int = 5) -> list[dict]:

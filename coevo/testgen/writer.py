@@ -436,14 +436,23 @@ def render_test(tc: TestCase, ctx: _Ctx, units: dict) -> str:
 
 # Every test runs in an empty directory of its own, as the code ran when its behaviour was
 # observed (a sandboxed cell): a function that reads or writes a relative path (a default
-# "notes.json") neither sees the user's files nor overwrites them, wherever pytest is started.
+# "notes.json") neither sees the user's files nor overwrites them, wherever pytest is started;
+# and with the command line the code saw then (``sys.argv``: pytest's own otherwise, which
+# differs between ``pytest -q`` and ``python -m pytest tests/x.py``).
 FRESH_DIRECTORY = '''
 
 @pytest.fixture(autouse=True)
 def _in_a_fresh_directory(tmp_path, monkeypatch):
-    """Each test runs in an empty directory of its own: the code's relative paths land there."""
+    """Each test runs in an empty directory of its own: the code's relative paths land there;
+    sys.argv is what it was when the behaviour was observed, not pytest's command line."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.argv", [ARGV0])
 '''
+
+
+def argv0(module_name: str) -> str:
+    """``sys.argv[0]`` while the module's behaviour is observed and in its written suite."""
+    return module_name.rpartition(".")[2] + ".py"
 
 
 def render_file(module_name: str, module_names: set[str], cases: list[TestCase], units: dict,
@@ -484,7 +493,7 @@ def render_file(module_name: str, module_names: set[str], cases: list[TestCase],
     for b in blocks:
         out.append("\n".join(b))
         out.append("")
-    text = "\n".join(out).rstrip("\n") + "\n" + FRESH_DIRECTORY
+    text = "\n".join(out).rstrip("\n") + "\n" + FRESH_DIRECTORY.replace("ARGV0", repr(argv0(module_name)))
     for t in tests:
         text += "\n\n" + t
     return text
