@@ -395,3 +395,49 @@ def test_no_test_asserts_the_sandbox_s_environment_or_pytest_s_command_line(tmp_
     r = subprocess.run([sys.executable, "-m", "pytest", "test_envdep.py"], capture_output=True, text=True,
                        cwd=out, env=env, timeout=120)
     assert r.returncode == 0, text + r.stdout[-3000:]
+
+
+CLOCKDEP = '''import calendar
+import datetime
+import time
+from datetime import date
+
+
+def stamp() -> float:
+    return time.time()
+
+
+def today() -> date:
+    return date.today()
+
+
+def this_year() -> int:
+    return datetime.datetime.now().year
+
+
+def day_name() -> str:
+    return time.strftime("%A")
+
+
+def november(year: int) -> str:
+    return calendar.month(year, 11)
+
+
+def inc(x: int) -> int:
+    return x + 1
+'''
+
+
+def test_no_test_asserts_the_clock(tmp_path):
+    """Red-team pass 12 (gen-tests, item 2): tests asserted time.time() (within pytest.approx's
+    default tolerance of about half an hour), date.today() and the current year: they fail a day
+    (or an hour) later. The second verification run's clock is 400 days ahead; what depends on
+    the clock fails it and is dropped, what does not (a given year's calendar) is kept."""
+    mod = tmp_path / "clockdep.py"
+    mod.write_text(CLOCKDEP)
+    out = tmp_path / "out"
+    assert gen(mod, "--out", out) == 0
+    text = (out / "test_clockdep.py").read_text()
+    assert "inc(" in text and "november(" in text
+    for name in ("stamp(", "today(", "this_year(", "day_name("):
+        assert name not in text, text

@@ -730,6 +730,44 @@ if os.environ.get('CV_OTHER') == '1':  # the run on 'another machine': host, CPU
     platform._uname_cache = None
     if hasattr(platform, '_platform_cache'):
         platform._platform_cache.clear()
+
+    # and 400 days and some hours later: what depends on the clock (time.time(), date.today(),
+    # the year, the weekday) fails this run and is dropped
+    import datetime as _dt
+    import time as _time
+
+    _shift = 400 * 86400 + 3 * 3600 + 1017.25
+    _t, _tn = _time.time, _time.time_ns
+    _lt, _gt, _ct, _sf, _asc = _time.localtime, _time.gmtime, _time.ctime, _time.strftime, _time.asctime
+    _time.time = lambda: _t() + _shift
+    _time.time_ns = lambda: _tn() + int(_shift * 1e9)
+    _time.localtime = lambda secs=None: _lt(_time.time() if secs is None else secs)
+    _time.gmtime = lambda secs=None: _gt(_time.time() if secs is None else secs)
+    _time.ctime = lambda secs=None: _ct(_time.time() if secs is None else secs)
+    _time.asctime = lambda t=None: _asc(_time.localtime() if t is None else t)
+    _time.strftime = lambda fmt, t=None: _sf(fmt, _time.localtime() if t is None else t)
+
+    class datetime(_dt.datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return cls.fromtimestamp(_time.time(), tz)
+
+        @classmethod
+        def today(cls):
+            return cls.fromtimestamp(_time.time())
+
+        @classmethod
+        def utcnow(cls):
+            return cls.utcfromtimestamp(_time.time())
+
+    class date(_dt.date):
+        @classmethod
+        def today(cls):
+            return cls.fromtimestamp(_time.time())
+
+    for _c in (datetime, date):
+        _c.__module__ = 'datetime'
+    _dt.datetime, _dt.date = datetime, date
 """
 
 
