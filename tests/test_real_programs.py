@@ -61,3 +61,13 @@ def test_identity_and_dict_views_mean_what_they_mean_in_python(ex):
     assert result.status[2][3:6] == ["pass", "pass", "fail"]
     assert result.status[3][3:6] == ["fail", "fail", "pass"]
     assert result.status[4][3:] == ["fail", "fail", "fail", "pass"]
+
+
+def test_a_test_may_import_the_program_as_solution(ex):
+    """Test files written for a harness import the code under test (`from solution import f`):
+    every program used to error on them (red-team pass 12 verification)."""
+    codes = ["def f(x):\n    return 2 * x\n", "def f(x):\n    return x + 2\n"]
+    tests = ["from solution import f\nassert f(3) == 6", "import solution\nassert solution.f(3) == 6",
+             "from solution import g\nassert g(1)"]
+    result = ex.run_matrix(Task("imp", "double", entry_point="f"), codes, [Test.assertion(t) for t in tests])
+    assert result.status == [["pass", "pass", "error"], ["fail", "fail", "error"]], result.errors

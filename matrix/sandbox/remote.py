@@ -622,6 +622,7 @@ def run_test(cmd: dict, chan) -> None:
             for name, a in zip(names, answers):
                 if type(a) is list and a and a[0] == "value" and len(a) == 2:
                     ns[name] = a[1]
+        G["sysmods"]["solution"] = _program_module(peer)  # `from solution import f`, as test files write
         code = compile(src, "<test>", "exec", dont_inherit=True)
     except (RemoteError, ValueError, OSError, SyntaxError) as exc:
         chan.send_json(Frame.VERDICT, ["test", "Error", f"the program process failed: {exc}"[:500], "other"],
@@ -639,6 +640,23 @@ def run_test(cmd: dict, chan) -> None:
         peer.send(["q", "bye"])
     except (RemoteError, OSError):
         pass
+
+
+def _program_module(peer):
+    """The program as the module ``solution`` of the test process (the name its module has where
+    it runs): ``from solution import f`` and ``solution.f(x)`` read the program's names."""
+    import types
+
+    class ProgramModule(types.ModuleType):
+        def __getattr__(self, name):
+            if type(name) is str and not name.startswith("__"):
+                answer = peer.request("resolve", [name])
+                if type(answer) is list and len(answer) == 1 and type(answer[0]) is list \
+                        and len(answer[0]) == 2 and answer[0][0] == "value":
+                    return answer[0][1]
+            raise AttributeError(f"module 'solution' has no attribute {name!r}")
+
+    return ProgramModule("solution")
 
 
 def _test_side_handle(peer, op, args):
