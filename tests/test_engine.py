@@ -272,6 +272,12 @@ def test_plain_special_types():
     cyc = []
     cyc.append(cyc)
     assert isinstance(plain.decode(__import__("json").dumps(encode(cyc))), plain.NonPlain)
+    for holder in (collections.OrderedDict(), collections.Counter()):  # a value holding itself
+        holder["a"] = holder
+        assert isinstance(plain.decode(__import__("json").dumps(encode(holder))), plain.NonPlain)
+    d: dict = {}
+    d[1] = [d.keys()]
+    assert isinstance(plain.decode(__import__("json").dumps(encode(d.keys()))), plain.NonPlain)
     assert isinstance(plain.decode(__import__("json").dumps(encode(np.float64(1.5)))), float)
     np_val = plain.decode(__import__("json").dumps(encode(np.int64(7))))
     assert np_val == 7 and type(np_val) is int

@@ -227,6 +227,16 @@ def make_encoder():
     def enc_int(v):
         return v if -big < v < big else {"I": _fmt(v, "x")}
 
+    def inside(v, depth, path, build):
+        """``build(depth + 1)`` of the items of ``v``, refusing a value that holds itself."""
+        i = _id(v)
+        if i in path:
+            raise _NotPlain("recursive value")
+        path.add(i)
+        out = build(depth + 1)
+        path.discard(i)
+        return out
+
     def enc(v, depth, path):
         t = _type(v)
         if t is _str or t is _bool or t is _none or t is _float:
@@ -268,41 +278,23 @@ def make_encoder():
         if t is Decimal:
             return {"D": str_str(dec_str(v))}
         if t is dict_keys or t is dict_items:  # set-like views: equal to sets, ordered as their dict
-            i = _id(v)
-            if i in path:
-                raise _NotPlain("recursive value")
-            path.add(i)
-            d = depth + 1
             if t is dict_keys:
-                out = {"K": [enc(k, d, path) for k in _list(keys_iter(v))]}
-            else:
-                out = {"IT": [[enc(k, d, path), enc(x, d, path)] for k, x in _list(items_iter(v))]}
-            path.discard(i)
-            return out
+                return {"K": inside(v, depth, path, lambda d: [enc(k, d, path) for k in _list(keys_iter(v))])}
+            return {"IT": inside(v, depth, path, lambda d: [[enc(k, d, path), enc(x, d, path)]
+                                                            for k, x in _list(items_iter(v))])}
         if t is Counter or t is OrderedDict or t is defaultdict:
-            i = _id(v)
-            if i in path:
-                raise _NotPlain("recursive value")
-            path.add(i)
-            d = depth + 1
-            pairs = [[enc(k, d, path), enc(x, d, path)] for k, x in dict_copy(v).items()]
-            path.discard(i)
+            pairs = inside(v, depth, path, lambda d: [[enc(k, d, path), enc(x, d, path)]
+                                                      for k, x in dict_copy(v).items()])
             if t is defaultdict:
                 f = dd_factory(v)
                 return {"DD": [factories.get(f) if f is not None else None, pairs]}
             return {"C" if t is Counter else "O": pairs}
         if _issub(t, _tuple):
             fields = nt_shape(t)
-            if fields is not None:
-                items = _tuple(tuple_iter(v))
-                if len(items) == len(fields):
-                    i = _id(v)
-                    if i in path:
-                        raise _NotPlain("recursive value")
-                    path.add(i)
-                    out = {"NT": [type_name(t), _list(fields), [enc(x, depth + 1, path) for x in items]]}
-                    path.discard(i)
-                    return out
+            items = _tuple(tuple_iter(v)) if fields is not None else ()
+            if fields is not None and len(items) == len(fields):
+                return {"NT": [type_name(t), _list(fields), inside(v, depth, path, lambda d: [enc(x, d, path)
+                                                                                            for x in items])]}
         if type_module(t) == "numpy" and _isinst(getattr(v, "shape", None), _tuple) and v.shape == () \
                 and hasattr(v, "item"):
             return enc(v.item(), depth + 1, path)  # numpy scalars compare like their Python value
