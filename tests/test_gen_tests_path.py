@@ -441,3 +441,38 @@ def test_no_test_asserts_the_clock(tmp_path):
     assert "inc(" in text and "november(" in text
     for name in ("stamp(", "today(", "this_year(", "day_name("):
         assert name not in text, text
+
+
+DATECODE = '''import argparse
+import datetime
+
+EPOCH = datetime.date(2020, 1, 1)
+
+
+def a_datetime_is_a_date() -> bool:
+    return isinstance(datetime.datetime(2021, 5, 3, 12, 0), datetime.date) and EPOCH.year == 2020
+
+
+def days_since_epoch(year: int) -> int:
+    return (datetime.date(2020 + abs(year) % 50, 3, 1) - EPOCH).days
+
+
+def name_from(argv: list) -> str:
+    parser = argparse.ArgumentParser(prog="tool")
+    parser.add_argument("name")
+    return parser.parse_args([str(a) for a in argv][:1] or ["x"]).name
+'''
+
+
+def test_the_later_clock_keeps_date_arithmetic_and_argparse_tests(tmp_path):
+    """Red-team check of the clock shift and the environment rule: swapping in subclasses of
+    date and datetime broke `isinstance(datetime, date)` (a module with a date constant kept no
+    test at all), and every call building an argparse parser (it reads COLUMNS and LANG) was
+    counted as reading the environment and never asserted."""
+    mod = tmp_path / "datecode.py"
+    mod.write_text(DATECODE)
+    out = tmp_path / "out"
+    assert gen(mod, "--out", out) == 0
+    text = (out / "test_datecode.py").read_text()
+    for name in ("a_datetime_is_a_date(", "days_since_epoch(", "name_from("):
+        assert name in text, text

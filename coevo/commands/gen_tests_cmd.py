@@ -41,8 +41,9 @@ Inputs come from type hints, defaults, constants in the code, docstring examples
 draws, mutated towards lines and branches not yet reached (coverage.py decides); expected values
 are the code's observed behaviour. The user's code only runs inside the sandbox. The matrix of
 the code and its AST mutants x every candidate test picks a small suite that kills the most
-mutants and covers the most branches; each kept test passes twice in fresh processes before the
-file is written. The report lists "suspects": behaviours where the code disagrees with its own
+mutants and covers the most branches; each kept test passes four times in fresh processes (four
+hash seeds, both orders, every other run as another user on another machine 400 days later)
+before the file is written. The report lists "suspects": behaviours where the code disagrees with its own
 docstring examples (or, with --model, with independent implementations that agree).
 In this mode --timeout limits one call of your code (default: the budget / 40, between 0.1 and
 1 s) and --seed seeds the input generation.

@@ -60,6 +60,18 @@ class _CvNoStdin:
         pass
 
 
+# variables whose effect shows in the value (the terminal's size: the second verification run sets
+# another, and a test that depends on it fails there and is dropped) or that only choose a language
+# for messages: reading them does not stop a call's value from being asserted (argparse reads
+# COLUMNS and LANG on every parser it builds). HOME, TMPDIR, USER... stay reads: what is *in* a
+# home directory, or whether the user is root, differs on the user's machine in ways no run shows
+_CV_VARIED_ENV = frozenset({"COLUMNS", "LINES", "TERM", "LANG", "LANGUAGE"})
+
+
+def _cv_benign_env(key) -> bool:
+    return key in _CV_VARIED_ENV or (isinstance(key, str) and key.startswith("LC_"))
+
+
 def _cv_track_environ():
     """Make ``os.environ`` note the variables read while ``_CV_STATE["env"]`` is a set (a call's
     step): ``get``, ``in``, ``os.getenv``, ``expanduser``, ``getpass.getuser`` all read through
@@ -397,6 +409,7 @@ def _cv_step(mod, env, local, step):
                 desc = ["bound", _cv_desc(value, mod)] if bind else _cv_desc(value, mod)
         finally:
             read, _CV_STATE["env"] = _CV_STATE["env"], None
+            read = {k for k in read if not _cv_benign_env(k)} if read else read
     except (_CvTimeout, _CvOutputCap, KeyboardInterrupt):
         raise
     except _CvStdin:
@@ -732,8 +745,10 @@ if os.environ.get('CV_OTHER') == '1':  # the run on 'another machine': host, CPU
         platform._platform_cache.clear()
 
     # and 400 days and some hours later: what depends on the clock (time.time(), date.today(),
-    # the year, the weekday) fails this run and is dropped
-    import datetime as _dt
+    # the year, the weekday) fails this run and is dropped. The C datetime reads the system clock
+    # itself: the code gets the standard library's pure-Python datetime (and zoneinfo, and
+    # _strptime built on it), which reads time.time(); pytest's own imports keep theirs
+    import sys as _sys
     import time as _time
 
     _shift = 400 * 86400 + 3 * 3600 + 1017.25
@@ -746,28 +761,11 @@ if os.environ.get('CV_OTHER') == '1':  # the run on 'another machine': host, CPU
     _time.ctime = lambda secs=None: _ct(_time.time() if secs is None else secs)
     _time.asctime = lambda t=None: _asc(_time.localtime() if t is None else t)
     _time.strftime = lambda fmt, t=None: _sf(fmt, _time.localtime() if t is None else t)
-
-    class datetime(_dt.datetime):
-        @classmethod
-        def now(cls, tz=None):
-            return cls.fromtimestamp(_time.time(), tz)
-
-        @classmethod
-        def today(cls):
-            return cls.fromtimestamp(_time.time())
-
-        @classmethod
-        def utcnow(cls):
-            return cls.utcfromtimestamp(_time.time())
-
-    class date(_dt.date):
-        @classmethod
-        def today(cls):
-            return cls.fromtimestamp(_time.time())
-
-    for _c in (datetime, date):
-        _c.__module__ = 'datetime'
-    _dt.datetime, _dt.date = datetime, date
+    for _m in ('datetime', '_pydatetime', '_strptime', 'zoneinfo', 'zoneinfo._zoneinfo', 'zoneinfo._common',
+               'zoneinfo._tzpath'):
+        _sys.modules.pop(_m, None)
+    _sys.modules['_datetime'] = None
+    _sys.modules['_zoneinfo'] = None
 """
 
 

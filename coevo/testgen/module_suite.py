@@ -1,5 +1,5 @@
 """One module end to end, within its time budget: inspect -> probe with coverage -> mutants ->
-choose -> write -> verify twice in fresh processes -> report.
+choose -> write -> verify four times in fresh processes -> report.
 
 Phases and their share of ``--time-budget`` (each stops early when it has nothing left to gain;
 see ``EXPLORE``, ``MUTANTS``, ``SHORTEN``):
@@ -13,9 +13,10 @@ see ``EXPLORE``, ``MUTANTS``, ``SHORTEN``):
    differs is dropped as nondeterministic);
 4. choose: greedy minimal subset (kills, branches, lines, one test per behaviour), then call
    sequences shortened where a call can go without losing any of that (until 82%);
-5. write and verify: the pytest file runs twice in the sandbox in fresh interpreter processes
-   (``python -m pytest``; a different ``PYTHONHASHSEED`` and the opposite test order each time);
-   a test that fails in either run is dropped and the file verified again.
+5. write and verify: the pytest file runs four times in the sandbox in fresh interpreter processes
+   (``python -m pytest``; four ``PYTHONHASHSEED`` values, both test orders, every other run as
+   another user on another machine 400 days later: ``harness``); a test that fails in any run is
+   dropped and the file verified again.
 """
 
 from __future__ import annotations
@@ -683,7 +684,7 @@ class _SuiteBuilder:
                                self.defined) if cases else ""
             if not self.opts.verify or not cases:
                 break
-            self.clock.say(SHORTEN + 0.02 * attempt, "verifying the suite twice in fresh processes")
+            self.clock.say(SHORTEN + 0.02 * attempt, "verifying the suite in four fresh processes")
             bad, note = _verify(self.runner, module, text)
             if bad is None:
                 raise ModuleError(f"could not run the generated suite in the sandbox: {note}")
