@@ -476,3 +476,31 @@ def test_the_later_clock_keeps_date_arithmetic_and_argparse_tests(tmp_path):
     text = (out / "test_datecode.py").read_text()
     for name in ("a_datetime_is_a_date(", "days_since_epoch(", "name_from("):
         assert name in text, text
+
+
+TZCODE = '''import datetime
+import time
+
+
+def local_hour(ts: int) -> int:
+    return time.localtime(abs(ts) % 10**9).tm_hour
+
+
+def local_day(ts: int) -> str:
+    return datetime.datetime.fromtimestamp(abs(ts) % 10**9).strftime("%Y-%m-%d %H")
+
+
+def utc_hour(ts: int) -> int:
+    return time.gmtime(abs(ts) % 10**9).tm_hour
+'''
+
+
+def test_no_test_asserts_the_time_zone(tmp_path):
+    """Gen-tests verification pass: values in local time were asserted in the sandbox's UTC and
+    failed for a user with TZ=Europe/Paris. The second verification run has another time zone."""
+    mod = tmp_path / "tzcode.py"
+    mod.write_text(TZCODE)
+    out = tmp_path / "out"
+    assert gen(mod, "--out", out) == 0
+    text = (out / "test_tzcode.py").read_text()
+    assert "utc_hour(" in text and "local_hour(" not in text and "local_day(" not in text, text

@@ -678,14 +678,16 @@ def _cv_pytest(job):
         cwd = work
         if k % 2 == 1:
             # another machine and user, as far as the code can tell: a test asserting what
-            # depends on them (user, host, HOME, TMPDIR, terminal size, CPU count, kernel, the
-            # working directory's path) fails one of the two runs and is dropped
+            # depends on them (user, host, HOME, TMPDIR, terminal size, CPU count, kernel, time
+            # zone, the working directory's path) fails one of the runs and is dropped
             cwd = os.path.join(work, f"elsewhere-{k}")
             for d in ("home", "tmp", "cwd"):
                 os.makedirs(os.path.join(cwd, d), exist_ok=True)
             env.update({"HOME": os.path.join(cwd, "home"), "TMPDIR": os.path.join(cwd, "tmp"),
                         "USER": "coevo-other-user", "LOGNAME": "coevo-other-user", "COLUMNS": "131",
-                        "LINES": "47", "SHELL": "/bin/coevo-other-sh", "CV_OTHER": "1"})
+                        "LINES": "47", "SHELL": "/bin/coevo-other-sh", "CV_OTHER": "1",
+                        # and another time zone (UTC+5:30, a POSIX rule: no zone files needed)
+                        "TZ": "CVT-5:30"})
             cwd = os.path.join(cwd, "cwd")
         cmd = [_cv_sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                "--junitxml", xml, "-o", "junit_family=xunit1", "--rootdir", work] + \
