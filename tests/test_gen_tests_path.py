@@ -423,6 +423,11 @@ def november(year: int) -> str:
     return calendar.month(year, 11)
 
 
+def greeting() -> str:
+    hour = datetime.datetime.now().hour
+    return "morning" if 5 <= hour < 12 else "afternoon" if hour < 18 else "evening" if hour < 22 else "night"
+
+
 def inc(x: int) -> int:
     return x + 1
 '''
@@ -439,7 +444,7 @@ def test_no_test_asserts_the_clock(tmp_path):
     assert gen(mod, "--out", out) == 0
     text = (out / "test_clockdep.py").read_text()
     assert "inc(" in text and "november(" in text
-    for name in ("stamp(", "today(", "this_year(", "day_name("):
+    for name in ("stamp(", "today(", "this_year(", "day_name(", "greeting("):
         assert name not in text, text
 
 

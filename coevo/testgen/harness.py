@@ -746,14 +746,14 @@ if os.environ.get('CV_OTHER') == '1':  # the run on 'another machine': host, CPU
     if hasattr(platform, '_platform_cache'):
         platform._platform_cache.clear()
 
-    # and 400 days and some hours later: what depends on the clock (time.time(), date.today(),
+    # and 400 days and 12 hours later: what depends on the clock (time.time(), date.today(),
     # the year, the weekday) fails this run and is dropped. The C datetime reads the system clock
     # itself: the code gets the standard library's pure-Python datetime (and zoneinfo, and
     # _strptime built on it), which reads time.time(); pytest's own imports keep theirs
     import sys as _sys
     import time as _time
 
-    _shift = 400 * 86400 + 3 * 3600 + 1017.25
+    _shift = 400 * 86400 + 12 * 3600 + 1017.25  # (with the time zone: local hours 17.8 apart)
     _t, _tn = _time.time, _time.time_ns
     _lt, _gt, _ct, _sf, _asc = _time.localtime, _time.gmtime, _time.ctime, _time.strftime, _time.asctime
     _time.time = lambda: _t() + _shift
