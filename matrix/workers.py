@@ -151,7 +151,8 @@ def _uids(index: int) -> tuple[int, int]:
     start = os.getpid() * 32 + index
     try:
         os.makedirs(UID_LOCKS, mode=0o700, exist_ok=True)
-        if os.lstat(UID_LOCKS).st_uid != 0 or not stat.S_ISDIR(os.lstat(UID_LOCKS).st_mode):
+        found = os.lstat(UID_LOCKS)
+        if found.st_uid != 0 or not stat.S_ISDIR(found.st_mode):
             raise OSError(f"{UID_LOCKS} is not a directory of root's")
     except OSError:  # no /run to lock in: the pair of the pid, as before locks
         base = UID_FIRST + 2 * (start % UID_PAIRS)

@@ -27,6 +27,16 @@ def gen(*argv):
     return main(["gen-tests", *map(str, argv), "--time-budget", BUDGET, "--quiet"])
 
 
+def suite_of(tmp_path, name: str, source: str) -> tuple[str, Path]:
+    """Write module ``name`` with ``source``, generate its suite into ``tmp_path/out`` (exit status
+    0 expected) and return the suite's text and the output directory."""
+    mod = tmp_path / f"{name}.py"
+    mod.write_text(source)
+    out = tmp_path / "out"
+    assert gen(mod, "--out", out) == 0
+    return (out / f"test_{name}.py").read_text(), out
+
+
 @pytest.fixture
 def project(tmp_path):
     """A copy of the planted-bug fixture in a fresh project (pyproject.toml + src/)."""
@@ -275,11 +285,8 @@ def test_a_module_with_an_int_past_the_digit_limit_gets_its_suite(tmp_path):
 def test_a_module_importing_asyncio_or_mock_gets_its_suite(tmp_path, imports):
     # red-team pass 12, F7: asyncio's import builds a code object (types.coroutine), which the
     # sandbox forbids once programs run: the module was left out as "forbidden operation"
-    mod = tmp_path / "amod.py"
-    mod.write_text(imports + "\n\ndef double(x: int) -> int:\n    return 2 * x\n")
-    out = tmp_path / "out"
-    assert gen(mod, "--out", out) == 0
-    assert "double(" in (out / "test_amod.py").read_text()
+    text, out = suite_of(tmp_path, "amod", imports + "\n\ndef double(x: int) -> int:\n    return 2 * x\n")
+    assert "double(" in text
     r = run_pytest(out)
     assert r.returncode == 0, r.stdout[-2000:]
 
@@ -317,11 +324,8 @@ def test_async_functions_are_named_as_not_tested(tmp_path, capsys):
 def test_a_slow_or_noisy_import_is_not_a_call_that_failed(tmp_path, top):
     # red-team pass 12, F9/F10: the import counted against the first call's time limit ("nothing
     # testable"), and an import printing more than 64 KiB failed with the harness's own exception
-    mod = tmp_path / "slowmod.py"
-    mod.write_text(top + "\n\ndef lookup(i: int) -> int:\n    return i * 2\n")
-    out = tmp_path / "out"
-    assert gen(mod, "--out", out) == 0
-    assert "lookup(" in (out / "test_slowmod.py").read_text()
+    text, _ = suite_of(tmp_path, "slowmod", top + "\n\ndef lookup(i: int) -> int:\n    return i * 2\n")
+    assert "lookup(" in text
 
 
 ENVDEP = '''import getpass
@@ -379,11 +383,7 @@ def inc(x: int) -> int:
 def test_no_test_asserts_the_sandbox_s_environment_or_pytest_s_command_line(tmp_path):
     # red-team pass 12, F1/F3: tests asserted the sandbox's user, host, terminal width, CPU count,
     # HOME, kernel and temporary directory, and a call reading sys.argv saw pytest's command line
-    mod = tmp_path / "envdep.py"
-    mod.write_text(ENVDEP)
-    out = tmp_path / "out"
-    assert gen(mod, "--out", out) == 0
-    text = (out / "test_envdep.py").read_text()
+    text, out = suite_of(tmp_path, "envdep", ENVDEP)
     assert "inc(" in text and str(tmp_path) not in text  # nor this checkout's path
     home = tmp_path / "home"
     home.mkdir()
@@ -438,11 +438,7 @@ def test_no_test_asserts_the_clock(tmp_path):
     default tolerance of about half an hour), date.today() and the current year: they fail a day
     (or an hour) later. The second verification run's clock is 400 days ahead; what depends on
     the clock fails it and is dropped, what does not (a given year's calendar) is kept."""
-    mod = tmp_path / "clockdep.py"
-    mod.write_text(CLOCKDEP)
-    out = tmp_path / "out"
-    assert gen(mod, "--out", out) == 0
-    text = (out / "test_clockdep.py").read_text()
+    text, _ = suite_of(tmp_path, "clockdep", CLOCKDEP)
     assert "inc(" in text and "november(" in text
     for name in ("stamp(", "today(", "this_year(", "day_name(", "greeting("):
         assert name not in text, text
@@ -474,11 +470,7 @@ def test_the_later_clock_keeps_date_arithmetic_and_argparse_tests(tmp_path):
     date and datetime broke `isinstance(datetime, date)` (a module with a date constant kept no
     test at all), and every call building an argparse parser (it reads COLUMNS and LANG) was
     counted as reading the environment and never asserted."""
-    mod = tmp_path / "datecode.py"
-    mod.write_text(DATECODE)
-    out = tmp_path / "out"
-    assert gen(mod, "--out", out) == 0
-    text = (out / "test_datecode.py").read_text()
+    text, _ = suite_of(tmp_path, "datecode", DATECODE)
     for name in ("a_datetime_is_a_date(", "days_since_epoch(", "name_from("):
         assert name in text, text
 
@@ -503,9 +495,5 @@ def utc_hour(ts: int) -> int:
 def test_no_test_asserts_the_time_zone(tmp_path):
     """Gen-tests verification pass: values in local time were asserted in the sandbox's UTC and
     failed for a user with TZ=Europe/Paris. The second verification run has another time zone."""
-    mod = tmp_path / "tzcode.py"
-    mod.write_text(TZCODE)
-    out = tmp_path / "out"
-    assert gen(mod, "--out", out) == 0
-    text = (out / "test_tzcode.py").read_text()
+    text, _ = suite_of(tmp_path, "tzcode", TZCODE)
     assert "utc_hour(" in text and "local_hour(" not in text and "local_day(" not in text, text
