@@ -42,8 +42,9 @@ draws, mutated towards lines and branches not yet reached (coverage.py decides);
 are the code's observed behaviour. The user's code only runs inside the sandbox. The matrix of
 the code and its AST mutants x every candidate test picks a small suite that kills the most
 mutants and covers the most branches; each kept test passes four times in fresh processes (four
-hash seeds, both orders, every other run as another user on another machine 400 days later)
-before the file is written. The report lists "suspects": behaviours where the code disagrees with its own
+hash seeds, both orders, every other run as another user on another machine 400 days later; under
+the project's own pytest configuration and conftest.py files, where it has them) before the file
+is written. The report lists "suspects": behaviours where the code disagrees with its own
 docstring examples (or, with --model, with independent implementations that agree).
 In this mode --timeout limits one call of your code (default: the budget / 40, between 0.1 and
 1 s) and --seed seeds the input generation.

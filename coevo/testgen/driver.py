@@ -140,9 +140,16 @@ def run_path_mode(args) -> int:
         opts = Options(time_budget=args.time_budget, seed=args.seed, max_mutants=args.max_mutants,
                        probe_limit=args.timeout or min(1.0, max(0.1, args.time_budget / 40)), extra=extra)
         progress = _Progress(args, len(modules))
+        from dataclasses import replace
+
+        from coevo.testgen.project import find_project_config
+
+        project = find_project_config(out)
         for k, m in enumerate(modules):
+            key = m.name + (f"::{m.selected}" if m.selected else "")
+            m_opts = replace(opts, project=project.job(names[key] + ".py")) if project is not None else opts
             try:
-                res = generate_suite(m, ex, long_executor=long_executor, options=opts,
+                res = generate_suite(m, ex, long_executor=long_executor, options=m_opts,
                                      progress=progress.module(k, m.name))
             except ModuleError as exc:
                 errors.append((m, str(exc)))
@@ -169,6 +176,9 @@ def run_path_mode(args) -> int:
     written = write_outputs(out, triples, names, scope)
     for m, msg in errors:
         print(f"coevo gen-tests: warning: {m.path}: {msg}", file=sys.stderr)
+    for r in results:
+        for msg in r.report.get("warnings", []):
+            print(f"coevo gen-tests: warning: {r.module.path}: {msg}", file=sys.stderr)
     from coevo.testgen.target import async_warning
 
     for m in modules:

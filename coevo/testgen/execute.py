@@ -91,13 +91,16 @@ class SandboxRunner:
         return cell.value, "", docs
 
     def pytest(self, files: dict[str, str], runs: list[tuple[int, bool]], paths: list[str],
-               timeout: float = 120.0) -> dict | None:
+               timeout: float = 120.0, project: dict | None = None) -> dict | None:
         """Run the files with pytest once per ``(PYTHONHASHSEED, reverse order)`` in ``runs``, each
         in a fresh interpreter process inside one cell; where the sandbox refuses new processes,
         each run gets a cell of its own instead (a fresh process, the sandbox's hash seed, the
-        test functions called directly)."""
+        test functions called directly). ``project``: run them inside a mirror of the user's
+        project, under its pytest configuration and conftests
+        (:meth:`coevo.testgen.project.ProjectConfig.job`)."""
         job = {"op": "pytest", "files": files, "runs": [list(r) for r in runs], "paths": paths,
-               "timeout": timeout, "name": self.module.name, "file": str(self.module.sandbox_path), "source": ""}
+               "timeout": timeout, "name": self.module.name, "file": str(self.module.sandbox_path), "source": "",
+               "project": project}
         cell = self.run_jobs([job])[0]  # the usual cell first: a small suite runs well within it
         if cell.status == "timeout" and self._long is not None:
             cell = self.run_jobs([job], long=True)[0]

@@ -669,13 +669,48 @@ def _cv_pytest(job):
             fh.write(text)
     with open(os.path.join(work, "conftest.py"), "w") as fh:
         fh.write(_CV_CONFTEST)
+    project = None if job.get("inprocess") else job.get("project")
+    paths = list(job["paths"])
+    targets = [os.path.join(work, f) for f in sorted(job["files"])]
+    if project:
+        # the user's project as `pytest` there sees it: its configuration file and conftests
+        # (copies), the rest of the directories down to the suite's linked; coevo's conftest
+        # becomes a plugin (-p), and the user's installed plugins load as they do for the user
+        mirror = tempfile.mkdtemp(prefix="cv-project-")
+        here = os.path.join(mirror, project["dir"])
+        os.makedirs(here, exist_ok=True)
+        for rel, target in project["links"].items():
+            try:
+                os.makedirs(os.path.dirname(os.path.join(mirror, rel)), exist_ok=True)
+                os.symlink(target, os.path.join(mirror, rel))
+            except OSError:
+                pass
+        for rel, text in project["files"].items():
+            with open(os.path.join(mirror, rel), "w", encoding="utf-8") as fh:
+                fh.write(text)
+        targets = []
+        for name, text in sorted(job["files"].items()):
+            dest = os.path.join(here, project["name"] if len(job["files"]) == 1 else name)
+            if os.path.lexists(dest):
+                os.unlink(dest)
+            with open(dest, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            targets.append(dest)
+        plugdir = os.path.join(work, "cv-plugin")
+        os.makedirs(plugdir, exist_ok=True)
+        with open(os.path.join(plugdir, "_cv_plugin.py"), "w") as fh:
+            fh.write(_CV_CONFTEST)
+        paths.append(plugdir)
     procs = []
     for k, (seed, reverse) in enumerate(job["runs"]):
         xml = os.path.join(work, f"r{k}.xml")
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": work, "PYTHONHASHSEED": str(seed),
-               "PYTHONPATH": os.pathsep.join(job["paths"]), "CV_REVERSE": "1" if reverse else "0",
+               "PYTHONPATH": os.pathsep.join(paths), "CV_REVERSE": "1" if reverse else "0",
                "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": work, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
         cwd = work
+        if project:
+            cwd = mirror
+            del env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]
         if k % 2 == 1:
             # another machine and user, as far as the code can tell: a test asserting what
             # depends on them (user, host, HOME, TMPDIR, terminal size, CPU count, kernel, time
@@ -690,8 +725,11 @@ def _cv_pytest(job):
                         "TZ": "CVT-5:30"})
             cwd = os.path.join(cwd, "cwd")
         cmd = [_cv_sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-               "--junitxml", xml, "-o", "junit_family=xunit1", "--rootdir", work] + \
-            [os.path.join(work, f) for f in sorted(job["files"])]
+               "--junitxml", xml, "-o", "junit_family=xunit1", "--rootdir", work]
+        if project:
+            cmd[-1] = mirror
+            cmd += ["--confcutdir", mirror, "-p", "_cv_plugin"]
+        cmd += targets
         log = open(os.path.join(work, f"r{k}.log"), "w")
         if job.get("inprocess"):  # the sandbox refused a new process: this cell is the fresh process
             return _cv_pytest_here(job, work, xml, reverse)
@@ -716,6 +754,8 @@ def _cv_pytest(job):
         except Exception as exc:
             outcome = {"__error__": type(exc).__name__ + ": " + str(exc)}
         outcome["__rc__"] = rc
+        if project:
+            outcome["__project__"] = tail
         runs.append(outcome)
     return {"runs": runs, "tail": tail}
 

@@ -61,6 +61,8 @@ class Options:
     verify: bool = True
     batch: int = 32  # probes per sandbox cell
     extra: Callable | None = None  # model side: (module, inputs, runner) -> coevo.testgen.model.ModelEvidence
+    # the user's project as pytest there sees the suite (coevo.testgen.project.ProjectConfig.job)
+    project: dict | None = None
 
 
 @dataclass
@@ -225,6 +227,7 @@ class _SuiteBuilder:
         self.t_orig: dict[int, float] = {}
         self.kills: dict[int, set[int]] = {}
         self.extra = None
+        self.warnings: list[str] = []
 
     def phase_done(self, name: str) -> None:
         self.phases[name] = round(self.clock.elapsed() - sum(self.phases.values()), 2)
@@ -685,7 +688,9 @@ class _SuiteBuilder:
             if not self.opts.verify or not cases:
                 break
             self.clock.say(SHORTEN + 0.02 * attempt, "verifying the suite in four fresh processes")
-            bad, note = _verify(self.runner, module, text)
+            bad, note, warning = _verify(self.runner, module, text, self.opts.project)
+            if warning and warning not in self.warnings:
+                self.warnings.append(warning)
             if bad is None:
                 raise ModuleError(f"could not run the generated suite in the sandbox: {note}")
             if not bad:
@@ -741,6 +746,8 @@ class _SuiteBuilder:
             "time_budget": self.opts.time_budget,
             "isolation": getattr(self.executor, "isolation", None),
         }
+        if self.warnings:
+            report["warnings"] = list(self.warnings)
         if self.extra is not None:
             report["model"] = self.extra.summary()
         return report
@@ -841,41 +848,91 @@ def _preselect(cand_checks: dict[int, list], table, outcomes, arcs_of, per_group
     return picked
 
 
-def _verify(runner: SandboxRunner, module: ModuleInfo, text: str) -> tuple[list[str] | None, str]:
+def _verify(runner: SandboxRunner, module: ModuleInfo, text: str,
+            project: dict | None = None) -> tuple[list[str] | None, str, str]:
     """Run the suite four times in fresh processes in the sandbox (four hash seeds, so that a test
     asserting a set's iteration order survives with odds of one in 16 for two items, less for more;
     both test orders; every other run as another user on another machine 400 days later: see
-    ``harness``); (names of failing tests, note), or (None, why) when pytest could not run at all."""
+    ``harness``), inside a mirror of the user's project when ``project`` is given (its pytest
+    configuration and conftests apply, as when the user runs ``pytest`` there; where they cannot
+    be applied in the sandbox, the runs are repeated without them and a warning says why);
+    (names of failing tests, note, warning), or (None, why, warning) when pytest could not run at all."""
     import random
 
     fname = "test_generated_suite.py"
     seeds = [random.randrange(1, 2 ** 31) for _ in range(4)]
-    res = runner.pytest({fname: text}, [(seeds[0], False), (seeds[1], True), (seeds[2], True), (seeds[3], False)],
-                        [str(module.sandbox_root)])
+    plan = [(seeds[0], False), (seeds[1], True), (seeds[2], True), (seeds[3], False)]
+    paths = [str(module.sandbox_root)]
+    res = runner.pytest({fname: text}, plan, paths, project=project)
+    warning = ""
+    applied = False
+    if project and res and res.get("mode") == "subprocess" and "runs" in res:
+        ran = [r for r in res["runs"] if _config_applied(r)]
+        if len(ran) < len(res["runs"]):
+            failed = next(r for r in res["runs"] if not _config_applied(r))
+            warning = (f"the project's pytest configuration ({project['describe']}) could not be applied in "
+                       f"the sandbox, so the suite was verified without it: {_why_not_applied(failed)}")
+            plain = runner.pytest({fname: text}, plan, paths)
+            if plain and "runs" in plain:
+                res = dict(plain, runs=ran + plain["runs"])
+            else:
+                res = plain
+        applied = bool(ran)
     if not res or "runs" not in res:
-        return None, (res or {}).get("error", "no result")
+        return None, (res or {}).get("error", "no result"), warning
     runs = res["runs"]
     bad: set[str] = set()
     total = None
     for r in runs:
         if "__timeout__" in r:
-            return None, "pytest did not finish in time"
+            return None, "pytest did not finish in time", warning
         if "__error__" in r:
             tail = res.get("tail", "").strip().splitlines()
-            return None, (tail[-1] if tail else r["__error__"])
+            return None, (tail[-1] if tail else r["__error__"]), warning
         names = {k: v for k, v in r.items() if not k.startswith("__")}
         total = len(names)
         if not names and r.get("__rc__") not in (0, 5):
             tail = res.get("tail", "").strip().splitlines()
-            return None, " | ".join(tail[-3:]) if tail else "pytest failed"
+            return None, " | ".join(tail[-3:]) if tail else "pytest failed", warning
         for k, v in names.items():
             if v != "passed":
                 bad.add(k.rpartition("::")[2])
     if res.get("mode") == "cells":
         how = ("in two fresh sandbox processes (the test functions called directly, forward and reverse "
                "order; the sandbox's hash seed)")
+        if project:
+            how += f"; the project's pytest configuration ({project['describe']}) was not applied"
     else:
         how = (f"in fresh processes (PYTHONHASHSEED {', '.join(map(str, seeds))}, forward and reverse "
                "order)")
+        if applied and not warning:
+            how += f" under the project's pytest configuration ({project['describe']})" if project else ""
+        elif applied:
+            how += f", some under the project's pytest configuration ({project['describe']})" if project else ""
     note = f"{total} tests passed {len(runs)} times {how}" if not bad else f"{len(bad)} failing test(s) dropped"
-    return sorted(bad), note
+    return sorted(bad), note, warning
+
+
+def _config_applied(run: dict) -> bool:
+    """A verification run inside the project's mirror ran the tests: not a run whose pytest stopped
+    before any test (a conftest that fails to import, an option of the project's configuration this
+    pytest does not know, a collection error), nor one in which every test errored in its setup
+    (a fixture of the project that cannot work in the sandbox)."""
+    if "__timeout__" in run or "__error__" in run:
+        return False
+    names = {k: v for k, v in run.items() if not k.startswith("__")}
+    return bool(names) and any(v != "error" for v in names.values())
+
+
+def _why_not_applied(run: dict) -> str:
+    """One line from a failed run's output: the error pytest reported."""
+    import re
+
+    if "__timeout__" in run:
+        return "pytest did not finish in time"
+    lines = [ln.strip() for ln in str(run.get("__project__") or "").splitlines() if ln.strip()]
+    pick = [ln[1:].strip() for ln in lines if ln.startswith("E ")]
+    if not pick:
+        pick = [ln for ln in lines if "rror" in ln and not set(ln) <= set("=_- ")]
+    why = (pick[-1] if pick else lines[-1] if lines else run.get("__error__") or "pytest failed")
+    return re.sub(r"\S*cv-project-[^/\s]*/", "", why)[:300]
