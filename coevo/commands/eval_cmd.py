@@ -156,6 +156,7 @@ def run(args) -> int:
 
     from coevo.commands.codes_input import extracted_note, load_candidate_codes
     from coevo.commands.select_cmd import check_common, consensus_for, examples_for, executor_config, score_options
+    from coevo.commands.tasks_input import load_task_file
     from matrix import metrics as M
     from matrix import rewards as R
     from matrix.errors import InputError
@@ -163,7 +164,7 @@ def run(args) -> int:
     from matrix.mutation import mutants as make_mutants
     from matrix.selection import METHODS, canonical_method, select
     from matrix.statement_examples import split_examples
-    from matrix.tasks import load_tasks, load_tests
+    from matrix.tasks import load_tests
 
     sampled = args.codes is None
     n_extracted = 0
@@ -184,7 +185,7 @@ def run(args) -> int:
     ks = _ks(args.k)
     method = canonical_method(args.method)
     score_kw = score_options(args, method)
-    tasks = load_tasks(args.tasks)
+    tasks = load_task_file(args.tasks)
     ids = [t.task_id for t in tasks]
     info = None
     if not sampled:

@@ -82,9 +82,10 @@ def run(args) -> int:
     import time
 
     from coevo.commands.codes_input import extracted_note, load_candidate_codes
+    from coevo.commands.tasks_input import load_task_file
     from matrix.errors import InputError
     from matrix.jsonl import write_jsonl_atomic
-    from matrix.tasks import load_tasks, load_tests
+    from matrix.tasks import load_tests
 
     config = _exec_config(args)
     t0 = time.monotonic()
@@ -97,7 +98,7 @@ def run(args) -> int:
     except RuntimeError as exc:
         raise InputError(str(exc), field="--isolation") from None
     with executor:
-        tasks = load_tasks(args.tasks)
+        tasks = load_task_file(args.tasks)
         ids = [t.task_id for t in tasks]
         codes, n_extracted = load_candidate_codes(args.codes, tasks, raw=args.raw_code)
         tests = load_tests(args.tests, ids) if args.tests else None

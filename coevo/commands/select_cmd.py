@@ -173,12 +173,13 @@ def _drawer(task, tests, n_inputs: int, seed: int):
 
 def run(args) -> int:
     from coevo.commands.codes_input import extracted_note, load_candidate_codes
+    from coevo.commands.tasks_input import load_task_file
     from matrix.errors import InputError
     from matrix.inputs import consensus_from_cells
     from matrix.jsonl import write_jsonl_atomic
     from matrix.selection import canonical_method, plausible, select, without_evidence
     from matrix.statement_examples import split_examples
-    from matrix.tasks import load_tasks, load_tests
+    from matrix.tasks import load_tests
 
     check_common(args)
     method = canonical_method(args.method)
@@ -188,7 +189,7 @@ def run(args) -> int:
         from matrix.calibration import read_calibration
 
         maps = read_calibration(args.calibration, scores=score_kw)
-    tasks = load_tasks(args.tasks)
+    tasks = load_task_file(args.tasks)
     ids = [t.task_id for t in tasks]
     codes, n_extracted = load_candidate_codes(args.codes, tasks, raw=args.raw_code)
     tests = load_tests(args.tests, ids, allow_empty=True)  # tasks without tests are decided otherwise

@@ -234,10 +234,10 @@ def _where(args, generator) -> str:
 def build_pools(args, *, min_tests: int):
     """Load tasks and model, sample, run the matrices and select; returns ``(tasks, pools, executor
     isolation)``. Input errors surface before the model is loaded."""
-    from matrix.tasks import load_tasks
+    from coevo.commands.tasks_input import load_task_file
 
     check_model_args(args, min_tests=min_tests)
-    tasks = load_tasks(args.tasks)
+    tasks = load_task_file(args.tasks)
     from coevo.cli import progress_enabled
     from coevo.commands.select_cmd import executor_config
     from matrix.engine import Executor

@@ -1,0 +1,55 @@
+"""Reading the ``--tasks`` file of `coevo matrix`, `select`, `eval`, `solve` and `gen-tests --tasks`.
+
+A file in the tasks contract (docs/contracts.md) is read by :func:`matrix.tasks.load_tasks`, whose
+errors name the contract's fields. A problem file of another benchmark, as its users have it, is
+read as `coevo data convert` would convert it (:func:`coevo.data.load_any`): HumanEval records
+(``prompt``, ``entry_point``, ``test`` with ``check(candidate)``, ``canonical_solution``), MBPP
+(full or sanitized, also the sanitized JSON array), CodeContests-style stdio records, a Parquet
+file or a saved dataset directory. Which one a file is comes from its first record.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+
+def _first_record(path: Path):
+    """The first JSON object of a JSON Lines file, "array" for a file that is one JSON array, or
+    None (unreadable, empty, malformed: the contract's loader says what is wrong)."""
+    try:
+        opener = gzip.open if path.suffix == ".gz" else open
+        with opener(path, "rt", encoding="utf-8") as fh:
+            for raw in fh:
+                if raw.strip():
+                    if raw.lstrip().startswith("["):
+                        return "array"
+                    obj = json.loads(raw)
+                    return obj if isinstance(obj, dict) else None
+    except Exception:  # noqa: BLE001 - any problem is reported by the contract's loader
+        return None
+    return None
+
+
+def load_task_file(path):
+    """The tasks of ``path``: the tasks contract, or a benchmark's own problem file (see the
+    module docstring). Errors are :class:`matrix.errors.InputError` lines naming file, line and
+    field."""
+    from coevo.data import detect_format, load_any
+    from matrix.tasks import load_tasks
+
+    p = Path(path)
+    if p.is_dir() or p.name.endswith(".parquet"):
+        return load_any(p)
+    first = _first_record(p) if p.is_file() else None
+    if first == "array":
+        return load_any(p)
+    if isinstance(first, dict):
+        try:
+            fmt = detect_format(first)
+        except ValueError:
+            fmt = "coevo"
+        if fmt != "coevo":
+            return load_any(p, fmt)
+    return load_tasks(p)

