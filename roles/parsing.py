@@ -13,7 +13,9 @@ Choices, in brief:
   themselves -- else one that parses, then the longest; the imports, helpers and constants of the
   other blocks that it uses are put before it. An unclosed final fence (truncated output) still
   counts. Without fences, the text from the first code-looking line that starts parseable code
-  is used if (a prefix of) it parses as Python. See :func:`parse_code`.
+  is used if (a prefix of) it parses as Python. A reasoning model's ``<think>...</think>`` block
+  is left out (its drafts are not the answer); one never closed gave no answer. See
+  :func:`parse_code`.
 * tests (function tasks): top-level ``assert`` statements, plus call-style lines
   (``f(1) == 2``, ``f(1) -> 2``) turned into asserts, and the asserts of pytest functions and
   unittest classes (``self.assertEqual``, ``pytest.raises``, ``parametrize``... rewritten as plain
@@ -330,9 +332,29 @@ def _join_blocks(chosen: int, bodies: list[str]) -> str:
     return "\n\n\n".join(parts)
 
 
+_THINK_OPEN = re.compile(r"\A\s*<(think|thinking)>", re.I)
+_THINK_CLOSE = re.compile(r"</(?:think|thinking)>", re.I)
+
+
+def after_reasoning(text: str) -> str | None:
+    """The answer of a reasoning model's output: the text after the last ``</think>`` (or
+    ``</thinking>``); the text itself when it has no reasoning block; None when a reasoning block
+    opens it and never ends (output cut off while thinking: no answer was given)."""
+    closes = list(_THINK_CLOSE.finditer(text))
+    if closes:
+        return text[closes[-1].end():]
+    return None if _THINK_OPEN.match(text) else text
+
+
 def _parse_code(text: str, entry_point: str | None) -> ParsedCode:
     if not isinstance(text, str) or not text.strip():
         return ParsedCode(None, False, "empty output")
+    answer = after_reasoning(text)
+    if answer is None:
+        return ParsedCode(None, False, "unfinished reasoning (<think> without </think>): no answer")
+    text = answer
+    if not text.strip():
+        return ParsedCode(None, False, "empty answer after the reasoning")
     text = text[:MAX_CHARS]
     blocks = fenced_blocks(text)
     if blocks:
@@ -570,7 +592,10 @@ def parse_tests(text: str, task: Task, max_tests: int | None = None) -> ParsedTe
     try:
         if not isinstance(text, str) or not text.strip():
             return ParsedTests([], False, "empty output")
-        text = text[:MAX_CHARS]
+        answer = after_reasoning(text)  # a reasoning model's drafts are not its tests
+        if answer is None:
+            return ParsedTests([], False, "unfinished reasoning (<think> without </think>): no answer")
+        text = answer[:MAX_CHARS]
         if task.kind == "stdio":
             pairs, dropped = _stdio_tests(text)
             tests = [Test.stdio(i, o) for i, o in pairs]

@@ -125,3 +125,39 @@ def test_raw_code_is_refused_when_a_model_samples(pool, capsys):
                "--out", str(pool["dir"] / "r.json"), "--raw-code"])
     assert rc != 0
     assert "--raw-code" in capsys.readouterr().err
+
+
+RIGHT = "def add(a, b):\n    return a + b"
+DRAFT = "```python\ndef add(a, b):\n    return a - b\n```"
+
+
+def test_a_reasoning_block_is_not_the_answer():
+    """Reasoning models write <think>...</think> before the answer (DeepSeek-R1 distills often
+    without the opening tag, the chat template having sent it): the code is the answer's, never a
+    draft of the reasoning; reasoning that never ended (cut off at the token limit) gave no
+    answer, so the field runs as written (a syntax error), as a harness that strips the reasoning
+    would judge it."""
+    from coevo.commands.codes_input import extracted_code
+    from roles.parsing import parse_code
+
+    answers = [f"<think>\nFirst try:\n{DRAFT}\nNo, that subtracts.\n</think>\n\n{RIGHT}\n",
+               f"<think>\nadd(1, 2) == 3 so a + b.\n</think>\nHere it is:\n```python\n{RIGHT}\n```\n",
+               f"Okay, the user wants add.\n{DRAFT}\nwrong sign\n</think>\n\n```python\n{RIGHT}\n```",
+               f"<think>\n{DRAFT}\n</think>\n\n{RIGHT}\n".replace("\n", "\r\n"),
+               f"<thinking>\n{DRAFT}\n</thinking>\n{RIGHT}\n"]
+    for text in answers:
+        assert extracted_code(text, "add").replace("\r\n", "\n") == RIGHT, text
+    cut = f"<think>\nLet me draft it:\n```python\n{RIGHT}\n```\nbut first check the edge cases, such as"
+    assert extracted_code(cut, "add") is None
+    assert not parse_code(cut, "add").ok and "reasoning" in parse_code(cut, "add").error
+
+
+def test_tests_come_from_the_answer_not_the_reasoning():
+    from matrix.tasks import Task
+    from roles.parsing import parse_tests
+
+    task = Task("add", "Add two numbers.", entry_point="add")
+    got = parse_tests("<think>\nmaybe assert add(1, 1) == 3\n```python\nassert add(1, 1) == 3\n```\n</think>\n"
+                      "```python\nassert add(1, 2) == 3\n```", task)
+    assert [t.test for t in got.tests] == ["assert add(1, 2) == 3"]
+    assert not parse_tests("<think>\n```python\nassert add(1, 2) == 3\n```\nand then", task).tests

@@ -45,10 +45,10 @@ _CODE_WORDS = re.compile(r"(?:def|class|import|from|if|elif|else|for|while|try|e
 
 
 def _chat_answer(code: str) -> bool:
-    """Markdown (a line opening a ``` fence) or a first line of prose: not a program that merely
-    fails to compile. Cheap: most fields are plain code and are never compiled here."""
-    if re.search(r"^[ \t]*```", code, re.M):
-        return True
+    """Markdown (a line opening a ``` fence), a reasoning block (``<think>``) or a first line of
+    prose: not a program that merely fails to compile. Cheap: most fields are plain code and are never compiled here."""
+    if re.search(r"^[ \t]*```", code, re.M) or re.search(r"</?think(?:ing)?>", code, re.I):
+        return True  # markdown, or a reasoning model's <think> block
     first = next((ln.strip() for ln in code.splitlines() if ln.strip()), "")
     if not first or first[0] in "\"'#@([{" or _CODE_WORDS.match(first) or "=" in first.split(" ", 2)[1:2]:
         return False
