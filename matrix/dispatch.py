@@ -167,7 +167,9 @@ class Dispatcher:
     def budget(self, u: _Cells) -> float:
         return u.n_cells() * (float(self.config.timeout) + 0.5) + 10.0
 
-    def run(self, source, entries: list[Entry]) -> None:
+    def run(self, source, entries: list[Entry], idle=None) -> None:
+        """Run the units of ``source`` to the end. ``idle()``, when given, does a piece of the
+        caller's own work whenever no worker has anything to read (False once there is none)."""
         queue: deque = deque()
         source = iter(source)
         pool = self.pool
@@ -244,7 +246,14 @@ class Dispatcher:
                     break
                 queue.appendleft(u)
                 continue
-            for fd, _ev in poller.poll(200):
+            events = poller.poll(0) if idle is not None else None
+            if not events:
+                if idle is not None and idle():
+                    events = poller.poll(0)  # what arrived meanwhile
+                else:
+                    idle = None
+                    events = poller.poll(200)
+            for fd, _ev in events:
                 w = by_fd.get(fd)
                 if w is None:
                     continue

@@ -234,7 +234,7 @@ class Executor:
         """Every cell of every job, all in parallel; results in job order. A job is
         ``(task, codes, tests)`` or ``(task, codes, tests, extra)`` where ``extra`` lists call
         expressions (function tasks) or stdin texts (stdio tasks), or is a function returning
-        them (called in a background thread while earlier tasks run), to run as optional columns
+        them (called in job order while the workers run earlier tasks), to run as optional columns
         (:attr:`MatrixResult.extra`): a program that timed out in its row, or raised on every
         test, is not run on the extra inputs (they come back as ``timeout``)."""
         entries = []
@@ -248,18 +248,8 @@ class Executor:
             elif extra:
                 e.extra = list(extra)
             entries.append(e)
-        pool = None
-        if lazy:  # e.g. hypothesis-drawn inputs: drawn in a background thread, in job order, while
-            from concurrent.futures import ThreadPoolExecutor  # the workers run earlier tasks
-
-            pool = ThreadPoolExecutor(1, thread_name_prefix="coevo-extra")
-            for e, fn in lazy:
-                e.extra = pool.submit(fn)
-        try:
-            self._run(entries, progress)
-        finally:
-            if pool is not None:
-                pool.shutdown(wait=False, cancel_futures=True)
+        draws = _Draws([e for e, _ in lazy], [fn for _, fn in lazy]) if lazy else None
+        self._run(entries, progress, idle=draws.next if draws is not None else None)
         out = []
         guards = self.guards
         for e in entries:
@@ -313,7 +303,7 @@ class Executor:
             pass
 
     # ------------------------------------------------------------------ running
-    def _run(self, entries: list[Entry], progress: bool) -> None:
+    def _run(self, entries: list[Entry], progress: bool, idle=None) -> None:
         """Run every cell of the entries. A program that appears more than once in an entry (the
         same text; sampled pools repeat the easy answers) runs once and its row is copied, except
         where it may read randomness or the clock (:func:`distinct_programs`); a test given twice
@@ -333,7 +323,7 @@ class Executor:
                     cols_merged.append((e, e.tests, where_t))
                     e.tests = keep_t
         try:
-            self._run_distinct(entries, progress)
+            self._run_distinct(entries, progress, idle)
         finally:
             for e, tests, where in cols_merged:
                 n = max(where) + 1
@@ -351,7 +341,7 @@ class Executor:
                     e.results = [rows[k] if first else [_copy(c) for c in rows[k]]
                                  for k, first in _firsts(where)]
 
-    def _run_distinct(self, entries: list[Entry], progress: bool) -> None:
+    def _run_distinct(self, entries: list[Entry], progress: bool, idle=None) -> None:
         if not self._ready and self._pool is not None:
             # the parent's own work (parsing and planning the tests) while the workers boot
             for e in entries:
@@ -380,7 +370,7 @@ class Executor:
                        on_skip=bar.update if bar is not None else None, on_grow=grow if bar is not None else None)
         t0 = time.monotonic()
         try:
-            Dispatcher(pool, self.config, bar).run(source, entries)
+            Dispatcher(pool, self.config, bar).run(source, entries, idle=idle)
         except BaseException:
             pool.kill()
             self._pool = None
@@ -390,6 +380,52 @@ class Executor:
                 bar.close()
         self.stats["cells"] += total
         self.stats["seconds"] += time.monotonic() - t0
+
+
+class _Draws:
+    """Extra inputs drawn lazily (e.g. by hypothesis), in job order, in the caller's thread: one
+    draw whenever the dispatcher would otherwise wait for the workers (``next``), and any draw not
+    made yet when its task is planned (``result``). Not in a thread of their own: CPython's ast
+    module (3.11, 3.12) keeps its recursion depth per interpreter, so a draw beside the planning of
+    tests raised ``SystemError: AST constructor recursion depth mismatch`` now and then."""
+
+    def __init__(self, entries: list[Entry], fns: list):
+        self._todo = [_Draw(fn) for fn in fns]
+        for e, d in zip(entries, self._todo):
+            e.extra = d
+        self._at = 0
+
+    def next(self) -> bool:
+        """Make the next draw not made yet; False when none is left."""
+        while self._at < len(self._todo):
+            d = self._todo[self._at]
+            self._at += 1
+            if not d.done:
+                d.result()
+                return True
+        return False
+
+
+class _Draw:
+    """One task's draw: made once, on first demand; what it raised is raised to every caller."""
+
+    def __init__(self, fn):
+        self._fn = fn
+        self.done = False
+        self._value: Any = None
+        self._error: BaseException | None = None
+
+    def result(self):
+        if not self.done:
+            self.done = True
+            try:
+                self._value = self._fn()
+            except Exception as exc:  # Entry.plan treats a failed draw as no extra inputs
+                self._error = exc
+            self._fn = None
+        if self._error is not None:
+            raise self._error
+        return self._value
 
 
 # what a program names when its runs may differ: randomness (also os.urandom), the clock, the

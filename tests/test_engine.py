@@ -568,3 +568,29 @@ def test_a_repeated_test_runs_once_and_its_column_is_copied(ex):
     assert [[c.value for c in row] for row in r.extra] == [[10], [7], [10]] and r.extra_inputs == ["f(5)"]
     plain_run = ex.run_matrices([(F, codes[:2], [t1, t2], ["f(5)"])])[0]
     assert [row[:2] for row in r.status[:2]] == plain_run.status
+
+
+def test_lazy_extra_inputs_are_drawn_in_the_callers_thread(ex):
+    """CPython's ast module (3.11, 3.12) counts its recursion depth per interpreter, not per
+    thread: a draw of extra inputs (hypothesis, ast) in a background thread beside the parent's
+    planning of tests raised ``SystemError: AST constructor recursion depth mismatch`` now and
+    then (a real `coevo select` run skipped one task's output consensus at random; in the planning
+    thread the same error would have ended the run). Draws run in the caller's thread, in job order,
+    while it waits for the workers."""
+    import threading
+
+    order = []
+
+    def draw(k):
+        def fn():
+            order.append((k, threading.current_thread() is threading.main_thread()))
+            return [f"f({k})", f"f({k + 10})"]
+        return fn
+
+    jobs = [(F, ["def f(x):\n    return 2 * x\n"], [Test.assertion(f"assert f({k}) == {2 * k}")], draw(k))
+            for k in range(4)]
+    res = ex.run_matrices(jobs)
+    assert order == [(k, True) for k in range(4)]
+    for k, r in enumerate(res):
+        assert r.status == [["pass"]] and r.extra_inputs == [f"f({k})", f"f({k + 10})"]
+        assert [c.value for c in r.extra[0]] == [2 * k, 2 * (k + 10)]
