@@ -225,7 +225,7 @@ def completion_code(prompt: str, completion: str, entry_point: str | None) -> st
     the function and the tests use), as a definition replacing the prompt's stub, or, where the
     answer gives only the body, indented under the prompt's signature. None: run prompt +
     completion as written."""
-    if _compiles(prompt + completion) or not _chat_answer(completion):
+    if not _chat_answer(completion) or _compiles(prompt + completion):  # (the cheap test first)
         return None
     from roles.parsing import after_reasoning, parse_code
 
