@@ -35,7 +35,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from matrix.sandbox.encoding import NonPlain
+from matrix.sandbox.encoding import Member, NonPlain
 
 __all__ = [
     "CallSite",
@@ -498,6 +498,8 @@ def value_key(value: Any) -> str:
 
 
 def _canon(value: Any, depth: int = 0) -> str:
+    if type(value) is Member:  # an enum member or numpy bool agrees with its value, as it equals it
+        value = value.value
     if isinstance(value, NonPlain):  # a dropped large value is its digest; other non-plain values
         return f"<digest {value.key}>" if value.key is not None else _repr(value)  # stay apart
     if depth > 20:

@@ -25,10 +25,10 @@ import math
 import time
 from typing import Any
 
-from matrix.sandbox.encoding import DEFAULT_FACTORIES, NonPlain, TooCostly
+from matrix.sandbox.encoding import DEFAULT_FACTORIES, Member, NonPlain, TooCostly
 from matrix.sandbox.encoding import decode as _decode
 
-__all__ = ["NonPlain", "Unsupported", "TooBig", "TooCostly", "decode", "evaluate", "literal",
+__all__ = ["NonPlain", "Member", "Unsupported", "TooBig", "TooCostly", "decode", "evaluate", "literal",
            "to_jsonable", "canonical", "display", "SAFE_FUNCS", "MATH_FUNCS", "MATH_CONSTS"]
 
 
@@ -116,9 +116,9 @@ _CMPOPS = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: 
 def _identical(a: Any, b: Any) -> bool:
     """``a is b``; between two program objects (values cross as copies: every decoded one is a
     new object) only the program can tell, so the test runs where it can (a generic test)."""
-    if type(a) is NonPlain and type(b) is NonPlain:
+    if isinstance(a, NonPlain) and isinstance(b, NonPlain):
         raise TypeError("the identity of two program objects is the program's to tell")
-    return a is b
+    return a is b  # a program object (an enum member included) is never a value of the test's
 _UNOPS = {ast.Not: lambda a: not a, ast.USub: lambda a: -a, ast.UAdd: lambda a: +a,
           ast.Invert: lambda a: ~a}
 
@@ -507,6 +507,8 @@ def to_jsonable(value: Any, depth: int = 0) -> Any:
         return {"NT": [t.__name__, list(t._fields), [to_jsonable(v, depth + 1) for v in value]]}
     if t is NonPlain:
         return {"N": value.type_name}
+    if t is Member:  # written as its value, as the base of other subclasses is
+        return to_jsonable(value.value, depth + 1)
     return {"N": t.__name__}
 
 
@@ -535,6 +537,8 @@ def _canon(v: Any, depth: int = 0) -> Any:
         return {t.__name__: v} if t is not str else v
     if t is fractions.Fraction:
         return {"Fraction": [_canon(v.numerator, depth + 1), _canon(v.denominator, depth + 1)]}
+    if t is Member:
+        return _canon(v.value, depth + 1)
     return {t.__name__: display(v, 1000)}
 
 

@@ -147,6 +147,8 @@ def interpret(rec: CellRecord, plan: Plan, data: Any, timeout: float, max_output
                 ok = v == plan.judge.expected
             except Exception:
                 ok = None
+            if type(v) is plain.Member:  # an enum member: equal to what its value equals
+                v = v.value
             if ok is True:
                 return CellResult("pass", v, "", secs)
             if ok is False:
@@ -253,7 +255,7 @@ def _false_claim_first(values: list, names: list, plan: Plan, secs: float) -> Ce
             not judge.fails_before(values, undefined):
         return None
     first = values[0] if values else None
-    return CellResult("fail", None if isinstance(first, plain.NonPlain) else first, "", secs)
+    return CellResult("fail", _shown(first), "", secs)
 
 
 def _undefined(plan: Plan, names: list) -> frozenset | None:
@@ -307,12 +309,14 @@ def _values(data, plan: Plan, secs: float):
         return _false_claim_first(values, names, plan, secs) or CellResult(
             "error", None, f"NameError: name '{missing[0]}' is not defined", secs)
     first = values[0] if values else None
-    nonplain = next((v for v in values if isinstance(v, plain.NonPlain)), None)
-    shown = None if isinstance(first, plain.NonPlain) else first
+    # program objects: an enum member (Member) equals its value, any other object nothing of the test's
+    nonplain = next((v for v in values if isinstance(v, plain.NonPlain) and type(v) is not plain.Member), None)
+    member = next((v for v in values if type(v) is plain.Member), None)
+    shown = _shown(first)
     if plan.judge is None:
         if nonplain is not None:
             return CellResult("error", None, f"returned a {nonplain.type_name}, not plain data", secs)
-        return CellResult("pass", first, "", secs)
+        return CellResult("pass", shown, "", secs)
     try:
         ok = plan.judge(values)
     except plain.TooBig:  # e.g. math.factorial(f(2)) with f(2) == 10**7: Python would run and run
@@ -320,13 +324,20 @@ def _values(data, plan: Plan, secs: float):
             return NEEDS_GENERIC  # the test runs in the sandbox, under the cell's limits
         return CellResult("timeout", shown, "the test's expression is too costly to evaluate", secs)
     except Exception as exc:
-        if nonplain is not None and plan.fallback is not None:
+        if (nonplain is not None or member is not None) and plan.fallback is not None:
             return NEEDS_GENERIC  # `x in obj`, `obj[i]`...: the program's own object must answer
         return CellResult("error", shown, truncate(f"{type(exc).__name__}: {plain.display(exc, 900)}"), secs)
     if ok:
         return CellResult("pass", shown, "", secs)
     msg = f"returned a {nonplain.type_name}, not plain data" if nonplain is not None and nonplain.truth is None else ""
     return CellResult("fail", shown, msg, secs)
+
+
+def _shown(value: Any) -> Any:
+    """The value a cell shows: a program object is none, an enum member its own value."""
+    if type(value) is plain.Member:
+        return value.value
+    return None if isinstance(value, plain.NonPlain) else value
 
 
 def _judge_stdout(plan: Plan, stdout: str, secs: float) -> CellResult:

@@ -23,6 +23,11 @@ def ex():
         yield e
 
 
+LEVEL = "from enum import IntEnum\nclass Level(IntEnum):\n    LOW = 1\n    HIGH = 2\n"
+COLOR = "from enum import Enum\nclass Color(str, Enum):\n    RED = 'red'\n    BLUE = 'blue'\n"
+PERM = "from enum import IntFlag\nclass P(IntFlag):\n    R = 4\n    W = 2\n    X = 1\n"
+STACK = ("class Stack(list):\n    def push(self, x):\n        self.append(x)\n"
+         "    def peek(self):\n        return self[-1]\n")
 POINT = "from dataclasses import dataclass\n@dataclass(frozen=True)\nclass Point:\n    x: int\n    y: int\n"
 CASES = {
     "counter": ("count",
@@ -76,6 +81,47 @@ CASES = {
                     "try:\n    check(-1)\nexcept ApiError as e:\n    assert e.code == 400",
                     "try:\n    check(-1)\nexcept Exception as e:\n    assert e.args[0] in ('error 400', 400)"],
                    [["pass", "pass", "pass"], ["fail", "error", "fail"]]),
+    # red-team pass 14: an enum member with a builtin mixin (IntEnum, ``class C(str, Enum)``,
+    # IntFlag) crossed as its plain value, so a program returning plain 2 passed ``is Level.HIGH``
+    # (small ints are cached) and the right one failed ``is Color.RED`` and ``P.W in perm()``
+    "enum_int": ("level",
+                 [LEVEL + "def level():\n    return Level.HIGH\n", LEVEL + "def level():\n    return 2\n",
+                  LEVEL + "def level():\n    return Level.LOW\n"],
+                 ["assert level() is Level.HIGH", "x = level()\nassert x is Level.HIGH", "assert level() == 2",
+                  "assert level() == Level.HIGH", "assert level() in {Level.HIGH}", "assert level() > Level.LOW",
+                  "assert level().name == 'HIGH'", "assert level() is not Level.HIGH",
+                  "r = level()\nassert isinstance(r, Level) and isinstance(r, int) and r == 2",
+                  "assert [level()] == [2] and {level(): 'x'}[2] == 'x'"],
+                 [["pass", "pass", "pass", "pass", "pass", "pass", "pass", "fail", "pass", "pass"],
+                  ["fail", "fail", "pass", "pass", "pass", "pass", "error", "pass", "fail", "pass"],
+                  ["fail", "fail", "fail", "fail", "fail", "fail", "fail", "pass", "fail", "fail"]]),
+    "enum_str": ("color",
+                 [COLOR + "def color():\n    return Color.RED\n", COLOR + "def color():\n    return 'red'\n"],
+                 ["assert color() is Color.RED", "assert color() == 'red'", "assert color() == Color.RED",
+                  "c = color()\nassert c == 'red' and c is Color.RED", "assert color().value == 'red'"],
+                 [["pass", "pass", "pass", "pass", "pass"], ["fail", "pass", "pass", "fail", "error"]]),
+    "intflag": ("perm",
+                [PERM + "def perm():\n    return P.R | P.W\n", PERM + "def perm():\n    return 6\n"],
+                ["assert perm() is P.R | P.W", "assert P.W in perm()", "assert perm() == 6",
+                 "assert perm() == P.R | P.W"],
+                [["pass", "pass", "pass", "pass"], ["fail", "error", "pass", "pass"]]),
+    # a program's subclass of a builtin type (``class Stack(list)`` with methods) reached a generic
+    # test as a plain list: its methods were gone (a right program's error), and ``isinstance(r,
+    # Point)`` of a program object in a generic test was always false
+    "builtin_subclass": ("Stack",
+                         [STACK, STACK.replace("self[-1]", "self[0]")],
+                         ["s = Stack()\ns.push(1)\ns.push(2)\nassert s.peek() == 2",
+                          "s = Stack()\nassert isinstance(s, Stack) and isinstance(s, list)",
+                          "s = Stack()\ns.push(3)\nassert s == [3] and [3] == s and s != [4]",
+                          "s = Stack([1, 2])\nassert s.peek() == 2", "s = Stack()\nassert type(s) is not list"],
+                         [["pass"] * 5, ["fail", "pass", "pass", "fail", "pass"]]),
+    "objects_isinstance": ("move",
+                           [POINT + "def move(p):\n    return Point(p.x + 1, p.y)\n",
+                            POINT + "def move(p):\n    return (p.x + 1, p.y)\n"],
+                           ["r = move(Point(0, 0))\nassert isinstance(r, Point)\nassert r.x == 1",
+                            "r = move(Point(0, 0))\nassert isinstance(r, (int, Point))",
+                            "r = move(Point(0, 0))\nassert not isinstance(r, tuple)"],
+                           [["pass", "pass", "pass"], ["fail", "fail", "fail"]]),
 }
 
 
@@ -120,3 +166,31 @@ def test_the_parent_decodes_no_namedtuple_it_cannot_make_and_keeps_few():
         plain.decode(json.dumps({"NT": [f"N{i}", fields, list(range(256))]}))
     assert encoding._NT_CHARS <= 1 << 18 and len(encoding._NT_CLASSES) < 20
     assert plain.decode(json.dumps({"NT": ["P", ["x", "y"], [1, 2]]})).x == 1
+
+
+NP_RIGHT = "import numpy as np\ndef double(a):\n    return np.asarray(a) * 2\n"
+NP_WRONG = "import numpy as np\ndef double(a):\n    return np.asarray(a) * 2 + np.array([0, 0, 1])\n"
+NP_TESTS = ["import numpy as np\nassert np.array_equal(double([1, 2, 3]), np.array([2, 4, 6]))",
+            "import numpy as np\nassert np.allclose(double([1, 2, 3]), [2, 4, 6])",
+            "import numpy as np\nassert (double([1, 2, 3]) == np.array([2, 4, 6])).all()",
+            "import numpy as np\nnp.testing.assert_allclose(double([1.0, 2.0, 3.0]), [2, 4, 6])",
+            "import numpy as np\nr = double([1, 2, 3])\nassert isinstance(r, np.ndarray) and r.shape == (3,)",
+            "assert list(double([1, 2, 3])) == [2, 4, 6]"]
+
+
+def test_numpy_arrays_reach_a_generic_test_as_arrays(ex):
+    """Red-team pass 14: a program's numpy array reached a generic test as a reference, on which
+    the test's numpy failed (``np.array_equal`` false, ``np.allclose`` 'invalid __array_struct__'):
+    every usual numpy test failed the right program. With numpy loaded in the test process the
+    array arrives as an array of its own (a copy, as lists are); a numpy bool is not ``True``."""
+    pytest.importorskip("numpy")
+    result = ex.run_matrix(Task("np", "np", entry_point="double"), [NP_RIGHT, NP_WRONG],
+                           [Test.assertion(t) for t in NP_TESTS])
+    assert result.status == [["pass"] * 6, ["fail", "fail", "fail", "fail", "pass", "fail"]], result.errors
+    truth = ("import numpy as np\ndef big(a):\n    return np.mean(a) > 1\n",
+             "def big(a):\n    return sum(a) / len(a) > 1\n")
+    result = ex.run_matrix(Task("nb", "nb", entry_point="big"), list(truth),
+                           [Test.assertion(t) for t in ("assert big([1, 2]) is True", "assert big([1, 2]) == True",
+                                                        "assert big([1, 2])", "x = big([1, 2])\nassert x is True",
+                                                        "assert big([0]) is not False")])
+    assert result.status == [["fail", "pass", "pass", "fail", "pass"], ["pass"] * 4 + ["fail"]], result.errors

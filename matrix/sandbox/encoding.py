@@ -28,11 +28,12 @@ from __future__ import annotations
 
 import collections
 import decimal
+import enum
 import fractions
 import json
 import time
 
-__all__ = ["NonPlain", "TooCostly", "make_encoder", "decode", "BIG_INT"]
+__all__ = ["NonPlain", "Member", "TooCostly", "make_encoder", "decode", "BIG_INT"]
 
 BIG_INT = 1 << 14000  # ints at least this large travel as hex
 MAX_DEPTH = 400
@@ -59,7 +60,7 @@ class NonPlain:
         self.stdout_key = stdout_key
 
     def __eq__(self, other):
-        if type(other) is NonPlain:
+        if isinstance(other, NonPlain):
             raise TypeError(f"two program objects ({self.type_name}, {other.type_name}): only the "
                             "program's own == can compare them")
         return False
@@ -77,6 +78,42 @@ class NonPlain:
 
     def __repr__(self):
         return f"<non-plain {self.type_name}>"
+
+
+class Member(NonPlain):
+    """A program object whose ``==`` and ``hash`` are those of a builtin value it carries
+    (``value``): an enum member with a builtin mixin (``IntEnum``, ``StrEnum``, ``class C(str,
+    Enum)``, ``IntFlag``) or a numpy bool. It equals what its value equals, so ``level() == 2``
+    and ``color() == 'red'`` mean what they mean in Python, but it is never identical to a value
+    of the test's (``2 is Level.HIGH`` is false: a program returning plain 2 does not pass ``is``)
+    and supports no other operation in the parent, so that the test runs where the program's own
+    object answers (a generic test) when it needs more: identity with another program object,
+    arithmetic, ``<``."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, type_name: str, value):
+        t = type(value)
+        truth = bool(value) if t in (bool, int, float, str, bytes, tuple, frozenset, complex) else None
+        super().__init__(type_name, truth)
+        self.value = value
+
+    def __eq__(self, other):
+        if isinstance(other, Member):
+            return self.value == other.value
+        if isinstance(other, NonPlain):
+            raise TypeError(f"two program objects ({self.type_name}, {other.type_name}): only the "
+                            "program's own == can compare them")
+        return self.value == other
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return hash(self.value)
+
+    def __repr__(self):
+        return f"<{self.type_name} {self.value!r}>"
 
 
 DEFAULT_FACTORIES = (list, dict, set, frozenset, tuple, int, float, complex, str, bytes, bytearray, bool,
@@ -155,10 +192,16 @@ class _NotPlain(Exception):
 
 # ----------------------------------------------------------------------------- the encoder
 
-def make_encoder():
+def make_encoder(subclass_hook=None):
     """``encode(value, truth=False)``: the tagged JSON-able form of ``value``. With ``truth``, a
     non-plain top-level value carries its truthiness (``bool(value)``, which may run candidate
-    code: call it only where candidate code may run)."""
+    code: call it only where candidate code may run).
+
+    An enum member with a builtin mixin (``IntEnum``, ``class C(str, Enum)``...) and a numpy bool
+    are ``{"E": [type name, value]}`` (:class:`Member` where decoded); other subclasses of builtin
+    types travel as their base. With ``subclass_hook``, each of these values (enum members, numpy
+    bools, subclasses of builtin types not overriding ``==``) is ``subclass_hook(value, base form,
+    builtin base or None)`` instead: the remote peers' references (:mod:`.remote`)."""
     _str, _bool, _none, _int, _float = str, bool, type(None), int, float
     _list, _tuple, _dict, _set, _fset = list, tuple, dict, set, frozenset
     _bytes, _barr, _complex, _range = bytes, bytearray, complex, range
@@ -181,7 +224,36 @@ def make_encoder():
     _type, _id, _issub, _fmt, _isinst = type, id, issubclass, format, isinstance
     type_name = type.__dict__["__name__"].__get__
     type_module = type.__dict__["__module__"].__get__
+    type_mro = type.__dict__["__mro__"].__get__
+    type_dict = type.__dict__["__dict__"].__get__
+    enum_meta = enum.EnumMeta
+    hook = subclass_hook
     big = BIG_INT
+
+    def builtin_base(t):
+        for base in bases:
+            if _issub(t, base):
+                return base
+        return None
+
+    def enum_member(v, t, depth, path):
+        """An enum member's wire form: ``E`` (or the hook's) for a builtin mixin whose ``==`` and
+        hash no class of the program's changes, else not plain (a reference where remote)."""
+        base = builtin_base(t)
+        if base is None:
+            raise _NotPlain(type_name(t))
+        for c in type_mro(t):
+            if c is base:
+                break
+            if type_module(c) != "enum":
+                d = type_dict(c)
+                if "__eq__" in d or "__ne__" in d or "__hash__" in d:
+                    raise _NotPlain(f"{type_name(t)} (an enum overriding __eq__ or __hash__)")
+        b, _ = base_value(v, base)
+        flat = enc(b, depth + 1, path)
+        if hook is not None:
+            return hook(v, flat, base)
+        return {"E": [type_name(t)[:100], flat]}
 
     def overrides_eq(t, base):
         for c in type.__dict__["__mro__"].__get__(t):
@@ -289,6 +361,8 @@ def make_encoder():
                 f = dd_factory(v)
                 return {"DD": [factories.get(f) if f is not None else None, pairs]}
             return {"C" if t is Counter else "O": pairs}
+        if _issub(_type(t), enum_meta):
+            return enum_member(v, t, depth, path)
         if _issub(t, _tuple):
             fields = nt_shape(t)
             items = _tuple(tuple_iter(v)) if fields is not None else ()
@@ -297,10 +371,17 @@ def make_encoder():
                                                                                             for x in items])]}
         if type_module(t) == "numpy" and _isinst(getattr(v, "shape", None), _tuple) and v.shape == () \
                 and hasattr(v, "item"):
-            return enc(v.item(), depth + 1, path)  # numpy scalars compare like their Python value
+            item = v.item()
+            if type_name(t) in ("bool", "bool_") and (item is True or item is False):
+                # a numpy bool equals True or False but is neither (``np.True_ is True`` is false)
+                return hook(v, item, None) if hook is not None else {"E": ["numpy.bool", item]}
+            return enc(item, depth + 1, path)  # numpy scalars compare like their Python value
         b, ok = base_value(v, t)
         if ok:
-            return enc(b, depth + 1, path)
+            flat = enc(b, depth + 1, path)
+            if hook is not None and t not in trusted:
+                return hook(v, flat, builtin_base(t))
+            return flat
         raise _NotPlain(type_name(t))
 
     def encode(v, truth=False):
@@ -481,6 +562,10 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None):
             cls = namedtuple_class(x[0], x[1], len(items))
             check()  # a class made for each of many names is work too
             return cls._make(items)
+        if tag == "E":
+            if type(x) is not list or len(x) != 2 or type(x[0]) is not str:
+                raise ValueError("malformed member")
+            return Member(x[0][:100], unbox(x[1]))
         if tag == "N":
             if type(x) is list and len(x) == 2:
                 return NonPlain(str(x[0])[:200], x[1] if x[1] is True or x[1] is False else None)
@@ -524,13 +609,17 @@ def _unbox_lists(value):
             for i, x in enumerate(v):
                 if type(x) is _BigInt:
                     v[i] = x.value
-                elif isinstance(x, (list, tuple, dict, collections.deque)):
+                elif issubclass(type(x), _CONTAINERS):
                     stack.append(x)
-        elif isinstance(v, (tuple, collections.deque)):
-            stack.extend(x for x in v if isinstance(x, (list, tuple, dict, collections.deque)))
-        elif isinstance(v, dict):
-            stack.extend(x for x in v.values() if isinstance(x, (list, tuple, dict, collections.deque)))
+        elif issubclass(t, (tuple, collections.deque)):
+            stack.extend(x for x in v if issubclass(type(x), _CONTAINERS))
+        elif issubclass(t, dict):
+            stack.extend(x for x in v.values() if issubclass(type(x), _CONTAINERS))
     return value
+
+
+# by their real type: a remote reference answers isinstance() for the class it stands for
+_CONTAINERS = (list, tuple, dict, collections.deque)
 
 
 def dumps(obj) -> bytes:

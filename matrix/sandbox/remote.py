@@ -30,6 +30,7 @@ import builtins
 import json as _json
 import socket
 import struct
+import sys
 
 from .encoding import decode, make_encoder
 from .records import Frame
@@ -63,7 +64,11 @@ class _Peer:
         self.export_ids: dict[int, int] = {}  # id(obj) -> export id (the object stays referenced)
         self.proxies: dict[int, object] = {}
         self.exc_classes: dict[int, type] = {}
-        self.encode = make_encoder()
+        # the program's enum members, numpy bools and subclasses of builtin types go as references
+        # that compare with the test's values by their plain value (``plain``); the test's own
+        # travel as their plain value, as before
+        self.encode = make_encoder(subclass_hook=self._plain_ref if side == "C" else _flat)
+        self.encode_flat = make_encoder(subclass_hook=_flat)
         self.buf = bytearray()
 
     # -- transport (references captured at import: a program that rebinds builtins or the json
@@ -93,6 +98,18 @@ class _Peer:
             self.buf += chunk
 
     # -- values
+    def _plain_ref(self, obj, flat, base) -> dict:
+        """A program object with a plain value (an enum member, a numpy bool, a subclass of a
+        builtin type not overriding ``==``): a reference (its own methods, identity, type) that
+        equals what its current plain value equals (:meth:`_Proxy.__eq__`)."""
+        ref = self.export(obj)
+        ref["R"][3] += ["plain"] + ([f"base:{base.__name__}"] if base in _PLAIN_BASES.values() else [])
+        if base is None:  # a numpy bool: a numpy bool of the test's, where it can make one
+            data = _array_data(obj, self.encode_flat)
+            if data is not None:
+                ref["R"].append(data)
+        return ref
+
     def export(self, obj) -> dict:
         key = id(obj)
         eid = self.export_ids.get(key)
@@ -120,6 +137,8 @@ class _Peer:
         lists, tuples and dicts that hold references are sent element by element."""
         if isinstance(value, _Proxy) and object.__getattribute__(value, "_peer") is self:
             return {"R": [self.other, object.__getattribute__(value, "_rid"), "", []]}
+        if type(value) is _Raw:
+            return value.enc
         enc = self.encode(value)
         if not (type(enc) is dict and "N" in enc):
             return enc
@@ -130,10 +149,19 @@ class _Peer:
             if t is tuple:
                 return {"t": [self.to_wire(x, depth + 1) for x in value]}
             return {"d": [[self.to_wire(k, depth + 1), self.to_wire(v, depth + 1)] for k, v in value.items()]}
-        return self.export(value)
+        ref = self.export(value)
+        data = _array_data(value, self.encode_flat)
+        if data is not None:
+            ref["R"].append(data)
+        return ref
 
     def resolve_ref(self, x):
         """Decoder hook for ``{"R": ...}``: this side's object, or a proxy of the other's."""
+        if type(x) is list and len(x) == 5:  # a numpy array's data: an array of our own, if we use numpy
+            array = _array_from(x[4])
+            if array is not None:
+                return array
+            x = x[:4]
         if type(x) is not list or len(x) != 4 or x[0] not in ("C", "T") or type(x[1]) is not int:
             raise ValueError("malformed reference")
         side, rid, tname, flags = x
@@ -151,6 +179,10 @@ class _Peer:
                 p = self._exception_class(rid, str(tname), exc)
             else:
                 p = _Proxy(self, rid, str(tname)[:100], "callable" in flags)
+                if "plain" in flags:
+                    base = next((_PLAIN_BASES.get(f[5:]) for f in flags if f.startswith("base:")), None)
+                    object.__setattr__(p, "_plain", True)
+                    object.__setattr__(p, "_base", base)
             self.proxies[rid] = p
         return p
 
@@ -258,6 +290,78 @@ class _Peer:
         raise NotImplementedError
 
 
+_PLAIN_BASES = {t.__name__: t for t in (bool, int, float, complex, str, bytes, bytearray, list, tuple, dict,
+                                         set, frozenset)}
+
+
+def _flat(obj, flat, base):
+    """The test's enum members and subclasses of builtin types travel as their plain value."""
+    return flat
+
+
+class _Raw:
+    """An already-encoded reply (a program object's plain value)."""
+
+    __slots__ = ("enc",)
+
+    def __init__(self, enc):
+        self.enc = enc
+
+
+_ARRAY_KINDS = frozenset("biufcU")
+_MAX_ARRAY = 1_000_000
+_MAX_ARRAY_BYTES = 1 << 26
+
+
+def _array_data(value, encode):
+    """``["ndarray", dtype, shape, items]`` of a numpy array of numbers, bools or strings, or of
+    a numpy bool (shape ``[]``), read through the value's own methods where it is; else None."""
+    t = type(value)
+    if type.__dict__["__module__"].__get__(t) != "numpy" or type.__dict__["__name__"].__get__(t) not in \
+            ("ndarray", "bool", "bool_"):
+        return None
+    try:
+        dtype = value.dtype
+        if dtype.kind not in _ARRAY_KINDS or value.size > _MAX_ARRAY or value.ndim > 32:
+            return None
+        items = value.ravel().tolist() if value.ndim else [value.item()]
+        data = ["ndarray", str(dtype.str), [int(n) for n in value.shape], encode(items)]
+    except Exception:  # noqa: BLE001 - anything odd: a reference only
+        return None
+    return data
+
+
+def _array_from(data):
+    """The numpy array (or, of shape ``[]``, scalar) ``data`` describes, numpy imported here
+    if it was not (the other process used it); None when numpy is not there or ``data`` is not a
+    well-formed array."""
+    if type(data) is not list or len(data) != 4 or data[0] != "ndarray":
+        return None
+    np = sys.modules.get("numpy")
+    if np is None:
+        try:
+            import numpy as np
+        except Exception:  # noqa: BLE001 - no numpy here: the reference stands
+            return None
+    _, dt, shape, items = data
+    if type(dt) is not str or len(dt) > 16 or type(shape) is not list or len(shape) > 32 \
+            or any(type(n) is not int or n < 0 for n in shape) or type(items) is not list:
+        return None
+    n = 1
+    for d in shape:
+        n *= d
+    if n != len(items) or n > _MAX_ARRAY:
+        return None
+    try:
+        dtype = np.dtype(dt)
+        if dtype.kind not in _ARRAY_KINDS or dtype.itemsize * max(n, 1) > _MAX_ARRAY_BYTES:
+            return None
+        array = np.array(items, dtype=dtype).reshape(shape)
+        return array[()] if not shape else array
+    except Exception:  # noqa: BLE001 - not an array after all: the reference stands
+        return None
+
+
 def _built(cls, args, message):
     """``cls(*args)`` for an exception crossing from the other process; ``cls(message)`` when
     its ``__init__`` does not take those arguments."""
@@ -295,13 +399,32 @@ def _assign_in_place(target, new):
 class _Proxy:
     """An object of the other process. Everything but identity is a request."""
 
-    __slots__ = ("_peer", "_rid", "_tname", "_callable", "__weakref__")
+    __slots__ = ("_peer", "_rid", "_tname", "_callable", "_plain", "_base", "__weakref__")
 
     def __init__(self, peer, rid, tname, is_callable):
         object.__setattr__(self, "_peer", peer)
         object.__setattr__(self, "_rid", rid)
         object.__setattr__(self, "_tname", tname)
         object.__setattr__(self, "_callable", is_callable)
+        object.__setattr__(self, "_plain", False)  # equal to what its plain value equals
+        object.__setattr__(self, "_base", None)  # the builtin type it is a subclass of
+
+    @property  # type: ignore[misc]  # isinstance(x, int) of an IntEnum member, of a list subclass
+    def __class__(self):
+        base = object.__getattribute__(self, "_base")
+        return base if base is not None else _Proxy
+
+    def __instancecheck__(self, inst):
+        """``isinstance(x, C)`` for a class of the program's: the program's own answer for its
+        objects; a value of the test's (plain data) is no instance of a program's class."""
+        if type(inst) is _Proxy and object.__getattribute__(inst, "_peer") is object.__getattribute__(self, "_peer"):
+            return self._q("isinstance", inst) is True
+        return False
+
+    def __subclasscheck__(self, cls):
+        if type(cls) is _Proxy and object.__getattribute__(cls, "_peer") is object.__getattribute__(self, "_peer"):
+            return self._q("issubclass", cls) is True
+        return False
 
     def _q(self, op, *args):
         return object.__getattribute__(self, "_peer").request(op, self, *args)
@@ -391,12 +514,16 @@ class _Proxy:
         if (isinstance(other, _Proxy)
                 and object.__getattribute__(other, "_peer") is object.__getattribute__(self, "_peer")):
             return self._q("binop", "eq", other)
+        if object.__getattribute__(self, "_plain"):  # compared here, on its plain value now
+            return self._q("plain") == other
         return NotImplemented  # a program object equals nothing of the test's
 
     def __ne__(self, other):
         if (isinstance(other, _Proxy)
                 and object.__getattribute__(other, "_peer") is object.__getattribute__(self, "_peer")):
             return self._q("binop", "ne", other)
+        if object.__getattribute__(self, "_plain"):
+            return self._q("plain") != other
         return NotImplemented
 
     def __neg__(self):
@@ -505,6 +632,12 @@ class _Server(_Peer):
             return float(obj), None
         if op == "hash":
             return hash(obj), None
+        if op == "plain":  # the plain value a reference flagged "plain" compares by, as it is now
+            return _Raw(self.encode_flat(obj)), None
+        if op == "isinstance":
+            return isinstance(args[1], obj), None
+        if op == "issubclass":
+            return issubclass(args[1], obj), None
         if op in ("binop", "rbinop"):
             name, other = args[1], args[2]
             fn = {"eq": operator.eq, "ne": operator.ne, "and": operator.and_, "or": operator.or_}.get(name) \
