@@ -505,9 +505,12 @@ class Worker:
                 ev = self.next_event(proc, mark + limit)
                 if ev[0] == "frames":
                     for fkind, secs, body in ev[1]:
-                        if fkind == Frame.LOADED:  # the test's own time starts
-                            loaded = True
-                            mark, limit = time.monotonic(), timeout
+                        if fkind == Frame.LOADED:  # the test's own time starts, once: a process
+                            # that sends it again (the program's own, through the harness's channel)
+                            # does not restart the timer, or it would sleep past it for ever
+                            if not loaded:
+                                loaded = True
+                                mark, limit = time.monotonic(), timeout
                             continue
                         if fkind == Frame.SYNTAX:
                             return CellRecord(key, Outcome.SYNTAX, 0, 0.0, body[:MAX_ERR * 4])
@@ -585,12 +588,16 @@ class Worker:
             test = procs[1]
             mark = time.monotonic()
             limit = max(timeout, LOAD_ALLOWANCE)  # until the program has loaded
+            loaded = False
             while True:
                 ev = self.next_event(test, mark + limit)
                 if ev[0] == "frames":
                     for fkind, secs, body in ev[1]:
-                        if fkind == Frame.LOADED:  # the program loaded: the test's time starts
-                            mark, limit = time.monotonic(), timeout
+                        if fkind == Frame.LOADED:  # the program loaded: the test's time starts (once:
+                            # the test's own code can send it again, which restarts nothing)
+                            if not loaded:
+                                loaded = True
+                                mark, limit = time.monotonic(), timeout
                             continue
                         secs = min(max(secs, 0.0), time.monotonic() - mark)
                         if fkind == Frame.VERDICT:
