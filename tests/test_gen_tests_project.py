@@ -100,3 +100,58 @@ def test_a_project_config_that_cannot_run_in_the_sandbox_is_named_not_fatal(tmp_
     err = capsys.readouterr().err
     assert "add(" in (proj / "tests" / "test_calc.py").read_text()
     assert "warning" in err and "the database is not reachable" in err, err
+
+
+SEQS = '''def fib():
+    a, b = 0, 1
+    while True:
+        yield a
+        a, b = b, a + b
+
+
+def count_up(start: int = 0):
+    while True:
+        yield start
+        start += 1
+
+
+def evens(n: int):
+    for k in range(abs(n) % 300):
+        if k % 2 == 0:
+            yield k
+    yield -1
+
+
+def late():
+    k = 0
+    while True:
+        k += 1
+        if k > 50:
+            yield "late"  # only after the 50th item: no test reads that far
+        else:
+            yield k
+'''
+
+
+def test_an_infinite_generator_gets_a_prefix_asserted_and_no_test_asserts_nothing(tmp_path):
+    """Red-team pass 12 (gen-tests F11): for ``def fib(): while True: yield ...`` the suite held
+    ``fib()`` alone (a generator that is never iterated runs none of its lines), and the report
+    credited it with every line, which only the harness's own reading of 200 items had run."""
+    import ast
+
+    (tmp_path / "seqs.py").write_text(SEQS)
+    out = tmp_path / "out"
+    assert gen(tmp_path / "seqs.py", "--out", out) == 0
+    text = (out / "test_seqs.py").read_text()
+    assert "list(itertools.islice(fib(), 10)) == [0, 1, 1, 2, 3, 5, 8, 13, 21, 34]" in text, text
+    assert "itertools.islice(count_up(" in text, text
+    for fn in ast.parse(text).body:
+        if isinstance(fn, ast.FunctionDef) and fn.name.startswith("test_"):
+            asserts = [n for n in ast.walk(fn) if isinstance(n, (ast.Assert, ast.With))]
+            assert asserts, ast.unparse(fn)  # every test asserts something
+    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(out)],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                         env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    assert res.returncode == 0, res.stdout + res.stderr
+    rep = json.loads((out / "test_seqs.json").read_text())
+    assert rep["lines"]["covered"] == rep["lines"]["total"] - 1, rep["lines"]  # the 'late' line

@@ -29,8 +29,9 @@ from __future__ import annotations
 SOURCE = r'''
 import sys as _cv_sys
 
-_CV_STATE = {"code": None, "mod": None, "alarm": False}
+_CV_STATE = {"code": None, "mod": None, "alarm": False, "cov": None, "ctx": None, "overflow": False}
 _CV_MAX_ITEMS = 2000
+_CV_PREFIX = 10  # items of an iterator longer than 200 that a test asserts (itertools.islice)
 _CV_MAX_STR = 20000
 _CV_MAX_OUT = 65536
 
@@ -203,6 +204,16 @@ def _cv_load(fresh=False):
     return mod
 
 
+def _cv_ctx(suffix=""):
+    """Coverage's context for what runs next: the probe's calls (``""``), the harness's own reading
+    of their values (``"+d"``: credited to the probe only when its test asserts what was read)
+    or of an iterator past its first items (``"+t"``: credited only when the iterator ended, so
+    that the test reads it all)."""
+    cov = _CV_STATE.get("cov")
+    if cov is not None and _CV_STATE.get("ctx") is not None:
+        cov.switch_context(_CV_STATE["ctx"] + suffix)
+
+
 def _cv_path(t):
     return [getattr(t, "__module__", "") or "", getattr(t, "__qualname__", getattr(t, "__name__", "?"))]
 
@@ -280,9 +291,28 @@ def _cv_desc(v, mod, depth=0):
         items = []
         for x in v:
             items.append(_cv_desc(x, mod, depth + 1))
-            if len(items) > 200:
-                return ["opaque", _cv_path(t)]
-        return ["iter", items]
+            if len(items) == _CV_PREFIX:
+                break
+        else:
+            return ["iter", items]
+        # past the first items: up to 200 more read under a context of their own; an iterator
+        # that goes on (or fails later) is asserted by its first items only
+        rest = []
+        _cv_ctx("+t")
+        try:
+            for x in v:
+                rest.append(_cv_desc(x, mod, depth + 1))
+                if len(rest) > 200:
+                    _CV_STATE["overflow"] = True
+                    return ["iter", items, "more"]
+        except (_CvTimeout, _CvOutputCap, KeyboardInterrupt):
+            raise
+        except BaseException:
+            _CV_STATE["overflow"] = True
+            return ["iter", items, "more"]
+        finally:
+            _cv_ctx("+d")
+        return ["iter", items + rest]
     if t in (list, tuple, set, frozenset) and len(v) <= 200:
         return ["seq", t.__name__, [_cv_desc(x, mod, depth + 1) for x in v]]
     if t is dict and len(v) <= 200:
@@ -392,7 +422,11 @@ def _cv_step(mod, env, local, step):
             raise
         return ["badarg", type(exc).__name__ + ": " + str(exc)[:200]]
     tracked = [i for i, a in enumerate(argv) if _cv_track(a)]
-    before = {i: _cv_desc(argv[i], mod) for i in tracked}
+    _cv_ctx("+d")
+    try:
+        before = {i: _cv_desc(argv[i], mod) for i in tracked}
+    finally:
+        _cv_ctx()
     sink = _CvSink()
     read = None
     tmp = _cv_sys.modules.get("tempfile")
@@ -406,7 +440,11 @@ def _cv_step(mod, env, local, step):
                     value = fn(*argv, **kw)
                 else:
                     value = eval(callee, env, local)
-                desc = ["bound", _cv_desc(value, mod)] if bind else _cv_desc(value, mod)
+                _cv_ctx("+d")
+                try:
+                    desc = ["bound", _cv_desc(value, mod)] if bind else _cv_desc(value, mod)
+                finally:
+                    _cv_ctx()
         finally:
             read, _CV_STATE["env"] = _CV_STATE["env"], None
             read = {k for k in read if not _cv_benign_env(k)} if read else read
@@ -427,10 +465,14 @@ def _cv_step(mod, env, local, step):
     if bind:
         local[bind] = value
     changed = []
-    for i in tracked:
-        after = _cv_desc(argv[i], mod)
-        if after != before[i]:
-            changed.append([i, after])
+    _cv_ctx("+d")
+    try:
+        for i in tracked:
+            after = _cv_desc(argv[i], mod)
+            if after != before[i]:
+                changed.append([i, after])
+    finally:
+        _cv_ctx()
     return ["ok", desc, sink.getvalue(), changed]
 
 
@@ -496,6 +538,7 @@ def _cv_probe(steps, limit, import_limit=None):
             if step[4] and outs[-1][0] == "raise" and k + 1 < len(steps):
                 outs.append(["badarg", "the object was not built"])  # nothing to call the rest on
                 break
+        _cv_ctx("+d")
         for var in sorted(local):
             state[var] = _cv_desc(local[var], mod)
     except _CvTimeout:
@@ -523,16 +566,25 @@ def _cv_probes(job):
             import coverage
             cov = coverage.Coverage(data_file=None, branch=True, include=[job["file"]], config_file=False)
             cov.start()
+        _CV_STATE["cov"] = cov
+        overflow = set()
         try:
             for pid in v["ids"]:
-                if cov is not None:
-                    cov.switch_context(str(pid))
-                res = _cv_probe(table[pid], limit, v.get("import_limit"))
+                _CV_STATE["ctx"] = str(pid)
+                _CV_STATE["overflow"] = False
+                _cv_ctx()
+                try:
+                    res = _cv_probe(table[pid], limit, v.get("import_limit"))
+                finally:
+                    _CV_STATE["ctx"] = None
+                if _CV_STATE["overflow"]:
+                    overflow.add(pid)
                 out[pid] = res
                 if v.get("stop") and ("load" in res or (res["steps"] and res["steps"][-1][0] in
                                                         ("timeout", "output"))):
                     break
         finally:
+            _CV_STATE["cov"] = None
             if cov is not None:
                 cov.stop()
         if cov is not None:
@@ -543,6 +595,11 @@ def _cv_probes(job):
                     continue
                 data.set_query_contexts([f"^{pid}$"])  # patterns: "1" alone would match "10", "21"
                 a[pid] = sorted(data.arcs(job["file"]) or [])
+                # what only reading the values ran: the parent credits it where the test asserts them
+                data.set_query_contexts([f"^{pid}\\+d$"] + ([] if pid in overflow else [f"^{pid}\\+t$"]))
+                extra = sorted(set(map(tuple, data.arcs(job["file"]) or [])) - set(map(tuple, a[pid])))
+                if extra and isinstance(out[pid], dict):
+                    out[pid]["darcs"] = extra
     return {"results": results, "arcs": arcs}
 
 

@@ -319,12 +319,18 @@ class _SuiteBuilder:
                                        cov=self.coverage_ok, limit=self.limit)
         new = []
         for pid in ids:
-            o = _machine_paths_left_out(res.get(pid), self.local_paths)
+            raw = res.get(pid)
+            read = raw.pop("darcs", None) if isinstance(raw, dict) else None
+            o = _machine_paths_left_out(raw, self.local_paths)
             self.outcomes[pid] = o
             if isinstance(o, dict) and (o.get("crash") or any(st[0] == "timeout" for st in o.get("steps", []))):
                 unit = self.table[pid].unit
                 self.hung[unit] = self.hung.get(unit, 0) + 1
             a = set(arcs.get(pid, []))
+            if read and observe.usable(o) and _asserts_a_value(observe.checks(o, self.names)):
+                # what the harness ran reading the values (a generator's items, properties) is
+                # credited only where the test asserts what was read: it runs it again then
+                a |= {tuple(x) for x in read}
             self.arcs_of[pid] = a
             if not observe.usable(o):
                 continue
@@ -604,9 +610,12 @@ class _SuiteBuilder:
         a = self.arcs_of.get(pid, set())
         cs = self.cand_checks[pid]
         explicit = _explicit_raise(self.module, self.outcomes[pid])
+        # a test that asserts nothing (a call alone: it does not raise) brings what it runs and
+        # the mutants it kills, not a behaviour of its own
+        asserts = _asserts_a_value(cs) or any(c.op == "raises" for c in cs)
         return Candidate(pid=pid, kills=frozenset(self.kills.get(pid, ())), branches=frozenset(a & self.branches),
                          lines=frozenset(_arcs_lines(a) & self.statements),
-                         behaviours=frozenset({_behaviour(p, self.outcomes[pid])}),
+                         behaviours=frozenset({_behaviour(p, self.outcomes[pid])} if asserts else ()),
                          cost=p.size() / 40 + len(cs) / 4 + (1.5 if explicit is False else 0)
                          + sum(len(repr(c.value)) for c in cs) / 200,  # long literals read badly
                          bonus=(0.5 if p.origin == "docstring" else 0.0) + (0.3 if explicit else 0.0))
@@ -751,6 +760,11 @@ class _SuiteBuilder:
         if self.extra is not None:
             report["model"] = self.extra.summary()
         return report
+
+
+def _asserts_a_value(cs: list) -> bool:
+    """Some check of ``cs`` asserts a value (not only that a call returned, or raised)."""
+    return any(c.op not in ("ok", "raises") for c in cs)
 
 
 def _machine_paths_left_out(outcome, paths: list[str]):

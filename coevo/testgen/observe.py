@@ -9,7 +9,8 @@ stdout]`` or one of ``["timeout"] ["memory"] ["recursion"] ["output"] ["badarg",
 Value descriptions (``desc``): ``["v", plain]``, ``["bound", desc]`` (a constructor whose result is
 bound to a variable, described as built), ``["enum", type, member]``, ``["repr", text, type]`` (a
 repr that evaluates back to an equal value), ``["obj", type, {attr: desc}, {"len", "items", "str",
-"repr"}]``, ``["iter", [desc]]``, ``["seq", "list"|"tuple"|"set"|"frozenset", [desc]]``,
+"repr"}]``, ``["iter", [desc]]`` (``["iter", [desc], "more"]``: the first items of a longer
+iterator), ``["seq", "list"|"tuple"|"set"|"frozenset", [desc]]``,
 ``["map", [[key, desc]]]``, ``["exc", type, message]``, ``["opaque", type]``; a type is
 ``[module, qualname]``.
 
@@ -42,7 +43,8 @@ _MAX_ITEMS = 6
 @dataclass(frozen=True)
 class Check:
     root: tuple  # ("ret", i) | ("arg", i, j) | ("out", i) | ("var", name) | ("raise", i)
-    path: tuple  # accessors: ("attr", name) | ("len",) | ("list",) | ("str",) | ("index", k) | ("key", k)
+    # accessors: ("attr", name) | ("len",) | ("list",) | ("islice", n) | ("str",) | ("index", k) | ("key", k)
+    path: tuple
     op: str  # "ok" | "eq" | "is" | "approx" | "isnan" | "enum" | "src" | "raises"
     value: Any = None
 
@@ -127,11 +129,13 @@ def _value_checks(root: tuple, path: tuple, d, depth: int = 0, ctx=None) -> list
         return out
     if kind == "iter":
         items = d[1]
+        # an iterator longer than the harness reads (an infinite generator): its first items
+        whole = ("list",) if len(d) < 3 else ("islice", len(items))
         if all(isinstance(i, list) and i and i[0] == "v" for i in items):
-            return _value_checks(root, path + (("list",),), ["v", [i[1] for i in items]], depth + 1, ctx)
-        out = [Check(root, path + (("list",), ("len",)), "eq", len(items))]
+            return _value_checks(root, path + (whole,), ["v", [i[1] for i in items]], depth + 1, ctx)
+        out = [Check(root, path + (whole, ("len",)), "eq", len(items))]
         for k, sub in enumerate(items[:_MAX_ITEMS]):
-            out += _value_checks(root, path + (("list",), ("index", k)), sub, depth + 1, ctx)
+            out += _value_checks(root, path + (whole, ("index", k)), sub, depth + 1, ctx)
         return out
     if kind == "seq":
         out = [Check(root, path + (("len",),), "eq", len(d[2]))]
@@ -299,7 +303,7 @@ def _walk(d, path: tuple):
                     d = ["v", len(d[1])]
                 except TypeError:
                     return _MISSING
-            elif kind in ("seq", "iter") and a == "len":
+            elif kind == "seq" and a == "len" or kind == "iter" and a == "len" and len(d) < 3:
                 d = ["v", len(d[2] if kind == "seq" else d[1])]
             elif kind == "map" and a == "len":
                 d = ["v", len(d[1])]
@@ -307,8 +311,15 @@ def _walk(d, path: tuple):
                 d = ["v", d[2]]
             else:
                 return _MISSING
+        elif a == "islice":
+            # the first n items: of an iterator read to its end, or of a longer one read that far
+            if kind != "iter" or (len(d) > 2 and len(d[1]) < acc[1]):
+                return _MISSING
+            d = ["seq", "list", d[1][:acc[1]]]
+            if all(isinstance(x, list) and x and x[0] == "v" for x in d[2]):
+                d = ["v", [x[1] for x in d[2]]]
         elif a == "list":
-            if kind == "iter":
+            if kind == "iter" and len(d) < 3:
                 d = ["seq", "list", d[1]]
                 if all(isinstance(x, list) and x and x[0] == "v" for x in d[2]):
                     d = ["v", [x[1] for x in d[2]]]

@@ -315,6 +315,9 @@ def _access(expr: str, path: tuple, ctx: _Ctx) -> str:
             expr = f"{expr}.{acc[1]}"
         elif a in ("len", "list", "str", "repr"):
             expr = f"{a}({expr})"
+        elif a == "islice":
+            ctx.extra_imports.add("import itertools")
+            expr = f"list(itertools.islice({expr}, {acc[1]}))"
         elif a == "index":
             expr = f"{expr}[{acc[1]}]"
         elif a == "key":
@@ -406,7 +409,8 @@ def render_test(tc: TestCase, ctx: _Ctx, units: dict) -> str:
                 body.append(call)
             elif len(value_checks) == 1 and not value_checks[0].path:
                 body.append(_assert_line(call, value_checks[0], ctx, ind))
-            elif len(value_checks) == 1 and value_checks[0].path in ((("list",),), (("len",),), (("str",),)):
+            elif len(value_checks) == 1 and len(value_checks[0].path) == 1 and \
+                    value_checks[0].path[0][0] in ("list", "len", "str", "islice"):
                 body.append(_assert_line(_access(call, value_checks[0].path, ctx), value_checks[0], ctx, ind))
             else:
                 n_results += 1
