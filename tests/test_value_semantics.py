@@ -122,6 +122,16 @@ CASES = {
                             "r = move(Point(0, 0))\nassert isinstance(r, (int, Point))",
                             "r = move(Point(0, 0))\nassert not isinstance(r, tuple)"],
                            [["pass", "pass", "pass"], ["fail", "fail", "fail"]]),
+    # a dict argument the program changed came back as raw JSON (string keys, a tag the decoder
+    # refused): every generic test of a function that updates a dict in place was an error, and a
+    # list argument's tuples came back as lists
+    "mutated_arguments": ("add",
+                          ["def add(d):\n    d['x'] = (1, 2)\n", "def add(d):\n    d['y'] = (1, 2)\n",
+                           "def add(d):\n    d[(1, 2)] = [3]\n", "def add(d):\n    d.append((1, 2))\n"],
+                          ["d = {}\nadd(d)\nassert d == {'x': (1, 2)}", "d = {'a': 0}\nadd(d)\nassert len(d) == 2",
+                           "d = {}\nadd(d)\nassert d == {(1, 2): [3]}", "l = []\nadd(l)\nassert l == [(1, 2)]"],
+                          [["pass", "pass", "fail", "error"], ["fail", "pass", "fail", "error"],
+                           ["fail", "pass", "pass", "error"], ["error", "error", "error", "pass"]]),
 }
 
 
@@ -194,3 +204,9 @@ def test_numpy_arrays_reach_a_generic_test_as_arrays(ex):
                                                         "assert big([1, 2])", "x = big([1, 2])\nassert x is True",
                                                         "assert big([0]) is not False")])
     assert result.status == [["fail", "pass", "pass", "fail", "pass"], ["pass"] * 4 + ["fail"]], result.errors
+    # an array of the test's the program changes in place is changed in the test too, as a list is
+    scale = ("def scale(a):\n    a *= 2\n", "def scale(a):\n    a = a * 2\n")
+    result = ex.run_matrix(Task("ns", "ns", entry_point="scale"), list(scale),
+                           [Test.assertion("import numpy as np\nx = np.array([1, 2])\nscale(x)\n"
+                                           "assert np.array_equal(x, [2, 4])")])
+    assert result.status == [["pass"], ["fail"]], result.errors

@@ -278,6 +278,8 @@ class _Peer:
     def serve_request(self, msg) -> None:
         try:
             value, writeback = self.handle(msg[1], msg[2:])
+            if writeback:  # the changed arguments' new contents, encoded as any value is
+                writeback = [[where, self.to_wire(new)] for where, new in writeback]
             self.send(["r", self.to_wire(value), writeback])
         except RemoteError:
             raise
@@ -392,6 +394,8 @@ def _assign_in_place(target, new):
             target.update(new)
         elif t is bytearray and type(new) is bytearray:
             target[:] = new
+        elif t.__module__ == "numpy" and t.__name__ == "ndarray" and type(new) is t and new.shape == target.shape:
+            target[...] = new  # a numpy array the program changed in place
     except Exception:
         pass
 
@@ -561,6 +565,13 @@ class _Server(_Peer):
         super().__init__(sock, "C", max_msg, budget)
         self.ns = ns
 
+    def _contents(self, arg):
+        """What a call may change in place in an argument of the test's (a list, dict, set,
+        bytearray, or numpy array: a copy here), encoded; None for other arguments."""
+        if type(arg) in (list, dict, set, bytearray):
+            return self.encode(arg)
+        return _array_data(arg, self.encode_flat)
+
     def handle(self, op, args):
         import operator
 
@@ -581,15 +592,15 @@ class _Server(_Peer):
         if op == "call":
             call_args = args[1] if len(args) > 1 and type(args[1]) is list else []
             kwargs = args[2] if len(args) > 2 and type(args[2]) is dict else {}
-            before = [self.encode(a) for a in call_args]
-            kbefore = {k: self.encode(v) for k, v in kwargs.items()}
+            before = [self._contents(a) for a in call_args]
+            kbefore = {k: self._contents(v) for k, v in kwargs.items()}
             result = obj(*call_args, **kwargs)
             changes = []
             for i, (a, b) in enumerate(zip(call_args, before)):
-                if type(a) in (list, dict, set, bytearray) and self.encode(a) != b:
+                if b is not None and self._contents(a) != b:
                     changes.append([i, a])
             for k, v in kwargs.items():
-                if type(v) in (list, dict, set, bytearray) and self.encode(v) != kbefore[k]:
+                if kbefore[k] is not None and self._contents(v) != kbefore[k]:
                     changes.append([k, v])
             return result, changes or None
         if op == "getattr":
