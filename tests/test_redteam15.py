@@ -53,3 +53,35 @@ def test_a_generic_test_resending_loaded_does_not_restart_its_cells_timer(ex):
     r = ex.run_matrix(TASK, ["def sq(x):\n    return x * x\n"], [Test.assertion(test)]).cell(0, 0)
     assert time.monotonic() - t0 < 4.0
     assert r.status == "timeout", r
+
+
+# A test file written for a harness imports the program as the module `solution`: its other names are
+# the builtins (pytest: `abs` is the builtin whatever solution.py defines). coevo resolved every free
+# name of a test from the program, so a wrong program defining `abs` and `all` passed such tests.
+_AREA_RIGHT = "import math\ndef area(r):\n    return math.pi * r * r\n"
+_AREA_WRONG = "def area(r):\n    return 3 * r * r\n"
+_AREA_SHADOW = _AREA_WRONG + "def abs(x):\n    return 0\ndef all(it):\n    return True\n"
+_HARNESS_TESTS = [
+    "from solution import area\n\ndef test_area():\n    assert abs(area(2) - 12.566) < 1e-3\n",
+    "import unittest\nfrom solution import area\n\nclass T(unittest.TestCase):\n    def test_a(self):\n"
+    "        self.assertTrue(all(abs(area(r) - 3.14159 * r * r) < 0.01 for r in (1, 2)))\n\n"
+    "if __name__ == '__main__':\n    unittest.main()\n",
+    "import solution\nassert abs(solution.area(2) - 12.566) < 1e-3\n",
+    '"""Doc."""\nfrom __future__ import annotations\nimport solution as s\nassert abs(s.area(2) - 12.566) < 1e-3\n',
+]
+
+
+def test_a_test_importing_the_program_as_a_module_reads_the_builtins_not_the_programs_names(ex):
+    m = ex.run_matrix(TASK.__class__("t", "area", entry_point="area"), [_AREA_RIGHT, _AREA_WRONG, _AREA_SHADOW],
+                      [Test.assertion(t) for t in _HARNESS_TESTS])
+    statuses = [[m.cell(i, j).status for j in range(len(_HARNESS_TESTS))] for i in range(3)]
+    assert statuses[0] == ["pass"] * len(_HARNESS_TESTS), statuses
+    assert statuses[1] == ["fail"] * len(_HARNESS_TESTS), statuses
+    assert statuses[2] == ["fail"] * len(_HARNESS_TESTS), statuses
+
+
+def test_a_star_import_of_the_program_still_sees_its_names(ex):
+    # `from solution import *` imports the program's public names, its `abs` too, as in Python
+    test = "from solution import *\nassert abs(area(2)) == 0\n"
+    m = ex.run_matrix(TASK.__class__("t", "area", entry_point="area"), [_AREA_SHADOW], [Test.assertion(test)])
+    assert m.cell(0, 0).status == "pass", m.cell(0, 0)
