@@ -412,11 +412,18 @@ _NT_CLASSES: dict = {}  # (name, fields) -> the class made for them (bounded)
 _NT_CHARS = 0  # characters of the names of the classes kept
 
 
-def namedtuple_class(name, fields, n: int):
+_NT_NEW_PER_VALUE = 32  # classes one decoded value may make (a value keeps its classes alive)
+
+
+def namedtuple_class(name, fields, n: int, fresh: list | None = None):
     """The namedtuple class ``name`` with ``fields`` (made once), for a value of ``n`` items. Names
     are ASCII identifiers of at most 64 characters (Unicode names that normalize alike, ``ﬁ`` and
     ``fi``, made ``namedtuple`` raise SyntaxError in the parent: red-team pass 13); the classes
-    kept are bounded by the characters of their names, not only their number."""
+    kept are bounded by the characters of their names, not only their number. ``fresh``: the
+    classes this value has made so far (one item each); past :data:`_NT_NEW_PER_VALUE` the value is
+    too costly: a cell's result keeps its value, and so the classes of it, for the whole run, so a
+    value of 600 namedtuples of fresh names held 3.5 MiB of the parent per cell whatever the
+    cache's bound (red-team pass 15)."""
     global _NT_CHARS
     if type(name) is not str or type(fields) is not list or len(fields) != n or n > _MAX_FIELDS \
             or not _nt_name(name) or any(type(f) is not str or not _nt_name(f) for f in fields):
@@ -424,6 +431,10 @@ def namedtuple_class(name, fields, n: int):
     key = (name, tuple(fields))
     made = _NT_CLASSES.get(key)
     if made is None:
+        if fresh is not None:
+            if len(fresh) >= _NT_NEW_PER_VALUE:
+                raise TooCostly("the value holds too many namedtuple classes")
+            fresh.append(key)
         make = collections.namedtuple
         try:
             made = make(name, fields)
@@ -457,6 +468,7 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None):
     clock = time.perf_counter
     deadline = clock() + budget
     placeholders: list[_BigInt] = []
+    fresh: list = []  # the namedtuple classes this value made
 
     def check():
         if clock() > deadline:
@@ -559,7 +571,7 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None):
             if type(x) is not list or len(x) != 3:
                 raise ValueError("malformed namedtuple")
             items = items_of(x[2])
-            cls = namedtuple_class(x[0], x[1], len(items))
+            cls = namedtuple_class(x[0], x[1], len(items), fresh)
             check()  # a class made for each of many names is work too
             return cls._make(items)
         if tag == "E":
