@@ -18,9 +18,10 @@ STDOUT = "-"  # an output path meaning standard output
 
 
 def _open_text(path: Path):
+    # utf-8-sig: a byte order mark at the start (Windows editors, PowerShell) is read past
     if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8")
-    return open(path, encoding="utf-8")
+        return gzip.open(path, "rt", encoding="utf-8-sig")
+    return open(path, encoding="utf-8-sig")
 
 
 def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:

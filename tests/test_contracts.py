@@ -124,3 +124,22 @@ def test_bad_input_lines_are_what_the_cli_prints(example, capsys, command, name,
     err = capsys.readouterr().err.strip()
     assert err in example["errors"].splitlines()
     assert not Path("out.jsonl").exists()
+
+
+def test_a_byte_order_mark_at_the_start_of_a_jsonl_file_is_read_past(tmp_path):
+    """Editors on Windows (and PowerShell's Out-File) write UTF-8 with a BOM: the first record
+    of a tasks, codes or tests file was 'malformed JSON (Unexpected UTF-8 BOM)'."""
+    import gzip
+
+    from matrix.tasks import load_codes, load_tasks, load_tests
+
+    rec = '{"task_id": "t", "prompt": "Add.", "entry_point": "add"}\n'
+    (tmp_path / "tasks.jsonl").write_bytes(b"\xef\xbb\xbf" + rec.encode())
+    with gzip.open(tmp_path / "tests.jsonl.gz", "wb") as fh:
+        fh.write(b"\xef\xbb\xbf" + b'{"task_id": "t", "test": "assert add(1, 2) == 3"}\n')
+    code = b'{"task_id": "t", "code": "def add(a, b):\\n    return a + b"}\n'
+    (tmp_path / "codes.jsonl").write_bytes(b"\xef\xbb\xbf" + code)
+    tasks = load_tasks(tmp_path / "tasks.jsonl")
+    assert [t.task_id for t in tasks] == ["t"]
+    assert load_tests(tmp_path / "tests.jsonl.gz", ["t"])["t"][0].test == "assert add(1, 2) == 3"
+    assert load_codes(tmp_path / "codes.jsonl", ["t"])["t"] == ["def add(a, b):\n    return a + b"]
