@@ -155,3 +155,27 @@ def test_an_infinite_generator_gets_a_prefix_asserted_and_no_test_asserts_nothin
     assert res.returncode == 0, res.stdout + res.stderr
     rep = json.loads((out / "test_seqs.json").read_text())
     assert rep["lines"]["covered"] == rep["lines"]["total"] - 1, rep["lines"]  # the 'late' line
+
+
+@pytest.mark.parametrize("name", ["textwrap", "random"])
+def test_a_module_named_like_the_standard_librarys_gets_its_suite(tmp_path, name):
+    """Red-team pass 12 (gen-tests, shadowing): a project holding its own textwrap.py (flat
+    layout) stopped every module's run with "could not run the generated suite in the sandbox:
+    AttributeError: module 'textwrap' has no attribute 'dedent'": the verification put the
+    project's directory before the standard library, and pytest itself imported the user's module."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "0"\n')
+    (tmp_path / f"{name}.py").write_text('"""The user\'s own module."""\n\n\ndef shout(s: str) -> str:\n'
+                                         '    return s.upper() + "!"\n')
+    (tmp_path / "masks.py").write_text("def mask(s: str) -> str:\n    return '*' * len(s)\n")
+    for mod in (name, "masks"):
+        assert gen(tmp_path / f"{mod}.py") == 0
+    assert "shout(" in (tmp_path / "tests" / f"test_{name}.py").read_text()
+    assert "mask(" in (tmp_path / "tests" / "test_masks.py").read_text()
+    # `pytest` (its script: `python -m pytest` here would put the user's module before pytest's own
+    # import), with the installed plugins: hypothesis' imports textwrap after the suites ran
+    env = {**os.environ}
+    env.pop("PYTHONPATH", None)
+    env.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)
+    res = subprocess.run([str(Path(sys.executable).parent / "pytest"), "-q", "-p", "no:cacheprovider"],
+                         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=180)
+    assert res.returncode == 0, res.stdout + res.stderr

@@ -145,9 +145,10 @@ def run_path_mode(args) -> int:
         from coevo.testgen.project import find_project_config
 
         project = find_project_config(out)
+        copies = {str(k): str(v) for k, v in mapping.items() if k != v}
         for k, m in enumerate(modules):
             key = m.name + (f"::{m.selected}" if m.selected else "")
-            m_opts = replace(opts, project=project.job(names[key] + ".py")) if project is not None else opts
+            m_opts = replace(opts, project=project.job(names[key] + ".py", copies)) if project is not None else opts
             try:
                 res = generate_suite(m, ex, long_executor=long_executor, options=m_opts,
                                      progress=progress.module(k, m.name))

@@ -872,11 +872,19 @@ def _verify(runner: SandboxRunner, module: ModuleInfo, text: str,
     be applied in the sandbox, the runs are repeated without them and a warning says why);
     (names of failing tests, note, warning), or (None, why, warning) when pytest could not run at all."""
     import random
+    from pathlib import Path
+
+    from coevo.testgen.outdir import shadowed, with_import_root
 
     fname = "test_generated_suite.py"
     seeds = [random.randrange(1, 2 ** 31) for _ in range(4)]
     plan = [(seeds[0], False), (seeds[1], True), (seeds[2], True), (seeds[3], False)]
-    paths = [str(module.sandbox_root)]
+    # the suite as written: it puts the code's import root first on sys.path itself, once pytest
+    # has started (a root on PYTHONPATH would come before the standard library: a project's own
+    # textwrap.py or random.py was what pytest imported, and no suite ran)
+    top = module.name.split(".")[0]
+    text = with_import_root(text, str(module.sandbox_root), top if shadowed(top, Path(module.root)) else None)
+    paths: list[str] = []
     res = runner.pytest({fname: text}, plan, paths, project=project)
     warning = ""
     applied = False

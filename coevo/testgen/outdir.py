@@ -142,11 +142,24 @@ def with_import_root(text: str, rel_root: str, evict: str | None = None) -> str:
            "# the code under test is imported from its source: its import root first on sys.path",
            f"sys.path.insert(0, str(({where}).resolve()))"]
     if evict:
-        pre += [f"# and a module {evict!r} imported before from elsewhere (another module of that name) forgotten",
-                f"for _name in [n for n in sys.modules if n == {evict!r} or n.startswith({evict + '.'!r})]:",
+        # the other module of that name (the standard library's) is put back once the code under
+        # test is imported: pytest's plugins and the libraries they import later get the one they
+        # expect (hypothesis' terminal summary imports sortedcontainers, which imports textwrap)
+        named = f"n == {evict!r} or n.startswith({evict + '.'!r})"
+        pre += [f"# and a module {evict!r} imported before from elsewhere (another module of that name) set aside",
+                f"_elsewhere = {{n: m for n, m in sys.modules.items() if {named}}}",
+                "for _name in _elsewhere:",
                 "    del sys.modules[_name]"]
         rest = [line + "  # noqa: E402" if line.startswith(("import ", "from ")) else line
                 for line in lines[at:]]
+        last = max((k for k, line in enumerate(rest) if line.startswith(("import ", "from "))), default=-1)
+        back = ["",
+                f"# ... and put back for everything else (the code under test keeps its own {evict!r})",
+                "if _elsewhere:",
+                f"    for _name in [n for n in sys.modules if {named}]:",
+                "        del sys.modules[_name]",
+                "    sys.modules.update(_elsewhere)"]
+        rest[last + 1:last + 1] = back
         lines[at:] = rest
     lines[at:at] = pre + [""]
     return "\n".join(lines)

@@ -75,9 +75,11 @@ class ProjectConfig:
             dirs.append(dirs[-1] / part)
         return dirs
 
-    def job(self, suite_name: str) -> dict:
+    def job(self, suite_name: str, copies: dict[str, str] | None = None) -> dict:
         """The harness's view: ``{"files": {rel: text}, "links": {rel: target}, "dir": rel of out,
-        "name": suite_name, "describe": ...}``."""
+        "name": suite_name, "describe": ...}``. ``copies``: ``{import root: its copy}`` where the
+        sandbox reads the code from a copy (:func:`coevo.testgen.sources.sandbox_roots`): a link to
+        what was copied points to the copy."""
         files: dict[str, str] = {}
         links: dict[str, str] = {}
         dirs = self.chain()
@@ -97,9 +99,18 @@ class ProjectConfig:
                     if text is not None:
                         files[rel] = text
                         continue
-                links[rel] = str(d / name)
+                links[rel] = _copied(str(d / name), copies or {})
         return {"files": files, "links": links, "dir": os.path.relpath(self.out, self.root), "name": suite_name,
                 "describe": self.describe()}
+
+
+def _copied(target: str, copies: dict[str, str]) -> str:
+    for root, copy in copies.items():
+        if target.startswith(root.rstrip("/") + "/"):
+            there = os.path.join(copy, os.path.relpath(target, root))
+            if os.path.lexists(there):
+                return there
+    return target
 
 
 def find_project_config(out: Path) -> ProjectConfig | None:
