@@ -233,3 +233,39 @@ def test_a_chat_answer_in_a_completion_keeps_the_prompts_imports_and_helpers(tmp
     codes = write(tmp_path / "samples.jsonl", rows)
     rep, correct = eval_report(tmp_path, problems, codes)
     assert correct == {"HumanEval/0": 3, "HumanEval/50": 1} and rep["codes_extracted"] == 4
+
+
+def test_an_evalplus_samples_directory_is_a_codes_file(he, capsys):
+    """evalplus's codegen writes ``DIR/HumanEval_0/0.py, 1.py, ...`` (the task id with '/' as
+    '_', one whole program a file) and ``evalplus.evaluate --samples DIR`` reads it: so do
+    ``--codes DIR`` of matrix, select and eval, the programs of a task in the files' numeric
+    order (10.py after 9.py)."""
+    root = he["dir"] / "samples"
+    for tid, cs in COMPLETIONS.items():
+        d = root / tid.replace("/", "_")
+        d.mkdir(parents=True)
+        for i, c in enumerate(cs):
+            (d / f"{i}.py").write_text(PROMPTS[tid] + c, encoding="utf-8")
+    (root / "HumanEval_0" / "0.txt").write_text("the raw answer, not a program")  # evalplus keeps these too
+    rep, correct = eval_report(he["dir"], he["tasks"], str(root))
+    assert correct == {"HumanEval/0": 2, "HumanEval/53": 2}
+    assert rep["pass_at_k"]["1"] == expected_pass_at_1()
+    # numeric order: sample 10 is the eleventh candidate
+    d = root / "HumanEval_53"
+    for i in range(3, 11):
+        (d / f"{i}.py").write_text(ADD_PROMPT + f"    return x + y + {i}\n", encoding="utf-8")
+    out = he["dir"] / "m.jsonl"
+    assert main(["matrix", "--tasks", he["tasks"], "--codes", str(root), "--tests",
+                 write(he["dir"] / "t.jsonl", [{"task_id": "HumanEval/53", "test": "assert add(0, 0) == 10"}]),
+                 "--out", str(out), "-q"]) == 0
+    rows = {json.loads(x)["task_id"]: json.loads(x) for x in out.read_text().splitlines()}
+    assert [s[0] for s in rows["HumanEval/53"]["status"]] == ["fail"] * 10 + ["pass"]
+    # a directory that names no task: one line naming it
+    bad = he["dir"] / "bad"
+    (bad / "Nope_7").mkdir(parents=True)
+    (bad / "Nope_7" / "0.py").write_text("x = 1\n")
+    assert main(["matrix", "--tasks", he["tasks"], "--codes", str(bad), "--tests", str(he["dir"] / "t.jsonl"),
+                 "--out", str(he["dir"] / "m2.jsonl"), "-q"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "Nope_7" in err[0] and "Traceback" not in err[0]
+    assert not (he["dir"] / "m2.jsonl").exists()

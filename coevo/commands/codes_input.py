@@ -91,6 +91,9 @@ def _code_records(path: Path) -> Iterator[tuple[int | None, str, Any]]:
     ``[i]``): objects, or bigcode-evaluation-harness's lists of programs, one per task."""
     if not path.exists():
         raise InputError("no such file", file=str(path))
+    if path.is_dir():
+        yield from _samples_dir(path)
+        return
     try:
         with _opened(path) as fh:
             head = fh.read(4096).lstrip()
@@ -126,6 +129,36 @@ def _code_records(path: Path) -> Iterator[tuple[int | None, str, Any]]:
         raise InputError(f"cannot read ({exc.strerror or exc})", file=str(path)) from None
     except (EOFError, zlib.error) as exc:
         raise InputError(f"cannot read (a truncated or corrupt gzip file: {exc})", file=str(path)) from None
+
+
+def _samples_dir(root: Path) -> Iterator[tuple[int | None, str, Any]]:
+    """evalplus's samples directory: ``root/<task id with '/' as '_'>/<n>.py``, one whole program a
+    file, in the files' numeric order (other files, such as its raw ``.txt`` answers, are not
+    programs). Items as :func:`_code_records` gives them, with ``task_dir`` for the id."""
+    def order(f: Path):
+        return (0, int(f.stem), f.name) if f.stem.isdigit() else (1, 0, f.name)
+
+    try:
+        dirs = sorted(d for d in root.iterdir() if d.is_dir())
+        for d in dirs:
+            for f in sorted((f for f in d.iterdir() if f.suffix == ".py" and f.is_file()), key=order):
+                rel = f"{d.name}/{f.name}"
+                try:
+                    text = f.read_text(encoding="utf-8-sig")
+                except UnicodeDecodeError as exc:
+                    raise InputError(f"not UTF-8 text ({exc.reason})", file=str(f)) from None
+                yield None, rel, {"task_dir": d.name, "solution": text}
+    except OSError as exc:
+        raise InputError(f"cannot read ({exc.strerror or exc})", file=str(root)) from None
+
+
+def _dir_task_id(name: str, known: set[str]) -> str:
+    """The task a samples directory's folder names: the name itself, else evalplus's spelling
+    of an id with '/' as '_' (``HumanEval_0`` for ``HumanEval/0``, ``Mbpp_2`` for ``Mbpp/2``)."""
+    if name in known:
+        return name
+    head, sep, tail = name.rpartition("_")
+    return f"{head}/{tail}" if sep and head and tail.isdigit() else name
 
 
 def _continues(prompt: str) -> bool:
@@ -182,6 +215,10 @@ def read_codes(path, tasks, completions: dict[tuple[str, int], str] | None = Non
         dot = prefix + "." if prefix else ""
         if not isinstance(item, dict):
             raise InputError(f"must be an object, got {type(item).__name__}", field=prefix, **where)
+        if "task_dir" in item and line is None:  # evalplus's samples directory
+            item = {"task_id": _dir_task_id(item["task_dir"], known), "solution": item["solution"]}
+            where = {"file": f"{file}/{prefix}", "line": None}
+            dot = ""
         if "task_id" not in item:
             raise InputError("missing", field=dot + "task_id", **where)
         raw = item["task_id"]
