@@ -20,6 +20,9 @@ _TESTING_MODULES = {"pytest", "unittest", "hypothesis", "mock", "nose", "doctest
 _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | {"math", "collections", "itertools"}
 MAX_PARAM_SETS = 100
 MAX_CANDIDATES = 1000  # candidate tests read from one answer at most (bounds the parser's work)
+# characters of the tests read from one answer (each carries the helpers it uses: 1,000 asserts after a
+# 1,300-line helper made 18 MB of tests from 35 KB, 74 s of the parent's time; red-team pass 15)
+MAX_TEST_TEXT = 1 << 18
 
 _CMP = {"assertEqual": ast.Eq, "assertEquals": ast.Eq, "assertNotEqual": ast.NotEq,
         "assertNotEquals": ast.NotEq, "assertIs": ast.Is, "assertIsNot": ast.IsNot, "assertIn": ast.In,
@@ -438,6 +441,7 @@ class _TestCtx:
         self.solution_names: set[str] = set()
         self.testing_names: set[str] = set()
         self.made = 0  # tests made so far (see MAX_CANDIDATES)
+        self.chars = 0  # their characters (see MAX_TEST_TEXT)
         plain_imports: dict[str, str] = {}  # non-stdlib `import m` binding -> module
         for ci, (mod, src) in enumerate(mods):
             lines = src.split("\n")
@@ -528,7 +532,12 @@ class _TestCtx:
         if source is None:
             mod = ast.fix_missing_locations(ast.Module(body=stmts, type_ignores=[]))
             source = ast.unparse(mod)
-        return "\n".join([*pre, source])
+        text = "\n".join([*pre, source])
+        self.chars += len(text)
+        if self.chars > MAX_TEST_TEXT:  # this one and the rest are left out
+            self.made = MAX_CANDIDATES
+            return None
+        return text
 
 
 def _has_check(nodes) -> bool:

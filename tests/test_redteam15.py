@@ -107,3 +107,51 @@ def test_one_value_makes_few_namedtuple_classes_in_the_parent():
     assert [type(v).__name__ for v in few] == [f"Few{i}" for i in range(20)]
     again = plain.decode(json.dumps([{"NT": [f"Few{i % 20}", ["a"], [i]]} for i in range(2000)]), budget=5.0)
     assert len(again) == 2000 and len(encoding._NT_CLASSES) < 4096
+
+
+# The parent's parsers of model answers (codes fields read as chat answers, Coder/Tester/Proposer
+# samples), each within their 40,000-character cap, took time quadratic in a run of one character.
+
+def _secs(fn, *args):
+    t0 = time.perf_counter()
+    fn(*args)
+    return time.perf_counter() - t0
+
+
+def test_a_run_of_backticks_costs_the_code_parser_linear_time():
+    from roles.parsing import fenced_blocks, parse_code
+
+    assert _secs(parse_code, "```" + "`" * 12000, "f") < 1.0  # 3.3 s before (40,000: 42 s)
+    assert _secs(fenced_blocks, "x ``" + "`" * 12000 + "\n") < 1.0
+    blocks = fenced_blocks("a ````python\nx = 1\n````\nb\n```\ny\n```\n")
+    assert [(b.lang, b.body) for b in blocks] == [("python", "x = 1"), ("", "y")]
+
+
+def test_a_line_of_blanks_costs_the_task_parser_linear_time():
+    from roles.parsing import parse_task
+
+    assert _secs(parse_task, "#" + " " * 12000 + "x") < 1.0  # 9 s before (20,000: 26 s)
+    assert _secs(parse_task, " " * 12000 + "x") < 1.0
+    assert _secs(parse_task, "** task" + " " * 12000 + "x") < 1.0
+    got = parse_task("### Task\nSquare it.\n**Function**: sq\n### Solution\n```python\ndef sq(x):\n    return x * x\n"
+                     "```\n# Inputs\n```\nsq(1)\nsq(2)\n```\n")
+    assert got.ok and got.task is not None and got.task.entry_point == "sq" and got.task.prompt == "Square it."
+    assert got.task.meta["inputs"] == ["sq(1)", "sq(2)"]
+
+
+def test_the_tests_read_from_one_answer_carry_bounded_text():
+    """Every assert using one big helper carried the helper: 1,000 asserts after a 1,300-line helper
+    (35 KB) made 18 MB of tests and 74 s of the parent's time."""
+    from roles.parsing import parse_tests
+    from roles.runner_tests import MAX_TEST_TEXT
+
+    big = "def h(x):\n" + "    x = x + 1\n" * 1300 + "    return x\n"
+    ans = "```python\n" + big + "".join(f"assert f(h({i}))\n" for i in range(300)) + "```"
+    t0 = time.perf_counter()
+    got = parse_tests(ans, Task("t", "p", entry_point="f"))
+    assert time.perf_counter() - t0 < 8.0
+    assert got.ok and 0 < len(got.tests) < 300
+    assert sum(len(t.test) for t in got.tests) <= MAX_TEST_TEXT
+    asserts = "".join(f"assert f(h({i})) == {i}\n" for i in range(50))
+    small = parse_tests("```python\ndef h(x):\n    return x\n" + asserts + "```", Task("t", "p", entry_point="f"))
+    assert len(small.tests) == 50
