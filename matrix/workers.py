@@ -135,6 +135,9 @@ def masked_modules() -> list[str]:
 UID_FIRST, UID_PAIRS = 1_800_000_000, 100_000_000  # the cells' uids: pairs above 1.8e9
 UID_LOCKS = "/run/coevo-uids"  # one lock file per pair in use (root only)
 _held_uids: dict[int, tuple[int, int]] = {}  # worker index -> (base uid, locked fd), this process
+_more_uids: dict[int, int] = {}  # base uid -> locked fd: further pairs this process holds
+_lent_uids: set[int] = set()  # bases a live worker of this process runs its programs under
+_lock_pid = [0]  # the process that holds the locks (a forked child holds none of its own)
 
 
 def _uids(index: int) -> tuple[int, int]:
@@ -143,10 +146,17 @@ def _uids(index: int) -> tuple[int, int]:
     A pair is this process's while it holds the pair's lock file (``flock``, released by the
     kernel when the process ends, ``kill -9`` included), so two runs at once never share a uid,
     whatever their pids (a shared uid would share its process count and, in process mode, the
-    right to signal). Worker ``index`` keeps its pair for the life of the process (a restarted
-    worker, or a later executor of the same process, takes it again)."""
-    if index in _held_uids:
-        base = _held_uids[index][0]
+    right to signal). Within the process a pair serves one live worker at a time (two executors at
+    once, as coevo gen-tests keeps beside its usual one, once got the same pairs; red-team pass 15):
+    worker ``index`` takes the pair it locked first when no live worker has it (a restarted
+    worker, a later executor), else one given back, else a new one; :func:`_give_back_uids` when
+    the worker is gone. The lock files are removed when the process exits."""
+    held = _held_uids.get(index)
+    if held is not None and held[0] not in _lent_uids:
+        _lent_uids.add(held[0])
+        return held[0], held[0] + 1
+    for base in sorted(b for b in (*(h[0] for h in _held_uids.values()), *_more_uids) if b not in _lent_uids):
+        _lent_uids.add(base)
         return base, base + 1
     start = os.getpid() * 32 + index
     try:
@@ -155,21 +165,78 @@ def _uids(index: int) -> tuple[int, int]:
         if found.st_uid != 0 or not stat.S_ISDIR(found.st_mode):
             raise OSError(f"{UID_LOCKS} is not a directory of root's")
     except OSError:  # no /run to lock in: the pair of the pid, as before locks
-        base = UID_FIRST + 2 * (start % UID_PAIRS)
-        _held_uids[index] = (base, -1)
-        return base, base + 1
+        k = start % UID_PAIRS
+        while UID_FIRST + 2 * k in _lent_uids:
+            k = (k + 1) % UID_PAIRS
+        _keep_uids(index, UID_FIRST + 2 * k, -1)
+        return UID_FIRST + 2 * k, UID_FIRST + 2 * k + 1
     for probe in range(4096):
         base = UID_FIRST + 2 * ((start + probe) % UID_PAIRS)
-        fd = os.open(os.path.join(UID_LOCKS, str(base)),
-                     os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+        path = os.path.join(UID_LOCKS, str(base))
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # (a pair of this process's: a lock of its own)
+            if os.stat(path, follow_symlinks=False).st_ino != os.fstat(fd).st_ino:
+                raise OSError("removed by the run that held it")  # locked after that run let it go
         except OSError:
             os.close(fd)
             continue
-        _held_uids[index] = (base, fd)
+        _keep_uids(index, base, fd)
         return base, base + 1
     raise RuntimeError(f"no free pair of cell uids under {UID_LOCKS} (4096 tried)")
+
+
+def _keep_uids(index: int, base: int, fd: int) -> None:
+    if _lock_pid[0] != os.getpid():  # the first pair of this process: its files go when it exits
+        _lock_pid[0] = os.getpid()
+        import atexit
+
+        atexit.register(_remove_uid_locks)
+    if index not in _held_uids:
+        _held_uids[index] = (base, fd)
+    else:
+        _more_uids[base] = fd
+    _lent_uids.add(base)
+
+
+def _give_back_uids(base: int | None) -> None:
+    """The worker that ran its programs under the pair ``base`` is gone: the pair may serve another."""
+    if base is not None:
+        _lent_uids.discard(base)
+
+
+def _forget_uids() -> None:
+    """In a forked child: the parent's pairs are not the child's (their locks are shared with the
+    parent through the inherited descriptors), so an executor of the child locks pairs of its own."""
+    _held_uids.clear()
+    _more_uids.clear()
+    _lent_uids.clear()
+    _lock_pid[0] = 0
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_uids)
+
+
+def _remove_uid_locks() -> None:
+    """At exit: remove this process's lock files (each while still locked: a run that opened it
+    before finds it removed once it gets the lock, and takes another), then let them go."""
+    if _lock_pid[0] != os.getpid():
+        return
+    for base, fd in [*_held_uids.values(), *((b, f) for b, f in _more_uids.items())]:
+        if fd < 0:
+            continue
+        try:
+            os.unlink(os.path.join(UID_LOCKS, str(base)))
+        except OSError:
+            pass
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _held_uids.clear()
+    _more_uids.clear()
+    _lent_uids.clear()
 
 
 class WorkerProcess:
@@ -184,9 +251,10 @@ class WorkerProcess:
         cfg = {k: v for k, v in limits.items()}
         cfg["isolation"] = mode
         uid = gid = test_uid = None
+        self.uid_base: int | None = None
         if os.geteuid() == 0:
             uid, test_uid = _uids(index)
-            gid = uid
+            gid = self.uid_base = uid
         cfg["uid"], cfg["gid"], cfg["test_uid"] = uid, gid, test_uid
         cfg["package"] = PACKAGE
         cfg["cgroup_version"] = cgroup_version if cgroup_dirs else None
@@ -311,6 +379,8 @@ class WorkerProcess:
             self.proc.wait(5)
         except (subprocess.TimeoutExpired, OSError):
             pass
+        _give_back_uids(self.uid_base)
+        self.uid_base = None
         try:
             self.proc.stdout.close()  # type: ignore[union-attr]  # stdout=PIPE
         except OSError:

@@ -155,3 +155,47 @@ def test_the_tests_read_from_one_answer_carry_bounded_text():
     asserts = "".join(f"assert f(h({i})) == {i}\n" for i in range(50))
     small = parse_tests("```python\ndef h(x):\n    return x\n" + asserts + "```", Task("t", "p", entry_point="f"))
     assert len(small.tests) == 50
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="cell uids of their own need a root executor")
+def test_two_executors_of_one_process_never_share_a_cell_uid():
+    """coevo gen-tests keeps a second executor beside its usual one (long pytest runs); each worker
+    index got the pair the process had locked for it first, so both executors' workers 0 ran their
+    programs under one uid (a shared process count; in process mode, the right to signal each
+    other's programs). A pair a closed executor gave back serves the next one."""
+    from matrix import workers as pool_mod
+
+    a = Executor(ExecConfig(timeout=1.0, workers=2, memory_mb=256))
+    b = Executor(ExecConfig(timeout=1.0, workers=2, memory_mb=256))
+    try:
+        ua = {w.cfg["uid"] for w in a._pool.workers} | {w.cfg["test_uid"] for w in a._pool.workers}
+        ub = {w.cfg["uid"] for w in b._pool.workers} | {w.cfg["test_uid"] for w in b._pool.workers}
+        assert len(ua) == 4 and len(ub) == 4 and ua.isdisjoint(ub), (ua, ub)
+    finally:
+        a.close()
+    c = Executor(ExecConfig(timeout=1.0, workers=2, memory_mb=256))
+    try:
+        uc = {w.cfg["uid"] for w in c._pool.workers} | {w.cfg["test_uid"] for w in c._pool.workers}
+        assert uc == ua and uc.isdisjoint(ub)
+    finally:
+        b.close()
+        c.close()
+    assert all(os.path.exists(os.path.join(pool_mod.UID_LOCKS, str(u))) for u in ua if u % 2 == 0)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="cell uids of their own need a root executor")
+def test_a_finished_run_leaves_no_uid_lock_file():
+    """Every run left its lock files in /run/coevo-uids (1,467 after a day of runs here)."""
+    import subprocess
+    import sys
+
+    from matrix import workers as pool_mod
+
+    code = ("from matrix.engine import ExecConfig, Executor\n"
+            "e = Executor(ExecConfig(timeout=1.0, workers=2, memory_mb=256))\n"
+            "print(sorted(w.cfg['uid'] for w in e._pool.workers))\ne.close()\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    uids = [int(x) for x in out.stdout.strip().strip("[]").split(",")]
+    assert len(uids) == 2, out
+    assert [u for u in uids if os.path.exists(os.path.join(pool_mod.UID_LOCKS, str(u)))] == []
