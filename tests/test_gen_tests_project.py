@@ -179,3 +179,67 @@ def test_a_module_named_like_the_standard_librarys_gets_its_suite(tmp_path, name
     res = subprocess.run([str(Path(sys.executable).parent / "pytest"), "-q", "-p", "no:cacheprovider"],
                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=180)
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+IDS = '''import itertools
+
+_seq = itertools.count(1)
+REGISTRY: dict[int, str] = {}
+
+
+def next_id() -> int:
+    return next(_seq)
+
+
+def register(name: str) -> int:
+    i = next_id()
+    REGISTRY[i] = name
+    return i
+
+
+def registered() -> int:
+    return len(REGISTRY)
+'''
+
+ORDERS = '''from dataclasses import dataclass, field
+
+from .ids import register
+
+
+@dataclass
+class Order:
+    customer: str
+    items: list[str] = field(default_factory=list)
+    id: int = field(init=False)
+
+    def __post_init__(self):
+        self.id = register(self.customer)
+
+    def total_items(self) -> int:
+        return len(self.items)
+
+
+def make_order(customer: str, *items: str) -> Order:
+    return Order(customer, list(items))
+'''
+
+
+def test_the_suites_of_a_package_pass_together_in_any_order(tmp_path):
+    """Red-team pass 12 (gen-tests F6): the suite of shop/ids.py asserted ``REGISTRY == {}`` and
+    ``registered() == 0``; the suite of shop/orders.py builds orders, which register themselves.
+    Each suite passed alone, the two together failed with orders' first. The suites of a run are
+    verified together, in both orders, and a test that fails there is dropped."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "0"\n')
+    (tmp_path / "shop").mkdir()
+    (tmp_path / "shop" / "__init__.py").write_text("")
+    (tmp_path / "shop" / "ids.py").write_text(IDS)
+    (tmp_path / "shop" / "orders.py").write_text(ORDERS)
+    assert gen(tmp_path / "shop") == 0
+    suites = [p for p in (tmp_path / "tests" / "test_shop_ids.py", tmp_path / "tests" / "test_shop_orders.py")
+              if p.exists()]
+    assert "Order(" in suites[-1].read_text()
+    for order in (suites, suites[::-1]):
+        res = users_pytest(tmp_path, *order)
+        assert res.returncode == 0, res.stdout + res.stderr
+    rep = json.loads((tmp_path / "tests" / "test_shop_ids.json").read_text())
+    assert rep["tests_kept"] == 0 or "REGISTRY == {}" not in suites[0].read_text()

@@ -156,6 +156,11 @@ def run_path_mode(args) -> int:
                 errors.append((m, str(exc)))
                 continue
             results.append(res)
+        if len([r for r in results if r.text]) > 1 and opts.verify:
+            from coevo.testgen.module_suite import verify_together
+
+            progress.module(len(modules) - 1, "all modules")(1.0, "verifying the suites together")
+            verify_together(results, names)
     finally:
         ex.close()
         if progress is not None:

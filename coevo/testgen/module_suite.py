@@ -71,6 +71,7 @@ class ModuleResult:
     text: str = ""
     report: dict = field(default_factory=dict)
     cases: list = field(default_factory=list)
+    builder: object = None  # the module's _SuiteBuilder (verify_together drops tests through it)
 
 
 class _Clock:
@@ -243,8 +244,19 @@ class _SuiteBuilder:
         cases, text, note = self.choose_and_verify()
         self.phase_done("choose_and_verify")
         report = self.report(cases, done, note)
+        self.evaluated, self.note = done, note
         self.clock.say(1.0, "done")
-        return ModuleResult(module=self.module, text=text, report=report, cases=cases)
+        return ModuleResult(module=self.module, text=text, report=report, cases=cases, builder=self)
+
+    def without(self, names: set[str], why: str) -> tuple[list[TestCase], str, dict]:
+        """The suite less the tests named ``names`` (written and reported again)."""
+        cases = [tc for tc in self.cases_kept if tc.name not in names]
+        units = {u.qualname if u.kind != "init" else u.owner: u for u in self.module.units}
+        text = render_file(self.module.name, self.all_names, cases, units, _header(self.module, self.header_extra),
+                           self.defined) if cases else ""
+        self.cases_kept = cases
+        self.note += f"; {why}"
+        return cases, text, self.report(cases, self.evaluated, self.note)
 
     # ------------------------------------------------------------------ 1. inspect
     def inspect(self) -> None:
@@ -724,6 +736,7 @@ class _SuiteBuilder:
             raise ModuleError("the generated suite kept failing in verification")
         if failed_total:
             note += f"; {failed_total} test(s) that failed under pytest were dropped on the way"
+        self.cases_kept = cases
         return cases, text, note
 
     # ------------------------------------------------------------------ report
@@ -933,6 +946,53 @@ def _verify(runner: SandboxRunner, module: ModuleInfo, text: str,
             how += f", some under the project's pytest configuration ({project['describe']})" if project else ""
     note = f"{total} tests passed {len(runs)} times {how}" if not bad else f"{len(bad)} failing test(s) dropped"
     return sorted(bad), note, warning
+
+
+def verify_together(results: list[ModuleResult], names: dict[str, str], rounds: int = 3) -> None:
+    """The suites of one run, verified together in fresh processes (forward and reverse order, two
+    hash seeds): modules of a package share state (one module's registry, filled by another's
+    functions), and a test asserting it passes next to its own suite and fails after another's.
+    A test that fails there is dropped from its suite (which is written and reported again)."""
+    import random
+    from pathlib import Path
+
+    from coevo.testgen.outdir import shadowed, with_import_root
+
+    for _ in range(rounds):
+        live = [r for r in results if r.text and isinstance(r.builder, _SuiteBuilder)]
+        if len(live) < 2:
+            return
+        files: dict[str, ModuleResult] = {}
+        texts: dict[str, str] = {}
+        for r in live:
+            key = r.module.name + (f"::{r.module.selected}" if r.module.selected else "")
+            fname = names[key] + ".py"
+            top = r.module.name.split(".")[0]
+            files[fname] = r
+            texts[fname] = with_import_root(r.text, str(r.module.sandbox_root),
+                                            top if shadowed(top, Path(r.module.root)) else None)
+        runner = live[0].builder.runner  # type: ignore[attr-defined]
+        seeds = [random.randrange(1, 2 ** 31) for _ in range(2)]
+        res = runner.pytest(texts, [(seeds[0], False), (seeds[1], True)], [])
+        if not res or "runs" not in res:
+            return
+        bad: dict[str, set[str]] = {}
+        for run in res["runs"]:
+            for k, v in run.items():
+                if k.startswith("__") or v == "passed":
+                    continue
+                fname, _, test = k.partition("::")
+                if fname in files and test:
+                    bad.setdefault(fname, set()).add(test)
+        if not bad:
+            return
+        for fname, tests in bad.items():
+            r = files[fname]
+            b = r.builder
+            assert isinstance(b, _SuiteBuilder)
+            r.cases, r.text, r.report = b.without(
+                tests, f"{len(tests)} test(s) dropped that failed next to the run's other suites "
+                       f"(state the modules share)")
 
 
 def _config_applied(run: dict) -> bool:
