@@ -225,3 +225,20 @@ def test_a_dict_type_of_colliding_keys_is_built_once_under_the_budget():
     assert type(c).__name__ == "Counter" and c["z"] == 0 and c["a"] == 2
     dd = plain.decode(json.dumps({"DD": ["list", [["a", [1]]]]}))
     assert dd["new"] == [] and dd["a"] == [1]
+
+
+def test_an_unfenced_answer_costs_bounded_parsing():
+    """Code without fences is read from each of up to 10 code-looking lines, dropping up to 40
+    trailing lines of prose: 400 parses of the whole answer when its end never parses (34 KB of
+    assignments then 45 stray lines: 7 s of the parent's time per answer)."""
+    from roles.parsing import parse_code
+
+    junk = "".join("? \n" for _ in range(45))
+    answer = "Here is my answer\n" + "".join(f"x{i} = {i}\n" for i in range(2800)) + junk
+    assert _secs(parse_code, answer, "f") < 1.5
+    got = parse_code("Here it is:\ndef f(x):\n    return x + 1\nThis adds one.\n", "f")
+    assert got.ok and got.code == "def f(x):\n    return x + 1"
+    honest = "Sure.\n" + "".join(f"y{i} = {i}\n" for i in range(300)) + "def f(x):\n    return x\n" + \
+        "".join(f"Note {i}: more words.\n" for i in range(30))
+    got = parse_code(honest, "f")
+    assert got.ok and got.code.endswith("def f(x):\n    return x")
