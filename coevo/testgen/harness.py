@@ -29,7 +29,8 @@ from __future__ import annotations
 SOURCE = r'''
 import sys as _cv_sys
 
-_CV_STATE = {"code": None, "mod": None, "alarm": False, "cov": None, "ctx": None, "overflow": False}
+_CV_STATE = {"code": None, "mod": None, "alarm": False, "cov": None, "ctx": None, "overflow": False,
+             "described": False}
 _CV_MAX_ITEMS = 2000
 _CV_PREFIX = 10  # items of an iterator longer than 200 that a test asserts (itertools.islice)
 _CV_MAX_STR = 20000
@@ -211,7 +212,21 @@ def _cv_ctx(suffix=""):
     that the test reads it all)."""
     cov = _CV_STATE.get("cov")
     if cov is not None and _CV_STATE.get("ctx") is not None:
-        cov.switch_context(_CV_STATE["ctx"] + suffix)
+        cov.switch_context(_CV_STATE["ctx"] + suffix)  # (a flush of coverage's data: not per value)
+        if suffix:
+            _CV_STATE["described"] = True
+
+
+def _cv_described(v, mod):
+    """``_cv_desc(v)`` under the "+d" context where describing it may run code (plain values
+    run none)."""
+    if _CV_STATE.get("cov") is None or _cv_is_plain(v, [_CV_MAX_ITEMS]):
+        return _cv_desc(v, mod)
+    _cv_ctx("+d")
+    try:
+        return _cv_desc(v, mod)
+    finally:
+        _cv_ctx()
 
 
 def _cv_path(t):
@@ -422,11 +437,7 @@ def _cv_step(mod, env, local, step):
             raise
         return ["badarg", type(exc).__name__ + ": " + str(exc)[:200]]
     tracked = [i for i, a in enumerate(argv) if _cv_track(a)]
-    _cv_ctx("+d")
-    try:
-        before = {i: _cv_desc(argv[i], mod) for i in tracked}
-    finally:
-        _cv_ctx()
+    before = {i: _cv_described(argv[i], mod) for i in tracked}
     sink = _CvSink()
     read = None
     tmp = _cv_sys.modules.get("tempfile")
@@ -440,11 +451,7 @@ def _cv_step(mod, env, local, step):
                     value = fn(*argv, **kw)
                 else:
                     value = eval(callee, env, local)
-                _cv_ctx("+d")
-                try:
-                    desc = ["bound", _cv_desc(value, mod)] if bind else _cv_desc(value, mod)
-                finally:
-                    _cv_ctx()
+                desc = ["bound", _cv_described(value, mod)] if bind else _cv_described(value, mod)
         finally:
             read, _CV_STATE["env"] = _CV_STATE["env"], None
             read = {k for k in read if not _cv_benign_env(k)} if read else read
@@ -465,14 +472,10 @@ def _cv_step(mod, env, local, step):
     if bind:
         local[bind] = value
     changed = []
-    _cv_ctx("+d")
-    try:
-        for i in tracked:
-            after = _cv_desc(argv[i], mod)
-            if after != before[i]:
-                changed.append([i, after])
-    finally:
-        _cv_ctx()
+    for i in tracked:
+        after = _cv_described(argv[i], mod)
+        if after != before[i]:
+            changed.append([i, after])
     return ["ok", desc, sink.getvalue(), changed]
 
 
@@ -538,9 +541,8 @@ def _cv_probe(steps, limit, import_limit=None):
             if step[4] and outs[-1][0] == "raise" and k + 1 < len(steps):
                 outs.append(["badarg", "the object was not built"])  # nothing to call the rest on
                 break
-        _cv_ctx("+d")
         for var in sorted(local):
-            state[var] = _cv_desc(local[var], mod)
+            state[var] = _cv_described(local[var], mod)
     except _CvTimeout:
         outs.append(["timeout"])
     except _CvOutputCap:
@@ -568,10 +570,11 @@ def _cv_probes(job):
             cov.start()
         _CV_STATE["cov"] = cov
         overflow = set()
+        described = set()
         try:
             for pid in v["ids"]:
                 _CV_STATE["ctx"] = str(pid)
-                _CV_STATE["overflow"] = False
+                _CV_STATE["overflow"] = _CV_STATE["described"] = False
                 _cv_ctx()
                 try:
                     res = _cv_probe(table[pid], limit, v.get("import_limit"))
@@ -579,6 +582,8 @@ def _cv_probes(job):
                     _CV_STATE["ctx"] = None
                 if _CV_STATE["overflow"]:
                     overflow.add(pid)
+                if _CV_STATE["described"]:
+                    described.add(pid)
                 out[pid] = res
                 if v.get("stop") and ("load" in res or (res["steps"] and res["steps"][-1][0] in
                                                         ("timeout", "output"))):
@@ -595,6 +600,8 @@ def _cv_probes(job):
                     continue
                 data.set_query_contexts([f"^{pid}$"])  # patterns: "1" alone would match "10", "21"
                 a[pid] = sorted(data.arcs(job["file"]) or [])
+                if pid not in described:
+                    continue
                 # what only reading the values ran: the parent credits it where the test asserts them
                 data.set_query_contexts([f"^{pid}\\+d$"] + ([] if pid in overflow else [f"^{pid}\\+t$"]))
                 extra = sorted(set(map(tuple, data.arcs(job["file"]) or [])) - set(map(tuple, a[pid])))
