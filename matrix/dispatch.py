@@ -23,7 +23,7 @@ from typing import Any
 from matrix.inputs import normalize_stdout, value_key
 from matrix.plans import Plan, plan_call, plan_stdin, plan_test
 from matrix.sandbox.encoding import NonPlain
-from matrix.sandbox.records import Outcome, Row, Unit, unpack_records
+from matrix.sandbox.records import LOAD_ALLOWANCE, Outcome, Row, Unit, unpack_records
 from matrix.tasks import Task, Test
 from matrix.verdicts import NEEDS_GENERIC, CellResult, decode_claims, interpret, truncate
 
@@ -165,7 +165,9 @@ class Dispatcher:
         self.unit_ids = 0
 
     def budget(self, u: _Cells) -> float:
-        return u.n_cells() * (float(self.config.timeout) + 0.5) + 10.0
+        """How long a worker may take over a unit before it counts as hung: every cell its time,
+        the load allowance of a program in a process of its own, and the processes' start."""
+        return u.n_cells() * (float(self.config.timeout) + LOAD_ALLOWANCE + 0.5) + 10.0
 
     def run(self, source, entries: list[Entry], idle=None) -> None:
         """Run the units of ``source`` to the end. ``idle()``, when given, does a piece of the

@@ -242,3 +242,16 @@ def test_an_unfenced_answer_costs_bounded_parsing():
         "".join(f"Note {i}: more words.\n" for i in range(30))
     got = parse_code(honest, "f")
     assert got.ok and got.code.endswith("def f(x):\n    return x")
+
+
+def test_a_units_budget_allows_each_cell_its_load_allowance():
+    """G1: a worker is declared hung when a unit runs past its budget; each cell of a program that
+    runs in a process of its own (isolated or generic) may spend LOAD_ALLOWANCE loading before its
+    test's time starts, which the budget did not count: with a small --timeout, 27 such cells of a
+    slow-loading program in one unit made its worker 'hung' and the cells sandbox_error."""
+    from matrix.dispatch import Dispatcher, _Cells
+    from matrix.sandbox.records import LOAD_ALLOWANCE
+
+    d = Dispatcher(None, ExecConfig(timeout=0.1), None)
+    for n in (1, 30, 256):
+        assert d.budget(_Cells([(0, 0, j) for j in range(n)])) >= n * (0.1 + LOAD_ALLOWANCE) + 5

@@ -60,6 +60,10 @@ class Outcome(IntEnum):
     REQUEUE = 11  # not run: the row stopped after a timeout so that the executor can spread the rest
 
 
+# a program loaded in a cell of its own (isolated or generic) may take this long to load (heavy
+# imports: numpy takes ~0.15 s) before its test's own time starts, as in a harness that loads a
+# program once and times each test; one that takes longer hangs for every test (settled by rule)
+LOAD_ALLOWANCE = 1.0
 LOAD_HANG = b"load"  # TIMEOUT payload: the program was still loading, no test code had run
 
 REC = struct.Struct("<IBidIII")  # key, outcome, exit info, seconds, len(payload), len(stdout), len(stderr)

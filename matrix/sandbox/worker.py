@@ -34,7 +34,7 @@ import sys
 import time
 
 from .harness import EXIT_CHANNEL, EXIT_FORBIDDEN, EXIT_HARNESS
-from .records import LOAD_HANG, MAX_ERR, STDERR_TAIL, CellRecord, Frame, Outcome, Row, Unit
+from .records import LOAD_ALLOWANCE, LOAD_HANG, MAX_ERR, STDERR_TAIL, CellRecord, Frame, Outcome, Row, Unit
 from .wire import (
     FrameReader,
     grow_pipe,
@@ -48,10 +48,6 @@ from .wire import (
 
 SHARED_TMPFS = ("/dev/shm", "/tmp", "/var/tmp")  # host directories any uid can write (process mode)
 CLAIMS = frozenset({Frame.VALUES, Frame.RAISED, Frame.STDOUT, Frame.VERDICT, Frame.TOO_LARGE})
-# a program loaded in a cell of its own (isolated or generic) may take this long to load (heavy
-# imports: numpy takes ~0.15 s) before its test's own time starts, as in a harness that loads a
-# program once and times each test; one that takes longer hangs for every test (settled by rule)
-LOAD_ALLOWANCE = 1.0
 _DIRECT_MODES = ("values", "stdio")
 
 
