@@ -297,6 +297,7 @@ class GenerationEngine:
         # decode steps over a preallocated KV cache where the model is Llama-shaped
         # (roles.kv_decode; False: every step through the model call and its growing cache)
         self.static_cache = True
+        self._prefix: list[int] | None = None  # the tokenizer's leading special tokens (encode)
 
     @property
     def device(self) -> torch.device:
@@ -306,10 +307,18 @@ class GenerationEngine:
             return torch.device("cpu")
 
     def encode(self, prompt: str) -> list[int]:
-        ids = list(self.tokenizer(prompt, add_special_tokens=False)["input_ids"])
+        """The prompt's token ids (:func:`roles.prompts.encode_prompt`: a plain prompt starts with the
+        BOS its tokenizer adds to every text); a prompt past ``max_prompt_tokens`` is cut from the
+        left, keeping that BOS."""
+        from roles.prompts import encode_prompt, text_prefix_ids
+
+        if self._prefix is None:
+            self._prefix = text_prefix_ids(self.tokenizer)
+        ids = encode_prompt(self.tokenizer, prompt, self._prefix)
         m = self.config.max_prompt_tokens
         if m is not None and len(ids) > m:
-            ids = ids[-m:]
+            keep = self._prefix if ids[:len(self._prefix)] == self._prefix and len(self._prefix) < m else []
+            ids = keep + ids[len(ids) - (m - len(keep)):]
         return ids
 
     def generate(self, requests: Sequence[GenRequest], progress: bool = False,

@@ -63,11 +63,59 @@ def check_device(name: str) -> None:
         raise ValueError(f"{name!r}: this machine has {torch.cuda.device_count()} CUDA device(s)")
 
 
+# files one of which a saved tokenizer has (fast, sentencepiece, byte-level BPE, WordPiece, tiktoken)
+_TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "spiece.model", "vocab.json", "vocab.txt",
+                    "tokenizer_config.json")
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _json_object(path: Path) -> dict | None:
+    """The JSON object in ``path``; ``None`` if there is no such file. :class:`InputError` naming the
+    file when it is not a JSON object."""
+    import json
+
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InputError(f"not valid JSON ({_one_line(exc, 120)})", file=str(path)) from None
+    if not isinstance(data, dict):
+        raise InputError("not a JSON object", file=str(path))
+    return data
+
+
+def _ids(value) -> list[int]:
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, int):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [int(v) for v in value if isinstance(v, int) and not isinstance(v, bool)]
+    return []
+
+
+def _model_eos_ids(p: Path, config: dict) -> list[int]:
+    """The EOS ids the model's own files name: ``generation_config.json``'s ``eos_token_id`` (what
+    ``transformers`` generation stops at), else ``config.json``'s, from which it is derived."""
+    gen = _json_object(p / "generation_config.json")
+    if gen is not None and gen.get("eos_token_id") is not None:
+        return _ids(gen.get("eos_token_id"))
+    return _ids(config.get("eos_token_id"))
+
+
 def load_model(path: str | os.PathLike, device: str | None = None, dtype=None):
     """``(model, tokenizer)`` from a local ``save_pretrained`` directory, in eval mode.
 
-    Raises :class:`InputError` when ``path`` is missing or holds no model. The tokenizer gets a
-    pad token (EOS when it has none) and left padding; a plain-format chat template
+    Raises :class:`InputError` (one line naming the file or field) when ``path`` is missing, holds
+    no model, its ``config.json`` is not JSON, it has no tokenizer files, or neither the tokenizer
+    nor the model names an EOS token (no sample could end). A tokenizer without an EOS takes the
+    first of the model's (``generation_config.json``); one without a pad token pads with the EOS
+    (as TRL does); padding is on the left. A plain-format chat template
     (:data:`coevo.tinyworld.tokenizer.PLAIN_CHAT_TEMPLATE`, for serving) is dropped, so the roles
     build the same plain prompts as before it was added.
     """
@@ -77,6 +125,7 @@ def load_model(path: str | os.PathLike, device: str | None = None, dtype=None):
     if not p.is_dir() or not (p / "config.json").is_file():
         raise InputError("not a model directory (no config.json; expected a save_pretrained "
                          "directory)", file=str(path))
+    config = _json_object(p / "config.json") or {}
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
@@ -86,11 +135,21 @@ def load_model(path: str | os.PathLike, device: str | None = None, dtype=None):
         check_device(device)
     except ValueError as exc:
         raise InputError(str(exc), field="device") from None
+    if not any((p / name).is_file() for name in _TOKENIZER_FILES):
+        raise InputError("no tokenizer files (tokenizer.json, tokenizer.model, vocab.json + merges.txt, "
+                         "tokenizer_config.json): save the tokenizer into the model directory "
+                         "(tokenizer.save_pretrained(DIR))", file=str(path))
     try:
         tok = AutoTokenizer.from_pretrained(str(p), local_files_only=True)
     except Exception as exc:
-        raise InputError(f"cannot load the tokenizer ({type(exc).__name__}: {exc})".split("\n")[0],
+        raise InputError(f"cannot load the tokenizer ({type(exc).__name__}: {_one_line(exc)})",
                          file=str(path)) from None
+    model_eos = _model_eos_ids(p, config)
+    if tok.eos_token_id is None and not model_eos:
+        raise InputError("no EOS token: neither the tokenizer (eos_token in tokenizer_config.json) nor "
+                         "the model (eos_token_id in generation_config.json or config.json) names one, "
+                         "so no sample could end; set one and save_pretrained again",
+                         file=str(path), field="eos_token")
     bars = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()  # a "Loading weights" bar per load is noise in our output
     try:
@@ -102,6 +161,13 @@ def load_model(path: str | os.PathLike, device: str | None = None, dtype=None):
     finally:
         if bars:
             hf_logging.enable_progress_bar()
+    if tok.eos_token_id is None:  # the model's EOS (a sample ends there: roles.generation)
+        name = tok.convert_ids_to_tokens(model_eos[0]) if 0 <= model_eos[0] < len(tok) else None
+        if name is None:
+            raise InputError(f"the model's EOS id {model_eos[0]} is not in the tokenizer's vocabulary "
+                             f"({len(tok)} tokens), and the tokenizer names no eos_token",
+                             file=str(path), field="eos_token")
+        tok.eos_token = name
     if tok.pad_token_id is None:
         tok.pad_token = tok.eos_token
     tok.padding_side = "left"

@@ -87,10 +87,15 @@ Completion formats (all roles, all templates); the completion ends with the EOS 
       mul(0, 5)
       ```
 
-Tokenisation: prompts and completions are encoded separately with ``add_special_tokens=False``
-and the EOS id appended to the completion (:func:`encode_example`); the generation engine encodes
-prompts the same way, so a model trained on ``encode_example`` sees at sampling time exactly the
-token ids it was trained on.
+Tokenisation: prompts and completions are encoded separately (:func:`encode_prompt`,
+:func:`encode_example`) and the EOS id appended to the completion; the generation engine encodes
+prompts with the same :func:`encode_prompt`, so a model trained on ``encode_example`` sees at
+sampling time exactly the token ids it was trained on. A chat-template prompt is encoded as the
+template rendered it (``add_special_tokens=False``: the template writes the BOS it wants, as TRL,
+vLLM's chat endpoint and ``apply_chat_template(tokenize=True)`` take it); a plain prompt gets the
+special tokens the tokenizer puts in front of every text by default (the BOS of a Llama, Mistral
+or Gemma tokenizer, which their base models were trained with and a server's ``/v1/completions``
+adds too), never twice and never at the end. The tiny world's tokenizer adds none.
 """
 
 from __future__ import annotations
@@ -173,13 +178,45 @@ def render_task_completion(task: Task, inputs: Sequence[str] | None = None, *, d
     return "\n".join(parts)
 
 
+def text_prefix_ids(tokenizer) -> list[int]:
+    """The special token ids ``tokenizer`` puts in front of a text by default (``[bos]`` for a
+    Llama, Mistral or Gemma tokenizer; ``[]`` for most others, the tiny world's included)."""
+    try:
+        plain = list(tokenizer("a", add_special_tokens=False)["input_ids"])
+        full = list(tokenizer("a")["input_ids"])
+        special = {int(i) for i in (getattr(tokenizer, "all_special_ids", None) or [])}
+    except Exception:  # noqa: BLE001 - a stand-in tokenizer that cannot do this adds nothing
+        return []
+    if not plain:
+        return []
+    for k in range(len(full) - len(plain) + 1):
+        if full[k:k + len(plain)] == plain:
+            prefix = [int(i) for i in full[:k]]
+            return prefix if all(i in special for i in prefix) else []
+    return []
+
+
+def encode_prompt(tokenizer, prompt: str, prefix: Sequence[int] | None = None) -> list[int]:
+    """Token ids of a rendered prompt (see the module doc, "Tokenisation"): a chat template's text
+    as it is; a plain prompt with the tokenizer's own leading special tokens (``prefix``:
+    :func:`text_prefix_ids`, computed here when ``None``), not doubled."""
+    ids = [int(i) for i in tokenizer(prompt, add_special_tokens=False)["input_ids"]]
+    if has_chat_template(tokenizer):
+        return ids
+    pre = list(text_prefix_ids(tokenizer) if prefix is None else prefix)
+    if pre and ids[:len(pre)] != pre:
+        ids = pre + ids
+    return ids
+
+
 def encode_example(tokenizer, prompt: str, completion: str) -> tuple[list[int], list[int]]:
     """Token ids of one SFT example: ``(prompt_ids, completion_ids + [eos])``.
 
-    Both parts are encoded separately without special tokens, exactly as the generation engine
-    encodes prompts, so training and sampling agree on the prompt/completion boundary.
+    The prompt is encoded by :func:`encode_prompt`, exactly as the generation engine encodes it, and
+    the completion apart from it without special tokens, so training and sampling agree on the
+    prompt/completion boundary.
     """
-    p = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+    p = encode_prompt(tokenizer, prompt)
     c = tokenizer(completion, add_special_tokens=False)["input_ids"]
     eos = tokenizer.eos_token_id
     if eos is None:

@@ -175,7 +175,7 @@ def test_load_model_errors(tmp_path):
         load_model(tmp_path / "empty")
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "config.json").write_text("{}")
-    with pytest.raises(InputError, match="cannot load"):
+    with pytest.raises(InputError, match="no tokenizer files"):
         load_model(tmp_path / "bad")
 
 

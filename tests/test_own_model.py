@@ -1,0 +1,184 @@
+"""A user's own model directory, in the shapes users bring (red-team pass 14d).
+
+Each model is a tiny random one built here (no hub): a Llama whose tokenizer puts a BOS in front
+of every text (as Llama/Mistral/Gemma tokenizers do), tokenizers without an EOS or a pad token,
+a directory without tokenizer files, a config.json that is not JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from tinymodel import CORPUS, EOS, build_tiny_model
+
+from matrix.errors import InputError
+from matrix.tasks import Task
+from roles import prompts
+from roles.model_io import load_model
+from roles.prompts import build_prompt, encode_example
+
+TASK = Task("t1", "Return the sum of a and b.", "function", "add")
+
+
+def _bos_llama(out: Path) -> Path:
+    """A tiny Llama whose tokenizer adds ``<s>`` in front of a text by default, no chat template,
+    no pad token (a Llama base model's shape)."""
+    import torch
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<s>", "</s>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tok.train_from_iterator(CORPUS * 4, trainer=trainer)
+    tok.post_processor = processors.TemplateProcessing(single="<s> $A", pair="<s> $A <s> $B",
+                                                       special_tokens=[("<s>", 0)])
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>")
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(LlamaConfig(vocab_size=len(fast), hidden_size=32, intermediate_size=64,
+                                         num_hidden_layers=1, num_attention_heads=4, num_key_value_heads=2,
+                                         max_position_embeddings=256, bos_token_id=0, eos_token_id=1))
+    model.save_pretrained(out)
+    fast.save_pretrained(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def bos_model(tmp_path_factory):
+    return _bos_llama(tmp_path_factory.mktemp("bos") / "llama")
+
+
+def _without_eos(src: Path, dst: Path, *, keep_model_eos: bool) -> Path:
+    """A copy of ``src`` whose tokenizer names no EOS (and no pad); with ``keep_model_eos`` the
+    model's generation_config.json still does."""
+    from transformers import AutoTokenizer
+
+    shutil.copytree(src, dst)
+    tok = AutoTokenizer.from_pretrained(str(src))
+    tok.eos_token = None
+    tok.pad_token = None
+    tok.save_pretrained(str(dst))
+    if not keep_model_eos:
+        for name in ("generation_config.json", "config.json"):
+            data = json.loads((dst / name).read_text())
+            data["eos_token_id"] = None
+            data.pop("pad_token_id", None)
+            (dst / name).write_text(json.dumps(data))
+    return dst
+
+
+# ------------------------------------------------------------------ BOS of a plain prompt
+
+
+def test_a_plain_prompt_starts_with_the_bos_the_tokenizer_adds(bos_model):
+    """A Llama-style tokenizer puts <s> in front of every text; a model trained so expects it (TRL's
+    GRPOTrainer drops it, huggingface/trl#3520; a server's /v1/completions keeps it). The plain
+    prompt coevo samples from carries it once, and the SFT encoding agrees with the sampler's."""
+    from roles.generation import GenerationConfig, GenerationEngine
+
+    model, tok = load_model(bos_model, device="cpu")
+    prompt = build_prompt("coder", TASK, tok)
+    assert not tok.chat_template
+    ids = prompts.encode_prompt(tok, prompt)
+    assert ids[0] == tok.bos_token_id and ids[1] != tok.bos_token_id
+    assert ids == tok(prompt)["input_ids"]  # what the tokenizer itself makes of the text
+    assert GenerationEngine(model, tok, GenerationConfig()).encode(prompt) == ids
+    p, c = encode_example(tok, prompt, "```python\nreturn 1\n```")
+    assert p == ids and c[-1] == tok.eos_token_id and tok.bos_token_id not in c
+    # a text already starting with the BOS does not get a second one
+    assert prompts.encode_prompt(tok, "<s>" + prompt) == ids
+
+
+def test_a_chat_template_decides_the_special_tokens_itself(bos_model):
+    """With a chat template the rendered text is taken as it is (the template writes the BOS it
+    wants: TRL, vLLM's chat endpoint and apply_chat_template(tokenize=True) all do so)."""
+    _, tok = load_model(bos_model, device="cpu")
+    tok.chat_template = ("{% for m in messages %}{{ m['content'] }}\n{% endfor %}"
+                         "{% if add_generation_prompt %}A:{% endif %}")
+    text = build_prompt("coder", TASK, tok)
+    assert prompts.encode_prompt(tok, text) == tok(text, add_special_tokens=False)["input_ids"]
+
+
+def test_a_tokenizer_adding_nothing_encodes_as_before():
+    """The tiny world's and the tests' tokenizers add no special token: their ids do not change."""
+    from tinymodel import build_tokenizer
+
+    tok = build_tokenizer()
+    text = build_prompt("coder", TASK, tok)
+    assert prompts.encode_prompt(tok, text) == tok(text, add_special_tokens=False)["input_ids"]
+
+
+# ------------------------------------------------------------------ EOS and pad
+
+
+def test_a_model_dir_naming_no_eos_anywhere_is_a_one_line_error(bos_model, tmp_path):
+    path = _without_eos(bos_model, tmp_path / "noeos", keep_model_eos=False)
+    with pytest.raises(InputError) as err:
+        load_model(path, device="cpu")
+    msg = str(err.value)
+    assert str(path) in msg and "eos_token" in msg and "\n" not in msg
+
+
+def test_the_cli_says_so_in_one_line_without_a_traceback(bos_model, tmp_path, capsys):
+    from coevo.cli import main
+
+    path = _without_eos(bos_model, tmp_path / "noeos", keep_model_eos=False)
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps(TASK.to_json()) + "\n")
+    rc = main(["solve", "--model", str(path), "--tasks", str(tasks), "--out", str(tmp_path / "o.jsonl"), "-q"])
+    err = capsys.readouterr().err
+    assert rc == 2 and "Traceback" not in err
+    assert err.strip().count("\n") == 0 and "eos_token" in err and str(path) in err
+
+
+def test_a_tokenizer_without_eos_uses_the_models_eos_and_gets_a_pad(bos_model, tmp_path):
+    """The tokenizer names no EOS, the model's generation_config.json does: sampling stops there,
+    and the trainer gets a pad id (it crashed on int(None) at the start of coevo train)."""
+    from roles.generation import GenerationConfig, GenerationEngine
+    from training.config import GRPOConfig
+    from training.trainer import PolicyTrainer
+
+    path = _without_eos(bos_model, tmp_path / "tok-noeos", keep_model_eos=True)
+    model, tok = load_model(path, device="cpu")
+    assert tok.pad_token_id is not None
+    assert GenerationEngine(model, tok, GenerationConfig()).eos_ids == {1}
+    PolicyTrainer(model, GRPOConfig(), pad_token_id=tok.pad_token_id)
+
+
+def test_a_tokenizer_without_pad_pads_with_eos(bos_model):
+    _, tok = load_model(bos_model, device="cpu")
+    assert tok.pad_token_id == tok.eos_token_id and tok.padding_side == "left"
+
+
+# ------------------------------------------------------------------ other broken directories
+
+
+def test_a_dir_without_tokenizer_files_says_which_files(tmp_path):
+    path = Path(build_tiny_model(tmp_path / "m", hidden_size=16, layers=1))
+    for f in path.glob("tokenizer*"):
+        f.unlink()
+    (path / "special_tokens_map.json").unlink(missing_ok=True)
+    with pytest.raises(InputError) as err:
+        load_model(path, device="cpu")
+    msg = str(err.value)
+    assert str(path) in msg and "tokenizer.json" in msg and not msg.rstrip().endswith(":")
+
+
+def test_a_config_json_that_is_not_json_is_named(tmp_path):
+    path = Path(build_tiny_model(tmp_path / "m", hidden_size=16, layers=1))
+    (path / "config.json").write_text("{not json")
+    with pytest.raises(InputError) as err:
+        load_model(path, device="cpu")
+    msg = str(err.value)
+    assert "config.json" in msg and "JSON" in msg and "tokenizer" not in msg
+
+
+def test_eos_of_the_tests_tiny_model_is_unchanged(tmp_path):
+    path = build_tiny_model(tmp_path / "m", hidden_size=16, layers=1)
+    _, tok = load_model(path, device="cpu")
+    assert tok.eos_token == EOS and tok.pad_token == "<|pad|>"
