@@ -130,3 +130,33 @@ def test_pytest_twice_in_fresh_processes_and_in_cells(runner):
     cell = r.run_jobs([job], long=True)[0]
     assert cell.status == "pass", cell
     assert cell.value["runs"][0]["test_boxes_gen.py::test_sign"] == "passed"
+
+
+WARNS = '''
+
+def old(x):
+    import warnings
+    warnings.warn("old is deprecated", DeprecationWarning)
+    return x
+
+
+def forever():
+    try:
+        while True:
+            yield 1
+    finally:
+        raise ValueError("closing")
+'''
+
+
+def test_calls_that_warn_are_marked(runner):
+    """A project with `filterwarnings = error` fails the tests of calls that warn (or leave an
+    exception Python cannot raise: a generator closed unfinished); the outcome says so, so that
+    one failing verification drops them all (each would cost a round)."""
+    r, module = runner
+    table = {0: Probe("old", (call("old", "1"),)), 1: Probe("forever", (call("forever"),)),
+             2: Probe("sign", (call("sign", "1"),))}
+    out, _ = r.probes(Variant("warns", module.source + WARNS), table, [list(table)], cov=True, limit=1.0)
+    assert out[0]["warned"] == ["DeprecationWarning"] and out[0]["steps"][0][1] == ["v", 1]
+    assert out[1]["warned"] == ["unraisable"] and out[1]["steps"][0][1][2] == "more"
+    assert "warned" not in out[2]

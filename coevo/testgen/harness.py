@@ -522,6 +522,8 @@ def _cv_probe(steps, limit, import_limit=None):
     if failed is not None:
         return failed
     t0 = time.perf_counter()
+    warned = []
+    hook = _cv_sys.unraisablehook
     _cv_arm(limit)
     try:
         try:
@@ -534,22 +536,33 @@ def _cv_probe(steps, limit, import_limit=None):
         except BaseException as exc:
             return {"load": _cv_exc(exc, job["file"])[:2], "t": time.perf_counter() - t0}
         env = mod.__dict__
-        for k, step in enumerate(steps):
-            outs.append(_cv_step(mod, env, local, step))
-            if outs[-1][0] in ("memory", "recursion", "badarg", "stdin", "env"):
-                break
-            if step[4] and outs[-1][0] == "raise" and k + 1 < len(steps):
-                outs.append(["badarg", "the object was not built"])  # nothing to call the rest on
-                break
-        for var in sorted(local):
-            state[var] = _cv_described(local[var], mod)
+        import warnings
+        # the warnings the calls emit, and the exceptions Python could not raise (a generator
+        # closed unfinished): under a project's `filterwarnings = error` their tests fail
+        _cv_sys.unraisablehook = lambda u: warned.append("unraisable")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for k, step in enumerate(steps):
+                outs.append(_cv_step(mod, env, local, step))
+                if outs[-1][0] in ("memory", "recursion", "badarg", "stdin", "env"):
+                    break
+                if step[4] and outs[-1][0] == "raise" and k + 1 < len(steps):
+                    outs.append(["badarg", "the object was not built"])  # nothing to call the rest on
+                    break
+            for var in sorted(local):
+                state[var] = _cv_described(local[var], mod)
+            warned += [w.category.__name__ for w in caught]
     except _CvTimeout:
         outs.append(["timeout"])
     except _CvOutputCap:
         outs.append(["output"])
     finally:
         _cv_disarm()
-    return {"steps": outs, "state": state, "t": time.perf_counter() - t0}
+        _cv_sys.unraisablehook = hook
+    out = {"steps": outs, "state": state, "t": time.perf_counter() - t0}
+    if warned:
+        out["warned"] = sorted(set(warned))[:10]
+    return out
 
 
 def _cv_probes(job):

@@ -720,6 +720,11 @@ class _SuiteBuilder:
             if not (set(bad) & set(by_name)):  # the file itself fails (a collection error)
                 raise ModuleError(f"the generated suite does not run: {note}")
             failed_total += len(set(bad) & set(by_name))
+            if self.opts.project and not warning and \
+                    any(self.outcomes[self.keys[by_name[n].probe.steps]].get("warned") for n in bad if n in by_name):
+                # under the project's configuration a test whose calls warn failed: likely all of
+                # them do (filterwarnings = error), and each would cost a verification round
+                dropped.update(c.pid for c in cands if (self.outcomes.get(c.pid) or {}).get("warned"))
             for name in bad:
                 tc = by_name.get(name)
                 if tc is None:
