@@ -182,3 +182,54 @@ def test_eos_of_the_tests_tiny_model_is_unchanged(tmp_path):
     path = build_tiny_model(tmp_path / "m", hidden_size=16, layers=1)
     _, tok = load_model(path, device="cpu")
     assert tok.eos_token == EOS and tok.pad_token == "<|pad|>"
+
+
+# ------------------------------------------------------------------ coevo train on an own model
+
+
+def test_step_status_lines_where_no_progress_bar_is_drawn():
+    """stderr not a terminal (a log file, nohup, CI): no bar, so a status line says the run is
+    alive: the first and the last step, and a step at most every 30 s in between."""
+    from coevo.run_driver import StepStatus
+
+    now = [100.0]
+    status = StepStatus(total=10, first=3, every_s=30.0, clock=lambda: now[0])
+    said = {}
+    for step in range(3, 11):
+        now[0] += 12.0
+        said[step] = status.after(step, {"reward/coder": 0.25, "loss": 0.0123, "eval/code_acc": 0.5}
+                                  if step == 10 else {"reward/coder": 0.25, "loss": 0.0123})
+    assert [s for s, line in said.items() if line] == [3, 6, 9, 10]
+    assert said[3] == "step 3/10 (12.0 s/step, ETA 1m24s): reward/coder 0.25, loss 0.0123"
+    assert said[10].startswith("step 10/10 (12.0 s/step, ETA 0s)") and "held-out code_acc 0.500" in said[10]
+
+
+def test_coevo_train_on_an_own_model_logs_steps_and_exports_a_model_that_reloads(tmp_path, capsys):
+    """`coevo train model.path=DIR data.train=FILE` on a model built here: exit 0, one metrics line
+    per step, status lines on a stderr that is no terminal, and RUN_DIR/model loads with
+    transformers and with coevo (and keeps the user's tokenizer's special tokens)."""
+    from tinymodel import ADD_GOOD_TESTS, ADD_RIGHT, ADD_TASK, build_add_model
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from coevo.cli import main
+
+    model = build_add_model(tmp_path / "m")
+    task = dict(ADD_TASK, tests=[{"test": t} for t in ADD_GOOD_TESTS], solutions=[ADD_RIGHT])
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps(task) + "\n")
+    run = tmp_path / "run"
+    rc = main(["train", "--out", str(run), f"model.path={model}", f"data.train={tasks}", "loop.steps=2",
+               "loop.tasks_per_step=1", "loop.n_codes=4", "loop.n_tests=2", "loop.roles=[coder,tester]",
+               "loop.max_new_tokens=40", "loop.save_every=1", "execution.workers=1", "model.threads=1"])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    assert "[coevo] step 1/2 (" in err and "[coevo] step 2/2 (" in err and "Traceback" not in err
+    steps = [json.loads(line)["step"] for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert steps == [1, 2]
+    assert f"model:   {run / 'model'}" in out
+    reloaded = AutoModelForCausalLM.from_pretrained(str(run / "model"))
+    assert type(reloaded).__name__ == "LlamaForCausalLM"
+    tok = AutoTokenizer.from_pretrained(str(run / "model"))
+    assert tok.eos_token == EOS and tok.pad_token == "<|pad|>"
+    again, tok2 = load_model(run / "model", device="cpu")
+    assert tok2.eos_token_id == tok.eos_token_id
