@@ -132,6 +132,54 @@ CASES = {
                            "d = {}\nadd(d)\nassert d == {(1, 2): [3]}", "l = []\nadd(l)\nassert l == [(1, 2)]"],
                           [["pass", "pass", "fail", "error"], ["fail", "pass", "fail", "error"],
                            ["fail", "pass", "pass", "error"], ["error", "error", "error", "pass"]]),
+    # red-team pass 15, F1: a container nested in an argument that the program changed in place came
+    # back as a NEW object, so the test's own name for it went stale (a right program failed
+    # ``assert row == [1, 2]``, a wrong one passed ``assert row == [1]``); aliasing, a replaced element
+    # (the test's old object stays as it was), dicts of lists, sets in dicts, tuples holding lists, cycles
+    "nested_arguments": ("grow",
+                         ["def grow(rows):\n    rows[0].append(2)\n",
+                          "def grow(rows):\n    rows[0] = rows[0] + [2]\n"],
+                         ["row = [1]\nrows = [row]\ngrow(rows)\nassert row == [1, 2]",
+                          "row = [1]\nrows = [row]\ngrow(rows)\nassert row == [1]",
+                          "row = [1]\nrows = [row]\ngrow(rows)\nassert rows[0] is row",
+                          "row = [1]\nrows = [row, row]\ngrow(rows)\nassert rows[1] == [1, 2] and rows[1] is rows[0]",
+                          "d = {'a': [1]}\ngrow([d['a']])\nassert d == {'a': [1, 2]}",
+                          "inner = [1]\na = [inner]\na.append(a)\ngrow(a)\n"
+                          "assert inner == [1, 2] and a[1] is a and a[0] is inner",
+                          "row = [1]\ngrow([row])\ntry:\n    assert row == [1, 2]\n"
+                          "except ZeroDivisionError:\n    pass",
+                          "row = [1]\ngrow(rows=[[0], row])\nassert row == [1]"],
+                         [["pass", "fail", "pass", "pass", "pass", "pass", "pass", "pass"],
+                          ["fail", "pass", "fail", "fail", "fail", "fail", "fail", "pass"]]),
+    # a program returning a container of its argument returns the test's own object, as in Python
+    "returned_argument": ("first",
+                          ["def first(rows):\n    return rows[0]\n", "def first(rows):\n    return list(rows[0])\n"],
+                          ["row = [1]\nassert first([row]) is row",
+                           "row = [1]\nr = first([row])\nr.append(2)\nassert row == [1, 2]",
+                           "row = [1]\nassert first([row]) == [1]"],
+                          [["pass", "pass", "pass"], ["fail", "fail", "pass"]]),
+    "nested_dict_of_lists": ("add",
+                             ["def add(d, k, v):\n    d[k].append(v)\n",
+                              "def add(d, k, v):\n    d[k] = d[k] + [v]\n"],
+                             ["xs = [1]\nd = {'a': xs}\nadd(d, 'a', 2)\nassert xs == [1, 2]",
+                              "xs = [1]\nd = {'a': xs, 'b': xs}\nadd(d, 'a', 2)\nassert d['b'] == [1, 2]",
+                              "xs = [1]\nd = {'a': xs}\nadd(d, 'a', 2)\nassert d == {'a': [1, 2]}",
+                              "xs = [1]\nadd(d={'a': xs}, k='a', v=3)\nassert xs == [1, 3]"],
+                             [["pass", "pass", "pass", "pass"], ["fail", "fail", "pass", "fail"]]),
+    "nested_dicts_sets": ("tag",
+                          ["def tag(items):\n    for it in items:\n        it['seen'] = True\n        it['s'].add(1)\n",
+                           "def tag(items):\n    items[:] = [dict(it, seen=True, s=it['s'] | {1}) for it in items]\n"],
+                          ["s = set()\nit = {'s': s}\ntag([it])\nassert it['seen'] and s == {1}",
+                           "it = {'s': set()}\nitems = [it]\ntag(items)\nassert items[0] is it",
+                           "it = {'s': set()}\nitems = [it]\ntag(items)\nassert items == [{'s': {1}, 'seen': True}]"],
+                          [["pass", "pass", "pass"], ["error", "fail", "pass"]]),
+    "nested_in_tuples": ("push",
+                         ["def push(pairs):\n    for _, xs in pairs:\n        xs.append(0)\n",
+                          "def push(pairs):\n    pairs[:] = [(k, xs + [0]) for k, xs in pairs]\n"],
+                         ["xs = []\npairs = [('a', xs)]\npush(pairs)\nassert xs == [0]",
+                          "xs = []\npush((('a', xs), ('b', xs)))\nassert xs == [0, 0]",
+                          "xs = []\npairs = [('a', xs)]\npush(pairs)\nassert pairs == [('a', [0])]"],
+                         [["pass", "pass", "pass"], ["fail", "error", "pass"]]),
 }
 
 
@@ -210,3 +258,47 @@ def test_numpy_arrays_reach_a_generic_test_as_arrays(ex):
                            [Test.assertion("import numpy as np\nx = np.array([1, 2])\nscale(x)\n"
                                            "assert np.array_equal(x, [2, 4])")])
     assert result.status == [["pass"], ["fail"]], result.errors
+
+
+HOSTILE_WRITEBACK = """import sys
+def grow(rows):
+    f = sys._getframe()
+    while f is not None and not (f.f_code.co_name == "handle" and "self" in f.f_locals):
+        f = f.f_back
+    srv = f.f_locals["self"]
+    real = srv.send
+    def send(msg):
+        del srv.send
+        real(["r", None, CRAFTED])
+    srv.send = send
+"""
+# what a program may send back as the changes to the test's containers (it may send any bytes), and
+# the verdict of ``row = [1]; grow([row]); assert row == [1, 2]``: the first is what a program could
+# do honestly (``rows[0].append(2)``); the others are malformed or odd, and must not pass
+CRAFTED = [('[["N", 1, [1, 2]]]', "pass"),
+           ('[["N", 1, {"M": 9}]]', "error"),  # a mark of no container of the call
+           ('[["N", 1, {"M": 1}]]', "fail"),  # a container's contents that are a container of the test's
+           ('[["N", 1, {"d": [[1, 2]]}]]', "fail"),  # a list's new contents a dict
+           ('[["N", 7, [1, 2]], ["N", -1, [1, 2]], ["N", "1", [1, 2]], ["N", True, [1, 2]]]', "fail"),
+           ('[["N", 1, {"s": [{"M": 0}]}]]', "error"),  # a list in a set
+           ('[["N", 0, [[1, 2]]], ["N", 0, [{"M": 1}]]]', "fail"),  # a container twice: the first counts
+           ('[[0, [[1, 2]]]]', "fail"),  # an argument's new contents as for a numpy array
+           ('[["N", 1, [{"M": 0}] * 200000]]', "fail"),  # many marks: what rows[0].extend([rows] * ...) does
+           ('[["N", 0, {"t": [1]}], ["N", 1, {"N": ["x", True]}]]', "fail")]
+
+
+CRAFTED_SECOND = ["pass", "error", "pass", "pass", "pass", "error", "fail", "pass", "fail", "pass"]
+
+
+def test_a_program_cannot_forge_the_changes_to_nested_arguments(ex):
+    """Red-team pass 15, F1: the containers nested in a call's arguments come back as marks that
+    the test side turns into its own objects. A program sending whatever changes it likes can make
+    them no more than it could by changing them honestly: malformed ones are errors or are ignored,
+    and none crashes or hangs the test."""
+    codes = [HOSTILE_WRITEBACK.replace("CRAFTED", c) for c, _ in CRAFTED]
+    tests = ["row = [1]\ngrow([row])\nassert row == [1, 2]",
+             "row = [1]\nrows = [row]\ngrow(rows)\nassert rows[0] is row and len(rows) == 1 and row[0] == 1"]
+    result = ex.run_matrix(Task("hw", "hw", entry_point="grow"), codes, [Test.assertion(t) for t in tests])
+    assert [row[0] for row in result.status] == [v for _, v in CRAFTED], result.errors
+    # the same test run on: every container the program changed is one it was given
+    assert [row[1] for row in result.status] == CRAFTED_SECOND, result.errors

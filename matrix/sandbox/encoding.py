@@ -229,6 +229,7 @@ def make_encoder(subclass_hook=None):
     enum_meta = enum.EnumMeta
     hook = subclass_hook
     big = BIG_INT
+    marks: dict | None = None  # id -> mark of containers sent as ``{"M": mark}`` (``encode(marks=)``)
 
     def builtin_base(t):
         for base in bases:
@@ -317,6 +318,8 @@ def make_encoder(subclass_hook=None):
             return enc_int(v)
         if depth > MAX_DEPTH:
             raise _NotPlain("value nested too deeply")
+        if marks is not None and _id(v) in marks:
+            return {"M": marks[_id(v)]}
         if t is _list or t is _tuple or t is _dict or t is _set or t is _fset or t is deque:
             i = _id(v)
             if i in path:
@@ -384,7 +387,9 @@ def make_encoder(subclass_hook=None):
             return flat
         raise _NotPlain(type_name(t))
 
-    def encode(v, truth=False):
+    def encode(v, truth=False, marked=None):
+        nonlocal marks
+        marks = marked
         try:
             return enc(v, 0, set())
         except (_NotPlain, RecursionError) as exc:
@@ -397,6 +402,8 @@ def make_encoder(subclass_hook=None):
                 except BaseException:  # noqa: BLE001 - any failure means "unknown"
                     t = None
             return {"N": [reason, t]}
+        finally:
+            marks = None
 
     return encode
 
@@ -462,9 +469,10 @@ class _BigInt:
         self.value = value
 
 
-def decode(text: str | bytes, budget: float = 1.0, refs=None):
+def decode(text: str | bytes, budget: float = 1.0, refs=None, marks=None):
     """Decode the tagged JSON; ``ValueError`` when malformed, :class:`TooCostly` past ``budget``
-    seconds of work. ``refs`` turns ``{"R": ...}`` references into objects (remote calls)."""
+    seconds of work. ``refs`` turns ``{"R": ...}`` references into objects (remote calls), and
+    ``marks`` ``{"M": n}`` marks into the containers they stand for (a call's arguments)."""
     clock = time.perf_counter
     deadline = clock() + budget
     placeholders: list[_BigInt] = []
@@ -588,6 +596,8 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None):
             return bytes.fromhex(x).decode("utf-8", "surrogatepass")
         if tag == "R" and refs is not None:
             return refs(x)
+        if tag == "M" and marks is not None:
+            return marks(x)
         raise ValueError(f"unknown tag {str(tag)[:20]!r}")
 
     try:

@@ -14,12 +14,18 @@ the verdict and writes it on its own channel; the program process has no channel
 What crosses is plain data, decoded under a work budget, or references. Comparisons between a
 program object and a value of the test use no program code (a program object equals nothing of
 the test's, as in the parent's evaluator; two program objects compare with the program's own
-``==``, and a program object in a set or a dict key hashes with its own ``hash``); arguments
-the program mutates (lists, dicts, sets, bytearrays) are written back after the call;
-functions and objects the test hands to the program become references it can call, iterate or
+``==``, and a program object in a set or a dict key hashes with its own ``hash``); the
+containers of a call's arguments (lists, dicts, sets, bytearrays, deques, nested ones too) go
+with their shape, so the program sees the test's aliasing and cycles, and those it changes in
+place are changed in place in the test after the call: their new contents come back with marks
+(``{"M": n}``) for the call's containers, which the test side turns into its own objects (so a
+name the test kept for an inner list sees the change, and one the program replaced keeps its
+old contents, as in Python); functions and objects the test hands to the program become references it can call, iterate or
 read (public attributes only) but not rewrite, except plain instances.
 
-Wire: length-prefixed JSON arrays. Request ``["q", op, ...]``, reply ``["r", value, writeback]``
+Wire: length-prefixed JSON arrays. Request ``["q", op, ...]`` (a call: ``["q", "call", function,
+args, kwargs, shape]``, :class:`_Shape`), reply ``["r", value, writeback]`` (``writeback``: a
+list of ``["N", n, new contents]``, or ``[argument, new value]`` for a numpy array)
 or ``["x", [type name, builtin base, message, class reference or null]]``. A reference is
 ``{"R": [side, id, type name, flags]}``, ``side`` "C" (program) or "T" (test).
 """
@@ -27,6 +33,7 @@ or ``["x", [type name, builtin base, message, class reference or null]]``. A ref
 from __future__ import annotations
 
 import builtins
+import collections
 import json as _json
 import socket
 import struct
@@ -64,6 +71,7 @@ class _Peer:
         self.export_ids: dict[int, int] = {}  # id(obj) -> export id (the object stays referenced)
         self.proxies: dict[int, object] = {}
         self.exc_classes: dict[int, type] = {}
+        self.call_nodes: list[list] = []  # the test side: the containers of each pending call's arguments
         # the program's enum members, numpy bools and subclasses of builtin types go as references
         # that compare with the test's values by their plain value (``plain``); the test's own
         # travel as their plain value, as before
@@ -88,7 +96,8 @@ class _Peer:
                 if _len(self.buf) >= 4 + n:
                     data = _bytes(self.buf[4:4 + n])
                     del self.buf[:4 + n]
-                    msg = decode(data, self.budget, refs=self.resolve_ref)
+                    msg = decode(data, self.budget, refs=self.resolve_ref,
+                                 marks=self.resolve_mark if self.side == "T" else None)
                     if _type(msg) is not _list or not msg or msg[0] not in ("q", "r", "x"):
                         raise RemoteError("malformed message")
                     return msg
@@ -132,23 +141,27 @@ class _Peer:
             flags.append("callable")
         return {"R": [self.side, eid, str(name)[:100], flags]}
 
-    def to_wire(self, value, depth=0):
+    def to_wire(self, value, depth=0, marks=None):
         """Plain data as such, this side's objects as references, the other side's as theirs;
-        lists, tuples and dicts that hold references are sent element by element."""
+        lists, tuples and dicts that hold references are sent element by element. ``marks``
+        (``id -> n``): containers of the test's a call was given, sent as ``{"M": n}``."""
         if isinstance(value, _Proxy) and object.__getattribute__(value, "_peer") is self:
             return {"R": [self.other, object.__getattribute__(value, "_rid"), "", []]}
         if type(value) is _Raw:
             return value.enc
-        enc = self.encode(value)
+        if marks is not None and id(value) in marks:
+            return {"M": marks[id(value)]}
+        enc = self.encode(value, marked=marks)
         if not (type(enc) is dict and "N" in enc):
             return enc
         t = type(value)
         if depth < 20 and t in (list, tuple, dict):
             if t is list:
-                return [self.to_wire(x, depth + 1) for x in value]
+                return [self.to_wire(x, depth + 1, marks) for x in value]
             if t is tuple:
-                return {"t": [self.to_wire(x, depth + 1) for x in value]}
-            return {"d": [[self.to_wire(k, depth + 1), self.to_wire(v, depth + 1)] for k, v in value.items()]}
+                return {"t": [self.to_wire(x, depth + 1, marks) for x in value]}
+            return {"d": [[self.to_wire(k, depth + 1, marks), self.to_wire(v, depth + 1, marks)]
+                          for k, v in value.items()]}
         ref = self.export(value)
         data = _array_data(value, self.encode_flat)
         if data is not None:
@@ -186,6 +199,14 @@ class _Peer:
             self.proxies[rid] = p
         return p
 
+    def resolve_mark(self, n):
+        """Decoder hook for ``{"M": n}`` (the test side): container ``n`` of the arguments of the
+        call now pending (the innermost), which the program was given (so may hand back)."""
+        nodes = self.call_nodes[-1] if self.call_nodes else None
+        if nodes is None or type(n) is not int or not 0 <= n < len(nodes):
+            raise ValueError("unknown mark")
+        return nodes[n]
+
     def _exception_class(self, rid, name, base_name):
         """A real exception class of this process standing for a program's exception class (so
         that ``except TheirError`` works in the test)."""
@@ -200,31 +221,61 @@ class _Peer:
         return cls
 
     # -- requests
-    def request(self, op, *args):
-        self.send(["q", op, *[self.to_wire(a) for a in args]])
-        while True:
-            msg = self.recv()
-            if msg[0] == "q":
-                self.serve_request(msg)
-                continue
-            if msg[0] == "r":
-                if len(msg) == 3 and type(msg[2]) is list:
-                    self._writeback(args, msg[2])
-                return msg[1] if len(msg) > 1 else None
-            raise self._exception(msg[1] if len(msg) > 1 else None)
+    def call(self, fn, args, kwargs):
+        """The test side's call of a program function: the arguments go with their *shape* (the
+        containers in them, each once, and where one is met again: :class:`_Shape`), so that the
+        program sees the test's aliasing and cycles, and the containers it changes in place come
+        back as changes of the test's own objects (nested ones too)."""
+        shape = _Shape(max(16, min(_MAX_ENTRIES, self.max_msg // 256)))
+        sent = [shape.walk(a, None, [i], 0) for i, a in enumerate(args)]
+        ksent = {k: shape.walk(v, None, [k], 0) for k, v in kwargs.items()}
+        return self.request("call", fn, sent, ksent, shape.entries, nodes=shape.nodes)
 
-    def _writeback(self, args, changes):
-        """Apply the other side's changes to mutable arguments of a call (in place)."""
+    def request(self, op, *args, nodes=None):
+        self.send(["q", op, *[self.to_wire(a) for a in args]])
+        if nodes is not None:
+            self.call_nodes.append(nodes)
+        try:
+            while True:
+                msg = self.recv()
+                if msg[0] == "q":
+                    self.serve_request(msg)
+                    continue
+                if msg[0] == "r":
+                    if len(msg) == 3 and type(msg[2]) is list:
+                        self._writeback(args, msg[2], nodes or [])
+                    return msg[1] if len(msg) > 1 else None
+                raise self._exception(msg[1] if len(msg) > 1 else None)
+        finally:
+            if nodes is not None:
+                self.call_nodes.pop()
+
+    def _writeback(self, args, changes, nodes):
+        """Apply the other side's changes to the containers of a call's arguments, in place:
+        ``["N", n, contents]`` for container ``n`` of the call's shape (its new contents, in which
+        the call's containers are marks decoded to the test's own objects), ``[where, new]`` for a
+        numpy array argument. Each container at most once, and only from contents decoded from this
+        reply (never another container of the test's: the work stays that of the reply's size)."""
         if not args or not changes:
             return
         call_args = args[1] if len(args) > 1 and type(args[1]) is list else []
         call_kwargs = args[2] if len(args) > 2 and type(args[2]) is dict else {}
+        own = {id(x) for x in nodes}
+        done = set()
         for item in changes:
+            if type(item) is list and len(item) == 3 and item[0] == "N":
+                n, new = item[1], item[2]
+                if type(n) is int and 0 <= n < len(nodes) and n not in done and id(new) not in own:
+                    done.add(n)
+                    _assign_in_place(nodes[n], new)
+                continue
             if type(item) is not list or len(item) != 2:
                 continue
             where, new = item
             target = call_args[where] if type(where) is int and 0 <= where < len(call_args) else \
                 call_kwargs.get(where) if type(where) is str else None
+            if id(target) in own or id(new) in own:
+                continue  # the call's containers come back by their marks
             _assign_in_place(target, new)
 
     def _exception(self, desc):
@@ -277,9 +328,7 @@ class _Peer:
 
     def serve_request(self, msg) -> None:
         try:
-            value, writeback = self.handle(msg[1], msg[2:])
-            if writeback:  # the changed arguments' new contents, encoded as any value is
-                writeback = [[where, self.to_wire(new)] for where, new in writeback]
+            value, writeback = self.handle(msg[1], msg[2:])  # (the changes to arguments, encoded)
             self.send(["r", self.to_wire(value), writeback])
         except RemoteError:
             raise
@@ -386,7 +435,7 @@ def _assign_in_place(target, new):
     try:
         if t is list and type(new) is list:
             target[:] = new
-        elif t is dict and type(new) is dict:
+        elif t in _MAPS and type(new) in _MAPS:
             target.clear()
             target.update(new)
         elif t is set and type(new) in (set, frozenset):
@@ -394,10 +443,161 @@ def _assign_in_place(target, new):
             target.update(new)
         elif t is bytearray and type(new) is bytearray:
             target[:] = new
+        elif t is collections.deque and type(new) in (list, collections.deque):
+            target.clear()
+            target.extend(new)
         elif t.__module__ == "numpy" and t.__name__ == "ndarray" and type(new) is t and new.shape == target.shape:
             target[...] = new  # a numpy array the program changed in place
     except Exception:
         pass
+
+
+# the containers of a call's arguments that the call may change in place, by kind
+_NODE_KINDS = {list: "list", dict: "dict", set: "set", bytearray: "bytearray", collections.deque: "deque",
+               collections.Counter: "Counter", collections.OrderedDict: "OrderedDict",
+               collections.defaultdict: "defaultdict"}
+_KIND_TYPES = {k: t for t, k in _NODE_KINDS.items()}
+_MAPS = frozenset({dict, collections.Counter, collections.OrderedDict, collections.defaultdict})
+_WALKED = frozenset(_NODE_KINDS) | {tuple}
+_MAX_ENTRIES = 10_000  # containers (and repeated ones) of one call's arguments followed
+_MAX_WALK_DEPTH = 200
+
+
+class _Shape:
+    """The containers in a call's arguments (the test side), for :meth:`_Peer.call`: ``nodes``,
+    each container once, in the order met; ``entries``, for each, ``[kind, parent, steps]``
+    (``parent`` the number of the container holding it, or null for an argument, ``steps`` the
+    position in it, a dict's by order of its items, then positions through tuples; an argument's
+    first step is its position or keyword), and for a container met again ``["=", n, parent,
+    steps]``. :meth:`walk` returns what to send for a value: itself, or a copy where a container
+    met again is null (so that a cycle can be sent; the program's side puts it back, by the
+    entries). Bounded: past ``limit`` entries or 200 levels, containers travel as before (copies)."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.nodes: list = []
+        self.index: dict[int, int] = {}
+        self.entries: list = []
+
+    def walk(self, v, parent, steps, depth):
+        t = type(v)
+        if t is tuple:
+            if depth >= _MAX_WALK_DEPTH or len(self.entries) >= self.limit:
+                return v
+            out = None
+            for i, x in enumerate(v):
+                if type(x) in _WALKED:
+                    y = self.walk(x, parent, steps + [i], depth + 1)
+                    if y is not x:
+                        if out is None:
+                            out = list(v)
+                        out[i] = y
+            return v if out is None else tuple(out)
+        kind = _NODE_KINDS.get(t)
+        if kind is None or len(self.entries) >= self.limit:
+            return v
+        n = self.index.get(id(v))
+        if n is not None:  # met again: the program's side makes it the same object
+            self.entries.append(["=", n, parent, steps])
+            return None
+        if depth >= _MAX_WALK_DEPTH:
+            return v
+        n = len(self.nodes)
+        self.index[id(v)] = n
+        self.nodes.append(v)
+        self.entries.append([kind, parent, steps])
+        if t is list or t is collections.deque:
+            out = None
+            for i, x in enumerate(v):
+                if type(x) in _WALKED:
+                    y = self.walk(x, n, [i], depth + 1)
+                    if y is not x:
+                        if out is None:
+                            out = list(v)
+                        out[i] = y
+            if out is None:
+                return v
+            return out if t is list else collections.deque(out, v.maxlen)
+        if t in _MAPS:
+            out = None
+            for i, (k, x) in enumerate(v.items()):
+                if type(x) in _WALKED:
+                    y = self.walk(x, n, [i], depth + 1)
+                    if y is not x:
+                        if out is None:
+                            out = v.copy()
+                        out[k] = y
+            return v if out is None else out
+        return v  # a set, a bytearray: nothing in them to follow
+
+
+def _child(holder, step, keys):
+    """Item ``step`` of a container of the program's side (a dict's by the order of its items)."""
+    if type(step) is not int or step < 0:
+        raise ValueError("malformed step")
+    if type(holder) in _MAPS:
+        ks = keys.get(id(holder))
+        if ks is None:
+            ks = keys[id(holder)] = list(holder)
+        return holder[ks[step]], ks[step]
+    if type(holder) in (list, collections.deque, tuple):
+        return holder[step], step
+    raise ValueError("not a container")
+
+
+def _replaced(t, steps, value):
+    """Tuple ``t`` with the item at ``steps`` (through nested tuples) replaced by ``value``."""
+    if not steps:
+        return value
+    i = steps[0]
+    if type(t) is not tuple or type(i) is not int or not 0 <= i < len(t):
+        raise ValueError("malformed step")
+    return t[:i] + (_replaced(t[i], steps[1:], value),) + t[i + 1:]
+
+
+def _arg_nodes(call_args, kwargs, entries):
+    """The program's side of :class:`_Shape`: the containers of the call's arguments numbered as
+    the test's (None where one is not found as the test described it), the containers met again
+    made the same object (aliasing, cycles)."""
+    nodes: list = []
+    keys: dict = {}
+    for e in entries[:_MAX_ENTRIES]:
+        alias = type(e) is list and len(e) == 4 and e[0] == "="
+        try:
+            if type(e) is not list or len(e) != (4 if alias else 3):
+                raise ValueError("malformed entry")
+            parent, steps = e[-2], e[-1]
+            if type(steps) is not list or not steps or len(steps) > _MAX_WALK_DEPTH:
+                raise ValueError("malformed steps")
+            if parent is None:
+                key = steps[0]
+                if type(key) is int and 0 <= key < len(call_args):
+                    holder, at = call_args, key
+                elif type(key) is str and key in kwargs:
+                    holder, at = kwargs, key
+                else:
+                    raise ValueError("malformed step")
+                first = holder[at]
+            else:
+                holder = nodes[parent] if type(parent) is int and 0 <= parent < len(nodes) else None
+                if holder is None:
+                    raise ValueError("unknown container")
+                first, at = _child(holder, steps[0], keys)
+            if alias:
+                target = nodes[e[1]] if type(e[1]) is int and 0 <= e[1] < len(nodes) else None
+                if target is not None:
+                    holder[at] = _replaced(first, steps[1:], target)
+                continue
+            obj = first
+            for step in steps[1:]:
+                if type(obj) is not tuple or type(step) is not int:
+                    raise ValueError("malformed step")
+                obj = obj[step]
+            nodes.append(obj if type(e[0]) is str and type(obj) is _KIND_TYPES.get(e[0]) else None)
+        except Exception:  # noqa: BLE001 - not as described: this container is not followed
+            if not alias:
+                nodes.append(None)
+    return nodes
 
 
 class _Proxy:
@@ -434,6 +634,9 @@ class _Proxy:
         return object.__getattribute__(self, "_peer").request(op, self, *args)
 
     def __call__(self, *args, **kwargs):
+        peer = object.__getattribute__(self, "_peer")
+        if peer.side == "T":
+            return peer.call(self, args, kwargs)
         return self._q("call", list(args), kwargs)
 
     def __getattr__(self, name):
@@ -565,10 +768,30 @@ class _Server(_Peer):
         super().__init__(sock, "C", max_msg, budget)
         self.ns = ns
 
-    def _contents(self, arg):
-        """What a call may change in place in an argument of the test's (a list, dict, set,
-        bytearray, or numpy array: a copy here), encoded; None for other arguments."""
-        if type(arg) in (list, dict, set, bytearray):
+    def _contents(self, node, marks):
+        """A container of a call's arguments, its contents encoded, the containers of the call's
+        in it as marks (its own mark aside)."""
+        own = marks.pop(id(node))
+        try:
+            enc = self.encode(node, marked=marks)
+        finally:
+            marks[id(node)] = own
+        if not (type(enc) is dict and "N" in enc):
+            return enc
+        t = type(node)
+        if t is bytearray:
+            return enc
+        if t in _MAPS:
+            return {"d": [[self.to_wire(k, 1, marks), self.to_wire(v, 1, marks)] for k, v in node.items()]}
+        items = [self.to_wire(x, 1, marks) for x in node]
+        return items if t is list else {"s" if t is set else "q": items}
+
+    def _root(self, arg, marks):
+        """An argument's contents where it is not one of the call's containers followed (a numpy
+        array, a container past :class:`_Shape`'s bounds), encoded; None for other arguments."""
+        if id(arg) in marks:
+            return None
+        if type(arg) in _NODE_KINDS:
             return self.encode(arg)
         return _array_data(arg, self.encode_flat)
 
@@ -592,17 +815,23 @@ class _Server(_Peer):
         if op == "call":
             call_args = args[1] if len(args) > 1 and type(args[1]) is list else []
             kwargs = args[2] if len(args) > 2 and type(args[2]) is dict else {}
-            before = [self._contents(a) for a in call_args]
-            kbefore = {k: self._contents(v) for k, v in kwargs.items()}
+            entries = args[3] if len(args) > 3 and type(args[3]) is list else []
+            nodes = _arg_nodes(call_args, kwargs, entries)
+            marks = {id(x): n for n, x in enumerate(nodes) if x is not None}
+            before = [self._contents(x, marks) if x is not None else None for x in nodes]
+            roots = [(i, a, self._root(a, marks)) for i, a in enumerate(call_args)] + \
+                [(k, a, self._root(a, marks)) for k, a in kwargs.items()]
             result = obj(*call_args, **kwargs)
             changes = []
-            for i, (a, b) in enumerate(zip(call_args, before)):
-                if b is not None and self._contents(a) != b:
-                    changes.append([i, a])
-            for k, v in kwargs.items():
-                if kbefore[k] is not None and self._contents(v) != kbefore[k]:
-                    changes.append([k, v])
-            return result, changes or None
+            for n, (x, b) in enumerate(zip(nodes, before)):
+                if x is not None:
+                    now = self._contents(x, marks)
+                    if now != b:
+                        changes.append(["N", n, now])
+            for where, a, b in roots:  # a numpy array changed in place, or a container past the bounds
+                if b is not None and self._root(a, marks) != b:
+                    changes.append([where, self.to_wire(a)])
+            return _Raw(self.to_wire(result, marks=marks)), changes or None
         if op == "getattr":
             return getattr(obj, args[1]), None
         if op == "setattr":
