@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
+import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -298,6 +299,7 @@ class GenerationEngine:
         # (roles.kv_decode; False: every step through the model call and its growing cache)
         self.static_cache = True
         self._prefix: list[int] | None = None  # the tokenizer's leading special tokens (encode)
+        self._warned_context = False  # prompts past the context were named once (_warn_past_context)
 
     @property
     def device(self) -> torch.device:
@@ -339,6 +341,7 @@ class GenerationEngine:
             seen[req.prompt] = occ + 1
             for j in range(req.n):
                 rows.append(_Row(r, j, encoded[req.prompt], _stream_key(cfg.seed, req.prompt, occ, j)))
+        self._warn_past_context(requests, rows)
         order = sorted(range(len(rows)), key=lambda i: -len(rows[i].prompt_ids))
         results: list[tuple[list[int], list[float], bool] | None] = [None] * len(rows)
         bar = None
@@ -378,6 +381,22 @@ class GenerationEngine:
             samples.append(Sample(req.role, req.task_id, list(row.prompt_ids), ids, lps, text,
                                   trunc, dict(req.meta), row.index))
         return samples
+
+    def _warn_past_context(self, requests: Sequence[GenRequest], rows: list[_Row]) -> None:
+        """Say once per engine (``coevo`` logger) that prompts reach the model's context length:
+        their samples are empty (and truncated), which nothing else shows."""
+        ctx = self.context_length
+        if ctx is None or self._warned_context:
+            return
+        over = [r for r in rows if len(r.prompt_ids) >= ctx]
+        if not over:
+            return
+        self._warned_context = True
+        roles = sorted({requests[r.req].role for r in over})
+        longest = max(len(r.prompt_ids) for r in over)
+        logging.getLogger("coevo").warning(
+            f"warning: {len(over)} of {len(rows)} samples have a prompt ({', '.join(roles)}; up to {longest} "
+            f"tokens) that fills the model's context of {ctx} positions: they get no completion (said once)")
 
     def _prefill(self, rows: list[_Row]):
         """Run the prompts of ``rows`` (left-padded): ``(cache, attention mask, last logits [B, V],

@@ -233,3 +233,32 @@ def test_coevo_train_on_an_own_model_logs_steps_and_exports_a_model_that_reloads
     assert tok.eos_token == EOS and tok.pad_token == "<|pad|>"
     again, tok2 = load_model(run / "model", device="cpu")
     assert tok2.eos_token_id == tok.eos_token_id
+
+
+def test_a_prompt_longer_than_the_models_context_is_named_once(tmp_path, caplog):
+    """A GPT-2-shaped model (learned positions, 48 of them) and a prompt past them: the sample is
+    empty (truncated) as before, and a warning says so once per engine (it was silent: a small
+    model's Proposer never wrote anything)."""
+    import logging
+
+    import torch
+    from tinymodel import build_tokenizer
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    from roles.generation import GenerationConfig, GenerationEngine, GenRequest
+
+    tok = build_tokenizer()
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(GPT2Config(vocab_size=len(tok), n_embd=16, n_layer=1, n_head=2, n_positions=48,
+                                       eos_token_id=tok.eos_token_id, bos_token_id=tok.eos_token_id))
+    eng = GenerationEngine(model, tok, GenerationConfig(max_new_tokens=8))
+    short = build_prompt("coder", TASK, tok)
+    long = build_prompt("proposer", None, tok, references=[TASK] * 6)
+    assert len(eng.encode(short)) < 48 <= len(eng.encode(long))
+    with caplog.at_level(logging.WARNING, logger="coevo"):
+        out = eng.generate([GenRequest("coder", "t1", short, n=2), GenRequest("proposer", "p", long, n=3)])
+        eng.generate([GenRequest("proposer", "p", long, n=1)])
+    assert out[2].completion_ids == [] and out[2].truncated and len(out[0].completion_ids) >= 1
+    warned = [r.getMessage() for r in caplog.records if "context" in r.getMessage()]
+    assert len(warned) == 1, warned
+    assert "proposer" in warned[0] and "48" in warned[0] and "3 of 5" in warned[0]
