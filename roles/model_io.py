@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from pathlib import Path
@@ -108,14 +109,24 @@ def _model_eos_ids(p: Path, config: dict) -> list[int]:
     return _ids(config.get("eos_token_id"))
 
 
+def _embedding_rows(model) -> int | None:
+    """How many token ids the model can embed (``None``: not known)."""
+    try:
+        n = model.get_input_embeddings().num_embeddings
+    except Exception:  # noqa: BLE001 - a model without the usual accessor: not checked
+        return None
+    return int(n) if isinstance(n, int) and n > 0 else None
+
+
 def load_model(path: str | os.PathLike, device: str | None = None, dtype=None):
     """``(model, tokenizer)`` from a local ``save_pretrained`` directory, in eval mode.
 
     Raises :class:`InputError` (one line naming the file or field) when ``path`` is missing, holds
     no model, its ``config.json`` is not JSON, it has no tokenizer files, or neither the tokenizer
-    nor the model names an EOS token (no sample could end). A tokenizer without an EOS takes the
-    first of the model's (``generation_config.json``); one without a pad token pads with the EOS
-    (as TRL does); padding is on the left. A plain-format chat template
+    nor the model names an EOS token the model can embed (no sample could end). A tokenizer without
+    an EOS takes the first of the model's (``generation_config.json``); one without a pad token, or
+    whose pad id is past the model's embeddings (added without ``resize_token_embeddings``; said in
+    a warning), pads with the EOS (as TRL does); padding is on the left. A plain-format chat template
     (:data:`coevo.tinyworld.tokenizer.PLAIN_CHAT_TEMPLATE`, for serving) is dropped, so the roles
     build the same plain prompts as before it was added.
     """
@@ -161,6 +172,12 @@ def load_model(path: str | os.PathLike, device: str | None = None, dtype=None):
     finally:
         if bars:
             hf_logging.enable_progress_bar()
+    rows = _embedding_rows(model)
+    if rows is not None and tok.eos_token_id is not None and tok.eos_token_id >= rows \
+            and not any(i < rows for i in model_eos):
+        raise InputError(f"the EOS {tok.eos_token!r} has id {tok.eos_token_id}, past the model's {rows} "
+                         "embeddings (a token added without model.resize_token_embeddings?): no sample could "
+                         "end", file=str(path), field="eos_token")
     if tok.eos_token_id is None:  # the model's EOS (a sample ends there: roles.generation)
         name = tok.convert_ids_to_tokens(model_eos[0]) if 0 <= model_eos[0] < len(tok) else None
         if name is None:
@@ -169,6 +186,13 @@ def load_model(path: str | os.PathLike, device: str | None = None, dtype=None):
                              file=str(path), field="eos_token")
         tok.eos_token = name
     if tok.pad_token_id is None:
+        tok.pad_token = tok.eos_token
+    elif rows is not None and tok.pad_token_id >= rows and tok.eos_token_id is not None and tok.eos_token_id < rows:
+        # padding is masked: any id the model can embed does; this one it cannot (IndexError)
+        logging.getLogger("coevo").warning(
+            f"warning: {path}: the pad token {tok.pad_token!r} has id {tok.pad_token_id}, past the model's "
+            f"{rows} embeddings (added without model.resize_token_embeddings?): padding with the EOS "
+            f"{tok.eos_token!r} instead")
         tok.pad_token = tok.eos_token
     tok.padding_side = "left"
     if is_plain_chat_template(getattr(tok, "chat_template", None)):

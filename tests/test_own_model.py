@@ -262,3 +262,44 @@ def test_a_prompt_longer_than_the_models_context_is_named_once(tmp_path, caplog)
     warned = [r.getMessage() for r in caplog.records if "context" in r.getMessage()]
     assert len(warned) == 1, warned
     assert "proposer" in warned[0] and "48" in warned[0] and "3 of 5" in warned[0]
+
+
+def test_a_pad_token_added_without_resizing_the_embeddings_pads_with_eos(tmp_path, caplog):
+    """tokenizer.add_special_tokens({'pad_token': '[PAD]'}) without model.resize_token_embeddings: the
+    pad id is past the embeddings, and left-padding a batch ended coevo solve with 'IndexError: index
+    out of range in self'. Padding is masked, so coevo pads with the EOS and says so."""
+    import logging
+
+    from transformers import AutoTokenizer
+
+    from roles.generation import GenerationConfig, GenerationEngine, GenRequest
+
+    path = Path(build_tiny_model(tmp_path / "m", hidden_size=16, layers=1))
+    tok = AutoTokenizer.from_pretrained(str(path))
+    tok.pad_token = None
+    tok.add_special_tokens({"pad_token": "[PAD]"})
+    tok.save_pretrained(str(path))
+    with caplog.at_level(logging.WARNING, logger="coevo"):
+        model, tok = load_model(path, device="cpu")
+    n = model.get_input_embeddings().num_embeddings
+    assert tok.pad_token_id == tok.eos_token_id < n
+    assert any("[PAD]" in r.getMessage() and "resize_token_embeddings" in r.getMessage() for r in caplog.records)
+    out = GenerationEngine(model, tok, GenerationConfig(max_new_tokens=4)).generate(
+        [GenRequest("coder", "t1", build_prompt("coder", TASK, tok), n=1), GenRequest("coder", "t2", "x", n=1)])
+    assert len(out) == 2
+
+
+def test_an_eos_past_the_embeddings_is_a_one_line_error(tmp_path):
+    from transformers import AutoTokenizer
+
+    path = Path(build_tiny_model(tmp_path / "m", hidden_size=16, layers=1))
+    for name in ("generation_config.json", "config.json"):
+        data = json.loads((path / name).read_text())
+        data["eos_token_id"] = None
+        (path / name).write_text(json.dumps(data))
+    tok = AutoTokenizer.from_pretrained(str(path))
+    tok.add_special_tokens({"eos_token": "<|new_end|>"})
+    tok.save_pretrained(str(path))
+    with pytest.raises(InputError) as err:
+        load_model(path, device="cpu")
+    assert "eos_token" in str(err.value) and "resize_token_embeddings" in str(err.value)
