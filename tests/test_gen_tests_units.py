@@ -383,6 +383,7 @@ def test_writer_renders_readable_valid_tests():
     assert "capsys.readouterr().out == 'hello\\n'" in text
     names = [n.name for n in ast.parse(text).body if isinstance(n, ast.FunctionDef)]
     # every test runs in an empty directory of its own (the code's relative paths land there)
-    assert names == ["_in_a_fresh_directory", "test_mean_2_items", "test_mean_empty_list_raises_value_error",
-                     "test_test_mode_x_returns_none"]
+    # (and what a test changes in the module's state is put back after it)
+    assert names == ["_in_a_fresh_directory", "_module_state", "_put_back", "test_mean_2_items",
+                     "test_mean_empty_list_raises_value_error", "test_test_mode_x_returns_none"]
     assert "monkeypatch.chdir(tmp_path)" in text and "@pytest.fixture(autouse=True)" in text

@@ -443,14 +443,74 @@ def render_test(tc: TestCase, ctx: _Ctx, units: dict) -> str:
 # "notes.json") neither sees the user's files nor overwrites them, wherever pytest is started;
 # and with the command line the code saw then (``sys.argv``: pytest's own otherwise, which
 # differs between ``pytest -q`` and ``python -m pytest tests/x.py``).
+#
+# And what a test changes in the state the code keeps in its modules (a global rebound, a
+# module-level list, dict or set, an object's attributes, a thread-local, a class attribute) is
+# put back after it: the behaviour was observed on a freshly imported module, and the project's
+# other tests (another module's generated suite, the user's own) must not see what one changed
+# (``activate('lv')`` left a translation active for every test that ran after it).
 FRESH_DIRECTORY = '''
 
 @pytest.fixture(autouse=True)
 def _in_a_fresh_directory(tmp_path, monkeypatch):
     """Each test runs in an empty directory of its own: the code's relative paths land there;
-    sys.argv is what it was when the behaviour was observed, not pytest's command line."""
+    sys.argv is what it was when the behaviour was observed, not pytest's command line; what
+    the test changes in the state of the code's modules is put back after it."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr("sys.argv", [ARGV0])
+    saved = _module_state(CODE)
+    yield
+    _put_back(saved)
+
+
+def _module_state(top_name):
+    """The globals of the code's modules (and of their classes), with a copy of what can change
+    in place: their lists, dicts and sets, and the attributes of their objects."""
+    import os
+    import sys
+    import types
+
+    def contents(v):
+        if isinstance(v, (list, dict, set, bytearray)) or type(v).__name__ == "deque":
+            return v.copy() if len(v) <= 10000 else None
+        if isinstance(v, (type, types.ModuleType)) or callable(v):
+            return None
+        d = getattr(v, "__dict__", None)
+        return dict(d) if type(d) is dict else None
+
+    top = sys.modules.get(top_name)
+    dirs = tuple(os.path.join(p, "") for p in getattr(top, "__path__", None) or [])
+    saved = []
+    for mod in list(sys.modules.values()):
+        if mod is top or (dirs and str(getattr(mod, "__file__", None) or "").startswith(dirs)):
+            owners = [mod] + [c for c in vars(mod).values() if isinstance(c, type) and c.__module__ == mod.__name__]
+            for owner in owners:
+                names = {k: v for k, v in vars(owner).items() if not k.startswith("__")}
+                copies = [(v, c) for v in names.values() if (c := contents(v)) is not None]
+                saved.append((owner, names, copies))
+    return saved
+
+
+def _put_back(saved):
+    for owner, names, copies in saved:
+        for k, v in names.items():
+            if vars(owner).get(k, names) is not v:
+                try:
+                    setattr(owner, k, v)
+                except (AttributeError, TypeError):
+                    pass
+        for v, c in copies:
+            try:
+                if isinstance(v, (list, bytearray)):
+                    v[:] = c
+                elif isinstance(v, (dict, set)) or type(v).__name__ == "deque":
+                    v.clear()
+                    (v.extend if type(v).__name__ == "deque" else v.update)(c)
+                else:
+                    v.__dict__.clear()
+                    v.__dict__.update(c)
+            except Exception:
+                pass
 '''
 
 
@@ -497,7 +557,8 @@ def render_file(module_name: str, module_names: set[str], cases: list[TestCase],
     for b in blocks:
         out.append("\n".join(b))
         out.append("")
-    text = "\n".join(out).rstrip("\n") + "\n" + FRESH_DIRECTORY.replace("ARGV0", repr(argv0(module_name)))
+    text = "\n".join(out).rstrip("\n") + "\n" + FRESH_DIRECTORY.replace("ARGV0", repr(argv0(module_name))) \
+        .replace("(CODE)", f"({module_name.split('.')[0]!r})")
     for t in tests:
         text += "\n\n" + t
     return text
