@@ -151,6 +151,32 @@ CASES = {
                           "row = [1]\ngrow(rows=[[0], row])\nassert row == [1]"],
                          [["pass", "fail", "pass", "pass", "pass", "pass", "pass", "pass"],
                           ["fail", "pass", "fail", "fail", "fail", "fail", "fail", "pass"]]),
+    # red-team pass 15: such a member was a reference in a generic test, which C code needing a real
+    # str or int refused (``", ".join``, ``json.dumps``, ``re``, ``in 'text'``, ``range``, indexing)
+    "enum_str_c": ("colors",
+                   [COLOR + "def colors():\n    return [Color.RED, Color.BLUE]\n",
+                    COLOR + "def colors():\n    return ['red', 'blue']\n"],
+                   ["c = colors()\nassert ', '.join(c) == 'red, blue'",
+                    "import json\nc = colors()\nassert json.dumps(c) == '[\"red\", \"blue\"]'",
+                    "import re\nc = colors()\nassert re.match('r', c[0]) and c[0] in 'a red car'",
+                    "c = colors()\nassert c[0] is Color.RED and isinstance(c[0], str) and isinstance(c[0], Color)",
+                    "c = colors()\nassert f'{c[0]}' == 'Color.RED' and str(c[0]) == 'Color.RED'",
+                    "c = colors()\nassert {c[0]: 1}['red'] == 1 and c[0] == 'red' and hash(c[0]) == hash('red')",
+                    "c = colors()\nassert c[0].upper() == 'RED' and c[0].name == 'RED'",
+                    "c = colors()\nassert Color(c[1]) is Color.BLUE and c.index(Color.BLUE) == 1",
+                    "c = colors()\nassert c[0] is not c[1] and c[0] != c[1] and c[0] == colors()[0]",
+                    "c = colors()\nassert [x for x in Color] == c and (c[0] < c[1]) is False"],
+                   [["pass", "pass", "pass", "pass", "pass", "pass", "pass", "pass", "pass", "pass"],
+                    ["pass", "pass", "pass", "fail", "fail", "pass", "error", "pass", "pass", "pass"]]),
+    "enum_int_c": ("level",
+                   [LEVEL + "def level():\n    return Level.HIGH\n", LEVEL + "def level():\n    return 2\n"],
+                   ["x = level()\nassert list(range(x)) == [0, 1]", "x = level()\nassert ['a', 'b', 'c'][x] == 'c'",
+                    "x = level()\nassert '%d' % x == '2' and f'{x}' == '2'",
+                    "x = level()\nassert x is Level.HIGH and isinstance(x, int)",
+                    "import json\nx = level()\nassert json.dumps([x]) == '[2]'",
+                    "x = level()\nassert x.name == 'HIGH' and x + 1 == 3 and Level(x) is x"],
+                   [["pass", "pass", "pass", "pass", "pass", "pass"],
+                    ["pass", "pass", "pass", "fail", "pass", "error"]]),
     # a program returning a container of its argument returns the test's own object, as in Python
     "returned_argument": ("first",
                           ["def first(rows):\n    return rows[0]\n", "def first(rows):\n    return list(rows[0])\n"],
@@ -302,3 +328,32 @@ def test_a_program_cannot_forge_the_changes_to_nested_arguments(ex):
     assert [row[0] for row in result.status] == [v for _, v in CRAFTED], result.errors
     # the same test run on: every container the program changed is one it was given
     assert [row[1] for row in result.status] == CRAFTED_SECOND, result.errors
+
+
+HOSTILE_MEMBER = """import sys
+def f():
+    fr = sys._getframe()
+    while fr is not None and not (fr.f_code.co_name == "handle" and "self" in fr.f_locals):
+        fr = fr.f_back
+    srv = fr.f_locals["self"]
+    real = srv.send
+    def send(msg):
+        del srv.send
+        real(["r", {"R": ["C", 999, "Color", ["plain", "base:str"], None, DATA]}, None])
+    srv.send = send
+"""
+# what a program may claim of a member's value and of the names its class defines; only a str value
+# and names that are not ``==``, the hash or the conversions to the value make a str of the test's
+MEMBER_DATA = [('["red", []]', "pass"), ('["red", ["__eq__"]]', "error"), ('[5, []]', "error"),
+               ('["red", ["__hash__"]]', "error"), ('["red", ["__index__"]]', "error"),
+               ('["red", ["_secret"]]', "error"), ('["red", "upper"]', "error"), ('["red", ["upper"]]', "pass")]
+
+
+def test_a_program_cannot_forge_a_member_of_the_test(ex):
+    """A program's str or int enum member becomes, in a generic test, a str or int of the test's
+    holding the member's value (red-team pass 15): whatever a program claims of it, it equals and
+    hashes as its value, and a claim naming ``==``, the hash or a conversion is a reference as before."""
+    codes = [HOSTILE_MEMBER.replace("DATA", d) for d, _ in MEMBER_DATA]
+    tests = ["x = f()\nassert x == 'red' and hash(x) == hash('red') and isinstance(x, str)"]
+    result = ex.run_matrix(Task("hm", "hm", entry_point="f"), codes, [Test.assertion(t) for t in tests])
+    assert [row[0] for row in result.status] == [v for _, v in MEMBER_DATA], result.errors

@@ -20,8 +20,13 @@ with their shape, so the program sees the test's aliasing and cycles, and those 
 place are changed in place in the test after the call: their new contents come back with marks
 (``{"M": n}``) for the call's containers, which the test side turns into its own objects (so a
 name the test kept for an inner list sees the change, and one the program replaced keeps its
-old contents, as in Python); functions and objects the test hands to the program become references it can call, iterate or
-read (public attributes only) but not rewrite, except plain instances.
+old contents, as in Python); functions and objects the test hands to the program become
+references it can call, iterate or read (public attributes only) but not rewrite, except plain
+instances. A program's enum member with a ``str``, ``int``, ``float`` or ``bytes`` mixin (or an
+object of a subclass of one keeping its ``==``, hash and conversions) is, in the test, an
+instance of a subclass of that type made for it, holding its value, one per program object
+(:meth:`_Peer._member`): C code takes it as the str or int it is, and ``is`` holds between two
+references to it and only them.
 
 Wire: length-prefixed JSON arrays. Request ``["q", op, ...]`` (a call: ``["q", "call", function,
 args, kwargs, shape]``, :class:`_Shape`), reply ``["r", value, writeback]`` (``writeback``: a
@@ -75,7 +80,9 @@ class _Peer:
         # the program's enum members, numpy bools and subclasses of builtin types go as references
         # that compare with the test's values by their plain value (``plain``); the test's own
         # travel as their plain value, as before
-        self.encode = make_encoder(subclass_hook=self._plain_ref if side == "C" else _flat)
+        self.member_classes: dict[tuple, type] = {}  # the test side: classes made for the program's members
+        self.member_types: set[type] = set()
+        self.encode = make_encoder(subclass_hook=self._plain_ref if side == "C" else self._flat)
         self.encode_flat = make_encoder(subclass_hook=_flat)
         self.buf = bytearray()
 
@@ -117,7 +124,51 @@ class _Peer:
             data = _array_data(obj, self.encode_flat)
             if data is not None:
                 ref["R"].append(data)
+        elif base in _MEMBER_BASES:  # a str or an int of the test's that stands for it (:meth:`_member`)
+            names = _forwarded_names(type(obj), base)
+            if names is not None:
+                ref["R"] += [None, [flat, names]]
         return ref
+
+    def _flat(self, obj, flat, base):
+        """The test's enum members and subclasses of builtin types travel as their plain value; the
+        program's members (:meth:`_member`) as references to the program's objects."""
+        if type(obj) in self.member_types:
+            return self.to_wire(obj)
+        return flat
+
+    def _member(self, proxy, tname, base, data):
+        """A program's object whose plain value is a str, int, float or bytes (an enum member with a
+        builtin mixin, a subclass of such a type keeping its ``==`` and hash), as the test side
+        holds it: an instance of a subclass of that type made for it, of that value (so C code
+        needing a real str or int takes it: ``", ".join``, ``json``, ``re``, ``range``), its
+        ``str``, ``repr``, ``format``, operators and methods the program's class defines asked of
+        the program's object, as its other attributes are; one per program object (identity).
+        None where ``data`` is not such a value (the reference stands)."""
+        if type(data) is not list or len(data) != 2 or type(data[0]) is not base or type(data[1]) is not list \
+                or len(data[1]) > _MAX_FORWARDED:
+            return None
+        names = data[1]
+        for n in names:
+            if type(n) is not str or not (n in _FORWARD_DUNDERS or (not n.startswith("_") and n.isidentifier()
+                                                                    and len(n) <= 64 and hasattr(base, n))):
+                return None
+        key = (tname, base, tuple(names))
+        cls = self.member_classes.get(key)
+        if cls is None:
+            if len(self.member_classes) >= 256:
+                return None
+            ns: dict = {"__module__": "solution", "__getattr__": _member_getattr,
+                        "__setattr__": _member_setattr, "__delattr__": _member_delattr}
+            for n in names:
+                ns[n] = _member_forwarder(n) if n.startswith("__") else property(_member_reader(n))
+            safe = tname if tname.isidentifier() else "ProgramValue"
+            cls = type(safe, (base,), ns)
+            self.member_classes[key] = cls
+            self.member_types.add(cls)
+        member = cls(data[0])
+        object.__getattribute__(member, "__dict__")["_coevo_proxy"] = proxy
+        return member
 
     def export(self, obj) -> dict:
         key = id(obj)
@@ -149,6 +200,8 @@ class _Peer:
             return {"R": [self.other, object.__getattribute__(value, "_rid"), "", []]}
         if type(value) is _Raw:
             return value.enc
+        if type(value) in self.member_types:
+            return self.to_wire(_proxy_of(value))
         if marks is not None and id(value) in marks:
             return {"M": marks[id(value)]}
         enc = self.encode(value, marked=marks)
@@ -170,6 +223,10 @@ class _Peer:
 
     def resolve_ref(self, x):
         """Decoder hook for ``{"R": ...}``: this side's object, or a proxy of the other's."""
+        member = None
+        if type(x) is list and len(x) == 6 and self.side == "T":  # a member's value (:meth:`_member`)
+            member = x[5]
+            x = x[:4]
         if type(x) is list and len(x) == 5:  # a numpy array's data: an array of our own, if we use numpy
             array = _array_from(x[4])
             if array is not None:
@@ -196,6 +253,8 @@ class _Peer:
                     base = next((_PLAIN_BASES.get(f[5:]) for f in flags if f.startswith("base:")), None)
                     object.__setattr__(p, "_plain", True)
                     object.__setattr__(p, "_base", base)
+                    if member is not None and base in _MEMBER_BASES:
+                        p = self._member(p, str(tname)[:100], base, member) or p
             self.proxies[rid] = p
         return p
 
@@ -341,13 +400,84 @@ class _Peer:
         raise NotImplementedError
 
 
-_PLAIN_BASES = {t.__name__: t for t in (bool, int, float, complex, str, bytes, bytearray, list, tuple, dict,
-                                         set, frozenset)}
+_MEMBER_BASES = (str, int, float, bytes)
+_MAX_FORWARDED = 64
+# what a member of the test side's (:meth:`_Peer._member`) asks of the program's object where the
+# program's class (or the enum's) defines it: not ``==``, the hash or the conversions to the value
+_FORWARD_DUNDERS = frozenset(
+    {"__str__", "__repr__", "__format__", "__bool__", "__len__", "__iter__", "__contains__", "__getitem__",
+     "__invert__", "__neg__", "__pos__", "__abs__", "__lt__", "__le__", "__gt__", "__ge__", "__call__",
+     "__copy__", "__deepcopy__", "__round__", "__trunc__", "__floor__", "__ceil__"}
+    | {f"__{n}__" for n in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor",
+                             "lshift", "rshift", "matmul", "divmod")}
+    | {f"__r{n}__" for n in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor",
+                              "lshift", "rshift", "matmul", "divmod")})
+# a class changing one of these outside its builtin base stays a reference (C code reads the value)
+_OWN_VALUE = frozenset({"__eq__", "__ne__", "__hash__", "__index__", "__int__", "__float__", "__complex__",
+                        "__bytes__"})
+
+
+def _forwarded_names(t, base):
+    """The program's side: the names of :data:`_FORWARD_DUNDERS`, and the public names of the
+    base, that an object of class ``t`` finds elsewhere than in ``base`` (its class's, the
+    enum's); None where ``t`` changes what makes its value (``==``, hash, ``__index__``...)."""
+    own = type.__dict__["__dict__"].__get__
+    seen: set = set()
+    out = []
+    for c in type.__dict__["__mro__"].__get__(t):
+        for name in own(c):
+            if type(name) is not str or name in seen:
+                continue
+            seen.add(name)
+            if c is base or c is object:
+                continue
+            if name in _OWN_VALUE:
+                return None
+            if name in _FORWARD_DUNDERS or (not name.startswith("_") and hasattr(base, name)):
+                out.append(name)
+    return out[:_MAX_FORWARDED] if len(out) <= _MAX_FORWARDED else None
 
 
 def _flat(obj, flat, base):
-    """The test's enum members and subclasses of builtin types travel as their plain value."""
+    """Plain values only: enum members and subclasses of builtin types as their plain value."""
     return flat
+
+
+def _proxy_of(member):
+    return object.__getattribute__(member, "__dict__")["_coevo_proxy"]
+
+
+def _member_getattr(self, name):
+    if name == "_coevo_proxy":
+        raise AttributeError(name)
+    return getattr(_proxy_of(self), name)
+
+
+def _member_setattr(self, name, value):
+    setattr(_proxy_of(self), name, value)
+
+
+def _member_delattr(self, name):
+    delattr(_proxy_of(self), name)
+
+
+def _member_forwarder(name):
+    def forward(self, *args):
+        return _proxy_of(self)._q("getattr", name)(*args)
+
+    forward.__name__ = name
+    return forward
+
+
+def _member_reader(name):
+    def read(self):
+        return getattr(_proxy_of(self), name)
+
+    return read
+
+
+_PLAIN_BASES = {t.__name__: t for t in (bool, int, float, complex, str, bytes, bytearray, list, tuple, dict,
+                                         set, frozenset)}
 
 
 class _Raw:
@@ -621,6 +751,8 @@ class _Proxy:
     def __instancecheck__(self, inst):
         """``isinstance(x, C)`` for a class of the program's: the program's own answer for its
         objects; a value of the test's (plain data) is no instance of a program's class."""
+        if type(inst) in object.__getattribute__(self, "_peer").member_types:
+            inst = _proxy_of(inst)
         if type(inst) is _Proxy and object.__getattribute__(inst, "_peer") is object.__getattribute__(self, "_peer"):
             return self._q("isinstance", inst) is True
         return False
