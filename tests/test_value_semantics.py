@@ -177,6 +177,25 @@ CASES = {
                     "x = level()\nassert x.name == 'HIGH' and x + 1 == 3 and Level(x) is x"],
                    [["pass", "pass", "pass", "pass", "pass", "pass"],
                     ["pass", "pass", "pass", "fail", "pass", "error"]]),
+    # red-team pass 15: ``dataclasses.asdict`` (and ``astuple``, ``fields``, ``replace``) of a program's
+    # dataclass instance in a generic test raised "should be called on dataclass instances"
+    "dataclass_functions": ("move",
+                            [POINT + "def move(p):\n    return Point(p.x + 1, p.y)\n",
+                             POINT + "def move(p):\n    return p\n"],
+                            ["import dataclasses\nr = move(Point(0, 0))\n"
+                             "assert dataclasses.asdict(r) == {'x': 1, 'y': 0}",
+                             "import dataclasses\nr = move(Point(0, 0))\n"
+                             "assert dataclasses.astuple(r) == (1, 0) and dataclasses.is_dataclass(r)",
+                             "import dataclasses\nr = move(Point(0, 0))\n"
+                             "assert [f.name for f in dataclasses.fields(r)] == ['x', 'y']",
+                             "import dataclasses\nr = move(Point(0, 0))\n"
+                             "assert dataclasses.replace(r, y=5) == Point(1, 5)",
+                             "from dataclasses import asdict\n"
+                             "assert [asdict(p) for p in [move(Point(0, 0))]] == [{'x': 1, 'y': 0}]",
+                             "r = move(Point(0, 0))\nassert r.__class__ is Point and type(r).__name__ == 'Point'",
+                             "import dataclasses\nr = move(Point(0, 0))\nassert not dataclasses.is_dataclass(r.x)"],
+                            [["pass", "pass", "pass", "pass", "pass", "pass", "pass"],
+                             ["fail", "fail", "pass", "fail", "fail", "pass", "pass"]]),
     # a program returning a container of its argument returns the test's own object, as in Python
     "returned_argument": ("first",
                           ["def first(rows):\n    return rows[0]\n", "def first(rows):\n    return list(rows[0])\n"],
@@ -357,3 +376,22 @@ def test_a_program_cannot_forge_a_member_of_the_test(ex):
     tests = ["x = f()\nassert x == 'red' and hash(x) == hash('red') and isinstance(x, str)"]
     result = ex.run_matrix(Task("hm", "hm", entry_point="f"), codes, [Test.assertion(t) for t in tests])
     assert [row[0] for row in result.status] == [v for _, v in MEMBER_DATA], result.errors
+
+
+DATACLASS_CLAIMS = [('"fields:x,y", "cls:1"', "pass"), ('"fields:class,y", "cls:1"', "fail"),
+                    ('"fields:__init__", "cls:1"', "fail"), ('"fields:x,x", "cls:1"', "fail"),
+                    ('"fields:" + ",".join(f"a{i}" for i in range(300)), "cls:1"', "fail"),
+                    ('"fields:x", "cls:abc"', "fail"), ('"fields:x"', "fail"), ('"fields:x\\u00e9", "cls:1"', "fail"),
+                    ('"fields:x", "cls:1", "class"', "fail")]
+
+
+def test_a_program_claiming_a_dataclass_gets_no_more_than_one(ex):
+    """A program's dataclass instance is, in a generic test, a reference whose class carries the
+    fields' names the program claims (red-team pass 15: ``dataclasses.asdict`` of it raised): names
+    that are not fields' (keywords, dunders, repeated, too many, not ASCII) make a plain reference."""
+    code = HOSTILE_MEMBER.replace('{"R": ["C", 999, "Color", ["plain", "base:str"], None, DATA]}',
+                                  '{"R": ["C", 999, "P", [CLAIM]]}')
+    codes = [code.replace("CLAIM", c) for c, _ in DATACLASS_CLAIMS]
+    tests = ["import dataclasses\nx = f()\nassert dataclasses.is_dataclass(x) and not isinstance(x, type)"]
+    result = ex.run_matrix(Task("hd", "hd", entry_point="f"), codes, [Test.assertion(t) for t in tests])
+    assert [row[0] for row in result.status] == [v for _, v in DATACLASS_CLAIMS], result.errors

@@ -26,7 +26,9 @@ instances. A program's enum member with a ``str``, ``int``, ``float`` or ``bytes
 object of a subclass of one keeping its ``==``, hash and conversions) is, in the test, an
 instance of a subclass of that type made for it, holding its value, one per program object
 (:meth:`_Peer._member`): C code takes it as the str or int it is, and ``is`` holds between two
-references to it and only them.
+references to it and only them. A reference to a program's dataclass instance is of a subclass
+of :class:`_Proxy` whose class carries the dataclass's fields (``dataclasses.asdict``, ``fields``,
+``replace`` take it), and its ``__class__`` is the program's class.
 
 Wire: length-prefixed JSON arrays. Request ``["q", op, ...]`` (a call: ``["q", "call", function,
 args, kwargs, shape]``, :class:`_Shape`), reply ``["r", value, writeback]`` (``writeback``: a
@@ -82,6 +84,7 @@ class _Peer:
         # travel as their plain value, as before
         self.member_classes: dict[tuple, type] = {}  # the test side: classes made for the program's members
         self.member_types: set[type] = set()
+        self.dataclass_types: dict[tuple, type] = {}
         self.encode = make_encoder(subclass_hook=self._plain_ref if side == "C" else self._flat)
         self.encode_flat = make_encoder(subclass_hook=_flat)
         self.buf = bytearray()
@@ -188,9 +191,51 @@ class _Peer:
                 flags.append("exc:" + base)
                 # the class's own name (its type's is "type": errors read "type: x")
                 name = type.__dict__["__name__"].__get__(obj)
+        elif self.side == "C" and "dataclasses" in sys.modules:
+            flags += self._dataclass_flags(obj)
         if callable(obj):
             flags.append("callable")
         return {"R": [self.side, eid, str(name)[:100], flags]}
+
+    def _dataclass_flags(self, obj) -> list:
+        """The program's side: for an instance of a dataclass, its fields' names and its class's
+        reference (``fields:x,y``, ``cls:id``), so that the test's ``dataclasses.asdict``,
+        ``fields``, ``replace`` take its reference for a dataclass instance (:class:`_Proxy`)."""
+        try:
+            dc = sys.modules["dataclasses"]
+            if not dc.is_dataclass(obj):
+                return []
+            names = [f.name for f in dc.fields(obj)]
+            if len(names) > _MAX_FIELDS or any(type(n) is not str or not _field_name(n) for n in names):
+                return []
+            cls = self.export(type(obj))["R"][1]
+            return ["fields:" + ",".join(names), f"cls:{cls}"]
+        except Exception:  # noqa: BLE001 - an odd class: a plain reference
+            return []
+
+    def _dataclass_type(self, tname: str, fields: list):
+        """The test's side: a subclass of :class:`_Proxy` whose class carries the fields of a
+        dataclass of these names (made by ``dataclasses.make_dataclass``), for the references to
+        instances of a program's dataclass; None for names that are not fields' (the plain
+        :class:`_Proxy` stands)."""
+        key = (tname, tuple(fields))
+        cls = self.dataclass_types.get(key)
+        if cls is None:
+            if len(self.dataclass_types) >= 256 or len(fields) > _MAX_FIELDS \
+                    or not all(_field_name(n) for n in fields) or len(set(fields)) != len(fields):
+                return None
+            import dataclasses
+
+            try:
+                made = dataclasses.make_dataclass(tname if _field_name(tname) else "ProgramDataclass", fields)
+            except Exception:  # noqa: BLE001 - keywords...: no dataclass of these names
+                return None
+            cls = type(type.__dict__["__name__"].__get__(made), (_Proxy,),
+                       {"__slots__": (), "__module__": "solution",
+                        "__dataclass_fields__": made.__dict__["__dataclass_fields__"],
+                        "__dataclass_params__": made.__dict__["__dataclass_params__"]})
+            self.dataclass_types[key] = cls
+        return cls
 
     def to_wire(self, value, depth=0, marks=None):
         """Plain data as such, this side's objects as references, the other side's as theirs;
@@ -248,7 +293,15 @@ class _Peer:
             if exc is not None and self.side == "T":
                 p = self._exception_class(rid, str(tname), exc)
             else:
-                p = _Proxy(self, rid, str(tname)[:100], "callable" in flags)
+                ptype = _Proxy
+                fields = next((f[7:] for f in flags if f.startswith("fields:")), None)
+                cls_id = next((f[4:] for f in flags if f.startswith("cls:")), None)
+                if fields is not None and self.side == "T" and "class" not in flags and cls_id is not None \
+                        and cls_id.isdigit() and len(cls_id) < 12 and len(fields) < 1 << 14:
+                    ptype = self._dataclass_type(str(tname)[:100], fields.split(",") if fields else []) or _Proxy
+                p = ptype(self, rid, str(tname)[:100], "callable" in flags)
+                if ptype is not _Proxy:
+                    object.__setattr__(p, "_cls", int(cls_id))
                 if "plain" in flags:
                     base = next((_PLAIN_BASES.get(f[5:]) for f in flags if f.startswith("base:")), None)
                     object.__setattr__(p, "_plain", True)
@@ -398,6 +451,16 @@ class _Peer:
 
     def handle(self, op, args):
         raise NotImplementedError
+
+
+_MAX_FIELDS = 256
+
+
+def _field_name(n: str) -> bool:
+    import keyword
+
+    return 0 < len(n) <= 64 and n.isascii() and n.isidentifier() and not keyword.iskeyword(n) \
+        and not n.startswith("__")
 
 
 _MEMBER_BASES = (str, int, float, bytes)
@@ -733,7 +796,7 @@ def _arg_nodes(call_args, kwargs, entries):
 class _Proxy:
     """An object of the other process. Everything but identity is a request."""
 
-    __slots__ = ("_peer", "_rid", "_tname", "_callable", "_plain", "_base", "__weakref__")
+    __slots__ = ("_peer", "_rid", "_tname", "_callable", "_plain", "_base", "_cls", "__weakref__")
 
     def __init__(self, peer, rid, tname, is_callable):
         object.__setattr__(self, "_peer", peer)
@@ -742,9 +805,13 @@ class _Proxy:
         object.__setattr__(self, "_callable", is_callable)
         object.__setattr__(self, "_plain", False)  # equal to what its plain value equals
         object.__setattr__(self, "_base", None)  # the builtin type it is a subclass of
+        object.__setattr__(self, "_cls", None)  # a dataclass instance's: its class's reference id
 
     @property  # type: ignore[misc]  # isinstance(x, int) of an IntEnum member, of a list subclass
     def __class__(self):
+        cls = object.__getattribute__(self, "_cls")
+        if cls is not None:  # ``obj.__class__(**changes)`` of ``dataclasses.replace``: the program's class
+            return object.__getattribute__(self, "_peer").resolve_ref(["C", cls, "", ["class", "callable"]])
         base = object.__getattribute__(self, "_base")
         return base if base is not None else _Proxy
 
@@ -753,12 +820,14 @@ class _Proxy:
         objects; a value of the test's (plain data) is no instance of a program's class."""
         if type(inst) in object.__getattribute__(self, "_peer").member_types:
             inst = _proxy_of(inst)
-        if type(inst) is _Proxy and object.__getattribute__(inst, "_peer") is object.__getattribute__(self, "_peer"):
+        if issubclass(type(inst), _Proxy) \
+                and object.__getattribute__(inst, "_peer") is object.__getattribute__(self, "_peer"):
             return self._q("isinstance", inst) is True
         return False
 
     def __subclasscheck__(self, cls):
-        if type(cls) is _Proxy and object.__getattribute__(cls, "_peer") is object.__getattribute__(self, "_peer"):
+        if issubclass(type(cls), _Proxy) \
+                and object.__getattribute__(cls, "_peer") is object.__getattribute__(self, "_peer"):
             return self._q("issubclass", cls) is True
         return False
 
