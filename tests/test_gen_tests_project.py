@@ -296,3 +296,17 @@ def test_the_suite_leaves_the_modules_state_as_it_found_it(tmp_path):
     assert "activate('" in text and "shout(" in text, text
     res = users_pytest(tmp_path, "tests/test_lang.py", "tests/test_users_own.py")
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_public_data_the_module_imports_is_imported_by_its_test(tmp_path):
+    """Sweep (a copy of random.py): ``from math import tau as TWOPI`` is public data of the
+    module, and its test ``assert TWOPI == ...`` did not import it: a NameError in verification
+    (the test dropped, a verification round spent)."""
+    (tmp_path / "circles.py").write_text("from math import tau as TWOPI\n\n\ndef turns(a: float) -> float:\n"
+                                         "    return a / TWOPI\n")
+    out = tmp_path / "out"
+    assert gen(tmp_path / "circles.py", "--out", out) == 0
+    rep = json.loads((out / "test_circles.json").read_text())
+    assert "failed under pytest" not in rep["verification"], rep["verification"]
+    text = (out / "test_circles.py").read_text()
+    assert "TWOPI ==" not in text or "TWOPI" in text.split("from circles import", 1)[1].split("\n")[0], text

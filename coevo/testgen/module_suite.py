@@ -284,7 +284,8 @@ class _SuiteBuilder:
         self.runner.import_seconds = took
         self.runner.import_limit = min(allowance, max(2.0, 3 * took + 1.0))
         self.info = info
-        self.all_names = self.defined | set(info.get("callables", []))
+        # (with the public data it imports, "from math import tau as TWOPI": its test names it)
+        self.all_names = self.defined | set(info.get("callables", [])) | set(info.get("data", []))
         self.names = observe.Names(module.name, self.all_names)
         self.target_lines = module.target_lines()
         self.statements = set(info.get("statements") or [])
