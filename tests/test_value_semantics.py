@@ -395,3 +395,23 @@ def test_a_program_claiming_a_dataclass_gets_no_more_than_one(ex):
     tests = ["import dataclasses\nx = f()\nassert dataclasses.is_dataclass(x) and not isinstance(x, type)"]
     result = ex.run_matrix(Task("hd", "hd", entry_point="f"), codes, [Test.assertion(t) for t in tests])
     assert [row[0] for row in result.status] == [v for _, v in DATACLASS_CLAIMS], result.errors
+
+
+def test_arguments_keep_their_shape_where_they_hold_program_objects_or_are_deep(ex):
+    """The shape of a call's arguments (red-team pass 15, F1) holds where they also carry what is
+    not plain data (a function of the test's, a program object in a set, a Counter) and where they
+    nest deeper than the containers followed: the program sees the same objects as Python."""
+    code = ("from collections import Counter\n"
+            "def same(a, b):\n    return a is b\n"
+            "def grow(rows):\n    rows[0].append(2)\n"
+            "def count(c, words):\n    c.update(words)\n")
+    tests = ["f = lambda: 1\nrow = [f]\nassert same(row, row) and same([row][0], row)",
+             "s = {same}\nassert same(s, s)",
+             "row = [1]\nrows = [row, [lambda: 0], row]\ngrow(rows)\nassert row == [1, 2] and rows[2] is row",
+             "deep = [1]\nx = deep\nfor _ in range(40):\n    x = [x]\ngrow(x)\nassert len(x[0]) == 2 and len(x) == 1",
+             "deep = [1]\nx = [deep]\nfor _ in range(40):\n    x = [x, lambda: 0]\nrow = [0]\ngrow([row, x])\n"
+             "assert row == [0, 2]",
+             "from collections import Counter\nc = Counter('ab')\nitems = [c]\ncount(c, 'a')\nassert c['a'] == 2",
+             "from collections import Counter\nc = Counter({'a': same})\ncount(c, 'b')\nassert c['b'] == 1"]
+    result = ex.run_matrix(Task("sh", "sh", entry_point="grow"), [code], [Test.assertion(t) for t in tests])
+    assert result.status == [["pass"] * len(tests)], result.errors

@@ -338,7 +338,7 @@ class _Peer:
         containers in them, each once, and where one is met again: :class:`_Shape`), so that the
         program sees the test's aliasing and cycles, and the containers it changes in place come
         back as changes of the test's own objects (nested ones too)."""
-        shape = _Shape(max(16, min(_MAX_ENTRIES, self.max_msg // 256)))
+        shape = _Shape(max(16, min(_MAX_ENTRIES, self.max_msg // 256)), self.encode)
         sent = [shape.walk(a, None, [i], 0) for i, a in enumerate(args)]
         ksent = {k: shape.walk(v, None, [k], 0) for k, v in kwargs.items()}
         return self.request("call", fn, sent, ksent, shape.entries, nodes=shape.nodes)
@@ -652,8 +652,12 @@ _NODE_KINDS = {list: "list", dict: "dict", set: "set", bytearray: "bytearray", c
 _KIND_TYPES = {k: t for t, k in _NODE_KINDS.items()}
 _MAPS = frozenset({dict, collections.Counter, collections.OrderedDict, collections.defaultdict})
 _WALKED = frozenset(_NODE_KINDS) | {tuple}
+_ENCODED_WHOLE = frozenset({set, collections.Counter, collections.OrderedDict, collections.defaultdict,
+                            collections.deque})
 _MAX_ENTRIES = 10_000  # containers (and repeated ones) of one call's arguments followed
-_MAX_WALK_DEPTH = 200
+# levels followed: those :meth:`_Peer.to_wire` sends item by item where a value holds something
+# that is not plain data (deeper, a container would be a reference, not the copy described)
+_MAX_WALK_DEPTH = 19
 
 
 class _Shape:
@@ -664,13 +668,20 @@ class _Shape:
     first step is its position or keyword), and for a container met again ``["=", n, parent,
     steps]``. :meth:`walk` returns what to send for a value: itself, or a copy where a container
     met again is null (so that a cycle can be sent; the program's side puts it back, by the
-    entries). Bounded: past ``limit`` entries or 200 levels, containers travel as before (copies)."""
+    entries). Bounded: past ``limit`` entries or 19 levels, containers travel as before (copies)."""
 
-    def __init__(self, limit: int):
+    def __init__(self, limit: int, encode):
         self.limit = limit
+        self.encode = encode
         self.nodes: list = []
         self.index: dict[int, int] = {}
         self.entries: list = []
+
+    def encoded_whole(self, v) -> bool:
+        """Whether a set, Counter, OrderedDict, defaultdict or deque would travel as a reference
+        (it holds something that is not plain data): then it is not followed."""
+        enc = self.encode(v)
+        return type(enc) is dict and "N" in enc
 
     def walk(self, v, parent, steps, depth):
         t = type(v)
@@ -693,7 +704,7 @@ class _Shape:
         if n is not None:  # met again: the program's side makes it the same object
             self.entries.append(["=", n, parent, steps])
             return None
-        if depth >= _MAX_WALK_DEPTH:
+        if depth >= _MAX_WALK_DEPTH or (t in _ENCODED_WHOLE and self.encoded_whole(v)):
             return v
         n = len(self.nodes)
         self.index[id(v)] = n
@@ -760,7 +771,7 @@ def _arg_nodes(call_args, kwargs, entries):
             if type(e) is not list or len(e) != (4 if alias else 3):
                 raise ValueError("malformed entry")
             parent, steps = e[-2], e[-1]
-            if type(steps) is not list or not steps or len(steps) > _MAX_WALK_DEPTH:
+            if type(steps) is not list or not steps or len(steps) > 64:
                 raise ValueError("malformed steps")
             if parent is None:
                 key = steps[0]
