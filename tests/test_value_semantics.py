@@ -415,3 +415,24 @@ def test_arguments_keep_their_shape_where_they_hold_program_objects_or_are_deep(
              "from collections import Counter\nc = Counter({'a': same})\ncount(c, 'b')\nassert c['b'] == 1"]
     result = ex.run_matrix(Task("sh", "sh", entry_point="grow"), [code], [Test.assertion(t) for t in tests])
     assert result.status == [["pass"] * len(tests)], result.errors
+
+
+def test_a_reply_with_marks_and_big_ints_does_not_walk_the_tests_objects():
+    """Decoding a reply resolves marks to the test's own containers (red-team pass 15, F1); the
+    pass that puts big ints in place walks the value's lists, not those objects (a test's tuple
+    holding itself twice, 60 times over, would take for ever)."""
+    import json
+    import time
+
+    from matrix.sandbox.encoding import decode
+
+    row = [1]
+    t: tuple = (row,)
+    for _ in range(60):
+        t = (t, t)
+    start = time.perf_counter()
+    value = decode(json.dumps([{"M": 0}, [{"I": "f" * 4000}]]), 1.0, marks=lambda n: t)
+    assert value[0] is t and value[1][0] == int("f" * 4000, 16)
+    assert time.perf_counter() - start < 1.0
+    with pytest.raises(ValueError):
+        decode(json.dumps({"M": 0}))  # no marks where no call is pending

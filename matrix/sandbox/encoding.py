@@ -477,6 +477,7 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None, marks=None):
     deadline = clock() + budget
     placeholders: list[_BigInt] = []
     fresh: list = []  # the namedtuple classes this value made
+    marked: set[int] = set()  # the objects marks stand for (not this value's: not walked)
 
     def check():
         if clock() > deadline:
@@ -597,7 +598,9 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None, marks=None):
         if tag == "R" and refs is not None:
             return refs(x)
         if tag == "M" and marks is not None:
-            return marks(x)
+            obj = marks(x)
+            marked.add(id(obj))
+            return obj
         raise ValueError(f"unknown tag {str(tag)[:20]!r}")
 
     try:
@@ -605,7 +608,7 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None, marks=None):
             text = text.decode("utf-8")
         value = json.loads(text, object_hook=hook)
         if placeholders:
-            value = _unbox_lists(value)
+            value = _unbox_lists(value, marked)
         return value
     except TooCostly:
         raise
@@ -614,15 +617,18 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None, marks=None):
         raise ValueError(f"malformed result ({type(exc).__name__})") from None
 
 
-def _unbox_lists(value):
+def _unbox_lists(value, skip=frozenset()):
     """Big ints left as placeholders inside JSON arrays (every tagged container unboxes its
-    own items): lists are mutated in place wherever they sit."""
+    own items): lists are mutated in place wherever they sit (not inside the objects of
+    ``skip``, by id: those that marks stood for, which the value did not make)."""
     if type(value) is _BigInt:
         return value.value
     stack = [value]
     seen = set()
     while stack:
         v = stack.pop()
+        if skip and id(v) in skip:
+            continue
         t = type(v)
         if t is list:
             if id(v) in seen:
