@@ -312,16 +312,11 @@ class GenerationEngine:
         """The prompt's token ids (:func:`roles.prompts.encode_prompt`: a plain prompt starts with the
         BOS its tokenizer adds to every text); a prompt past ``max_prompt_tokens`` is cut from the
         left, keeping that BOS."""
-        from roles.prompts import encode_prompt, text_prefix_ids
+        from roles.prompts import prompt_ids, text_prefix_ids
 
         if self._prefix is None:
             self._prefix = text_prefix_ids(self.tokenizer)
-        ids = encode_prompt(self.tokenizer, prompt, self._prefix)
-        m = self.config.max_prompt_tokens
-        if m is not None and len(ids) > m:
-            keep = self._prefix if ids[:len(self._prefix)] == self._prefix and len(self._prefix) < m else []
-            ids = keep + ids[len(ids) - (m - len(keep)):]
-        return ids
+        return prompt_ids(self.tokenizer, prompt, self._prefix, self.config.max_prompt_tokens)
 
     def generate(self, requests: Sequence[GenRequest], progress: bool = False,
                  config: GenerationConfig | None = None) -> list[Sample]:

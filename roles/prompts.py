@@ -209,6 +209,18 @@ def encode_prompt(tokenizer, prompt: str, prefix: Sequence[int] | None = None) -
     return ids
 
 
+def prompt_ids(tokenizer, prompt: str, prefix: Sequence[int], max_tokens: int | None) -> list[int]:
+    """What a sampler feeds the model for ``prompt`` (both engines, in-process and vLLM):
+    :func:`encode_prompt`, and a prompt past ``max_tokens`` cut from the left, keeping the
+    tokenizer's leading special tokens (``prefix``, :func:`text_prefix_ids`)."""
+    ids = encode_prompt(tokenizer, prompt, prefix)
+    if max_tokens is not None and len(ids) > max_tokens:
+        pre = list(prefix)
+        keep = pre if ids[:len(pre)] == pre and len(pre) < max_tokens else []
+        ids = keep + ids[len(ids) - (max_tokens - len(keep)):]
+    return ids
+
+
 def encode_example(tokenizer, prompt: str, completion: str) -> tuple[list[int], list[int]]:
     """Token ids of one SFT example: ``(prompt_ids, completion_ids + [eos])``.
 

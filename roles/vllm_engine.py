@@ -214,6 +214,7 @@ class VLLMEngine:
         self.policy = policy
         self.eos_ids = _eos_ids(tokenizer, model_dir)
         self.stats: dict[str, float] = {}
+        self._prefix: list[int] | None = None  # the tokenizer's leading special tokens (encode)
         self._synced_version: int | None = None  # weights_version the engine holds (None: none yet)
         self._awake = {"weights": True, "kv_cache": True}  # what sleep mode has not released
         self._weights_gone = policy is not None  # dummy weights until the first push
@@ -320,11 +321,14 @@ class VLLMEngine:
 
     # ------------------------------------------------------------------ sampling
     def encode(self, prompt: str) -> list[int]:
-        ids = list(self.tokenizer(prompt, add_special_tokens=False)["input_ids"])
-        m = self.config.max_prompt_tokens
-        if m is not None and len(ids) > m:
-            ids = ids[-m:]
-        return ids
+        """As the in-process engine encodes it (:func:`roles.prompts.prompt_ids`): a plain prompt
+        with the BOS its tokenizer adds, cut from the left past ``max_prompt_tokens``."""
+        from roles.prompts import prompt_ids, text_prefix_ids
+
+        prefix = getattr(self, "_prefix", None)
+        if prefix is None:
+            prefix = self._prefix = text_prefix_ids(self.tokenizer)
+        return prompt_ids(self.tokenizer, prompt, prefix, self.config.max_prompt_tokens)
 
     def generate(self, requests: Sequence[GenRequest], progress: bool = False,
                  config: GenerationConfig | None = None) -> list[Sample]:

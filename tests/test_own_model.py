@@ -94,6 +94,24 @@ def test_a_plain_prompt_starts_with_the_bos_the_tokenizer_adds(bos_model):
     assert prompts.encode_prompt(tok, "<s>" + prompt) == ids
 
 
+def test_the_vllm_engine_encodes_a_prompt_as_the_in_process_engine_does(bos_model):
+    """The vLLM backend (GPU training) encoded prompts with add_special_tokens=False: a Llama-style
+    model sampled there without the <s> it samples with in-process and is trained with. Both engines
+    encode through one function, the BOS kept when a long prompt is cut from the left."""
+    from roles.generation import GenerationConfig, GenerationEngine
+    from roles.vllm_engine import VLLMEngine
+
+    model, tok = load_model(bos_model, device="cpu")
+    prompt = build_prompt("coder", TASK, tok)
+    for limit in (None, 8):
+        cfg = GenerationConfig(max_prompt_tokens=limit)
+        vllm = object.__new__(VLLMEngine)  # the encoding alone: no vLLM, no GPU
+        vllm.tokenizer, vllm.config = tok, cfg
+        want = GenerationEngine(model, tok, cfg).encode(prompt)
+        assert vllm.encode(prompt) == want and want[0] == tok.bos_token_id
+        assert limit is None or len(want) == limit
+
+
 def test_a_chat_template_decides_the_special_tokens_itself(bos_model):
     """With a chat template the rendered text is taken as it is (the template writes the BOS it
     wants: TRL, vLLM's chat endpoint and apply_chat_template(tokenize=True) all do so)."""
