@@ -204,3 +204,36 @@ def test_two_runs_at_once_never_share_a_cell_uid(monkeypatch):
     for p in (second, fourth):
         p.kill()
         p.join()
+
+
+def test_a_killed_run_leaves_no_traceback_from_its_workers(tmp_path):
+    """`kill -9` of a run (coevo matrix, train, select) while its sandbox workers answer: each
+    worker wrote its next result into a closed pipe and printed a BrokenPipeError traceback into the
+    user's terminal (stderr is the run's). A worker whose executor is gone stops without a word."""
+    import json
+    import signal
+    import subprocess
+    import sys
+
+    tasks = tmp_path / "tasks.jsonl"
+    codes = tmp_path / "codes.jsonl"
+    tests = tmp_path / "tests.jsonl"
+    ids = [f"t{i}" for i in range(60)]
+    tasks.write_text("".join(json.dumps({"task_id": t, "prompt": "sq", "entry_point": "sq"}) + "\n" for t in ids))
+    code = "def sq(x):\n    s = 0\n    for i in range(30000):\n        s += i\n    return x * x\n"
+    codes.write_text("".join(json.dumps({"task_id": t, "code": code + f"# {i}\n"}) + "\n"
+                             for t in ids for i in range(4)))
+    tests.write_text("".join(json.dumps({"task_id": t, "test": f"assert sq({k}) == {k * k}"}) + "\n"
+                             for t in ids for k in range(6)))
+    for delay in (0.3, 0.6, 1.0, 1.5):  # while the workers start, and while they answer
+        proc = subprocess.Popen([sys.executable, "-m", "coevo", "matrix", "--tasks", str(tasks), "--codes", str(codes),
+                                 "--tests", str(tests), "--out", str(tmp_path / "m.jsonl"), "--workers", "2",
+                                 "--quiet"], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        try:
+            _, err = proc.communicate(timeout=60)  # to the end of stderr: every worker has exited
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+        assert b"Traceback" not in err, err.decode(errors="replace")[-2000:]

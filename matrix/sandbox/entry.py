@@ -12,7 +12,10 @@ from .wire import write_message
 
 
 def _ready(out_fd: int, info: dict) -> None:
-    write_message(out_fd, b"R" + json.dumps(info).encode())
+    try:
+        write_message(out_fd, b"R" + json.dumps(info).encode())
+    except OSError:  # the executor is gone (killed while we started): nothing to say, to anyone
+        os._exit(0)
 
 
 def worker_main(config_json: str) -> None:
@@ -73,6 +76,8 @@ def worker_main(config_json: str) -> None:
             pstats.Stats(prof, stream=sys.stderr).sort_stats("cumtime").print_stats(int(cfg["profile"]))
         else:
             server.serve()
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the executor is gone (a run killed with kill -9): no traceback into its terminal
     finally:
         for z in server.zygotes:
             try:
