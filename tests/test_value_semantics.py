@@ -196,6 +196,15 @@ CASES = {
                              "import dataclasses\nr = move(Point(0, 0))\nassert not dataclasses.is_dataclass(r.x)"],
                             [["pass", "pass", "pass", "pass", "pass", "pass", "pass"],
                              ["fail", "fail", "pass", "fail", "fail", "pass", "pass"]]),
+    # a change made in place before the program raised stays made, as in Python
+    "mutated_then_raised": ("f",
+                            ["def f(rows):\n    rows[0].append(2)\n    rows.append(3)\n    raise ValueError('x')\n",
+                             "def f(rows):\n    raise ValueError('x')\n"],
+                            ["row = [1]\nrows = [row]\ntry:\n    f(rows)\nexcept ValueError:\n    pass\n"
+                             "assert row == [1, 2] and rows == [[1, 2], 3]",
+                             "row = [1]\ntry:\n    f([row])\nexcept ValueError as e:\n    assert e.args == ('x',)\n"
+                             "assert row == [1]"],
+                            [["pass", "fail"], ["fail", "pass"]]),
     # a program returning a container of its argument returns the test's own object, as in Python
     "returned_argument": ("first",
                           ["def first(rows):\n    return rows[0]\n", "def first(rows):\n    return list(rows[0])\n"],

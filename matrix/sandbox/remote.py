@@ -64,6 +64,15 @@ class RemoteError(Exception):
     """The other process broke the protocol or went away."""
 
 
+class _Raised(Exception):
+    """A program's call raised ``exc`` after changing its arguments (``changes``, encoded)."""
+
+    def __init__(self, exc: BaseException, changes: list):
+        super().__init__()
+        self.exc = exc
+        self.changes = changes
+
+
 class _Peer:
     """One end of the conversation: an export table for its own objects, proxies for the other
     side's, and a request loop that serves the other side's requests while it waits."""
@@ -357,6 +366,8 @@ class _Peer:
                     if len(msg) == 3 and type(msg[2]) is list:
                         self._writeback(args, msg[2], nodes or [])
                     return msg[1] if len(msg) > 1 else None
+                if op == "call" and len(msg) == 3 and type(msg[2]) is list:  # its changes before it raised
+                    self._writeback(args, msg[2], nodes or [])
                 raise self._exception(msg[1] if len(msg) > 1 else None)
         finally:
             if nodes is not None:
@@ -447,7 +458,10 @@ class _Peer:
         except BaseException as exc:  # noqa: BLE001 - the other side's exception travels back
             if isinstance(exc, (SystemExit, KeyboardInterrupt)) and self.side == "T":
                 raise
-            self.send(["x", self.describe_exception(exc)])
+            if type(exc) is _Raised:  # with the changes the call made to its arguments
+                self.send(["x", self.describe_exception(exc.exc), exc.changes])
+            else:
+                self.send(["x", self.describe_exception(exc)])
 
     def handle(self, op, args):
         raise NotImplementedError
@@ -1007,6 +1021,20 @@ class _Server(_Peer):
             return self.encode(arg)
         return _array_data(arg, self.encode_flat)
 
+    def _changes(self, nodes, before, roots, marks) -> list:
+        """The changes a call made to the containers of its arguments (``["N", n, contents]``) and
+        to numpy arrays or containers past the bounds (``[where, new value]``), encoded."""
+        changes = []
+        for n, (x, b) in enumerate(zip(nodes, before)):
+            if x is not None:
+                now = self._contents(x, marks)
+                if now != b:
+                    changes.append(["N", n, now])
+        for where, a, b in roots:  # a numpy array changed in place, or a container past the bounds
+            if b is not None and self._root(a, marks) != b:
+                changes.append([where, self.to_wire(a)])
+        return changes
+
     def handle(self, op, args):
         import operator
 
@@ -1033,16 +1061,16 @@ class _Server(_Peer):
             before = [self._contents(x, marks) if x is not None else None for x in nodes]
             roots = [(i, a, self._root(a, marks)) for i, a in enumerate(call_args)] + \
                 [(k, a, self._root(a, marks)) for k, a in kwargs.items()]
-            result = obj(*call_args, **kwargs)
-            changes = []
-            for n, (x, b) in enumerate(zip(nodes, before)):
-                if x is not None:
-                    now = self._contents(x, marks)
-                    if now != b:
-                        changes.append(["N", n, now])
-            for where, a, b in roots:  # a numpy array changed in place, or a container past the bounds
-                if b is not None and self._root(a, marks) != b:
-                    changes.append([where, self.to_wire(a)])
+            try:
+                result = obj(*call_args, **kwargs)
+            except RemoteError:
+                raise
+            except BaseException as exc:  # what it changed before it raised stays changed, as in Python
+                changes = self._changes(nodes, before, roots, marks)
+                if changes:
+                    raise _Raised(exc, changes) from None
+                raise
+            changes = self._changes(nodes, before, roots, marks)
             return _Raw(self.to_wire(result, marks=marks)), changes or None
         if op == "getattr":
             return getattr(obj, args[1]), None
