@@ -497,8 +497,10 @@ class ApiGenerator:
         st["requests_per_s"] = st["requests"] / dt if dt > 0 else 0.0
         st["tokens_per_s"] = st["completion_tokens"] / dt if dt > 0 else 0.0
         st["n_ignored"] = float(self.n_ignored or self.n_rejected)
+        st["truncated"] = float(sum(1 for job in jobs for ch in job.got if ch is not None and ch["truncated"]))
+        st["max_new_tokens"] = float(cfg.max_new_tokens)
         for k, v in st.items():
-            if k not in ("seconds", "requests_per_s", "tokens_per_s", "n_ignored"):
+            if k not in ("seconds", "requests_per_s", "tokens_per_s", "n_ignored", "max_new_tokens"):
                 self.totals[k] = self.totals.get(k, 0.0) + v
         samples = []
         for job in jobs:

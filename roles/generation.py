@@ -173,6 +173,12 @@ def stats_line(stats: dict[str, float]) -> str:
             parts.append("the server ignored n: repeated requests instead")
     else:
         parts.append(f"{stats.get('tokens_per_s', 0.0):.0f} tokens/s")
+    cut, n = int(stats.get("truncated", 0)), int(stats.get("samples", 0))
+    if cut:
+        limit = f" ({int(stats['max_new_tokens'])} new tokens)" if stats.get("max_new_tokens") else ""
+        parts.append(f"{cut} of {n} stopped at the length limit{limit}"
+                     + (": raise --max-new-tokens (a program or test cut off does not run; a reasoning model "
+                        "thinks for thousands of tokens)" if cut >= 0.2 * max(n, 1) else ""))
     return "; ".join(parts)
 
 
@@ -366,7 +372,9 @@ class GenerationEngine:
                 bar.close()
         dt = time.perf_counter() - t0
         self.stats = {"samples": len(rows), "completion_tokens": n_tokens, "seconds": dt,
-                      "tokens_per_s": n_tokens / dt if dt > 0 else 0.0}
+                      "tokens_per_s": n_tokens / dt if dt > 0 else 0.0,
+                      "truncated": sum(1 for r in results if r is not None and r[2]),
+                      "max_new_tokens": cfg.max_new_tokens}
         samples = []
         for row, res in zip(rows, results):
             assert res is not None

@@ -376,7 +376,8 @@ class VLLMEngine:
                                        greedy=greedy)
         n_tok = sum(len(s.completion_ids) for s in samples)
         self.stats.update({"samples": len(samples), "completion_tokens": n_tok, "seconds": dt,
-                           "tokens_per_s": n_tok / dt if dt > 0 else 0.0})
+                           "tokens_per_s": n_tok / dt if dt > 0 else 0.0,
+                           "truncated": sum(1 for s in samples if s.truncated), "max_new_tokens": cfg.max_new_tokens})
         return samples
 
     def close(self) -> None:

@@ -282,6 +282,17 @@ def test_length_finish_marks_truncated_and_hostile_answers_are_bounded(stub, tmp
     samples = gen.generate([role_request("coder", ADD, 2)])
     assert len(samples) == 2 and all(x.truncated for x in samples)
     assert len(samples[0].text) == 32 * 10 + 4096 and samples[1].text == "ok"
+    # the summary line says so, with what to do (a reasoning model's answers cut off in their
+    # thinking are all wrong, and nothing else said why)
+    assert gen.stats["truncated"] == 2
+    line = stats_line(gen.stats)
+    assert "2 of 2 stopped at the length limit (10 new tokens)" in line and "--max-new-tokens" in line
+
+
+def test_the_length_limit_is_named_only_when_samples_reach_it():
+    assert "length limit" not in stats_line({"samples": 10, "truncated": 0, "tokens_per_s": 5.0})
+    line = stats_line({"samples": 10, "truncated": 1, "max_new_tokens": 160, "tokens_per_s": 5.0})
+    assert "1 of 10 stopped at the length limit (160 new tokens)" in line and "--max-new-tokens" not in line
 
 
 @pytest.mark.parametrize("payload, match", [
