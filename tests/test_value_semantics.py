@@ -103,8 +103,10 @@ CASES = {
     "intflag": ("perm",
                 [PERM + "def perm():\n    return P.R | P.W\n", PERM + "def perm():\n    return 6\n"],
                 ["assert perm() is P.R | P.W", "assert P.W in perm()", "assert perm() == 6",
-                 "assert perm() == P.R | P.W"],
-                [["pass", "pass", "pass", "pass"], ["fail", "error", "pass", "pass"]]),
+                 "assert perm() == P.R | P.W",
+                 "try:\n    perm() | 'x'\nexcept TypeError:\n    pass\nelse:\n    assert False",
+                 "p = perm()\nassert p & P.W is P.W and str(p) == '6' and list(p) == [P.R, P.W]"],
+                [["pass", "pass", "pass", "pass", "pass", "pass"], ["fail", "error", "pass", "pass", "pass", "error"]]),
     # a program's subclass of a builtin type (``class Stack(list)`` with methods) reached a generic
     # test as a plain list: its methods were gone (a right program's error), and ``isinstance(r,
     # Point)`` of a program object in a generic test was always false

@@ -540,7 +540,10 @@ def _member_delattr(self, name):
 
 def _member_forwarder(name):
     def forward(self, *args):
-        return _proxy_of(self)._q("getattr", name)(*args)
+        out = _proxy_of(self)._q("getattr", name)(*args)
+        if type(out) is _Proxy and object.__getattribute__(out, "_tname") == "NotImplementedType":
+            return NotImplemented  # the program's operator declined: Python tries the other operand's
+        return out
 
     forward.__name__ = name
     return forward
