@@ -98,8 +98,10 @@ CASES = {
     "enum_str": ("color",
                  [COLOR + "def color():\n    return Color.RED\n", COLOR + "def color():\n    return 'red'\n"],
                  ["assert color() is Color.RED", "assert color() == 'red'", "assert color() == Color.RED",
-                  "c = color()\nassert c == 'red' and c is Color.RED", "assert color().value == 'red'"],
-                 [["pass", "pass", "pass", "pass", "pass"], ["fail", "pass", "pass", "fail", "error"]]),
+                  "c = color()\nassert c == 'red' and c is Color.RED", "assert color().value == 'red'",
+                  "c = color()\nassert len(Color) == 2 and list(Color) == [Color.RED, Color.BLUE]\n"
+                  "assert Color['RED'] is Color.RED and Color.RED in Color and Color('blue') is Color.BLUE"],
+                 [["pass", "pass", "pass", "pass", "pass", "pass"], ["fail", "pass", "pass", "fail", "error", "pass"]]),
     "intflag": ("perm",
                 [PERM + "def perm():\n    return P.R | P.W\n", PERM + "def perm():\n    return 6\n"],
                 ["assert perm() is P.R | P.W", "assert P.W in perm()", "assert perm() == 6",
@@ -207,6 +209,21 @@ CASES = {
                              "row = [1]\ntry:\n    f([row])\nexcept ValueError as e:\n    assert e.args == ('x',)\n"
                              "assert row == [1]"],
                             [["pass", "fail"], ["fail", "pass"]]),
+    # ``type(x) is Point`` of a program object in a generic test was false (its type was the
+    # reference's); a program's class is now a class of the test standing for it
+    "program_types": ("move",
+                      [POINT + "class Sub(Point):\n    pass\ndef move(p):\n    return Point(p.x + 1, p.y)\n"
+                       "def sub():\n    return Sub(0, 0)\n",
+                       POINT + "class Sub(Point):\n    pass\ndef move(p):\n    return (p.x + 1, p.y)\n"
+                       "def sub():\n    return Point(0, 0)\n"],
+                      ["r = move(Point(0, 0))\nassert type(r) is Point",
+                       "r = move(Point(0, 0))\nassert type(r) == Point and type(r)(1, 0) == r",
+                       "r = move(Point(0, 0))\nassert type(r).__name__ == 'Point' and isinstance(r, Point)",
+                       "s = sub()\nassert type(s) is Sub and isinstance(s, Point) and type(s) is not Point",
+                       "assert issubclass(Sub, Point) and not issubclass(Point, Sub) and Point.__name__ == 'Point'",
+                       "assert {Point: 1}[Point] == 1 and Point is not Sub and Point != Sub",
+                       "import dataclasses\nassert [f.name for f in dataclasses.fields(Point)] == ['x', 'y']"],
+                      [["pass"] * 7, ["fail", "fail", "fail", "fail", "pass", "pass", "pass"]]),
     # a program returning a container of its argument returns the test's own object, as in Python
     "returned_argument": ("first",
                           ["def first(rows):\n    return rows[0]\n", "def first(rows):\n    return list(rows[0])\n"],
@@ -389,20 +406,31 @@ def test_a_program_cannot_forge_a_member_of_the_test(ex):
     assert [row[0] for row in result.status] == [v for _, v in MEMBER_DATA], result.errors
 
 
-DATACLASS_CLAIMS = [('"fields:x,y", "cls:1"', "pass"), ('"fields:class,y", "cls:1"', "fail"),
-                    ('"fields:__init__", "cls:1"', "fail"), ('"fields:x,x", "cls:1"', "fail"),
-                    ('"fields:" + ",".join(f"a{i}" for i in range(300)), "cls:1"', "fail"),
-                    ('"fields:x", "cls:abc"', "fail"), ('"fields:x"', "fail"), ('"fields:x\\u00e9", "cls:1"', "fail"),
-                    ('"fields:x", "cls:1", "class"', "fail")]
+DATACLASS_CLAIMS = [('"fields:x,y"', "pass"), ('"fields:class,y"', "fail"), ('"fields:__init__"', "fail"),
+                    ('"fields:x,x"', "fail"), ('"fields:" + ",".join(f"a{i}" for i in range(300))', "fail"),
+                    ('"fields:x\\u00e9"', "fail"), ('"fields:x", "class"', "fail")]
+HOSTILE_DATACLASS = """import sys
+class P:
+    pass
+def f():
+    fr = sys._getframe()
+    while fr is not None and not (fr.f_code.co_name == "handle" and "self" in fr.f_locals):
+        fr = fr.f_back
+    srv = fr.f_locals["self"]
+    real = srv.send
+    cid = srv.export(P)["R"][1]
+    def send(msg):
+        del srv.send
+        real(["r", {"R": ["C", 999, "P", [CLAIM, "cls:" + str(cid)]]}, None])
+    srv.send = send
+"""
 
 
 def test_a_program_claiming_a_dataclass_gets_no_more_than_one(ex):
     """A program's dataclass instance is, in a generic test, a reference whose class carries the
     fields' names the program claims (red-team pass 15: ``dataclasses.asdict`` of it raised): names
-    that are not fields' (keywords, dunders, repeated, too many, not ASCII) make a plain reference."""
-    code = HOSTILE_MEMBER.replace('{"R": ["C", 999, "Color", ["plain", "base:str"], None, DATA]}',
-                                  '{"R": ["C", 999, "P", [CLAIM]]}')
-    codes = [code.replace("CLAIM", c) for c, _ in DATACLASS_CLAIMS]
+    that are not fields' (keywords, dunders, repeated, too many, not ASCII) make a class without."""
+    codes = [HOSTILE_DATACLASS.replace("CLAIM", c) for c, _ in DATACLASS_CLAIMS]
     tests = ["import dataclasses\nx = f()\nassert dataclasses.is_dataclass(x) and not isinstance(x, type)"]
     result = ex.run_matrix(Task("hd", "hd", entry_point="f"), codes, [Test.assertion(t) for t in tests])
     assert [row[0] for row in result.status] == [v for _, v in DATACLASS_CLAIMS], result.errors

@@ -26,9 +26,10 @@ instances. A program's enum member with a ``str``, ``int``, ``float`` or ``bytes
 object of a subclass of one keeping its ``==``, hash and conversions) is, in the test, an
 instance of a subclass of that type made for it, holding its value, one per program object
 (:meth:`_Peer._member`): C code takes it as the str or int it is, and ``is`` holds between two
-references to it and only them. A reference to a program's dataclass instance is of a subclass
-of :class:`_Proxy` whose class carries the dataclass's fields (``dataclasses.asdict``, ``fields``,
-``replace`` take it), and its ``__class__`` is the program's class.
+references to it and only them. A program's class is, in the test, a class standing for it
+(:class:`_ProgramClass`), and a reference to a program object is an instance of the one for its
+class (``type(x) is Point``); a dataclass's carries the dataclass's fields
+(``dataclasses.asdict``, ``fields``, ``replace`` take its instances).
 
 Wire: length-prefixed JSON arrays. Request ``["q", op, ...]`` (a call: ``["q", "call", function,
 args, kwargs, shape]``, :class:`_Shape`), reply ``["r", value, writeback]`` (``writeback``: a
@@ -93,7 +94,7 @@ class _Peer:
         # travel as their plain value, as before
         self.member_classes: dict[tuple, type] = {}  # the test side: classes made for the program's members
         self.member_types: set[type] = set()
-        self.dataclass_types: dict[tuple, type] = {}
+        self.program_classes = 0
         self.encode = make_encoder(subclass_hook=self._plain_ref if side == "C" else self._flat)
         self.encode_flat = make_encoder(subclass_hook=_flat)
         self.buf = bytearray()
@@ -200,16 +201,24 @@ class _Peer:
                 flags.append("exc:" + base)
                 # the class's own name (its type's is "type": errors read "type: x")
                 name = type.__dict__["__name__"].__get__(obj)
-        elif self.side == "C" and "dataclasses" in sys.modules:
+            elif self.side == "C":
+                flags.append("name:" + str(type.__dict__["__name__"].__get__(obj))[:100])
+                flags += self._dataclass_flags(obj)
+        elif self.side == "C" and type.__dict__["__module__"].__get__(type(obj)) != "builtins" \
+                and not isinstance(obj, BaseException):
+            # its class's reference: the test holds it as an instance of the class it has for it
+            flags.append(f"cls:{self.export(type(obj))['R'][1]}")
             flags += self._dataclass_flags(obj)
         if callable(obj):
             flags.append("callable")
         return {"R": [self.side, eid, str(name)[:100], flags]}
 
     def _dataclass_flags(self, obj) -> list:
-        """The program's side: for an instance of a dataclass, its fields' names and its class's
-        reference (``fields:x,y``, ``cls:id``), so that the test's ``dataclasses.asdict``,
-        ``fields``, ``replace`` take its reference for a dataclass instance (:class:`_Proxy`)."""
+        """The program's side: for a dataclass or an instance of one, its fields' names
+        (``fields:x,y``), so that the test's ``dataclasses.asdict``, ``fields``, ``replace`` take
+        it (:meth:`_program_class`)."""
+        if "dataclasses" not in sys.modules:
+            return []
         try:
             dc = sys.modules["dataclasses"]
             if not dc.is_dataclass(obj):
@@ -217,34 +226,41 @@ class _Peer:
             names = [f.name for f in dc.fields(obj)]
             if len(names) > _MAX_FIELDS or any(type(n) is not str or not _field_name(n) for n in names):
                 return []
-            cls = self.export(type(obj))["R"][1]
-            return ["fields:" + ",".join(names), f"cls:{cls}"]
+            return ["fields:" + ",".join(names)]
         except Exception:  # noqa: BLE001 - an odd class: a plain reference
             return []
 
-    def _dataclass_type(self, tname: str, fields: list):
-        """The test's side: a subclass of :class:`_Proxy` whose class carries the fields of a
-        dataclass of these names (made by ``dataclasses.make_dataclass``), for the references to
-        instances of a program's dataclass; None for names that are not fields' (the plain
-        :class:`_Proxy` stands)."""
-        key = (tname, tuple(fields))
-        cls = self.dataclass_types.get(key)
-        if cls is None:
-            if len(self.dataclass_types) >= 256 or len(fields) > _MAX_FIELDS \
-                    or not all(_field_name(n) for n in fields) or len(set(fields)) != len(fields):
-                return None
+    def _program_class(self, rid: int, name: str, fields):
+        """The test's side: the class standing for the program's class ``rid`` (a
+        :class:`_ProgramClass`, whose instances are the references to the program's objects of
+        that class, so ``type(x) is Point`` holds), carrying the fields of a dataclass of the
+        names ``fields`` gives (made by ``dataclasses.make_dataclass``; names that are not
+        fields' give none); None past 1024 classes (a plain reference stands)."""
+        if self.program_classes >= _MAX_CLASSES:
+            return None
+        ns: dict = {"__slots__": (), "__module__": "solution", "_coevo_peer": self, "_coevo_rid": rid}
+        names = fields.split(",") if fields else []
+        if fields is not None and len(fields) < 1 << 14 and len(names) <= _MAX_FIELDS \
+                and all(_field_name(n) for n in names) and len(set(names)) == len(names):
             import dataclasses
 
             try:
-                made = dataclasses.make_dataclass(tname if _field_name(tname) else "ProgramDataclass", fields)
+                made = dataclasses.make_dataclass(name if _field_name(name) else "ProgramDataclass", names)
+                ns["__dataclass_fields__"] = made.__dict__["__dataclass_fields__"]
+                ns["__dataclass_params__"] = made.__dict__["__dataclass_params__"]
             except Exception:  # noqa: BLE001 - keywords...: no dataclass of these names
-                return None
-            cls = type(type.__dict__["__name__"].__get__(made), (_Proxy,),
-                       {"__slots__": (), "__module__": "solution",
-                        "__dataclass_fields__": made.__dict__["__dataclass_fields__"],
-                        "__dataclass_params__": made.__dict__["__dataclass_params__"]})
-            self.dataclass_types[key] = cls
-        return cls
+                pass
+        self.program_classes += 1
+        return _ProgramClass(name if name.isidentifier() else "ProgramClass", (_Proxy,), ns)
+
+    def _class_of(self, cid: int, tname: str, fields):
+        """The class an object of the program's class ``cid`` is an instance of in the test."""
+        c = self.proxies.get(cid)
+        if c is None and len(self.proxies) < _MAX_OBJECTS:
+            c = self._program_class(cid, tname, fields)
+            if c is not None:
+                self.proxies[cid] = c
+        return c if type(c) is _ProgramClass else _Proxy
 
     def to_wire(self, value, depth=0, marks=None):
         """Plain data as such, this side's objects as references, the other side's as theirs;
@@ -256,6 +272,8 @@ class _Peer:
             return value.enc
         if type(value) in self.member_types:
             return self.to_wire(_proxy_of(value))
+        if type(value) is _ProgramClass and type.__getattribute__(value, "_coevo_peer") is self:
+            return {"R": [self.other, type.__getattribute__(value, "_coevo_rid"), "", []]}
         if marks is not None and id(value) in marks:
             return {"M": marks[id(value)]}
         enc = self.encode(value, marked=marks)
@@ -299,18 +317,21 @@ class _Peer:
                 raise ValueError("too many references")
             flags = [f for f in flags if type(f) is str] if type(flags) is list else []
             exc = next((f[4:] for f in flags if f.startswith("exc:")), None)
+            fields = next((f[7:] for f in flags if f.startswith("fields:")), None)
             if exc is not None and self.side == "T":
                 p = self._exception_class(rid, str(tname), exc)
+            elif self.side == "T" and "class" in flags and \
+                    (p := self._program_class(rid, next((f[5:] for f in flags if f.startswith("name:")), "")[:100],
+                                              fields)) is not None:
+                pass
             else:
                 ptype = _Proxy
-                fields = next((f[7:] for f in flags if f.startswith("fields:")), None)
                 cls_id = next((f[4:] for f in flags if f.startswith("cls:")), None)
-                if fields is not None and self.side == "T" and "class" not in flags and cls_id is not None \
-                        and cls_id.isdigit() and len(cls_id) < 12 and len(fields) < 1 << 14:
-                    ptype = self._dataclass_type(str(tname)[:100], fields.split(",") if fields else []) or _Proxy
-                p = ptype(self, rid, str(tname)[:100], "callable" in flags)
-                if ptype is not _Proxy:
-                    object.__setattr__(p, "_cls", int(cls_id))
+                if self.side == "T" and "class" not in flags and cls_id is not None and cls_id.isdigit() \
+                        and len(cls_id) < 12:
+                    ptype = self._class_of(int(cls_id), str(tname)[:100], fields)
+                p = object.__new__(ptype)
+                _Proxy.__init__(p, self, rid, str(tname)[:100], "callable" in flags)
                 if "plain" in flags:
                     base = next((_PLAIN_BASES.get(f[5:]) for f in flags if f.startswith("base:")), None)
                     object.__setattr__(p, "_plain", True)
@@ -821,10 +842,81 @@ def _arg_nodes(call_args, kwargs, entries):
     return nodes
 
 
+_MAX_CLASSES = 1024
+
+
+def _class_q(cls, op, *args):
+    return type.__getattribute__(cls, "_coevo_peer").request(op, cls, *args)
+
+
+class _ProgramClass(type):
+    """The test side's class for a program's class: calling it, its attributes, ``isinstance``,
+    ``issubclass``, iterating, indexing, measuring it (an enum), its ``str`` and ``repr`` ask the
+    program's class; its instances are the references to the program's objects of that class."""
+
+    def __call__(cls, *args, **kwargs):
+        return type.__getattribute__(cls, "_coevo_peer").call(cls, args, kwargs)
+
+    def __getattr__(cls, name):
+        if name.startswith("_coevo"):
+            raise AttributeError(name)
+        return _class_q(cls, "getattr", name)
+
+    def __setattr__(cls, name, value):
+        _class_q(cls, "setattr", name, value)
+
+    def __delattr__(cls, name):
+        _class_q(cls, "delattr", name)
+
+    def __instancecheck__(cls, inst):
+        peer = type.__getattribute__(cls, "_coevo_peer")
+        if type(inst) in peer.member_types:
+            inst = _proxy_of(inst)
+        if isinstance(inst, _Proxy) and object.__getattribute__(inst, "_peer") is peer:
+            return _class_q(cls, "isinstance", inst) is True
+        return False
+
+    def __subclasscheck__(cls, sub):
+        peer = type.__getattribute__(cls, "_coevo_peer")
+        if (type(sub) is _ProgramClass and type.__getattribute__(sub, "_coevo_peer") is peer) or \
+                (isinstance(sub, _Proxy) and object.__getattribute__(sub, "_peer") is peer):
+            return _class_q(cls, "issubclass", sub) is True
+        return False
+
+    def __bool__(cls):
+        b = _class_q(cls, "bool")
+        if b is not True and b is not False:
+            raise TypeError("__bool__ should return bool")
+        return b
+
+    def __len__(cls):
+        n = _class_q(cls, "len")
+        if type(n) is not int or n < 0:
+            raise TypeError("object returned an invalid length")
+        return n
+
+    def __iter__(cls):
+        return _class_q(cls, "iter")
+
+    def __getitem__(cls, key):
+        return _class_q(cls, "getitem", key)
+
+    def __contains__(cls, item):
+        return _class_q(cls, "contains", item) is True
+
+    def __str__(cls):
+        s = _class_q(cls, "str")
+        return s if type(s) is str else "<class>"
+
+    def __repr__(cls):
+        s = _class_q(cls, "repr")
+        return s if type(s) is str else "<class>"
+
+
 class _Proxy:
     """An object of the other process. Everything but identity is a request."""
 
-    __slots__ = ("_peer", "_rid", "_tname", "_callable", "_plain", "_base", "_cls", "__weakref__")
+    __slots__ = ("_peer", "_rid", "_tname", "_callable", "_plain", "_base", "__weakref__")
 
     def __init__(self, peer, rid, tname, is_callable):
         object.__setattr__(self, "_peer", peer)
@@ -833,15 +925,11 @@ class _Proxy:
         object.__setattr__(self, "_callable", is_callable)
         object.__setattr__(self, "_plain", False)  # equal to what its plain value equals
         object.__setattr__(self, "_base", None)  # the builtin type it is a subclass of
-        object.__setattr__(self, "_cls", None)  # a dataclass instance's: its class's reference id
 
     @property  # type: ignore[misc]  # isinstance(x, int) of an IntEnum member, of a list subclass
-    def __class__(self):
-        cls = object.__getattribute__(self, "_cls")
-        if cls is not None:  # ``obj.__class__(**changes)`` of ``dataclasses.replace``: the program's class
-            return object.__getattribute__(self, "_peer").resolve_ref(["C", cls, "", ["class", "callable"]])
+    def __class__(self):  # the class standing for the program's (``obj.__class__(**changes)``)
         base = object.__getattribute__(self, "_base")
-        return base if base is not None else _Proxy
+        return base if base is not None else type(self)
 
     def __instancecheck__(self, inst):
         """``isinstance(x, C)`` for a class of the program's: the program's own answer for its
