@@ -95,6 +95,7 @@ class _Peer:
         self.member_classes: dict[tuple, type] = {}  # the test side: classes made for the program's members
         self.member_types: set[type] = set()
         self.program_classes = 0
+        self.dataclasses_made = 0
         self.encode = make_encoder(subclass_hook=self._plain_ref if side == "C" else self._flat)
         self.encode_flat = make_encoder(subclass_hook=_flat)
         self.buf = bytearray()
@@ -241,8 +242,11 @@ class _Peer:
         ns: dict = {"__slots__": (), "__module__": "solution", "_coevo_peer": self, "_coevo_rid": rid}
         names = fields.split(",") if fields else []
         if fields is not None and len(fields) < 1 << 14 and len(names) <= _MAX_FIELDS \
-                and all(_field_name(n) for n in names) and len(set(names)) == len(names):
+                and all(_field_name(n) for n in names) and len(set(names)) == len(names) \
+                and self.dataclasses_made < _MAX_DATACLASSES:  # (each costs compiling its methods)
             import dataclasses
+
+            self.dataclasses_made += 1
 
             try:
                 made = dataclasses.make_dataclass(name if _field_name(name) else "ProgramDataclass", names)
@@ -843,6 +847,7 @@ def _arg_nodes(call_args, kwargs, entries):
 
 
 _MAX_CLASSES = 1024
+_MAX_DATACLASSES = 128
 
 
 def _class_q(cls, op, *args):
