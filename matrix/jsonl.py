@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
@@ -33,22 +34,28 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
     p = Path(path)
     if not p.exists():
         raise InputError("no such file", file=str(path))
+    with read_errors(path), _open_text(p) as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                obj = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"malformed JSON ({exc.msg} at column {exc.colno})",
+                                 file=str(path), line=lineno) from None
+            except RecursionError:
+                raise InputError("malformed JSON (nested too deeply)", file=str(path), line=lineno) from None
+            if not isinstance(obj, dict):
+                raise InputError(f"expected a JSON object, got {type(obj).__name__}",
+                                 file=str(path), line=lineno)
+            yield lineno, obj
+
+
+@contextlib.contextmanager
+def read_errors(path):
+    """Reading ``path`` (text, maybe gzip): what goes wrong as one :class:`InputError` naming it."""
     try:
-        with _open_text(p) as fh:
-            for lineno, raw in enumerate(fh, start=1):
-                if not raw.strip():
-                    continue
-                try:
-                    obj = json.loads(raw)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"malformed JSON ({exc.msg} at column {exc.colno})",
-                                     file=str(path), line=lineno) from None
-                except RecursionError:
-                    raise InputError("malformed JSON (nested too deeply)", file=str(path), line=lineno) from None
-                if not isinstance(obj, dict):
-                    raise InputError(f"expected a JSON object, got {type(obj).__name__}",
-                                     file=str(path), line=lineno)
-                yield lineno, obj
+        yield
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text ({exc.reason})", file=str(path)) from None
     except OSError as exc:  # (gzip.BadGzipFile too)

@@ -568,31 +568,15 @@ def _imports_program(module: ast.Module) -> bool:
     return found
 
 
-def _global_reads(src: str) -> list[str]:
-    """The names ``src`` reads from its module scope without binding them there (as the test
-    process's ``remote._free_names`` finds them)."""
-    import symtable
-
-    top = symtable.symtable(src, "<test>", "exec")
-    assigned = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported()}
-    names: set[str] = set()
-    stack = [top]
-    while stack:
-        t = stack.pop()
-        for s in t.get_symbols():
-            if (t is top and s.is_referenced()) or (t is not top and s.is_global() and s.is_referenced()):
-                names.add(s.get_name())
-        stack.extend(t.get_children())
-    return sorted(n for n in names if n not in assigned)
-
-
 def _own_builtins(src: str) -> str:
     """``src`` (a test importing ``solution``, see above) reading the builtins under their names."""
     try:
         module = ast.parse(src, "<test>", "exec")
         if not _imports_program(module):
             return src
-        shadowable = tuple(n for n in _global_reads(src) if not n.startswith("__") and hasattr(builtins, n))
+        from matrix.sandbox.remote import free_names  # as the test process finds them (imported here: rare)
+
+        shadowable = tuple(n for n in free_names(src) if not n.startswith("__") and hasattr(builtins, n))
     except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
         return src
     if not shadowable:

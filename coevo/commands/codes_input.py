@@ -18,12 +18,12 @@ import gzip
 import json
 import re
 import textwrap
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from matrix.errors import InputError
+from matrix.jsonl import read_errors, read_jsonl
 
 RAW_CODE_HELP = ("run every codes row's \"code\" as written (default: a field that is not valid Python "
                  "but a chat answer, with its code in a ```python block or between lines of prose, "
@@ -94,41 +94,23 @@ def _code_records(path: Path) -> Iterator[tuple[int | None, str, Any]]:
     if path.is_dir():
         yield from _samples_dir(path)
         return
-    try:
-        with _opened(path) as fh:
-            head = fh.read(4096).lstrip()
+    with read_errors(path), _opened(path) as fh:
+        is_array = fh.read(4096).lstrip().startswith("[")
+        if is_array:
             fh.seek(0)
-            if head.startswith("["):
-                try:
-                    items = json.load(fh)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"malformed JSON ({exc.msg} at column {exc.colno})", file=str(path),
-                                     line=exc.lineno) from None
-                except RecursionError:
-                    raise InputError("malformed JSON (nested too deeply)", file=str(path)) from None
-                for i, item in enumerate(items):
-                    yield None, f"[{i}]", item
-                return
-            for lineno, raw in enumerate(fh, start=1):
-                if not raw.strip():
-                    continue
-                try:
-                    obj = json.loads(raw)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"malformed JSON ({exc.msg} at column {exc.colno})",
-                                     file=str(path), line=lineno) from None
-                except RecursionError:
-                    raise InputError("malformed JSON (nested too deeply)", file=str(path), line=lineno) from None
-                if not isinstance(obj, dict):
-                    raise InputError(f"expected a JSON object, got {type(obj).__name__}", file=str(path),
-                                     line=lineno)
-                yield lineno, "", obj
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text ({exc.reason})", file=str(path)) from None
-    except OSError as exc:  # (gzip.BadGzipFile too)
-        raise InputError(f"cannot read ({exc.strerror or exc})", file=str(path)) from None
-    except (EOFError, zlib.error) as exc:
-        raise InputError(f"cannot read (a truncated or corrupt gzip file: {exc})", file=str(path)) from None
+            try:
+                items = json.load(fh)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"malformed JSON ({exc.msg} at column {exc.colno})", file=str(path),
+                                 line=exc.lineno) from None
+            except RecursionError:
+                raise InputError("malformed JSON (nested too deeply)", file=str(path)) from None
+    if is_array:
+        for i, item in enumerate(items):
+            yield None, f"[{i}]", item
+        return
+    for lineno, obj in read_jsonl(path):  # JSON Lines: the contract's own reader
+        yield lineno, "", obj
 
 
 def _samples_dir(root: Path) -> Iterator[tuple[int | None, str, Any]]:
