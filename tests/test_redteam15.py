@@ -255,3 +255,39 @@ def test_a_units_budget_allows_each_cell_its_load_allowance():
     d = Dispatcher(None, ExecConfig(timeout=0.1), None)
     for n in (1, 30, 256):
         assert d.budget(_Cells([(0, 0, j) for j in range(n)])) >= n * (0.1 + LOAD_ALLOWANCE) + 5
+
+
+# Red-team pass 16: containers the F1 write-back did not follow. A numpy array nested in a call's
+# argument (`f([arr])`) and a list inside a namedtuple argument (`f(P([1], 2))`) went as copies
+# whose changes were dropped, so a wrong program changing them passed `assert arr[0] == 0` and
+# `assert p.x == [1]` (plain Python fails both), and a right one changing them failed.
+_NESTED_CHANGER = '''
+def f(a):
+    if isinstance(a, list):
+        a[0][0] = 99
+    else:
+        a.x.append(99)
+    return 0
+'''
+_GENERIC = "try:\n{}\nexcept ZeroDivisionError:\n    pass\n"
+
+
+def test_a_numpy_array_nested_in_an_argument_is_changed_in_the_test(ex):
+    pytest.importorskip("numpy")
+    tests = [_GENERIC.format("    import numpy as np\n    arr = np.zeros(3)\n    f([arr])\n    assert arr[0] == 0"),
+             _GENERIC.format("    import numpy as np\n    arr = np.zeros(3)\n    f([arr])\n    assert arr[0] == 99"),
+             _GENERIC.format("    import numpy as np\n    arr = np.zeros(3)\n    box = [arr, arr]\n    f(box)\n"
+                             "    assert box[1] is arr and arr[0] == 99")]
+    m = ex.run_matrix(TASK.__class__("t", "nested", entry_point="f"), [_NESTED_CHANGER],
+                      [Test.assertion(t) for t in tests])
+    assert [m.cell(0, j).status for j in range(3)] == ["fail", "pass", "pass"], [m.cell(0, j) for j in range(3)]
+
+
+def test_a_list_inside_a_namedtuple_argument_is_changed_in_the_test(ex):
+    nt = "    from collections import namedtuple\n    P = namedtuple('P', 'x y')\n    p = P([1], 2)\n"
+    tests = [_GENERIC.format(nt + "    f(p)\n    assert p.x == [1]"),
+             _GENERIC.format(nt + "    f(p)\n    assert p.x == [1, 99]"),
+             _GENERIC.format(nt + "    q = P(p.x, p.x)\n    f(q)\n    assert q.y == [1, 99] and p.x is q.y")]
+    m = ex.run_matrix(TASK.__class__("t", "nested", entry_point="f"), [_NESTED_CHANGER],
+                      [Test.assertion(t) for t in tests])
+    assert [m.cell(0, j).status for j in range(3)] == ["fail", "pass", "pass"], [m.cell(0, j) for j in range(3)]
