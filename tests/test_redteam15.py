@@ -291,3 +291,24 @@ def test_a_list_inside_a_namedtuple_argument_is_changed_in_the_test(ex):
     m = ex.run_matrix(TASK.__class__("t", "nested", entry_point="f"), [_NESTED_CHANGER],
                       [Test.assertion(t) for t in tests])
     assert [m.cell(0, j).status for j in range(3)] == ["fail", "pass", "pass"], [m.cell(0, j) for j in range(3)]
+
+
+# A list the program reads from an object of the test's (`box.items`) reached it as a copy: a
+# wrong program appending to it passed `assert b.items == [1]` (plain Python fails), a right one
+# failed. Such a container is now one of the pending call's containers: changed in place in the
+# test, and the same object as an argument it is (`box.items is arg`).
+_BOX_CHANGER = '''
+def f(box, other=None):
+    box.items.append(99)
+    return box.items is other
+'''
+
+
+def test_a_list_read_from_an_object_of_the_tests_is_changed_in_the_test(ex):
+    box = "    class Box:\n        def __init__(self):\n            self.items = [1]\n    b = Box()\n"
+    tests = [_GENERIC.format(box + "    f(b)\n    assert b.items == [1]"),
+             _GENERIC.format(box + "    f(b)\n    assert b.items == [1, 99]"),
+             _GENERIC.format(box + "    assert f(b, b.items) is True and b.items == [1, 99]")]
+    m = ex.run_matrix(TASK.__class__("t", "box", entry_point="f"), [_BOX_CHANGER],
+                      [Test.assertion(t) for t in tests])
+    assert [m.cell(0, j).status for j in range(3)] == ["fail", "pass", "pass"], [m.cell(0, j) for j in range(3)]

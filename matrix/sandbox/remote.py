@@ -89,6 +89,8 @@ class _Peer:
         self.proxies: dict[int, object] = {}
         self.exc_classes: dict[int, type] = {}
         self.call_nodes: list[list] = []  # the test side: the containers of each pending call's arguments
+        self.call_index: list[dict] = []  # the test side: id -> number of those, where looked up
+        self.pending: list[tuple] = []  # the program side: (nodes, marks, before) of each call it serves
         # the program's enum members, numpy bools and subclasses of builtin types go as references
         # that compare with the test's values by their plain value (``plain``); the test's own
         # travel as their plain value, as before
@@ -381,6 +383,7 @@ class _Peer:
         self.send(["q", op, *[self.to_wire(a) for a in args]])
         if nodes is not None:
             self.call_nodes.append(nodes)
+            self.call_index.append({})  # (id -> number, filled as the program reads containers: _as_node)
         try:
             while True:
                 msg = self.recv()
@@ -390,6 +393,8 @@ class _Peer:
                 if msg[0] == "r":
                     if len(msg) == 3 and type(msg[2]) is list:
                         self._writeback(args, msg[2], nodes or [])
+                    if len(msg) == 4 and type(msg[3]) is int and self.side == "C":
+                        return self._adopt(msg[1], msg[3])
                     return msg[1] if len(msg) > 1 else None
                 if op == "call" and len(msg) == 3 and type(msg[2]) is list:  # its changes before it raised
                     self._writeback(args, msg[2], nodes or [])
@@ -397,6 +402,7 @@ class _Peer:
         finally:
             if nodes is not None:
                 self.call_nodes.pop()
+                self.call_index.pop()
 
     def _writeback(self, args, changes, nodes):
         """Apply the other side's changes to the containers of a call's arguments, in place:
@@ -474,9 +480,34 @@ class _Peer:
             attrs = {"d": []}
         return [name, base, msg, cls_ref, plain_args, attrs]
 
+    def _adopt(self, value, n: int):
+        """The program side: a container the test read from one of its objects for the program
+        (``box.items``) is container ``n`` of the call being served (:func:`_test_side_handle`):
+        what the program changes in it is changed in the test; one that is already one of the
+        call's is that object (``box.items is arg``)."""
+        if not self.pending or not 0 <= n < _MAX_ENTRIES:
+            return value
+        nodes, marks, before = self.pending[-1]
+        if n < len(nodes):
+            return nodes[n] if nodes[n] is not None else value
+        if (type(value) in _NODE_KINDS or _is_array(type(value))) and id(value) not in marks:
+            pad = n - len(nodes)
+            nodes.extend([None] * pad)
+            before.extend([None] * pad)
+            marks[id(value)] = n
+            nodes.append(value)
+            before.append(self._contents(value, marks))
+        return value
+
+    def _contents(self, node, marks):  # the program side's (:class:`_Server`)
+        raise NotImplementedError
+
     def serve_request(self, msg) -> None:
         try:
             value, writeback = self.handle(msg[1], msg[2:])  # (the changes to arguments, encoded)
+            if type(writeback) is _NodeNo:  # a container of the test's now one of the pending call's
+                self.send(["r", self.to_wire(value), None, writeback.n])
+                return
             self.send(["r", self.to_wire(value), writeback])
         except RemoteError:
             raise
@@ -1180,6 +1211,7 @@ class _Server(_Peer):
             before = [self._contents(x, marks) if x is not None else None for x in nodes]
             roots = [(i, a, self._root(a, marks)) for i, a in enumerate(call_args)] + \
                 [(k, a, self._root(a, marks)) for k, a in kwargs.items()]
+            self.pending.append((nodes, marks, before))  # (the containers it reads from the test's objects join)
             try:
                 result = obj(*call_args, **kwargs)
             except RemoteError:
@@ -1189,6 +1221,8 @@ class _Server(_Peer):
                 if changes:
                     raise _Raised(exc, changes) from None
                 raise
+            finally:
+                self.pending.pop()
             changes = self._changes(nodes, before, roots, marks)
             return _Raw(self.to_wire(result, marks=marks)), changes or None
         if op == "getattr":
@@ -1391,6 +1425,49 @@ def _program_module(peer):
     return ProgramModule("solution")
 
 
+class _NodeNo:
+    """The number of a container of the test's among the pending call's (:meth:`_Peer._adopt`)."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, n: int):
+        self.n = n
+
+
+def _as_node(peer, value):
+    """``(value, writeback)`` for a value of the test's the program reads (an attribute, an item)
+    while a call of the test's is pending: a container that may be changed in place (a list, a
+    dict..., an array that crosses as data) is one of that call's containers, so that what the
+    program changes in it is changed in the test as in Python (red-team pass 16: ``box.items``
+    went as a copy whose changes were dropped)."""
+    if not peer.call_nodes:
+        return value, None
+    t = type(value)
+    if t not in _NODE_KINDS:
+        if not _is_array(t):
+            return value, None
+        try:
+            if value.dtype.kind not in _ARRAY_KINDS or value.size > _MAX_ARRAY or value.ndim > 32:
+                return value, None
+        except Exception:  # noqa: BLE001 - an odd array: a copy, as before
+            return value, None
+    elif t in _ENCODED_WHOLE:
+        enc = peer.encode(value)
+        if type(enc) is dict and "N" in enc:  # it travels as a reference
+            return value, None
+    nodes, index = peer.call_nodes[-1], peer.call_index[-1]
+    if not index:  # (a dict: a program reading a property 10,000 times costs no scan each time)
+        index.update((id(x), n) for n, x in enumerate(nodes))
+    n = index.get(id(value))
+    if n is not None and nodes[n] is value:
+        return value, _NodeNo(n)
+    if len(nodes) >= _MAX_ENTRIES:
+        return value, None
+    nodes.append(value)
+    index[id(value)] = len(nodes) - 1
+    return value, _NodeNo(len(nodes) - 1)
+
+
 def _test_side_handle(peer, op, args):
     """What the program process may do with the test's objects it was given: call them,
     iterate, read public attributes and items, measure; write attributes of plain instances."""
@@ -1406,13 +1483,13 @@ def _test_side_handle(peer, op, args):
         if type(name) is not str or name.startswith("_"):
             raise AttributeError(f"{name!r} is not available to the program")
         if op == "getattr":
-            return getattr(obj, name), None
+            return _as_node(peer, getattr(obj, name))
         if isinstance(obj, type) or callable(obj) or type(obj).__module__ in ("builtins",):
             raise AttributeError("the test's objects of this kind cannot be changed by the program")
         (setattr(obj, name, args[2]) if op == "setattr" else delattr(obj, name))
         return None, None
     if op == "getitem":
-        return obj[args[1]], None
+        return _as_node(peer, obj[args[1]])
     if op == "len":
         return len(obj), None
     if op == "bool":
