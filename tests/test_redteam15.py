@@ -312,3 +312,17 @@ def test_a_list_read_from_an_object_of_the_tests_is_changed_in_the_test(ex):
     m = ex.run_matrix(TASK.__class__("t", "box", entry_point="f"), [_BOX_CHANGER],
                       [Test.assertion(t) for t in tests])
     assert [m.cell(0, j).status for j in range(3)] == ["fail", "pass", "pass"], [m.cell(0, j) for j in range(3)]
+
+
+def test_an_array_of_flexible_string_size_is_bounded_by_its_bytes():
+    """A program's array data naming dtype '<U0' (item size 0) passed the 64 MiB bound whatever
+    its items: numpy sizes such an array by its longest string, so one long string among many
+    empty ones (a message of a few hundred KB) made an array of gigabytes in the test process."""
+    pytest.importorskip("numpy")
+    from matrix.sandbox.remote import _MAX_ARRAY_BYTES, _array_from
+
+    n, width = 1200, 20000  # as '<U20000': 96 MB
+    got = _array_from(["ndarray", "<U0", [n], ["x" * width] + [""] * (n - 1)])
+    assert got is None or got.nbytes <= _MAX_ARRAY_BYTES
+    ok = _array_from(["ndarray", "<U3", [2], ["abc", ""]])
+    assert ok is not None and ok.tolist() == ["abc", ""]

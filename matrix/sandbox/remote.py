@@ -671,7 +671,8 @@ def _array_from(data):
         return None
     try:
         dtype = np.dtype(dt)
-        if dtype.kind not in _ARRAY_KINDS or dtype.itemsize * max(n, 1) > _MAX_ARRAY_BYTES:
+        # (an item size of 0, '<U0', is numpy's "as wide as the longest string": no bound at all)
+        if dtype.kind not in _ARRAY_KINDS or dtype.itemsize == 0 or dtype.itemsize * max(n, 1) > _MAX_ARRAY_BYTES:
             return None
         array = np.array(items, dtype=dtype).reshape(shape)
         return array[()] if not shape else array
