@@ -326,3 +326,31 @@ def test_an_array_of_flexible_string_size_is_bounded_by_its_bytes():
     assert got is None or got.nbytes <= _MAX_ARRAY_BYTES
     ok = _array_from(["ndarray", "<U3", [2], ["abc", ""]])
     assert ok is not None and ok.tolist() == ["abc", ""]
+
+
+def test_the_arrays_of_one_message_are_bounded_together():
+    """Each array a reply carries was bounded (64 MiB), their number was not: 40 arrays of one
+    character as '<U4194304' (16 MiB each, a few KB of JSON) asked the test process for 640 MiB,
+    each padded in full."""
+    pytest.importorskip("numpy")
+    import json
+    import socket
+    import struct
+
+    from matrix.sandbox.remote import _MAX_ARRAY_BYTES, _Peer
+
+    a, b = socket.socketpair()
+    try:
+        peer = _Peer(a, "T", 1 << 20, 1.0)
+        refs = [{"R": ["C", i + 1, "ndarray", [], ["ndarray", "<U4194304", [1], ["a"]]]} for i in range(40)]
+        data = json.dumps(["r", refs, None]).encode()
+        b.sendall(struct.pack("<I", len(data)) + data)
+        msg = peer.recv()
+        arrays = [x for x in msg[1] if type(x).__name__ == "ndarray"]
+        assert sum(x.nbytes for x in arrays) <= _MAX_ARRAY_BYTES
+        data = json.dumps(["r", refs[:1], None]).encode()  # a later message has its own bound
+        b.sendall(struct.pack("<I", len(data)) + data)
+        assert type(peer.recv()[1][0]).__name__ == "ndarray"
+    finally:
+        a.close()
+        b.close()

@@ -91,6 +91,8 @@ class _Peer:
         self.call_nodes: list[list] = []  # the test side: the containers of each pending call's arguments
         self.call_index: list[dict] = []  # the test side: id -> number of those, where looked up
         self.pending: list[tuple] = []  # the program side: (nodes, marks, before) of each call it serves
+        self.array_left = _MAX_ARRAY_BYTES  # bytes the arrays of the message being decoded may still take
+        self.decoding = 0  # messages being decoded (a proxy's hash in one asks the other side)
         # the program's enum members, numpy bools and subclasses of builtin types go as references
         # that compare with the test's values by their plain value (``plain``); the test's own
         # travel as their plain value, as before
@@ -119,8 +121,14 @@ class _Peer:
                 if _len(self.buf) >= 4 + n:
                     data = _bytes(self.buf[4:4 + n])
                     del self.buf[:4 + n]
-                    msg = decode(data, self.budget, refs=self.resolve_ref,
-                                 marks=self.resolve_mark if self.side == "T" else None)
+                    if not self.decoding:  # (for all the arrays of one message, and of those its
+                        self.array_left = _MAX_ARRAY_BYTES  # decoding asks for: a key's hash)
+                    self.decoding += 1
+                    try:
+                        msg = decode(data, self.budget, refs=self.resolve_ref,
+                                     marks=self.resolve_mark if self.side == "T" else None)
+                    finally:
+                        self.decoding -= 1
                     if _type(msg) is not _list or not msg or msg[0] not in ("q", "r", "x"):
                         raise RemoteError("malformed message")
                     return msg
@@ -306,7 +314,7 @@ class _Peer:
             member = x[5]
             x = x[:4]
         if type(x) is list and len(x) == 5:  # a numpy array's data: an array of our own, if we use numpy
-            array = _array_from(x[4])
+            array = _array_from(x[4], self)
             if array is not None:
                 return array
             x = x[:4]
@@ -648,7 +656,7 @@ def _array_data(value, encode):
     return data
 
 
-def _array_from(data):
+def _array_from(data, peer=None):
     """The numpy array (or, of shape ``[]``, scalar) ``data`` describes, numpy imported here
     if it was not (the other process used it); None when numpy is not there or ``data`` is not a
     well-formed array."""
@@ -672,8 +680,13 @@ def _array_from(data):
     try:
         dtype = np.dtype(dt)
         # (an item size of 0, '<U0', is numpy's "as wide as the longest string": no bound at all)
-        if dtype.kind not in _ARRAY_KINDS or dtype.itemsize == 0 or dtype.itemsize * max(n, 1) > _MAX_ARRAY_BYTES:
+        need = dtype.itemsize * max(n, 1)
+        if dtype.kind not in _ARRAY_KINDS or dtype.itemsize == 0 or need > _MAX_ARRAY_BYTES:
             return None
+        if peer is not None:  # the arrays of one message together (red-team pass 16: 40 of 16 MiB)
+            if need > peer.array_left:
+                return None
+            peer.array_left -= need
         array = np.array(items, dtype=dtype).reshape(shape)
         return array[()] if not shape else array
     except Exception:  # noqa: BLE001 - not an array after all: the reference stands
