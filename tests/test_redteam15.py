@@ -354,3 +354,24 @@ def test_the_arrays_of_one_message_are_bounded_together():
     finally:
         a.close()
         b.close()
+
+
+# A reference to a program object kept its own state in slots named _peer, _rid, _tname, _callable,
+# _plain, _base and a method _q: the test read those, not the program's attributes of those names
+# (a right program's `self._q = []` failed `assert len(s._q) == 2`).
+_PRIVATE_NAMES = '''
+class Box:
+    def __init__(self):
+        self._q = [1, 2]
+        self._base = 10
+        self._rid = "r"
+        self._peer = None
+        self._tname = "t"
+'''
+
+
+def test_a_program_objects_private_attributes_are_its_own_in_a_generic_test(ex):
+    test = _GENERIC.format("    b = Box()\n    assert b._q == [1, 2] and b._base == 10 and b._rid == 'r'\n"
+                           "    assert b._peer is None and b._tname == 't'")
+    m = ex.run_matrix(TASK.__class__("t", "box", entry_point="Box"), [_PRIVATE_NAMES], [Test.assertion(test)])
+    assert m.cell(0, 0).status == "pass", m.cell(0, 0)

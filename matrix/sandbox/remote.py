@@ -280,8 +280,8 @@ class _Peer:
         """Plain data as such, this side's objects as references, the other side's as theirs;
         lists, tuples and dicts that hold references are sent element by element. ``marks``
         (``id -> n``): containers of the test's a call was given, sent as ``{"M": n}``."""
-        if isinstance(value, _Proxy) and object.__getattribute__(value, "_peer") is self:
-            return {"R": [self.other, object.__getattribute__(value, "_rid"), "", []]}
+        if isinstance(value, _Proxy) and object.__getattribute__(value, "_coevo_p") is self:
+            return {"R": [self.other, object.__getattribute__(value, "_coevo_r"), "", []]}
         if type(value) is _Raw:
             return value.enc
         if type(value) in self.member_types:
@@ -348,8 +348,8 @@ class _Peer:
                 _Proxy.__init__(p, self, rid, str(tname)[:100], "callable" in flags)
                 if "plain" in flags:
                     base = next((_PLAIN_BASES.get(f[5:]) for f in flags if f.startswith("base:")), None)
-                    object.__setattr__(p, "_plain", True)
-                    object.__setattr__(p, "_base", base)
+                    object.__setattr__(p, "_coevo_pl", True)
+                    object.__setattr__(p, "_coevo_b", base)
                     if member is not None and base in _MEMBER_BASES:
                         p = self._member(p, str(tname)[:100], base, member) or p
             self.proxies[rid] = p
@@ -538,7 +538,7 @@ def _field_name(n: str) -> bool:
     import keyword
 
     return 0 < len(n) <= 64 and n.isascii() and n.isidentifier() and not keyword.iskeyword(n) \
-        and not n.startswith("__")
+        and not n.startswith(("__", "_coevo"))  # (a reference's own state: _Proxy's slots)
 
 
 _MEMBER_BASES = (str, int, float, bytes)
@@ -604,8 +604,8 @@ def _member_delattr(self, name):
 
 def _member_forwarder(name):
     def forward(self, *args):
-        out = _proxy_of(self)._q("getattr", name)(*args)
-        if type(out) is _Proxy and object.__getattribute__(out, "_tname") == "NotImplementedType":
+        out = _proxy_of(self)._coevo_q("getattr", name)(*args)
+        if type(out) is _Proxy and object.__getattribute__(out, "_coevo_t") == "NotImplementedType":
             return NotImplemented  # the program's operator declined: Python tries the other operand's
         return out
 
@@ -943,14 +943,14 @@ class _ProgramClass(type):
         peer = type.__getattribute__(cls, "_coevo_peer")
         if type(inst) in peer.member_types:
             inst = _proxy_of(inst)
-        if isinstance(inst, _Proxy) and object.__getattribute__(inst, "_peer") is peer:
+        if isinstance(inst, _Proxy) and object.__getattribute__(inst, "_coevo_p") is peer:
             return _class_q(cls, "isinstance", inst) is True
         return False
 
     def __subclasscheck__(cls, sub):
         peer = type.__getattribute__(cls, "_coevo_peer")
         if (type(sub) is _ProgramClass and type.__getattribute__(sub, "_coevo_peer") is peer) or \
-                (isinstance(sub, _Proxy) and object.__getattribute__(sub, "_peer") is peer):
+                (isinstance(sub, _Proxy) and object.__getattribute__(sub, "_coevo_p") is peer):
             return _class_q(cls, "issubclass", sub) is True
         return False
 
@@ -987,153 +987,153 @@ class _ProgramClass(type):
 class _Proxy:
     """An object of the other process. Everything but identity is a request."""
 
-    __slots__ = ("_peer", "_rid", "_tname", "_callable", "_plain", "_base", "__weakref__")
+    __slots__ = ("_coevo_p", "_coevo_r", "_coevo_t", "_coevo_c", "_coevo_pl", "_coevo_b", "__weakref__")
 
     def __init__(self, peer, rid, tname, is_callable):
-        object.__setattr__(self, "_peer", peer)
-        object.__setattr__(self, "_rid", rid)
-        object.__setattr__(self, "_tname", tname)
-        object.__setattr__(self, "_callable", is_callable)
-        object.__setattr__(self, "_plain", False)  # equal to what its plain value equals
-        object.__setattr__(self, "_base", None)  # the builtin type it is a subclass of
+        object.__setattr__(self, "_coevo_p", peer)
+        object.__setattr__(self, "_coevo_r", rid)
+        object.__setattr__(self, "_coevo_t", tname)
+        object.__setattr__(self, "_coevo_c", is_callable)
+        object.__setattr__(self, "_coevo_pl", False)  # equal to what its plain value equals
+        object.__setattr__(self, "_coevo_b", None)  # the builtin type it is a subclass of
 
     @property  # type: ignore[misc]  # isinstance(x, int) of an IntEnum member, of a list subclass
     def __class__(self):  # the class standing for the program's (``obj.__class__(**changes)``)
-        base = object.__getattribute__(self, "_base")
+        base = object.__getattribute__(self, "_coevo_b")
         return base if base is not None else type(self)
 
     def __instancecheck__(self, inst):
         """``isinstance(x, C)`` for a class of the program's: the program's own answer for its
         objects; a value of the test's (plain data) is no instance of a program's class."""
-        if type(inst) in object.__getattribute__(self, "_peer").member_types:
+        if type(inst) in object.__getattribute__(self, "_coevo_p").member_types:
             inst = _proxy_of(inst)
         if issubclass(type(inst), _Proxy) \
-                and object.__getattribute__(inst, "_peer") is object.__getattribute__(self, "_peer"):
-            return self._q("isinstance", inst) is True
+                and object.__getattribute__(inst, "_coevo_p") is object.__getattribute__(self, "_coevo_p"):
+            return self._coevo_q("isinstance", inst) is True
         return False
 
     def __subclasscheck__(self, cls):
         if issubclass(type(cls), _Proxy) \
-                and object.__getattribute__(cls, "_peer") is object.__getattribute__(self, "_peer"):
-            return self._q("issubclass", cls) is True
+                and object.__getattribute__(cls, "_coevo_p") is object.__getattribute__(self, "_coevo_p"):
+            return self._coevo_q("issubclass", cls) is True
         return False
 
-    def _q(self, op, *args):
-        return object.__getattribute__(self, "_peer").request(op, self, *args)
+    def _coevo_q(self, op, *args):
+        return object.__getattribute__(self, "_coevo_p").request(op, self, *args)
 
     def __call__(self, *args, **kwargs):
-        peer = object.__getattribute__(self, "_peer")
+        peer = object.__getattribute__(self, "_coevo_p")
         if peer.side == "T":
             return peer.call(self, args, kwargs)
-        return self._q("call", list(args), kwargs)
+        return self._coevo_q("call", list(args), kwargs)
 
     def __getattr__(self, name):
-        return self._q("getattr", name)
+        return self._coevo_q("getattr", name)
 
     def __setattr__(self, name, value):
-        self._q("setattr", name, value)
+        self._coevo_q("setattr", name, value)
 
     def __delattr__(self, name):
-        self._q("delattr", name)
+        self._coevo_q("delattr", name)
 
     def __getitem__(self, key):
-        return self._q("getitem", key)
+        return self._coevo_q("getitem", key)
 
     def __setitem__(self, key, value):
-        self._q("setitem", key, value)
+        self._coevo_q("setitem", key, value)
 
     def __delitem__(self, key):
-        self._q("delitem", key)
+        self._coevo_q("delitem", key)
 
     def __len__(self):
-        n = self._q("len")
+        n = self._coevo_q("len")
         if type(n) is not int or n < 0:
             raise TypeError("object returned an invalid length")
         return n
 
     def __bool__(self):
-        b = self._q("bool")
+        b = self._coevo_q("bool")
         if b is not True and b is not False:
             raise TypeError("__bool__ should return bool")
         return b
 
     def __iter__(self):
-        return self._q("iter")
+        return self._coevo_q("iter")
 
     def __next__(self):
-        return self._q("next")
+        return self._coevo_q("next")
 
     def __contains__(self, item):
-        b = self._q("contains", item)
+        b = self._coevo_q("contains", item)
         return b is True
 
     def __str__(self):
-        s = self._q("str")
+        s = self._coevo_q("str")
         return s if type(s) is str else "<object>"
 
     def __repr__(self):
-        s = self._q("repr")
+        s = self._coevo_q("repr")
         return s if type(s) is str else "<object>"
 
     def __format__(self, spec):
-        s = self._q("format", spec)
+        s = self._coevo_q("format", spec)
         return s if type(s) is str else "<object>"
 
     def __int__(self):
-        v = self._q("int")
+        v = self._coevo_q("int")
         if type(v) is not int:
             raise TypeError("__int__ returned non-int")
         return v
 
     def __index__(self):
-        v = self._q("index")
+        v = self._coevo_q("index")
         if type(v) is not int:
             raise TypeError("__index__ returned non-int")
         return v
 
     def __float__(self):
-        v = self._q("float")
+        v = self._coevo_q("float")
         if type(v) is not float:
             raise TypeError("__float__ returned non-float")
         return v
 
     def __hash__(self):
-        if object.__getattribute__(self, "_peer").side == "C":
+        if object.__getattribute__(self, "_coevo_p").side == "C":
             return object.__hash__(self)  # the program sees the test's objects by identity
-        h = self._q("hash")  # a program object in a set or dict key of the test: its own hash
+        h = self._coevo_q("hash")  # a program object in a set or dict key of the test: its own hash
         if type(h) is not int:
             raise TypeError("__hash__ returned non-int")
         return h
 
     def __eq__(self, other):
         if (isinstance(other, _Proxy)
-                and object.__getattribute__(other, "_peer") is object.__getattribute__(self, "_peer")):
-            return self._q("binop", "eq", other)
-        if object.__getattribute__(self, "_plain"):  # compared here, on its plain value now
-            return self._q("plain") == other
+                and object.__getattribute__(other, "_coevo_p") is object.__getattribute__(self, "_coevo_p")):
+            return self._coevo_q("binop", "eq", other)
+        if object.__getattribute__(self, "_coevo_pl"):  # compared here, on its plain value now
+            return self._coevo_q("plain") == other
         return NotImplemented  # a program object equals nothing of the test's
 
     def __ne__(self, other):
         if (isinstance(other, _Proxy)
-                and object.__getattribute__(other, "_peer") is object.__getattribute__(self, "_peer")):
-            return self._q("binop", "ne", other)
-        if object.__getattribute__(self, "_plain"):
-            return self._q("plain") != other
+                and object.__getattribute__(other, "_coevo_p") is object.__getattribute__(self, "_coevo_p")):
+            return self._coevo_q("binop", "ne", other)
+        if object.__getattribute__(self, "_coevo_pl"):
+            return self._coevo_q("plain") != other
         return NotImplemented
 
     def __neg__(self):
-        return self._q("unop", "neg")
+        return self._coevo_q("unop", "neg")
 
     def __abs__(self):
-        return self._q("unop", "abs")
+        return self._coevo_q("unop", "abs")
 
 
 def _binop(name):
     def op(self, other):
-        return self._q("binop", name, other)
+        return self._coevo_q("binop", name, other)
 
     def rop(self, other):
-        return self._q("rbinop", name, other)
+        return self._coevo_q("rbinop", name, other)
 
     return op, rop
 
