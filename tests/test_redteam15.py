@@ -375,3 +375,25 @@ def test_a_program_objects_private_attributes_are_its_own_in_a_generic_test(ex):
                            "    assert b._peer is None and b._tname == 't'")
     m = ex.run_matrix(TASK.__class__("t", "box", entry_point="Box"), [_PRIVATE_NAMES], [Test.assertion(test)])
     assert m.cell(0, 0).status == "pass", m.cell(0, 0)
+
+
+# What a function of the test's returns to the program (`get()`), and what the program draws from an
+# iterator of the test's, went as copies: a wrong program appending to the list a getter gave it
+# passed `assert items == [1]`.
+_GETTER_CHANGER = '''
+def f(get, rows):
+    get().append(99)
+    for row in rows:
+        row.append(0)
+    return 0
+'''
+
+
+def test_a_list_a_function_of_the_tests_returns_is_changed_in_the_test(ex):
+    setup = "    items = [1]\n    grid = [[1], [2]]\n    class Rows:\n        def __iter__(self):\n" \
+            "            return iter(grid)\n    f(lambda: items, Rows())\n"
+    tests = [_GENERIC.format(setup + "    assert items == [1]"),
+             _GENERIC.format(setup + "    assert items == [1, 99] and grid == [[1, 0], [2, 0]]")]
+    m = ex.run_matrix(TASK.__class__("t", "get", entry_point="f"), [_GETTER_CHANGER],
+                      [Test.assertion(t) for t in tests])
+    assert [m.cell(0, j).status for j in range(2)] == ["fail", "pass"], [m.cell(0, j) for j in range(2)]

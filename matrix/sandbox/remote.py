@@ -1449,8 +1449,9 @@ class _NodeNo:
 
 
 def _as_node(peer, value):
-    """``(value, writeback)`` for a value of the test's the program reads (an attribute, an item)
-    while a call of the test's is pending: a container that may be changed in place (a list, a
+    """``(value, writeback)`` for a value of the test's the program reads (an attribute, an item,
+    what a function of the test's returns, an iterator's next item) while a call of the test's is
+    pending: a container that may be changed in place (a list, a
     dict..., an array that crosses as data) is one of that call's containers, so that what the
     program changes in it is changed in the test as in Python (red-team pass 16: ``box.items``
     went as a copy whose changes were dropped)."""
@@ -1491,7 +1492,7 @@ def _test_side_handle(peer, op, args):
     if op == "call":
         call_args = args[1] if len(args) > 1 and type(args[1]) is list else []
         kwargs = args[2] if len(args) > 2 and type(args[2]) is dict else {}
-        return obj(*call_args, **kwargs), None
+        return _as_node(peer, obj(*call_args, **kwargs))
     if op in ("getattr", "setattr", "delattr"):
         name = args[1]
         if type(name) is not str or name.startswith("_"):
@@ -1511,7 +1512,7 @@ def _test_side_handle(peer, op, args):
     if op == "iter":
         return iter(obj), None
     if op == "next":
-        return next(obj), None
+        return _as_node(peer, next(obj))
     if op == "contains":
         return args[1] in obj, None
     if op in ("str", "repr"):
