@@ -18,7 +18,8 @@ from matrix.errors import InputError
 STDOUT = "-"  # an output path meaning standard output
 
 
-def _open_text(path: Path):
+def open_text(path: Path):
+    """A tasks, codes or tests file as text (gzip by its suffix), a byte order mark read past."""
     # utf-8-sig: a byte order mark at the start (Windows editors, PowerShell) is read past
     if path.suffix == ".gz":
         return gzip.open(path, "rt", encoding="utf-8-sig")
@@ -34,7 +35,7 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
     p = Path(path)
     if not p.exists():
         raise InputError("no such file", file=str(path))
-    with read_errors(path), _open_text(p) as fh:
+    with read_errors(path), open_text(p) as fh:
         for lineno, raw in enumerate(fh, start=1):
             if not raw.strip():
                 continue

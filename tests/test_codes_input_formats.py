@@ -269,3 +269,29 @@ def test_an_evalplus_samples_directory_is_a_codes_file(he, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "Nope_7" in err[0] and "Traceback" not in err[0]
     assert not (he["dir"] / "m2.jsonl").exists()
+
+
+def test_a_benchmark_problem_file_with_a_byte_order_mark_keeps_its_tests(tmp_path):
+    """Review of the day's change: the format of a --tasks file was read from its first record
+    without passing its BOM, so a HumanEval file saved with one fell through to the contract's
+    reader and loaded as tasks with no tests, without a word."""
+    from coevo.commands.tasks_input import load_task_file
+
+    plain = write(tmp_path / "he.jsonl", [HE, ADD])
+    bom = tmp_path / "he_bom.jsonl"
+    bom.write_bytes(b"\xef\xbb\xbf" + (tmp_path / "he.jsonl").read_bytes())
+    want = [(t.task_id, len(t.tests)) for t in load_task_file(plain)]
+    assert want[0][1] > 0 and [(t.task_id, len(t.tests)) for t in load_task_file(bom)] == want
+
+
+def test_a_json_array_row_naming_task_dir_is_an_ordinary_row(tmp_path, capsys):
+    """Review: rows of a JSON-array codes file holding a 'task_dir' key were taken for the samples
+    directory's files (a KeyError traceback when they had no 'solution')."""
+    tasks = write(tmp_path / "tasks.jsonl", [{"task_id": "t", "prompt": "Add.", "entry_point": "add",
+                                              "tests": [{"test": "assert add(1, 2) == 3"}]}])
+    codes = tmp_path / "codes.json"
+    codes.write_text(json.dumps([{"task_id": "t", "task_dir": "x", "code": "def add(a, b):\n    return a + b\n"}]))
+    out = tmp_path / "m.jsonl"
+    tests = write(tmp_path / "tests.jsonl", [{"task_id": "t", "test": "assert add(1, 2) == 3"}])
+    assert main(["matrix", "--tasks", tasks, "--codes", str(codes), "--tests", tests, "--out", str(out), "-q"]) == 0
+    assert json.loads(out.read_text())["status"] == [["pass"]]

@@ -397,3 +397,28 @@ def test_a_list_a_function_of_the_tests_returns_is_changed_in_the_test(ex):
     m = ex.run_matrix(TASK.__class__("t", "get", entry_point="f"), [_GETTER_CHANGER],
                       [Test.assertion(t) for t in tests])
     assert [m.cell(0, j).status for j in range(2)] == ["fail", "pass"], [m.cell(0, j) for j in range(2)]
+
+
+def test_an_arrays_items_are_scalars_so_its_bound_holds():
+    """Review of pass 16: the bound was worked out from the shape, but numpy builds the array from
+    the items first: a shape of [1] over one list of 200 long strings as '<U262144' was charged
+    1 MiB and made a (1, 200) array of 200 MiB (the reshape failed after). Items must be scalars."""
+    pytest.importorskip("numpy")
+    import tracemalloc
+
+    from matrix.sandbox.remote import _array_from
+
+    tracemalloc.start()
+    got = _array_from(["ndarray", "<U65536", [1], [["a"] * 200]])
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert got is None and peak < 16 << 20
+    assert _array_from(["ndarray", "<i8", [2, 2], [1, 2, 3, 4]]).tolist() == [[1, 2], [3, 4]]
+
+
+def test_a_program_cannot_claim_a_bool_subclass():
+    """Review of pass 16: no class can subclass bool, so a reference flagged 'base:bool' is a lie
+    that made isinstance(x, bool) true for a stateful proxy."""
+    from matrix.sandbox.remote import _PLAIN_BASES
+
+    assert "bool" not in _PLAIN_BASES

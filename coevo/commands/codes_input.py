@@ -14,7 +14,6 @@ prose), so that `coevo eval --codes` and `coevo eval --api-base` score the same 
 from __future__ import annotations
 
 import ast
-import gzip
 import json
 import re
 import textwrap
@@ -23,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from matrix.errors import InputError
-from matrix.jsonl import read_errors, read_jsonl
+from matrix.jsonl import open_text, read_errors, read_jsonl
 
 RAW_CODE_HELP = ("run every codes row's \"code\" as written (default: a field that is not valid Python "
                  "but a chat answer, with its code in a ```python block or between lines of prose, "
@@ -79,12 +78,6 @@ _NO_PROGRAM = ("missing (a codes row needs 'code', or evalplus's 'solution' (the
                "'completion' (the code that follows the task's prompt))")
 
 
-def _opened(path: Path):
-    if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8-sig")
-    return open(path, encoding="utf-8-sig")  # a byte order mark (Windows tools write one) is read past
-
-
 def _code_records(path: Path) -> Iterator[tuple[int | None, str, Any]]:
     """``(line, field prefix, item)`` of a codes file: the objects of a JSON Lines file (line
     numbers from 1), or the items of a file that is one JSON array (``line`` None, prefix
@@ -94,7 +87,7 @@ def _code_records(path: Path) -> Iterator[tuple[int | None, str, Any]]:
     if path.is_dir():
         yield from _samples_dir(path)
         return
-    with read_errors(path), _opened(path) as fh:
+    with read_errors(path), open_text(path) as fh:
         is_array = fh.read(4096).lstrip().startswith("[")
         if is_array:
             fh.seek(0)
@@ -197,7 +190,7 @@ def read_codes(path, tasks, completions: dict[tuple[str, int], str] | None = Non
         dot = prefix + "." if prefix else ""
         if not isinstance(item, dict):
             raise InputError(f"must be an object, got {type(item).__name__}", field=prefix, **where)
-        if "task_dir" in item and line is None:  # evalplus's samples directory
+        if line is None and not prefix.startswith("["):  # evalplus's samples directory (a file's path)
             item = {"task_id": _dir_task_id(item["task_dir"], known), "solution": item["solution"]}
             where = {"file": f"{file}/{prefix}", "line": None}
             dot = ""

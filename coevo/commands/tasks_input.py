@@ -10,17 +10,17 @@ file or a saved dataset directory. Which one a file is comes from its first reco
 
 from __future__ import annotations
 
-import gzip
 import json
 from pathlib import Path
+
+from matrix.jsonl import open_text
 
 
 def _first_record(path: Path):
     """The first JSON object of a JSON Lines file, "array" for a file that is one JSON array, or
     None (unreadable, empty, malformed: the contract's loader says what is wrong)."""
     try:
-        opener = gzip.open if path.suffix == ".gz" else open
-        with opener(path, "rt", encoding="utf-8") as fh:
+        with open_text(path) as fh:  # as the readers open it (a byte order mark read past)
             for raw in fh:
                 if raw.strip():
                     if raw.lstrip().startswith("["):

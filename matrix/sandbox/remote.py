@@ -620,8 +620,9 @@ def _member_reader(name):
     return read
 
 
-_PLAIN_BASES = {t.__name__: t for t in (bool, int, float, complex, str, bytes, bytearray, list, tuple, dict,
-                                         set, frozenset)}
+# (no bool: no class can subclass it, so a reference claiming it would be a lie)
+_PLAIN_BASES = {t.__name__: t for t in (int, float, complex, str, bytes, bytearray, list, tuple, dict, set,
+                                         frozenset)}
 
 
 class _Raw:
@@ -677,6 +678,9 @@ def _array_from(data, peer=None):
         n *= d
     if n != len(items) or n > _MAX_ARRAY:
         return None
+    scalar = (int, float, bool, str, complex)
+    if any(type(x) not in scalar for x in items):  # numpy builds from the items before the
+        return None  # reshape: nested lists would make an array the bound below never saw
     try:
         dtype = np.dtype(dt)
         # (an item size of 0, '<U0', is numpy's "as wide as the longest string": no bound at all)
