@@ -373,7 +373,9 @@ class GenerationEngine:
         dt = time.perf_counter() - t0
         self.stats = {"samples": len(rows), "completion_tokens": n_tokens, "seconds": dt,
                       "tokens_per_s": n_tokens / dt if dt > 0 else 0.0,
-                      "truncated": sum(1 for r in results if r is not None and r[2]),
+                      # stopped by --max-new-tokens (a prompt that filled the context is named apart)
+                      "truncated": sum(1 for r in results
+                                       if r is not None and r[2] and len(r[0]) >= cfg.max_new_tokens),
                       "max_new_tokens": cfg.max_new_tokens}
         samples = []
         for row, res in zip(rows, results):

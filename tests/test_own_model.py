@@ -280,6 +280,9 @@ def test_a_prompt_longer_than_the_models_context_is_named_once(tmp_path, caplog)
     warned = [r.getMessage() for r in caplog.records if "context" in r.getMessage()]
     assert len(warned) == 1, warned
     assert "proposer" in warned[0] and "48" in warned[0] and "3 of 5" in warned[0]
+    # the summary line does not count them as stopped by --max-new-tokens (nor advise raising it)
+    eng.generate([GenRequest("proposer", "p", long, n=3)])
+    assert eng.stats["truncated"] == 0
 
 
 def test_a_pad_token_added_without_resizing_the_embeddings_pads_with_eos(tmp_path, caplog):
