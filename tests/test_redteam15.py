@@ -272,25 +272,28 @@ def f(a):
 _GENERIC = "try:\n{}\nexcept ZeroDivisionError:\n    pass\n"
 
 
+def _statuses(ex, entry, code, bodies):
+    """The statuses of one program against generic tests made of ``bodies``."""
+    m = ex.run_matrix(TASK.__class__("t", entry, entry_point="f"), [code],
+                      [Test.assertion(_GENERIC.format(b)) for b in bodies])
+    return [m.cell(0, j).status for j in range(len(bodies))], [m.cell(0, j) for j in range(len(bodies))]
+
+
 def test_a_numpy_array_nested_in_an_argument_is_changed_in_the_test(ex):
     pytest.importorskip("numpy")
-    tests = [_GENERIC.format("    import numpy as np\n    arr = np.zeros(3)\n    f([arr])\n    assert arr[0] == 0"),
-             _GENERIC.format("    import numpy as np\n    arr = np.zeros(3)\n    f([arr])\n    assert arr[0] == 99"),
-             _GENERIC.format("    import numpy as np\n    arr = np.zeros(3)\n    box = [arr, arr]\n    f(box)\n"
-                             "    assert box[1] is arr and arr[0] == 99")]
-    m = ex.run_matrix(TASK.__class__("t", "nested", entry_point="f"), [_NESTED_CHANGER],
-                      [Test.assertion(t) for t in tests])
-    assert [m.cell(0, j).status for j in range(3)] == ["fail", "pass", "pass"], [m.cell(0, j) for j in range(3)]
+    arr = "    import numpy as np\n    arr = np.zeros(3)\n"
+    got, cells = _statuses(ex, "nested", _NESTED_CHANGER,
+                           [arr + "    f([arr])\n    assert arr[0] == 0", arr + "    f([arr])\n    assert arr[0] == 99",
+                            arr + "    box = [arr, arr]\n    f(box)\n    assert box[1] is arr and arr[0] == 99"])
+    assert got == ["fail", "pass", "pass"], cells
 
 
 def test_a_list_inside_a_namedtuple_argument_is_changed_in_the_test(ex):
     nt = "    from collections import namedtuple\n    P = namedtuple('P', 'x y')\n    p = P([1], 2)\n"
-    tests = [_GENERIC.format(nt + "    f(p)\n    assert p.x == [1]"),
-             _GENERIC.format(nt + "    f(p)\n    assert p.x == [1, 99]"),
-             _GENERIC.format(nt + "    q = P(p.x, p.x)\n    f(q)\n    assert q.y == [1, 99] and p.x is q.y")]
-    m = ex.run_matrix(TASK.__class__("t", "nested", entry_point="f"), [_NESTED_CHANGER],
-                      [Test.assertion(t) for t in tests])
-    assert [m.cell(0, j).status for j in range(3)] == ["fail", "pass", "pass"], [m.cell(0, j) for j in range(3)]
+    got, cells = _statuses(ex, "nested", _NESTED_CHANGER,
+                           [nt + "    f(p)\n    assert p.x == [1]", nt + "    f(p)\n    assert p.x == [1, 99]",
+                            nt + "    q = P(p.x, p.x)\n    f(q)\n    assert q.y == [1, 99] and p.x is q.y"])
+    assert got == ["fail", "pass", "pass"], cells
 
 
 # A list the program reads from an object of the test's (`box.items`) reached it as a copy: a
@@ -306,12 +309,11 @@ def f(box, other=None):
 
 def test_a_list_read_from_an_object_of_the_tests_is_changed_in_the_test(ex):
     box = "    class Box:\n        def __init__(self):\n            self.items = [1]\n    b = Box()\n"
-    tests = [_GENERIC.format(box + "    f(b)\n    assert b.items == [1]"),
-             _GENERIC.format(box + "    f(b)\n    assert b.items == [1, 99]"),
-             _GENERIC.format(box + "    assert f(b, b.items) is True and b.items == [1, 99]")]
-    m = ex.run_matrix(TASK.__class__("t", "box", entry_point="f"), [_BOX_CHANGER],
-                      [Test.assertion(t) for t in tests])
-    assert [m.cell(0, j).status for j in range(3)] == ["fail", "pass", "pass"], [m.cell(0, j) for j in range(3)]
+    got, cells = _statuses(ex, "box", _BOX_CHANGER,
+                           [box + "    f(b)\n    assert b.items == [1]",
+                            box + "    f(b)\n    assert b.items == [1, 99]",
+                            box + "    assert f(b, b.items) is True and b.items == [1, 99]"])
+    assert got == ["fail", "pass", "pass"], cells
 
 
 def test_an_array_of_flexible_string_size_is_bounded_by_its_bytes():
@@ -392,11 +394,10 @@ def f(get, rows):
 def test_a_list_a_function_of_the_tests_returns_is_changed_in_the_test(ex):
     setup = "    items = [1]\n    grid = [[1], [2]]\n    class Rows:\n        def __iter__(self):\n" \
             "            return iter(grid)\n    f(lambda: items, Rows())\n"
-    tests = [_GENERIC.format(setup + "    assert items == [1]"),
-             _GENERIC.format(setup + "    assert items == [1, 99] and grid == [[1, 0], [2, 0]]")]
-    m = ex.run_matrix(TASK.__class__("t", "get", entry_point="f"), [_GETTER_CHANGER],
-                      [Test.assertion(t) for t in tests])
-    assert [m.cell(0, j).status for j in range(2)] == ["fail", "pass"], [m.cell(0, j) for j in range(2)]
+    got, cells = _statuses(ex, "get", _GETTER_CHANGER,
+                           [setup + "    assert items == [1]",
+                            setup + "    assert items == [1, 99] and grid == [[1, 0], [2, 0]]"])
+    assert got == ["fail", "pass"], cells
 
 
 def test_an_arrays_items_are_scalars_so_its_bound_holds():

@@ -333,17 +333,23 @@ def test_numpy_arrays_reach_a_generic_test_as_arrays(ex):
     assert result.status == [["pass"], ["fail"]], result.errors
 
 
-HOSTILE_WRITEBACK = """import sys
-def grow(rows):
-    f = sys._getframe()
-    while f is not None and not (f.f_code.co_name == "handle" and "self" in f.f_locals):
-        f = f.f_back
-    srv = f.f_locals["self"]
+# a program that takes over its own process: it finds the program process's server through the
+# frames and answers the request it is serving with a reply of its own making
+HIJACK_REPLY = """import sys
+def _server():
+    fr = sys._getframe()
+    while fr is not None and not (fr.f_code.co_name == "handle" and "self" in fr.f_locals):
+        fr = fr.f_back
+    return fr.f_locals["self"]
+def _reply_once(srv, reply):
     real = srv.send
     def send(msg):
         del srv.send
-        real(["r", None, CRAFTED])
+        real(reply)
     srv.send = send
+"""
+HOSTILE_WRITEBACK = HIJACK_REPLY + """def grow(rows):
+    _reply_once(_server(), ["r", None, CRAFTED])
 """
 # what a program may send back as the changes to the test's containers (it may send any bytes), and
 # the verdict of ``row = [1]; grow([row]); assert row == [1, 2]``: the first is what a program could
@@ -377,17 +383,8 @@ def test_a_program_cannot_forge_the_changes_to_nested_arguments(ex):
     assert [row[1] for row in result.status] == CRAFTED_SECOND, result.errors
 
 
-HOSTILE_MEMBER = """import sys
-def f():
-    fr = sys._getframe()
-    while fr is not None and not (fr.f_code.co_name == "handle" and "self" in fr.f_locals):
-        fr = fr.f_back
-    srv = fr.f_locals["self"]
-    real = srv.send
-    def send(msg):
-        del srv.send
-        real(["r", {"R": ["C", 999, "Color", ["plain", "base:str"], None, DATA]}, None])
-    srv.send = send
+HOSTILE_MEMBER = HIJACK_REPLY + """def f():
+    _reply_once(_server(), ["r", {"R": ["C", 999, "Color", ["plain", "base:str"], None, DATA]}, None])
 """
 # what a program may claim of a member's value and of the names its class defines; only a str value
 # and names that are not ``==``, the hash or the conversions to the value make a str of the test's
@@ -409,20 +406,12 @@ def test_a_program_cannot_forge_a_member_of_the_test(ex):
 DATACLASS_CLAIMS = [('"fields:x,y"', "pass"), ('"fields:class,y"', "fail"), ('"fields:__init__"', "fail"),
                     ('"fields:x,x"', "fail"), ('"fields:" + ",".join(f"a{i}" for i in range(300))', "fail"),
                     ('"fields:x\\u00e9"', "fail"), ('"fields:x", "class"', "fail")]
-HOSTILE_DATACLASS = """import sys
-class P:
+HOSTILE_DATACLASS = HIJACK_REPLY + """class P:
     pass
 def f():
-    fr = sys._getframe()
-    while fr is not None and not (fr.f_code.co_name == "handle" and "self" in fr.f_locals):
-        fr = fr.f_back
-    srv = fr.f_locals["self"]
-    real = srv.send
+    srv = _server()
     cid = srv.export(P)["R"][1]
-    def send(msg):
-        del srv.send
-        real(["r", {"R": ["C", 999, "P", [CLAIM, "cls:" + str(cid)]]}, None])
-    srv.send = send
+    _reply_once(srv, ["r", {"R": ["C", 999, "P", [CLAIM, "cls:" + str(cid)]]}, None])
 """
 
 
