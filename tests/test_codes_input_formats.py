@@ -295,3 +295,26 @@ def test_a_json_array_row_naming_task_dir_is_an_ordinary_row(tmp_path, capsys):
     tests = write(tmp_path / "tests.jsonl", [{"task_id": "t", "test": "assert add(1, 2) == 3"}])
     assert main(["matrix", "--tasks", tasks, "--codes", str(codes), "--tests", tests, "--out", str(out), "-q"]) == 0
     assert json.loads(out.read_text())["status"] == [["pass"]]
+
+
+def test_the_contracts_reader_is_the_one_the_commands_use(tmp_path):
+    """One reader of codes files: `matrix.tasks.load_codes` (the contract's reader, no torch) reads
+    every format the commands accept, and the commands' `read_codes` is that reader."""
+    from coevo.commands import codes_input
+    from matrix import tasks as mtasks
+    from matrix.errors import InputError
+
+    assert codes_input.read_codes is mtasks.read_codes
+    task = mtasks.Task("HumanEval/53", ADD_PROMPT, entry_point="add")
+    rows = [{"task_id": "HumanEval/53", "solution": ADD_PROMPT + "    return x + y\n"},
+            {"task_id": 53, "completion": "    return x - y\n"}, {"task_id": "HumanEval/53", "code": "pass"}]
+    path = write(tmp_path / "samples.jsonl", rows)
+    assert mtasks.load_codes(path, [task]) == {"HumanEval/53": [
+        ADD_PROMPT + "    return x + y\n", ADD_PROMPT + "    return x - y\n", "pass"]}
+    gens = tmp_path / "generations.json"
+    gens.write_text(json.dumps([["def add(x, y):\n    return x + y\n"]]), encoding="utf-8")
+    assert mtasks.load_codes(gens, [task]) == {"HumanEval/53": ["def add(x, y):\n    return x + y\n"]}
+    # ids alone: plain rows are read as before; a completion needs its task's prompt
+    assert mtasks.load_codes(write(tmp_path / "c.jsonl", rows[2:]), ["HumanEval/53"]) == {"HumanEval/53": ["pass"]}
+    with pytest.raises(InputError, match=r"c2.jsonl:1: field 'completion': .*prompt"):
+        mtasks.load_codes(write(tmp_path / "c2.jsonl", rows[1:2]), ["HumanEval/53"])

