@@ -321,7 +321,7 @@ def test_an_array_of_flexible_string_size_is_bounded_by_its_bytes():
     its items: numpy sizes such an array by its longest string, so one long string among many
     empty ones (a message of a few hundred KB) made an array of gigabytes in the test process."""
     pytest.importorskip("numpy")
-    from matrix.sandbox.remote import _MAX_ARRAY_BYTES, _array_from
+    from matrix.sandbox.remote.arrays import _MAX_ARRAY_BYTES, _array_from
 
     n, width = 1200, 20000  # as '<U20000': 96 MB
     got = _array_from(["ndarray", "<U0", [n], ["x" * width] + [""] * (n - 1)])
@@ -339,7 +339,8 @@ def test_the_arrays_of_one_message_are_bounded_together():
     import socket
     import struct
 
-    from matrix.sandbox.remote import _MAX_ARRAY_BYTES, _Peer
+    from matrix.sandbox.remote.arrays import _MAX_ARRAY_BYTES
+    from matrix.sandbox.remote.peer import _Peer
 
     a, b = socket.socketpair()
     try:
@@ -407,7 +408,7 @@ def test_an_arrays_items_are_scalars_so_its_bound_holds():
     pytest.importorskip("numpy")
     import tracemalloc
 
-    from matrix.sandbox.remote import _array_from
+    from matrix.sandbox.remote.arrays import _array_from
 
     tracemalloc.start()
     got = _array_from(["ndarray", "<U65536", [1], [["a"] * 200]])
@@ -420,6 +421,6 @@ def test_an_arrays_items_are_scalars_so_its_bound_holds():
 def test_a_program_cannot_claim_a_bool_subclass():
     """Review of pass 16: no class can subclass bool, so a reference flagged 'base:bool' is a lie
     that made isinstance(x, bool) true for a stateful proxy."""
-    from matrix.sandbox.remote import _PLAIN_BASES
+    from matrix.sandbox.remote.stand_ins import _PLAIN_BASES
 
     assert "bool" not in _PLAIN_BASES

@@ -1,0 +1,51 @@
+"""Generic tests with the verdict outside the program's process: a *test process* runs the test,
+a *program process* serves the program, and the two talk over a socket.
+
+A test that cannot be split into values and a judgement the parent evaluates (several
+statements, loops, ``try``/``except``, a ``check(candidate)`` function...) still must not run
+inside the program's process: there the program could rewrite the test's expected values, its
+assertions or the channel its verdict travels on. So the test runs in a process of its own (the
+test process, mode ``test``), whose free names resolve to the program's definitions through
+remote references; every call, attribute, item, iteration, truth value and length of a program
+object is a request to the program process (mode ``serve``), and every answer comes back as plain
+data (:mod:`.encoding`) or as a reference to another program object. The test process decides
+the verdict and writes it on its own channel; the program process has no channel to the worker.
+
+What crosses is plain data, decoded under a work budget, or references. Comparisons between a
+program object and a value of the test use no program code (a program object equals nothing of the
+test's, as in the parent's evaluator; two program objects compare with the program's own ``==``,
+and a program object in a set or a dict key hashes with its own ``hash``); the containers of a
+call's arguments (lists, dicts, sets, bytearrays, deques, nested ones too) go with their shape, so
+the program sees the test's aliasing and cycles, and those it changes in place are changed in place
+in the test after the call: their new contents come back with marks (``{"M": n}``) for the call's
+containers, which the test side turns into its own objects (so a name the test kept for an inner
+list sees the change, and one the program replaced keeps its old contents, as in Python); functions
+and objects the test hands to the program become references it can call, iterate or read (public
+attributes only) but not rewrite, except plain instances; a container the program reads from one of
+them during a call (an attribute, what a function of the test's returns, an iterator's next item)
+counts as one of the call's containers, so the program's changes to it are made in the test too. A
+program's enum member with a ``str``, ``int``, ``float`` or ``bytes`` mixin (or an object of a
+subclass of one keeping its ``==``, hash and conversions) is, in the test, an instance of a
+subclass of that type made for it, holding its value, one per program object
+(:meth:`_Peer._member`): C code takes it as the str or int it is, and ``is`` holds between two
+references to it and only them. A program's class is, in the test, a class standing for it
+(:class:`_ProgramClass`), and a reference to a program object is an instance of the one for its
+class (``type(x) is Point``); a dataclass's carries the dataclass's fields (``dataclasses.asdict``,
+``fields``, ``replace`` take its instances).
+
+Wire: length-prefixed JSON arrays. Request ``["q", op, ...]`` (a call: ``["q", "call", function,
+args, kwargs, shape]``, :class:`_Shape`), reply ``["r", value, writeback]`` (``writeback``: a
+list of ``["N", n, new contents]``, or ``[argument, new value]`` for a numpy array), with a fourth
+element when the value is one of the call's containers handed back (adopted, not copied), or
+``["x", [type name, builtin base, message, class reference or null], writeback]`` when the call
+raised after changing its arguments. A reference is ``{"R": [side, id, type name, flags]}``,
+``side`` "C" (program) or "T" (test); a fifth element carries a numpy array's data, a sixth a
+member's value (:meth:`_Peer._member`).
+"""
+
+from __future__ import annotations
+
+from .program_side import serve
+from .test_side import free_names, run_test
+
+__all__ = ["serve", "run_test", "free_names"]

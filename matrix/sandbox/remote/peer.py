@@ -1,0 +1,537 @@
+"""One end of a generic test's conversation (:class:`_Peer`): the transport (length-prefixed
+JSON), the export table of its own objects, the references to the other side's, calls with their
+arguments' containers and the write-back of what the call changed, and exceptions crossing."""
+
+from __future__ import annotations
+
+import builtins
+import json as _json
+import socket
+import struct
+import sys
+
+from ..encoding import decode, make_encoder
+from .arrays import _MAX_ARRAY_BYTES, _array_data, _array_from, _is_array
+from .shapes import _MAX_ENTRIES, _NODE_KINDS, _assign_in_place, _NodeNo, _Shape
+from .stand_ins import (
+    _FORWARD_DUNDERS,
+    _MAX_CLASSES,
+    _MAX_DATACLASSES,
+    _MAX_FIELDS,
+    _MAX_FORWARDED,
+    _MEMBER_BASES,
+    _PLAIN_BASES,
+    _field_name,
+    _flat,
+    _forwarded_names,
+    _member_delattr,
+    _member_forwarder,
+    _member_getattr,
+    _member_reader,
+    _member_setattr,
+    _ProgramClass,
+    _Proxy,
+    _proxy_of,
+)
+
+RPC_FD = 5
+_LEN = struct.Struct("<I")
+_EXC_BASES = {n: getattr(builtins, n) for n in dir(builtins)
+              if isinstance(getattr(builtins, n), type) and issubclass(getattr(builtins, n), BaseException)}
+_MAX_OBJECTS = 100_000
+
+
+class RemoteError(Exception):
+    """The other process broke the protocol or went away."""
+
+
+class _Raised(Exception):
+    """A program's call raised ``exc`` after changing its arguments (``changes``, encoded)."""
+
+    def __init__(self, exc: BaseException, changes: list):
+        super().__init__()
+        self.exc = exc
+        self.changes = changes
+
+
+class _Raw:
+    """An already-encoded reply (a program object's plain value)."""
+
+    __slots__ = ("enc",)
+
+    def __init__(self, enc):
+        self.enc = enc
+
+
+def _built(cls, args, message):
+    """``cls(*args)`` for an exception crossing from the other process; ``cls(message)`` when
+    its ``__init__`` does not take those arguments."""
+    try:
+        exc = cls(*args)
+    except Exception:
+        try:
+            exc = cls(message)
+        except Exception:
+            return Exception(message)
+    try:
+        BaseException.__dict__["args"].__set__(exc, args)
+    except Exception:
+        pass
+    return exc
+
+
+class _Peer:
+    """One end of the conversation: an export table for its own objects, proxies for the other
+    side's, and a request loop that serves the other side's requests while it waits."""
+
+    def __init__(self, sock: socket.socket, side: str, max_msg: int, budget: float):
+        self.sock = sock
+        self.side = side
+        self.other = "T" if side == "C" else "C"
+        self.max_msg = max_msg
+        self.budget = budget
+        self.exports: dict[int, object] = {}
+        self.export_ids: dict[int, int] = {}  # id(obj) -> export id (the object stays referenced)
+        self.proxies: dict[int, object] = {}
+        self.exc_classes: dict[int, type] = {}
+        self.call_nodes: list[list] = []  # the test side: the containers of each pending call's arguments
+        self.call_index: list[dict] = []  # the test side: id -> number of those, where looked up
+        self.pending: list[tuple] = []  # the program side: (nodes, marks, before) of each call it serves
+        self.array_left = _MAX_ARRAY_BYTES  # bytes the arrays of the message being decoded may still take
+        self.decoding = 0  # messages being decoded (a proxy's hash in one asks the other side)
+        # the program's enum members, numpy bools and subclasses of builtin types go as references
+        # that compare with the test's values by their plain value (``plain``); the test's own
+        # travel as their plain value, as before
+        self.member_classes: dict[tuple, type] = {}  # the test side: classes made for the program's members
+        self.member_types: set[type] = set()
+        self.program_classes = 0
+        self.dataclasses_made = 0
+        self.encode = make_encoder(subclass_hook=self._plain_ref if side == "C" else self._flat)
+        self.encode_flat = make_encoder(subclass_hook=_flat)
+        self.buf = bytearray()
+
+    # -- transport (references captured at import: a program that rebinds builtins or the json
+    # module in its own process does not break its side of the conversation)
+    def send(self, msg, _dumps=_json.dumps, _len=len, _pack=_LEN.pack) -> None:
+        data = _dumps(msg, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+        if _len(data) > self.max_msg:
+            raise RemoteError("message larger than the output cap")
+        self.sock.sendall(_pack(_len(data)) + data)
+
+    def recv(self, _len=len, _unpack=_LEN.unpack_from, _bytes=bytes, _type=type, _list=list):
+        while True:
+            if _len(self.buf) >= 4:
+                (n,) = _unpack(self.buf, 0)
+                if n > self.max_msg:
+                    raise RemoteError("message larger than the output cap")
+                if _len(self.buf) >= 4 + n:
+                    data = _bytes(self.buf[4:4 + n])
+                    del self.buf[:4 + n]
+                    if not self.decoding:  # (for all the arrays of one message, and of those its
+                        self.array_left = _MAX_ARRAY_BYTES  # decoding asks for: a key's hash)
+                    self.decoding += 1
+                    try:
+                        msg = decode(data, self.budget, refs=self.resolve_ref,
+                                     marks=self.resolve_mark if self.side == "T" else None)
+                    finally:
+                        self.decoding -= 1
+                    if _type(msg) is not _list or not msg or msg[0] not in ("q", "r", "x"):
+                        raise RemoteError("malformed message")
+                    return msg
+            chunk = self.sock.recv(1 << 16)
+            if not chunk:
+                raise RemoteError("the other process ended")
+            self.buf += chunk
+
+    # -- values
+    def _plain_ref(self, obj, flat, base) -> dict:
+        """A program object with a plain value (an enum member, a numpy bool, a subclass of a
+        builtin type not overriding ``==``): a reference (its own methods, identity, type) that
+        equals what its current plain value equals (:meth:`_Proxy.__eq__`)."""
+        ref = self.export(obj)
+        ref["R"][3] += ["plain"] + ([f"base:{base.__name__}"] if base in _PLAIN_BASES.values() else [])
+        if base is None:  # a numpy bool: a numpy bool of the test's, where it can make one
+            data = _array_data(obj, self.encode_flat)
+            if data is not None:
+                ref["R"].append(data)
+        elif base in _MEMBER_BASES:  # a str or an int of the test's that stands for it (:meth:`_member`)
+            names = _forwarded_names(type(obj), base)
+            if names is not None:
+                ref["R"] += [None, [flat, names]]
+        return ref
+
+    def _flat(self, obj, flat, base):
+        """The test's enum members and subclasses of builtin types travel as their plain value; the
+        program's members (:meth:`_member`) as references to the program's objects."""
+        if type(obj) in self.member_types:
+            return self.to_wire(obj)
+        return flat
+
+    def _member(self, proxy, tname, base, data):
+        """A program's object whose plain value is a str, int, float or bytes (an enum member with a
+        builtin mixin, a subclass of such a type keeping its ``==`` and hash), as the test side
+        holds it: an instance of a subclass of that type made for it, of that value (so C code
+        needing a real str or int takes it: ``", ".join``, ``json``, ``re``, ``range``), its
+        ``str``, ``repr``, ``format``, operators and methods the program's class defines asked of
+        the program's object, as its other attributes are; one per program object (identity).
+        None where ``data`` is not such a value (the reference stands)."""
+        if type(data) is not list or len(data) != 2 or type(data[0]) is not base or type(data[1]) is not list \
+                or len(data[1]) > _MAX_FORWARDED:
+            return None
+        names = data[1]
+        for n in names:
+            if type(n) is not str or not (n in _FORWARD_DUNDERS or (not n.startswith("_") and n.isidentifier()
+                                                                    and len(n) <= 64 and hasattr(base, n))):
+                return None
+        key = (tname, base, tuple(names))
+        cls = self.member_classes.get(key)
+        if cls is None:
+            if len(self.member_classes) >= 256:
+                return None
+            ns: dict = {"__module__": "solution", "__getattr__": _member_getattr,
+                        "__setattr__": _member_setattr, "__delattr__": _member_delattr}
+            for n in names:
+                ns[n] = _member_forwarder(n) if n.startswith("__") else property(_member_reader(n))
+            safe = tname if tname.isidentifier() else "ProgramValue"
+            cls = type(safe, (base,), ns)
+            self.member_classes[key] = cls
+            self.member_types.add(cls)
+        member = cls(data[0])
+        object.__getattribute__(member, "__dict__")["_coevo_proxy"] = proxy
+        return member
+
+    def export(self, obj) -> dict:
+        key = id(obj)
+        eid = self.export_ids.get(key)
+        if eid is None:
+            if len(self.exports) >= _MAX_OBJECTS:
+                raise RemoteError("too many objects")
+            eid = len(self.exports) + 1
+            self.exports[eid] = obj
+            self.export_ids[key] = eid
+        flags = []
+        name = type(obj).__name__
+        if isinstance(obj, type):
+            flags.append("class")
+            if issubclass(obj, BaseException):
+                base = next((c.__name__ for c in obj.__mro__ if c in _EXC_BASES.values()), "Exception")
+                flags.append("exc:" + base)
+                # the class's own name (its type's is "type": errors read "type: x")
+                name = type.__dict__["__name__"].__get__(obj)
+            elif self.side == "C":
+                flags.append("name:" + str(type.__dict__["__name__"].__get__(obj))[:100])
+                flags += self._dataclass_flags(obj)
+        elif self.side == "C" and type.__dict__["__module__"].__get__(type(obj)) != "builtins" \
+                and not isinstance(obj, BaseException):
+            # its class's reference: the test holds it as an instance of the class it has for it
+            flags.append(f"cls:{self.export(type(obj))['R'][1]}")
+            flags += self._dataclass_flags(obj)
+        if callable(obj):
+            flags.append("callable")
+        return {"R": [self.side, eid, str(name)[:100], flags]}
+
+    def _dataclass_flags(self, obj) -> list:
+        """The program's side: for a dataclass or an instance of one, its fields' names
+        (``fields:x,y``), so that the test's ``dataclasses.asdict``, ``fields``, ``replace`` take
+        it (:meth:`_program_class`)."""
+        if "dataclasses" not in sys.modules:
+            return []
+        try:
+            dc = sys.modules["dataclasses"]
+            if not dc.is_dataclass(obj):
+                return []
+            names = [f.name for f in dc.fields(obj)]
+            if len(names) > _MAX_FIELDS or any(type(n) is not str or not _field_name(n) for n in names):
+                return []
+            return ["fields:" + ",".join(names)]
+        except Exception:  # noqa: BLE001 - an odd class: a plain reference
+            return []
+
+    def _program_class(self, rid: int, name: str, fields):
+        """The test's side: the class standing for the program's class ``rid`` (a
+        :class:`_ProgramClass`, whose instances are the references to the program's objects of
+        that class, so ``type(x) is Point`` holds), carrying the fields of a dataclass of the
+        names ``fields`` gives (made by ``dataclasses.make_dataclass``; names that are not
+        fields' give none); None past 1024 classes (a plain reference stands)."""
+        if self.program_classes >= _MAX_CLASSES:
+            return None
+        ns: dict = {"__slots__": (), "__module__": "solution", "_coevo_peer": self, "_coevo_rid": rid}
+        names = fields.split(",") if fields else []
+        if fields is not None and len(fields) < 1 << 14 and len(names) <= _MAX_FIELDS \
+                and all(_field_name(n) for n in names) and len(set(names)) == len(names) \
+                and self.dataclasses_made < _MAX_DATACLASSES:  # (each costs compiling its methods)
+            import dataclasses
+
+            self.dataclasses_made += 1
+
+            try:
+                made = dataclasses.make_dataclass(name if _field_name(name) else "ProgramDataclass", names)
+                ns["__dataclass_fields__"] = made.__dict__["__dataclass_fields__"]
+                ns["__dataclass_params__"] = made.__dict__["__dataclass_params__"]
+            except Exception:  # noqa: BLE001 - keywords...: no dataclass of these names
+                pass
+        self.program_classes += 1
+        return _ProgramClass(name if name.isidentifier() else "ProgramClass", (_Proxy,), ns)
+
+    def _class_of(self, cid: int, tname: str, fields):
+        """The class an object of the program's class ``cid`` is an instance of in the test."""
+        c = self.proxies.get(cid)
+        if c is None and len(self.proxies) < _MAX_OBJECTS:
+            c = self._program_class(cid, tname, fields)
+            if c is not None:
+                self.proxies[cid] = c
+        return c if type(c) is _ProgramClass else _Proxy
+
+    def to_wire(self, value, depth=0, marks=None):
+        """Plain data as such, this side's objects as references, the other side's as theirs;
+        lists, tuples and dicts that hold references are sent element by element. ``marks``
+        (``id -> n``): containers of the test's a call was given, sent as ``{"M": n}``."""
+        if isinstance(value, _Proxy) and object.__getattribute__(value, "_coevo_p") is self:
+            return {"R": [self.other, object.__getattribute__(value, "_coevo_r"), "", []]}
+        if type(value) is _Raw:
+            return value.enc
+        if type(value) in self.member_types:
+            return self.to_wire(_proxy_of(value))
+        if type(value) is _ProgramClass and type.__getattribute__(value, "_coevo_peer") is self:
+            return {"R": [self.other, type.__getattribute__(value, "_coevo_rid"), "", []]}
+        if marks is not None and id(value) in marks:
+            return {"M": marks[id(value)]}
+        enc = self.encode(value, marked=marks)
+        if not (type(enc) is dict and "N" in enc):
+            return enc
+        t = type(value)
+        if depth < 20 and t in (list, tuple, dict):
+            if t is list:
+                return [self.to_wire(x, depth + 1, marks) for x in value]
+            if t is tuple:
+                return {"t": [self.to_wire(x, depth + 1, marks) for x in value]}
+            return {"d": [[self.to_wire(k, depth + 1, marks), self.to_wire(v, depth + 1, marks)]
+                          for k, v in value.items()]}
+        ref = self.export(value)
+        data = _array_data(value, self.encode_flat)
+        if data is not None:
+            ref["R"].append(data)
+        return ref
+
+    def resolve_ref(self, x):
+        """Decoder hook for ``{"R": ...}``: this side's object, or a proxy of the other's."""
+        member = None
+        if type(x) is list and len(x) == 6 and self.side == "T":  # a member's value (:meth:`_member`)
+            member = x[5]
+            x = x[:4]
+        if type(x) is list and len(x) == 5:  # a numpy array's data: an array of our own, if we use numpy
+            array = _array_from(x[4], self)
+            if array is not None:
+                return array
+            x = x[:4]
+        if type(x) is not list or len(x) != 4 or x[0] not in ("C", "T") or type(x[1]) is not int:
+            raise ValueError("malformed reference")
+        side, rid, tname, flags = x
+        if side == self.side:
+            if rid not in self.exports:
+                raise ValueError("unknown reference")
+            return self.exports[rid]
+        p = self.proxies.get(rid)
+        if p is None:
+            if len(self.proxies) >= _MAX_OBJECTS:
+                raise ValueError("too many references")
+            flags = [f for f in flags if type(f) is str] if type(flags) is list else []
+            exc = next((f[4:] for f in flags if f.startswith("exc:")), None)
+            fields = next((f[7:] for f in flags if f.startswith("fields:")), None)
+            if exc is not None and self.side == "T":
+                p = self._exception_class(rid, str(tname), exc)
+            elif self.side == "T" and "class" in flags and \
+                    (p := self._program_class(rid, next((f[5:] for f in flags if f.startswith("name:")), "")[:100],
+                                              fields)) is not None:
+                pass
+            else:
+                ptype = _Proxy
+                cls_id = next((f[4:] for f in flags if f.startswith("cls:")), None)
+                if self.side == "T" and "class" not in flags and cls_id is not None and cls_id.isdigit() \
+                        and len(cls_id) < 12:
+                    ptype = self._class_of(int(cls_id), str(tname)[:100], fields)
+                p = object.__new__(ptype)
+                _Proxy.__init__(p, self, rid, str(tname)[:100], "callable" in flags)
+                if "plain" in flags:
+                    base = next((_PLAIN_BASES.get(f[5:]) for f in flags if f.startswith("base:")), None)
+                    object.__setattr__(p, "_coevo_pl", True)
+                    object.__setattr__(p, "_coevo_b", base)
+                    if member is not None and base in _MEMBER_BASES:
+                        p = self._member(p, str(tname)[:100], base, member) or p
+            self.proxies[rid] = p
+        return p
+
+    def resolve_mark(self, n):
+        """Decoder hook for ``{"M": n}`` (the test side): container ``n`` of the arguments of the
+        call now pending (the innermost), which the program was given (so may hand back)."""
+        nodes = self.call_nodes[-1] if self.call_nodes else None
+        if nodes is None or type(n) is not int or not 0 <= n < len(nodes):
+            raise ValueError("unknown mark")
+        return nodes[n]
+
+    def _exception_class(self, rid, name, base_name):
+        """A real exception class of this process standing for a program's exception class (so
+        that ``except TheirError`` works in the test)."""
+        cls = self.exc_classes.get(rid)
+        if cls is None:
+            base = _EXC_BASES.get(base_name, Exception)
+            if base in (SystemExit, KeyboardInterrupt, GeneratorExit, BaseException):
+                base = Exception
+            safe = name if name.isidentifier() else "ProgramError"
+            cls = type(safe, (base,), {"__module__": "solution"})
+            self.exc_classes[rid] = cls
+        return cls
+
+    # -- requests
+    def call(self, fn, args, kwargs):
+        """The test side's call of a program function: the arguments go with their *shape* (the
+        containers in them, each once, and where one is met again: :class:`_Shape`), so that the
+        program sees the test's aliasing and cycles, and the containers it changes in place come
+        back as changes of the test's own objects (nested ones too)."""
+        shape = _Shape(max(16, min(_MAX_ENTRIES, self.max_msg // 256)), self.encode)
+        sent = [shape.walk(a, None, [i], 0) for i, a in enumerate(args)]
+        ksent = {k: shape.walk(v, None, [k], 0) for k, v in kwargs.items()}
+        return self.request("call", fn, sent, ksent, shape.entries, nodes=shape.nodes)
+
+    def request(self, op, *args, nodes=None):
+        self.send(["q", op, *[self.to_wire(a) for a in args]])
+        if nodes is not None:
+            self.call_nodes.append(nodes)
+            self.call_index.append({})  # (id -> number, filled as the program reads containers: _as_node)
+        try:
+            while True:
+                msg = self.recv()
+                if msg[0] == "q":
+                    self.serve_request(msg)
+                    continue
+                if msg[0] == "r":
+                    if len(msg) == 3 and type(msg[2]) is list:
+                        self._writeback(args, msg[2], nodes or [])
+                    if len(msg) == 4 and type(msg[3]) is int and self.side == "C":
+                        return self._adopt(msg[1], msg[3])
+                    return msg[1] if len(msg) > 1 else None
+                if op == "call" and len(msg) == 3 and type(msg[2]) is list:  # its changes before it raised
+                    self._writeback(args, msg[2], nodes or [])
+                raise self._exception(msg[1] if len(msg) > 1 else None)
+        finally:
+            if nodes is not None:
+                self.call_nodes.pop()
+                self.call_index.pop()
+
+    def _writeback(self, args, changes, nodes):
+        """Apply the other side's changes to the containers of a call's arguments, in place:
+        ``["N", n, contents]`` for container ``n`` of the call's shape (its new contents, in which
+        the call's containers are marks decoded to the test's own objects), ``[where, new]`` for a
+        numpy array argument. Each container at most once, and only from contents decoded from this
+        reply (never another container of the test's: the work stays that of the reply's size)."""
+        if not args or not changes:
+            return
+        call_args = args[1] if len(args) > 1 and type(args[1]) is list else []
+        call_kwargs = args[2] if len(args) > 2 and type(args[2]) is dict else {}
+        own = {id(x) for x in nodes}
+        done = set()
+        for item in changes:
+            if type(item) is list and len(item) == 3 and item[0] == "N":
+                n, new = item[1], item[2]
+                if type(n) is int and 0 <= n < len(nodes) and n not in done and id(new) not in own:
+                    done.add(n)
+                    _assign_in_place(nodes[n], new)
+                continue
+            if type(item) is not list or len(item) != 2:
+                continue
+            where, new = item
+            target = call_args[where] if type(where) is int and 0 <= where < len(call_args) else \
+                call_kwargs.get(where) if type(where) is str else None
+            if id(target) in own or id(new) in own:
+                continue  # the call's containers come back by their marks
+            _assign_in_place(target, new)
+
+    def _exception(self, desc):
+        if type(desc) is not list or len(desc) not in (4, 6):
+            return RemoteError("malformed exception")
+        name, base_name, message, cls = desc[:4]
+        message = str(message)[:2000]
+        args = tuple(desc[4]) if len(desc) == 6 and type(desc[4]) is tuple else (message,)
+        attrs = desc[5] if len(desc) == 6 and type(desc[5]) is dict else {}
+        if isinstance(cls, type) and issubclass(cls, BaseException):
+            exc = _built(cls, args, message)
+            for k, v in attrs.items():  # the program's class here is a plain stand-in of ours
+                if type(k) is str and k.isidentifier() and not k.startswith("_"):
+                    try:
+                        setattr(exc, k, v)
+                    except Exception:
+                        pass
+            return exc
+        base = _EXC_BASES.get(str(base_name), Exception)
+        if base in (KeyboardInterrupt, GeneratorExit, BaseException):
+            base = Exception
+        if base is SystemExit:
+            return SystemExit(message)
+        return _built(base, args, message)
+
+    def describe_exception(self, exc):
+        t = type(exc)
+        base = next((c.__name__ for c in t.__mro__ if c in _EXC_BASES.values()), "Exception")
+        try:
+            args = BaseException.__dict__["args"].__get__(exc)
+            msg = args[0] if len(args) == 1 and type(args[0]) is str else ("" if not args else str(exc))
+        except BaseException:
+            msg = "<unprintable>"
+        name = type.__dict__["__name__"].__get__(t)
+        cls_ref = self.export(t) if t.__module__ not in ("builtins",) else None
+        try:  # its arguments, where they are plain data (``e.args[0]``, ``ValueError('neg', x)``)
+            plain_args = self.encode(tuple(BaseException.__dict__["args"].__get__(exc)))
+        except BaseException:
+            plain_args = None
+        if type(plain_args) is not dict or "t" not in plain_args or len(str(plain_args)) > 1 << 16:
+            return [name, base, msg, cls_ref]
+        try:  # and its public attributes that are plain data (``e.code``)
+            own = dict(BaseException.__dict__["__dict__"].__get__(exc))
+            attrs = self.encode({k: v for k, v in own.items() if type(k) is str and not k.startswith("_")})
+        except BaseException:
+            attrs = None
+        if type(attrs) is not dict or "d" not in attrs or len(str(attrs)) > 1 << 16:
+            attrs = {"d": []}
+        return [name, base, msg, cls_ref, plain_args, attrs]
+
+    def _adopt(self, value, n: int):
+        """The program side: a container the test read from one of its objects for the program
+        (``box.items``) is container ``n`` of the call being served (:func:`_test_side_handle`):
+        what the program changes in it is changed in the test; one that is already one of the
+        call's is that object (``box.items is arg``)."""
+        if not self.pending or not 0 <= n < _MAX_ENTRIES:
+            return value
+        nodes, marks, before = self.pending[-1]
+        if n < len(nodes):
+            return nodes[n] if nodes[n] is not None else value
+        if (type(value) in _NODE_KINDS or _is_array(type(value))) and id(value) not in marks:
+            pad = n - len(nodes)
+            nodes.extend([None] * pad)
+            before.extend([None] * pad)
+            marks[id(value)] = n
+            nodes.append(value)
+            before.append(self._contents(value, marks))
+        return value
+
+    def _contents(self, node, marks):  # the program side's (:class:`_Server`)
+        raise NotImplementedError
+
+    def serve_request(self, msg) -> None:
+        try:
+            value, writeback = self.handle(msg[1], msg[2:])  # (the changes to arguments, encoded)
+            if type(writeback) is _NodeNo:  # a container of the test's now one of the pending call's
+                self.send(["r", self.to_wire(value), None, writeback.n])
+                return
+            self.send(["r", self.to_wire(value), writeback])
+        except RemoteError:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - the other side's exception travels back
+            if isinstance(exc, (SystemExit, KeyboardInterrupt)) and self.side == "T":
+                raise
+            if type(exc) is _Raised:  # with the changes the call made to its arguments
+                self.send(["x", self.describe_exception(exc.exc), exc.changes])
+            else:
+                self.send(["x", self.describe_exception(exc)])
+
+    def handle(self, op, args):
+        raise NotImplementedError

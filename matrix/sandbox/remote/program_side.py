@@ -1,0 +1,216 @@
+"""The program process (mode ``serve``): loads the program and answers the test process's
+requests on its objects."""
+
+from __future__ import annotations
+
+import builtins
+import socket
+
+from .arrays import _array_data, _is_array
+from .peer import RPC_FD, RemoteError, _Peer, _Raised, _Raw
+from .shapes import _MAPS, _NODE_KINDS, _arg_nodes
+from .stand_ins import _BINOPS
+
+
+class _Server(_Peer):
+    """The program process: answers the test process's requests on its objects."""
+
+    def __init__(self, sock, ns, max_msg, budget):
+        super().__init__(sock, "C", max_msg, budget)
+        self.ns = ns
+
+    def _contents(self, node, marks):
+        """A container of a call's arguments, its contents encoded, the containers of the call's
+        in it as marks (its own mark aside)."""
+        if _is_array(type(node)):
+            return self.to_wire(node)  # (a reference with the array's data: an array of the test's)
+        own = marks.pop(id(node))
+        try:
+            enc = self.encode(node, marked=marks)
+        finally:
+            marks[id(node)] = own
+        if not (type(enc) is dict and "N" in enc):
+            return enc
+        t = type(node)
+        if t is bytearray:
+            return enc
+        if t in _MAPS:
+            return {"d": [[self.to_wire(k, 1, marks), self.to_wire(v, 1, marks)] for k, v in node.items()]}
+        items = [self.to_wire(x, 1, marks) for x in node]
+        return items if t is list else {"s" if t is set else "q": items}
+
+    def _root(self, arg, marks):
+        """An argument's contents where it is not one of the call's containers followed (a numpy
+        array, a container past :class:`_Shape`'s bounds), encoded; None for other arguments."""
+        if id(arg) in marks:
+            return None
+        if type(arg) in _NODE_KINDS:
+            return self.encode(arg)
+        return _array_data(arg, self.encode_flat)
+
+    def _changes(self, nodes, before, roots, marks) -> list:
+        """The changes a call made to the containers of its arguments (``["N", n, contents]``) and
+        to numpy arrays or containers past the bounds (``[where, new value]``), encoded."""
+        changes = []
+        for n, (x, b) in enumerate(zip(nodes, before)):
+            if x is not None:
+                now = self._contents(x, marks)
+                if now != b:
+                    changes.append(["N", n, now])
+        for where, a, b in roots:  # a numpy array changed in place, or a container past the bounds
+            if b is not None and self._root(a, marks) != b:
+                changes.append([where, self.to_wire(a)])
+        return changes
+
+    def handle(self, op, args):
+        import operator
+
+        if op == "resolve":
+            out = []
+            for name in args[0]:
+                if type(name) is not str:
+                    out.append(None)
+                elif name in self.ns and name != "__builtins__":
+                    v = self.ns[name]
+                    out.append(["value", v] if getattr(builtins, name, _MISSING) is not v else ["builtin"])
+                elif hasattr(builtins, name):
+                    out.append(["builtin"])
+                else:
+                    out.append(None)
+            return out, None
+        obj = args[0] if args else None
+        if op == "call":
+            call_args = args[1] if len(args) > 1 and type(args[1]) is list else []
+            kwargs = args[2] if len(args) > 2 and type(args[2]) is dict else {}
+            entries = args[3] if len(args) > 3 and type(args[3]) is list else []
+            nodes = _arg_nodes(call_args, kwargs, entries)
+            marks = {id(x): n for n, x in enumerate(nodes) if x is not None}
+            before = [self._contents(x, marks) if x is not None else None for x in nodes]
+            roots = [(i, a, self._root(a, marks)) for i, a in enumerate(call_args)] + \
+                [(k, a, self._root(a, marks)) for k, a in kwargs.items()]
+            self.pending.append((nodes, marks, before))  # (the containers it reads from the test's objects join)
+            try:
+                result = obj(*call_args, **kwargs)
+            except RemoteError:
+                raise
+            except BaseException as exc:  # what it changed before it raised stays changed, as in Python
+                changes = self._changes(nodes, before, roots, marks)
+                if changes:
+                    raise _Raised(exc, changes) from None
+                raise
+            finally:
+                self.pending.pop()
+            changes = self._changes(nodes, before, roots, marks)
+            return _Raw(self.to_wire(result, marks=marks)), changes or None
+        if op == "getattr":
+            return getattr(obj, args[1]), None
+        if op == "setattr":
+            setattr(obj, args[1], args[2])
+            return None, None
+        if op == "delattr":
+            delattr(obj, args[1])
+            return None, None
+        if op == "getitem":
+            return obj[args[1]], None
+        if op == "setitem":
+            obj[args[1]] = args[2]
+            return None, None
+        if op == "delitem":
+            del obj[args[1]]
+            return None, None
+        if op == "len":
+            return len(obj), None
+        if op == "bool":
+            return bool(obj), None
+        if op == "iter":
+            return iter(obj), None
+        if op == "next":
+            return next(obj), None
+        if op == "contains":
+            return args[1] in obj, None
+        if op == "str":
+            return str(obj), None
+        if op == "repr":
+            return repr(obj), None
+        if op == "format":
+            return format(obj, args[1]), None
+        if op == "int":
+            return int(obj), None
+        if op == "index":
+            return operator.index(obj), None
+        if op == "float":
+            return float(obj), None
+        if op == "hash":
+            return hash(obj), None
+        if op == "plain":  # the plain value a reference flagged "plain" compares by, as it is now
+            return _Raw(self.encode_flat(obj)), None
+        if op == "isinstance":
+            return isinstance(args[1], obj), None
+        if op == "issubclass":
+            return issubclass(args[1], obj), None
+        if op in ("binop", "rbinop"):
+            name, other = args[1], args[2]
+            fn = {"eq": operator.eq, "ne": operator.ne, "and": operator.and_, "or": operator.or_}.get(name) \
+                or getattr(operator, name, None)
+            if fn is None or name not in _BINOPS | {"eq", "ne"}:
+                raise TypeError(f"unsupported operation {name!r}")
+            return (fn(obj, other) if op == "binop" else fn(other, obj)), None
+        if op == "unop":
+            fn = {"neg": operator.neg, "abs": abs}.get(args[1])
+            if fn is None:
+                raise TypeError("unsupported operation")
+            return fn(obj), None
+        raise TypeError(f"unknown request {op!r}")
+
+
+_MISSING = object()
+
+
+def serve(cmd: dict, chan) -> None:
+    """Mode ``serve``: load the program (and the task's setup), then answer the test process
+    until it hangs up. The first message says whether loading worked."""
+    from .. import harness
+
+    G = harness._G
+    sock = socket.socket(fileno=RPC_FD)
+    max_msg = int(cmd["max_out"])
+    ns = {"__name__": "solution", "__builtins__": G["builtins"]}
+    mod = G["modtype"]("solution")
+    mod.__dict__.update(ns)
+    ns = mod.__dict__
+    G["sysmods"]["solution"] = mod
+    server = _Server(sock, ns, max_msg, 1.0)
+    lines = cmd["code"].splitlines()
+    harness._real_streams()
+    try:
+        code_co, _, _ = harness.compile_source(cmd["code"], "<solution>", guard=False)
+    except harness._COMPILE_ERRORS as exc:
+        server.send(["r", ["syntax", harness.fmt_syntax(exc)], None])
+        return
+    try:
+        exec(code_co, ns)
+        if cmd["setup"] and cmd["setup"].strip():
+            setup_co, _, _ = harness.compile_source(cmd["setup"], "<setup>", guard=False)
+            try:
+                exec(setup_co, ns)
+            except BaseException as exc:  # noqa: BLE001
+                server.send(["r", ["load_error", harness.exc_info(exc, "setup", None)], None])
+                return
+    except BaseException as exc:  # noqa: BLE001 - reported to the test process
+        server.send(["r", ["load_error", harness.exc_info(exc, "code", lines)], None])
+        return
+    server.send(["r", ["loaded"], None])
+    while True:
+        try:
+            msg = server.recv()
+        except (RemoteError, ValueError, OSError):
+            return
+        if msg[0] != "q" or (len(msg) > 1 and msg[1] == "bye"):
+            return
+        try:
+            server.serve_request(msg)
+        except (RemoteError, OSError):
+            return
+
+
+# ----------------------------------------------------------------------------- the test side

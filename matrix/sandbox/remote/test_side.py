@@ -1,0 +1,134 @@
+"""The test process (mode ``test``): runs a generic test, the program's names resolved to
+references into the program process, and writes the verdict on its own channel."""
+
+from __future__ import annotations
+
+import socket
+
+from ..records import Frame
+from .peer import RPC_FD, RemoteError, _Peer
+from .shapes import _as_node
+
+
+def free_names(src: str) -> list[str]:
+    """Names the test reads from its module scope (and so from the program) without defining."""
+    import symtable
+
+    top = symtable.symtable(src, "<test>", "exec")
+    assigned = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported()}
+    names: set[str] = set()
+    stack = [top]
+    while stack:
+        t = stack.pop()
+        for s in t.get_symbols():
+            if (t is top and s.is_referenced()) or (t is not top and s.is_global() and s.is_referenced()):
+                names.add(s.get_name())
+        stack.extend(t.get_children())
+    return sorted(n for n in names if n not in assigned)
+
+
+def run_test(cmd: dict, chan) -> None:
+    """Mode ``test``: run a generic test against the program process; the verdict is this
+    process's (``Frame.VERDICT``: null when the test passed, else exception info)."""
+    from .. import harness
+
+    G = harness._G
+    t0 = G["clock"]()
+    src = cmd["test"]
+    sock = socket.socket(fileno=RPC_FD)
+    peer = _Peer(sock, "T", int(cmd["max_out"]), 1.0)
+    peer.handle = lambda op, args: _test_side_handle(peer, op, args)  # type: ignore[method-assign]  # this peer's handler
+    harness._fresh_streams("", int(cmd["max_out"]), False)
+    try:
+        loaded = peer.recv()
+        state = loaded[1] if loaded[0] == "r" and len(loaded) > 1 and type(loaded[1]) is list else None
+        if not state or state[0] not in ("loaded", "load_error", "syntax"):
+            raise RemoteError("the program process did not start")
+        if state[0] == "syntax":
+            chan.send(Frame.SYNTAX, str(state[1])[:harness.MAX_ERR].encode("utf-8", "replace"))
+            return
+        if state[0] == "load_error":
+            info = state[1] if type(state[1]) is list and len(state[1]) == 4 else ["code", "Error", "", "other"]
+            chan.send_json(Frame.VERDICT, [str(x)[:harness.MAX_ERR + 140] for x in info], G["clock"]() - t0)
+            return
+        chan.send(Frame.LOADED)  # the program is loaded: the test's own time starts
+        t0 = G["clock"]()
+        names = free_names(src)
+        answers = peer.request("resolve", names)
+        ns = {"__name__": "__main__", "__builtins__": G["builtins"]}
+        if type(answers) is list and len(answers) == len(names):
+            for name, a in zip(names, answers):
+                if type(a) is list and a and a[0] == "value" and len(a) == 2:
+                    ns[name] = a[1]
+        G["sysmods"]["solution"] = _program_module(peer)  # `from solution import f`, as test files write
+        code = compile(src, "<test>", "exec", dont_inherit=True)
+    except (RemoteError, ValueError, OSError, SyntaxError) as exc:
+        chan.send_json(Frame.VERDICT, ["test", "Error", f"the program process failed: {exc}"[:500], "other"],
+                       G["clock"]() - t0)
+        return
+    try:
+        exec(code, ns)
+        verdict = None
+    except RemoteError as exc:
+        verdict = ["test", "Error", f"the program process failed: {exc}"[:500], "other"]
+    except BaseException as exc:  # noqa: BLE001 - the test's outcome
+        verdict = harness.exc_info(exc, "test", None)
+    chan.send_json(Frame.VERDICT, verdict, G["clock"]() - t0)
+    try:
+        peer.send(["q", "bye"])
+    except (RemoteError, OSError):
+        pass
+
+
+def _program_module(peer):
+    """The program as the module ``solution`` of the test process (the name its module has where
+    it runs): ``from solution import f`` and ``solution.f(x)`` read the program's names."""
+    import types
+
+    class ProgramModule(types.ModuleType):
+        def __getattr__(self, name):
+            if type(name) is str and not name.startswith("__"):
+                answer = peer.request("resolve", [name])
+                if type(answer) is list and len(answer) == 1 and type(answer[0]) is list \
+                        and len(answer[0]) == 2 and answer[0][0] == "value":
+                    return answer[0][1]
+            raise AttributeError(f"module 'solution' has no attribute {name!r}")
+
+    return ProgramModule("solution")
+
+
+def _test_side_handle(peer, op, args):
+    """What the program process may do with the test's objects it was given: call them,
+    iterate, read public attributes and items, measure; write attributes of plain instances."""
+    obj = args[0] if args else None
+    if op == "bye":
+        raise RemoteError("bye")
+    if op == "call":
+        call_args = args[1] if len(args) > 1 and type(args[1]) is list else []
+        kwargs = args[2] if len(args) > 2 and type(args[2]) is dict else {}
+        return _as_node(peer, obj(*call_args, **kwargs))
+    if op in ("getattr", "setattr", "delattr"):
+        name = args[1]
+        if type(name) is not str or name.startswith("_"):
+            raise AttributeError(f"{name!r} is not available to the program")
+        if op == "getattr":
+            return _as_node(peer, getattr(obj, name))
+        if isinstance(obj, type) or callable(obj) or type(obj).__module__ in ("builtins",):
+            raise AttributeError("the test's objects of this kind cannot be changed by the program")
+        (setattr(obj, name, args[2]) if op == "setattr" else delattr(obj, name))
+        return None, None
+    if op == "getitem":
+        return _as_node(peer, obj[args[1]])
+    if op == "len":
+        return len(obj), None
+    if op == "bool":
+        return bool(obj), None
+    if op == "iter":
+        return iter(obj), None
+    if op == "next":
+        return _as_node(peer, next(obj))
+    if op == "contains":
+        return args[1] in obj, None
+    if op in ("str", "repr"):
+        return (str if op == "str" else repr)(obj), None
+    raise TypeError(f"the program may not {op} the test's objects")
