@@ -383,19 +383,14 @@ def _execute(cfg: CoevoConfig, run: Path, *, progress: bool = True) -> dict:
         # the training loop: resume from the latest checkpoint, then step, evaluate, log, checkpoint
         with ResumableRun(run, cfg.loop.steps, trainer=trainer, state={"curriculum": curriculum},
                           save_every=cfg.loop.save_every, keep=cfg.loop.keep_checkpoints, resume=True,
-                          progress=progress, progress_keys=STATUS_KEYS,
+                          progress=progress, progress_keys=STATUS_KEYS, say=_say, eval_keys=STATUS_EVAL_KEYS,
                           run_info={"config": str(run / "config.yaml"), "isolation": executor.isolation}) as resumable:
-            # no progress bar (stderr is not a terminal): status lines say the run is alive
-            status = None if progress else StepStatus(cfg.loop.steps, first=resumable.start)
             for step in resumable.steps():
                 metrics = loop.step(step)
                 if cfg.loop.eval_every and heldout and (step % cfg.loop.eval_every == 0 or step == cfg.loop.steps):
                     metrics.update({f"eval/{k}": v for k, v in run_eval(step).items() if not isinstance(v, dict)})
                 resumable.log(step, metrics)
                 resumable.save_if_due(step)
-                line = status.after(step, metrics) if status is not None else None
-                if line:
-                    _say(line)
         info = resumable.info
     finally:
         executor.close()
@@ -407,44 +402,7 @@ def _execute(cfg: CoevoConfig, run: Path, *, progress: bool = True) -> dict:
 
 
 STATUS_KEYS = ("reward/coder", "reward/tester", "loss")  # shown beside the progress bar or in status lines
-
-
-def _duration(seconds: float) -> str:
-    s = int(round(max(0.0, seconds)))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    return f"{s // 3600}h{s % 3600 // 60:02d}m"
-
-
-class StepStatus:
-    """Status lines for a run whose progress bar is not drawn (stderr is a log file, ``nohup``, CI):
-    the first and the last step of this process, and in between a step at most every ``every_s``
-    seconds, each with the mean time per step, the ETA, :data:`STATUS_KEYS` and the held-out
-    ``code_acc``/``test_acc`` of a step that evaluated. ``--quiet`` drops them with every status line."""
-
-    def __init__(self, total: int, *, first: int = 1, every_s: float = 30.0, clock=time.monotonic):
-        self.total, self.first, self.every_s, self.clock = total, first, every_s, clock
-        self.t0 = clock()
-        self.done = 0
-        self.last_said: float | None = None
-
-    def after(self, step: int, metrics: dict) -> str | None:
-        """The line to print after ``step`` (``None``: not this step)."""
-        now = self.clock()
-        self.done += 1
-        if not (step == self.first or step >= self.total or self.last_said is None
-                or now - self.last_said >= self.every_s):
-            return None
-        self.last_said = now
-        per = (now - self.t0) / self.done
-        parts = [f"{k} {metrics[k]:.4g}" for k in STATUS_KEYS
-                 if isinstance(metrics.get(k), (int, float)) and not isinstance(metrics.get(k), bool)]
-        parts += [f"held-out {k} {metrics['eval/' + k]:.3f}" for k in ("code_acc", "test_acc")
-                  if isinstance(metrics.get("eval/" + k), (int, float))]
-        head = f"step {step}/{self.total} ({per:.1f} s/step, ETA {_duration(per * max(0, self.total - step))})"
-        return head + (": " + ", ".join(parts) if parts else "")
+STATUS_EVAL_KEYS = ("eval/code_acc", "eval/test_acc")  # and, after a held-out evaluation, in status lines
 
 
 def own_sampler(cfg: CoevoConfig) -> bool:

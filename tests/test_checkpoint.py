@@ -11,7 +11,7 @@ from test_trainer import flat, make_rollouts, tiny_model
 from training import checkpoint as ckpt
 from training.config import GRPOConfig
 from training.metrics_file import MetricsLogger, read_metrics
-from training.runner import run_loop
+from training.runner import ResumableRun, run_loop
 from training.trainer import PolicyTrainer
 
 CFG = dict(lr=1e-3, micro_batch_size=4, adam_eps=1e-4)
@@ -149,6 +149,28 @@ def test_metrics_logger_optional_outputs(tmp_path, capsys):
     disabled = MetricsLogger(tmp_path / "x", enabled=False)
     disabled.log(1, {"a": 1.0})
     assert not (tmp_path / "x").exists()
+
+
+def test_a_run_without_a_progress_bar_says_where_it_is(tmp_path):
+    """stderr no terminal (a log file, nohup, CI): every resumable run, not only `coevo train`, gets
+    status lines: the first step this process runs (a resumed run's too), the last, one at most
+    every 30 s between; the progress keys and, labelled held-out, the evaluation keys."""
+    said: list[str] = []
+    with ResumableRun(tmp_path, 4, progress=False, say=said.append, progress_keys=("loss",),
+                      eval_keys=("eval/acc",)) as run:
+        for step in run.steps():
+            run.log(step, {"loss": 0.5 / step, "other": 1.0} | ({"eval/acc": 0.25} if step == 4 else {}))
+    assert len(said) == 2 and said[0].startswith("step 1/4 (") and said[0].endswith("): loss 0.5")
+    assert said[1].startswith("step 4/4 (") and said[1].endswith("loss 0.125, held-out acc 0.250")
+    said.clear()
+    with MetricsLogger(tmp_path, resume_step=2, total_steps=4, progress=False, say=said.append) as log:
+        log.log(3, {"loss": 1.0})  # resumed after step 2: its first step is 3
+    assert len(said) == 1 and said[0].startswith("step 3/4 (")
+    said.clear()
+    with ResumableRun(tmp_path / "b", 3, progress=True, say=said.append) as run:  # a bar: no lines
+        for step in run.steps():
+            run.log(step, {"loss": 1.0})
+    assert said == []
 
 
 # ------------------------------------------------------------------------------- run_loop in process

@@ -208,10 +208,12 @@ def test_eos_of_the_tests_tiny_model_is_unchanged(tmp_path):
 def test_step_status_lines_where_no_progress_bar_is_drawn():
     """stderr not a terminal (a log file, nohup, CI): no bar, so a status line says the run is
     alive: the first and the last step, and a step at most every 30 s in between."""
-    from coevo.run_driver import StepStatus
+    from coevo.run_driver import STATUS_EVAL_KEYS, STATUS_KEYS
+    from training.metrics_file import StepStatus
 
     now = [100.0]
-    status = StepStatus(total=10, first=3, every_s=30.0, clock=lambda: now[0])
+    status = StepStatus(total=10, first=3, keys=STATUS_KEYS, eval_keys=STATUS_EVAL_KEYS, every_s=30.0,
+                        clock=lambda: now[0])
     said = {}
     for step in range(3, 11):
         now[0] += 12.0

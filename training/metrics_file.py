@@ -9,7 +9,9 @@ checkpoint (they run again) and any half-written last line. Hence after any sequ
 ``kill -9`` and resume, the file holds steps 1..N each exactly once.
 
 Optional: TensorBoard scalars (``tensorboard=True``; needs the ``tensorboard`` package, warns and
-continues without it) and a tqdm progress bar with ETA over ``total_steps``. Only rank 0 writes.
+continues without it) and a tqdm progress bar with ETA over ``total_steps``; where no bar is drawn
+(stderr is a log file, ``nohup``, CI) and ``say`` is given, status lines instead
+(:class:`StepStatus`). Only rank 0 writes.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import os
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 METRICS_FILE = "metrics.jsonl"
@@ -57,12 +60,55 @@ def _clean_value(v):
     return f if math.isfinite(f) else None
 
 
+def duration(seconds: float) -> str:
+    """``42s``, ``3m05s``, ``2h07m``."""
+    s = int(round(max(0.0, seconds)))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s // 3600}h{s % 3600 // 60:02d}m"
+
+
+class StepStatus:
+    """Status lines for a run whose progress bar is not drawn (stderr is a log file, ``nohup``, CI):
+    the first and the last step of this process, and in between a step at most every ``every_s``
+    seconds, each with the mean time per step, the ETA, the ``keys`` a step logged and, labelled
+    ``held-out``, its ``eval_keys`` (``eval/code_acc`` shows as ``held-out code_acc``)."""
+
+    def __init__(self, total: int, *, first: int = 1, keys: tuple[str, ...] = ("loss",),
+                 eval_keys: tuple[str, ...] = (), every_s: float = 30.0, clock=time.monotonic):
+        self.total, self.first, self.every_s, self.clock = total, first, every_s, clock
+        self.keys, self.eval_keys = keys, eval_keys
+        self.t0 = clock()
+        self.done = 0
+        self.last_said: float | None = None
+
+    def after(self, step: int, metrics: dict) -> str | None:
+        """The line to print after ``step`` (``None``: not this step)."""
+        now = self.clock()
+        self.done += 1
+        if not (step == self.first or step >= self.total or self.last_said is None
+                or now - self.last_said >= self.every_s):
+            return None
+        self.last_said = now
+        per = (now - self.t0) / self.done
+        parts = [f"{k} {metrics[k]:.4g}" for k in self.keys
+                 if isinstance(metrics.get(k), (int, float)) and not isinstance(metrics.get(k), bool)]
+        parts += [f"held-out {k.split('/', 1)[-1]} {metrics[k]:.3f}" for k in self.eval_keys
+                  if isinstance(metrics.get(k), (int, float)) and not isinstance(metrics.get(k), bool)]
+        head = f"step {step}/{self.total} ({per:.1f} s/step, ETA {duration(per * max(0, self.total - step))})"
+        return head + (": " + ", ".join(parts) if parts else "")
+
+
 class MetricsLogger:
-    """Append-only, resumable per-step metrics (see the module doc)."""
+    """Append-only, resumable per-step metrics (see the module doc). ``say``: where the status
+    lines of :class:`StepStatus` go when no progress bar is drawn (None: nowhere)."""
 
     def __init__(self, run_dir: str | Path, resume_step: int = 0, *, total_steps: int | None = None,
                  tensorboard: bool = False, progress: bool = True, progress_keys: tuple[str, ...] = ("loss",),
-                 enabled: bool | None = None):
+                 enabled: bool | None = None, say: Callable[[str], None] | None = None,
+                 eval_keys: tuple[str, ...] = (), status_every_s: float = 30.0):
         self.run_dir = Path(run_dir)
         self.path = self.run_dir / METRICS_FILE
         self.resume_step = int(resume_step)
@@ -73,6 +119,8 @@ class MetricsLogger:
         self._file = None
         self._tb = None
         self._bar = None
+        self._status: StepStatus | None = None
+        self._say = say
         self.last_step = self.resume_step
         if not self.enabled:
             return
@@ -91,6 +139,9 @@ class MetricsLogger:
 
             self._bar = tqdm(total=total_steps, initial=self.resume_step, unit="step", dynamic_ncols=True,
                              file=sys.stderr, desc="train")
+        elif say is not None and total_steps:
+            self._status = StepStatus(total_steps, first=self.resume_step + 1, keys=progress_keys,
+                                      eval_keys=eval_keys, every_s=status_every_s)
 
     def _truncate(self) -> None:
         if not self.path.exists():
@@ -142,6 +193,10 @@ class MetricsLogger:
             post = {k: f"{rec[k]:.4g}" for k in self.progress_keys if isinstance(rec.get(k), (int, float))}
             self._bar.set_postfix(post, refresh=False)
             self._bar.update(max(0, step - self._bar.n))
+        if self._status is not None and self._say is not None:
+            line = self._status.after(int(step), rec)
+            if line:
+                self._say(line)
         return rec
 
     def close(self) -> None:

@@ -44,12 +44,16 @@ class ResumableRun:
     bare model to export/restore instead; ``state``: ``{name: obj}`` with ``state_dict`` /
     ``load_state_dict`` (curriculum, data iterators, ...). ``resume=False`` refuses a ``RUN_DIR``
     that already holds a checkpoint. ``run_info`` is written once to ``RUN_DIR/run.json``.
+    ``progress``: a progress bar; where none is drawn, ``say`` gets a status line for the first
+    and last step and one at most every 30 s (:class:`training.metrics_file.StepStatus`: the
+    ``progress_keys``, and ``eval_keys`` labelled held-out).
     """
 
     def __init__(self, run_dir: str | Path, total_steps: int, *, trainer=None, model=None,
                  state: dict[str, Any] | None = None, save_every: int = 10, keep: int = 2, resume: bool = True,
                  progress: bool = True, tensorboard: bool = False, progress_keys: tuple[str, ...] = ("loss",),
-                 run_info: dict | None = None):
+                 run_info: dict | None = None, say: Callable[[str], None] | None = None,
+                 eval_keys: tuple[str, ...] = ()):
         if total_steps < 0:
             raise ValueError("total_steps: must be >= 0")
         if save_every < 1:
@@ -77,7 +81,8 @@ class ResumableRun:
         if run_info is not None and D.is_main() and not (self.run_dir / "run.json").exists():
             (self.run_dir / "run.json").write_text(json.dumps(run_info, indent=1, default=str), encoding="utf-8")
         self.logger = MetricsLogger(self.run_dir, resume_step=self.start - 1, total_steps=total_steps,
-                                    tensorboard=tensorboard, progress=progress, progress_keys=progress_keys)
+                                    tensorboard=tensorboard, progress=progress, progress_keys=progress_keys,
+                                    say=say, eval_keys=eval_keys)
         self.last_saved = self.start - 1
 
     def steps(self) -> range:
@@ -114,13 +119,13 @@ def run_loop(run_dir: str | Path, total_steps: int, step_fn: Callable[[int], dic
              model=None, state: dict[str, Any] | None = None, save_every: int = 10, keep: int = 2,
              resume: bool = True, progress: bool = True, tensorboard: bool = False,
              progress_keys: tuple[str, ...] = ("loss",), on_step: Callable[[int, dict], None] | None = None,
-             run_info: dict | None = None) -> dict:
+             run_info: dict | None = None, say: Callable[[str], None] | None = None) -> dict:
     """Run or resume ``step_fn`` over a :class:`ResumableRun` (see the module doc). Returns
     ``{"start_step", "end_step", "resumed_from", "last_saved"}``. ``on_step(step, record)`` is
     called after each step is logged (e.g. evaluation hooks)."""
     with ResumableRun(run_dir, total_steps, trainer=trainer, model=model, state=state, save_every=save_every,
                       keep=keep, resume=resume, progress=progress, tensorboard=tensorboard,
-                      progress_keys=progress_keys, run_info=run_info) as run:
+                      progress_keys=progress_keys, run_info=run_info, say=say) as run:
         for step in run.steps():
             rec = run.log(step, step_fn(step) or {})
             if on_step is not None:
