@@ -378,6 +378,13 @@ def make_encoder(subclass_hook=None):
             if type_name(t) in ("bool", "bool_") and (item is True or item is False):
                 # a numpy bool equals True or False but is neither (``np.True_ is True`` is false)
                 return hook(v, item, None) if hook is not None else {"E": ["numpy.bool", item]}
+            it = _type(item)
+            if hook is not None and (it is _int or it is _float or it is _complex) and not _issub(t, it):
+                # in a generic test, a numpy number that is no Python number (an np.int64 is no
+                # int, an np.float32 no float) is a reference that equals what its value equals,
+                # but ``isinstance(x, int)``, ``type(x) is int`` and ``json.dumps(x)`` say what
+                # they say in Python (red-team pass 17); the parent still reads it as its value
+                return hook(v, item, None)
             return enc(item, depth + 1, path)  # numpy scalars compare like their Python value
         b, ok = base_value(v, t)
         if ok:
