@@ -12,7 +12,10 @@ Choices, in brief:
   one that defines the entry point -- the last such block that parses: chat answers revise
   themselves -- else one that parses, then the longest; the imports, helpers and constants of the
   other blocks that it uses are put before it. An unclosed final fence (truncated output) still
-  counts. Without fences, the text from the first code-looking line that starts parseable code
+  counts; where its code does not parse, it ends before the first top-level statement that does
+  not, if the entry point's definition is whole before it (an answer cut off in its example usage),
+  else it stays as written (a function cut off in its body is a syntax error). Without fences,
+  the text from the first code-looking line that starts parseable code
   is used if (a prefix of) it parses as Python. A reasoning model's ``<think>...</think>`` block
   is left out (its drafts are not the answer); one never closed gave no answer. See
   :func:`parse_code`.
@@ -219,8 +222,11 @@ def parse_code(text: str, entry_point: str | None = None) -> ParsedCode:
     helper:", then the function). The chosen block is completed with the top-level imports,
     functions, classes and constants of the other blocks that it uses (transitively) and does not
     define itself -- only those statements, never a block's usage or test code -- placed before it
-    (imports first). Without fences, the code runs from the first code-looking line that starts
-    parseable code.
+    (imports first). An unclosed last block (output cut off by the length limit) that does not
+    parse keeps its whole top-level statements before the cut when the entry point's definition is
+    among them (evalplus's sanitizer keeps them too); a definition cut off in its body is left as
+    written, a syntax error, never run half-written. Without fences, the code runs from the first
+    code-looking line that starts parseable code.
     """
     try:
         return _parse_code(text, entry_point)
@@ -357,6 +363,23 @@ def after_reasoning(text: str) -> str | None:
     return None if _THINK_OPEN.match(text) else text
 
 
+def _whole_statements(body: str, entry_point: str) -> str | None:
+    """The code of a block cut off by the length limit (``body`` does not parse): its longest
+    prefix that ends before a top-level line and parses, less trailing comments, when that still
+    defines ``entry_point`` (a cut in the example usage after a complete function); None when the
+    cut is in the function itself (never run half a function: the block stays a syntax error)."""
+    lines = body.split("\n")
+    cuts = [i for i, ln in enumerate(lines) if i and ln[:1] not in ("", " ", "\t", ")", "]", "}", "#")]
+    for i in reversed(cuts[-20:]):
+        kept = lines[:i]
+        while kept and (not kept[-1].strip() or kept[-1].startswith("#")):
+            kept.pop()
+        pre = "\n".join(kept)
+        if pre and _parses(pre):
+            return pre if _def_level(pre, entry_point) == 2 else None
+    return None
+
+
 def _parse_code(text: str, entry_point: str | None) -> ParsedCode:
     if not isinstance(text, str) or not text.strip():
         return ParsedCode(None, False, "empty output")
@@ -377,6 +400,8 @@ def _parse_code(text: str, entry_point: str | None) -> ParsedCode:
             body = b.body.strip("\n")
             if not _parses(body) and _parses(textwrap.dedent(body)):
                 body = textwrap.dedent(body)
+            if not b.closed and entry_point and not _parses(body):
+                body = _whole_statements(body, entry_point) or body
             bodies.append(body)
         parses = [_parses(src) for src in bodies]
         levels = [_def_level(src, entry_point) if entry_point else 0 for src in bodies]

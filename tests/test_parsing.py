@@ -27,6 +27,26 @@ def test_code_unclosed_fence_is_kept_and_flagged():
     assert r.ok and r.code.startswith("def add") and r.error == "unclosed code block"
 
 
+def test_an_answer_cut_off_after_its_function_runs_the_whole_statements_before_the_cut():
+    """A chat answer stopped by max_tokens in its example usage (``print(add(1,``) lost a complete
+    function to a ``syntax_error``: the unclosed block is cut before the first top-level statement
+    that does not parse (evalplus's sanitizer keeps the function too). A function cut in its own
+    body is never run half-written: the block stays as it is (a syntax error)."""
+    cut = f"Here it is:\n```python\nimport math\n\n{ADD}\n\n\n# Example usage\nprint(add(1,"
+    r = parse_code(cut, "add")
+    assert r.ok and r.code == f"import math\n\n{ADD}" and r.error == "unclosed code block"
+    # a helper cut off after the entry point: the complete definitions before it
+    r = parse_code(f"```python\n{ADD}\n\ndef helper(x):\n    return [x,", "add")
+    assert r.code == ADD
+    assert parse_code("```python\nimport math\ndef add(a, b):\n    return a +", "add").code == (
+        "import math\ndef add(a, b):\n    return a +")
+    # a revision cut off inside its body: the earlier whole definition is the answer
+    assert parse_code(f"```python\n{ADD}\n```\nBetter:\n```python\ndef add(a, b):\n    s = a\n    return s +",
+                      "add").code == ADD
+    # without an entry point (a stdio program) a cut block stays as it is
+    assert parse_code("```python\nn = int(input())\nprint(n\n").code == "n = int(input())\nprint(n"
+
+
 def test_code_multiple_blocks_prefers_the_entry_point_definition():
     text = ("```python\nprint(add(1, 2))\n```\n"
             f"```python\n{ADD}\n```\n"
