@@ -27,9 +27,11 @@ Samples
 Robustness
   At most ``concurrency`` requests in flight. The client retries connection errors, timeouts,
   HTTP 408/409/429 and 5xx ``max_retries`` times with exponential backoff (0.5 s doubling, capped
-  at 8 s, with jitter; a ``Retry-After`` header wins). Anything else, or a retried failure that
-  persists, stops the call with :class:`ApiError`: one line naming the URL and what went wrong
-  (server text sanitised: no control characters, at most 200 characters). Answers are validated
+  at 8 s, with jitter; a ``Retry-After`` header wins); a body cut short after the headers (the
+  connection closed, or silent past ``timeout``) is retried as often, with the same backoff.
+  Anything else, or a retried failure that persists, stops the call with :class:`ApiError`: one
+  line naming the URL and what went wrong (server text sanitised: no control characters, at most
+  200 characters). Answers are validated
   before use: a body that is not JSON, has no choices or has non-text content is an error; extra
   choices are dropped; each text is capped at ``32 * max_tokens + 4096`` characters (then counted
   as truncated). The body is read as it arrives: within ``timeout`` seconds in all after the
@@ -52,6 +54,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import re
 import sys
 import threading
@@ -199,6 +202,30 @@ class _NRejected(Exception):
     """The server refused a request with n > 1 (HTTP 400/422)."""
 
 
+class _CutShort(Exception):
+    """The connection closed, or stalled past the timeout, after the headers: ``size`` bytes came."""
+
+    def __init__(self, size: int, timeout: bool):
+        super().__init__(size, timeout)
+        self.size, self.timeout = size, timeout
+
+
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    """The HTTP library's transport errors (a read failing mid-body): ``httpx``'s, or ``httpx2``'s
+    where the openai client is built on that."""
+    import importlib
+
+    import openai
+
+    found: list[type[BaseException]] = [openai.APIConnectionError]
+    for name in ("httpx2", "httpx"):
+        try:
+            found.append(importlib.import_module(name).TransportError)
+        except (ImportError, AttributeError):
+            pass
+    return tuple(found)
+
+
 class _Stopped(Exception):
     """A queued request that was not sent because the call had already failed."""
 
@@ -306,7 +333,7 @@ class ApiGenerator:
             return ApiError(msg)
         return ApiError(f"{where}: {type(exc).__name__}: {sanitize(exc)}")
 
-    def _post(self, body: dict, client) -> dict:
+    def _post(self, body: dict, client, stop: threading.Event | None = None) -> dict:
         """One request (with the client's retries): the validated answer."""
         import openai
 
@@ -318,11 +345,23 @@ class ApiGenerator:
         n = int(body.get("n", 1) or 1)
         cap = n * 8 * self._max_chars(body) + (32 << 20)  # bytes: UTF-8 and JSON escapes, and room for an
         # over-long text, which is cut (then counted truncated) rather than refused
-        try:
-            with api.with_streaming_response.create(**typed, extra_body=extra or None) as raw:
-                content = self._read_within(raw, cap)
-        except openai.OpenAIError as exc:
-            raise self._error(exc, n) from None
+        for attempt in range(self.api.max_retries + 1):
+            try:
+                with api.with_streaming_response.create(**typed, extra_body=extra or None) as raw:
+                    content = self._read_within(raw, cap)
+                break
+            except openai.OpenAIError as exc:
+                raise self._error(exc, n) from None
+            except _CutShort as cut:
+                # the client retries only the wait for the headers: a body cut short is retried here
+                # (a server or proxy closing the connection, or stalling, mid-answer ended the run
+                # with an httpx traceback)
+                if attempt == self.api.max_retries or (stop is not None and stop.is_set()):
+                    what = (f"no whole answer within {self.api.timeout:g} s (it stalled after {cut.size:,} bytes"
+                            if cut.timeout else
+                            f"the connection closed before the whole answer came ({cut.size:,} bytes")
+                    raise ApiError(f"{self.url}: {what}; {self._tries()})") from None
+                time.sleep(min(0.5 * 2.0 ** attempt, 8.0) * (1 - 0.25 * random.random()))
         try:
             data = json.loads(content)
         except (ValueError, UnicodeDecodeError, RecursionError):  # (nested past the recursion limit)
@@ -340,7 +379,14 @@ class ApiGenerator:
         times their size before the texts were cut), an :class:`ApiError`."""
         deadline = time.monotonic() + float(self.api.timeout)
         parts, size = [], 0
-        for chunk in raw.iter_bytes():
+        chunks = raw.iter_bytes()
+        while True:
+            try:
+                chunk = next(chunks)
+            except StopIteration:
+                break
+            except _transport_errors() as exc:
+                raise _CutShort(size, "timeout" in type(exc).__name__.lower()) from None
             parts.append(chunk)
             size += len(chunk)
             if size > cap:
@@ -367,7 +413,7 @@ class ApiGenerator:
                 with self._lock:
                     self.stats["cache_hits"] += 1
                 return hit
-        answer = self._post(body, client)
+        answer = self._post(body, client, stop)
         with self._lock:
             for k, v in answer["usage"].items():
                 self.stats[k] += v

@@ -1,0 +1,193 @@
+"""Real servers' quirks, reproduced by a local stub (a thread of http.server on 127.0.0.1), against
+the served-model client (roles.api_client) and the CLI: a connection closed or stalled in the middle
+of the body, content as a list of parts (Mistral-style), an event stream nobody asked for, HTML error
+pages from a proxy or a web UI, and a model name the server does not know (it says which it serves).
+Each either gives the right answer or stops with one line naming the URL (no traceback)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+pytest.importorskip("openai")
+
+from tinymodel import ADD_GOOD_TESTS, ADD_RIGHT, ADD_TASK  # noqa: E402
+
+from coevo.cli import main  # noqa: E402
+from matrix.tasks import Task  # noqa: E402
+from roles.api_client import ApiGenerator  # noqa: E402
+from roles.api_config import ApiConfig  # noqa: E402
+from roles.requests import role_request  # noqa: E402
+
+pytestmark = pytest.mark.timeout(60)
+
+ADD = Task.from_json(ADD_TASK)
+RIGHT = "```python\n" + ADD_RIGHT + "\n```"
+TESTS = "```python\n" + "\n".join(ADD_GOOD_TESTS) + "\n```"
+
+
+def answer_text(body: dict) -> str:
+    msgs = body.get("messages") or [{"content": body.get("prompt", "")}]
+    text = "\n".join(str(m.get("content")) for m in msgs)
+    return TESTS if "Do not solve the task" in text or "<|role|>tester" in text else RIGHT
+
+
+def completion(path: str, texts: list, finish: str = "stop") -> dict:
+    chat = path.endswith("/chat/completions")
+    return {"id": "x", "object": "chat.completion" if chat else "text_completion", "created": 0, "model": "m",
+            "choices": [({"index": i, "message": {"role": "assistant", "content": t}, "finish_reason": finish}
+                         if chat else {"index": i, "text": t, "finish_reason": finish})
+                        for i, t in enumerate(texts)]}
+
+
+class Server:
+    """``behave(handler, path, body, attempt)`` writes the whole response itself (``attempt``: how
+    many POSTs came before this one); ``models`` is what ``GET /v1/models`` lists."""
+
+    def __init__(self, behave, models=("served/model-7b",)):
+        self.posts = 0
+        self.gets: list[str] = []
+        self.lock = threading.Lock()
+        srv = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self):
+                srv.gets.append(self.path)
+                if self.path.rstrip("/").endswith("/models"):
+                    send(self, 200, {"object": "list", "data": [{"id": m, "object": "model"} for m in models]})
+                else:
+                    send(self, 404, {"detail": "Not Found"})
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
+                with srv.lock:
+                    attempt = srv.posts
+                    srv.posts += 1
+                try:
+                    behave(self, self.path, body, attempt)
+                except OSError:
+                    pass
+
+            def log_message(self, *args):
+                pass
+
+            def handle_error(self, *args):  # a client that hung up is no news
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.server.handle_error = lambda *a: None  # type: ignore[method-assign]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def send(h, status: int, payload, ctype: str = "application/json", headers: dict | None = None) -> None:
+    data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+    h.send_response(status)
+    h.send_header("content-type", ctype)
+    h.send_header("content-length", str(len(data)))
+    for k, v in (headers or {}).items():
+        h.send_header(k, v)
+    h.end_headers()
+    h.wfile.write(data)
+
+
+def good(h, path, body, attempt):
+    send(h, 200, completion(path, [answer_text(body)] * int(body.get("n") or 1)))
+
+
+@pytest.fixture
+def server():
+    made: list[Server] = []
+
+    def make(behave, **kw):
+        s = Server(behave, **kw)
+        made.append(s)
+        return s
+
+    yield make
+    for s in made:
+        s.close()
+
+
+def api(s: Server, tmp_path, **kw) -> ApiConfig:
+    kw.setdefault("cache_dir", str(tmp_path / "cache"))
+    kw.setdefault("max_retries", 0)
+    kw.setdefault("timeout", 10.0)
+    return ApiConfig(base_url=s.base, model=kw.pop("model", "stub-model"), **kw)
+
+
+def requests_for(n_codes=2, n_tests=1):
+    return [role_request("coder", ADD, n_codes), role_request("tester", ADD, n_tests)]
+
+
+def write_tasks(tmp_path) -> str:
+    p = tmp_path / "tasks.jsonl"
+    p.write_text(json.dumps(dict(ADD_TASK, tests=[{"test": t} for t in ADD_GOOD_TESTS])) + "\n")
+    return str(p)
+
+
+def solve(s: Server, tmp_path, capsys, *extra: str) -> tuple[int, str, object]:
+    out = tmp_path / "codes.jsonl"
+    rc = main(["solve", "--api-base", s.base, "--api-model", "stub-model", "--tasks", write_tasks(tmp_path),
+               "--out", str(out), "--n-codes", "2", "--n-tests", "1", "--consensus-inputs", "0",
+               "--api-cache", str(tmp_path / "cache"), "--quiet", *extra])
+    return rc, capsys.readouterr().err, out
+
+
+def one_line_error(rc: int, err: str, out) -> None:
+    assert rc == 2 and err.startswith("coevo solve: error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err and not out.exists()
+
+
+# --------------------------------------------------------------------------------------------
+# a body cut short: the connection closed, or stalled past the timeout, after the headers
+# --------------------------------------------------------------------------------------------
+
+def cut_short(h, path, body, stall: float = 0.0):
+    data = json.dumps(completion(path, [answer_text(body)] * int(body.get("n") or 1))).encode()
+    h.send_response(200)
+    h.send_header("content-type", "application/json")
+    h.send_header("content-length", str(len(data)))
+    h.end_headers()
+    h.wfile.write(data[: len(data) // 2])
+    h.wfile.flush()
+    if stall:
+        time.sleep(stall)
+    h.close_connection = True
+    h.connection.shutdown(socket.SHUT_RDWR)
+
+
+@pytest.mark.parametrize("stall", [0.0, 2.0], ids=["closed", "stalled"])
+def test_a_body_cut_short_is_retried_like_a_refused_connection(server, tmp_path, stall):
+    # red-team pass 17: a server (or a proxy) closing the connection in the middle of the body, or
+    # going silent there past the timeout, ended `coevo solve` with an httpx traceback (exit 1):
+    # the client's retries cover only the wait for the headers
+    s = server(lambda h, path, body, attempt: cut_short(h, path, body, stall) if attempt < 2
+               else good(h, path, body, attempt))
+    gen = ApiGenerator(api(s, tmp_path, max_retries=2, timeout=0.5, concurrency=1))
+    samples = gen.generate(requests_for())
+    assert [x.text for x in samples] == [RIGHT, RIGHT, TESTS]
+    assert gen.stats["retries"] == 2 and gen.stats["requests"] == 2
+
+
+@pytest.mark.parametrize("stall", [0.0, 2.0], ids=["closed", "stalled"])
+def test_a_body_always_cut_short_is_one_line_after_the_retries(server, tmp_path, capsys, stall):
+    s = server(lambda h, path, body, attempt: cut_short(h, path, body, stall))
+    t0 = time.monotonic()
+    rc, err, out = solve(s, tmp_path, capsys, "--api-retries", "1", "--api-timeout", "0.5")
+    one_line_error(rc, err, out)
+    assert s.base in err and "after 2 tries" in err
+    assert ("no whole answer within 0.5 s" if stall else "the connection closed before the whole answer came") in err
+    assert time.monotonic() - t0 < 30
