@@ -72,6 +72,7 @@ import numpy as np
 import torch
 
 from roles import kv_decode
+from roles.model_io import stop_ids
 
 _PHILOX_SALT = 0x636F65766F  # "coevo"
 
@@ -246,18 +247,8 @@ def _uniforms(key: list[int], n: int) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 
 def _eos_ids(model, tokenizer) -> set[int]:
-    ids: set[int] = set()
-    if tokenizer.eos_token_id is not None:
-        ids.add(int(tokenizer.eos_token_id))
     gc = getattr(model, "generation_config", None)
-    e = getattr(gc, "eos_token_id", None) if gc is not None else None
-    if isinstance(e, int):
-        ids.add(e)
-    elif isinstance(e, (list, tuple)):
-        ids.update(int(x) for x in e)
-    if not ids:
-        raise ValueError("neither the tokenizer nor the model defines an EOS token")
-    return ids
+    return stop_ids(tokenizer, getattr(gc, "eos_token_id", None) if gc is not None else None)
 
 
 def _context_length(model) -> int | None:

@@ -90,7 +90,8 @@ def _json_object(path: Path) -> dict | None:
     return data
 
 
-def _ids(value) -> list[int]:
+def token_ids(value) -> list[int]:
+    """A config's token id field (``eos_token_id``: an int, a list of them, or null) as a list."""
     if isinstance(value, bool):
         return []
     if isinstance(value, int):
@@ -100,13 +101,24 @@ def _ids(value) -> list[int]:
     return []
 
 
+def stop_ids(tokenizer, model_eos) -> set[int]:
+    """The ids a sample ends at: the tokenizer's EOS and the model's ``eos_token_id``
+    (``generation_config``: an int or a list). ValueError when there is none."""
+    ids = set(token_ids(model_eos))
+    if tokenizer.eos_token_id is not None:
+        ids.add(int(tokenizer.eos_token_id))
+    if not ids:
+        raise ValueError("neither the tokenizer nor the model defines an EOS token")
+    return ids
+
+
 def _model_eos_ids(p: Path, config: dict) -> list[int]:
     """The EOS ids the model's own files name: ``generation_config.json``'s ``eos_token_id`` (what
     ``transformers`` generation stops at), else ``config.json``'s, from which it is derived."""
     gen = _json_object(p / "generation_config.json")
     if gen is not None and gen.get("eos_token_id") is not None:
-        return _ids(gen.get("eos_token_id"))
-    return _ids(config.get("eos_token_id"))
+        return token_ids(gen.get("eos_token_id"))
+    return token_ids(config.get("eos_token_id"))
 
 
 def _embedding_rows(model) -> int | None:

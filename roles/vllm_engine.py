@@ -391,19 +391,12 @@ class VLLMEngine:
 
 
 def _eos_ids(tokenizer, model_dir) -> set[int]:
-    ids: set[int] = set()
-    if tokenizer.eos_token_id is not None:
-        ids.add(int(tokenizer.eos_token_id))
-    try:
-        from transformers import GenerationConfig as HFGenerationConfig
+    from transformers import GenerationConfig as HFGenerationConfig
 
+    from roles.model_io import stop_ids
+
+    try:
         e = HFGenerationConfig.from_pretrained(str(model_dir)).eos_token_id
     except (OSError, ValueError):
         e = None
-    if isinstance(e, int):
-        ids.add(e)
-    elif isinstance(e, (list, tuple)):
-        ids.update(int(x) for x in e)
-    if not ids:
-        raise ValueError("neither the tokenizer nor the model defines an EOS token")
-    return ids
+    return stop_ids(tokenizer, e)

@@ -415,3 +415,18 @@ def test_prompts_of_very_different_lengths_share_one_decode_loop(model_tok, monk
     for a, b in zip(joint, apart):
         assert np.allclose(a.logprobs, b.logprobs, atol=1e-4)
     assert joint_steps < len(steps)
+
+
+def test_the_ids_a_sample_ends_at_come_from_the_tokenizer_and_the_models_config():
+    """One reading of ``eos_token_id`` for both engines and the model loader: an int, a list of
+    them (Llama 3 names three), null; bools and other junk are no ids."""
+    from types import SimpleNamespace
+
+    from roles.model_io import stop_ids, token_ids
+
+    assert token_ids(7) == [7] and token_ids([1, 2]) == [1, 2] and token_ids((3,)) == [3]
+    assert token_ids(None) == [] and token_ids(True) == [] and token_ids([1, "x", False, 2.0]) == [1]
+    assert stop_ids(SimpleNamespace(eos_token_id=5), [128001, 128009]) == {5, 128001, 128009}
+    assert stop_ids(SimpleNamespace(eos_token_id=None), 2) == {2}
+    with pytest.raises(ValueError, match="EOS"):
+        stop_ids(SimpleNamespace(eos_token_id=None), None)
