@@ -49,3 +49,76 @@ def test_a_numpy_integer_is_no_python_int_in_a_generic_test(ex):
     pytest.importorskip("numpy")
     got = _statuses(ex, "count", [_NP_COUNT.format("int"), _NP_COUNT.format("")], [_generic(t) for t in _NP_TESTS])
     assert got == [["pass"] * 8, ["fail", "fail", "error", "pass", "pass", "pass", "pass", "pass"]]
+
+
+# a program's exception class defining __str__ (a message made from its attributes) crossed to a
+# generic test as a stand-in whose str() was that of its arguments: a right program failed
+# ``assert str(e) == 'need 4'`` and ``pytest.raises(Short, match=...)``-style checks
+_SHORT = ("class Short(Exception):\n    def __init__(self, need):\n        self.need = need\n"
+          "    def __str__(self):\n        return f'need {self.need}'\n"
+          "def pay(x):\n    if x < 5:\n        raise Short(5 - x)\n    return x - 5\n")
+_SHORT_TESTS = ["try:\n    pay(1)\nexcept Short as e:\n    assert str(e) == 'need 4'\nelse:\n    assert False",
+                "try:\n    pay(1)\nexcept Exception as e:\n    assert 'need 4' in f'{e}' and e.need == 4",
+                "import re\ntry:\n    pay(1)\nexcept Short as e:\n    assert re.search('need 4', str(e))",
+                "try:\n    pay(1)\nexcept Short as e:\n    assert e.args == (4,) and repr(e) == 'Short(4)'"]
+
+
+def test_a_programs_exception_keeps_its_own_message(ex):
+    got = _statuses(ex, "pay", [_SHORT, _SHORT.replace("need {", "needs {")], _SHORT_TESTS)
+    assert got == [["pass"] * 4, ["fail", "fail", "fail", "pass"]]
+
+
+# a program object in a generic test supported only some of Python's special methods: a context
+# manager class (``with Timer() as t``), ``+=`` on a class defining only ``__iadd__``, ``round``,
+# ``divmod``, ``reversed``, ``math.floor``, unary ``+`` and ``~`` and ``copy.copy`` of its objects
+# were errors of the test (a right program failed them all)
+_ACC = '''class Acc:
+    def __init__(self):
+        self.log = []
+        self.v = 0
+    def __enter__(self):
+        self.log.append('in')
+        return self
+    def __exit__(self, kind, exc, tb):
+        self.log.append('out' if kind is None else kind.__name__)
+        return kind is KeyError
+    def __iadd__(self, x):
+        self.v += x
+        return self
+    def __invert__(self):
+        return -self.v
+    def __pos__(self):
+        return self.v
+    def __round__(self, n=None):
+        return (self.v, n)
+    def __divmod__(self, o):
+        return (self.v // o, self.v % o)
+    def __rdivmod__(self, o):
+        return (o // self.v, 0)
+    def __reversed__(self):
+        return iter([3, 2, 1])
+    def __floor__(self):
+        return 4
+    def __ceil__(self):
+        return 5
+    def __trunc__(self):
+        return 6
+'''
+_ACC_TESTS = ["a = Acc()\nwith a as b:\n    pass\nassert b is a and a.log == ['in', 'out']",
+              "a = Acc()\nwith a:\n    raise KeyError(1)\nassert a.log == ['in', 'KeyError']",
+              "a = Acc()\ntry:\n    with a:\n        raise ValueError(1)\nexcept ValueError:\n    pass\n"
+              "assert a.log == ['in', 'ValueError']",
+              "a = Acc()\nb = a\na += 5\nassert a is b and a.v == 5",
+              "a = Acc()\na += 2\nassert ~a == -2 and +a == 2",
+              "a = Acc()\na += 3\nassert round(a) == (3, None) and round(a, 1) == (3, 1)",
+              "a = Acc()\na += 7\nassert divmod(a, 3) == (2, 1) and divmod(14, a) == (2, 0)",
+              "assert list(reversed(Acc())) == [3, 2, 1]",
+              "import math\nassert (math.floor(Acc()), math.ceil(Acc()), math.trunc(Acc())) == (4, 5, 6)",
+              "import copy\na = Acc()\na += 3\nb = copy.copy(a)\nb.v = 9\nassert a.v == 3 and b.v == 9 and b is not a",
+              "import copy\na = Acc()\na += 3\nb = copy.deepcopy(a)\nb.log.append(1)\nassert b.v == 3 and a.log == []"]
+
+
+def test_a_program_object_answers_pythons_special_methods_in_a_generic_test(ex):
+    wrong = _ACC.replace("self.v += x", "self.v -= x")
+    got = _statuses(ex, "Acc", [_ACC, wrong], [_generic(t) for t in _ACC_TESTS])
+    assert got == [["pass"] * 11, ["pass"] * 3 + ["fail"] * 4 + ["pass", "pass", "fail", "fail"]]

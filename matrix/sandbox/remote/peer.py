@@ -9,6 +9,7 @@ import json as _json
 import socket
 import struct
 import sys
+import weakref
 
 from ..encoding import decode, make_encoder
 from .arrays import _MAX_ARRAY_BYTES, _array_data, _array_from, _is_array
@@ -39,6 +40,22 @@ _LEN = struct.Struct("<I")
 _EXC_BASES = {n: getattr(builtins, n) for n in dir(builtins)
               if isinstance(getattr(builtins, n), type) and issubclass(getattr(builtins, n), BaseException)}
 _MAX_OBJECTS = 100_000
+_EXC_VALUES = frozenset(_EXC_BASES.values())
+# the program's own str and repr of the exceptions the test holds (:meth:`_Peer._exception`)
+_EXC_TEXTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _stand_in_text(base, i):
+    """``__str__`` (``i`` 0) or ``__repr__`` (1) of the test's stand-in for a program's exception
+    class: the program's own text of the exception where its class defines one, else the base's."""
+    fallback = base.__str__ if i == 0 else base.__repr__
+
+    def text(self):
+        texts = _EXC_TEXTS.get(self)
+        return texts[i] if texts is not None and texts[i] is not None else fallback(self)
+
+    text.__name__ = "__str__" if i == 0 else "__repr__"
+    return text
 
 
 class RemoteError(Exception):
@@ -94,6 +111,7 @@ class _Peer:
         self.export_ids: dict[int, int] = {}  # id(obj) -> export id (the object stays referenced)
         self.proxies: dict[int, object] = {}
         self.exc_classes: dict[int, type] = {}
+        self.exc_stand_ins: set[type] = set()  # the classes of exc_classes
         self.call_nodes: list[list] = []  # the test side: the containers of each pending call's arguments
         self.call_index: list[dict] = []  # the test side: id -> number of those, where looked up
         self.pending: list[tuple] = []  # the program side: (nodes, marks, before) of each call it serves
@@ -378,8 +396,10 @@ class _Peer:
             if base in (SystemExit, KeyboardInterrupt, GeneratorExit, BaseException):
                 base = Exception
             safe = name if name.isidentifier() else "ProgramError"
-            cls = type(safe, (base,), {"__module__": "solution"})
+            cls = type(safe, (base,), {"__module__": "solution", "__str__": _stand_in_text(base, 0),
+                                       "__repr__": _stand_in_text(base, 1)})
             self.exc_classes[rid] = cls
+            self.exc_stand_ins.add(cls)
         return cls
 
     # -- requests
@@ -446,13 +466,25 @@ class _Peer:
                 continue  # the call's containers come back by their marks
             _assign_in_place(target, new)
 
+    def exit_request(self, proxy, exc):
+        """The test side's ``with`` on a program object ending: the program's ``__exit__`` with
+        the exception that ended the block (None: none), a program's exception as its own class
+        (the test holds a stand-in), a builtin one as such, the test's own as its builtin base."""
+        desc = None
+        if exc is not None:
+            desc = self.describe_exception(exc)
+            rid = next((r for r, c in self.exc_classes.items() if c is type(exc)), None)
+            desc[3] = {"R": [self.other, rid, "", []]} if rid is not None else None
+            desc = _Raw(desc)
+        return self.request("exit", proxy, desc)
+
     def _exception(self, desc):
-        if type(desc) is not list or len(desc) not in (4, 6):
+        if type(desc) is not list or len(desc) not in (4, 6, 7):
             return RemoteError("malformed exception")
         name, base_name, message, cls = desc[:4]
         message = str(message)[:2000]
-        args = tuple(desc[4]) if len(desc) == 6 and type(desc[4]) is tuple else (message,)
-        attrs = desc[5] if len(desc) == 6 and type(desc[5]) is dict else {}
+        args = tuple(desc[4]) if len(desc) >= 6 and type(desc[4]) is tuple else (message,)
+        attrs = desc[5] if len(desc) >= 6 and type(desc[5]) is dict else {}
         if isinstance(cls, type) and issubclass(cls, BaseException):
             exc = _built(cls, args, message)
             for k, v in attrs.items():  # the program's class here is a plain stand-in of ours
@@ -461,6 +493,9 @@ class _Peer:
                         setattr(exc, k, v)
                     except Exception:
                         pass
+            texts = desc[6] if len(desc) == 7 and type(desc[6]) is list and len(desc[6]) == 2 else None
+            if texts is not None and type(exc) in self.exc_stand_ins:  # its class's own str and repr
+                _EXC_TEXTS[exc] = tuple(t if type(t) is str else None for t in texts)
             return exc
         base = _EXC_BASES.get(str(base_name), Exception)
         if base in (KeyboardInterrupt, GeneratorExit, BaseException):
@@ -483,8 +518,11 @@ class _Peer:
             plain_args = self.encode(tuple(BaseException.__dict__["args"].__get__(exc)))
         except BaseException:
             plain_args = None
+        texts = self._own_texts(exc, t) if cls_ref is not None else None
         if type(plain_args) is not dict or "t" not in plain_args or len(str(plain_args)) > 1 << 16:
-            return [name, base, msg, cls_ref]
+            if texts is None:
+                return [name, base, msg, cls_ref]
+            plain_args = None
         try:  # and its public attributes that are plain data (``e.code``)
             own = dict(BaseException.__dict__["__dict__"].__get__(exc))
             attrs = self.encode({k: v for k, v in own.items() if type(k) is str and not k.startswith("_")})
@@ -492,7 +530,29 @@ class _Peer:
             attrs = None
         if type(attrs) is not dict or "d" not in attrs or len(str(attrs)) > 1 << 16:
             attrs = {"d": []}
+        if texts is not None:
+            return [name, base, msg, cls_ref, plain_args, attrs, texts]
         return [name, base, msg, cls_ref, plain_args, attrs]
+
+    @staticmethod
+    def _own_texts(exc, t):
+        """``[str, repr]`` of an exception whose class defines its own ``__str__`` or ``__repr__``
+        (a message made from its attributes: red-team pass 17), each null where it is the
+        builtin base's; None where neither is its own."""
+        mro = type.__dict__["__mro__"].__get__(t)
+        base = next((c for c in mro if c in _EXC_VALUES), BaseException)
+        out: list = [None, None]
+        for i, (name, fn) in enumerate((("__str__", str), ("__repr__", repr))):
+            owner = next((c for c in mro if name in type.__dict__["__dict__"].__get__(c)), base)
+            if owner in _EXC_VALUES or owner is object:
+                continue
+            try:
+                text = fn(exc)
+            except BaseException:  # noqa: BLE001 - an unprintable exception: the stand-in's text
+                continue
+            if type(text) is str and len(text) <= 1 << 16:
+                out[i] = text
+        return out if out != [None, None] else None
 
     def _adopt(self, value, n: int):
         """The program side: a container the test read from one of its objects for the program

@@ -150,16 +150,39 @@ class _Server(_Peer):
             return issubclass(args[1], obj), None
         if op in ("binop", "rbinop"):
             name, other = args[1], args[2]
-            fn = {"eq": operator.eq, "ne": operator.ne, "and": operator.and_, "or": operator.or_}.get(name) \
-                or getattr(operator, name, None)
-            if fn is None or name not in _BINOPS | {"eq", "ne"}:
+            fn = {"eq": operator.eq, "ne": operator.ne, "and": operator.and_, "or": operator.or_,
+                  "divmod": divmod}.get(name) or getattr(operator, name, None)
+            if fn is None or (name not in _BINOPS | {"eq", "ne", "divmod"}
+                              and not (op == "binop" and name[1:] in _BINOPS and name[0] == "i")):
                 raise TypeError(f"unsupported operation {name!r}")
             return (fn(obj, other) if op == "binop" else fn(other, obj)), None
         if op == "unop":
-            fn = {"neg": operator.neg, "abs": abs}.get(args[1])
+            import math
+
+            fn = {"neg": operator.neg, "abs": abs, "pos": operator.pos, "invert": operator.invert,
+                  "trunc": math.trunc, "floor": math.floor, "ceil": math.ceil}.get(args[1])
             if fn is None:
                 raise TypeError("unsupported operation")
             return fn(obj), None
+        if op == "round":
+            return round(obj, *args[1:2]), None
+        if op == "reversed":
+            return reversed(obj), None
+        if op in ("copy", "deepcopy"):
+            import copy
+
+            return (copy.copy(obj) if op == "copy" else copy.deepcopy(obj)), None
+        if op in ("enter", "exit"):
+            t = type(obj)
+            if not (hasattr(t, "__enter__") and hasattr(t, "__exit__")):
+                raise TypeError(f"'{type.__dict__['__name__'].__get__(t)}' object does not support the context "
+                                "manager protocol")
+            if op == "enter":
+                return t.__enter__(obj), None
+            ended = self._exception(args[1]) if len(args) > 1 and args[1] is not None else None
+            if isinstance(ended, RemoteError):
+                raise ended
+            return t.__exit__(obj, type(ended) if ended is not None else None, ended, None), None
         raise TypeError(f"unknown request {op!r}")
 
 

@@ -316,6 +316,48 @@ class _Proxy:
     def __abs__(self):
         return self._coevo_q("unop", "abs")
 
+    # the rest of Python's special methods a program's class may define (red-team pass 17: a
+    # context manager, ``+=`` on a class with only ``__iadd__``, ``round``, ``divmod``,
+    # ``reversed``, ``math.floor``, ``copy.copy`` of its objects were errors of the test)
+    def __pos__(self):
+        return self._coevo_q("unop", "pos")
+
+    def __invert__(self):
+        return self._coevo_q("unop", "invert")
+
+    def __trunc__(self):
+        return self._coevo_q("unop", "trunc")
+
+    def __floor__(self):
+        return self._coevo_q("unop", "floor")
+
+    def __ceil__(self):
+        return self._coevo_q("unop", "ceil")
+
+    def __round__(self, *ndigits):
+        return self._coevo_q("round", *ndigits[:1])
+
+    def __divmod__(self, other):
+        return self._coevo_q("binop", "divmod", other)
+
+    def __rdivmod__(self, other):
+        return self._coevo_q("rbinop", "divmod", other)
+
+    def __reversed__(self):
+        return self._coevo_q("reversed")
+
+    def __copy__(self):
+        return self._coevo_q("copy")
+
+    def __deepcopy__(self, memo):
+        return self._coevo_q("deepcopy")
+
+    def __enter__(self):
+        return self._coevo_q("enter")
+
+    def __exit__(self, kind, exc, tb):
+        return object.__getattribute__(self, "_coevo_p").exit_request(self, exc if kind is not None else None)
+
 
 def _binop(name):
     def op(self, other):
@@ -334,3 +376,4 @@ for _n in _BINOPS:
     else:
         setattr(_Proxy, f"__{_n}__", _f)
         setattr(_Proxy, f"__r{_n}__", _r)
+        setattr(_Proxy, f"__i{_n}__", _binop("i" + _n)[0])  # ``x += y``: the program's ``__iadd__``, else ``+``

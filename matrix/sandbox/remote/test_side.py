@@ -131,4 +131,8 @@ def _test_side_handle(peer, op, args):
         return args[1] in obj, None
     if op in ("str", "repr"):
         return (str if op == "str" else repr)(obj), None
+    if op in ("copy", "deepcopy"):  # a copy of the test's: the program's changes to it stay in the copy
+        import copy
+
+        return (copy.copy(obj) if op == "copy" else copy.deepcopy(obj)), None
     raise TypeError(f"the program may not {op} the test's objects")
