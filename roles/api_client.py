@@ -32,7 +32,9 @@ Robustness
   Anything else, or a retried failure that persists, stops the call with :class:`ApiError`: one
   line naming the URL and what went wrong (server text sanitised: no control characters, at most
   200 characters). Answers are validated
-  before use: a body that is not JSON, has no choices or has non-text content is an error; extra
+  before use (a content given as a list of parts counts its text parts; server-sent events sent
+  though nobody asked are joined into the completion they stream; an HTML page is named by its
+  title or text): a body that is not JSON, has no choices or has non-text content is an error; extra
   choices are dropped; each text is capped at ``32 * max_tokens + 4096`` characters (then counted
   as truncated). The body is read as it arrives: within ``timeout`` seconds in all after the
   headers (the client's own timeout bounds the wait for them, and for each chunk), and up to
@@ -52,6 +54,7 @@ Cache
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import os
 import random
@@ -160,6 +163,74 @@ def _tokens(usage) -> dict[str, int]:
     return out
 
 
+def _text_parts(parts: list) -> Any:
+    """The text of a message content given as a list of parts (OpenAI's schema allows it; Mistral's
+    reasoning models answer ``[{"type": "thinking", ...}, {"type": "text", "text": ...}]``): its text
+    parts joined, the thinking and other parts left out. The list itself when no part is text."""
+    texts = [p["text"] for p in parts if isinstance(p, dict) and p.get("type") in ("text", "output_text")
+             and isinstance(p.get("text"), str)]
+    return "".join(texts) if texts else parts
+
+
+def _from_event_stream(content: bytes, endpoint: str) -> dict:
+    """The completion object that server-sent events (``data: {...}`` lines, as a server streaming
+    when nobody asked for it sends) add up to: each choice's text pieces joined, its last
+    ``finish_reason``, the reported usage; raises ValueError when an event is not JSON."""
+    texts: dict[int, list[str]] = {}
+    finish: dict[int, Any] = {}
+    usage = None
+    for line in content.decode("utf-8").splitlines():
+        if not line.startswith("data:"):
+            continue  # event:, id:, retry:, comments, blank separators
+        payload = line[5:].strip()
+        if not payload or payload == "[DONE]":
+            continue
+        event = json.loads(payload)
+        if not isinstance(event, dict):
+            raise ValueError("an event is not an object")
+        if event.get("error"):
+            return {"error": event["error"]}
+        if event.get("usage"):
+            usage = event["usage"]
+        for c in event.get("choices") or []:
+            if not isinstance(c, dict):
+                raise ValueError("an event's choice is not an object")
+            idx = c.get("index", 0)
+            idx = idx if isinstance(idx, int) and not isinstance(idx, bool) else 0
+            piece = (c.get("delta") or {}).get("content") if endpoint == "chat" else c.get("text")
+            if isinstance(piece, list):
+                piece = _text_parts(piece)
+            if piece is not None and not isinstance(piece, str):
+                raise ValueError(f"choice {idx} has no text (got {type(piece).__name__})")
+            texts.setdefault(idx, []).append(piece or "")
+            if c.get("finish_reason") is not None:
+                finish[idx] = c["finish_reason"]
+    key = "message" if endpoint == "chat" else "text"
+    choices = [{"index": i, key: ({"content": "".join(t)} if endpoint == "chat" else "".join(t)),
+                "finish_reason": finish.get(i)} for i, t in sorted(texts.items())]
+    return {"choices": choices, "usage": usage}
+
+
+def _is_event_stream(content: bytes, content_type: str) -> bool:
+    return "text/event-stream" in content_type.lower() or content.lstrip()[:5] == b"data:"
+
+
+def _web_page(text: str) -> str | None:
+    """The title (else the start of the text) of an HTML page, or None when ``text`` is not one."""
+    head = text.lstrip()[:200].lower()
+    if not (head.startswith("<!doctype html") or head.startswith("<html") or "<html" in head):
+        return None
+    m = re.search(r"<title[^>]*>(.*?)</title>", text, re.S | re.I)
+    return sanitize(html.unescape(m.group(1)), 80) if m else sanitize(_html_text(text), 80)
+
+
+def _html_text(text: str) -> str:
+    """An HTML page's text: scripts, styles and tags dropped, entities decoded."""
+    text = re.sub(r"<(script|style)\b[^>]*>.*?</\1\s*>", " ", text, flags=re.S | re.I)
+    text = re.sub(r"<!--.*?-->|<[^>]*>", " ", text, flags=re.S)
+    return html.unescape(text)
+
+
 def parse_answer(data: Any, endpoint: str, n: int, max_chars: int) -> dict:
     """``{"choices": [{"text", "truncated"}], "usage": {...}}`` from a decoded response body;
     raises ValueError (a short reason) when it is not a completion."""
@@ -183,6 +254,8 @@ def parse_answer(data: Any, endpoint: str, n: int, max_chars: int) -> dict:
             text = msg.get("content")
             if text is None:  # e.g. all tokens went to reasoning, or a refusal: an empty answer
                 text = ""
+            elif isinstance(text, list):
+                text = _text_parts(text)
         else:
             text = c.get("text")
         if not isinstance(text, str):
@@ -349,6 +422,7 @@ class ApiGenerator:
             try:
                 with api.with_streaming_response.create(**typed, extra_body=extra or None) as raw:
                     content = self._read_within(raw, cap)
+                    content_type = raw.headers.get("content-type", "")
                 break
             except openai.OpenAIError as exc:
                 raise self._error(exc, n) from None
@@ -363,9 +437,18 @@ class ApiGenerator:
                     raise ApiError(f"{self.url}: {what}; {self._tries()})") from None
                 time.sleep(min(0.5 * 2.0 ** attempt, 8.0) * (1 - 0.25 * random.random()))
         try:
-            data = json.loads(content)
+            if _is_event_stream(content, content_type):
+                # streamed though nobody asked (a server or gateway that always streams)
+                data = _from_event_stream(content, self.api.endpoint)
+            else:
+                data = json.loads(content)
         except (ValueError, UnicodeDecodeError, RecursionError):  # (nested past the recursion limit)
-            head = sanitize(content[:80].decode("utf-8", "replace"), 80)
+            text = content[:4096].decode("utf-8", "replace")
+            page = _web_page(text)
+            if page is not None:
+                raise ApiError(f"{self.url}: the answer is a web page ({page!r}), not JSON: is --api-base "
+                               "the API's address (with vLLM, llama.cpp, Ollama, LM Studio it ends in /v1)?") from None
+            head = sanitize(text[:80], 80)
             raise ApiError(f"{self.url}: the answer is not JSON ({len(content)} bytes: {head!r})") from None
         try:
             return parse_answer(data, self.api.endpoint, body.get("n", 1), self._max_chars(body))
@@ -576,4 +659,8 @@ def _status_detail(exc) -> str:
             text = resp.text
         except Exception:
             text = ""
+        page = _web_page(text)
+        if page is not None:  # a proxy's error page: its words, not its markup
+            body = re.sub(r"<head\b.*?</head\s*>", " ", text, flags=re.S | re.I)
+            text = _html_text(body).strip() or page
     return sanitize(text) if text else ""

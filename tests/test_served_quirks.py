@@ -20,7 +20,7 @@ from tinymodel import ADD_GOOD_TESTS, ADD_RIGHT, ADD_TASK  # noqa: E402
 
 from coevo.cli import main  # noqa: E402
 from matrix.tasks import Task  # noqa: E402
-from roles.api_client import ApiGenerator  # noqa: E402
+from roles.api_client import ApiError, ApiGenerator  # noqa: E402
 from roles.api_config import ApiConfig  # noqa: E402
 from roles.requests import role_request  # noqa: E402
 
@@ -191,3 +191,92 @@ def test_a_body_always_cut_short_is_one_line_after_the_retries(server, tmp_path,
     assert s.base in err and "after 2 tries" in err
     assert ("no whole answer within 0.5 s" if stall else "the connection closed before the whole answer came") in err
     assert time.monotonic() - t0 < 30
+
+
+# --------------------------------------------------------------------------------------------
+# answers in another shape: content as a list of parts, an event stream nobody asked for
+# --------------------------------------------------------------------------------------------
+
+def test_content_as_a_list_of_parts_is_read_as_its_text_parts(server, tmp_path):
+    # red-team pass 17: OpenAI's schema lets an assistant message's content be a list of parts, and
+    # Mistral's reasoning models answer so ([{"type": "thinking", ...}, {"type": "text", ...}]); each
+    # such answer stopped the run ("choice 0 has no text (got list)")
+    def parts(h, path, body, attempt):
+        text = answer_text(body)
+        content = [{"type": "thinking", "thinking": [{"type": "text", "text": "def add(a, b): return 0"}]},
+                   {"type": "text", "text": text[:10]}, {"type": "text", "text": text[10:]}]
+        send(h, 200, completion(path, [content] * int(body.get("n") or 1)))
+
+    s = server(parts)
+    samples = ApiGenerator(api(s, tmp_path)).generate(requests_for())
+    assert [x.text for x in samples] == [RIGHT, RIGHT, TESTS]
+
+
+@pytest.mark.parametrize("content", [[{"type": "image_url", "image_url": {"url": "x"}}], [1, 2], {"text": "x"}])
+def test_content_that_holds_no_text_is_still_an_error(server, tmp_path, content):
+    s = server(lambda h, path, body, attempt: send(h, 200, completion(path, [content])))
+    with pytest.raises(ApiError, match="not a completion: choice 0 has no text"):
+        ApiGenerator(api(s, tmp_path)).generate(requests_for(1, 0))
+
+
+def event_stream(path: str, texts: list[str], usage: bool = True) -> bytes:
+    chat = path.endswith("/chat/completions")
+    events: list[dict] = []
+    for i, t in enumerate(texts):
+        for j in range(0, len(t), 7):
+            piece = {"index": i, "finish_reason": None}
+            piece.update({"delta": {"content": t[j:j + 7]}} if chat else {"text": t[j:j + 7]})
+            events.append({"id": "x", "object": "chat.completion.chunk", "choices": [piece]})
+        events.append({"id": "x", "choices": [dict({"index": i, "finish_reason": "length" if i else "stop"},
+                                                   **({"delta": {}} if chat else {"text": ""}))]})
+    if usage:
+        events.append({"id": "x", "choices": [], "usage": {"prompt_tokens": 7, "completion_tokens": 3}})
+    return b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events) + b"data: [DONE]\n\n"
+
+
+@pytest.mark.parametrize("endpoint", ["chat", "completions"])
+def test_an_event_stream_nobody_asked_for_is_read_whole(server, tmp_path, endpoint):
+    # red-team pass 17: a server (or a gateway in front of it) that streams whatever the request
+    # says answered every request with server-sent events, and each one stopped the run ("not JSON")
+    s = server(lambda h, path, body, attempt: send(
+        h, 200, event_stream(path, [answer_text(body)] * int(body.get("n") or 1)), "text/event-stream"))
+    gen = ApiGenerator(api(s, tmp_path, endpoint=endpoint))
+    samples = gen.generate(requests_for())
+    assert [x.text for x in samples] == [RIGHT, RIGHT, TESTS]
+    assert [x.truncated for x in samples] == [False, True, False]
+    assert gen.stats["prompt_tokens"] == 14 and gen.stats["completion_tokens"] == 6
+
+
+def test_an_event_stream_reporting_an_error_is_one_line(server, tmp_path):
+    stream = b'data: {"error": {"message": "out of memory\\u001b[31m"}}\n\ndata: [DONE]\n\n'
+    s = server(lambda h, path, body, attempt: send(h, 200, stream, "text/event-stream"))
+    with pytest.raises(ApiError, match="the server reported an error: out of memory") as err:
+        ApiGenerator(api(s, tmp_path)).generate(requests_for(1, 0))
+    assert "\x1b" not in str(err.value)
+    s = server(lambda h, path, body, attempt: send(h, 200, b"data: {not json\n\n", "text/event-stream"))
+    with pytest.raises(ApiError, match="not JSON"):
+        ApiGenerator(api(s, tmp_path)).generate(requests_for(1, 0))
+
+
+# --------------------------------------------------------------------------------------------
+# web pages instead of answers: a proxy's error page, a web UI at the address given
+# --------------------------------------------------------------------------------------------
+
+NGINX_502 = (b"<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway"
+             b"</h1></center>\r\n<hr><center>nginx/1.18.0</center>\r\n</body>\r\n</html>\r\n")
+
+
+def test_an_html_error_page_is_named_by_its_text_not_its_markup(server, tmp_path, capsys):
+    s = server(lambda h, path, body, attempt: send(h, 502, NGINX_502, "text/html"))
+    rc, err, out = solve(s, tmp_path, capsys, "--api-retries", "0")
+    one_line_error(rc, err, out)
+    assert "HTTP 502: 502 Bad Gateway nginx/1.18.0" in err and "<" not in err
+
+
+def test_a_web_page_where_the_api_should_be_says_to_check_the_address(server, tmp_path, capsys):
+    page = (b"<!DOCTYPE html><html><head><script>var x = '<b>';</script><title>Open WebUI</title></head>"
+            b"<body>" + b"app " * 500 + b"</body></html>")
+    s = server(lambda h, path, body, attempt: send(h, 200, page, "text/html; charset=utf-8"))
+    rc, err, out = solve(s, tmp_path, capsys)
+    one_line_error(rc, err, out)
+    assert "a web page ('Open WebUI'), not JSON" in err and "is --api-base the API's address" in err
