@@ -122,3 +122,17 @@ def test_a_program_object_answers_pythons_special_methods_in_a_generic_test(ex):
     wrong = _ACC.replace("self.v += x", "self.v -= x")
     got = _statuses(ex, "Acc", [_ACC, wrong], [_generic(t) for t in _ACC_TESTS])
     assert got == [["pass"] * 11, ["pass"] * 3 + ["fail"] * 4 + ["pass", "pass", "fail", "fail"]]
+
+
+# with ``with`` now reaching the program's ``__exit__``, a program's context manager answering
+# True for every exception would swallow the test's own failed assertion inside the block (as in
+# plain Python): a program object decides no verdict, so an AssertionError of the test is never
+# suppressed (a ValueError the test raises in the block is, where the program's __exit__ says so)
+_SWALLOW = ("class Ctx:\n    def __enter__(self):\n        return 41\n    def __exit__(self, *a):\n"
+            "        return True\n")
+
+
+def test_a_programs_context_manager_cannot_swallow_the_tests_failed_assertion(ex):
+    tests = [_generic("with Ctx() as v:\n    assert v == 42"), _generic("with Ctx() as v:\n    raise ValueError(v)"),
+             _generic("with Ctx() as v:\n    pass\nassert v == 41")]
+    assert _statuses(ex, "Ctx", [_SWALLOW], tests) == [["fail", "pass", "pass"]]
