@@ -195,7 +195,8 @@ def _unfenced_code(text: str) -> str | None:
             if budget < 0:
                 return None
             if src and _parses(src):
-                return src
+                bare = re.sub(r"(?:\n(?:#[^\n]*)?)+\Z", "", src)  # less trailing comments ("### Note")
+                return bare if bare != src and _parses(bare) else src
     return None
 
 
@@ -363,6 +364,27 @@ def after_reasoning(text: str) -> str | None:
     return None if _THINK_OPEN.match(text) else text
 
 
+_FIRST_FENCE = re.compile(r"^[ \t]*```", re.M)
+_BARE_FENCE = re.compile(r"[ \t]*`{3,}[ \t]*\r?(?:\n|\Z)")
+
+
+def _code_then_fence(text: str) -> list[Block] | None:
+    """The blocks of an answer that starts with code and closes it with a bare fence (the chat
+    template, or the prompt, opened the block: ``def f(): ...\n```\nThis adds.``): the code
+    before that fence as a closed python block, then the blocks after it. None for any other
+    answer (prose first, or a fence with a language first: it opens a block)."""
+    m = _FIRST_FENCE.search(text)
+    if m is None or not _BARE_FENCE.match(text, m.start()):
+        return None
+    pre = text[:m.start()].strip("\n")
+    first = next((ln for ln in pre.split("\n") if ln.strip()), "")
+    if not first or not (first[:1] in (" ", "\t") or _CODE_START.match(first)):
+        return None
+    end = _BARE_FENCE.match(text, m.start())
+    assert end is not None
+    return [Block("python", pre.rstrip(), True)] + fenced_blocks(text[end.end():])
+
+
 def _whole_statements(body: str, entry_point: str) -> str | None:
     """The code of a block cut off by the length limit (``body`` does not parse): its longest
     prefix that ends before a top-level line and parses, less trailing comments, when that still
@@ -390,7 +412,7 @@ def _parse_code(text: str, entry_point: str | None) -> ParsedCode:
     if not text.strip():
         return ParsedCode(None, False, "empty answer after the reasoning")
     text = text[:MAX_CHARS]
-    blocks = fenced_blocks(text)
+    blocks = _code_then_fence(text) or fenced_blocks(text)
     if blocks:
         cands = [b for b in blocks if b.lang in PY_LANGS and b.body.strip()]
         if not cands:

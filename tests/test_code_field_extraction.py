@@ -161,3 +161,39 @@ def test_tests_come_from_the_answer_not_the_reasoning():
                       "```python\nassert add(1, 2) == 3\n```", task)
     assert [t.test for t in got.tests] == ["assert add(1, 2) == 3"]
     assert not parse_tests("<think>\n```python\nassert add(1, 2) == 3\n```\nand then", task).tests
+
+
+def test_code_followed_by_a_closing_fence_or_prose_runs_the_code():
+    """Chat models answering in code first (their template opened the fence, or they write no
+    preamble) close with a bare fence or go on in prose: the field did not compile and ran as a
+    syntax error (or ran the prose after the fence); the code before runs. A program cut off
+    mid-line (its last line code, not words) still does not."""
+    from coevo.commands.codes_input import extracted_code
+
+    imp = "import sys\n\n" + RIGHT
+    cases = [(RIGHT + "\n\nThis function returns the sum of a and b.\n", RIGHT),
+             (RIGHT + "\n```\n\nThis function returns the sum.\n", RIGHT),
+             (RIGHT + "\n```\n\nExample:\n```python\nprint(add(1, 2))\n```\n", RIGHT),
+             (imp + "\n\n**Explanation:**\n- it adds the two numbers\n", imp),
+             (imp + "\n\n### Explanation\nThe function adds a and b.\n", imp)]
+    for text, want in cases:
+        assert (extracted_code(text, "add") or "").rstrip() == want, text
+    for text in (RIGHT + "\nprint(add(1,", RIGHT + "\nresult = add(1,", RIGHT + "\nmy_list.append(x, y",
+                 RIGHT + "\nnot (a", RIGHT + "\nmatch x"):
+        assert extracted_code(text, "add") is None, text
+
+
+def test_a_completion_followed_by_a_closing_fence_or_prose_runs_prompt_and_body():
+    """A chat model asked to complete a prompt writes the body, then ``` and a word on it: human-
+    eval's prompt + completion is a syntax error for all 36 MBPP tasks written so; coevo runs the
+    prompt + the body (as README "Select the right program among candidates" says)."""
+    from coevo.commands.codes_input import completion_code
+
+    prompt = 'def add(a, b):\n    """Add a and b."""\n'
+    for comp in ("    return a + b\n```\n\nThis adds them.", "    return a + b\n\nThis function adds them.\n",
+                 "    return a + b\n```", "    s = a + b\n    return s\n\n\nExplanation: it adds.\n"):
+        got = completion_code(prompt, comp, "add")
+        assert got is not None and got.startswith(prompt), comp
+        assert got[len(prompt):].rstrip() == comp.split("\n\n")[0].split("\n```")[0].rstrip(), comp
+    for comp in ("    return (a +\nThe end.", "    return a +\n```"):
+        assert completion_code(prompt, comp, "add") is None, comp

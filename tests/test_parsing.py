@@ -47,6 +47,18 @@ def test_an_answer_cut_off_after_its_function_runs_the_whole_statements_before_t
     assert parse_code("```python\nn = int(input())\nprint(n\n").code == "n = int(input())\nprint(n"
 
 
+def test_code_before_a_bare_closing_fence_is_the_answer():
+    """A chat template (or prompt) that opened the ```python block leaves the model's answer as
+    code, a bare closing fence, then prose or an example block: the prose after the fence was taken
+    for the code (a syntax error). A bare fence after prose still opens a block."""
+    for text in (f"{ADD}\n```\n\nThis function returns the sum.",
+                 f"{ADD}\n```\nExample:\n```python\nprint(add(1, 2))\n```", f"import math\n{ADD}\n```"):
+        r = parse_code(text, "add")
+        assert r.ok and r.code.endswith(ADD) and "```" not in r.code and r.error == "", text
+    assert parse_code(f"Solution\n```\n{ADD}\n```", "add").code == ADD
+    assert parse_code(f"print(1)\n```python\n{ADD}\n```", "add").code == ADD
+
+
 def test_code_multiple_blocks_prefers_the_entry_point_definition():
     text = ("```python\nprint(add(1, 2))\n```\n"
             f"```python\n{ADD}\n```\n"

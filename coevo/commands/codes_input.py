@@ -17,6 +17,7 @@ files; this module reads the chat answers in what it gives.
 from __future__ import annotations
 
 import ast
+import keyword
 import re
 import textwrap
 
@@ -39,18 +40,55 @@ _CODE_WORDS = re.compile(r"(?:def|class|import|from|if|elif|else|for|while|try|e
 
 
 def _chat_answer(code: str) -> bool:
-    """Markdown (a line opening a ``` fence), a reasoning block (``<think>``) or a first line of
-    prose: not a program that merely fails to compile. Cheap: most fields are plain code and are never compiled here."""
+    """Markdown (a line opening a ``` fence), a reasoning block (``<think>``), a first line of
+    prose or code followed by a line of prose (:func:`_prose_line`): not a program that merely
+    fails to compile. Cheap: most fields are plain code and are never compiled here."""
     if re.search(r"^[ \t]*```", code, re.M) or re.search(r"</?think(?:ing)?>", code, re.I):
         return True  # markdown, or a reasoning model's <think> block
-    first = next((ln.strip() for ln in code.splitlines() if ln.strip()), "")
-    if not first or first[0] in "\"'#@([{" or _CODE_WORDS.match(first) or "=" in first.split(" ", 2)[1:2]:
+    lines = code.splitlines()
+    first = next((ln.strip() for ln in lines if ln.strip()), "")
+    if not first:
         return False
-    try:
-        compile(first, "<line>", "exec", dont_inherit=True)
-        return False  # a line of code
-    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
-        return " " in first  # words
+    if not (first[0] in "\"'#@([{" or _CODE_WORDS.match(first) or "=" in first.split(" ", 2)[1:2]):
+        try:
+            compile(first, "<line>", "exec", dont_inherit=True)
+        except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+            if " " in first:
+                return True  # words
+    return any(_prose_line(ln) for ln in lines[1:])
+
+
+_MARKDOWN_LINE = re.compile(r"(?:\*\*|__|[-*+>][ \t]|\d{1,3}[.)][ \t])")
+_SENTENCE = re.compile(r"([A-Za-z]+)[:,.!?]?[ \t]+[A-Za-z`'\"(*]")
+
+
+def _prose_line(line: str) -> bool:
+    """A line of words at column 0 that is no Python (``This function adds them.``, ``Explanation:
+    it ...``, ``**Note:**``, ``- it adds``): what a chat model writes after its code. A line of
+    code cut off by the length limit is not one: it starts with a keyword or a name followed by
+    an operator or a bracket (``print(f(1,``, ``x = [1,``, ``not (a``)."""
+    if not line or line[0] in " \t":
+        return False
+    m = None if _MARKDOWN_LINE.match(line) else _SENTENCE.match(line)
+    if m is None and not _MARKDOWN_LINE.match(line):
+        return False
+    if m is not None and (keyword.iskeyword(m.group(1)) or keyword.issoftkeyword(m.group(1))
+                          or m.group(1) in ("print", "exec")):
+        return False
+    return not _compiles(line.strip())
+
+
+def _before_prose(text: str) -> str | None:
+    """The code of ``text`` before its first fence line or line of prose after the first line
+    (trailing blank and comment lines left out); None where it has neither, or nothing before."""
+    lines = text.split("\n")
+    for i in range(1, len(lines)):
+        if re.match(r"[ \t]*```", lines[i]) or _prose_line(lines[i]):
+            head = lines[:i]
+            while head and (not head[-1].strip() or head[-1].lstrip().startswith("#")):
+                head.pop()
+            return "\n".join(head) + "\n" if head else None
+    return None
 
 
 def extracted_code(code: str, entry_point: str | None) -> str | None:
@@ -74,6 +112,9 @@ def completion_code(prompt: str, completion: str, entry_point: str | None) -> st
     completion as written."""
     if not _chat_answer(completion) or _compiles(prompt + completion):  # (the cheap test first)
         return None
+    head = _before_prose(completion)
+    if head is not None and _compiles(prompt + head):
+        return prompt + head  # the body, then a closing fence or words on it
     from roles.parsing import after_reasoning, parse_code
 
     answer = after_reasoning(completion)
