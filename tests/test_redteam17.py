@@ -136,3 +136,13 @@ def test_a_programs_context_manager_cannot_swallow_the_tests_failed_assertion(ex
     tests = [_generic("with Ctx() as v:\n    assert v == 42"), _generic("with Ctx() as v:\n    raise ValueError(v)"),
              _generic("with Ctx() as v:\n    pass\nassert v == 41")]
     assert _statuses(ex, "Ctx", [_SWALLOW], tests) == [["fail", "pass", "pass"]]
+
+
+# a stdio program that swaps sys.stdout for its own buffer and writes its answer to the original
+# stream (``sys.__stdout__``) printed it in ``python prog.py < input``, which flushes the original
+# stream at exit, but had no output in the sandbox (only the current sys.stdout was flushed)
+def test_a_stdio_programs_original_stdout_is_flushed_at_exit(ex):
+    code = ("import sys, io\nanswer = int(input()) * 2\nsys.stdout = io.StringIO()\nprint('noise')\n"
+            "sys.__stdout__.write(str(answer) + '\\n')\n")
+    m = ex.run_matrix(Task("t", "p", kind="stdio"), [code], [Test.stdio("3\n", "6\n"), Test.stdio("4\n", "6\n")])
+    assert [m.cell(0, j).status for j in range(2)] == ["pass", "fail"], m.cell(0, 0)

@@ -533,6 +533,7 @@ def _real_streams():
     sys.stderr = TextIO(io.BufferedWriter(io.FileIO(2, "wb", closefd=False)), encoding="utf-8",
                         errors="backslashreplace", line_buffering=True)
     sys.__stdin__, sys.__stdout__, sys.__stderr__ = sys.stdin, sys.stdout, sys.stderr  # type: ignore[misc]
+    _G["std_streams"] = (sys.stdout, sys.stderr)  # (flushed at exit even where the program swapped them)
 
 
 def name_status(ns, name):
@@ -1125,9 +1126,13 @@ def _exit_like_python() -> None:
         G["run_exit_funcs"]()  # (writes its handlers' errors to stderr itself)
     except G["BaseException"] as exc:
         _unraisable(exc)
-    for name in ("stdout", "stderr"):
+    # the current streams, then the interpreter's own ones, which Python flushes as it ends even
+    # where the program put others in their place (red-team pass 17: ``sys.stdout = StringIO()``,
+    # then the answer written to ``sys.__stdout__``, was no output)
+    streams: tuple = (getattr(sys, "stdout", None), getattr(sys, "stderr", None)) + tuple(G.get("std_streams", ()))
+    for stream in streams:
         try:
-            getattr(sys, name).flush()
+            stream.flush()
         except G["BaseException"]:
             pass
     try:
