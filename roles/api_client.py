@@ -21,8 +21,11 @@ Samples
   seed. Seeds are derived from ``GenerationConfig.seed``, the prompt, its occurrence in the call
   and the sample index (as in the in-process engine), so identical prompts in one call still get
   different samples. ``temperature == 0`` sends one request per prompt and repeats its answer
-  ``n`` times. ``finish_reason == "length"`` marks a sample ``truncated``. Samples carry no token
-  ids or log-probs (``None``).
+  ``n`` times. ``finish_reason == "length"`` marks a sample ``truncated``. A request the server
+  refuses as longer than the model's context (prompt + ``max_tokens``: HTTP 400/413/422 in vLLM's,
+  SGLang's, llama.cpp's, TGI's or OpenAI's words) gives its samples no completion (empty,
+  ``truncated``, counted in ``stats["past_context"]``, not cached) and one warning, as in process.
+  Samples carry no token ids or log-probs (``None``).
 
 Robustness
   At most ``concurrency`` requests in flight. The client retries connection errors, timeouts,
@@ -31,7 +34,8 @@ Robustness
   connection closed, or silent past ``timeout``) is retried as often, with the same backoff.
   Anything else, or a retried failure that persists, stops the call with :class:`ApiError`: one
   line naming the URL and what went wrong (server text sanitised: no control characters, at most
-  200 characters). Answers are validated
+  200 characters; after an HTTP 404, the names the server lists at ``GET /models``, or that the
+  address usually ends in ``/v1``). Answers are validated
   before use (a content given as a list of parts counts its text parts; server-sent events sent
   though nobody asked are joined into the completion they stream; an HTML page is named by its
   title or text): a body that is not JSON, has no choices or has non-text content is an error; extra
@@ -56,6 +60,7 @@ from __future__ import annotations
 import hashlib
 import html
 import json
+import logging
 import os
 import random
 import re
@@ -275,6 +280,16 @@ class _NRejected(Exception):
     """The server refused a request with n > 1 (HTTP 400/422)."""
 
 
+class _PastContext(Exception):
+    """The server refused a request as longer than the model's context (prompt + max_tokens)."""
+
+
+# how vLLM, SGLang, llama.cpp, TGI, OpenAI and others word a request past the model's context
+_PAST_CONTEXT = re.compile(r"context[ _](?:length|size|window)|maximum context|exceed_context|"
+                           r"inputs`? tokens \+ `?max_new_tokens`? must be|prompt is too long|too many tokens",
+                           re.I)
+
+
 class _CutShort(Exception):
     """The connection closed, or stalled past the timeout, after the headers: ``size`` bytes came."""
 
@@ -388,23 +403,48 @@ class ApiGenerator:
                             f"({self._tries()}); is the server running?")
         if isinstance(exc, openai.APIStatusError):
             code = exc.status_code
+            detail = _status_detail(exc)
+            if code in (400, 413, 422) and _PAST_CONTEXT.search(detail):
+                return _PastContext(detail)
             if code in (400, 422) and n > 1:
                 return _NRejected()
-            detail = _status_detail(exc)
             retried = code in (408, 409, 429) or code >= 500
             msg = f"{where}: HTTP {code}" + (f" {self._tries()}" if retried and self.api.max_retries else "")
             msg += f": {detail}" if detail else ""
             if code in (401, 403):
                 msg += " (does the server want an API key? name its variable with --api-key-env)"
             elif code == 404:
-                msg += (f" (is --api-base right, does the server know the model {self.api.model!r} and have "
-                        f"the {self.api.endpoint} endpoint?)")
+                msg += self._not_found_hint()
             elif (self.api.endpoint == "chat" and code in (400, 500)
                   and ("template" in detail.lower() or detail in ("", "Internal Server Error"))):
                 msg += (" (a model without a chat template fails on the chat endpoint: try "
                         "--api-endpoint completions)")
             return ApiError(msg)
         return ApiError(f"{where}: {type(exc).__name__}: {sanitize(exc)}")
+
+    def _not_found_hint(self) -> str:
+        """What to check after an HTTP 404: the names the server lists (``GET /models``) when the
+        model is not among them, else the address (``/v1``) and the endpoint."""
+        names = self._served_models()
+        if names is not None and self.api.model not in names:
+            listed = ", ".join(repr(sanitize(x, 80)) for x in names[:8]) + (", ..." if len(names) > 8 else "")
+            return (f" (the server lists {listed}: give one to --api-model)" if names
+                    else " (the server lists no model)")
+        if names is None and not re.search(r"/v\d+\w*$", self.base_url):
+            return (" (is --api-base right? it usually ends in /v1, e.g. "
+                    f"{sanitize(self.base_url, 80)}/v1)")
+        return (f" (is --api-base right, does the server know the model {self.api.model!r} and have "
+                f"the {self.api.endpoint} endpoint?)")
+
+    def _served_models(self) -> list[str] | None:
+        """The model names the server lists at ``GET {base}/models`` (a few seconds at most), or
+        None when it lists none that way."""
+        try:
+            page = self._openai().with_options(max_retries=0, timeout=min(10.0, self.api.timeout)).models.list()
+            names = [m.id for m in page.data]
+        except Exception:  # any failure only means no list to show
+            return None
+        return [x for x in names if isinstance(x, str)]
 
     def _post(self, body: dict, client, stop: threading.Event | None = None) -> dict:
         """One request (with the client's retries): the validated answer."""
@@ -558,6 +598,7 @@ class ApiGenerator:
         t0 = time.perf_counter()
         pool = ThreadPoolExecutor(max_workers=self.api.concurrency, thread_name_prefix="coevo-api")
         pending: dict = {}
+        past_context: dict[str, str] = {}
         stop = threading.Event()
         client = self._openai()  # made here, once: worker threads share it
 
@@ -594,6 +635,14 @@ class ApiGenerator:
                         for j in range(1, n):
                             submit(job, j, 1)
                         continue
+                    except _PastContext as exc:  # as in process: no completion, and a warning
+                        past_context.setdefault("detail", str(exc))
+                        for j in range(first, n if greedy else first + count):
+                            if job.got[j] is None:
+                                job.got[j] = {"text": "", "truncated": True, "past_context": True}
+                                if bar is not None:
+                                    bar.update(1)
+                        continue
                     choices = answer["choices"]
                     fill = choices[:1] * n if greedy else choices[:count]
                     placed = 0
@@ -626,8 +675,17 @@ class ApiGenerator:
         st["requests_per_s"] = st["requests"] / dt if dt > 0 else 0.0
         st["tokens_per_s"] = st["completion_tokens"] / dt if dt > 0 else 0.0
         st["n_ignored"] = float(self.n_ignored or self.n_rejected)
-        st["truncated"] = float(sum(1 for job in jobs for ch in job.got if ch is not None and ch["truncated"]))
+        got = [ch for job in jobs for ch in job.got if ch is not None]
+        st["past_context"] = float(sum(1 for ch in got if ch.get("past_context")))
+        # stopped by max_tokens (a prompt past the context is named apart: raising the limit would not help)
+        st["truncated"] = float(sum(1 for ch in got if ch["truncated"] and not ch.get("past_context")))
         st["max_new_tokens"] = float(cfg.max_new_tokens)
+        if st["past_context"]:
+            logging.getLogger("coevo").warning(
+                f"warning: {int(st['past_context'])} of {int(st['samples'])} samples got no completion: "
+                f"the server refused their prompts as longer than the model's context with --max-new-tokens "
+                f"{cfg.max_new_tokens} ({self.url}: {sanitize(past_context.get('detail', ''), 160)}); lower "
+                "--max-new-tokens or serve the model with a longer context")
         for k, v in st.items():
             if k not in ("seconds", "requests_per_s", "tokens_per_s", "n_ignored", "max_new_tokens"):
                 self.totals[k] = self.totals.get(k, 0.0) + v

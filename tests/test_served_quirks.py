@@ -60,7 +60,7 @@ class Server:
 
             def do_GET(self):
                 srv.gets.append(self.path)
-                if self.path.rstrip("/").endswith("/models"):
+                if self.path.rstrip("/") == "/v1/models":
                     send(self, 200, {"object": "list", "data": [{"id": m, "object": "model"} for m in models]})
                 else:
                     send(self, 404, {"detail": "Not Found"})
@@ -280,3 +280,92 @@ def test_a_web_page_where_the_api_should_be_says_to_check_the_address(server, tm
     rc, err, out = solve(s, tmp_path, capsys)
     one_line_error(rc, err, out)
     assert "a web page ('Open WebUI'), not JSON" in err and "is --api-base the API's address" in err
+
+
+# --------------------------------------------------------------------------------------------
+# a prompt the model's context cannot hold: the server refuses that one request
+# --------------------------------------------------------------------------------------------
+
+CONTEXT_ERRORS = {  # the servers' own words (HTTP status, body)
+    "vllm": (400, {"object": "error", "type": "BadRequestError", "param": None, "code": 400, "message":
+                   "This model's maximum context length is 128 tokens. However, you requested 612 tokens "
+                   "(100 in the messages, 512 in the completion). Please reduce the length of the messages "
+                   "or completion."}),
+    "llama.cpp": (400, {"error": {"code": 400, "type": "exceed_context_size_error", "n_prompt_tokens": 700,
+                                  "n_ctx": 512, "message": "the request exceeds the available context size, "
+                                                           "try increasing it"}}),
+    "tgi": (422, {"error": "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 4096. "
+                           "Given: 4000 `inputs` tokens and 512 `max_new_tokens`",
+                  "error_type": "validation"}),
+    "openai": (400, {"error": {"message": "This model's maximum context length is 8192 tokens...",
+                               "type": "invalid_request_error", "code": "context_length_exceeded"}}),
+    "sglang": (400, {"object": "error", "code": 400, "message": "The input (9000 tokens) is longer than the "
+                     "model's context length (8192 tokens)."}),
+}
+
+
+@pytest.mark.parametrize("server_kind", sorted(CONTEXT_ERRORS))
+def test_a_prompt_past_the_models_context_costs_its_samples_not_the_run(server, tmp_path, caplog, server_kind):
+    # red-team pass 17: one task whose prompt (plus --max-new-tokens) the served model's context
+    # could not hold stopped the whole run with "HTTP 400", and the rerun stopped at the same task,
+    # so no run over that tasks file could finish. In process such a prompt gets an empty sample
+    # and a warning; served alike now (the Tester's request here; the Coder's is answered)
+    status, payload = CONTEXT_ERRORS[server_kind]
+
+    def behave(h, path, body, attempt):
+        if answer_text(body) == TESTS:
+            send(h, status, payload)
+        else:
+            good(h, path, body, attempt)
+
+    s = server(behave)
+    gen = ApiGenerator(api(s, tmp_path))
+    with caplog.at_level("WARNING", logger="coevo"):
+        samples = gen.generate(requests_for(n_codes=2, n_tests=3))
+    assert [x.text for x in samples] == [RIGHT, RIGHT, "", "", ""]
+    assert s.posts == 2 and gen.stats["past_context"] == 3 and not gen.stats["n_ignored"]
+    assert gen.stats["truncated"] == 0  # not "raise --max-new-tokens": the opposite helps
+    warning = [r.getMessage() for r in caplog.records]
+    assert len(warning) == 1 and "3 of 5 samples got no completion" in warning[0]
+    assert "lower --max-new-tokens" in warning[0] and "\n" not in warning[0]
+    assert not list((tmp_path / "cache").rglob("*.json"))[1:]  # only the Coder's answer is cached
+
+
+def test_the_cli_names_the_prompts_past_the_context_and_writes_its_output(server, tmp_path, capsys):
+    status, payload = CONTEXT_ERRORS["vllm"]
+    s = server(lambda h, path, body, attempt: send(h, status, payload) if answer_text(body) == TESTS
+               else good(h, path, body, attempt))
+    out = tmp_path / "codes.jsonl"
+    rc = main(["solve", "--api-base", s.base, "--api-model", "stub-model", "--tasks", write_tasks(tmp_path),
+               "--out", str(out), "--n-codes", "2", "--n-tests", "1", "--consensus-inputs", "0",
+               "--api-cache", str(tmp_path / "cache")])
+    err = capsys.readouterr().err
+    assert rc == 0 and json.loads(out.read_text())["code"] == ADD_RIGHT
+    assert "Traceback" not in err and err.count("1 of 3 samples got no completion") == 1, err
+
+
+# --------------------------------------------------------------------------------------------
+# the wrong model name or address: say what the server does serve
+# --------------------------------------------------------------------------------------------
+
+def test_an_unknown_model_name_is_answered_with_the_names_the_server_lists(server, tmp_path, capsys):
+    def vllm_404(h, path, body, attempt):
+        send(h, 404, {"object": "error", "message": f"The model `{body['model']}` does not exist.",
+                      "type": "NotFoundError", "code": 404})
+
+    s = server(vllm_404, models=("Qwen/Qwen2.5-Coder-7B-Instruct", "lora/adapter-1"))
+    rc, err, out = solve(s, tmp_path, capsys)
+    one_line_error(rc, err, out)
+    assert "HTTP 404: The model `stub-model` does not exist." in err
+    assert "the server lists 'Qwen/Qwen2.5-Coder-7B-Instruct', 'lora/adapter-1': give one to --api-model" in err
+
+
+def test_an_address_without_v1_says_so(server, tmp_path, capsys):
+    def fastapi_404(h, path, body, attempt):
+        send(h, 404, {"detail": "Not Found"})
+
+    s = server(fastapi_404)
+    s.base = s.base.removesuffix("/v1")  # the user left /v1 out: POST /chat/completions, GET /models 404
+    rc, err, out = solve(s, tmp_path, capsys)
+    one_line_error(rc, err, out)
+    assert "HTTP 404: Not Found" in err and "it usually ends in /v1" in err
