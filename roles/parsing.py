@@ -217,17 +217,20 @@ def parse_code(text: str, entry_point: str | None = None) -> ParsedCode:
       version", "wait, that fails for [] -- fixed:", a reasoning model's final answer after its
       drafts, a closing "complete code" block): the last word is the answer. A later definition
       that does not parse (output cut off) loses to an earlier whole one.
-    * without one (or when no block defines it): one that parses, then the longest.
+    * without one (or when no block defines it): one that parses, then (without an entry point:
+      a stdio program) one that reads stdin, then the longest.
 
     Chat answers also split one program across blocks ("we need ``import math``:", "first a
-    helper:", then the function). The chosen block is completed with the top-level imports,
-    functions, classes and constants of the other blocks that it uses (transitively) and does not
-    define itself -- only those statements, never a block's usage or test code -- placed before it
-    (imports first). An unclosed last block (output cut off by the length limit) that does not
-    parse keeps its whole top-level statements before the cut when the entry point's definition is
-    among them (evalplus's sanitizer keeps them too); a definition cut off in its body is left as
-    written, a syntax error, never run half-written. Without fences, the code runs from the first
-    code-looking line that starts parseable code.
+    helper:", then the function; a stdio program's function, then "read the input:"). The chosen
+    block (the entry point's definition, or a stdio program's block that reads stdin) is
+    completed with the top-level imports, functions, classes and constants of the other blocks
+    that it uses (transitively) and does not define itself -- only those statements, never a
+    block's usage or test code -- placed before it (imports first). An unclosed last block
+    (output cut off by the length limit) that does not parse keeps its whole top-level statements
+    before the cut when the entry point's definition is among them (evalplus's sanitizer keeps
+    them too); a definition cut off in its body is left as written, a syntax error, never run
+    half-written. Without fences, the code runs from the first code-looking line that starts
+    parseable code.
     """
     try:
         return _parse_code(text, entry_point)
@@ -364,6 +367,7 @@ def after_reasoning(text: str) -> str | None:
     return None if _THINK_OPEN.match(text) else text
 
 
+_READS_STDIN = re.compile(r"\binput\s*\(|\bstdin\b|\bopen\(\s*0\b|\bfileinput\b")
 _FIRST_FENCE = re.compile(r"^[ \t]*```", re.M)
 _BARE_FENCE = re.compile(r"[ \t]*`{3,}[ \t]*\r?(?:\n|\Z)")
 
@@ -428,10 +432,14 @@ def _parse_code(text: str, entry_point: str | None) -> ParsedCode:
         parses = [_parses(src) for src in bodies]
         levels = [_def_level(src, entry_point) if entry_point else 0 for src in bodies]
 
+        # a program without an entry point (stdio) is the block that reads stdin, if one does
+        reads = [entry_point is None and _READS_STDIN.search(src) is not None for src in bodies]
+
         def key(i: int):
-            return (levels[i], parses[i], i if levels[i] else len(bodies[i]))
+            return (levels[i], parses[i], reads[i], i if levels[i] else len(bodies[i]))
         best = max(range(len(cands)), key=key)
-        code = _join_blocks(best, bodies) if entry_point and levels[best] else bodies[best]
+        joins = (entry_point and levels[best]) or reads[best]
+        code = _join_blocks(best, bodies) if joins else bodies[best]
         return ParsedCode(code, True, "" if cands[best].closed else "unclosed code block")
     found = _unfenced_code(text)
     if found is None:

@@ -59,6 +59,22 @@ def test_code_before_a_bare_closing_fence_is_the_answer():
     assert parse_code(f"print(1)\n```python\n{ADD}\n```", "add").code == ADD
 
 
+def test_a_stdio_answer_split_into_a_function_block_and_an_io_block_is_joined():
+    """A stdio answer written as a function block, then "read the input and print" in a block of
+    its own: the longest block (the function alone, printing nothing) was the program. Without an
+    entry point, a block that reads stdin is the program, after the definitions it uses."""
+    fn = "def solve(xs):\n    total = 0\n    for x in xs:\n        total += x\n    return total"
+    io = "import sys\nxs = list(map(int, sys.stdin.read().split()))\nprint(solve(xs))"
+    text = f"First the function:\n```python\n{fn}\n```\nThen the input:\n```python\n{io}\n```\n"
+    got = parse_code(text).code
+    assert got.endswith(io) and fn in got, got
+    # a whole program, then an example block: the program
+    prog = f"{fn}\n\n{io}"
+    assert parse_code(f"```python\n{prog}\n```\nExample:\n```python\nprint(solve([1, 2]))\n```").code == prog
+    # an example input block is no program
+    assert parse_code(f"```python\n{prog}\n```\nInput:\n```\n1 2 3\n```").code == prog
+
+
 def test_code_multiple_blocks_prefers_the_entry_point_definition():
     text = ("```python\nprint(add(1, 2))\n```\n"
             f"```python\n{ADD}\n```\n"
