@@ -101,6 +101,78 @@ def _cv_track_environ():
         pass
 
 
+def _cv_track_random():
+    """Note the calls that draw on randomness the code did not seed: a generator seeded from the
+    operating system (``random``'s own functions, ``random.Random()``) whose state a step moves,
+    a generator seeded so during the step, and ``os.urandom`` (``secrets``, ``uuid4``,
+    ``SystemRandom``). What such a call gives differs from run to run (a 1% branch passes the
+    runs that verify a test, and fails on the user's machine), so it is not asserted. The
+    standard library's temporary file names are not the code's randomness."""
+    import os
+    import random
+    import weakref
+    if _CV_STATE.get("entropy") is not None:
+        return
+    pool = weakref.WeakSet()
+    _CV_STATE["entropy"] = pool
+    seed = random.Random.seed
+
+    def _cv_seed(self, a=None, *args, **kwargs):
+        seed(self, a, *args, **kwargs)
+        try:
+            if a is None and _cv_sys._getframe(2).f_globals.get("__name__") != "tempfile":
+                pool.add(self)
+                if _CV_STATE.get("drawn") is not None:
+                    _CV_STATE["drawn"] = True
+            else:
+                pool.discard(self)
+        except (TypeError, ValueError):  # a generator that cannot be referenced weakly
+            pass
+
+    random.Random.seed = _cv_seed
+    random.seed = random._inst.seed
+    urandom = os.urandom
+
+    def _cv_urandom(n):
+        if _CV_STATE.get("drawn") is not None:
+            _CV_STATE["drawn"] = True
+        return urandom(n)
+
+    os.urandom = random._urandom = _cv_urandom
+
+
+def _cv_random_states():
+    """The state of every generator seeded from the operating system."""
+    pool = _CV_STATE.get("entropy")
+    if pool is None:
+        return {}
+    out = {}
+    for g in list(pool):
+        try:
+            out[id(g)] = (g, g.getstate())
+        except BaseException as exc:
+            if isinstance(exc, (_CvTimeout, KeyboardInterrupt)):
+                raise
+    return out
+
+
+def _cv_drew(before) -> bool:
+    """Whether the step that started at ``before`` (:func:`_cv_random_states`) drew on
+    randomness the code did not seed."""
+    drawn, _CV_STATE["drawn"] = _CV_STATE.get("drawn"), None
+    if drawn:
+        return True
+    pool = _CV_STATE.get("entropy") or ()
+    for g, state in before.values():
+        try:
+            if g in pool and g.getstate() != state:
+                return True
+        except BaseException as exc:
+            if isinstance(exc, (_CvTimeout, KeyboardInterrupt)):
+                raise
+    return False
+
+
 def _cv_on_alarm(signum, frame):
     raise _CvTimeout()
 
@@ -444,6 +516,9 @@ def _cv_step(mod, env, local, step):
     if tmp is not None:  # its directory is read from TMPDIR again (an environment read), not cached
         tmp.tempdir = None
     _CV_STATE["env"] = set()
+    states = _cv_random_states()
+    _CV_STATE["drawn"] = False
+    drew = False
     try:
         try:
             with contextlib.redirect_stdout(sink):
@@ -455,6 +530,7 @@ def _cv_step(mod, env, local, step):
         finally:
             read, _CV_STATE["env"] = _CV_STATE["env"], None
             read = {k for k in read if not _cv_benign_env(k)} if read else read
+            drew = _cv_drew(states)
     except (_CvTimeout, _CvOutputCap, KeyboardInterrupt):
         raise
     except _CvStdin:
@@ -466,9 +542,13 @@ def _cv_step(mod, env, local, step):
     except BaseException as exc:
         if read:  # what it raised may depend on the environment variables it read
             return ["env", sorted(read)[:20]]
+        if drew:  # or on what it drew
+            return ["random"]
         return ["raise", _cv_exc(exc, job["file"]), sink.getvalue()]
     if read:
         return ["env", sorted(read)[:20]]
+    if drew:
+        return ["random"]
     if bind:
         local[bind] = value
     changed = []
@@ -521,6 +601,9 @@ def _cv_probe(steps, limit, import_limit=None):
     failed = _cv_import(max(limit, import_limit or limit))
     if failed is not None:
         return failed
+    if _CV_STATE.get("entropy") is not None:  # whichever test ran before, the global generator's
+        import random                          # state is unknown to a test until it seeds it
+        _CV_STATE["entropy"].add(random._inst)
     t0 = time.perf_counter()
     warned = []
     hook = _cv_sys.unraisablehook
@@ -544,7 +627,7 @@ def _cv_probe(steps, limit, import_limit=None):
             warnings.simplefilter("always")
             for k, step in enumerate(steps):
                 outs.append(_cv_step(mod, env, local, step))
-                if outs[-1][0] in ("memory", "recursion", "badarg", "stdin", "env"):
+                if outs[-1][0] in ("memory", "recursion", "badarg", "stdin", "env", "random"):
                     break
                 if step[4] and outs[-1][0] == "raise" and k + 1 < len(steps):
                     outs.append(["badarg", "the object was not built"])  # nothing to call the rest on
@@ -572,6 +655,7 @@ def _cv_probes(job):
     results = {}
     arcs = {}
     _cv_track_environ()
+    _cv_track_random()
     for v in job["variants"]:
         _cv_variant(v)
         limit = v.get("limit", 1.0)

@@ -772,7 +772,7 @@ class InputGenerator:
     def perturb(self, src: str) -> str | None:
         """One literal inside ``src`` changed a little (numbers, strings, containers)."""
         try:
-            tree = ast.parse(src, mode="eval")
+            tree = _Signed().visit(ast.parse(src, mode="eval"))
         except SyntaxError:
             return None
         nodes = [n for n in ast.walk(tree) if isinstance(n, (ast.Constant, ast.List, ast.Tuple, ast.Set, ast.Dict))
@@ -888,6 +888,19 @@ class InputGenerator:
             return (s[:m.start()] + str(w) + s[m.end():])[:200]
         out = rng.choice(ops)()
         return out[:200]
+
+
+class _Signed(ast.NodeTransformer):
+    """``-1`` as the one number it is (``UnaryOp(-, 1)`` -> ``Constant(-1)``): negating it then
+    gives ``1``, never ``--1``."""
+
+    def visit_UnaryOp(self, node):
+        node = self.generic_visit(node)
+        if (isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd))
+                and isinstance(node.operand, ast.Constant) and type(node.operand.value) in (int, float)):
+            v = node.operand.value
+            return ast.copy_location(ast.Constant(-v if isinstance(node.op, ast.USub) else v), node)
+        return node
 
 
 class _Swap(ast.NodeTransformer):

@@ -207,12 +207,19 @@ def test_name(tc: TestCase, unit_words: str) -> str:
         elif target.kind == "call" and not (steps[0].bind is not None and len(steps) == 1):
             words.append("no_arguments")
     out = _outcome_word(tc)
-    if out:
-        words.append(out)
     name = _snake("_".join(w for w in words if w))
-    if len(name) > 70:
-        name = name[:70].rstrip("_")
-    return "test_" + name
+    if out:  # the outcome is kept whole; the words before it are cut between words
+        room = max(70 - len(out) - 1, len(unit_words))
+        name = _cut(name, room) + "_" + out
+    return "test_" + _cut(name, 70)
+
+
+def _cut(name: str, n: int) -> str:
+    """``name`` in at most ``n`` characters, cut after a whole word where it has to be cut."""
+    if len(name) <= n:
+        return name
+    head = name[:n + 1]
+    return (head.rsplit("_", 1)[0] if "_" in head[1:] else name[:n]).rstrip("_")
 
 
 _OP_WORDS = {ast.Add: "plus", ast.Sub: "minus", ast.Mult: "times", ast.Div: "divided_by",

@@ -1,0 +1,136 @@
+"""gen-tests on the shapes of real modules (found running it on packages from PyPI: cachetools,
+docopt, ...), each rebuilt as a tiny module here: readable literals and names, docstring examples
+that are broken as examples, calls that draw on randomness the code did not seed."""
+
+import pytest
+
+from coevo.testgen import writer
+from coevo.testgen.inputs import InputGenerator, Probe, Step
+from coevo.testgen.observe import Check
+from coevo.testgen.target import analyze
+from coevo.testgen.writer import TestCase
+
+
+def test_a_negative_number_changed_a_little_reads_as_one_number(tmp_path):
+    """`RRCache(1, choice=-1)` became `RRCache(1, choice=--1)` (the 1 of -1 negated)."""
+    (tmp_path / "cache.py").write_text("def make(size, choice=-1):\n    return size, choice\n")
+    gen = InputGenerator(analyze(tmp_path / "cache.py"), seed=3)
+    seen = set()
+    for _ in range(400):
+        for src in ("-1", "[-2, 3]", "{'a': -1.5}", "(1, -7)"):
+            out = gen.perturb(src)
+            if out is not None:
+                seen.add(out)
+    assert "1" in seen or "-2" in seen  # negated numbers do come out
+    assert not [s for s in seen if "--" in s or "- -" in s or "-+" in s], sorted(seen)
+
+
+def test_a_long_test_name_is_cut_between_words_and_keeps_its_outcome():
+    probe = Probe("TTLCache", (Step("call", "TTLCache", ("'abc'", "{'a': 1}"),
+                                    (("timer", "2.5"), ("getsizeof", "[3, 1, 2]")), unit="TTLCache"),))
+    outcome = {"steps": [["raise", [[["builtins", "TypeError"]], "'<' not supported", 3], ""]]}
+    tc = TestCase(probe, outcome, [Check(("raise", 0), (), "raises", [["builtins", "TypeError"], "x"])])
+    name = writer.test_name(tc, "ttlcache")
+    assert len(name) <= 75 and name.endswith("_raises_type_error"), name
+    assert name.startswith("test_ttlcache_abc"), name
+
+
+RANDOM = '''import random
+import secrets
+import tempfile
+import uuid
+
+_RNG = random.Random()
+
+
+def should_sample(rate=0.01):
+    if not 0.0 <= rate <= 1.0:
+        raise ValueError("rate must be between 0 and 1")
+    return random.random() < rate
+
+
+def coin():
+    return "heads" if random.Random().random() < 0.9 else "tails"
+
+
+def pick(items):
+    return _RNG.choice(items)
+
+
+def token():
+    return len(secrets.token_hex(4)) + len(str(uuid.uuid4())) * 0
+
+
+def seeded(seed):
+    random.seed(seed)
+    return random.randint(1, 6)
+
+
+def own(seed):
+    return random.Random(seed).randint(1, 6)
+
+
+def scratch(text):
+    with tempfile.TemporaryDirectory(dir=".") as d:
+        with open(d + "/f.txt", "w") as fh:
+            fh.write(text)
+        with open(d + "/f.txt") as fh:
+            return fh.read()
+
+
+class Deck:
+    def __init__(self, n=3):
+        self.cards = list(range(n))
+        random.shuffle(self.cards)
+
+    def size(self):
+        return len(self.cards)
+'''
+
+
+@pytest.fixture(scope="module")
+def runner(tmp_path_factory):
+    from coevo.testgen.execute import SandboxRunner
+    from matrix.engine import ExecConfig, Executor
+
+    d = tmp_path_factory.mktemp("realmodules")
+    d.chmod(0o755)
+    (d / "lottery.py").write_text(RANDOM)
+    module = analyze(d / "lottery.py")
+    with Executor(ExecConfig(timeout=20, workers=1, import_paths=(str(d),))) as ex:
+        yield SandboxRunner(module, ex), module
+
+
+def _call(fn, *args, bind=None):
+    return Step("call", fn, tuple(args), bind=bind, unit=fn.partition(".")[0])
+
+
+def test_a_call_that_draws_on_randomness_the_code_did_not_seed_is_not_asserted(runner):
+    """`should_sample()` is False 99 times in 100: a test asserting it passed every verification
+    run and failed one run in a hundred on the user's machine."""
+    from coevo.testgen import observe
+    from coevo.testgen.execute import Variant
+
+    r, module = runner
+    table = {
+        0: Probe("should_sample", (_call("should_sample"),)),
+        1: Probe("should_sample", (_call("should_sample", "1.5"),)),  # raises before it draws
+        2: Probe("coin", (_call("coin"),)),
+        3: Probe("pick", (_call("pick", "[1, 2]"),)),
+        4: Probe("token", (_call("token"),)),
+        5: Probe("seeded", (_call("seeded", "3"),)),  # the code seeds what it draws from
+        6: Probe("own", (_call("own", "3"),)),
+        7: Probe("scratch", (_call("scratch", "'hi'"),)),  # tempfile's names are not the code's randomness
+        8: Probe("Deck", (_call("Deck", "3", bind="deck"), _call("deck.size"))),
+        9: Probe("Deck", (_call("Deck", "1", bind="deck"), _call("deck.size"))),  # one card: nothing drawn
+        10: Probe("should_sample", (_call("seeded", "5"), _call("should_sample", "0.5"))),  # seeded first
+        11: Probe("should_sample", (_call("should_sample", "0.5"),)),  # the global state again unknown
+    }
+    # in order and reversed: what one probe did to the global generator does not carry over
+    for ids in (list(table), list(reversed(table))):
+        out, _ = r.probes(Variant("original", module.source), table, [ids], cov=False, limit=2.0)
+        kinds = {pid: [s[0] for s in out[pid]["steps"]] for pid in table}
+        assert kinds == {0: ["random"], 1: ["raise"], 2: ["random"], 3: ["random"], 4: ["random"], 5: ["ok"],
+                         6: ["ok"], 7: ["ok"], 8: ["random"], 9: ["ok", "ok"], 10: ["ok", "ok"],
+                         11: ["random"]}, kinds
+        assert not observe.usable(out[0]) and observe.usable(out[1]) and observe.usable(out[5])
