@@ -146,3 +146,27 @@ def test_a_stdio_programs_original_stdout_is_flushed_at_exit(ex):
             "sys.__stdout__.write(str(answer) + '\\n')\n")
     m = ex.run_matrix(Task("t", "p", kind="stdio"), [code], [Test.stdio("3\n", "6\n"), Test.stdio("4\n", "6\n")])
     assert [m.cell(0, j).status for j in range(2)] == ["pass", "fail"], m.cell(0, 0)
+
+
+# a program that keeps a container the test gave it and changes it in a later call (or reads it
+# after the test changed it) worked on a copy: a wrong Bag keeping the caller's list passed
+# ``assert data == [3, 1]`` after ``b.add(5)`` (plain Python fails it), and a right View sharing
+# the caller's list on purpose failed ``assert data == []`` after ``v.clear()``
+_BAG = ("class Bag:\n    def __init__(self, xs):\n        self.xs = list(xs)\n    def add(self, x):\n"
+        "        self.xs.append(x)\n    def total(self):\n        return sum(self.xs)\n")
+_VIEW = ("class View:\n    def __init__(self, xs, d=None):\n        self.xs = xs\n        self.d = d\n"
+         "    def clear(self):\n        self.xs.clear()\n    def put(self, k, v):\n        self.d[k] = v\n"
+         "    def first(self):\n        return self.xs[0]\n")
+_KEPT_TESTS = ["data = [3, 1]\nb = Bag(data)\nb.add(5)\nassert data == [3, 1]",
+               "data = [3, 1]\nb = Bag(data)\ndata.append(7)\nassert b.total() == 4",
+               "data = [3, 1]\nb = Bag(data)\nb.add(5)\nassert b.total() == 9",
+               "data = [1]\nv = View(data)\nv.clear()\nassert data == []",
+               "d = {}\nv = View([0], d)\nv.put('a', 1)\nv.put('b', [2])\nassert d == {'a': 1, 'b': [2]}",
+               "data = [1]\nv = View(data)\ndata[0] = 5\nassert v.first() == 5\nv.clear()\ndata.append(6)\n"
+               "assert v.first() == 6 and data == [6]"]
+
+
+def test_a_container_the_program_keeps_stays_the_tests(ex):
+    wrong = _BAG.replace("list(xs)", "xs")
+    got = _statuses(ex, "Bag", [_BAG + _VIEW, wrong + _VIEW], [_generic(t) for t in _KEPT_TESTS])
+    assert got == [["pass"] * 6, ["fail", "fail"] + ["pass"] * 4]

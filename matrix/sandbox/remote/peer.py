@@ -40,6 +40,8 @@ _LEN = struct.Struct("<I")
 _EXC_BASES = {n: getattr(builtins, n) for n in dir(builtins)
               if isinstance(getattr(builtins, n), type) and issubclass(getattr(builtins, n), BaseException)}
 _MAX_OBJECTS = 100_000
+_MAX_KEPT = 64  # containers of the test's a program keeps, followed after their call
+_MAX_KEPT_ITEMS = 1024  # their items together (each message compares them: a bounded cost)
 _EXC_VALUES = frozenset(_EXC_BASES.values())
 # the program's own str and repr of the exceptions the test holds (:meth:`_Peer._exception`)
 _EXC_TEXTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -112,6 +114,10 @@ class _Peer:
         self.proxies: dict[int, object] = {}
         self.exc_classes: dict[int, type] = {}
         self.exc_stand_ins: set[type] = set()  # the classes of exc_classes
+        # containers of the test's that the program kept after a call (red-team pass 17): the
+        # test side's objects, and its own wire form of each as last synced (:meth:`push_kept`)
+        self.kept_test: dict[int, list] = {}
+        self.kept_syncing = False
         self.call_nodes: list[list] = []  # the test side: the containers of each pending call's arguments
         self.call_index: list[dict] = []  # the test side: id -> number of those, where looked up
         self.pending: list[tuple] = []  # the program side: (nodes, marks, before) of each call it serves
@@ -414,6 +420,8 @@ class _Peer:
         return self.request("call", fn, sent, ksent, shape.entries, nodes=shape.nodes)
 
     def request(self, op, *args, nodes=None):
+        if self.kept_test and not self.kept_syncing:
+            self.push_kept()
         self.send(["q", op, *[self.to_wire(a) for a in args]])
         if nodes is not None:
             self.call_nodes.append(nodes)
@@ -450,7 +458,14 @@ class _Peer:
         call_kwargs = args[2] if len(args) > 2 and type(args[2]) is dict else {}
         own = {id(x) for x in nodes}
         done = set()
+        kept = []
         for item in changes:
+            if type(item) is list and len(item) == 3 and item[0] == "K":  # the program keeps container n
+                n, k = item[1], item[2]
+                if type(n) is int and 0 <= n < len(nodes) and type(k) is int and 0 <= k < _MAX_KEPT \
+                        and type(nodes[n]) in _NODE_KINDS and k not in self.kept_test:
+                    kept.append((k, nodes[n]))
+                continue
             if type(item) is list and len(item) == 3 and item[0] == "N":
                 n, new = item[1], item[2]
                 if type(n) is int and 0 <= n < len(nodes) and n not in done and id(new) not in own:
@@ -465,6 +480,50 @@ class _Peer:
             if id(target) in own or id(new) in own:
                 continue  # the call's containers come back by their marks
             _assign_in_place(target, new)
+        for k, obj in kept:
+            self.kept_test[k] = [obj, None]
+        self.note_kept()
+
+    def note_kept(self) -> None:
+        """The test side: the kept containers' contents as they are now (synced)."""
+        for entry in self.kept_test.values():
+            entry[1] = self.to_wire(entry[0])
+
+    def push_kept(self) -> None:
+        """The test side, before each request: the test's changes to the containers the program
+        keeps (``data.append(7)`` after ``Bag(data)``) made to the program's objects too."""
+        changes = []
+        for k, entry in list(self.kept_test.items()):
+            if len(entry[0]) > _MAX_KEPT_ITEMS:  # grown past the bound: no longer followed
+                del self.kept_test[k]
+                continue
+            now = self.to_wire(entry[0])
+            if now != entry[1]:
+                entry[1] = now
+                changes.append([k, now])
+        if changes:
+            self.kept_syncing = True
+            try:
+                self.request("kept", _Raw(changes))
+            finally:
+                self.kept_syncing = False
+
+    def apply_kept(self, changes) -> None:
+        """The test side: the program's changes to containers of the test's that it keeps."""
+        if type(changes) is not list:
+            return
+        for item in changes[:_MAX_KEPT]:
+            if type(item) is list and len(item) == 2 and type(item[0]) is int and item[0] in self.kept_test:
+                entry = self.kept_test[item[0]]
+                _assign_in_place(entry[0], item[1])
+                if len(entry[0]) > _MAX_KEPT_ITEMS:
+                    del self.kept_test[item[0]]
+                else:
+                    entry[1] = self.to_wire(entry[0])
+
+    def sync_kept(self) -> None:
+        """The program side, before each reply: its changes to the containers it keeps
+        (:meth:`.program_side._Server.sync_kept`); nothing on the test side."""
 
     def exit_request(self, proxy, exc):
         """The test side's ``with`` on a program object ending: the program's ``__exit__`` with
@@ -582,6 +641,7 @@ class _Peer:
     def serve_request(self, msg) -> None:
         try:
             value, writeback = self.handle(msg[1], msg[2:])  # (the changes to arguments, encoded)
+            self.sync_kept()
             if type(writeback) is _NodeNo:  # a container of the test's now one of the pending call's
                 self.send(["r", self.to_wire(value), None, writeback.n])
                 return
@@ -591,6 +651,7 @@ class _Peer:
         except BaseException as exc:  # noqa: BLE001 - the other side's exception travels back
             if isinstance(exc, (SystemExit, KeyboardInterrupt)) and self.side == "T":
                 raise
+            self.sync_kept()
             if type(exc) is _Raised:  # with the changes the call made to its arguments
                 self.send(["x", self.describe_exception(exc.exc), exc.changes])
             else:

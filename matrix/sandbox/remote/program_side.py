@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import builtins
 import socket
+import sys
 
 from .arrays import _array_data, _is_array
-from .peer import RPC_FD, RemoteError, _Peer, _Raised, _Raw
-from .shapes import _MAPS, _NODE_KINDS, _arg_nodes
+from .peer import _MAX_KEPT, _MAX_KEPT_ITEMS, RPC_FD, RemoteError, _Peer, _Raised, _Raw
+from .shapes import _MAPS, _NODE_KINDS, _arg_nodes, _assign_in_place
 from .stand_ins import _BINOPS
 
 
@@ -18,6 +19,47 @@ class _Server(_Peer):
     def __init__(self, sock, ns, max_msg, budget):
         super().__init__(sock, "C", max_msg, budget)
         self.ns = ns
+        # containers of the test's a call's arguments held that the program kept after the call
+        # (``self.xs = xs``): [object, its contents as last synced], numbered as the test has them
+        self.kept: list[list] = []
+        self.kept_ids: dict[int, int] = {}
+
+    def _keep(self, nodes, refs) -> list:
+        """``["K", n, k]`` for each container ``n`` of a call's arguments that the program still
+        holds after the call (more references to it than before: ``self.xs = xs``), now kept
+        container ``k``: its later changes, the program's and the test's, are made on the other
+        side too (red-team pass 17: a Bag keeping the caller's list changed a copy of it)."""
+        out = []
+        items = sum(len(e[0]) for e in self.kept)
+        for n, x in enumerate(nodes[:len(refs)]):  # (not those it read from the test's objects)
+            if x is None or type(x) not in _NODE_KINDS or id(x) in self.kept_ids or _refs(nodes, n) <= refs[n]:
+                continue
+            if len(self.kept) >= _MAX_KEPT or items + len(x) > _MAX_KEPT_ITEMS:
+                break
+            k = len(self.kept)
+            self.kept.append([x, self._kept_contents(x)])
+            self.kept_ids[id(x)] = k
+            items += len(x)
+            out.append(["K", n, k])
+        return out
+
+    def _kept_contents(self, x):
+        return self._contents(x, {id(x): -1})
+
+    def sync_kept(self) -> None:
+        changes = []
+        for k, entry in enumerate(self.kept):
+            if entry[1] is None:
+                continue
+            if len(entry[0]) > _MAX_KEPT_ITEMS:  # grown past the bound: no longer followed
+                entry[1] = None
+                continue
+            now = self._kept_contents(entry[0])
+            if now != entry[1]:
+                entry[1] = now
+                changes.append([k, now])
+        if changes:
+            self.request("kept", _Raw(changes))
 
     def _contents(self, node, marks):
         """A container of a call's arguments, its contents encoded, the containers of the call's
@@ -89,19 +131,28 @@ class _Server(_Peer):
             roots = [(i, a, self._root(a, marks)) for i, a in enumerate(call_args)] + \
                 [(k, a, self._root(a, marks)) for k, a in kwargs.items()]
             self.pending.append((nodes, marks, before))  # (the containers it reads from the test's objects join)
+            refs = [_refs(nodes, n) if x is not None else 0 for n, x in enumerate(nodes)]
             try:
                 result = obj(*call_args, **kwargs)
             except RemoteError:
                 raise
             except BaseException as exc:  # what it changed before it raised stays changed, as in Python
-                changes = self._changes(nodes, before, roots, marks)
+                changes = self._changes(nodes, before, roots, marks) + self._keep(nodes, refs)
                 if changes:
                     raise _Raised(exc, changes) from None
                 raise
             finally:
                 self.pending.pop()
-            changes = self._changes(nodes, before, roots, marks)
+            changes = self._changes(nodes, before, roots, marks) + self._keep(nodes, refs)
             return _Raw(self.to_wire(result, marks=marks)), changes or None
+        if op == "kept":  # the test's changes to containers the program keeps
+            for item in (obj if type(obj) is list else [])[:_MAX_KEPT]:
+                if type(item) is list and len(item) == 2 and type(item[0]) is int \
+                        and 0 <= item[0] < len(self.kept) and self.kept[item[0]][1] is not None:
+                    entry = self.kept[item[0]]
+                    _assign_in_place(entry[0], item[1])
+                    entry[1] = self._kept_contents(entry[0])
+            return None, None
         if op == "getattr":
             return getattr(obj, args[1]), None
         if op == "setattr":
@@ -187,6 +238,11 @@ class _Server(_Peer):
 
 
 _MISSING = object()
+
+
+def _refs(nodes, n, _count=sys.getrefcount) -> int:
+    """The references to container ``n`` of a call (measured the same way before and after)."""
+    return _count(nodes[n])
 
 
 def serve(cmd: dict, chan) -> None:
