@@ -170,3 +170,36 @@ def test_a_container_the_program_keeps_stays_the_tests(ex):
     wrong = _BAG.replace("list(xs)", "xs")
     got = _statuses(ex, "Bag", [_BAG + _VIEW, wrong + _VIEW], [_generic(t) for t in _KEPT_TESTS])
     assert got == [["pass"] * 6, ["fail", "fail"] + ["pass"] * 4]
+
+
+# what a program may claim of the containers it keeps (it may send any bytes): to keep a container
+# of a call's arguments, then to change it later, as keeping it honestly could; claims naming no
+# container of the call, or a kept one never claimed, change nothing of the test's
+_TAKE_OVER = """import sys
+def _server():
+    fr = sys._getframe()
+    while fr is not None and not (fr.f_code.co_name == "handle" and "self" in fr.f_locals):
+        fr = fr.f_back
+    return fr.f_locals["self"]
+def grow(rows):
+    srv = _server()
+    real = srv.send
+    def send(msg):
+        del srv.send
+        real(["r", None, KEEP])
+    srv.send = send
+def poke():
+    _server().request("kept", CHANGE)
+"""
+_KEEP_CLAIMS = [('[["K", 0, 0]]', "[[0, [9]]]", "fail"), ('[["K", 0, 64]]', "[[64, [9]]]", "pass"),
+                ('[["K", 5, 0]]', "[[0, [9]]]", "pass"),
+                ('[["K", 0, 0]]', "[[1, [9]], [-1, [9]], [0.0, [9]]]", "pass"),
+                ('[["K", 0, 0]]', '[[0, {"d": [[1, 2]]}]]', "pass"),
+                ('[["K", "0", 0], ["K", 0, True]]', "[[0, [9]]]", "pass"),
+                ('[["K", 0, 0]]', '[[0, [9]], "x", [0]]', "fail")]
+
+
+def test_a_program_cannot_claim_more_than_keeping_a_container_could(ex):
+    codes = [_TAKE_OVER.replace("KEEP", k).replace("CHANGE", c) for k, c, _ in _KEEP_CLAIMS]
+    got = _statuses(ex, "grow", codes, [_generic("rows = [1]\ngrow(rows)\npoke()\nassert rows == [1]")])
+    assert [row[0] for row in got] == [v for _, _, v in _KEEP_CLAIMS]
