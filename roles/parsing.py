@@ -90,8 +90,9 @@ class ParsedTask:
 
 # (not after a backtick: a run of backticks was tried from each of its backticks, each try running
 # over the rest of the run, quadratic: 40,000 backticks held the parent 42 s; red-team pass 15)
-_OPEN = re.compile(r"(?<!`)(`{3,})[ \t]*([^\n`]*)\n")
-_CLOSE = re.compile(r"^[ \t]*(`{3,})", re.M)  # a closing fence starts a line (indent allowed)
+# (CommonMark's tilde fences too, ~~~python, only where they start a line or a list item)
+_OPEN = re.compile(r"(?<!`)(`{3,})[ \t]*([^\n`]*)\n|(?<![~\S])(~{3,})[ \t]*([^\n~]*)\n")
+_CLOSE = re.compile(r"^[ \t]*(`{3,}|~{3,})", re.M)  # a closing fence starts a line (indent allowed)
 _MAX_FENCE_TRIES = 8
 _LIST_LEAD = re.compile(r"[ \t]*(?:(?:\d{1,3}[.)]|[-*+>])[ \t]+)?$")
 
@@ -112,11 +113,16 @@ def fenced_blocks(text: str) -> list[Block]:
         m = _OPEN.search(text, pos)
         if not m:
             break
-        ticks, lang = len(m.group(1)), _lang(m.group(2))
+        fence = m.group(1) or m.group(3)
+        ticks, lang = len(fence), _lang(m.group(2) if m.group(1) else m.group(4))
         lead = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
+        if fence[0] == "~" and not _LIST_LEAD.match(lead):
+            pos = m.end()  # tildes after words on the line: no fence
+            continue
         indent = len(lead) if _LIST_LEAD.match(lead) else 0  # fence text after prose: no indent
         start = m.end()
-        closes = (c for c in _CLOSE.finditer(text, start) if len(c.group(1)) >= ticks)
+        closes = (c for c in _CLOSE.finditer(text, start)
+                  if c.group(1)[0] == fence[0] and len(c.group(1)) >= ticks)
         first = next(closes, None)
         if first is None:
             blocks.append(Block(lang, _outdent(text[start:], indent).rstrip(), False))

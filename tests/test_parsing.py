@@ -75,6 +75,17 @@ def test_a_stdio_answer_split_into_a_function_block_and_an_io_block_is_joined():
     assert parse_code(f"```python\n{prog}\n```\nInput:\n```\n1 2 3\n```").code == prog
 
 
+def test_a_tilde_fence_is_a_code_block():
+    """CommonMark's other fence, ``~~~python`` (some models use it, most often around code that
+    shows a ``` itself): the answer was a syntax error. Its closing fence is tildes too."""
+    assert parse_code(f"Solution:\n~~~python\n{ADD}\n~~~\n", "add").code == ADD
+    inner = 'def add(a, b):\n    """```\n    add(1, 2)\n    ```"""\n    return a + b'
+    assert parse_code(f"~~~~py\n{inner}\n~~~~\nDone.", "add").code == inner
+    listed = ADD.replace("\n", "\n   ")
+    assert parse_code(f"1. Code:\n   ~~~python\n   {listed}\n   ~~~\n", "add").code == ADD
+    assert [b.lang for b in fenced_blocks("a ~~~ b\n~~~python\nx = 1\n~~~\n")] == ["python"]
+
+
 def test_code_multiple_blocks_prefers_the_entry_point_definition():
     text = ("```python\nprint(add(1, 2))\n```\n"
             f"```python\n{ADD}\n```\n"
