@@ -15,6 +15,7 @@ from matrix.errors import InputError
 RESERVED_FIELDS = frozenset({"model", "messages", "prompt", "n", "temperature", "top_p", "max_tokens",
                              "max_completion_tokens", "seed", "stop", "stream"})
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_KEY = re.compile(r"[\x21-\x7e]+\Z")  # what an Authorization header can carry after "Bearer "
 
 
 @dataclass
@@ -87,6 +88,12 @@ class ApiConfig:
         if not value.strip():
             raise InputError(f"the environment variable {self.key_env} (named as the API key) is not set "
                              "or empty", field="--api-key-env")
+        if not _KEY.match(value.strip()):
+            # an HTTP header cannot carry it (a non-ASCII character ended the run with a traceback; a
+            # newline was sent four times, then printed, key and all): never echo the value
+            raise InputError(f"the environment variable {self.key_env} (named as the API key) holds a space, "
+                             "a control or a non-ASCII character: an API key is one word of printable ASCII",
+                             field="--api-key-env")
         return value.strip()
 
     def cache_path(self) -> Path:

@@ -369,3 +369,22 @@ def test_an_address_without_v1_says_so(server, tmp_path, capsys):
     rc, err, out = solve(s, tmp_path, capsys)
     one_line_error(rc, err, out)
     assert "HTTP 404: Not Found" in err and "it usually ends in /v1" in err
+
+
+# --------------------------------------------------------------------------------------------
+# the API key from the environment
+# --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("key", ["sk-abc\u00fcdef-secret", "sk-abc\ndef-secret", "sk-abc def-secret",
+                                 "sk-abc\x1bdef-secret"], ids=["non-ascii", "newline", "space", "escape"])
+def test_a_key_no_http_header_can_carry_is_a_usage_error_that_never_echoes_it(server, tmp_path, capsys,
+                                                                              monkeypatch, key):
+    # red-team pass 17: a key variable holding a non-ASCII character ended `coevo solve` with a
+    # UnicodeEncodeError traceback; one holding a newline was sent 4 times and then printed, key
+    # and all, as "cannot reach ...: Illegal header value b'Bearer sk-...' ... is the server running?"
+    monkeypatch.setenv("MY_SERVED_KEY", key)
+    s = server(good)
+    rc, err, out = solve(s, tmp_path, capsys, "--api-key-env", "MY_SERVED_KEY")
+    one_line_error(rc, err, out)
+    assert "field '--api-key-env'" in err and "MY_SERVED_KEY" in err and "secret" not in err
+    assert s.posts == 0
