@@ -167,3 +167,16 @@ def test_a_docstring_example_that_is_not_valid_python_is_no_suspect(runner):
     found = doctest_suspects(docs[0], docs[1], "usage.py")
     # the one real disagreement stays: two arguments give a dict of two, the docstring says 3
     assert [(f["input"], f["code_returns"]) for f in found] == [("len(parse('Usage: prog', ['a', 'b']))", "2")]
+
+
+@pytest.mark.parametrize("name", ["my-tool.py", "class.py", "2fa.py"])
+def test_a_script_whose_name_cannot_be_imported_stops_with_one_line(tmp_path, capsys, name):
+    """`coevo gen-tests my-tool.py` ran its whole budget and ended with 'the generated suite
+    does not run: 1 failing test(s) dropped' (a test file cannot say `from my-tool import add`)."""
+    from coevo.cli import main
+
+    (tmp_path / name).write_text("def add(a: int, b: int) -> int:\n    return a + b\n")
+    assert main(["gen-tests", str(tmp_path / name), "--time-budget", "5", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and name in err and "cannot be imported" in err, err
+    assert "Traceback" not in err and not (tmp_path / "tests").exists()

@@ -19,7 +19,9 @@ process (that happens only in the sandbox, :mod:`coevo.testgen.harness`).
 from __future__ import annotations
 
 import ast
+import keyword
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -205,6 +207,12 @@ def resolve(spec: str, skipped: list | None = None) -> list[ModuleInfo]:
     if path.suffix != ".py":
         raise InputError("not a Python source file (expected a .py file, a package directory or "
                          "file.py::name)", file=raw)
+    _, dotted = import_root(path)
+    bad = [p for p in dotted.split(".") if not p.isidentifier() or keyword.iskeyword(p)]
+    if bad:  # a test file could not say `from my-tool import add`
+        raise InputError(f"'{bad[0]}' cannot be imported by a test (a module or package name is letters, digits "
+                         f"and _, not starting with a digit, and no keyword): rename it, e.g. "
+                         f"'{_importable(bad[0])}'", file=raw)
     mod = analyze(path, selected=name)
     if name is not None:
         _restrict(mod, name, raw)
@@ -213,6 +221,13 @@ def resolve(spec: str, skipped: list | None = None) -> list[ModuleInfo]:
             raise InputError(f"nothing testable: {_async_note(mod.async_units)}", file=raw)
         raise InputError("nothing testable: no function or class defined at module level", file=raw)
     return [mod]
+
+
+def _importable(name: str) -> str:
+    """``my-tool`` -> ``my_tool``, ``2fa`` -> ``_2fa``, ``class`` -> ``class_``."""
+    out = re.sub(r"\W", "_", name)
+    out = "_" + out if out[:1].isdigit() else out
+    return out + "_" if keyword.iskeyword(out) else out
 
 
 def _async_note(names: list[str]) -> str:
