@@ -11,8 +11,10 @@ What is sent
     tokenizer): as the prompt of the completions endpoint, or as the one user message of a chat
     request, for models trained on that format (the tiny world; its tokenizer's
     :data:`~coevo.tinyworld.tokenizer.PLAIN_CHAT_TEMPLATE` renders that message verbatim).
-  * every request: ``model``, ``temperature``, ``top_p``, ``max_tokens`` (``max_new_tokens``),
-    ``n``, ``seed``, ``stop`` (when given) and the user's ``extra_body`` fields.
+  * every request: ``model``, ``temperature``, ``top_p``, ``max_tokens`` (``max_new_tokens``;
+    sent as ``max_completion_tokens`` once the server refuses ``max_tokens`` and asks for that, as
+    OpenAI's reasoning models do), ``n``, ``seed``, ``stop`` (when given) and the user's
+    ``extra_body`` fields.
 
 Samples
   ``n`` samples per request in one call where the server honours ``n``; when it answers with
@@ -290,6 +292,11 @@ _PAST_CONTEXT = re.compile(r"context[ _](?:length|size|window)|maximum context|e
                            re.I)
 
 
+class _WantsMaxCompletionTokens(Exception):
+    """The server refused ``max_tokens`` and asked for ``max_completion_tokens`` (OpenAI's
+    reasoning models); the message is the server's, for when the swap was already made."""
+
+
 class _CutShort(Exception):
     """The connection closed, or stalled past the timeout, after the headers: ``size`` bytes came."""
 
@@ -350,6 +357,7 @@ class ApiGenerator:
         self.totals: dict[str, float] = {}  # over every call of this generator
         self.n_ignored = False  # the server answered n > 1 with fewer choices
         self.n_rejected = False  # the server refused n > 1
+        self.max_completion_tokens = False  # the server wants max_completion_tokens, not max_tokens
         self._lock = threading.Lock()
         self._client = None
         self._attempts = 0
@@ -406,6 +414,9 @@ class ApiGenerator:
             detail = _status_detail(exc)
             if code in (400, 413, 422) and _PAST_CONTEXT.search(detail):
                 return _PastContext(detail)
+            if code in (400, 422) and "max_completion_tokens" in detail and "max_tokens" in detail.replace(
+                    "max_completion_tokens", ""):
+                return _WantsMaxCompletionTokens(f"{where}: HTTP {code}: {detail}")
             if code in (400, 422) and n > 1:
                 return _NRejected()
             retried = code in (408, 409, 429) or code >= 500
@@ -458,14 +469,25 @@ class ApiGenerator:
         n = int(body.get("n", 1) or 1)
         cap = n * 8 * self._max_chars(body) + (32 << 20)  # bytes: UTF-8 and JSON escapes, and room for an
         # over-long text, which is cut (then counted truncated) rather than refused
-        for attempt in range(self.api.max_retries + 1):
+        if self.max_completion_tokens and "max_tokens" in typed:
+            typed["max_completion_tokens"] = typed.pop("max_tokens")
+        attempt = 0
+        while True:
             try:
                 with api.with_streaming_response.create(**typed, extra_body=extra or None) as raw:
                     content = self._read_within(raw, cap)
                     content_type = raw.headers.get("content-type", "")
                 break
             except openai.OpenAIError as exc:
-                raise self._error(exc, n) from None
+                err = self._error(exc, n)
+                if isinstance(err, _WantsMaxCompletionTokens) and "max_tokens" in typed:
+                    # OpenAI's reasoning models refuse max_tokens and --api-extra may not set the
+                    # other name: the same limit under the name the server asks for (the cache key
+                    # stays the request as built)
+                    self.max_completion_tokens = True
+                    typed["max_completion_tokens"] = typed.pop("max_tokens")
+                    continue
+                raise (ApiError(str(err)) if isinstance(err, _WantsMaxCompletionTokens) else err) from None
             except _CutShort as cut:
                 # the client retries only the wait for the headers: a body cut short is retried here
                 # (a server or proxy closing the connection, or stalling, mid-answer ended the run
@@ -476,6 +498,7 @@ class ApiGenerator:
                             f"the connection closed before the whole answer came ({cut.size:,} bytes")
                     raise ApiError(f"{self.url}: {what}; {self._tries()})") from None
                 time.sleep(min(0.5 * 2.0 ** attempt, 8.0) * (1 - 0.25 * random.random()))
+                attempt += 1
         try:
             if _is_event_stream(content, content_type):
                 # streamed though nobody asked (a server or gateway that always streams)

@@ -388,3 +388,33 @@ def test_a_key_no_http_header_can_carry_is_a_usage_error_that_never_echoes_it(se
     one_line_error(rc, err, out)
     assert "field '--api-key-env'" in err and "MY_SERVED_KEY" in err and "secret" not in err
     assert s.posts == 0
+
+
+# --------------------------------------------------------------------------------------------
+# a hosted API's newer models: max_completion_tokens instead of max_tokens
+# --------------------------------------------------------------------------------------------
+
+def test_a_model_that_wants_max_completion_tokens_gets_it(server, tmp_path):
+    # red-team pass 17: OpenAI's reasoning models refuse max_tokens ("Use 'max_completion_tokens'
+    # instead"), and --api-extra may not set max_completion_tokens (coevo sets it): no way through
+    seen: list[dict] = []
+
+    def openai_reasoning(h, path, body, attempt):
+        seen.append(body)
+        if "max_tokens" in body:
+            send(h, 400, {"error": {"message": "Unsupported parameter: 'max_tokens' is not supported with this "
+                                               "model. Use 'max_completion_tokens' instead.",
+                                    "type": "invalid_request_error", "param": "max_tokens",
+                                    "code": "unsupported_parameter"}})
+        else:
+            good(h, path, body, attempt)
+
+    s = server(openai_reasoning)
+    gen = ApiGenerator(api(s, tmp_path), None)
+    samples = gen.generate(requests_for(n_codes=2, n_tests=1))
+    assert [x.text for x in samples] == [RIGHT, RIGHT, TESTS]
+    assert seen[-1]["max_completion_tokens"] == 256 and "max_tokens" not in seen[-1]  # (the default)
+    assert not gen.stats["n_ignored"] and len(seen) <= 4
+    again = ApiGenerator(api(s, tmp_path))  # the cache holds the answers under the request as built
+    assert [x.text for x in again.generate(requests_for(n_codes=2, n_tests=1))] == [RIGHT, RIGHT, TESTS]
+    assert len(seen) <= 4
