@@ -318,3 +318,25 @@ def test_the_contracts_reader_is_the_one_the_commands_use(tmp_path):
     assert mtasks.load_codes(write(tmp_path / "c.jsonl", rows[2:]), ["HumanEval/53"]) == {"HumanEval/53": ["pass"]}
     with pytest.raises(InputError, match=r"c2.jsonl:1: field 'completion': .*prompt"):
         mtasks.load_codes(write(tmp_path / "c2.jsonl", rows[1:2]), ["HumanEval/53"])
+
+
+def test_a_program_that_is_the_prompt_then_a_chat_answer_keeps_the_prompts_imports(he):
+    """bigcode-evaluation-harness's generations (and evalplus solutions built so) are the prompt +
+    what the model wrote; an instruct model writes a fenced answer after it. The answer's block
+    alone ran, without the prompt's `from typing import List`: a NameError where the function is
+    right. A program that starts with its task's Python prompt is read as prompt + completion."""
+    answer = ("\nHere is the implementation:\n\n```python\n"
+              "def has_close_elements(numbers: List[float], threshold: float) -> bool:\n"
+              "    s = sorted(numbers)\n    return any(b - a < threshold for a, b in zip(s, s[1:]))\n```\n")
+    body_then_prose = "    s = sorted(numbers)\n    return any(b - a < threshold for a, b in zip(s, s[1:]))\n```\nDone."
+    gens = [[HE_PROMPT + answer, HE_PROMPT + body_then_prose, HE_PROMPT + "    return False\n"],
+            [ADD_PROMPT + "```python\ndef add(x, y):\n    return x + y\n```"]]
+    path = he["dir"] / "generations.json"
+    path.write_text(json.dumps(gens), encoding="utf-8")
+    rep, correct = eval_report(he["dir"], he["tasks"], str(path))
+    assert correct == {"HumanEval/0": 2, "HumanEval/53": 1} and rep["codes_extracted"] == 3
+    # the same programs as evalplus 'solution' rows
+    rows = [{"task_id": f"HumanEval/{n}", "solution": prog} for n, progs in ((0, gens[0]), (53, gens[1]))
+            for prog in progs]
+    rep, correct = eval_report(he["dir"], he["tasks"], write(he["dir"] / "solutions.jsonl", rows))
+    assert correct == {"HumanEval/0": 2, "HumanEval/53": 1}

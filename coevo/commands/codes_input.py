@@ -21,7 +21,7 @@ import keyword
 import re
 import textwrap
 
-from matrix.tasks import PROGRAM_FIELDS, _compiles, read_codes
+from matrix.tasks import PROGRAM_FIELDS, _compiles, _continues, read_codes
 
 __all__ = ["PROGRAM_FIELDS", "RAW_CODE_HELP", "add_raw_code_argument", "completion_code", "extracted_code",
            "extracted_note", "load_candidate_codes", "read_codes"]
@@ -140,20 +140,28 @@ def completion_code(prompt: str, completion: str, entry_point: str | None) -> st
 
 def load_candidate_codes(path, tasks, raw: bool = False) -> tuple[dict[str, list[str]], int]:
     """``(task_id -> [code, ...], how many fields were read as chat answers)`` of the codes file
-    at ``path`` (:func:`read_codes`: rows keep their order and index)."""
+    at ``path`` (:func:`read_codes`: rows keep their order and index). A program that starts with
+    its task's Python prompt (bigcode's generations, evalplus solutions: the prompt + what the
+    model wrote) is read as that prompt + a completion (:func:`completion_code`), so that a chat
+    answer after the prompt keeps the prompt's imports and helpers."""
     completions: dict[tuple[str, int], str] = {}
     codes = read_codes(path, tasks, completions)
     if raw:
         return codes, 0
     by_id = {t.task_id: t for t in tasks}
+    continues: dict[str, bool] = {}
     n = 0
     for tid, rows in codes.items():
         task = by_id[tid]
         for i, code in enumerate(rows):
             comp = completions.get((tid, i))
-            if comp is not None:
-                got = completion_code(task.prompt, comp, task.entry_point)
-            else:
+            if comp is None and task.prompt.strip() and code.startswith(task.prompt):
+                if tid not in continues:
+                    continues[tid] = _continues(task.prompt)
+                if continues[tid]:
+                    comp = code[len(task.prompt):]  # bigcode's generations: the prompt + what the model wrote
+            got = completion_code(task.prompt, comp, task.entry_point) if comp is not None else None
+            if got is None and (tid, i) not in completions:
                 got = extracted_code(code, task.entry_point)
             if got is not None:
                 rows[i] = got
