@@ -203,3 +203,42 @@ def test_a_program_cannot_claim_more_than_keeping_a_container_could(ex):
     codes = [_TAKE_OVER.replace("KEEP", k).replace("CHANGE", c) for k, c, _ in _KEEP_CLAIMS]
     got = _statuses(ex, "grow", codes, [_generic("rows = [1]\ngrow(rows)\npoke()\nassert rows == [1]")])
     assert [row[0] for row in got] == [v for _, _, v in _KEEP_CLAIMS]
+
+
+# a container a program object holds (an attribute, an item, what a method returns of its own
+# state) reached the test as a copy: the test's changes to it were lost (a right Board failed
+# ``b.grid[0][0] = 'X'; assert b.winner() == 'X'``, a right dataclass ``p.tags.append('a');
+# assert p.tags == ['a']``) and it did not follow the program's later changes (``items = s.items;
+# s.push(2); assert items == [1, 2]``)
+_BOARD = '''from dataclasses import dataclass, field
+class Board:
+    def __init__(self):
+        self.grid = [['.'] * 3 for _ in range(3)]
+        self.items = [1]
+    def winner(self):
+        for row in self.grid:
+            if row[0] != '.' and row.count(row[0]) == 3:
+                return row[0]
+        return None
+    def push(self, x):
+        self.items.append(x)
+    def get_items(self):
+        return self.items
+@dataclass
+class P:
+    x: int
+    tags: list = field(default_factory=list)
+'''
+_BOARD_TESTS = ["b = Board()\nb.grid[0] = ['X'] * 3\nassert b.winner() == 'X'",
+                "b = Board()\nfor i in range(3):\n    b.grid[1][i] = 'O'\nassert b.winner() == 'O'",
+                "p = P(1)\np.tags.append('a')\nassert p.tags == ['a']",
+                "b = Board()\nitems = b.items\nb.push(2)\nassert items == [1, 2] and b.items is items",
+                "b = Board()\nitems = b.get_items()\nitems.append(5)\nb.push(6)\nassert b.get_items() == [1, 5, 6]",
+                "b = Board()\nassert b.items is b.items and b.grid[0] is b.grid[0]"]
+
+
+def test_a_container_a_program_object_holds_is_shared_with_the_test(ex):
+    wrong = _BOARD.replace("row.count(row[0]) == 3", "row.count(row[0]) == 4").replace(
+        "self.items.append(x)", "self.items = self.items + [x]")
+    got = _statuses(ex, "Board", [_BOARD, wrong], [_generic(t) for t in _BOARD_TESTS])
+    assert got == [["pass"] * 6, ["fail", "fail", "pass", "fail", "pass", "pass"]]

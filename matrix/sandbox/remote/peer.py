@@ -435,6 +435,8 @@ class _Peer:
                 if msg[0] == "r":
                     if len(msg) == 3 and type(msg[2]) is list:
                         self._writeback(args, msg[2], nodes or [])
+                        if self.side == "T":
+                            return self._kept_value(msg[1], msg[2])
                     if len(msg) == 4 and type(msg[3]) is int and self.side == "C":
                         return self._adopt(msg[1], msg[3])
                     return msg[1] if len(msg) > 1 else None
@@ -484,6 +486,28 @@ class _Peer:
             self.kept_test[k] = [obj, None]
         self.note_kept()
 
+    def _kept_value(self, value, changes):
+        """The test side: a container the program holds and sent (``b.items``, ``b.grid``,
+        ``s.get_items()``), which it marks ``["K", "v", k]``: kept container ``k``, shared from
+        now on as the containers the program keeps of the test's are (red-team pass 17: a test
+        changing ``b.grid[0][0]`` changed a copy, and ``items = s.items`` did not follow
+        ``s.push(2)``); the same object each time it is sent (``b.items is b.items``)."""
+        k = next((c[2] for c in changes if type(c) is list and len(c) == 3 and c[0] == "K" and c[1] == "v"), None)
+        if type(k) is not int or not 0 <= k < _MAX_KEPT or type(value) not in _NODE_KINDS:
+            return value
+        entry = self.kept_test.get(k)
+        if entry is None:
+            if len(value) <= _MAX_KEPT_ITEMS:
+                self.kept_test[k] = [value, self.to_wire(value)]
+            return value
+        if type(entry[0]) is not type(value) or entry[0] is value:
+            return value
+        now = self.to_wire(value)
+        if now != entry[1]:  # (unchanged: the containers in it stay the test's objects too)
+            _assign_in_place(entry[0], value)
+            entry[1] = self.to_wire(entry[0])
+        return entry[0]
+
     def note_kept(self) -> None:
         """The test side: the kept containers' contents as they are now (synced)."""
         for entry in self.kept_test.values():
@@ -520,6 +544,11 @@ class _Peer:
                     del self.kept_test[item[0]]
                 else:
                     entry[1] = self.to_wire(entry[0])
+
+    def keep_value(self, value):
+        """The program side: the kept number of ``value`` where it is a container the program
+        holds (:meth:`.program_side._Server.keep_value`); None on the test side."""
+        return None
 
     def sync_kept(self) -> None:
         """The program side, before each reply: its changes to the containers it keeps
@@ -641,6 +670,10 @@ class _Peer:
     def serve_request(self, msg) -> None:
         try:
             value, writeback = self.handle(msg[1], msg[2:])  # (the changes to arguments, encoded)
+            if writeback is None and msg[1] in ("getattr", "getitem"):
+                k = self.keep_value(value)  # a container of the program's object: shared with the test
+                if k is not None:
+                    writeback = [["K", "v", k]]
             self.sync_kept()
             if type(writeback) is _NodeNo:  # a container of the test's now one of the pending call's
                 self.send(["r", self.to_wire(value), None, writeback.n])

@@ -43,6 +43,23 @@ class _Server(_Peer):
             out.append(["K", n, k])
         return out
 
+    def keep_value(self, value, held=1):
+        """The kept number of a container the program holds (more references to it than the
+        ``held`` ones of the request being served: an attribute, an item, its own state a method
+        returns), registered now where it is new; None for a fresh one or past the bounds."""
+        if type(value) not in _NODE_KINDS:
+            return None
+        k = self.kept_ids.get(id(value))
+        if k is not None:
+            return k if self.kept[k][1] is not None else None
+        if _count_refs(value) <= held + 1 or len(self.kept) >= _MAX_KEPT or len(value) > _MAX_KEPT_ITEMS \
+                or sum(len(e[0]) for e in self.kept) + len(value) > _MAX_KEPT_ITEMS:
+            return None
+        k = len(self.kept)
+        self.kept.append([value, self._kept_contents(value)])
+        self.kept_ids[id(value)] = k
+        return k
+
     def _kept_contents(self, x):
         return self._contents(x, {id(x): -1})
 
@@ -144,6 +161,10 @@ class _Server(_Peer):
             finally:
                 self.pending.pop()
             changes = self._changes(nodes, before, roots, marks) + self._keep(nodes, refs)
+            if id(result) not in marks:  # its own state a method returns (``return self.items``)
+                k = self.keep_value(result)
+                if k is not None:
+                    changes.append(["K", "v", k])
             return _Raw(self.to_wire(result, marks=marks)), changes or None
         if op == "kept":  # the test's changes to containers the program keeps
             for item in (obj if type(obj) is list else [])[:_MAX_KEPT]:
@@ -243,6 +264,11 @@ _MISSING = object()
 def _refs(nodes, n, _count=sys.getrefcount) -> int:
     """The references to container ``n`` of a call (measured the same way before and after)."""
     return _count(nodes[n])
+
+
+def _count_refs(value, _count=sys.getrefcount) -> int:
+    """The references to ``value``, less the ones of this function's own frame."""
+    return _count(value) - 2
 
 
 def serve(cmd: dict, chan) -> None:
