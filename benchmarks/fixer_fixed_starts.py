@@ -84,12 +84,13 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     import torch
 
+    from coevo.run_driver import start_model_dir
     from matrix.engine import ExecConfig, Executor
     from matrix.tasks import load_tasks
 
     torch.set_num_threads(1)
     run = Path(args.run)
-    start = run / "init"
+    start = start_model_dir(run / "init")  # (a run of a user's model names its directory there)
     models = [Path(m) for m in args.models] or [run / "model"]
     tasks = load_tasks(args.tasks or str(run / "heldout.jsonl"))
     t0 = time.monotonic()

@@ -6,7 +6,10 @@
    tiny world (``coevo.tinyworld``) when ``data.train`` is empty;
 2. **model**: ``model.path`` (a local ``save_pretrained`` directory), or the tiny world's model:
    tokenizer trained locally, Llama-style model from scratch, SFT warm-up. The starting point is
-   saved once to ``RUN_DIR/init`` (atomically), so a resumed run never repeats the warm-up;
+   saved once to ``RUN_DIR/init`` (atomically), so a resumed run never repeats the warm-up; a
+   model of the user's is not copied there (a 7B model would be 15 GB more per run): ``init``
+   names its directory and what its files were (:data:`SOURCE_FILE`), and a resumed run loads it
+   from there, refusing it if it has changed;
 3. **the loop**: :class:`coevo.loop.CoEvolution` stepped over a :class:`training.runner.ResumableRun`
    (atomic checkpoints of model + optimizer + RNG + curriculum + step, ``metrics.jsonl`` with
    each step exactly once, progress bar with ETA). Held-out evaluation runs before the first step
@@ -40,6 +43,7 @@ MODEL_DIR = "model"
 PATH_FIELDS = ("model.path", "data.train", "data.heldout", "train.deepspeed")
 # what a failed start may leave behind: anything worth resuming (the SFT start, a step, an evaluation)
 _DURABLE = ("init", "checkpoints", "metrics.jsonl", EVAL_FILE)
+SOURCE_FILE = "source.json"  # RUN_DIR/init/source.json: the user's model a run started from
 
 log = logging.getLogger("coevo")
 
@@ -232,10 +236,11 @@ def prepare_start(cfg: CoevoConfig, run: Path, *, progress: bool) -> tuple[objec
 
     init = run / "init"
     device = device_of(cfg)
-    if (init / "config.json").exists():  # resumed run (or demo re-run): reuse the starting point
-        model, tok = load_model(init, device=device, dtype=start_dtype(cfg))
+    if (init / "config.json").exists() or (init / SOURCE_FILE).exists():  # resumed run (or demo re-run)
+        model, tok = load_model(start_model_dir(init), device=device, dtype=start_dtype(cfg))
         train = load_tasks(init / "train.jsonl")
-        heldout = load_tasks(init / "heldout.jsonl") if (init / "heldout.jsonl").exists() else []
+        held = init / "heldout.jsonl"  # (a run without held-out tasks has none, or an empty file)
+        heldout = load_tasks(held) if held.exists() and held.stat().st_size else []
         return model, tok, train, heldout
     if cfg.data.train:
         train, heldout = load_task_files(cfg)
@@ -254,9 +259,47 @@ def prepare_start(cfg: CoevoConfig, run: Path, *, progress: bool) -> tuple[objec
     from training import distributed as D
 
     if D.is_main():
-        _save_start(init, model, tok, train, heldout)
+        _save_start(init, model, tok, train, heldout, source=Path(cfg.model.path) if cfg.model.path else None)
     D.barrier()
     return model, tok, train, heldout
+
+
+def _model_files(model_dir: Path) -> dict[str, list[int]]:
+    """``{file name: [size, mtime_ns]}`` of a model directory's files (what a resumed run checks)."""
+    out = {}
+    for f in sorted(model_dir.iterdir()):
+        if f.is_file():
+            st = f.stat()
+            out[f.name] = [st.st_size, st.st_mtime_ns]
+    return out
+
+
+def start_model_dir(init: Path) -> Path:
+    """The directory a run's starting model loads from: ``init`` itself (the tiny world's model,
+    saved there), or the user's model directory ``init/source.json`` names, as it was when the run
+    began (InputError, one line, where it is gone or its files changed: the run would resume from
+    another model than it started from)."""
+    source = init / SOURCE_FILE
+    if not source.exists():
+        return init
+    try:
+        rec = json.loads(source.read_text(encoding="utf-8"))
+        path, files = Path(rec["path"]), rec["files"]
+        if not isinstance(files, dict):
+            raise TypeError("files")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise InputError(f"not a starting-model record ({type(exc).__name__}: {exc})", file=str(source)) from None
+    if not path.is_dir():
+        raise InputError(f"the run started from the model in {path}, which is gone: put it back (or edit "
+                         "\"path\" here to a copy of it)", file=str(source), field="path")
+    now = _model_files(path)
+    changed = sorted(n for n in set(files) | set(now) if files.get(n) != now.get(n))
+    if changed:
+        raise InputError(f"the run started from the model in {path}, whose files changed since "
+                         f"({', '.join(changed[:3])}{', ...' if len(changed) > 3 else ''}): resuming would "
+                         "continue another model; put the original back or start a new run",
+                         file=str(source), field="files")
+    return path
 
 
 def start_dtype(cfg: CoevoConfig) -> str:
@@ -286,14 +329,20 @@ def tiny_world_model(cfg: CoevoConfig, train: list[Task], *, progress: bool):
     return model, tok
 
 
-def _save_start(init: Path, model, tok, train: list[Task], heldout: list[Task]) -> None:
+def _save_start(init: Path, model, tok, train: list[Task], heldout: list[Task], source: Path | None = None) -> None:
+    """``RUN_DIR/init``, atomically: the tasks, and the starting model (the tiny world's, saved), or
+    for a model of the user's (``source``) a record of its directory and files."""
     from training.checkpoint import apply_umask
 
     tmp = init.with_name(init.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    model.save_pretrained(tmp, safe_serialization=True)
-    tok.save_pretrained(tmp)
+    if source is None:
+        model.save_pretrained(tmp, safe_serialization=True)
+        tok.save_pretrained(tmp)
+    else:
+        rec = {"path": str(source.resolve()), "files": _model_files(source)}
+        (tmp / SOURCE_FILE).write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8")
     write_jsonl_atomic(tmp / "train.jsonl", (t.to_json() for t in train))
     write_jsonl_atomic(tmp / "heldout.jsonl", (t.to_json() for t in heldout))
     apply_umask(tmp)  # safetensors writes 0600
@@ -354,7 +403,8 @@ def _execute(cfg: CoevoConfig, run: Path, *, progress: bool = True) -> dict:
         if cfg.rollout.backend == "vllm":  # colocated vLLM samples the rollouts, fed the trainer's weights
             from roles.vllm_engine import VLLMEngine
 
-            engine = VLLMEngine.colocated(run / "init", tok, trainer, cfg.rollout.vllm, sampling_config(cfg.loop))
+            engine = VLLMEngine.colocated(start_model_dir(run / "init"), tok, trainer, cfg.rollout.vllm,
+                                          sampling_config(cfg.loop))
         else:
             engine = GenerationEngine(trainer.model, tok, sampling_config(cfg.loop))
         loop = CoEvolution(cfg.loop, engine, tok, trainer, executor, curriculum, examples=train,

@@ -8,6 +8,7 @@ a directory without tokenizer files, a config.json that is not JSON.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -253,6 +254,15 @@ def test_coevo_train_on_an_own_model_logs_steps_and_exports_a_model_that_reloads
     assert tok.eos_token == EOS and tok.pad_token == "<|pad|>"
     again, tok2 = load_model(run / "model", device="cpu")
     assert tok2.eos_token_id == tok.eos_token_id
+    # a run without held-out tasks resumes (its empty held-out file was refused: "no tasks in file")
+    cfg_file = run / "config.yaml"
+    text = cfg_file.read_text()
+    assert "  steps: 2\n" in text
+    cfg_file.write_text(text.replace("  steps: 2\n", "  steps: 3\n"))
+    rc = main(["train", "--resume", str(run)])
+    out, err = capsys.readouterr()
+    assert rc == 0, err
+    assert [json.loads(line)["step"] for line in (run / "metrics.jsonl").read_text().splitlines()] == [1, 2, 3]
 
 
 def test_a_prompt_longer_than_the_models_context_is_named_once(tmp_path, caplog):
@@ -326,3 +336,36 @@ def test_an_eos_past_the_embeddings_is_a_one_line_error(tmp_path):
     with pytest.raises(InputError) as err:
         load_model(path, device="cpu")
     assert "eos_token" in str(err.value) and "resize_token_embeddings" in str(err.value)
+
+
+def test_a_run_of_an_own_model_names_it_in_init_instead_of_copying_it(tmp_path):
+    """RUN_DIR/init held a full copy of the user's model (a 7B model: 15 GB more per run): it now
+    names the model's directory and its files; a resumed run loads the model from there, and
+    refuses, in one line, a model that changed or went away since the run began."""
+    import torch
+    from tinymodel import ADD_GOOD_TESTS, ADD_RIGHT, ADD_TASK, build_add_model
+
+    from coevo.run_driver import SOURCE_FILE, load_run_config, prepare_start
+
+    model_dir = Path(build_add_model(tmp_path / "m"))
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps(dict(ADD_TASK, tests=[{"test": t} for t in ADD_GOOD_TESTS],
+                                     solutions=[ADD_RIGHT])) + "\n")
+    cfg = load_run_config(None, [f"model.path={model_dir}", f"data.train={tasks}", "model.device=cpu"])
+    run = tmp_path / "run"
+    first, _, train, _ = prepare_start(cfg, run, progress=False)
+    init = run / "init"
+    assert (init / SOURCE_FILE).is_file() and (init / "train.jsonl").is_file()
+    assert not list(init.glob("*.safetensors")) and not (init / "config.json").exists()
+    again, tok, train2, _ = prepare_start(cfg, run, progress=False)  # as a resumed run does
+    assert [t.task_id for t in train2] == [t.task_id for t in train] and tok.eos_token == EOS
+    for a, b in zip(first.state_dict().values(), again.state_dict().values()):
+        assert torch.equal(a, b)
+    st = (model_dir / "config.json").stat()
+    os.utime(model_dir / "config.json", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    with pytest.raises(InputError, match=r"config\.json\): resuming would continue another model") as e:
+        prepare_start(cfg, run, progress=False)
+    assert str(init / SOURCE_FILE) in str(e.value) and "\n" not in str(e.value)
+    shutil.rmtree(model_dir)
+    with pytest.raises(InputError, match="which is gone"):
+        prepare_start(cfg, run, progress=False)
