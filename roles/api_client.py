@@ -442,8 +442,9 @@ class ApiGenerator:
             return (f" (the server lists {listed}: give one to --api-model)" if names
                     else " (the server lists no model)")
         if names is None and not re.search(r"/v\d+\w*$", self.base_url):
-            return (" (is --api-base right? it usually ends in /v1, e.g. "
-                    f"{sanitize(self.base_url, 80)}/v1)")
+            root = re.fullmatch(r"(https?://[^/]+)/*", self.base_url)
+            return (" (is --api-base right? it usually ends in /v1"
+                    + (f", e.g. {sanitize(root.group(1), 80)}/v1)" if root else ")"))
         return (f" (is --api-base right, does the server know the model {self.api.model!r} and have "
                 f"the {self.api.endpoint} endpoint?)")
 

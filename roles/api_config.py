@@ -53,6 +53,9 @@ class ApiConfig:
             return
         if not re.match(r"https?://[^/\s]", self.base_url):
             raise ValueError("base_url: must be an http:// or https:// URL")
+        if re.search(r"/(?:chat/completions|completions|models|embeddings)/*\Z", self.base_url):
+            # requests went to .../v1/chat/completions/chat/completions, and the 404 said to add /v1
+            raise ValueError("base_url: give the API's base URL (ending in /v1), not the address of one endpoint")
         if "@" in self.base_url.split("://", 1)[1].split("/", 1)[0]:
             raise ValueError("base_url: must not hold credentials; name an environment variable "
                              "holding the key instead (key_env / --api-key-env)")

@@ -418,3 +418,28 @@ def test_a_model_that_wants_max_completion_tokens_gets_it(server, tmp_path):
     again = ApiGenerator(api(s, tmp_path))  # the cache holds the answers under the request as built
     assert [x.text for x in again.generate(requests_for(n_codes=2, n_tests=1))] == [RIGHT, RIGHT, TESTS]
     assert len(seen) <= 4
+
+
+@pytest.mark.parametrize("suffix", ["/v1/chat/completions", "/v1/completions/", "/v1/models"])
+def test_an_endpoint_url_given_as_the_base_is_a_usage_error(server, tmp_path, capsys, suffix):
+    # red-team pass 17: the endpoint's own URL (as curl examples show it) was taken as the base,
+    # requests went to .../v1/chat/completions/chat/completions, and the 404 advised adding /v1
+    s = server(good)
+    s.base = s.base.removesuffix("/v1") + suffix
+    rc, err, out = solve(s, tmp_path, capsys)
+    one_line_error(rc, err, out)
+    assert "field '--api-base'" in err and s.posts == 0
+    assert "the API's base URL (ending in /v1), not the address of one endpoint" in err
+
+
+def test_the_v1_hint_suggests_the_right_address(server, tmp_path, capsys):
+    s = server(lambda h, path, body, attempt: send(h, 404, b"404 page not found", "text/plain"))
+    root = s.base.removesuffix("/v1")
+    s.base = root + "/api"  # Ollama's own API, not its OpenAI-compatible one
+    rc, err, out = solve(s, tmp_path, capsys)
+    one_line_error(rc, err, out)
+    assert "it usually ends in /v1" in err and root + "/api/v1" not in err
+    s.base = root + "/"
+    rc, err, out = solve(s, tmp_path, capsys)
+    one_line_error(rc, err, out)
+    assert f"it usually ends in /v1, e.g. {root}/v1)" in err
