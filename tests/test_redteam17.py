@@ -242,3 +242,23 @@ def test_a_container_a_program_object_holds_is_shared_with_the_test(ex):
         "self.items.append(x)", "self.items = self.items + [x]")
     got = _statuses(ex, "Board", [_BOARD, wrong], [_generic(t) for t in _BOARD_TESTS])
     assert got == [["pass"] * 6, ["fail", "fail", "pass", "fail", "pass", "pass"]]
+
+
+# a container the program hands to a function of the test's (a callback filling a grid, a dict)
+# reached the test as a copy: what the test's function changed in it was lost, so a right
+# program failed ``assert build(init) == [[1, 0], [0, 0]]``
+_BUILD = ("def build(init, rows=2):\n    g = [[0, 0] for _ in range(rows)]\n    init(g)\n    return g\n"
+          "def apply(f):\n    d = {}\n    f(d=d)\n    return d\n"
+          "def safe(f):\n    xs = [0]\n    try:\n        f(xs)\n    except ValueError:\n        pass\n    return xs\n")
+_BUILD_TESTS = ["def init(g):\n    g[0][0] = 1\nassert build(init) == [[1, 0], [0, 0]]",
+                "assert build(lambda g: g.append([5])) == [[0, 0], [0, 0], [5]]",
+                "def f(d):\n    d['a'] = 1\nassert apply(f) == {'a': 1}",
+                "assert build(lambda g: None) == [[0, 0], [0, 0]]",
+                "def f(xs):\n    xs.append(1)\n    raise ValueError\nassert safe(f) == [0, 1]"]
+
+
+def test_a_tests_function_changes_the_programs_containers_it_is_given(ex):
+    wrong = _BUILD.replace("init(g)", "init([r[:] for r in g])").replace("f(d=d)", "f(d=dict(d))").replace(
+        "f(xs)", "f(list(xs))")
+    got = _statuses(ex, "build", [_BUILD, wrong], [_generic(t) for t in _BUILD_TESTS])
+    assert got == [["pass"] * 5, ["fail", "fail", "fail", "pass", "fail"]]

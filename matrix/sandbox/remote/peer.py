@@ -433,7 +433,7 @@ class _Peer:
                     self.serve_request(msg)
                     continue
                 if msg[0] == "r":
-                    if len(msg) == 3 and type(msg[2]) is list:
+                    if len(msg) in (3, 4) and type(msg[2]) is list:
                         self._writeback(args, msg[2], nodes or [])
                         if self.side == "T":
                             return self._kept_value(msg[1], msg[2])
@@ -676,7 +676,7 @@ class _Peer:
                     writeback = [["K", "v", k]]
             self.sync_kept()
             if type(writeback) is _NodeNo:  # a container of the test's now one of the pending call's
-                self.send(["r", self.to_wire(value), None, writeback.n])
+                self.send(["r", self.to_wire(value), writeback.changes, writeback.n])
                 return
             self.send(["r", self.to_wire(value), writeback])
         except RemoteError:

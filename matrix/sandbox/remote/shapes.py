@@ -210,10 +210,11 @@ def _arg_nodes(call_args, kwargs, entries):
 class _NodeNo:
     """The number of a container of the test's among the pending call's (:meth:`_Peer._adopt`)."""
 
-    __slots__ = ("n",)
+    __slots__ = ("n", "changes")
 
     def __init__(self, n: int):
         self.n = n
+        self.changes = None  # (and the changes a function of the test's made to its arguments)
 
 
 def _as_node(peer, value):

@@ -6,8 +6,8 @@ from __future__ import annotations
 import socket
 
 from ..records import Frame
-from .peer import RPC_FD, RemoteError, _Peer
-from .shapes import _as_node
+from .peer import RPC_FD, RemoteError, _Peer, _Raised
+from .shapes import _NODE_KINDS, _as_node, _NodeNo
 
 
 def free_names(src: str) -> list[str]:
@@ -97,6 +97,17 @@ def _program_module(peer):
     return ProgramModule("solution")
 
 
+def _changed(peer, given) -> list:
+    """``[where, new contents]`` of each of the program's containers a call of the test's
+    function was given that the call changed."""
+    out = []
+    for where, a, before in given:
+        now = peer.to_wire(a)
+        if now != before:
+            out.append([where, now])
+    return out
+
+
 def _test_side_handle(peer, op, args):
     """What the program process may do with the test's objects it was given: call them,
     iterate, read public attributes and items, measure; write attributes of plain instances."""
@@ -109,7 +120,25 @@ def _test_side_handle(peer, op, args):
     if op == "call":
         call_args = args[1] if len(args) > 1 and type(args[1]) is list else []
         kwargs = args[2] if len(args) > 2 and type(args[2]) is dict else {}
-        return _as_node(peer, obj(*call_args, **kwargs))
+        # the program's containers it is given (copies here): what the test's function changes in
+        # them is changed in the program's too, as in Python (red-team pass 17: a callback filling
+        # the program's grid filled a copy)
+        given = [(w, a, peer.to_wire(a)) for w, a in list(enumerate(call_args)) + list(kwargs.items())
+                 if type(a) in _NODE_KINDS]
+        try:
+            value, writeback = _as_node(peer, obj(*call_args, **kwargs))
+        except Exception as exc:
+            changes = _changed(peer, given)
+            if changes:
+                raise _Raised(exc, changes) from None
+            raise
+        changes = _changed(peer, given)
+        if not changes:
+            return value, writeback
+        if type(writeback) is _NodeNo:
+            writeback.changes = changes
+            return value, writeback
+        return value, changes
     if op in ("getattr", "setattr", "delattr"):
         name = args[1]
         if type(name) is not str or name.startswith("_"):
