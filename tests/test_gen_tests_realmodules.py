@@ -180,3 +180,21 @@ def test_a_script_whose_name_cannot_be_imported_stops_with_one_line(tmp_path, ca
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and name in err and "cannot be imported" in err, err
     assert "Traceback" not in err and not (tmp_path / "tests").exists()
+
+
+def test_what_the_import_read_from_the_environment_or_did_not_find_is_said(tmp_path, capsys):
+    """tabulate's suite asserted `WIDE_CHARS_MODE is False` (wcwidth, optional, missing for
+    coevo's Python) and failed where the user's Python has it; a settings module's suite asserted
+    its currency read from INVOICER_CURRENCY at import. Neither was said."""
+    from coevo.cli import main
+
+    (tmp_path / "shopconf.py").write_text(
+        "import os\nimport json\n\n"
+        "try:\n    import coevo_absent_optional_dep\nexcept ImportError:\n    coevo_absent_optional_dep = None\n\n"
+        "CURRENCY = os.environ.get('SHOP_CURRENCY', 'EUR')\nHOME = os.path.expanduser('~')\n\n\n"
+        "def price(cents: int) -> str:\n    return f'{cents / 100:.2f} {CURRENCY}'\n")
+    assert main(["gen-tests", str(tmp_path / "shopconf.py"), "--time-budget", "6", "--quiet"]) == 0
+    err = [ln for ln in capsys.readouterr().err.splitlines() if "warning" in ln]
+    assert len(err) == 2, err
+    assert "SHOP_CURRENCY" in err[0] and "HOME" not in err[0]
+    assert "coevo_absent_optional_dep" in err[1] and "json" not in err[1]

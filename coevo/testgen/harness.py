@@ -85,7 +85,7 @@ def _cv_track_environ():
     class _CvEnviron(type(os.environ)):
         def __getitem__(self, key):
             seen = _CV_STATE.get("env")
-            if seen is not None:
+            if seen is not None and _cv_by_the_code():
                 seen.add(key if isinstance(key, str) else repr(key))
             return super().__getitem__(key)
 
@@ -171,6 +171,34 @@ def _cv_drew(before) -> bool:
             if isinstance(exc, (_CvTimeout, KeyboardInterrupt)):
                 raise
     return False
+
+
+def _cv_by_the_code() -> bool:
+    """Whether the code's own files are among the callers (only while the module is imported
+    for inspection, ``_CV_STATE["mine"]`` set: there the libraries it imports read settings too)."""
+    mine = _CV_STATE.get("mine")
+    if not mine:
+        return True
+    f = _cv_sys._getframe(2)
+    for _ in range(8):
+        if f is None:
+            return False
+        if f.f_code.co_filename.startswith(mine):
+            return True
+        f = f.f_back
+    return False
+
+
+def _cv_code_prefix(job) -> str:
+    """The module's file, or its top package's directory (with a trailing separator)."""
+    import os
+    file, parts = job["file"], job["name"].split(".")
+    if len(parts) == 1 and not file.endswith("__init__.py"):
+        return file
+    d = os.path.dirname(file)
+    for _ in range(len(parts) - (1 if file.endswith("__init__.py") else 2)):
+        d = os.path.dirname(d)
+    return os.path.join(d, "")
 
 
 def _cv_on_alarm(signum, frame):
@@ -722,15 +750,37 @@ def _cv_inspect(job):
     mod = None
     import time
     t0 = time.perf_counter()
+    import builtins
+    _cv_track_environ()
+    mine = _cv_code_prefix(job)
+    missing = []
+    real_import = builtins.__import__
+
+    def _cv_import_noted(name, globals=None, locals=None, fromlist=(), level=0):
+        try:
+            return real_import(name, globals, locals, fromlist, level)
+        except ModuleNotFoundError:
+            if level == 0 and str((globals or {}).get("__file__") or "").startswith(mine):
+                missing.append(name)
+            raise
+
     try:
         sink = _CvDiscard()
         import contextlib
         _cv_arm(job.get("limit", 5.0))
+        # what the import reads from the environment, and the optional dependencies it does not
+        # find: the suite asserts what the code does here, with those variables unset and without them
+        _CV_STATE["env"], _CV_STATE["mine"] = set(), mine
+        builtins.__import__ = _cv_import_noted
         try:
             with contextlib.redirect_stdout(sink):
                 mod = _cv_load()
         finally:
             _cv_disarm()
+            builtins.__import__ = real_import
+            read, _CV_STATE["env"], _CV_STATE["mine"] = _CV_STATE["env"], None, None
+            out["import_env"] = sorted(k for k in read if not _cv_benign_env(k))[:20]
+            out["import_missing"] = sorted(set(missing))[:20]
         out["load_seconds"] = time.perf_counter() - t0
     except _CvTimeout:
         out["load"] = [[["builtins", "TimeoutError"]], "importing the module did not finish in time", 0]

@@ -284,6 +284,7 @@ class _SuiteBuilder:
         self.runner.import_seconds = took
         self.runner.import_limit = min(allowance, max(2.0, 3 * took + 1.0))
         self.info = info
+        self.warnings += _import_warnings(info)
         # (with the public data it imports, "from math import tau as TWOPI": its test names it)
         self.all_names = self.defined | set(info.get("callables", [])) | set(info.get("data", []))
         self.names = observe.Names(module.name, self.all_names)
@@ -779,6 +780,27 @@ class _SuiteBuilder:
         if self.extra is not None:
             report["model"] = self.extra.summary()
         return report
+
+
+# what the verification runs set otherwise ("another user on another machine"): a test that
+# depends on them at import is dropped there, so they need no warning (PATH is set in both)
+_VARIED_AT_IMPORT = frozenset({"HOME", "TMPDIR", "USER", "LOGNAME", "SHELL", "TZ", "PATH"})
+
+
+def _import_warnings(info: dict) -> list[str]:
+    """What the module's import depended on that may differ where the user runs pytest: the
+    environment variables it read, the optional dependencies it did not find."""
+    out = []
+    env = [k for k in info.get("import_env") or [] if k not in _VARIED_AT_IMPORT]
+    if env:
+        out.append(f"importing it reads the environment variable(s) {', '.join(env)}: the suite asserts what the "
+                   f"code does with them unset; where pytest runs with them set, its tests may fail")
+    missing = info.get("import_missing") or []
+    if missing:
+        out.append(f"it imports {', '.join(missing)} where installed, and {'they are' if len(missing) > 1 else 'it is'}"
+                   f" not installed for this Python ({sys.executable}): the suite asserts what the code does without "
+                   f"{'them' if len(missing) > 1 else 'it'}")
+    return out
 
 
 def _asserts_a_value(cs: list) -> bool:
