@@ -197,3 +197,11 @@ def test_a_completion_followed_by_a_closing_fence_or_prose_runs_prompt_and_body(
         assert got[len(prompt):].rstrip() == comp.split("\n\n")[0].split("\n```")[0].rstrip(), comp
     for comp in ("    return (a +\nThe end.", "    return a +\n```"):
         assert completion_code(prompt, comp, "add") is None, comp
+
+
+def test_a_code_llama_instruct_answer_gives_its_code():
+    from coevo.commands.codes_input import extracted_code
+
+    answer = f"[PYTHON]\n{RIGHT}\n[/PYTHON]\n[TESTS]\n# Test case 1:\nassert add(1, 2) == 3\n[/TESTS]\n"
+    assert extracted_code(answer, "add") == RIGHT
+    assert extracted_code(f"xs = [PYTHON]\n{RIGHT}\n", "add") is None  # code that compiles runs as written

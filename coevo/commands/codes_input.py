@@ -40,11 +40,13 @@ _CODE_WORDS = re.compile(r"(?:def|class|import|from|if|elif|else|for|while|try|e
 
 
 def _chat_answer(code: str) -> bool:
-    """Markdown (a line opening a ``` fence), a reasoning block (``<think>``), a first line of
-    prose or code followed by a line of prose (:func:`_prose_line`): not a program that merely
-    fails to compile. Cheap: most fields are plain code and are never compiled here."""
-    if re.search(r"^[ \t]*(?:```|~~~)", code, re.M) or re.search(r"</?think(?:ing)?>", code, re.I):
-        return True  # markdown, or a reasoning model's <think> block
+    """Markdown (a line opening a ``` fence, or CodeLlama-Instruct's ``[PYTHON]``), a reasoning
+    block (``<think>``), a first line of prose or code followed by a line of prose
+    (:func:`_prose_line`): not a program that merely fails to compile. Cheap: most fields are
+    plain code and are never compiled here."""
+    if re.search(r"^[ \t]*(?:```|~~~|\[PYTHON\][ \t]*$)", code, re.M) or re.search(
+            r"</?think(?:ing)?>", code, re.I):
+        return True  # markdown, CodeLlama-Instruct's [PYTHON] tags, or a reasoning model's <think> block
     lines = code.splitlines()
     first = next((ln.strip() for ln in lines if ln.strip()), "")
     if not first:
