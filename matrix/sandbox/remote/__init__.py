@@ -31,16 +31,26 @@ subclass of that type made for it, holding its value, one per program object
 references to it and only them. A program's class is, in the test, a class standing for it
 (:class:`_ProgramClass`), and a reference to a program object is an instance of the one for its
 class (``type(x) is Point``); a dataclass's carries the dataclass's fields (``dataclasses.asdict``,
-``fields``, ``replace`` take its instances).
+``fields``, ``replace`` take its instances). A container that lives on after the request that
+carried it, on the other side (a container of the test's a program keeps, ``self.xs = xs``; one
+a program object holds and the test reads, ``b.grid``), is *kept*: numbered alike on both sides
+(up to 64, 1,024 items), its changes on either side are sent to the other before the other runs
+again (a ``kept`` request), and the test side holds one object for it (``b.items is b.items``).
+What a function of the test's changes in the program's containers it is given is changed in the
+program's. A program object answers ``with`` (whose ``__exit__`` never swallows the test's failed
+assertion), the in-place operators, ``round``, ``divmod``, ``reversed``, ``math.floor``,
+``copy``; a program's exception class keeps its own ``str`` and ``repr`` in the test.
 
 Wire: length-prefixed JSON arrays. Request ``["q", op, ...]`` (a call: ``["q", "call", function,
 args, kwargs, shape]``, :class:`_Shape`), reply ``["r", value, writeback]`` (``writeback``: a
 list of ``["N", n, new contents]``, or ``[argument, new value]`` for a numpy array), with a fourth
 element when the value is one of the call's containers handed back (adopted, not copied), or
 ``["x", [type name, builtin base, message, class reference or null], writeback]`` when the call
-raised after changing its arguments. A reference is ``{"R": [side, id, type name, flags]}``,
-``side`` "C" (program) or "T" (test); a fifth element carries a numpy array's data, a sixth a
-member's value (:meth:`_Peer._member`).
+raised after changing its arguments. ``writeback`` items ``["K", n, k]`` (container ``n`` of the
+call, kept as ``k``) and ``["K", "v", k]`` (the value, kept as ``k``) name kept containers;
+``["q", "kept", [[k, new contents], ...]]`` carries their changes. A reference is
+``{"R": [side, id, type name, flags]}``, ``side`` "C" (program) or "T" (test); a fifth element
+carries a numpy array's data, a sixth a member's value (:meth:`_Peer._member`).
 """
 
 from __future__ import annotations
