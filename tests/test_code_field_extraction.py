@@ -205,3 +205,15 @@ def test_a_code_llama_instruct_answer_gives_its_code():
     answer = f"[PYTHON]\n{RIGHT}\n[/PYTHON]\n[TESTS]\n# Test case 1:\nassert add(1, 2) == 3\n[/TESTS]\n"
     assert extracted_code(answer, "add") == RIGHT
     assert extracted_code(f"xs = [PYTHON]\n{RIGHT}\n", "add") is None  # code that compiles runs as written
+
+
+def test_words_inside_a_docstring_do_not_make_cut_off_code_a_chat_answer():
+    """A line of prose after the code reads a field as a chat answer; the same words at column 0
+    inside a docstring of a program cut off mid-line do not (the program stays a syntax error,
+    not a shorter program)."""
+    from coevo.commands.codes_input import extracted_code
+
+    for q in ('"""', "'''"):
+        code = f"import math\n{q}\nThis module adds two numbers.\n{q}\n{RIGHT}\ndef sub(a, b):\n    return (a -"
+        assert extracted_code(code, "add") is None
+    assert extracted_code(f'"""Adds."""\n{RIGHT}\n\nThis function adds them.\n', "add").endswith(RIGHT)

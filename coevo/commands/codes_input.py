@@ -20,6 +20,7 @@ import ast
 import keyword
 import re
 import textwrap
+from collections.abc import Iterator
 
 from matrix.tasks import PROGRAM_FIELDS, _compiles, _continues, read_codes
 
@@ -57,7 +58,21 @@ def _chat_answer(code: str) -> bool:
         except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
             if " " in first:
                 return True  # words
-    return any(_prose_line(ln) for ln in lines[1:])
+    return any(_prose_line(ln) for ln in _outside_strings(lines[1:]))
+
+
+def _outside_strings(lines: list[str]) -> Iterator[str]:
+    """The lines not inside a triple-quoted string (by an even count of triple quotes before
+    them: a docstring's words at column 0 are no prose after the code)."""
+    open_quote = ""
+    for ln in lines:
+        if not open_quote:
+            yield ln
+        for m in re.finditer(r'"""|\'\'\'', ln):
+            if not open_quote:
+                open_quote = m.group()
+            elif m.group() == open_quote:
+                open_quote = ""
 
 
 _MARKDOWN_LINE = re.compile(r"(?:\*\*|__|[-*+>][ \t]|\d{1,3}[.)][ \t])")
