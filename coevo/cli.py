@@ -12,9 +12,11 @@ reaches stdout; see :func:`configure_output`.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import logging
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -213,6 +215,77 @@ def configure_output(quiet: bool = False) -> None:
     ds.addFilter(_ToStderr(ds_handler))
 
 
+# ----------------------------------------------------------------------------- storage errors
+
+# what the machine, not the program, did wrong: the user's to fix (free space, another folder)
+_STORAGE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EFBIG,
+                   errno.EISDIR, errno.ENOTDIR, errno.EEXIST, errno.EBUSY, errno.ENAMETOOLONG}
+# matrix.jsonl's and training's atomic writes go through a temporary file beside the target
+_TEMP_NAME = re.compile(r"^\.(?P<name>.+)\.[A-Za-z0-9_]{6,12}\.tmp$")
+
+
+def _shown_path(name) -> str:
+    """A path for the user: a temporary file of an atomic write shows as the file it was for."""
+    p = Path(os.fsdecode(name))
+    m = _TEMP_NAME.match(p.name)
+    return str(p.with_name(m.group("name"))) if m else str(p)
+
+
+def storage_error_line(exc: BaseException, fallback: str | None = None) -> str | None:
+    """One line for an error of the disk or the file system (full, read-only, no permission, a file
+    in the way of a folder or a folder in the way of a file), naming the path (``fallback``, the
+    command's ``--out``, when the error names none); ``None`` for any other error. Libraries that
+    raise their own types for a full disk (safetensors) are recognised by the OS's message."""
+    if isinstance(exc, OSError) and exc.errno in _STORAGE_ERRNOS:
+        what = exc.strerror or str(exc)
+        if exc.errno == errno.EEXIST and exc.filename and Path(os.fsdecode(exc.filename)).is_file():
+            what = "is a file, not a folder"  # mkdir where a file is
+        elif exc.errno == errno.EBUSY and exc.filename2:  # os.replace onto a folder or a mount point
+            what = "is a directory"
+        name = exc.filename2 or exc.filename
+        where = _shown_path(name) if name else fallback
+        return f"{where}: {what}" if where else what
+    text = str(exc)
+    m = re.search(r"(No space left on device|Disk quota exceeded|Read-only file system)", text)
+    if m and not isinstance(exc, OSError):
+        return f"{fallback}: {m.group(1)}" if fallback else m.group(1)
+    return None
+
+
+def check_output_file(path: str, option: str) -> None:
+    """Before long work: ``path`` (an ``--out``-like option's file) can be written where it is, or
+    an :class:`~matrix.errors.InputError` says why not (a folder there, a file in the way of its
+    folder, a folder that cannot be written)."""
+    from matrix.errors import InputError
+
+    p = Path(path)
+    if p.is_dir():
+        raise InputError("is a directory (expected a file to write)", file=path, field=option)
+    parent = p.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise InputError(f"cannot write {path}: {parent} is a file, not a folder", field=option)
+    if not os.access(parent, os.W_OK | os.X_OK):
+        try:
+            read_only = bool(os.statvfs(parent).f_flag & os.ST_RDONLY)
+        except OSError:
+            read_only = False
+        why = "a read-only file system" if read_only else "no permission to write there"
+        raise InputError(f"cannot write in {parent} ({why})", file=path, field=option)
+
+
+def _resume_hint(args) -> str:
+    """``; continue with ...`` where the command left something to continue (``args._resume_hint``,
+    a callable a command sets, answers with the command line or None)."""
+    hint = getattr(args, "_resume_hint", None)
+    try:
+        text = hint() if callable(hint) else None
+    except Exception:
+        text = None
+    return f"; continue with `{text}`" if text else ""
+
+
 # ----------------------------------------------------------------------------- the command
 
 def build_parser() -> argparse.ArgumentParser:
@@ -251,12 +324,18 @@ def main(argv: list[str] | None = None) -> int:
         print(f"coevo {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"coevo {args.command}: interrupted", file=sys.stderr)
+        print(f"coevo {args.command}: interrupted{_resume_hint(args)}", file=sys.stderr)
         return 130
     except BrokenPipeError:  # `coevo ... --out - | head`: the reader left; no traceback, no more writes
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
+    except Exception as exc:
+        line = storage_error_line(exc, getattr(args, "out", None) or getattr(args, "resume", None))
+        if line is None:
+            raise
+        print(f"coevo {args.command}: error: {line}{_resume_hint(args)}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

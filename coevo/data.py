@@ -337,13 +337,15 @@ def filter_ids(tasks: list[Task], spec: str) -> list[Task]:
 
     m = re.fullmatch(r"\s*(\d+)\s*-\s*(\d+)\s*", spec)
     if not m:
-        raise InputError(f"expected A-B, got {spec!r}", field="ids")
+        raise InputError(f"expected A-B, got {spec!r}", field="--ids")
     lo, hi = int(m.group(1)), int(m.group(2))
+    if lo > hi:
+        raise InputError(f"{spec.strip()} is an empty range (A must be <= B)", field="--ids")
     out = []
     for t in tasks:
         num = re.search(r"(\d+)$", t.task_id)
         if num and lo <= int(num.group(1)) <= hi:
             out.append(t)
     if not out:
-        raise InputError(f"no task id in {lo}-{hi}", field="ids")
+        raise InputError(f"no task id in {lo}-{hi}", field="--ids")
     return out

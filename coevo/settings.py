@@ -16,6 +16,7 @@ schedule counts its update calls).
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 
 from coevo.curriculum import CurriculumConfig
@@ -35,6 +36,8 @@ class ModelConfig:
     def validate(self):
         if self.dtype not in ("auto", "float32", "bfloat16", "float16"):
             raise ValueError("dtype: must be auto, float32, bfloat16 or float16")
+        if self.threads < 0:
+            raise ValueError("threads: must be >= 0 (0 = all cores)")
 
 
 @dataclass
@@ -54,6 +57,21 @@ class TinyConfig:
     # an idle 2-core CPU (the sandbox runs between the phases, not beside them)
     threads: int = 2
 
+    def validate(self):
+        # checked here, not when the world is built minutes later (a traceback after the run began)
+        from coevo.tinyworld.model import SIZES
+
+        if self.size not in SIZES:
+            raise ValueError(f"size: must be one of {', '.join(SIZES)}, got {self.size!r}")
+        for name, low in (("vocab_size", 1), ("n_train", 1), ("n_heldout", 0), ("sft_steps", 0),
+                          ("sft_batch_size", 1), ("threads", 0)):
+            if getattr(self, name) < low:
+                raise ValueError(f"{name}: must be >= {low}")
+        if not self.sft_lr > 0:
+            raise ValueError("sft_lr: must be > 0")
+        if self.sft_time_budget_s < 0:
+            raise ValueError("sft_time_budget_s: must be >= 0 (0 = no time budget)")
+
 
 @dataclass
 class DataConfig:
@@ -61,6 +79,14 @@ class DataConfig:
     heldout: str | None = None  # held-out tasks file for evaluation; empty = tiny world or none
     format: str = "auto"  # auto (from the records) | coevo | mbpp | mbpp-sanitized | humaneval | codecontests
     limit: int = 0  # 0 = all tasks
+
+    def validate(self):
+        from coevo.data import FORMATS
+
+        if self.format not in FORMATS:
+            raise ValueError(f"format: must be one of {', '.join(FORMATS)}, got {self.format!r}")
+        if self.limit < 0:
+            raise ValueError("limit: must be >= 0 (0 = all tasks)")
 
 
 @dataclass
@@ -108,3 +134,12 @@ class CoevoConfig:
         lr=1e-4, micro_batch_size=8, role_weights={"coder": 2.0, "tester": 0.5, "fixer": 0.5, "proposer": 0.5}))
     eval: EvalConfig = field(default_factory=EvalConfig)
     rollout: RolloutConfig = field(default_factory=RolloutConfig)  # which engine samples the training rollouts
+
+    def validate(self):
+        from coevo.loop import ALL_ROLES
+
+        for role in self.train.role_weights:  # a misspelt role's weight would be ignored, silently
+            if role not in ALL_ROLES:
+                near = difflib.get_close_matches(str(role), ALL_ROLES, n=1, cutoff=0.5)
+                hint = f"did you mean '{near[0]}'?" if near else f"roles: {', '.join(ALL_ROLES)}"
+                raise ValueError(f"train.role_weights.{role}: unknown role; {hint}")

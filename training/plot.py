@@ -115,8 +115,22 @@ def plot_metrics(source: str | Path, out_png: str | Path | None = None, *, keys:
     fig.tight_layout(rect=(0, 0, 1, 0.97))
     out = Path(out_png) if out_png else path.parent / CURVES_FILE
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=100)
-    plt.close(fig)
+    # drawn beside the target and renamed over it: a full disk or a kill leaves the old PNG whole
+    # and no half-written one (the same temporary-name pattern as matrix.jsonl's atomic writes)
+    import os
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=100, format=out.suffix.lstrip(".").lower() or "png")
+        os.chmod(tmp, _new_file_mode(out))
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    finally:
+        plt.close(fig)
     return out
 
 
@@ -172,3 +186,21 @@ def _stack(ax, panel: str, keys: list[str], series) -> None:
     ax.set_title(f"{panel} (share of proposals)")
     ax.set_xlabel("step")
     ax.grid(alpha=0.3)
+
+
+def _new_file_mode(path: Path) -> int:
+    """The mode ``open(path, "w")`` would leave (``mkstemp`` alone makes 0600): an existing file's
+    own, else 0666 less the umask (training/ imports nothing of ours, so not matrix.jsonl's)."""
+    import os
+
+    try:
+        return os.stat(path).st_mode & 0o7777
+    except OSError:
+        pass
+    mask = 0o022
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            mask = next(int(line.split()[1], 8) for line in fh if line.startswith("Umask:"))
+    except (OSError, StopIteration, ValueError, IndexError):
+        pass
+    return 0o666 & ~mask

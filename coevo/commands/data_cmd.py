@@ -51,6 +51,8 @@ def run(args) -> int:
 
         if args.limit is not None and args.limit < 0:
             raise InputError("must be >= 0 (0: all tasks)", field="--limit")
+        if args.out != "-" and Path(args.out).is_dir():
+            raise InputError("is a directory; give the tasks JSONL file to write", file=args.out)
 
         tasks = load_any(args.input, args.format)
         if args.ids:

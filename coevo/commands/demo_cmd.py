@@ -65,6 +65,8 @@ def run(args) -> int:
     overrides = [f"loop.roles=[{','.join(roles)}]", *args.overrides]
     t0 = time.perf_counter()
     progress = progress_enabled(args)
+    # after an interruption or a full disk: a demo continues by the same command
+    args._resume_hint = lambda: f"coevo demo --out {out}" if (out / CONFIG_FILE).is_file() else None
     if (out / CONFIG_FILE).exists():
         saved = load_run_config(out / CONFIG_FILE, check=False)
         if args.roles is not None or args.config or args.overrides:

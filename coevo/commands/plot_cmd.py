@@ -19,8 +19,10 @@ def add_arguments(parser):
                         help="PNG to write, - for stdout (default RUN_DIR/curves.png)")
     parser.add_argument("--keys", nargs="+", default=None,
                         help="only these metrics or panels (e.g. reward loss clip_frac/high)")
-    parser.add_argument("--smooth", type=int, default=1, help="also draw a moving average over N steps")
-    parser.add_argument("--max-panels", type=int, default=16)
+    parser.add_argument("--smooth", type=int, default=1, metavar="N",
+                        help="also draw a moving average over N steps (default 1: none)")
+    parser.add_argument("--max-panels", type=int, default=16, metavar="N",
+                        help="draw at most N panels, the most telling first (default 16)")
     add_output_options(parser, progress=False)
 
 
@@ -46,6 +48,19 @@ def run(args) -> int:
     to_stdout = args.out == "-"
     if args.out and not to_stdout and Path(args.out).is_dir():
         raise InputError("is a directory; give the PNG file to write", file=args.out)
+    if args.out and not to_stdout:
+        kind = Path(args.out).suffix.lstrip(".").lower()
+        if kind and kind != "png":  # matplotlib's other formats, by name; anything else is a usage error
+            import matplotlib
+
+            matplotlib.use("Agg", force=True)
+            from matplotlib.backend_bases import FigureCanvasBase
+
+            formats = FigureCanvasBase.get_supported_filetypes()
+            if kind not in formats:
+                raise InputError(f"{args.out}: cannot write an image of type {kind!r}; "
+                                 f"name a .png file (or {', '.join(f for f in sorted(formats) if f != 'png')})",
+                                 field="--out")
     if to_stdout and sys.stdout.isatty():
         raise InputError("will not write a PNG to a terminal; redirect stdout or give a file", field="--out")
     from coevo.run_driver import read_evals

@@ -270,14 +270,12 @@ def build_pools(args, *, min_tests: int):
 
 
 def run(args) -> int:
-    from pathlib import Path
-
-    from matrix.errors import InputError
+    from coevo.cli import check_output_file
     from matrix.jsonl import write_jsonl_atomic
 
-    for path in (args.out, args.details):
-        if path and Path(path).is_dir():
-            raise InputError("is a directory (expected a file to write)", file=path)
+    for path, option in ((args.out, "--out"), (args.details, "--details")):
+        if path:  # before the model is loaded and sampled: a run's results are never lost to its --out
+            check_output_file(path, option)
     _, pools, isolation = build_pools(args, min_tests=0)
     write_jsonl_atomic(args.out, ({"task_id": p.task.task_id, "code": p.code} for p in pools))
     if args.details:

@@ -46,7 +46,15 @@ def run(args) -> int:
     from coevo.run_driver import report_lines, resume_run, start_run
 
     progress = progress_enabled(args)
+    run_dir = Path(args.resume or args.out)
+    # after an interruption or a full disk: the command that continues, where a run is left to continue
+    args._resume_hint = lambda: (f"coevo train --resume {run_dir}" if (run_dir / "config.yaml").is_file()
+                                 else None)
     if args.resume:
+        if not args.quiet:
+            import logging
+
+            logging.getLogger("coevo").info(f"resuming the run in {run_dir}")
         result = resume_run(args.resume, progress=progress)
     else:
         result = start_run(args.out, args.config, args.overrides, progress=progress)
