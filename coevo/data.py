@@ -29,10 +29,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from coevo.data_formats import from_apps, from_deepcoder, from_livecodebench, from_verl
 from matrix.errors import InputError
 from matrix.tasks import Task, Test
 
-FORMATS = ("auto", "coevo", "mbpp", "mbpp-sanitized", "humaneval", "codecontests")
+FORMATS = ("auto", "coevo", "mbpp", "mbpp-sanitized", "humaneval", "codecontests", "apps", "livecodebench",
+           "deepcoder", "verl")
 
 
 # ----------------------------------------------------------------------------- reading records
@@ -142,6 +144,14 @@ def detect_format(record: dict[str, Any]) -> str:
         return "coevo"
     if "question" in record and ("test_input" in record or "test_output" in record):
         return "codecontests"
+    if "question" in record and "input_output" in record:
+        return "apps"
+    if "question_content" in record and "public_test_cases" in record:
+        return "livecodebench"
+    if "reward_model" in record and "prompt" in record:
+        return "verl"
+    if "problem" in record and "tests" in record:
+        return "deepcoder"
     if "entry_point" in record and "test" in record:
         return "humaneval"
     if "test_list" in record and "prompt" in record:
@@ -150,7 +160,8 @@ def detect_format(record: dict[str, Any]) -> str:
         return "mbpp"
     if "prompt" in record and "task_id" in record:
         return "coevo"
-    raise ValueError("unrecognised record: expected coevo, MBPP, HumanEval or CodeContests fields")
+    raise ValueError("unrecognised record: expected coevo, MBPP, HumanEval, CodeContests, APPS/TACO, "
+                     "LiveCodeBench, DeepCoder or verl fields")
 
 
 # ----------------------------------------------------------------------------- converters
@@ -284,6 +295,10 @@ CONVERTERS: dict[str, Callable[[dict, dict], Task]] = {
     "mbpp-sanitized": from_mbpp_sanitized,
     "humaneval": from_humaneval,
     "codecontests": from_codecontests,
+    "apps": from_apps,
+    "livecodebench": from_livecodebench,
+    "deepcoder": from_deepcoder,
+    "verl": from_verl,
 }
 
 
