@@ -354,3 +354,30 @@ def test_verl_records_whose_ground_truth_is_test_code_are_refused(tmp_path):
     with pytest.raises(InputError) as err:
         load_any(write_jsonl(tmp_path / "verl.jsonl", [rec]))
     assert err.value.field == "reward_model.ground_truth" and "kodcode" in err.value.message
+
+
+def test_parquet_files_of_these_formats_load_as_their_json_lines_do(tmp_path):
+    """Users bring the Hugging Face Parquet shards: nested verl structs and LiveCodeBench strings
+    come through the datasets reader as through the JSON Lines one."""
+    pytest.importorskip("datasets")
+    import pandas as pd
+
+    verl = {"data_source": "codeforces", "ability": "code", "prompt": [{"role": "user", "content": "Echo."}],
+            "reward_model": {"style": "rule", "ground_truth": json.dumps([{"input": "a\n", "output": "a\n"}])},
+            "extra_info": {"split": "test", "index": 0, "reference": None}}
+    lcb = lcb_record(question_id="abc1_a", public_test_cases=json.dumps([{"input": "1\n", "output": "1\n",
+                                                                          "testtype": "stdin"}]))
+    for name, rec in (("verl", verl), ("lcb", lcb)):
+        parquet = tmp_path / f"{name}.parquet"
+        pd.DataFrame([rec]).to_parquet(parquet)
+        assert load_any(parquet) == load_any(write_jsonl(tmp_path / f"{name}.jsonl", [rec]))
+
+
+def test_lcb_private_tests_past_the_size_cap_are_refused(tmp_path, monkeypatch):
+    from coevo import data_formats
+
+    monkeypatch.setattr(data_formats, "MAX_PRIVATE_BYTES", 1000)
+    big = [{"input": "x" * 5000, "output": "1", "testtype": "stdin"}]
+    with pytest.raises(InputError) as err:
+        load_any(write_jsonl(tmp_path / "lcb.jsonl", [lcb_record(private_test_cases=lcb_private(big))]))
+    assert err.value.field == "private_test_cases" and "more than 1000 bytes" in err.value.message
