@@ -64,9 +64,10 @@ DeepCoder (``agentica-org/DeepCoder-Preview-Dataset``; layouts followed from ``r
 ``tests`` is a JSON string laid out per subset: taco's APPS object ``{"inputs", "outputs",
 "fn_name"}`` (read as APPS above), lcbv5's LiveCodeBench list (``testtype`` ``stdin`` /
 ``functional``, read as LiveCodeBench above), primeintellect's ``{"input", "output", "type":
-"stdin_stdout"}`` and codeforces' ``{"input", "output"}`` (stdio tests). primeintellect's
-``"type": "function_call"`` tests are refused by name: their argument layout is not pinned down
-by the code read here.
+"stdin_stdout"}`` and codeforces' ``{"input", "output"}`` (stdio tests), and primeintellect's
+``{"input": [args], "output", "type": "function_call", "fn_name"}``, read as APPS's call-based
+tests with the first test's ``fn_name`` (rllm's ``primeintellect_check_correctness`` hands them to
+TACO's ``run_test``). Tests of any other ``type`` are refused by name.
 
 verl rows as rllm's ``scripts/data/code_dataset.py`` writes them: ``prompt`` (chat messages; the
 last user message is the task's prompt), ``data_source``, ``reward_model.ground_truth`` (the
@@ -430,6 +431,19 @@ def deepcoder_tests(tests: Any, metadata: dict, in_class: bool, where: dict,
     if not isinstance(tests, list):
         raise InputError(f"must be APPS's {{inputs, outputs}} or a list of tests, got {type(tests).__name__}",
                          field=field, **where)
+    calls = [c for c in tests if isinstance(c, dict) and c.get("type") == "function_call"]
+    if calls:  # primeintellect: rllm grades them with TACO's run_test (APPS's call-based rule)
+        if len(calls) != len(tests):
+            raise InputError("mixes function_call tests with others", field=field, **where)
+        fn = calls[0].get("fn_name")
+        if not isinstance(fn, str):
+            raise InputError("missing" if fn is None else "must be a string", field=f"{field}[0].fn_name", **where)
+        for i, c in enumerate(calls):
+            if "input" not in c or "output" not in c:
+                raise InputError("missing", field=f"{field}[{i}].{'input' if 'input' not in c else 'output'}",
+                                 **where)
+        spec = {"inputs": [c["input"] for c in calls], "outputs": [c["output"] for c in calls], "fn_name": fn}
+        return apps_tests(spec, in_class, where, field)
     cases: list[tuple[str, dict]] = []
     functional: set[bool] = set()
     for i, case in enumerate(tests):
@@ -442,8 +456,9 @@ def deepcoder_tests(tests: Any, metadata: dict, in_class: bool, where: dict,
         key = "testtype" if "testtype" in case else "type"
         kind = case.get(key)
         if kind != "functional" and kind not in _STDIN_TYPES:
-            raise InputError(f"{kind!r} tests are not read (only stdin, stdin_stdout and LiveCodeBench's "
-                             "functional tests have a layout coevo follows)", field=f"{name}.{key}", **where)
+            raise InputError(f"{kind!r} tests are not read (only stdin, stdin_stdout, function_call and "
+                             "LiveCodeBench's functional tests have a layout coevo follows)", field=f"{name}.{key}",
+                             **where)
         functional.add(kind == "functional")
         cases.append((name, case))
     if len(functional) > 1:

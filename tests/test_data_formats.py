@@ -320,13 +320,28 @@ def test_deepcoder_records_in_each_subset_layout(tmp_path):
     assert t_cf.tests == [Test.stdio("3 6 9", "9")] and t_cf.meta["source"] == "deepcoder"
 
 
-def test_deepcoder_function_call_tests_are_refused_by_name(tmp_path):
-    """primeintellect's function_call tests have a layout not pinned down here: one line, no guess."""
-    rec = {"problem": "P", "tests": json.dumps([{"input": "[1]", "output": "[1]", "type": "function_call",
-                                                 "fn_name": "f"}])}
+def test_deepcoder_function_call_tests_are_read_as_rllm_grades_them(tmp_path):
+    """primeintellect's ``type: function_call`` tests: rllm (primeintellect_check_correctness) hands
+    their inputs, outputs and the first test's fn_name to TACO's run_test: APPS's call-based rule."""
+    cases = [{"input": [[1, 2]], "output": [[2, 1]], "type": "function_call", "fn_name": "rev"},
+             {"input": [[]], "output": [[]], "type": "function_call", "fn_name": "rev"}]
+    (task,) = load_any(write_jsonl(tmp_path / "dc.jsonl", [{"problem": "P", "tests": json.dumps(cases)}]))
+    assert task.kind == "function" and task.entry_point == "rev"
+    first = task.tests[0]
+    assert "rev([1, 2])" in (first.test or first.call or "")
+    for out in ([2, 1], (2, 1), [[2, 1]], [1, 2], None):
+        assert judge(first, out) == apps_rule(out, [[2, 1]])
+    bad = [{"input": "[1, 2]", "output": "[2, 1]", "type": "function_call", "fn_name": "rev"}]
+    with pytest.raises(InputError) as err:
+        load_any(write_jsonl(tmp_path / "bad.jsonl", [{"problem": "P", "tests": json.dumps(bad)}]))
+    assert err.value.field == "tests.inputs[0]" and "list of arguments" in err.value.message
+
+
+def test_deepcoder_tests_of_an_unknown_type_are_refused_by_name(tmp_path):
+    rec = {"problem": "P", "tests": json.dumps([{"input": "1", "output": "1", "type": "interactive"}])}
     with pytest.raises(InputError) as err:
         load_any(write_jsonl(tmp_path / "dc.jsonl", [rec]))
-    assert err.value.field == "tests[0].type" and "function_call" in err.value.message
+    assert err.value.field == "tests[0].type" and "interactive" in err.value.message
 
 
 def test_verl_preprocessed_record_end_to_end(tmp_path):
