@@ -90,6 +90,22 @@ def test_apps_stdin_record_becomes_a_stdio_task(tmp_path):
     assert task.meta["source"] == "apps" and task.meta["difficulty"] == "introductory"
 
 
+def test_coevo_data_convert_takes_every_format_by_name(tmp_path):
+    """`coevo data convert --format apps` was refused by argparse (its choices were a list of their
+    own, without the formats added since): they are now the loader's FORMATS."""
+    from coevo.data import FORMATS
+
+    rec = apps_record(problem_id=4001, solutions=json.dumps([SUM]),
+                      input_output=json.dumps({"inputs": ["1 2\n"], "outputs": ["3\n"]}))
+    src = write_jsonl(tmp_path / "apps.jsonl", [rec])
+    out = tmp_path / "tasks.jsonl"
+    r = run_cli("data", "convert", "--input", str(src), "--out", str(out), "--format", "apps")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text().splitlines()[0])["task_id"] == "apps/4001"
+    r = run_cli("data", "convert", "--help")
+    assert all(f in r.stdout for f in FORMATS)
+
+
 def test_apps_call_based_tests_follow_the_apps_comparison_rule(tmp_path):
     """A tuple result compares as a list, an output wrapped in a one-element list matches its
     element, a list of tuples matches a wrapped list of lists; every verdict equals APPS's."""

@@ -15,13 +15,14 @@ and directories saved with datasets' save_to_disk are read locally; nothing is d
 
 def add_arguments(parser):
     from coevo.cli import add_output_options
+    from coevo.data import FORMATS
 
     sub = parser.add_subparsers(dest="data_command", metavar="ACTION", required=True)
     conv = sub.add_parser("convert", help="convert a dataset file to tasks JSONL")
     conv.add_argument("--input", required=True, help="dataset file or saved dataset directory")
     conv.add_argument("--out", required=True, help="tasks JSONL to write (- for stdout)")
-    conv.add_argument("--format", default="auto",
-                      choices=["auto", "coevo", "mbpp", "mbpp-sanitized", "humaneval", "codecontests"])
+    conv.add_argument("--format", default="auto", choices=FORMATS,
+                      help="the dataset's layout (default: detected from the first record)")
     conv.add_argument("--limit", type=int, default=None, help="keep only the first N tasks")
     conv.add_argument("--ids", metavar="A-B", default=None,
                       help="keep tasks whose numeric id lies in A..B (MBPP splits: test 11-510, "
