@@ -262,3 +262,23 @@ def test_a_tests_function_changes_the_programs_containers_it_is_given(ex):
         "f(xs)", "f(list(xs))")
     got = _statuses(ex, "build", [_BUILD, wrong], [_generic(t) for t in _BUILD_TESTS])
     assert got == [["pass"] * 5, ["fail", "fail", "fail", "pass", "fail"]]
+
+
+# Python's recursion limit counts every frame on the stack, and the sandbox's code sits under the
+# harness's own frames: a program recursing 990 deep raised RecursionError in the sandbox, not in
+# plain Python (``exec(program); exec(test)`` at a script's top level; ``python prog.py``)
+_REC = "def f(n):\n    return 0 if n == 0 else 1 + f(n - 1)\n"
+
+
+def test_a_program_has_the_recursion_depth_it_has_in_plain_python(ex):
+    tests = ["assert f(996) == 996", _generic("assert f(996) == 996"), "assert f(997) == 997",
+             _generic("assert f(997) == 997")]
+    impure = "import os\n" + _REC
+    assert _statuses(ex, "f", [_REC, impure], tests) == [["pass", "pass", "error", "error"]] * 2
+    deep = "import sys\nsys.setrecursionlimit(5000)\n" + _REC
+    assert _statuses(ex, "f", [deep], ["assert f(4000) == 4000", _generic("assert f(4000) == 4000")]) == \
+        [["pass", "pass"]]
+    stdio = _REC + "print(f(int(input())))\n"
+    m = ex.run_matrix(Task("t", "p", kind="stdio"), [stdio],
+                      [Test.stdio("998\n", "998\n"), Test.stdio("999\n", "999\n")])
+    assert [m.cell(0, j).status for j in range(2)] == ["pass", "error"]

@@ -389,6 +389,57 @@ def compile_probe(probe, *, guard: bool):
 
 # ----------------------------------------------------------------------------- running one test
 
+def room_as_in_python(offset: int, up: int = 1, _getframe=sys._getframe, _set=sys.setrecursionlimit,
+                      _get=sys.getrecursionlimit) -> None:
+    """Python's recursion limit counts every frame on the stack (and some C calls), and what the
+    harness runs sits under its own frames: set the limit so that as many nested calls fit below
+    the caller's frame (``up`` frames above this one) as fit in plain Python, ``limit + offset``
+    (measured with CPython's default limit: ``+1`` below the caller of a ``python prog.py``
+    module, ``-1`` below the caller of ``exec(program); exec(test)``'s code at a script's top
+    level, ``-3`` below the test's code calling a function). Found once for each place; a limit
+    the program set itself stands (red-team pass 17: ``f(990)`` raised RecursionError in the
+    sandbox and not in Python)."""
+    G = _G
+    base = G.get("recursion")
+    if base is None or _get() not in (base, G.get("room_set")):
+        return
+    try:
+        f, depth = _getframe(up), 0
+        code = f.f_code
+        while f is not None and depth < 10_000:
+            depth += 1
+            f = f.f_back
+        key = ("room", code, offset, up, depth)
+        limit = G.get(key)
+        if limit is None:
+            trial = base + depth + 64
+            _set(trial)
+            fit = _calls_that_fit() + up  # (and this frame, and the ones between it and the caller)
+            limit = G[key] = max(base, trial + base + offset - fit)
+        _set(limit)
+        G["room_set"] = limit
+    except (_Timeout, _OutputCap):  # (the test's timer: its own business)
+        _set(base)
+        raise
+    except G["BaseException"]:  # (a program that replaced sys._getframe in its own process)
+        _set(base)
+
+
+def _calls_that_fit() -> int:
+    """How many nested calls fit below the caller's frame before RecursionError."""
+    n = [0]
+
+    def down():
+        n[0] += 1
+        down()
+
+    try:
+        down()
+    except _G["RecursionError"]:
+        pass
+    return n[0] + 1  # (and this frame)
+
+
 def _reset_interpreter(argv0, state):
     G = _G
     sys.setrecursionlimit(G["recursion"])
@@ -585,6 +636,7 @@ def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False):
         where = "code"
         if not skip_load:
             try:
+                room_as_in_python(1 if kind == "stdio" else -1)  # (``python prog.py``; a script's exec)
                 exec(code_co, ns)
             except G["SystemExit"] as exc:
                 if mode != "stdio" or exc.code not in (None, 0):
@@ -595,6 +647,7 @@ def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False):
         where = "test"
         if mode == "values":
             enc, add = G["encode"], encoded.append
+            room_as_in_python(-1)  # (the test's expressions, as a script's exec runs them)
             for e in probe[1]:
                 add(enc(eval(e, ns), True))
             names = [name_status(ns, n) for n in probe[3]]
