@@ -554,10 +554,14 @@ class _SuiteBuilder:
         items = [(m, ids) for m in self.mutants if (ids := assign.get(m.index))]
         pos = 0
         step = max(48, len(items) // 6 or 1)  # a slice is one round trip to the sandbox
+        # the first slice is small: what a mutant costs here (the module's import, the calls, a
+        # loaded machine) is measured on it, and the next slices take what fits in the time left
+        n = min(step, 24)
         first = True
         while (pos < len(items) or (first and originals)) and (first or clock.left(share_end) > 0.5):
-            part = items[pos:pos + step]
-            pos += step
+            part = items[pos:pos + n]
+            pos += n
+            t0 = time.monotonic()
             work = [(Variant("original", self.module.source), originals)] if first and originals else []
             limits = {"original": self.limit}
             for m, ids in part:
@@ -571,6 +575,9 @@ class _SuiteBuilder:
             stops = {v.key: v.key != "original" for v, _ in work}
             by_key = self.runner.probes_many(work, self.table, cov=False, limit=limits, stop_on_timeout=stops)
             self.second.update(by_key.get("original", ({}, {}))[0])
+            if part:
+                per = (time.monotonic() - t0) / len(part)
+                n = max(1, min(step, int(clock.left(share_end) / max(per, 1e-4))))
             for m, ids in part:
                 res = by_key.get(f"m{m.index}", ({}, {}))[0]
                 self.tried[m.index].update(ids)
