@@ -348,3 +348,40 @@ def test_a_micro_batch_carries_the_rows_own_temperatures():
     mb = collate(rs, [0, 1], [0.5, -0.5], pad_id=0)
     assert mb.temperature is not None and mb.temperature.tolist() == pytest.approx([0.0, 0.7])
     assert collate(rs, [0], [0.5, -0.5], pad_id=0).temperature is None  # none of its own: the trainer's
+
+
+# ------------------------------------------------------------------------------- far off-policy tokens
+@pytest.mark.parametrize("level", ["token", "sequence"])
+def test_a_huge_log_ratio_gives_a_finite_loss_and_gradient(level):
+    """exp(new - old) overflows float32 past log-ratio ~88.7. Where the clip takes the gradient
+    away (A > 0 above 1 + eps_high) the unclipped branch's 0 * inf made the gradient NaN, and one
+    NaN token turned every weight NaN at the optimizer step. The log-ratio is clamped to +-20
+    (verl's compute_policy_loss), beyond which the ratio carries no gradient.
+
+    Row: log-ratios [100, 0] (token level) / [200, 0] (sequence level: the mean is 100 too)."""
+    big = 100.0 if level == "token" else 200.0
+    c = cfg(importance_sampling_level=level)
+    for A in (1.0, -1.0, 0.0):
+        new = torch.tensor([[big, 0.0]], requires_grad=True)
+        loss, st = policy_loss(new, torch.zeros(1, 2), torch.tensor([A]), torch.ones(1, 2), c)
+        loss.backward()
+        assert math.isfinite(loss.item()) and torch.isfinite(new.grad).all(), (A, loss, new.grad)
+        assert math.isfinite(st["ratio_max"]) and math.isfinite(st["ratio_mean"])
+        if level == "token":
+            # A = +1: token 0 clipped at 1.28 (no gradient), token 1 ratio 1: loss -(1.28 + 1) / 2,
+            #         d/d new_1 = -A * 1 / 2
+            # A = -1: token 0 capped at e^20 (no gradient): loss (e^20 + 1) / 2; d/d new_1 = +1 / 2
+            # A =  0: loss 0, gradient 0
+            expect = {1.0: -(1.28 + 1.0) / 2, -1.0: (math.exp(20.0) + 1.0) / 2, 0.0: 0.0}[A]
+            assert loss.item() == pytest.approx(expect, rel=1e-6)
+            torch.testing.assert_close(new.grad, torch.tensor([[0.0, -A / 2]]))
+
+
+def test_the_clamp_leaves_ordinary_ratios_alone():
+    # log-ratios within +-20 are untouched: e^19.9 with A < 0 keeps its full gradient -A * r / N
+    new = torch.tensor([[19.9, -19.9]], requires_grad=True)
+    loss, _ = policy_loss(new, torch.zeros(1, 2), torch.tensor([-1.0]), torch.ones(1, 2), cfg())
+    loss.backward()
+    # token 0 (A = -1): -min(-r, -1.28) = r, unclipped ; token 1: r = e^-19.9 < 0.8 -> clipped at 0.8
+    assert loss.item() == pytest.approx((math.exp(19.9) + 0.8) / 2, rel=1e-6)
+    torch.testing.assert_close(new.grad, torch.tensor([[math.exp(19.9) / 2, 0.0]]), rtol=1e-5, atol=0.0)

@@ -6,7 +6,12 @@ sequence's advantage ``A_b``::
     l_bt = -min(rho * A_b, clip(rho, 1 - eps_low, 1 + eps_high) * A_b)  [+ beta * kl_bt]
     kl_bt = exp(ref - new) - (ref - new) - 1                               (k3, >= 0)
 
-and the loss aggregates ``l`` over the tokens where ``mask`` is 1::
+The log-ratio ``new - old`` is clamped to [-20, 20] before ``exp`` (verl's ``compute_policy_loss``):
+past ~88.7 ``exp`` overflows float32, and where the clip removes the gradient (A > 0 above
+1 + eps_high) the unclipped branch's ``0 * inf`` made it NaN. Ratios inside e^+-20 are untouched;
+beyond, the ratio has no gradient (for A < 0 a cap at e^20, far above verl's dual clip at 3).
+
+The loss aggregates ``l`` over the tokens where ``mask`` is 1::
 
     token_mean            sum_bt l_bt / N_tokens
     seq_mean_token_mean   sum_b (sum_t l_bt / n_b) / N_seqs
@@ -51,6 +56,8 @@ import math
 import torch
 
 from training.config import AGGREGATIONS, IS_CORRECTIONS, IS_LEVELS
+
+LOG_RATIO_CAP = 20.0  # |new - old| (or GSPO's mean of it) is clamped to this before exp()
 
 
 def token_logprobs(logits: torch.Tensor, tokens: torch.Tensor, temperature: float | torch.Tensor = 1.0,
@@ -133,6 +140,9 @@ def policy_loss(new_logp: torch.Tensor, old_logp: torch.Tensor, adv: torch.Tenso
         log_ratio = seq[:, None].expand_as(log_ratio)
     elif level != "token":
         raise ValueError(f"importance_sampling_level: must be one of {list(IS_LEVELS)}, got {level!r}")
+    # exp() overflows float32 past ~88.7, and the clipped branch's 0 * inf gradient is NaN: cap the
+    # log-ratio at +-20 as verl does (beyond it the ratio carries no gradient)
+    log_ratio = log_ratio.clamp(-LOG_RATIO_CAP, LOG_RATIO_CAP)
     ratio = torch.exp(log_ratio)
     clipped = torch.clamp(ratio, 1.0 - cfg.eps_low, 1.0 + cfg.eps_high)
     per_token = -torch.minimum(ratio * adv, clipped * adv)
