@@ -204,7 +204,9 @@ def _from_event_stream(content: bytes, endpoint: str) -> dict:
                 raise ValueError("an event's choice is not an object")
             idx = c.get("index", 0)
             idx = idx if isinstance(idx, int) and not isinstance(idx, bool) else 0
-            piece = (c.get("delta") or {}).get("content") if endpoint == "chat" else c.get("text")
+            # (a gateway may wrap a whole answer in one event: "message", not "delta")
+            msg = c.get("delta") or c.get("message") or {}
+            piece = (msg.get("content") if isinstance(msg, dict) else None) if endpoint == "chat" else c.get("text")
             if isinstance(piece, list):
                 piece = _text_parts(piece)
             if piece is not None and not isinstance(piece, str):
@@ -265,6 +267,8 @@ def parse_answer(data: Any, endpoint: str, n: int, max_chars: int) -> dict:
                 text = _text_parts(text)
         else:
             text = c.get("text")
+            if text is None and "text" in c:  # a completion cut to nothing, as a null message content
+                text = ""
         if not isinstance(text, str):
             raise ValueError(f"choice {i} has no text (got {type(text).__name__})")
         truncated = c.get("finish_reason") == "length"
@@ -419,9 +423,16 @@ class ApiGenerator:
                 return _WantsMaxCompletionTokens(f"{where}: HTTP {code}: {detail}")
             if code in (400, 422) and n > 1:
                 return _NRejected()
-            retried = code in (408, 409, 429) or code >= 500
+            wait = _retry_after(exc)
+            too_long = wait is not None and wait > 120  # the client does not wait that long: no retry
+            retried = (code in (408, 409, 429) or code >= 500) and not too_long
             msg = f"{where}: HTTP {code}" + (f" {self._tries()}" if retried and self.api.max_retries else "")
             msg += f": {detail}" if detail else ""
+            if code in (408, 409, 429) or code >= 500:
+                if too_long:
+                    msg += f" (the server asks to wait {wait:g} s before trying again)"
+                elif code == 503 and "loading" in detail.lower():
+                    msg += " (the server is still starting? run again once it answers, or raise --api-retries)"
             if code in (401, 403):
                 msg += " (does the server want an API key? name its variable with --api-key-env)"
             elif code == 404:
@@ -720,6 +731,15 @@ class ApiGenerator:
                 samples.append(Sample(job.req.role, job.req.task_id, None, None, None, ch["text"],
                                       ch["truncated"], dict(job.req.meta), j))
         return samples
+
+
+def _retry_after(exc) -> float | None:
+    """The seconds an HTTP error's ``Retry-After`` header asks to wait (None if it names none)."""
+    resp = getattr(exc, "response", None)
+    try:
+        return float(resp.headers.get("retry-after")) if resp is not None else None
+    except (TypeError, ValueError):
+        return None
 
 
 def _status_detail(exc) -> str:

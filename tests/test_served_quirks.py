@@ -443,3 +443,45 @@ def test_the_v1_hint_suggests_the_right_address(server, tmp_path, capsys):
     rc, err, out = solve(s, tmp_path, capsys)
     one_line_error(rc, err, out)
     assert f"it usually ends in /v1, e.g. {root}/v1)" in err
+
+
+def test_an_event_stream_of_whole_messages_is_read_too(server, tmp_path):
+    # some gateways wrap the whole non-streamed answer in one event ("message", not "delta")
+    def one_event(h, path, body, attempt):
+        data = json.dumps(completion(path, [answer_text(body)] * int(body.get("n") or 1))).encode()
+        send(h, 200, b"data: " + data + b"\n\ndata: [DONE]\n\n", "text/event-stream")
+
+    s = server(one_event)
+    assert [x.text for x in ApiGenerator(api(s, tmp_path)).generate(requests_for())] == [RIGHT, RIGHT, TESTS]
+
+
+def test_a_null_completion_text_is_an_empty_answer_as_a_null_message_content_is(server, tmp_path):
+    # a completion cut to nothing (text null) stopped the run ("has no text (got NoneType)"), while a
+    # chat message with null content (all tokens went to reasoning) reads as an empty answer
+    def null_text(h, path, body, attempt):
+        send(h, 200, {"choices": [{"index": 0, "text": None, "finish_reason": "length"}]})
+
+    s = server(null_text)
+    samples = ApiGenerator(api(s, tmp_path, endpoint="completions")).generate(requests_for(1, 0))
+    assert [(x.text, x.truncated) for x in samples] == [("", True)]
+
+
+def test_a_server_still_loading_its_model_says_so(server, tmp_path, capsys):
+    # llama.cpp's server answers 503 "Loading model" until the weights are in
+    s = server(lambda h, path, body, attempt: send(
+        h, 503, {"error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}},
+        headers={"retry-after-ms": "10"}))
+    rc, err, out = solve(s, tmp_path, capsys, "--api-retries", "1")
+    one_line_error(rc, err, out)
+    assert "HTTP 503 after 2 tries: Loading model" in err
+    assert "the server is still starting? run again once it answers, or raise --api-retries" in err
+
+
+def test_a_retry_after_too_long_to_wait_is_named(server, tmp_path, capsys):
+    # a hosted API's 429 asking for more than the client waits (2 min) was not retried, unexplained
+    s = server(lambda h, path, body, attempt: send(h, 429, {"error": {"message": "Rate limit reached"}},
+                                                   headers={"retry-after": "3600"}))
+    rc, err, out = solve(s, tmp_path, capsys)
+    one_line_error(rc, err, out)
+    assert "HTTP 429: Rate limit reached (the server asks to wait 3600 s before trying again)" in err
+    assert s.posts <= 2  # the Coder's and the Tester's request, neither retried
