@@ -35,8 +35,11 @@ Tester (CURE's *reward precision*)
       ("no tester samples", as in CURE);
     * every code correct (``n_wrong == 0``): no test can show that it discriminates, so a correct
       test gets 0; a test that rejects a correct code is demonstrably wrong and gets -1
-      (``all_correct="penalize"``, the default). CURE's formula gives 0 to every test in this case
-      (a zero-variance group, dropped); ``all_correct="zero"`` reproduces that.
+      (``all_correct="penalize"``, the default). The counting formula above gives 0 to every test
+      in this case (a zero-variance group, dropped); ``all_correct="zero"`` reproduces that.
+      CURE's released code (``optimization/reward.py``) gives the sign alone here, +1 for a right
+      test and -1 for a wrong one: ``penalize`` is ``(sign - 1) / 2``, an affine image, so the two
+      z-score to the same advantages (``tests/test_rewards.py`` checks both cases against it).
 
     A Tester *sample* writes a suite of tests; :func:`tester_suite_reward` turns the per-test
     rewards into the sample's reward. Per test: the precision above plus ``accuracy_weight`` for a

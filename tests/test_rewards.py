@@ -78,6 +78,56 @@ def test_tester_all_codes_correct():
     assert tester_rewards(p, [True, True], all_correct="zero").tolist() == [0.0, 0.0, 0.0]
 
 
+def _cure_released_case_reward(gt, gen):
+    """CURE's released reward for unit tests (Gen-Verse/CURE optimization/reward.py, post_stage
+    off), written out independently: sign +1 for a test every correct code passes, -1 otherwise;
+    with wrong codes present, scaled by the share of wrong codes a correct test rejects, or the
+    share of wrong codes a wrong test lets through. None when no code is correct."""
+    ok = gt.all(axis=1)
+    if not ok.any():
+        return None
+    right = gen[ok].all(axis=0)
+    sign = np.where(right, 1.0, -1.0)
+    wrong = gen[~ok]
+    if len(wrong) == 0:
+        return sign  # no wrong code: the sign alone
+    return sign * np.where(right, (~wrong).mean(axis=0), wrong.mean(axis=0))
+
+
+def _zscore(x):  # CURE's normalize_reward: population std, a zero-variance group is dropped
+    return None if np.std(x) == 0 else (x - np.mean(x)) / np.std(x)
+
+
+def test_tester_rewards_match_cures_released_code_on_its_figure():
+    np.testing.assert_allclose(tester_rewards(GEN, code_correct(GT)), _cure_released_case_reward(GT, GEN))
+    # every code correct: CURE's code gives the sign (+1, -1, +1); "penalize" gives (0, -1, 0) =
+    # (sign - 1) / 2, an affine image, so the z-scores (the advantages) are the same
+    gt = np.ones((2, 1), bool)
+    p = np.array([[1, 0, 1], [1, 1, 1]], dtype=bool)
+    assert _cure_released_case_reward(gt, p).tolist() == [1.0, -1.0, 1.0]
+    np.testing.assert_allclose(_zscore(tester_rewards(p, [True, True])), _zscore(np.array([1.0, -1.0, 1.0])))
+
+
+@FAST
+@given(st.integers(1, 6), st.integers(1, 3), st.integers(1, 6), st.data())
+def test_tester_rewards_z_score_like_cures_released_code(n_codes, n_gt, n_tests, data):
+    """For any matrix with a correct code: equal to CURE's released reward when some code is wrong,
+    and the same z-scores (or both zero-variance) when every code is correct."""
+    gt = data.draw(arrays(bool, (n_codes, n_gt)))
+    gen = data.draw(arrays(bool, (n_codes, n_tests)))
+    cure = _cure_released_case_reward(gt, gen)
+    ours = tester_rewards(gen, code_correct(gt))
+    if cure is None:
+        assert np.isnan(ours).all()
+        return
+    if not gt.all(axis=1).all():
+        np.testing.assert_allclose(ours, cure, atol=1e-12)
+    zc, zo = _zscore(cure), _zscore(ours)
+    assert (zc is None) == (zo is None)
+    if zc is not None:
+        np.testing.assert_allclose(zo, zc, atol=1e-9)
+
+
 def test_tester_shape_mismatch_and_bad_policy():
     with pytest.raises(ValueError):
         tester_rewards(np.ones((2, 2), bool), [True])
