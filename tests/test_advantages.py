@@ -1,4 +1,5 @@
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -140,3 +141,50 @@ def test_group_scaled_advantages_have_unit_std(batch):
         sel = (a.group_index == j) & a.keep
         if sel.sum() >= 2 and not a.zero_variance[j] and a.group_std[j] > 1e-6:
             assert abs(np.std(a.adv[sel], ddof=1) - 1.0) < 1e-6
+
+
+# ------------------------------------------------------------------------------- against TRL's formula
+def test_batch_scale_with_a_nan_and_degenerate_groups_hand_computed():
+    # a: 1, 0 ; b: 2, 2 (all equal) ; c: NaN, 3 (one finite reward). The batch std is over the five
+    # finite rewards [1, 0, 2, 2, 3]: mean 1.6, sum of squares 0.36 + 2.56 + 0.16 + 0.16 + 1.96 = 5.2,
+    # ddof=1 -> sqrt(1.3). Only a has an advantage: +-0.5 / (sqrt(1.3) + eps); b and c are zero-variance.
+    r = [1.0, 0.0, 2.0, 2.0, float("nan"), 3.0]
+    a = compute_advantages(r, ["a", "a", "b", "b", "c", "c"], scale="batch")
+    s = math.sqrt(1.3)
+    np.testing.assert_allclose(a.adv, [0.5 / (s + EPS), -0.5 / (s + EPS), 0, 0, 0, 0], rtol=1e-12)
+    assert a.keep.tolist() == [True, True, True, True, False, True]
+    assert a.zero_variance.tolist() == [False, True, True]
+
+
+def _trl_advantages(r: np.ndarray, G: int, scale: str) -> np.ndarray:
+    """TRL GRPOTrainer's advantages (sum_then_normalize), written out: groups of G consecutive
+    samples, NaN = unscorable; nanmean per group, Bessel-corrected nanstd per group (or over the
+    batch for scale='batch'), (r - mean) / (std + 1e-4) unless scale='none', NaN -> 0."""
+    g = r.reshape(-1, G)
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # nanmean of an all-NaN group: NaN, as in torch
+        mean = np.repeat(np.nanmean(g, axis=1), G)
+
+        def nanstd(x, axis=None):
+            n = np.sum(~np.isnan(x), axis=axis)
+            m = np.nanmean(x, axis=axis, keepdims=axis is not None)
+            v = np.nanmean((x - m) ** 2, axis=axis) * n / (n - 1)
+            return np.sqrt(np.where(n > 1, v, np.nan))
+
+        std = np.repeat(nanstd(g, axis=1), G) if scale in ("group", "none") else np.full(len(r), nanstd(r))
+        adv = r - mean
+        if scale != "none":
+            adv = adv / (std + 1e-4)
+    return np.nan_to_num(adv, nan=0.0)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 4), st.integers(2, 6), st.sampled_from(["group", "batch", "none"]), st.data())
+def test_advantages_equal_trls_for_equal_sized_groups(n_groups, G, scale, data):
+    """TRL's groups are G consecutive samples of one prompt; with NaN (no reward) samples, all-equal
+    groups and one-finite-reward groups, every advantage is TRL's."""
+    r = np.array(data.draw(st.lists(st.one_of(reward_st, st.just(float("nan"))), min_size=n_groups * G,
+                                    max_size=n_groups * G)), dtype=np.float64)
+    groups = [f"p{i // G}" for i in range(len(r))]
+    a = compute_advantages(r, groups, scale=scale, eps=1e-4)
+    np.testing.assert_allclose(a.adv, _trl_advantages(r, G, scale), rtol=1e-9, atol=1e-9)
