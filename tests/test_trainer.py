@@ -98,6 +98,25 @@ def test_sampler_old_logprobs_mode():
             old_logprobs="sampler")
 
 
+@pytest.mark.parametrize("extra", [dict(updates_per_batch=2), dict(updates_per_batch=2, epochs=2),
+                                   dict(updates_per_batch=1, epochs=3)])
+def test_recomputed_old_logprobs_are_the_pre_update_policys(extra):
+    """pi_old of every mini-batch and epoch is the policy before the batch's first optimizer step:
+    recomputing it gives the update that the rollouts' own exact pre-update log-probs give."""
+    rs = make_rollouts(seed=7, reward_levels=3)
+    model = tiny_model()
+    tr = PolicyTrainer(copy.deepcopy(model), GRPOConfig(updates_per_batch=1), pad_token_id=0)
+    from training.batch import collate
+
+    for r in rs:
+        r.logprobs = tr._logprobs(collate([r], [0], [0.0], 0))[0].detach().tolist()
+    rec, (m_rec,) = run(rs, model=copy.deepcopy(model), lr=2e-2, old_logprobs="recompute", **extra)
+    smp, (m_smp,) = run(rs, model=copy.deepcopy(model), lr=2e-2, old_logprobs="sampler", **extra)
+    assert m_rec["ratio_max"] > 1.0 + 1e-4  # the later steps are off-policy, so the check has teeth
+    assert m_rec["ratio_mean"] == pytest.approx(m_smp["ratio_mean"], abs=1e-5)
+    torch.testing.assert_close(flat(rec.model), flat(smp.model), atol=1e-5, rtol=0)
+
+
 # ------------------------------------------------------------------------------- reference implementation
 def naive_update(model, rollouts, lr, eps_low=0.2, eps_high=0.28):
     """One optimizer step over the whole batch, one unpadded sequence at a time (ratio 1)."""
@@ -128,6 +147,45 @@ def test_matches_naive_unpadded_reference():
     ref = tiny_model()
     loss = naive_update(ref, rs, lr=1e-3)
     tr, (m,) = run(rs, updates_per_batch=1, micro_batch_size=3)
+    assert m["loss"] == pytest.approx(loss, rel=1e-4, abs=1e-6)
+    torch.testing.assert_close(flat(tr.model), flat(ref), atol=2e-6, rtol=0)
+
+
+def naive_update_agg(model, rollouts, lr, aggregation, scale, eps=0.2):
+    """As naive_update, for the GRPO / Dr. GRPO aggregations written as TRL writes them (ratio 1):
+    seq_mean_token_mean = mean over sequences of each one's token mean; constant_norm = token sum
+    / (sequences x L), L = the longest completion of the batch (max_completion_length unset)."""
+    from training.advantages import group_advantages
+
+    adv, keep = group_advantages([r.reward for r in rollouts], [r.group for r in rollouts], scale=scale)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0, eps=1e-4)
+    n_seq = int(keep.sum())
+    L = max(len(r.completion_ids) for r in rollouts)
+    total = 0.0
+    for r, a, k in zip(rollouts, adv, keep):
+        if not k:
+            continue
+        ids = torch.tensor([r.prompt_ids + r.completion_ids])
+        logits = model(input_ids=ids).logits[0, len(r.prompt_ids) - 1:-1]
+        lp = torch.log_softmax(logits.float(), -1).gather(-1, torch.tensor(r.completion_ids)[:, None])[:, 0]
+        ratio = torch.exp(lp - lp.detach())
+        tok = -torch.minimum(ratio * a, ratio.clamp(1 - eps, 1 + eps) * a)
+        n = len(r.completion_ids)
+        loss = tok.sum() / n / n_seq if aggregation == "seq_mean_token_mean" else tok.sum() / (n_seq * L)
+        loss.backward()
+        total += loss.item()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    return total
+
+
+@pytest.mark.parametrize("loss_type,aggregation,scale", [("grpo", "seq_mean_token_mean", "group"),
+                                                         ("dr_grpo", "constant_norm", "none")])
+def test_grpo_and_dr_grpo_match_naive_unpadded_references(loss_type, aggregation, scale):
+    rs = make_rollouts(seed=3, reward_levels=3)
+    ref = tiny_model()
+    loss = naive_update_agg(ref, rs, 1e-3, aggregation, scale)
+    tr, (m,) = run(rs, loss_type=loss_type, updates_per_batch=1, micro_batch_size=3)
     assert m["loss"] == pytest.approx(loss, rel=1e-4, abs=1e-6)
     torch.testing.assert_close(flat(tr.model), flat(ref), atol=2e-6, rtol=0)
 
