@@ -17,6 +17,7 @@ import importlib
 import logging
 import os
 import re
+import signal
 import sys
 from pathlib import Path
 
@@ -275,6 +276,33 @@ def check_output_file(path: str, option: str) -> None:
         raise InputError(f"cannot write in {parent} ({why})", file=path, field=option)
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM (a scheduler's preemption, ``kill``, ``timeout``) as Ctrl-C: the command's cleanup
+    runs (temporary files, sandbox workers, a failed start's leftovers) and it says how to go on."""
+
+
+def _stop_on_sigterm():
+    """Make SIGTERM raise :class:`_Terminated` in this process's main thread (where the handler is
+    still the default); returns the handler to restore, or None. A process forked from this one
+    gets the default back on its first SIGTERM and dies by it, as a terminated worker must."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return None
+    pid = os.getpid()
+
+    def on_sigterm(signum, frame):
+        if os.getpid() != pid:  # a forked child: die as the default would
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        raise _Terminated()
+
+    return signal.signal(signal.SIGTERM, on_sigterm)
+
+
 def _resume_hint(args) -> str:
     """``; continue with ...`` where the command left something to continue (``args._resume_hint``,
     a callable a command sets, answers with the command line or None)."""
@@ -318,11 +346,15 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     configure_output(quiet=bool(getattr(args, "quiet", False)))
+    previous = _stop_on_sigterm()
     try:
         return int(args._run(args) or 0)
     except InputError as exc:
         print(f"coevo {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except _Terminated:
+        print(f"coevo {args.command}: stopped by SIGTERM{_resume_hint(args)}", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print(f"coevo {args.command}: interrupted{_resume_hint(args)}", file=sys.stderr)
         return 130
@@ -336,6 +368,9 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"coevo {args.command}: error: {line}{_resume_hint(args)}", file=sys.stderr)
         return 1
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

@@ -189,3 +189,50 @@ def test_a_reversed_ids_range_names_the_option(tmp_path, capsys):
                "--ids", "600-10"])
     _one_line_error(capsys, rc, "field '--ids'", "empty range")
     assert not (tmp_path / "t.jsonl").exists()
+
+
+def test_coevo_config_suggests_the_nearest_key(capsys):
+    rc = main(["config", "loop.stesp"])
+    _one_line_error(capsys, rc, "field 'loop.stesp'", "did you mean 'loop.steps'?")
+    rc = main(["config", "lop"])
+    _one_line_error(capsys, rc, "field 'lop'", "did you mean 'loop'?")
+
+
+def test_resume_says_from_which_step(tmp_path, capsys, monkeypatch):
+    import coevo.run_driver
+    from coevo.settings import CoevoConfig
+    from coevo.yaml_config import load_config, save_config
+
+    run = tmp_path / "run"
+    ckpt = run / "checkpoints" / "step-00000002"
+    ckpt.mkdir(parents=True)
+    (ckpt / "meta.json").write_text(json.dumps({"step": 2}), encoding="utf-8")
+    (run / "checkpoints" / "latest").write_text("step-00000002\n", encoding="utf-8")
+    save_config(load_config(CoevoConfig, "smoke", ["loop.steps=30"]), run / "config.yaml")
+    monkeypatch.setattr(coevo.run_driver, "resume_run",
+                        lambda run_dir, **kw: {"evals": [], "config": None, "finished": False})
+    assert main(["train", "--resume", str(run)]) == 0
+    err = capsys.readouterr().err
+    assert f"resuming the run in {run} after step 2/30" in err, err
+
+
+def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path, capsys, monkeypatch):
+    import os
+    import signal
+
+    import coevo.run_driver
+
+    run = tmp_path / "runs" / "r"
+
+    def preempted(run_dir, *args, **kwargs):
+        Path(run_dir).mkdir(parents=True)
+        (Path(run_dir) / "config.yaml").write_text("{}\n", encoding="utf-8")
+        os.kill(os.getpid(), signal.SIGTERM)  # a scheduler's preemption
+        raise AssertionError("SIGTERM did not stop the command")
+
+    monkeypatch.setattr(coevo.run_driver, "start_run", preempted)
+    before = signal.getsignal(signal.SIGTERM)
+    rc = main(["train", "--config", "smoke", "--out", str(run)])
+    assert rc == 143
+    _one_line_error(capsys, rc, "stopped by SIGTERM", f"coevo train --resume {run}")
+    assert signal.getsignal(signal.SIGTERM) == before  # handed back as it was

@@ -44,7 +44,11 @@ def run(args) -> int:
         known = {r.key for r in rows} | {p for r in rows for p in _prefixes(r.key)}
         for k in keys:
             if k not in known:
-                raise InputError("no such section or field (see `coevo config`)", field=k)
+                import difflib
+
+                near = difflib.get_close_matches(k, sorted(known), n=1, cutoff=0.6)
+                hint = f"did you mean '{near[0]}'?" if near else "see `coevo config`"
+                raise InputError(f"no such section or field; {hint}", field=k)
         rows = [r for r in rows if any(r.key == k or r.key.startswith(k + ".") for k in keys)]
     sys.stdout.write(format_markdown(rows) if args.markdown else format_text(rows))
     return 0

@@ -51,10 +51,11 @@ def run(args) -> int:
     args._resume_hint = lambda: (f"coevo train --resume {run_dir}" if (run_dir / "config.yaml").is_file()
                                  else None)
     if args.resume:
-        if not args.quiet:
+        line = None if args.quiet else _resuming(run_dir)
+        if line:
             import logging
 
-            logging.getLogger("coevo").info(f"resuming the run in {run_dir}")
+            logging.getLogger("coevo").info(line)
         result = resume_run(args.resume, progress=progress)
     else:
         result = start_run(args.out, args.config, args.overrides, progress=progress)
@@ -63,3 +64,21 @@ def run(args) -> int:
     if D.is_main():
         print("\n".join(report_lines(Path(args.resume or args.out), result["evals"])), flush=True)
     return 0
+
+
+def _resuming(run_dir) -> str | None:
+    """``resuming the run in DIR after step 12/300`` for a run left to continue; None for a finished
+    run or one that cannot be read (``resume_run`` says what is wrong with it)."""
+    from coevo.run_driver import CONFIG_FILE, finished_steps, load_run_config
+    from training.checkpoint import load_latest
+
+    try:
+        cfg = load_run_config(run_dir / CONFIG_FILE, check=False)
+        if finished_steps(run_dir, cfg) is not None:
+            return None
+        info = load_latest(run_dir)
+    except Exception:
+        return None
+    if info is None:
+        return f"resuming the run in {run_dir} from its start (no step was checkpointed)"
+    return f"resuming the run in {run_dir} after step {info.step}/{cfg.loop.steps}"
