@@ -46,6 +46,11 @@ Robustness
   headers (the client's own timeout bounds the wait for them, and for each chunk), and up to
   ``n * 8 * (32 * max_tokens + 4096)`` bytes plus 32 MiB.
 
+Proxies
+  A base URL on this machine (localhost, 127.0.0.0/8, ::1) is reached directly, without the
+  environment's proxy (which would reach its own loopback); others use the environment's
+  ``*_PROXY``/``NO_PROXY`` settings (an unusable one is one line, its URL never echoed).
+
 Cache
   Every validated answer is stored on disk under a SHA-256 of the full request (URL, and the
   JSON body: model, prompt or messages, every sampling parameter, ``n``, ``seed``, ``stop``, extra
@@ -382,7 +387,20 @@ class ApiGenerator:
                 if self._key is None:
                     request.headers.pop("authorization", None)
 
-            http = openai.DefaultHttpxClient(event_hooks={"request": [on_request]})
+            # a server on this machine is reached directly: a proxy from the environment would
+            # reach its own loopback, not ours (HTTP_PROXY made "is the server running?" of a running
+            # one; ALL_PROXY=socks5://... without socksio ended the run with an ImportError)
+            try:
+                http = openai.DefaultHttpxClient(event_hooks={"request": [on_request]},
+                                                 trust_env=not _loopback(self.base_url))
+            except (ImportError, ValueError) as exc:
+                names = [v for v in ("ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy", "HTTP_PROXY",
+                                     "http_proxy") if os.environ.get(v)]
+                why = ("a SOCKS proxy needs the socksio package: pip install 'httpx[socks]'"
+                       if isinstance(exc, ImportError) else f"{type(exc).__name__} (is its URL right?)")
+                raise ApiError(f"{self.base_url}: cannot use the proxy the environment names "
+                               f"({', '.join(names) or 'a *_PROXY variable'}): {why}; or set NO_PROXY to "
+                               "the server's host to reach it directly") from None
             self._client = openai.OpenAI(base_url=self.base_url, api_key=self._key or "none",
                                          timeout=self.api.timeout, max_retries=self.api.max_retries,
                                          http_client=http)
@@ -731,6 +749,23 @@ class ApiGenerator:
                 samples.append(Sample(job.req.role, job.req.task_id, None, None, None, ch["text"],
                                       ch["truncated"], dict(job.req.meta), j))
         return samples
+
+
+def _loopback(url: str) -> bool:
+    """Whether ``url`` names this machine (localhost, 127.0.0.0/8, ::1)."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    try:
+        host = urlsplit(url).hostname or ""
+    except ValueError:
+        return False
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _retry_after(exc) -> float | None:

@@ -485,3 +485,36 @@ def test_a_retry_after_too_long_to_wait_is_named(server, tmp_path, capsys):
     one_line_error(rc, err, out)
     assert "HTTP 429: Rate limit reached (the server asks to wait 3600 s before trying again)" in err
     assert s.posts <= 2  # the Coder's and the Tester's request, neither retried
+
+
+# --------------------------------------------------------------------------------------------
+# proxies named in the environment
+# --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("var, proxy", [("ALL_PROXY", "socks5://127.0.0.1:9"), ("HTTP_PROXY", "http://127.0.0.1:9"),
+                                        ("http_proxy", "http://user:pw@127.0.0.1:9")])
+def test_a_server_on_this_machine_is_reached_without_the_environments_proxy(server, tmp_path, monkeypatch,
+                                                                              var, proxy):
+    # red-team pass 17: with ALL_PROXY=socks5://... (a VPN client's setting) `coevo solve` against
+    # a server on 127.0.0.1 ended with an ImportError traceback (httpx without socksio); with
+    # HTTP_PROXY set it went through the proxy, which cannot reach this machine's loopback, and said
+    # "cannot reach ...: is the server running?" while it was
+    monkeypatch.setenv(var, proxy)
+    s = server(good)
+    for base in (s.base, s.base.replace("127.0.0.1", "localhost")):
+        cfg = api(s, tmp_path, cache=False)
+        cfg.base_url = base
+        assert [x.text for x in ApiGenerator(cfg).generate(requests_for())] == [RIGHT, RIGHT, TESTS]
+
+
+def test_an_unusable_proxy_for_a_remote_server_is_one_line_that_hides_its_credentials(tmp_path, monkeypatch):
+    import importlib.util
+
+    monkeypatch.setenv("ALL_PROXY", "socks5://proxyuser:proxysecret@127.0.0.1:9")
+    cfg = ApiConfig(base_url="http://192.0.2.1:9/v1", model="m", cache=False, max_retries=0, timeout=2.0)
+    with pytest.raises(ApiError) as err:
+        ApiGenerator(cfg).generate(requests_for(1, 0))
+    msg = str(err.value)
+    assert "\n" not in msg and "proxysecret" not in msg and "192.0.2.1" in msg
+    if importlib.util.find_spec("socksio") is None:
+        assert "the proxy the environment names (ALL_PROXY)" in msg and "NO_PROXY" in msg
