@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import os
 import types
 import typing
@@ -217,7 +218,9 @@ class _Reader:
             return value
         if origin in (list, tuple):
             if not isinstance(value, (list, tuple)):
-                raise self.error(path, f"must be a list, got {type(value).__name__}")
+                word = isinstance(value, str) and 0 < len(value) <= 60 and "\n" not in value
+                example = f" (e.g. [{value}])" if word else ""
+                raise self.error(path, f"must be a list{example}, got {type(value).__name__}")
             (item_tp, *_) = get_args(tp) or (Any,)
             items = [self.coerce(item_tp, v, f"{path}[{i}]") for i, v in enumerate(value)]
             return items if origin is list else tuple(items)
@@ -237,11 +240,13 @@ class _Reader:
         if tp is float:
             if isinstance(value, str):  # PyYAML reads 1e-5 (no dot) as a string
                 try:
-                    return float(value)
+                    value = float(value)
                 except ValueError:
                     pass
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise self.error(path, f"must be a number, got {_show(value)}")
+            if not math.isfinite(value):  # .nan passed every `x <= 0` check; no field means "none" by .inf
+                raise self.error(path, f"must be a finite number, got {value}")
             return float(value)
         if tp is str:
             if not isinstance(value, str):

@@ -236,3 +236,17 @@ def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path, capsys, monkeypatch):
     assert rc == 143
     _one_line_error(capsys, rc, "stopped by SIGTERM", f"coevo train --resume {run}")
     assert signal.getsignal(signal.SIGTERM) == before  # handed back as it was
+
+
+@pytest.mark.parametrize("override", ["train.lr=.inf", "execution.timeout=.nan", "eval.temperature=.nan",
+                                      "loop.temperature=.inf", "eval.api.timeout=-.inf", "train.lr=nan"])
+def test_a_number_that_is_not_finite_stops_at_the_config(override, capsys):
+    rc = main(["config", "--config", "smoke", override])
+    _one_line_error(capsys, rc, f"field '{override.partition('=')[0]}'", "finite")
+
+
+def test_a_list_given_as_a_word_shows_how_to_write_it(tmp_path, capsys):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("loop:\n  roles: coder\n", encoding="utf-8")
+    rc = main(["config", "--config", str(cfg)])
+    _one_line_error(capsys, rc, f"{cfg}:2", "field 'loop.roles'", "[coder]")
