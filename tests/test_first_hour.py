@@ -250,3 +250,14 @@ def test_a_list_given_as_a_word_shows_how_to_write_it(tmp_path, capsys):
     cfg.write_text("loop:\n  roles: coder\n", encoding="utf-8")
     rc = main(["config", "--config", str(cfg)])
     _one_line_error(capsys, rc, f"{cfg}:2", "field 'loop.roles'", "[coder]")
+
+
+def test_plot_given_the_png_instead_of_the_run_says_so(tmp_path, capsys):
+    run = _metrics_run(tmp_path)
+    assert main(["plot", str(run), "-q"]) == 0
+    rc = main(["plot", str(run / "curves.png")])
+    _one_line_error(capsys, rc, str(run / "curves.png"), "not a metrics file")
+    weird = tmp_path / "weird"
+    (weird / "metrics.jsonl").mkdir(parents=True)
+    rc = main(["plot", str(weird)])
+    _one_line_error(capsys, rc, str(weird / "metrics.jsonl"), "is a directory")

@@ -43,6 +43,8 @@ def run(args) -> int:
     path = src / METRICS_FILE if src.is_dir() else src
     if not path.exists():
         raise InputError("no such file (is RUN_DIR a training run?)", file=str(path))
+    if path.is_dir():
+        raise InputError("is a directory, not a metrics file", file=str(path))
     if args.smooth < 1 or args.max_panels < 1:
         raise InputError("--smooth and --max-panels must be >= 1")
     to_stdout = args.out == "-"
@@ -73,6 +75,9 @@ def run(args) -> int:
         try:
             out = plot_metrics(src, target, keys=args.keys, max_panels=args.max_panels, smooth=args.smooth,
                                extra=extra)
+        except UnicodeDecodeError:
+            raise InputError("not a metrics file (binary, not JSON Lines text); give RUN_DIR or its "
+                             "metrics.jsonl", file=str(path)) from None
         except ValueError as exc:
             raise InputError(str(exc).split(": ", 1)[-1], file=str(path)) from None
         if to_stdout:
