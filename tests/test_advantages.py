@@ -188,3 +188,41 @@ def test_advantages_equal_trls_for_equal_sized_groups(n_groups, G, scale, data):
     groups = [f"p{i // G}" for i in range(len(r))]
     a = compute_advantages(r, groups, scale=scale, eps=1e-4)
     np.testing.assert_allclose(a.adv, _trl_advantages(r, G, scale), rtol=1e-9, atol=1e-9)
+
+
+def test_batch_scale_takes_the_std_within_each_stratum():
+    """A joint update's batch mixes roles whose rewards live on different scales (Coder 0/1, a
+    Tester's suite sums). scale='batch' divides by the std of the batch *of that role* (strata),
+    as Absolute Zero normalises per (task type, role): another role's reward scale must not
+    shrink this role's advantages.
+
+    coder group a: 1, 0 -> batch std of coder rewards sqrt(0.5); tester group b: 4, -4 -> sqrt(32).
+    Pooled, the std would be sqrt(32.75 / 3) = 3.30 and the Coder's advantages +-0.15."""
+    r = [1.0, 0.0, 4.0, -4.0]
+    g = ["coder/a", "coder/a", "tester/b", "tester/b"]
+    a = compute_advantages(r, g, scale="batch", strata=["coder", "coder", "tester", "tester"])
+    sc, st_ = math.sqrt(0.5), math.sqrt(32.0)
+    np.testing.assert_allclose(a.adv, [0.5 / (sc + EPS), -0.5 / (sc + EPS), 4 / (st_ + EPS), -4 / (st_ + EPS)],
+                               rtol=1e-12)
+    pooled = compute_advantages(r, g, scale="batch")  # no strata: one stratum, as before
+    s = math.sqrt(32.75 / 3)
+    np.testing.assert_allclose(pooled.adv, [0.5 / (s + EPS), -0.5 / (s + EPS), 4 / (s + EPS), -4 / (s + EPS)],
+                               rtol=1e-12)
+    with pytest.raises(ValueError, match="spans two strata"):
+        compute_advantages(r, ["a"] * 4, scale="batch", strata=["coder", "coder", "tester", "tester"])
+    # strata change nothing for the group and none scales
+    for scale in ("group", "none"):
+        np.testing.assert_array_equal(compute_advantages(r, g, scale=scale, strata=["x", "x", "y", "y"]).adv,
+                                      compute_advantages(r, g, scale=scale).adv)
+
+
+@settings(max_examples=100, deadline=None)
+@given(batches(), st.floats(0.01, 100))
+def test_a_strata_batch_std_ignores_the_other_strata(batch, c):
+    r, g = batch
+    strata = [x if int(x[1:]) % 2 else "even" for x in g]  # g1, g3 their own strata; g0, g2 share one
+    a = compute_advantages(r, g, scale="batch", strata=strata)
+    other = np.array([s != "even" for s in strata])
+    b = compute_advantages(np.where(other, r * c, r), g, scale="batch", strata=strata)
+    even = ~other
+    np.testing.assert_allclose(b.adv[even], a.adv[even], rtol=1e-12, atol=1e-12)

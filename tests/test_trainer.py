@@ -535,3 +535,19 @@ def test_shared_prompts_default_to_the_cpu_only(monkeypatch):
     monkeypatch.setattr(PolicyTrainer, "device", property(lambda self: torch.device("cuda")))
     assert not PolicyTrainer(tiny_model(), GRPOConfig(lr=1e-3), pad_token_id=0)._share_prompts
     assert PolicyTrainer(tiny_model(), GRPOConfig(lr=1e-3, share_prompts=True), pad_token_id=0)._share_prompts
+
+
+def test_batch_scaled_advantages_are_per_role():
+    """scale_rewards='batch' in a joint batch of roles: each role's advantages are divided by the
+    std of that role's rewards, so scaling the Tester's rewards tenfold leaves the Coder's alone
+    (pooled, the Coder's |advantage| fell with every larger Tester reward)."""
+    rs = make_rollouts(seed=8, n_groups=3, G=4, roles=("coder", "tester"), reward_levels=3)
+    _, (m,) = run(rs, scale_rewards="batch", updates_per_batch=1)
+    louder = copy.deepcopy(rs)
+    for r in louder:
+        if r.role == "tester":
+            r.reward = 10.0 * r.reward
+    _, (m10,) = run(louder, scale_rewards="batch", updates_per_batch=1)
+    assert m["adv_abs/tester"] > 0 and m["adv_abs/coder"] > 0
+    assert m10["adv_abs/coder"] == pytest.approx(m["adv_abs/coder"], rel=1e-12)
+    assert m10["adv_abs/tester"] == pytest.approx(m["adv_abs/tester"], rel=1e-3)  # scale-free (up to adv_eps)

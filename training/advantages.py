@@ -4,6 +4,7 @@ For sample i of group g with finite reward r_i::
 
     A_i = (r_i - mean_g) / (std + eps)      scale="group": std = std_g (ddof=1) of the group
                                              scale="batch": std = std (ddof=1) of all finite rewards
+                                             of the sample's stratum (``strata``; default: one)
     A_i = r_i - mean_g                       scale="none"  (Dr. GRPO)
 
 * A reward of NaN means "no reward": the sample is left out of its group's mean/std, gets
@@ -14,6 +15,11 @@ For sample i of group g with finite reward r_i::
 * Truncated samples are ordinary samples here: their rewards count in the mean and std, and in the
   zero-variance test. Overlong filtering only masks their tokens from the loss (the trainer).
 * ``std`` uses ddof=1 (as TRL and verl do) and ``eps`` is added to it, not to the variance.
+* ``strata`` (one key per sample, e.g. its role) only matter to ``scale="batch"``: the batch std is
+  taken over the finite rewards of each stratum apart, so that in a joint batch of roles whose
+  rewards live on different scales (Coder 0/1, a Tester's suite sums) one role's spread does not
+  shrink another's advantages (Absolute Zero normalises per (task type, role)). A group must lie in
+  one stratum. Without ``strata`` the whole batch is one stratum (TRL's ``scale_rewards="batch"``).
 
 Episodes (multi-turn samples, RLEF). With ``episodes``, samples of one group that share an episode
 key are the turns of *one* episode: they must carry the same (trajectory-level) reward, the
@@ -60,12 +66,14 @@ class Advantages:
 
 def compute_advantages(rewards: Sequence[float] | np.ndarray, groups: Sequence[str], *, scale: str = "group",
                        eps: float = 1e-4, drop_zero_variance: bool = False,
-                       episodes: Sequence[str | None] | None = None) -> Advantages:
+                       episodes: Sequence[str | None] | None = None,
+                       strata: Sequence[str] | None = None) -> Advantages:
     """Advantages and per-group statistics (see the module doc); ``episodes`` groups the turns of
-    multi-turn episodes (one key per sample, ``None`` = a sample of its own)."""
+    multi-turn episodes (one key per sample, ``None`` = a sample of its own); ``strata`` (one key
+    per sample) separate the batch std of ``scale="batch"``."""
     if episodes is not None and any(e is not None for e in episodes):
         return _episode_advantages(rewards, groups, episodes, scale=scale, eps=eps,
-                                   drop_zero_variance=drop_zero_variance)
+                                   drop_zero_variance=drop_zero_variance, strata=strata)
     if scale not in SCALES:
         raise ValueError(f"scale: must be one of {list(SCALES)}, got {scale!r}")
     r = np.asarray(rewards, dtype=np.float64).reshape(-1)
@@ -97,8 +105,10 @@ def compute_advantages(rewards: Sequence[float] | np.ndarray, groups: Sequence[s
     if scale == "group":
         denom = std[gi] + eps
     elif scale == "batch":
-        batch_std = float(np.std(r[finite], ddof=1)) if finite.sum() >= 2 else 0.0
-        denom = np.full(len(r), batch_std + eps)
+        denom = np.empty(len(r))
+        for members in _strata(strata, groups, gi, len(r)):
+            rs = r[members & finite]
+            denom[members] = (float(np.std(rs, ddof=1)) if len(rs) >= 2 else 0.0) + eps
     else:
         denom = np.ones(len(r))
     zv = zero_var[gi]
@@ -109,6 +119,25 @@ def compute_advantages(rewards: Sequence[float] | np.ndarray, groups: Sequence[s
     kept_per_group = np.bincount(gi, weights=keep.astype(np.float64), minlength=n_groups)
     return Advantages(adv=adv, keep=keep, group_index=gi, groups=list(keys), group_mean=mean,
                       group_std=std, zero_variance=zero_var, dropped=kept_per_group == 0)
+
+
+def _strata(strata: Sequence[str] | None, groups: Sequence[str], gi: np.ndarray, n: int) -> list[np.ndarray]:
+    """Boolean masks of the strata (one, all True, without ``strata``); a group split across
+    strata is an error."""
+    if strata is None:
+        return [np.ones(n, dtype=bool)]
+    if len(strata) != n:
+        raise ValueError(f"strata: {len(strata)} keys for {n} rewards")
+    keys: dict[str, int] = {}
+    si = np.fromiter((keys.setdefault(s, len(keys)) for s in strata), dtype=np.int64, count=n)
+    first = np.full(int(gi.max()) + 1 if n else 0, -1, dtype=np.int64)
+    for i in range(n):
+        if first[gi[i]] < 0:
+            first[gi[i]] = si[i]
+        elif first[gi[i]] != si[i]:
+            raise ValueError(f"strata: group {groups[i]!r} spans two strata ({list(keys)[first[gi[i]]]!r} and "
+                             f"{strata[i]!r}); a group lies in one")
+    return [si == k for k in range(len(keys))]
 
 
 def _episode_advantages(rewards, groups, episodes, **kw) -> Advantages:
@@ -128,6 +157,8 @@ def _episode_advantages(rewards, groups, episodes, **kw) -> Advantages:
         i = int(np.flatnonzero(~same)[0])
         raise ValueError(f"rewards: the turns of episode {episodes[i]!r} (group {groups[i]!r}) carry different "
                          f"rewards ({r[first[uid[i]]]!r} and {r[i]!r}); an episode has one reward")
+    if kw.get("strata") is not None:
+        kw["strata"] = [kw["strata"][i] for i in first]
     a = compute_advantages(r[first], [groups[i] for i in first], **kw)
     return Advantages(adv=a.adv[uid], keep=a.keep[uid], group_index=a.group_index[uid], groups=a.groups,
                       group_mean=a.group_mean, group_std=a.group_std, zero_variance=a.zero_variance,

@@ -19,7 +19,8 @@ entropy term. GRPO+ (DeepCoder) is the default.
 Fields
 ------
 * ``scale_rewards``: ``group`` divides ``reward - group mean`` by the group's std (ddof=1, plus
-  ``adv_eps``), ``batch`` by the std of all rewards of the batch, ``none`` not at all (Dr. GRPO).
+  ``adv_eps``), ``batch`` by the std of the batch's rewards of the sample's role (a joint batch
+  mixes roles whose rewards live on different scales), ``none`` not at all (Dr. GRPO).
 * ``aggregation``: ``token_mean`` = sum of token losses / tokens in the mini-batch (DAPO, GRPO+);
   ``seq_mean_token_mean`` = mean over sequences of each sequence's token mean (GRPO);
   ``constant_norm`` = sum of token losses / (sequences x ``max_completion_length``) (Dr. GRPO; when

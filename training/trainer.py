@@ -3,7 +3,9 @@
 One call to :meth:`PolicyTrainer.step` does, for a batch of rollouts:
 
 1. **Advantages** over the whole batch (all ranks' rollouts): :mod:`training.advantages` with the
-   config's ``scale_rewards``, per-role weights multiplied in; the turns of a multi-turn episode
+   config's ``scale_rewards`` (``batch``: the std of the batch's rewards of the sample's role, so
+   that roles with rewards on other scales do not shrink each other's advantages), per-role
+   weights multiplied in; the turns of a multi-turn episode
    (same ``group`` and ``episode``) count once in their group and share the episode's advantage.
 2. **Selection** of the samples that enter the loss: finite reward, kept by dynamic sampling (if
    on), role weight > 0, at least one completion token, and, with overlong filtering
@@ -359,7 +361,8 @@ class PolicyTrainer:
         clen = np.array([m[4] for m in gmeta], dtype=np.int64)
         A = compute_advantages(rewards, groups, scale=cfg.scale_rewards,  # type: ignore[arg-type]  # preset-filled
                                eps=cfg.adv_eps,
-                               drop_zero_variance=bool(cfg.dynamic_sampling), episodes=[m[5] for m in gmeta])
+                               drop_zero_variance=bool(cfg.dynamic_sampling), episodes=[m[5] for m in gmeta],
+                               strata=roles)  # scale_rewards 'batch': the std of each role's rewards
         weight = np.array([cfg.role_weight(r) for r in roles], dtype=np.float64)
         adv = A.adv * weight
         masked_trunc = trunc & bool(cfg.mask_truncated)
