@@ -176,9 +176,63 @@ class _Splicer:
                       or stmt.col_offset != 0 else sp for sp, stmt in zip(self.spans, tree.body)]
         self.originals = [ast.unparse(stmt) for stmt in tree.body]
         self.module = ast.unparse(tree)
+        self._members: dict[int, dict] = {}
+        self._original_members = {(k, j): ast.unparse(m) for k, stmt in enumerate(tree.body)
+                                  if isinstance(stmt, ast.ClassDef) for j, m in enumerate(stmt.body)
+                                  if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
-    def source(self, k: int) -> str | None:
-        """The mutant's text (None when the change leaves the code as it was)."""
+    def _methods(self, k: int) -> dict[int, tuple[int, int, int, str]]:
+        """The methods of top-level class ``k`` that can be spliced alone: ``{index in its body:
+        (start line, end line, ...)}`` (none sharing a line with another statement)."""
+        if k in self._members:
+            return self._members[k]
+        out: dict = {}
+        cls = self.tree.body[k]
+        if isinstance(cls, ast.ClassDef):
+            spans = []
+            for j, stmt in enumerate(cls.body):
+                start = min([stmt.lineno] + [d.lineno for d in getattr(stmt, "decorator_list", [])])
+                spans.append((j, stmt, start, stmt.end_lineno or stmt.lineno))
+            header_end = spans[0][2] - 1 if spans else 0
+            used: dict[int, int] = {}
+            for _, _, a, b in spans:
+                for ln in range(a, b + 1):
+                    used[ln] = used.get(ln, 0) + 1
+            for j, stmt, a, b in spans:
+                if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) or a <= header_end \
+                        or any(used[ln] > 1 for ln in range(a, b + 1)):
+                    continue
+                prefix = self.lines[a - 1][:stmt.col_offset]
+                if prefix.strip() or len(prefix) != stmt.col_offset or not prefix:
+                    continue
+                out[j] = (a, b, j, prefix)
+        self._members[k] = out
+        return out
+
+    def _method_source(self, k: int, line: int) -> str | None | bool:
+        """The mutant's text when its change is inside one method of class ``k`` (only that method
+        unparsed: a class of 1500 lines costs what its method does); False where it is not."""
+        cls = self.tree.body[k]
+        for start, end, j, prefix in self._methods(k).values():
+            if not start <= line <= end:
+                continue
+            text = ast.unparse(cls.body[j])
+            if text == self._original_members[(k, j)]:
+                return None
+            compile(text, "<mutant>", "exec", dont_inherit=True)
+            inside = _string_rows(text)  # a multi-line string's own lines keep their text
+            body = "".join(prefix + ln if ln.strip() and r not in inside else ln
+                           for r, ln in enumerate(text.splitlines(keepends=True), 1))
+            return "".join(self.lines[:start - 1]) + body + "\n" + "".join(self.lines[end:])
+        return False
+
+    def source(self, k: int, line: int = 0, in_method: bool = False) -> str | None:
+        """The mutant's text (None when the change leaves the code as it was); ``in_method``: the
+        change is inside a method at ``line`` (the class's own list of statements is unchanged)."""
+        if in_method and 0 <= k < len(self.spans) and self.spans[k] is not None:
+            out = self._method_source(k, line)
+            if out is not False:
+                return out  # type: ignore[return-value]
         if 0 <= k < len(self.spans) and self.spans[k] is not None:
             start, end = self.spans[k]
             stmt_src = ast.unparse(self.tree.body[k])
@@ -191,6 +245,18 @@ class _Splicer:
             return None
         compile(src, "<mutant>", "exec", dont_inherit=True)
         return src
+
+
+def _string_rows(text: str) -> set[int]:
+    """The rows of ``text`` that continue a string begun on an earlier row."""
+    import io
+    import tokenize
+
+    rows: set[int] = set()
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.start[0] < tok.end[0] and tok.type not in (tokenize.NL, tokenize.NEWLINE):
+            rows.update(range(tok.start[0] + 1, tok.end[0] + 1))
+    return rows
 
 
 def _snapshot(node: ast.AST) -> list:
@@ -221,7 +287,10 @@ def _mutant_source(splicer: _Splicer, site: _Site) -> str | None:
                 setattr(parent, field, repl)
             else:
                 holder[idx] = repl
-        return splicer.source(k)
+        cls = splicer.tree.body[k] if 0 <= k < len(splicer.tree.body) else None
+        # the change is inside a method when what it replaces is not the class's own statement list
+        in_method = isinstance(cls, ast.ClassDef) and parent is not cls
+        return splicer.source(k, site[9] or site[6], in_method)
     except (SyntaxError, ValueError, TypeError, RecursionError, AttributeError, IndexError):
         return None
     finally:
