@@ -261,3 +261,8 @@ def test_plot_given_the_png_instead_of_the_run_says_so(tmp_path, capsys):
     (weird / "metrics.jsonl").mkdir(parents=True)
     rc = main(["plot", str(weird)])
     _one_line_error(capsys, rc, str(weird / "metrics.jsonl"), "is a directory")
+
+
+def test_validate_on_a_dataset_file_says_to_convert_it(tmp_path, capsys):
+    rc = main(["data", "validate", "--tasks", str(_mbpp(tmp_path))])
+    _one_line_error(capsys, rc, "mbpp.jsonl", "mbpp", "coevo data convert --input")

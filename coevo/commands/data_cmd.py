@@ -68,7 +68,15 @@ def run(args) -> int:
     if args.data_command == "validate":
         from matrix.tasks import load_tasks
 
-        tasks = load_tasks(args.tasks)
+        try:
+            tasks = load_tasks(args.tasks)
+        except InputError:
+            fmt = _dataset_format(args.tasks)
+            if fmt is None:
+                raise
+            raise InputError(f"a dataset in the {fmt} format, not a tasks file; `coevo data convert --input "
+                             f"{args.tasks} --out tasks.jsonl` converts it (coevo train and solve also read it "
+                             "as it is)", file=args.tasks) from None
         say(f"{args.tasks}: {len(tasks)} valid tasks")
         return 0
     if args.data_command == "tinyworld":
@@ -83,3 +91,20 @@ def run(args) -> int:
         say(f"wrote {len(world.train_tasks)} train and {len(world.heldout_tasks)} held-out tasks to {out}")
         return 0
     return 2
+
+
+def _dataset_format(path: str) -> str | None:
+    """The dataset format (mbpp, humaneval, ...) of the file's first record when it is one that
+    `coevo data convert` reads and not a tasks file; else None."""
+    from pathlib import Path
+
+    from coevo.data import detect_format, exact_records
+    from matrix.errors import InputError
+
+    try:
+        for _, record in exact_records(Path(path)):
+            fmt = detect_format(record)
+            return None if fmt == "coevo" else fmt
+    except (InputError, ValueError, OSError):
+        return None
+    return None
