@@ -226,7 +226,8 @@ def _from_event_stream(content: bytes, endpoint: str) -> dict:
 
 
 def _is_event_stream(content: bytes, content_type: str) -> bool:
-    return "text/event-stream" in content_type.lower() or content.lstrip()[:5] == b"data:"
+    start = content.lstrip()[:5]
+    return start == b"data:" or ("text/event-stream" in content_type.lower() and start[:1] != b"{")
 
 
 def _web_page(text: str) -> str | None:

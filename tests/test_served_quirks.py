@@ -518,3 +518,9 @@ def test_an_unusable_proxy_for_a_remote_server_is_one_line_that_hides_its_creden
     assert "\n" not in msg and "proxysecret" not in msg and "192.0.2.1" in msg
     if importlib.util.find_spec("socksio") is None:
         assert "the proxy the environment names (ALL_PROXY)" in msg and "NO_PROXY" in msg
+
+
+def test_a_json_answer_labelled_as_an_event_stream_is_read_as_json(server, tmp_path):
+    s = server(lambda h, path, body, attempt: send(
+        h, 200, completion(path, [answer_text(body)] * int(body.get("n") or 1)), "text/event-stream"))
+    assert [x.text for x in ApiGenerator(api(s, tmp_path)).generate(requests_for())] == [RIGHT, RIGHT, TESTS]
