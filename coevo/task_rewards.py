@@ -4,8 +4,9 @@ function over (layout of the parsed samples, matrix) returning values, no state,
 The matrix of a task (what :class:`coevo.loop.CoEvolution` builds) has one row per Coder sample
 (an unparseable sample is an empty program: it fails everything), then, when the task has a
 reference solution, one more row for it (used for metrics and, with ``anchor_reference``, as one
-more known-correct program); its columns are the task's ground-truth tests, then every generated
-test of the Tester samples in order. The formulas are :mod:`matrix.rewards`'s.
+more known-correct program when it passes every ground-truth test, as a sampled program must);
+its columns are the task's ground-truth tests, then every generated test of the Tester samples in
+order. The formulas are :mod:`matrix.rewards`'s.
 """
 
 from __future__ import annotations
@@ -57,7 +58,9 @@ def task_rewards(passed: np.ndarray, parsed: list[bool], suite_sizes: list[int],
         coder_r = R.coder_rewards(gt, coder_reward)
         correct = R.code_correct(gt)
         gen_a, correct_a = gen, correct
-        if anchor_reference and ref_row is not None:
+        # the reference anchors only when it is known-correct: it passes every ground-truth test
+        # (a wrong dataset reference, or one that timed out, would mark right tests wrong)
+        if anchor_reference and ref_row is not None and passed[n, :g].all():
             gen_a, correct_a = np.vstack([gen, ref_row]), np.append(correct, True)
         test_r = R.tester_rewards(gen_a, correct_a)
         if correct_a.any():

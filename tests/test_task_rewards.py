@@ -87,3 +87,22 @@ def test_rewards_follow_their_samples(n, g, sizes, data):
         assert set(r.coder.tolist()) <= {0.0, 1.0}
     for t, k, rej in zip(r.tester, sizes, rejected):
         assert math.isnan(t) or -1.5 * max(1, k + rej) <= t <= 1.5 * max(1, k)
+
+
+def test_a_reference_that_fails_the_ground_truth_is_no_anchor():
+    """A program is correct when it passes every ground-truth test (CURE); a reference solution
+    that fails one (a wrong dataset reference, or one that timed out) is not known-correct, so it
+    cannot judge the generated tests. Matrix: 2 wrong programs, 1 ground-truth test, 2 generated
+    tests; the reference fails the ground-truth test and passes the first generated test."""
+    passed = np.array([[0, 1, 1], [0, 0, 1], [0, 1, 0]], bool)
+    r = task_rewards(passed, [True, True], [1, 1], [0, 0], 1, True, **DEFAULTS)
+    assert r.coder.tolist() == [0.0, 0.0]
+    assert all(math.isnan(x) for x in r.tester)  # no known-correct program: not judged
+    # a correct sampled program (row 0) judges the tests alone; the failing reference must not mark
+    # the tests it fails as wrong. Test A is passed by program 0 and rejects wrong program 1: precision
+    # 1/1, + 0.5 for a right test; test B is passed by both: precision 0/1, + 0.5. (Anchored, the
+    # reference made both "wrong": A -0.5, B -1.5.)
+    passed = np.array([[1, 1, 1], [0, 0, 1], [0, 0, 0]], bool)
+    r = task_rewards(passed, [True, True], [1, 1], [0, 0], 1, True, **DEFAULTS)
+    assert r.coder.tolist() == [1.0, 0.0]
+    assert r.tester == [1.5, 0.5]
