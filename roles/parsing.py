@@ -158,8 +158,11 @@ def _open_string(src: str) -> bool:
 
 
 def _lang(s: str) -> str:
+    """A fence's language: its first word, less braces and a leading dot (``{python}``,
+    ``{.python}``) and a file name after a colon (``python:solution.py``)."""
     s = s.strip().lower()
-    return s.split()[0] if s else ""
+    word = s.split()[0] if s else ""
+    return word.strip("{}").lstrip(".").split(":")[0]
 
 
 def _parses(src: str) -> bool:

@@ -86,6 +86,16 @@ def test_a_tilde_fence_is_a_code_block():
     assert [b.lang for b in fenced_blocks("a ~~~ b\n~~~python\nx = 1\n~~~\n")] == ["python"]
 
 
+def test_a_fence_whose_language_names_a_file_or_is_in_braces_is_python():
+    """``python:solution.py`` (a file name after the language, as some assistants write it),
+    ``{python}`` (Quarto / R Markdown) and ``{.python}`` (pandoc): the block was not read as
+    Python and the answer had no code."""
+    for lang in ("python:solution.py", "{python}", "{.python}", "py:main.py", "Python {linenos=true}"):
+        r = parse_code(f"Here:\n```{lang}\n{ADD}\n```\n", "add")
+        assert r.ok and r.code == ADD, lang
+    assert not parse_code(f"```javascript:add.js\n{ADD}\n```").ok
+
+
 def test_code_multiple_blocks_prefers_the_entry_point_definition():
     text = ("```python\nprint(add(1, 2))\n```\n"
             f"```python\n{ADD}\n```\n"
