@@ -551,3 +551,20 @@ def test_batch_scaled_advantages_are_per_role():
     assert m["adv_abs/tester"] > 0 and m["adv_abs/coder"] > 0
     assert m10["adv_abs/coder"] == pytest.approx(m["adv_abs/coder"], rel=1e-12)
     assert m10["adv_abs/tester"] == pytest.approx(m["adv_abs/tester"], rel=1e-3)  # scale-free (up to adv_eps)
+
+
+def test_an_empty_completion_keeps_its_reward_in_the_group_but_has_no_tokens():
+    """A sample that produced no token (e.g. EOS first) still carries its reward into its group's
+    mean and std, and has nothing to put in the loss: the update is exactly that of the same
+    sample with tokens, truncated and filtered out (GRPO+'s overlong filtering)."""
+    rs = make_rollouts(seed=9)
+    empty = _with(rs, 0, completion_ids=[], logprobs=[])
+    masked = _with(rs, 0, truncated=True)
+    a, (ma,) = run(empty)
+    b, (mb,) = run(masked)
+    assert ma["samples_in_loss"] == mb["samples_in_loss"] == 15
+    assert ma["tokens"] == mb["tokens"] == sum(len(r.completion_ids) for r in rs[1:])
+    torch.testing.assert_close(flat(a.model), flat(b.model), atol=0, rtol=0)
+    # and its reward counts: another reward for it moves the others' advantages
+    c, _ = run(_with(empty, 0, reward=5.0))
+    assert (flat(c.model) - flat(a.model)).abs().max() > 1e-6
