@@ -385,7 +385,8 @@ def _code_then_fence(text: str) -> list[Block] | None:
     """The blocks of an answer that starts with code and closes it with a bare fence (the chat
     template, or the prompt, opened the block: ``def f(): ...\n```\nThis adds.``): the code
     before that fence as a closed python block, then the blocks after it. None for any other
-    answer (prose first, or a fence with a language first: it opens a block)."""
+    answer (prose first, a fence with a language first, or a bare fence followed by code that
+    defines or imports something: it opens a block)."""
     m = _FIRST_FENCE.search(text)
     if m is None or not _BARE_FENCE.match(text, m.start()):
         return None
@@ -395,7 +396,15 @@ def _code_then_fence(text: str) -> list[Block] | None:
         return None
     end = _BARE_FENCE.match(text, m.start())
     assert end is not None
-    return [Block("python", pre.rstrip(), True)] + fenced_blocks(text[end.end():])
+    rest = text[end.end():]
+    nxt = _FIRST_FENCE.search(rest)
+    inside = rest[:nxt.start()] if nxt else rest
+    try:  # the bare fence opens a block of code (it binds something): not this shape
+        if any(_top_binds(st) for st in ast.parse(textwrap.dedent(inside)).body):
+            return None
+    except Exception:
+        pass
+    return [Block("python", pre.rstrip(), True)] + fenced_blocks(rest)
 
 
 def _whole_statements(body: str, entry_point: str) -> str | None:

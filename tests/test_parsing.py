@@ -59,6 +59,13 @@ def test_code_before_a_bare_closing_fence_is_the_answer():
     assert parse_code(f"print(1)\n```python\n{ADD}\n```", "add").code == ADD
 
 
+def test_a_bare_fence_after_code_that_opens_a_block_of_code_still_opens_it():
+    """Code outside the fences, then a bare fence opening the answer's block: the bare fence
+    opens (the block holds code that defines something), it does not close the code before it."""
+    text = f"import math\n```\n{ADD}\n```\nDone."
+    assert parse_code(text, "add").code.endswith(ADD)
+
+
 def test_a_stdio_answer_split_into_a_function_block_and_an_io_block_is_joined():
     """A stdio answer written as a function block, then "read the input and print" in a block of
     its own: the longest block (the function alone, printing nothing) was the program. Without an
