@@ -279,3 +279,42 @@ def test_a_mutant_in_a_method_replaces_that_method_only():
     for m in module_mutants(tabbed, limit=None):
         compile(m.code, "<mutant>", "exec")
         assert m.code != tabbed
+
+
+def test_aiming_at_surviving_mutants_ends_within_the_mutant_phase():
+    """After the mutants' share had run out, sortedlist's 60 survivors still got 480 new calls
+    run with coverage (12 s past the phase's end on a loaded machine)."""
+    import random
+    import time
+    from types import SimpleNamespace
+
+    from coevo.testgen import module_suite
+
+    class SlowRunner:
+        def probes(self, variant, table, batches, cov=False, limit=0.5):
+            ids = [pid for b in batches for pid in b]
+            time.sleep(0.01 * len(ids))
+            return {pid: None for pid in ids}, {}
+
+    class Gen:
+        rng = random.Random(0)
+        n = 0
+
+        def mutate(self, probe):
+            Gen.n += 1
+            return Probe("f", (Step("call", "f", (str(Gen.n),), unit="f"),))
+
+    b = module_suite._SuiteBuilder.__new__(module_suite._SuiteBuilder)
+    b.clock = module_suite._Clock(10.0, None)
+    b.clock.t0 -= 5.0  # the phase (72% of 10 s) ends 2.2 s from now
+    b.module = SimpleNamespace(source="def f(x):\n    return x\n")
+    b.runner, b.limit, b.gen, b.opts = SlowRunner(), 0.5, Gen(), SimpleNamespace(batch=32)
+    first = Probe("f", (Step("call", "f", ("0",), unit="f"),))
+    b.table, b.keys, b.outcomes, b.arcs_of = {0: first}, {first.steps: 0}, {}, {}
+    b.mutants = [SimpleNamespace(index=i, code="", reach_line=2) for i in range(60)]
+    b.killed_by, b.by_line, b.in_function, b.coverage_ok = {}, {2: [0]}, {2}, True
+    b.hung, b.local_paths, b.covered_arcs, b.covered_lines = {}, [], set(), set()
+    t0 = time.monotonic()
+    b.aim_at_survivors()
+    took = time.monotonic() - t0
+    assert took < 3.5, took  # 480 calls at 10 ms took 4.8 s

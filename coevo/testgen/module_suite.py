@@ -613,7 +613,7 @@ class _SuiteBuilder:
             if not ids:
                 return
             before = len(self.killed_by)
-            self.run_batch(ids)
+            self.run_batch(ids, MUTANTS)  # the first 120 always, the rest while the phase lasts
             new_cands = [pid for pid in ids if self.admit(pid)]
             assign: dict[int, list[int]] = {}
             for pid in new_cands:
@@ -658,7 +658,7 @@ class _SuiteBuilder:
             ids = self.add([v for vs in variants.values() for v in vs])
             if not ids:
                 return chosen
-            self.run_batch(ids)
+            self.run_batch(ids, SHORTEN)
             ok_ids = {pid for pid in ids if self.admit(pid)}
             assign: dict[int, list[int]] = {}
             for c in long:
