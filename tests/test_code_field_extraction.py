@@ -217,3 +217,17 @@ def test_words_inside_a_docstring_do_not_make_cut_off_code_a_chat_answer():
         code = f"import math\n{q}\nThis module adds two numbers.\n{q}\n{RIGHT}\ndef sub(a, b):\n    return (a -"
         assert extracted_code(code, "add") is None
     assert extracted_code(f'"""Adds."""\n{RIGHT}\n\nThis function adds them.\n', "add").endswith(RIGHT)
+
+
+def test_reading_a_field_for_prose_is_bounded():
+    """Looking for prose after the code compiles the lines shaped like words; a field of 100,000
+    such lines that compile (``x or y``) held the parent 2.5 s a field. A bounded number are tried."""
+    import time
+
+    from coevo.commands.codes_input import completion_code, extracted_code
+
+    field = "x or y\n" * 100_000 + "def ("
+    start = time.perf_counter()
+    assert extracted_code(field, "f") is None
+    assert completion_code('def f():\n    """Do."""\n', field, "f") is None
+    assert time.perf_counter() - start < 1.0

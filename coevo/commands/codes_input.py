@@ -20,7 +20,7 @@ import ast
 import keyword
 import re
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from matrix.tasks import PROGRAM_FIELDS, _compiles, _continues, read_codes
 
@@ -43,7 +43,7 @@ _CODE_WORDS = re.compile(r"(?:def|class|import|from|if|elif|else|for|while|try|e
 def _chat_answer(code: str) -> bool:
     """Markdown (a line opening a ``` fence, or CodeLlama-Instruct's ``[PYTHON]``), a reasoning
     block (``<think>``), a first line of prose or code followed by a line of prose
-    (:func:`_prose_line`): not a program that merely fails to compile. Cheap: most fields are
+    (:func:`_first_prose`): not a program that merely fails to compile. Cheap: most fields are
     plain code and are never compiled here."""
     if re.search(r"^[ \t]*(?:```|~~~|\[PYTHON\][ \t]*$)", code, re.M) or re.search(
             r"</?think(?:ing)?>", code, re.I):
@@ -58,16 +58,17 @@ def _chat_answer(code: str) -> bool:
         except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
             if " " in first:
                 return True  # words
-    return any(_prose_line(ln) for ln in _outside_strings(lines[1:]))
+    return _first_prose(_outside_strings(lines, 1)) is not None
 
 
-def _outside_strings(lines: list[str]) -> Iterator[str]:
-    """The lines not inside a triple-quoted string (by an even count of triple quotes before
-    them: a docstring's words at column 0 are no prose after the code)."""
+def _outside_strings(lines: list[str], start: int = 0) -> Iterator[tuple[int, str]]:
+    """``(index, line)`` of the lines from ``start`` not inside a triple-quoted string (by an even
+    count of triple quotes before them: a docstring's words at column 0 are no prose after the
+    code)."""
     open_quote = ""
-    for ln in lines:
-        if not open_quote:
-            yield ln
+    for i, ln in enumerate(lines):
+        if not open_quote and i >= start:
+            yield i, ln
         for m in re.finditer(r'"""|\'\'\'', ln):
             if not open_quote:
                 open_quote = m.group()
@@ -79,33 +80,52 @@ _MARKDOWN_LINE = re.compile(r"(?:\*\*|__|[-*+>][ \t]|\d{1,3}[.)][ \t])")
 _SENTENCE = re.compile(r"([A-Za-z]+)[:,.!?]?[ \t]+[A-Za-z`'\"(*]")
 
 
-def _prose_line(line: str) -> bool:
-    """A line of words at column 0 that is no Python (``This function adds them.``, ``Explanation:
-    it ...``, ``**Note:**``, ``- it adds``): what a chat model writes after its code. A line of
-    code cut off by the length limit is not one: it starts with a keyword or a name followed by
-    an operator or a bracket (``print(f(1,``, ``x = [1,``, ``not (a``)."""
+def _prose_shape(line: str) -> bool:
+    """Whether a line has the shape of words at column 0 (``This function adds them.``,
+    ``Explanation: it ...``, ``**Note:**``, ``- it adds``): what a chat model writes after its
+    code. A line of code cut off by the length limit has not: it starts with a keyword or a name
+    followed by an operator or a bracket (``print(f(1,``, ``x = [1,``, ``not (a``). A line of
+    that shape is prose when it does not compile (:func:`_first_prose`)."""
     if not line or line[0] in " \t":
         return False
     m = None if _MARKDOWN_LINE.match(line) else _SENTENCE.match(line)
     if m is None and not _MARKDOWN_LINE.match(line):
         return False
-    if m is not None and (keyword.iskeyword(m.group(1)) or keyword.issoftkeyword(m.group(1))
-                          or m.group(1) in ("print", "exec")):
-        return False
-    return not _compiles(line.strip())
+    return m is None or not (keyword.iskeyword(m.group(1)) or keyword.issoftkeyword(m.group(1))
+                             or m.group(1) in ("print", "exec"))
+
+
+_PROSE_TRIES = 32  # lines of that shape that compile, at most, before giving up (bounds the work on a field)
+
+
+def _first_prose(lines: Iterable[tuple[int, str]], fences: bool = False) -> int | None:
+    """The index of the first line of prose (or, with ``fences``, of a fence line) of ``(index,
+    line)`` pairs; None where none is found within :data:`_PROSE_TRIES` lines that only look
+    like words."""
+    tries = 0
+    for i, ln in lines:
+        if fences and re.match(r"[ \t]*```", ln):
+            return i
+        if _prose_shape(ln):
+            if not _compiles(ln.strip()):
+                return i
+            tries += 1
+            if tries >= _PROSE_TRIES:
+                return None
+    return None
 
 
 def _before_prose(text: str) -> str | None:
     """The code of ``text`` before its first fence line or line of prose after the first line
     (trailing blank and comment lines left out); None where it has neither, or nothing before."""
     lines = text.split("\n")
-    for i in range(1, len(lines)):
-        if re.match(r"[ \t]*```", lines[i]) or _prose_line(lines[i]):
-            head = lines[:i]
-            while head and (not head[-1].strip() or head[-1].lstrip().startswith("#")):
-                head.pop()
-            return "\n".join(head) + "\n" if head else None
-    return None
+    i = _first_prose(((j, lines[j]) for j in range(1, len(lines))), fences=True)
+    if i is None:
+        return None
+    head = lines[:i]
+    while head and (not head[-1].strip() or head[-1].lstrip().startswith("#")):
+        head.pop()
+    return "\n".join(head) + "\n" if head else None
 
 
 def extracted_code(code: str, entry_point: str | None) -> str | None:
