@@ -231,3 +231,19 @@ def test_reading_a_field_for_prose_is_bounded():
     assert extracted_code(field, "f") is None
     assert completion_code('def f():\n    """Do."""\n', field, "f") is None
     assert time.perf_counter() - start < 1.0
+
+
+def test_end_of_sequence_tokens_left_in_a_decoded_sample_end_its_code():
+    """Samples decoded without skipping special tokens (``tokenizer.decode(ids)``) end with the
+    model's end-of-sequence text, often repeated as padding: the program was a syntax error;
+    evalplus's codegen cuts a sample at its first end-of-sequence string, and so does coevo. A
+    field that compiles (the marker in a string) runs as written."""
+    from coevo.commands.codes_input import completion_code, extracted_code
+
+    for eos in ("<|endoftext|>", "<|endoftext|><|endoftext|><|endoftext|>", "</s>", "<|im_end|>", "<|eot_id|>",
+                "<｜end▁of▁sentence｜>", "<|EOT|>", "<eos>", "<|end|>"):
+        assert extracted_code(f"{RIGHT}\n{eos}\ndef junk(:\n", "add") == RIGHT, eos
+        assert extracted_code(f"{RIGHT}{eos}", "add") == RIGHT, eos
+    prompt = 'def add(a, b):\n    """Add."""\n'
+    assert completion_code(prompt, "    return a + b\n<|endoftext|>x = (", "add") == prompt + "    return a + b\n"
+    assert extracted_code(f"{RIGHT}\nEND = '</s>'\n", "add") is None

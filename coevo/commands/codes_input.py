@@ -128,9 +128,27 @@ def _before_prose(text: str) -> str | None:
     return "\n".join(head) + "\n" if head else None
 
 
+# end-of-sequence texts a sample decoded without skipping special tokens ends with (GPT-2 / Qwen /
+# StarCoder, ChatML, Llama 3, Llama 2 / Mistral, Gemma, DeepSeek, Phi-3, DeepSeek-Coder-Instruct)
+_EOS = re.compile(r"<\|endoftext\|>|<\|im_end\|>|<\|eot_id\|>|<\|end_of_text\|>|</s>|<eos>|<\|end\|>|<\|EOT\|>"
+                  r"|<｜end▁of▁sentence｜>")
+
+
+def _before_eos(text: str) -> str | None:
+    """The text before its first end-of-sequence string (evalplus's codegen cuts samples there);
+    None where it has none."""
+    m = _EOS.search(text)
+    return text[:m.start()] if m else None
+
+
 def extracted_code(code: str, entry_point: str | None) -> str | None:
     """The code to run in place of the field ``code``, or None to run the field as written
-    (it compiles, or no code is found in it)."""
+    (it compiles, or no code is found in it). A field that does not compile and holds a model's
+    end-of-sequence text (decoded without skipping special tokens) ends there."""
+    cut = _before_eos(code)
+    if cut is not None and cut.strip() and not _compiles(code):
+        got = extracted_code(cut, entry_point)
+        return got if got is not None else cut.rstrip()
     if not _chat_answer(code) or _compiles(code):
         return None
     from roles.parsing import parse_code
@@ -145,8 +163,12 @@ def completion_code(prompt: str, completion: str, entry_point: str | None) -> st
     """The program to run for a ``completion`` row whose prompt + completion is not Python because
     the completion is a chat answer: the answer's code after the prompt (whose imports and helpers
     the function and the tests use), as a definition replacing the prompt's stub, or, where the
-    answer gives only the body, indented under the prompt's signature. None: run prompt +
-    completion as written."""
+    answer gives only the body, indented under the prompt's signature; a completion decoded with
+    its end-of-sequence text ends there. None: run prompt + completion as written."""
+    cut = _before_eos(completion)
+    if cut is not None and not _compiles(prompt + completion):  # a sample decoded with its special tokens
+        got = completion_code(prompt, cut, entry_point)
+        return got if got is not None or not _compiles(prompt + cut) else prompt + cut
     if not _chat_answer(completion) or _compiles(prompt + completion):  # (the cheap test first)
         return None
     head = _before_prose(completion)
