@@ -156,7 +156,7 @@ def test_an_interrupted_run_says_how_to_continue(tmp_path, capsys, monkeypatch):
     run = tmp_path / "runs" / "r"
 
     def interrupted(run_dir, *args, **kwargs):
-        Path(run_dir).mkdir(parents=True)
+        Path(run_dir).mkdir(parents=True, exist_ok=True)
         (Path(run_dir) / "config.yaml").write_text("{}\n", encoding="utf-8")
         raise KeyboardInterrupt
 
@@ -175,7 +175,7 @@ def test_a_full_disk_during_a_run_says_how_to_continue(tmp_path, capsys, monkeyp
         pass
 
     def full(run_dir, *args, **kwargs):
-        Path(run_dir).mkdir(parents=True)
+        Path(run_dir).mkdir(parents=True, exist_ok=True)
         (Path(run_dir) / "config.yaml").write_text("{}\n", encoding="utf-8")
         raise SafetensorError("Error while serializing: I/O error: No space left on device (os error 28)")
 
@@ -225,7 +225,7 @@ def test_sigterm_stops_a_run_as_ctrl_c_does(tmp_path, capsys, monkeypatch):
     run = tmp_path / "runs" / "r"
 
     def preempted(run_dir, *args, **kwargs):
-        Path(run_dir).mkdir(parents=True)
+        Path(run_dir).mkdir(parents=True, exist_ok=True)
         (Path(run_dir) / "config.yaml").write_text("{}\n", encoding="utf-8")
         os.kill(os.getpid(), signal.SIGTERM)  # a scheduler's preemption
         raise AssertionError("SIGTERM did not stop the command")
@@ -266,3 +266,47 @@ def test_plot_given_the_png_instead_of_the_run_says_so(tmp_path, capsys):
 def test_validate_on_a_dataset_file_says_to_convert_it(tmp_path, capsys):
     rc = main(["data", "validate", "--tasks", str(_mbpp(tmp_path))])
     _one_line_error(capsys, rc, "mbpp.jsonl", "mbpp", "coevo data convert --input")
+
+
+def test_a_run_another_process_is_working_on_is_refused(tmp_path, capsys, monkeypatch):
+    import fcntl
+    import os
+
+    import coevo.run_driver
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.yaml").write_text("{}\n", encoding="utf-8")
+    calls = []
+    monkeypatch.setattr(coevo.run_driver, "resume_run", lambda *a, **k: calls.append(a) or {"evals": []})
+    fd = os.open(run / ".coevo.lock", os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # what a running `coevo train` holds
+        os.write(fd, b"4242")
+        for argv in (["train", "--resume", str(run)], ["demo", "--out", str(run)]):
+            rc = main(argv)
+            _one_line_error(capsys, rc, str(run), "another coevo process (pid 4242)")
+        assert not calls  # nothing of the run was touched
+    finally:
+        os.close(fd)
+    assert main(["train", "--resume", str(run), "-q"]) == 0  # free again: it resumes
+    assert calls
+
+
+def test_a_failed_start_leaves_no_lock_and_no_folder(tmp_path, capsys, monkeypatch):
+    import coevo.run_driver
+    from matrix.errors import InputError
+
+    def refused(run_dir, *args, **kwargs):
+        raise InputError("bad config", field="loop.steps")
+
+    monkeypatch.setattr(coevo.run_driver, "start_run", refused)
+    run = tmp_path / "runs" / "new"
+    rc = main(["train", "--config", "smoke", "--out", str(run)])
+    _one_line_error(capsys, rc, "bad config")
+    assert not run.exists()
+    existing = tmp_path / "existing"
+    existing.mkdir()
+    rc = main(["train", "--config", "smoke", "--out", str(existing)])
+    _one_line_error(capsys, rc, "bad config")
+    assert list(existing.iterdir()) == []

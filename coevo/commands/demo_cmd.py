@@ -67,20 +67,23 @@ def run(args) -> int:
     progress = progress_enabled(args)
     # after an interruption or a full disk: a demo continues by the same command
     args._resume_hint = lambda: f"coevo demo --out {out}" if (out / CONFIG_FILE).is_file() else None
-    if (out / CONFIG_FILE).exists():
-        saved = load_run_config(out / CONFIG_FILE, check=False)
-        if args.roles is not None or args.config or args.overrides:
-            wanted = load_run_config(args.config, overrides, check=False)
-            diff = _differences(to_dict(saved), to_dict(wanted))
-            if diff:
-                raise InputError(f"already holds a demo started with other settings ({', '.join(diff[:4])}"
-                                 f"{', ...' if len(diff) > 4 else ''}); resume it with `coevo demo --out "
-                                 f"{out}` alone, or choose another --out", file=str(out))
-        if not args.quiet:
-            print(f"[coevo] resuming the demo in {out} (roles: {','.join(saved.loop.roles)})", file=sys.stderr)
-        result = resume_run(out, progress=progress)
-    else:
-        result = start_run(out, args.config, overrides, progress=progress)
+    from coevo.commands.train_cmd import run_lock
+
+    with run_lock(out, create=True):  # one process at a time on a demo's folder
+        if (out / CONFIG_FILE).exists():
+            saved = load_run_config(out / CONFIG_FILE, check=False)
+            if args.roles is not None or args.config or args.overrides:
+                wanted = load_run_config(args.config, overrides, check=False)
+                diff = _differences(to_dict(saved), to_dict(wanted))
+                if diff:
+                    raise InputError(f"already holds a demo started with other settings ({', '.join(diff[:4])}"
+                                     f"{', ...' if len(diff) > 4 else ''}); resume it with `coevo demo --out "
+                                     f"{out}` alone, or choose another --out", file=str(out))
+            if not args.quiet:
+                print(f"[coevo] resuming the demo in {out} (roles: {','.join(saved.loop.roles)})", file=sys.stderr)
+            result = resume_run(out, progress=progress)
+        else:
+            result = start_run(out, args.config, overrides, progress=progress)
     seconds = time.perf_counter() - t0  # of this invocation (a resumed demo counts its own part)
     lines = report_lines(out, result["evals"])
     if not result["evals"]:

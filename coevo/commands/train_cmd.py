@@ -1,5 +1,7 @@
 """`coevo train`: co-evolution training run (resumable)."""
 
+import contextlib
+
 HELP = "train the shared model on all roles with GRPO+ (resumable)"
 DESCRIPTION = """Co-evolution training: curriculum -> Coder/Tester/Fixer/Proposer samples -> sandboxed
 matrix -> rewards -> GRPO+ update, with atomic checkpoints.
@@ -50,15 +52,16 @@ def run(args) -> int:
     # after an interruption or a full disk: the command that continues, where a run is left to continue
     args._resume_hint = lambda: (f"coevo train --resume {run_dir}" if (run_dir / "config.yaml").is_file()
                                  else None)
-    if args.resume:
-        line = None if args.quiet else _resuming(run_dir)
-        if line:
-            import logging
+    with run_lock(run_dir, create=not args.resume):
+        if args.resume:
+            line = None if args.quiet else _resuming(run_dir)
+            if line:
+                import logging
 
-            logging.getLogger("coevo").info(line)
-        result = resume_run(args.resume, progress=progress)
-    else:
-        result = start_run(args.out, args.config, args.overrides, progress=progress)
+                logging.getLogger("coevo").info(line)
+            result = resume_run(args.resume, progress=progress)
+        else:
+            result = start_run(args.out, args.config, args.overrides, progress=progress)
     from training import distributed as D
 
     if D.is_main():
@@ -82,3 +85,55 @@ def _resuming(run_dir) -> str | None:
     if info is None:
         return f"resuming the run in {run_dir} from its start (no step was checkpointed)"
     return f"resuming the run in {run_dir} after step {info.step}/{cfg.loop.steps}"
+
+
+LOCK_FILE = ".coevo.lock"
+
+
+@contextlib.contextmanager
+def run_lock(run_dir, *, create: bool):
+    """Hold ``RUN_DIR/.coevo.lock`` (``flock``, let go by the kernel however the process ends) while
+    this command works on the run: a second ``coevo train --resume`` or ``coevo demo`` on a run that
+    is still going (its owner thought it dead) stops with one line, where both wrote the same
+    checkpoints and logged steps twice. Only the launcher's rank 0 takes it. ``create``: make the
+    folder (a new run); a start that fails and leaves no run takes the lock file, and a folder it
+    made, away again."""
+    import fcntl
+    import os
+    from pathlib import Path
+
+    from matrix.errors import InputError
+
+    run = Path(run_dir)
+    if os.environ.get("RANK", "0") != "0" or (run.exists() and not run.is_dir()) or not (create or run.is_dir()):
+        yield  # the run's own checks report what is wrong
+        return
+    made = not run.exists()
+    run.mkdir(parents=True, exist_ok=True)
+    lock = run / LOCK_FILE
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        try:
+            pid = os.read(fd, 32).decode("ascii", "replace").strip()
+        finally:
+            os.close(fd)
+        who = f"another coevo process (pid {pid})" if pid.isdigit() else "another coevo process"
+        raise InputError(f"{who} is working on this run; let it finish or stop it, then resume", file=str(run)) \
+            from None
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode("ascii"))
+        yield
+    finally:
+        try:
+            if not (run / "config.yaml").exists():  # no run was left: nothing of this command stays
+                lock.unlink(missing_ok=True)
+                if made:
+                    try:
+                        run.rmdir()
+                    except OSError:
+                        pass
+        finally:
+            os.close(fd)
