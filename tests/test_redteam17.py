@@ -282,3 +282,28 @@ def test_a_program_has_the_recursion_depth_it_has_in_plain_python(ex):
     m = ex.run_matrix(Task("t", "p", kind="stdio"), [stdio],
                       [Test.stdio("998\n", "998\n"), Test.stdio("999\n", "999\n")])
     assert [m.cell(0, j).status for j in range(2)] == ["pass", "error"]
+
+
+# a pool of programs that each return a value near the output cap (4 MB) made the worker hold a
+# whole unit's replies (up to 256 cells, gigabytes) and send them to the parent as one frame, which
+# the parent buffered, copied and decoded at once: 12 such programs took the CLI to 1.1 GB, and the
+# peak grew with the pool (a parent brought down by the programs it judges). A unit's reply now
+# stops at UNIT_OUTPUT_BYTES: the cells not run yet go back to the executor, which sends them again
+def test_a_units_reply_is_bounded_however_much_its_programs_return(monkeypatch):
+    from matrix import dispatch
+    from matrix.sandbox.worker import UNIT_OUTPUT_BYTES
+
+    sizes = []
+    real = dispatch.unpack_records
+
+    def measured(frame):
+        sizes.append(len(frame))
+        return real(frame)
+
+    monkeypatch.setattr(dispatch, "unpack_records", measured)
+    codes = [f"def f(x):\n    return 'x' * (4 * 10**6 - {k})\n" for k in range(3)]
+    tests = [f"assert f({j}) == 'y'" for j in range(24)] + ["assert len(f(0)) > 3 * 10**6"]
+    with Executor(ExecConfig(timeout=5.0, workers=1)) as ex1:
+        statuses = _statuses(ex1, "f", codes, tests)
+    assert statuses == [["fail"] * 24 + ["pass"]] * 3
+    assert max(sizes) <= UNIT_OUTPUT_BYTES + (5 << 20), max(sizes)  # (one cell past the bound)

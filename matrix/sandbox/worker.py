@@ -49,6 +49,11 @@ from .wire import (
 SHARED_TMPFS = ("/dev/shm", "/tmp", "/var/tmp")  # host directories any uid can write (process mode)
 CLAIMS = frozenset({Frame.VALUES, Frame.RAISED, Frame.STDOUT, Frame.VERDICT, Frame.TOO_LARGE})
 _DIRECT_MODES = ("values", "stdio")
+# the bytes of cell replies one unit's answer may hold: past them the cells not run yet go back to
+# the executor (REQUEUE), which sends them again in new units; so neither this process nor the
+# parent ever holds more than this (plus one cell, at most the output caps) for a unit, however
+# much its programs return (a pool of programs each returning 4 MB made frames of gigabytes)
+UNIT_OUTPUT_BYTES = 32 << 20
 
 
 def _claim(key, kind: Frame, secs: float, body: bytes) -> CellRecord:
@@ -270,6 +275,7 @@ class Worker:
         self.cfg = cfg
         self.cmd_fd, self.out_fd = cmd_fd, out_fd
         self.ns = ns
+        self.unit_bytes = 0  # the bytes of the current unit's replies (UNIT_OUTPUT_BYTES)
         self.root = os.geteuid() == 0
         userns = bool(ns and ns["userns"])
         self.cell_uid = cfg.get("uid") if self.root and not userns else None
@@ -330,6 +336,7 @@ class Worker:
     def run_unit(self, unit: Unit) -> list[CellRecord]:
         out: dict[int, CellRecord] = {}
         states = [_RowState(unit, row, bool(self.cfg.get("batch", True))) for row in unit.rows]
+        self.unit_bytes = 0  # the bytes of the unit's replies so far (UNIT_OUTPUT_BYTES)
         self.run_direct(unit, states, out)
         for st in states:
             self.finish_row(unit, st, out)
@@ -391,7 +398,7 @@ class Worker:
                 return
             i = 0
             mark = time.monotonic()
-            stopped = False
+            stopped = full = False
             grace = max(0.05, 0.5 * timeout)  # the runner's own timer reports first; this is the backstop
             while i < len(runs) and not stopped:
                 run = runs[i]
@@ -409,6 +416,12 @@ class Worker:
                         except _Garbled:
                             run.garbled()
                             stopped = True
+                            break
+                        self.unit_bytes += len(body)
+                        if verdict == "progress" and self.unit_bytes > UNIT_OUTPUT_BYTES and run.records \
+                                and not run.all_impure:
+                            run.hand_back()  # the unit's answer is full: the rest goes back
+                            full = stopped = True
                             break
                         if verdict == "progress":
                             mark = now
@@ -432,6 +445,12 @@ class Worker:
                 self.drop_runner()
             for run in runs[:i + 1] if stopped else runs:
                 run.apply(out)
+            if full:  # every cell not run yet goes back to the executor
+                for st in states:
+                    for key, _, _ in st.pending:
+                        out[key] = CellRecord(key, Outcome.REQUEUE)
+                    st.pending = []
+                return
 
     @staticmethod
     def _no_value(row: Row, out: dict) -> bool:
@@ -466,7 +485,7 @@ class Worker:
             if optional and (st.timed_out or self._no_value(row, out)):
                 out[key] = CellRecord(key, Outcome.SKIPPED)
                 continue
-            if st.timed_out:  # let the executor spread the rest
+            if st.timed_out or self.unit_bytes > UNIT_OUTPUT_BYTES:  # let the executor spread the rest
                 out[key] = CellRecord(key, Outcome.REQUEUE)
                 continue
             if unit.probes[pi][0] == "exec":
@@ -474,6 +493,7 @@ class Worker:
             else:
                 rec = self.run_isolated(st.code, st.setup, st.kind, unit.probes[pi], key, unit.timeout)
             out[key] = rec
+            self.unit_bytes += len(rec.payload) + len(rec.stdout) + len(rec.stderr)
             if rec.outcome == Outcome.TIMEOUT:
                 st.timed_out = True
                 hung = rec.payload == LOAD_HANG
@@ -1008,6 +1028,12 @@ class _RowRun:
             return
         self.records[self.current[0]] = CellRecord(self.current[0], Outcome.TIMEOUT, 0, elapsed)
         self.remaining, self.current = self.queue, None
+
+    def hand_back(self) -> None:
+        """The unit's answer is full (:data:`UNIT_OUTPUT_BYTES`): what the row has not reported
+        yet goes back to the executor, the claims it made stand."""
+        self.remaining = ([self.current] if self.current is not None else []) + self.queue
+        self.current, self.queue = None, []
 
     def exited(self) -> None:
         """The runner died: the test it was running runs again alone, the rest in a new runner."""
