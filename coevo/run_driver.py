@@ -302,6 +302,20 @@ def start_model_dir(init: Path) -> Path:
     return path
 
 
+def trainer_config(cfg: CoevoConfig):
+    """``cfg.train`` completed from the loop: the trainer's forward uses the sampling temperature,
+    its LR schedule counts its step() calls, and Dr. GRPO's constant L (``constant_norm``) is the
+    sampling length limit (left unset it was each batch's longest completion, a different
+    constant every step)."""
+    import dataclasses
+
+    calls_per_step = len(cfg.loop.roles) if cfg.loop.update == "per_role" else 1
+    return dataclasses.replace(
+        cfg.train, temperature=cfg.loop.temperature,
+        total_steps=cfg.train.total_steps or cfg.loop.steps * calls_per_step,
+        max_completion_length=cfg.train.max_completion_length or cfg.loop.max_new_tokens)
+
+
 def start_dtype(cfg: CoevoConfig) -> str:
     """The weights' dtype of a run's starting model, the same for a new run and a resumed one: the
     tiny world's model is built in float32, so ``auto`` (bf16 on a GPU for a loaded model) means
@@ -371,8 +385,6 @@ def execute(cfg: CoevoConfig, run: Path, *, progress: bool = True) -> dict:
 
 
 def _execute(cfg: CoevoConfig, run: Path, *, progress: bool = True) -> dict:
-    import dataclasses
-
     from coevo.curriculum import Curriculum
     from coevo.evaluate import evaluate
     from coevo.loop import CoEvolution, sampling_config
@@ -388,12 +400,7 @@ def _execute(cfg: CoevoConfig, run: Path, *, progress: bool = True) -> dict:
         require_vllm()
     init_distributed(cfg)
     model, tok, train, heldout = prepare_start(cfg, run, progress=progress)
-    # the trainer's forward must use the sampling temperature; its LR schedule counts step() calls
-    calls_per_step = len(cfg.loop.roles) if cfg.loop.update == "per_role" else 1
-    train_cfg = dataclasses.replace(
-        cfg.train, temperature=cfg.loop.temperature,
-        total_steps=cfg.train.total_steps or cfg.loop.steps * calls_per_step)
-    trainer = PolicyTrainer(model, train_cfg, pad_token_id=tok.pad_token_id, own_sampler=own_sampler(cfg))
+    trainer = PolicyTrainer(model, trainer_config(cfg), pad_token_id=tok.pad_token_id, own_sampler=own_sampler(cfg))
     curriculum = Curriculum.from_tasks(train, cfg.curriculum)
     executor = make_executor(cfg)
     try:

@@ -236,3 +236,15 @@ def test_own_sampler_only_where_every_rollout_comes_from_the_current_weights(ove
     if "vllm" in overrides:  # set by hand: loading the setting checks that vLLM is installed
         cfg.rollout.backend = "vllm"
     assert P.own_sampler(cfg) is own
+
+
+def test_the_trainer_takes_its_lengths_and_schedule_from_the_loop():
+    """Dr. GRPO's constant L (aggregation constant_norm) was each batch's longest completion when
+    train.max_completion_length was unset, so the loss scale moved from step to step: the run sets
+    it to the sampling limit (loop.max_new_tokens), as Dr. GRPO's paper and TRL do."""
+    cfg = P.load_run_config(None, ["train.loss_type=dr_grpo", "loop.max_new_tokens=96", "loop.steps=7",
+                                   "loop.temperature=0.8"])
+    t = P.trainer_config(cfg)
+    assert t.max_completion_length == 96 and t.total_steps == 7 and t.temperature == 0.8
+    set_by_user = P.load_run_config(None, ["train.loss_type=dr_grpo", "train.max_completion_length=200"])
+    assert P.trainer_config(set_by_user).max_completion_length == 200
