@@ -524,3 +524,16 @@ def test_a_json_answer_labelled_as_an_event_stream_is_read_as_json(server, tmp_p
     s = server(lambda h, path, body, attempt: send(
         h, 200, completion(path, [answer_text(body)] * int(body.get("n") or 1)), "text/event-stream"))
     assert [x.text for x in ApiGenerator(api(s, tmp_path)).generate(requests_for())] == [RIGHT, RIGHT, TESTS]
+
+
+@pytest.mark.parametrize("status", [502, 200])
+def test_a_hostile_html_page_is_named_in_linear_time(server, tmp_path, capsys, status):
+    # red-team pass 17 (found in this pass's own page reader): a page of 20,000 unclosed <script>
+    # tags took 36 s to strip, so a broken proxy's error page could hold the command for minutes
+    page = (b"<!DOCTYPE html><html>" + b"<title>" * 20000 + b"<script>" * 20000 + b"<style>" * 5000
+            + b"<!--" * 20000 + b"<" * 50000 + b"</html>")
+    s = server(lambda h, path, body, attempt: send(h, status, page, "text/html"))
+    t0 = time.monotonic()
+    rc, err, out = solve(s, tmp_path, capsys, "--api-retries", "0")
+    one_line_error(rc, err, out)
+    assert time.monotonic() - t0 < 10 and len(err) < 600
