@@ -162,7 +162,9 @@ class Generator(Protocol):
 
 def stats_line(stats: dict[str, float]) -> str:
     """One human line about a generator's last call (token counts, speed, requests, cache)."""
-    parts = [f"sampled {int(stats.get('samples', 0))} completions"]
+    none = int(stats.get("past_context", 0))  # (a served model's: the prompt filled its context)
+    parts = [f"sampled {int(stats.get('samples', 0)) - none} completions"
+             + (f" ({none} more got none: their prompt filled the model's context)" if none else "")]
     if "requests" in stats:
         parts.append(f"{int(stats['requests'])} requests"
                      + (f" ({int(stats['retries'])} retried)" if stats.get("retries") else "")

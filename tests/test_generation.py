@@ -430,3 +430,13 @@ def test_the_ids_a_sample_ends_at_come_from_the_tokenizer_and_the_models_config(
     assert stop_ids(SimpleNamespace(eos_token_id=None), 2) == {2}
     with pytest.raises(ValueError, match="EOS"):
         stop_ids(SimpleNamespace(eos_token_id=None), None)
+
+
+def test_the_summary_does_not_count_samples_that_got_no_completion():
+    """A served model refusing prompts past its context gives those samples no completion: the
+    summary said 'sampled 15 completions' when every request had been refused."""
+    from roles.generation import stats_line
+
+    line = stats_line({"samples": 15, "past_context": 15, "requests": 15, "truncated": 0})
+    assert line.startswith("sampled 0 completions (15 more got none: their prompt filled the model's context)")
+    assert stats_line({"samples": 4, "tokens_per_s": 9.0}).startswith("sampled 4 completions; ")
