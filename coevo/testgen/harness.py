@@ -109,10 +109,19 @@ def _cv_track_random():
     runs that verify a test, and fails on the user's machine), so it is not asserted. The
     standard library's temporary file names are not the code's randomness."""
     import os
-    import random
     import weakref
     if _CV_STATE.get("entropy") is not None:
         return
+    random = _cv_sys.modules.get("random")
+    if not hasattr(random, "_inst"):  # not loaded yet, or the code's own random.py: the standard library's
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("random", os.path.join(os.path.dirname(os.__file__),
+                                                                             "random.py"))
+        random = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(random)
+        if "random" not in _cv_sys.modules:
+            _cv_sys.modules["random"] = random
+    _CV_STATE["global_rng"] = random._inst
     pool = weakref.WeakSet()
     _CV_STATE["entropy"] = pool
     seed = random.Random.seed
@@ -630,8 +639,7 @@ def _cv_probe(steps, limit, import_limit=None):
     if failed is not None:
         return failed
     if _CV_STATE.get("entropy") is not None:  # whichever test ran before, the global generator's
-        import random                          # state is unknown to a test until it seeds it
-        _CV_STATE["entropy"].add(random._inst)
+        _CV_STATE["entropy"].add(_CV_STATE["global_rng"])  # state is unknown to a test until it seeds it
     t0 = time.perf_counter()
     warned = []
     hook = _cv_sys.unraisablehook
