@@ -63,7 +63,7 @@ def load_run_config(config: str | Path | None, overrides: list[str] | None = Non
     config file, line and field)."""
     checks = {"model.device": check_device, "model.path": _check_model_dir, "data.train": _check_exists,
               "data.heldout": _check_exists, "train.deepspeed": _check_deepspeed_json,
-              "rollout.backend": _check_rollout_backend} if check else None
+              "rollout.backend": _check_rollout_backend, "eval.api.base_url": _check_api_server} if check else None
     return load_config(CoevoConfig, config, overrides, paths=PATH_FIELDS, checks=checks)
 
 
@@ -87,6 +87,19 @@ def _check_deepspeed_json(path: str) -> None:
         raise ValueError(f"{path} is not a DeepSpeed JSON config ({exc})") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path} is not a DeepSpeed JSON config (not a JSON object)")
+
+
+def _check_api_server(base_url: str) -> None:
+    """A served model the evaluation uses must answer before any work starts (the run failed at
+    its first evaluation, after setup and the tiny world's SFT, leaving a run directory behind)."""
+    if not base_url:
+        return
+    from roles.api_client import unreachable
+
+    why = unreachable(base_url)
+    if why is not None:
+        raise ValueError(f"nothing answers at {base_url} ({why}): start the server first, or leave "
+                         "eval.api.base_url empty")
 
 
 def _check_rollout_backend(backend: str) -> None:

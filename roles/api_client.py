@@ -780,6 +780,28 @@ class ApiGenerator:
         return samples
 
 
+def unreachable(base_url: str, timeout: float = 10.0) -> str | None:
+    """Why nothing answers at ``base_url`` (connection refused, a host not found, no answer within
+    ``timeout`` seconds), or None when something does: any HTTP answer to ``GET {base}/models``,
+    an error status included. What a run checks before its first step when it evaluates with a
+    served model (a run that cannot reach it otherwise failed at its first evaluation)."""
+    import openai
+
+    try:
+        http = openai.DefaultHttpxClient(trust_env=not _loopback(base_url))
+        with openai.OpenAI(base_url=base_url, api_key="none", timeout=timeout, max_retries=0,
+                           http_client=http) as client:
+            client.models.list()
+    except openai.APIConnectionError as exc:  # (a timeout too)
+        cause = exc.__cause__ or exc
+        return f"{type(cause).__name__}: {sanitize(str(cause) or 'no answer', 160)}"
+    except (ImportError, ValueError) as exc:  # a proxy that cannot be used, a malformed address
+        return f"{type(exc).__name__}: {sanitize(str(exc), 160)}"
+    except Exception:  # noqa: BLE001 - an HTTP error status or a reply of another shape: it answers
+        return None
+    return None
+
+
 def _loopback(url: str) -> bool:
     """Whether ``url`` names this machine (localhost, 127.0.0.0/8, ::1)."""
     import ipaddress

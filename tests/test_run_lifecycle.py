@@ -43,6 +43,9 @@ def no_work(monkeypatch):
     ("data.train={missing}", "field 'data.train': no such file or directory"),
     ("train.deepspeed={missing}", "field 'train.deepspeed': no such DeepSpeed config file"),
     ("model.device=gpu", "field 'model.device': 'gpu' is not a device"),
+    # a served model the evaluation uses is asked before any work (port 9: nothing listens)
+    ("eval.api.base_url=http://127.0.0.1:9/v1", "field 'eval.api.base_url': nothing answers at "
+                                               "http://127.0.0.1:9/v1 (ConnectError"),
 ])
 def test_bad_start_is_one_line_and_leaves_nothing(tmp_path, capsys, monkeypatch, override, message):
     def boom(*a, **k):
@@ -248,3 +251,27 @@ def test_the_trainer_takes_its_lengths_and_schedule_from_the_loop():
     assert t.max_completion_length == 96 and t.total_steps == 7 and t.temperature == 0.8
     set_by_user = P.load_run_config(None, ["train.loss_type=dr_grpo", "train.max_completion_length=200"])
     assert P.trainer_config(set_by_user).max_completion_length == 200
+
+
+def test_a_served_model_that_answers_passes_the_start_check():
+    """Any HTTP answer counts (a server without GET /models answers 404): only silence stops a run."""
+    import http.server
+    import threading
+
+    class NoModels(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(404)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), NoModels)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}/v1"
+        cfg = P.load_run_config(None, [f"eval.api.base_url={base}", "eval.api.model=m"])
+        assert cfg.eval.api.base_url == base
+    finally:
+        server.shutdown()
+        server.server_close()
