@@ -250,7 +250,8 @@ def prepare_start(cfg: CoevoConfig, run: Path, *, progress: bool) -> tuple[objec
     init = run / "init"
     device = device_of(cfg)
     if (init / "config.json").exists() or (init / SOURCE_FILE).exists():  # resumed run (or demo re-run)
-        model, tok = load_model(start_model_dir(init), device=device, dtype=start_dtype(cfg))
+        model, tok = load_model(start_model_dir(init), device=device, dtype=start_dtype(cfg),
+                                prompt=cfg.model.prompt if cfg.model.path else "auto")
         train = load_tasks(init / "train.jsonl")
         held = init / "heldout.jsonl"  # (a run without held-out tasks has none, or an empty file)
         heldout = load_tasks(held) if held.exists() and held.stat().st_size else []
@@ -263,7 +264,7 @@ def prepare_start(cfg: CoevoConfig, run: Path, *, progress: bool) -> tuple[objec
         world = build_world(seed=cfg.tiny.seed, n_train=cfg.tiny.n_train, n_heldout=cfg.tiny.n_heldout)
         train, heldout = world.train_tasks, world.heldout_tasks
     if cfg.model.path:
-        model, tok = load_model(cfg.model.path, device=device, dtype=cfg.model.dtype)
+        model, tok = load_model(cfg.model.path, device=device, dtype=cfg.model.dtype, prompt=cfg.model.prompt)
     else:
         model, tok = tiny_world_model(cfg, train, progress=progress)
         import torch

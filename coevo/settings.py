@@ -32,10 +32,16 @@ class ModelConfig:
     dtype: str = "auto"  # auto | float32 | bfloat16 | float16
     device: str = "auto"  # auto | cpu | cuda | cuda:N
     threads: int = 0  # torch CPU threads (0 = all cores)
+    # how the roles' prompts are written for model.path: auto = the tokenizer's chat template when it
+    # has one, else coevo's plain format; plain = the plain format even where the tokenizer ships a
+    # chat template (a base model carrying its instruct sibling's); chat = the template (required)
+    prompt: str = "auto"
 
     def validate(self):
         if self.dtype not in ("auto", "float32", "bfloat16", "float16"):
             raise ValueError("dtype: must be auto, float32, bfloat16 or float16")
+        if self.prompt not in ("auto", "chat", "plain"):
+            raise ValueError("prompt: must be auto, chat or plain")
         if self.threads < 0:
             raise ValueError("threads: must be >= 0 (0 = all cores)")
 

@@ -130,7 +130,10 @@ def _embedding_rows(model) -> int | None:
     return int(n) if isinstance(n, int) and n > 0 else None
 
 
-def load_model(path: str | os.PathLike, device: str | None = None, dtype=None):
+PROMPT_FORMATS = ("auto", "chat", "plain")
+
+
+def load_model(path: str | os.PathLike, device: str | None = None, dtype=None, prompt: str = "auto"):
     """``(model, tokenizer)`` from a local ``save_pretrained`` directory, in eval mode.
 
     Raises :class:`InputError` (one line naming the file or field) when ``path`` is missing, holds
@@ -140,8 +143,15 @@ def load_model(path: str | os.PathLike, device: str | None = None, dtype=None):
     whose pad id is past the model's embeddings (added without ``resize_token_embeddings``; said in
     a warning), pads with the EOS (as TRL does); padding is on the left. A plain-format chat template
     (:data:`coevo.tinyworld.tokenizer.PLAIN_CHAT_TEMPLATE`, for serving) is dropped, so the roles
-    build the same plain prompts as before it was added.
+    build the same plain prompts as before it was added. ``prompt``: how the roles' prompts are
+    written: ``auto`` (the tokenizer's chat template when it has one, else coevo's plain format),
+    ``plain`` (the plain format even where the tokenizer ships a chat template: a base model whose
+    tokenizer carries its instruct sibling's template), ``chat`` (the template; an error when the
+    tokenizer has none).
     """
+    if prompt not in PROMPT_FORMATS:
+        raise InputError(f"{prompt!r} is not a prompt format; expected one of {', '.join(PROMPT_FORMATS)}",
+                         field="prompt")
     p = Path(path)
     if not p.exists():
         raise InputError("no such model directory", file=str(path))
@@ -207,10 +217,14 @@ def load_model(path: str | os.PathLike, device: str | None = None, dtype=None):
             f"{tok.eos_token!r} instead")
         tok.pad_token = tok.eos_token
     tok.padding_side = "left"
-    if is_plain_chat_template(getattr(tok, "chat_template", None)):
+    if is_plain_chat_template(getattr(tok, "chat_template", None)) or prompt == "plain":
         # the plain-format template (written for serving) only passes plain prompts through: the
-        # roles render those prompts themselves, so this process uses the plain template
+        # roles render those prompts themselves, so this process uses the plain template; and
+        # the user may ask for the plain format where the tokenizer ships a chat template
         tok.chat_template = None
+    elif prompt == "chat" and not getattr(tok, "chat_template", None):
+        raise InputError("the tokenizer has no chat template (chat_template in tokenizer_config.json): "
+                         "use the plain prompt format (auto or plain)", file=str(path), field="prompt")
     model.to(device)
     model.eval()
     return model, tok

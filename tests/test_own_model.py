@@ -369,3 +369,36 @@ def test_a_run_of_an_own_model_names_it_in_init_instead_of_copying_it(tmp_path):
     shutil.rmtree(model_dir)
     with pytest.raises(InputError, match="which is gone"):
         prepare_start(cfg, run, progress=False)
+
+
+def test_a_base_model_whose_tokenizer_ships_a_chat_template_can_take_the_plain_format(bos_model, tmp_path, capsys):
+    """Base models often carry their instruct sibling's chat template (Qwen2.5-Coder base): auto
+    uses it; model.prompt=plain / --prompt plain writes coevo's plain prompt instead; chat on a
+    tokenizer without a template is a one-line error."""
+    from transformers import AutoTokenizer
+
+    from coevo.cli import main
+    from coevo.run_driver import load_run_config
+
+    templated = tmp_path / "templated"
+    shutil.copytree(bos_model, templated)
+    tok = AutoTokenizer.from_pretrained(str(templated))
+    tok.chat_template = "{% for m in messages %}<|user|>{{ m['content'] }}\n{% endfor %}<|assistant|>"
+    tok.save_pretrained(str(templated))
+    _, auto = load_model(templated, device="cpu")
+    assert build_prompt("coder", TASK, auto).startswith("<|user|>")
+    _, plain = load_model(templated, device="cpu", prompt="plain")
+    assert build_prompt("coder", TASK, plain) == build_prompt("coder", TASK, None) and "<|user|>" not in \
+        build_prompt("coder", TASK, plain)
+    with pytest.raises(InputError, match="has no chat template") as e:
+        load_model(bos_model, device="cpu", prompt="chat")
+    assert e.value.field == "prompt"
+    assert load_run_config(None, ["model.prompt=plain"], check=False).model.prompt == "plain"
+    with pytest.raises(InputError, match="field 'model.prompt': must be auto, chat or plain"):
+        load_run_config(None, ["model.prompt=base"], check=False)
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps(TASK.to_json()) + "\n")
+    rc = main(["solve", "--model", str(templated), "--prompt", "plain", "--tasks", str(tasks), "--out",
+               str(tmp_path / "codes.jsonl"), "--n-codes", "1", "--n-tests", "0", "--max-new-tokens", "4",
+               "--device", "cpu"])
+    assert rc == 0, capsys.readouterr().err

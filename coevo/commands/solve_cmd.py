@@ -61,6 +61,10 @@ def add_backend_arguments(parser, group=None) -> None:
                        help="sequences decoded together (default 128)")
     local.add_argument("--device", default=None, help="torch device (default: cuda if available, else cpu)")
     local.add_argument("--dtype", default=None, help="float32, bfloat16 or float16 (default: bf16 on GPU)")
+    local.add_argument("--prompt", choices=("auto", "chat", "plain"), default="auto",
+                       help="prompt format: the tokenizer's chat template when it has one (auto), coevo's "
+                            "plain format even where the tokenizer ships a template (plain: a base model), "
+                            "or the template (chat)")
 
 
 def add_sampling_arguments(parser, *, n_tests_default: int = 8) -> None:
@@ -221,7 +225,8 @@ def open_generator(args):
     from roles.generation import GenerationEngine
     from roles.model_io import load_model
 
-    model, tok = load_model(args.model, device=args.device, dtype=args.dtype)
+    model, tok = load_model(args.model, device=args.device, dtype=args.dtype,
+                            prompt=getattr(args, "prompt", None) or "auto")
     return GenerationEngine(model, tok, gen), tok
 
 
