@@ -144,6 +144,9 @@ class CoevoConfig:
     def validate(self):
         from coevo.loop import ALL_ROLES
 
+        if self.loop.roles and "coder" not in self.loop.roles:  # documented "any subset with coder"; a
+            # demo with --roles tester ran its 8 minutes and left a model worse at code
+            raise ValueError(f"loop.roles: must include coder (any subset with coder), got {self.loop.roles}")
         for role in self.train.role_weights:  # a misspelt role's weight would be ignored, silently
             if role not in ALL_ROLES:
                 near = difflib.get_close_matches(str(role), ALL_ROLES, n=1, cutoff=0.5)

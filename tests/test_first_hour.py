@@ -310,3 +310,11 @@ def test_a_failed_start_leaves_no_lock_and_no_folder(tmp_path, capsys, monkeypat
     rc = main(["train", "--config", "smoke", "--out", str(existing)])
     _one_line_error(capsys, rc, "bad config")
     assert list(existing.iterdir()) == []
+
+
+def test_roles_without_the_coder_stop_before_any_work(tmp_path, capsys):
+    rc = main(["config", "--config", "smoke", "loop.roles=[tester]"])
+    _one_line_error(capsys, rc, "field 'loop.roles'", "coder")
+    rc = main(["demo", "--out", str(tmp_path / "d"), "--roles", "tester,fixer"])  # ran a whole demo
+    _one_line_error(capsys, rc, "loop.roles", "coder")
+    assert not (tmp_path / "d").exists()
