@@ -150,13 +150,14 @@ class _Reader:
                 if isinstance(start, dict):
                     value = {**start, **value}
             kwargs[key] = self.coerce(hints[key], value, dotted, section)
+            written = kwargs[key]
             if dotted in self.paths and isinstance(kwargs[key], str) and kwargs[key]:
                 kwargs[key] = self.resolve(kwargs[key], dotted)
             if dotted in self.checks and kwargs[key] is not None:
                 try:
                     self.checks[dotted](kwargs[key])
                 except ValueError as exc:
-                    raise self.error(dotted, str(exc)) from None
+                    raise self.error(dotted, str(exc) + self._also_looked(written, dotted)) from None
         try:
             obj = cls(**kwargs)
         except TypeError as exc:  # missing required fields
@@ -189,6 +190,17 @@ class _Reader:
         if not beside.exists() and (Path.cwd() / p).exists():
             return str(Path.cwd() / p)
         return str(beside)
+
+    def _also_looked(self, written: Any, path: str) -> str:
+        """For a relative path a config file names that is in neither place: where else it was
+        looked for (the current directory), so the user sees both."""
+        if path not in self.paths or not isinstance(written, str) or not written:
+            return ""
+        p = Path(written).expanduser()
+        if p.is_absolute() or path in self.overridden or self.file is None or (Path.cwd() / p).exists():
+            return ""
+        return f" (a relative path is looked for beside the config file, then in the current directory: " \
+               f"not at {Path.cwd() / p} either)"
 
     def coerce(self, tp, value: Any, path: str, default: Any = None):
         origin = get_origin(tp)

@@ -318,3 +318,15 @@ def test_roles_without_the_coder_stop_before_any_work(tmp_path, capsys):
     rc = main(["demo", "--out", str(tmp_path / "d"), "--roles", "tester,fixer"])  # ran a whole demo
     _one_line_error(capsys, rc, "loop.roles", "coder")
     assert not (tmp_path / "d").exists()
+
+
+def test_a_missing_relative_path_names_both_places_looked(tmp_path, capsys, monkeypatch):
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    cfg = sub / "c.yaml"
+    cfg.write_text("data:\n  train: data/missing.jsonl\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    rc = main(["train", "--config", str(cfg), "--out", str(tmp_path / "r")])
+    line = _one_line_error(capsys, rc, f"{cfg}:2", "field 'data.train'")
+    assert str(sub / "data" / "missing.jsonl") in line and str(tmp_path / "data" / "missing.jsonl") in line
+    assert not (tmp_path / "r").exists()
