@@ -65,7 +65,8 @@ def test_missing_deepspeed_file_is_one_line_with_file_line_field(tmp_path):
     with pytest.raises(InputError) as exc:
         load_run_config(c)
     assert str(exc.value) == (f"{c}:4: field 'train.deepspeed': no such DeepSpeed config file: "
-                              f"{tmp_path / 'nope.json'}")
+                              f"{tmp_path / 'nope.json'} (a relative path is looked for beside the config "
+                              f"file, then in the current directory: not at {Path.cwd() / 'nope.json'} either)")
     (tmp_path / "bad.json").write_text("{not json")
     with pytest.raises(InputError, match=r"field 'train.deepspeed': .*bad.json is not a DeepSpeed JSON config"):
         load_run_config(None, [f"train.deepspeed={tmp_path / 'bad.json'}"])
