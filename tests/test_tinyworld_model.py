@@ -188,3 +188,19 @@ def test_tiny_world_model_runs_on_its_own_thread_count():
         assert torch.get_num_threads() == 3
     finally:
         torch.set_num_threads(before)
+
+
+def test_the_warm_up_says_where_it_is_without_a_terminal(world, tok, capsys):
+    """`coevo demo > log 2>&1` showed nothing for the SFT warm-up's minutes: without a progress
+    display it now gives status lines (first and last step, one at most every 30 s, with the ETA);
+    on a terminal its [sft] lines carry the ETA."""
+    said: list[str] = []
+    model = tw.make_model(tok, size="nano", seed=0)
+    tw.sft_train(model, tok, world.train_tasks[:20], steps=4, batch_size=4, seed=0, progress=False, bucket=2,
+                 say=said.append)
+    assert len(said) == 2 and said[0].startswith("SFT warm-up: step 1/4 (") and "ETA" in said[0]
+    assert said[1].startswith("SFT warm-up: step 4/4 (") and " loss " in said[1]
+    tw.sft_train(model, tok, world.train_tasks[:20], steps=2, batch_size=4, seed=0, progress=True, bucket=2,
+                 say=said.append)
+    err = capsys.readouterr().err
+    assert len(said) == 2 and "[sft] step 2/2 loss" in err and ", ETA 0s" in err

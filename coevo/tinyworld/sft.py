@@ -120,15 +120,21 @@ def sft_train(model, tokenizer, tasks: Sequence[Task], steps: int = 600, batch_s
               lr: float = 3e-3, seed: int = 0, progress: bool = True, threads: int | None = None,
               time_budget_s: float | None = None, weights: dict[str, float] | None = None,
               bucket: int = 16, weight_decay: float = 0.01, max_len: int = 512,
-              log_every: int = 25, callback=None) -> SFTStats:
+              log_every: int = 25, callback=None, say=None) -> SFTStats:
     """Supervised warm-up of ``model`` on ``tasks`` (all roles, by ``weights``). Returns stats.
 
     ``threads`` sets ``torch.set_num_threads`` for the warm-up (restored after);
     ``time_budget_s`` stops early (the schedule is stretched to end in time, see the module doc);
     ``callback(step, loss, lr)`` is called every step; ``progress`` prints a line every
-    ``log_every`` steps to stderr.
+    ``log_every`` steps to stderr, with the ETA; without it, ``say`` (where given) gets a status line
+    for the first and last step and one at most every 30 s (stderr a log file: the warm-up's minutes
+    were silent).
     """
     import torch
+
+    from training.metrics_file import StepStatus, duration
+
+    status = StepStatus(steps, keys=("loss",)) if say is not None and not progress else None
 
     with _torch_threads(threads):
         torch.manual_seed(seed)
@@ -182,8 +188,14 @@ def sft_train(model, tokenizer, tasks: Sequence[Task], steps: int = 600, batch_s
             elapsed = time.perf_counter() - t0
             if progress and (step % log_every == 0 or step == steps - 1):
                 tps = stats.tokens / max(elapsed, 1e-9)
+                eta = elapsed / (step + 1) * (steps - step - 1)
+                if time_budget_s:
+                    eta = min(eta, max(0.0, time_budget_s - elapsed))
                 print(f"[sft] step {step + 1}/{steps} loss {lv:.3f} lr {cur_lr:.2e} "
-                      f"{elapsed:.0f}s {tps:.0f} tok/s", file=sys.stderr, flush=True)
+                      f"{elapsed:.0f}s {tps:.0f} tok/s, ETA {duration(eta)}", file=sys.stderr, flush=True)
+            line = status.after(step + 1, {"loss": lv}) if status is not None else None
+            if line:
+                say("SFT warm-up: " + line)
             if time_budget_s and elapsed >= time_budget_s:
                 stats.stopped_by_time = True
                 break
