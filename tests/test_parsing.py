@@ -609,3 +609,29 @@ def test_coevos_helpers_use_the_real_builtins_whatever_the_program_defines():
     shadow = "def abs(x):\n    return 0\ndef max(*a):\n    return 10\ndef half(x):\n    return 7\n"
     assert not _runs(shadow, approx)
     assert _runs("def half(x):\n    return x / 2\n", approx)
+
+
+def test_an_answer_starting_with_a_space_then_a_fenced_program_runs_that_program():
+    """Some decoders start an answer with a space: its first prose line, indented, was taken for
+    code before a bare fence (the shape of a completion body), so the prose ran and the program in
+    the fence did not (review of 34b139d)."""
+    loop = "for _ in range(int(input())):\n    a, b = map(int, input().split())\n    print(a + b)"
+    got = parse_code(" Here is my solution.\n\n```\n" + loop + "\n```\n", None)
+    assert got.ok and got.code == loop
+    got = parse_code(" Here:\n```\nprint(f(1))\n```\n\n```python\ndef f(x):\n    return x + 1\n```\n", "f")
+    assert got.ok and "def f(x):" in got.code
+    body = parse_code("    return x + 1\n```\nThis adds one.\n", None)  # a completion body still is code
+    assert body.code.strip() == "return x + 1"
+
+
+def test_trailing_comment_lines_cost_linear_time():
+    """An unfenced answer ending in thousands of comment lines: dropping them was a regex that
+    backtracked from every newline (40,000 characters: 21.6 s of the parent's time)."""
+    import time
+
+    answer = "x = 1" + "\n#" * 19990 + "\ny = 2"
+    t0 = time.perf_counter()
+    got = parse_code(answer, None)
+    assert time.perf_counter() - t0 < 5.0  # (linear: ~0.05 s; the regex: 21.6 s)
+    assert got.ok and got.code.startswith("x = 1") and got.code.endswith("y = 2")
+    assert parse_code("Here:\nx = 1\ny = 2\n# done\n#\n", None).code == "x = 1\ny = 2"
