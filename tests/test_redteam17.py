@@ -315,3 +315,26 @@ def test_a_units_reply_is_bounded_however_much_its_programs_return(monkeypatch):
         statuses = _statuses(ex1, "f", codes, tests)
     assert statuses == [["fail"] * 24 + ["pass"]] * 3
     assert max(sizes) <= UNIT_OUTPUT_BYTES + (5 << 20), max(sizes)  # (one cell past the bound)
+
+
+def test_a_full_units_optional_cells_go_back_too():
+    """Review of the bound above: once a unit's reply was full, a row's test cells went back
+    (REQUEUE) and its optional cells (extra inputs) were then read as 'the program raised on every
+    test' and skipped: never run, so the verdicts depended on how cells were packed."""
+    from matrix.sandbox.records import CellRecord, Frame, Outcome, Row, Unit
+    from matrix.sandbox.worker import UNIT_OUTPUT_BYTES, Worker, _RowState
+
+    unit = Unit(["def f(x): return x"], [""], [("values", ["f(1)"]), ("values", ["f(2)"])],
+                [Row(0, 0, "function", [(0, 0, False), (1, 1, True)])], 5.0)
+    got = {}
+    for full in (False, True):
+        w = Worker.__new__(Worker)  # (finish_row alone: its cells run by a stand-in)
+        w.unit_bytes = UNIT_OUTPUT_BYTES + 1 if full else 0
+        w.run_isolated = lambda code, setup, kind, probe, key, t: CellRecord(  # type: ignore[method-assign]
+            key, Outcome.CLAIM, 0, 0.0, bytes([Frame.VALUES]) + b"[1]")
+        st = _RowState(unit, unit.rows[0], True)
+        st.isolate, st.pending = list(st.pending), []  # an impure program: every cell alone
+        out: dict = {}
+        w.finish_row(unit, st, out)
+        got[full] = {k: r.outcome.name for k, r in out.items()}
+    assert got == {False: {0: "CLAIM", 1: "CLAIM"}, True: {0: "REQUEUE", 1: "REQUEUE"}}

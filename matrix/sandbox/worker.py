@@ -457,8 +457,8 @@ class Worker:
         """The row's tests all ran and none gave a value or output (the program raised on every
         test): its extra inputs would only raise too."""
         tests = [out.get(k) for k, _, opt in row.cells if not opt]
-        if not tests or any(r is None for r in tests):
-            return False
+        if not tests or any(r is None or r.outcome == Outcome.REQUEUE for r in tests):
+            return False  # (a test handed back to the executor has not run)
         return not any(r.outcome == Outcome.CLAIM  # type: ignore[union-attr]  # no None: checked above
                        and r.payload[:1] in (bytes([Frame.VALUES]), bytes([Frame.STDOUT]))  # type: ignore[union-attr]
                        for r in tests)
@@ -482,10 +482,13 @@ class Worker:
                 out[key] = CellRecord(key, Outcome.SKIPPED) if optional else \
                     CellRecord(key, Outcome.TIMEOUT, 0, 0.0, LOAD_HANG)
                 continue
+            if self.unit_bytes > UNIT_OUTPUT_BYTES:  # the unit's answer is full: back to the executor
+                out[key] = CellRecord(key, Outcome.REQUEUE)
+                continue
             if optional and (st.timed_out or self._no_value(row, out)):
                 out[key] = CellRecord(key, Outcome.SKIPPED)
                 continue
-            if st.timed_out or self.unit_bytes > UNIT_OUTPUT_BYTES:  # let the executor spread the rest
+            if st.timed_out:  # let the executor spread the rest
                 out[key] = CellRecord(key, Outcome.REQUEUE)
                 continue
             if unit.probes[pi][0] == "exec":
