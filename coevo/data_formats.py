@@ -297,6 +297,26 @@ def from_apps(rec: dict, where: dict) -> Task:
 
 # ----------------------------------------------------------------------------- LiveCodeBench
 
+# the opcodes of a pickled string (any protocol): nothing else is unpickled (a list of 2.5 million
+# references to one object, 6.5 KB of pickle, was built before its type was looked at)
+_STRING_OPCODES = frozenset({"PROTO", "FRAME", "UNICODE", "BINUNICODE", "SHORT_BINUNICODE", "BINUNICODE8",
+                             "MEMOIZE", "PUT", "BINPUT", "LONG_BINPUT", "STOP"})
+
+
+def _only_a_string(raw: bytes) -> str | None:
+    """Why ``raw`` is not a pickled string (an opcode that builds anything else), or None; read
+    opcode by opcode, nothing built."""
+    import pickletools
+
+    try:
+        for op, _, _ in pickletools.genops(raw):
+            if op.name not in _STRING_OPCODES:
+                return f"it holds {op.name}; only a pickled string is read"
+    except Exception as exc:  # noqa: BLE001 - a damaged pickle
+        return f"not a readable pickle ({type(exc).__name__}: {str(exc)[:120]})"
+    return None
+
+
 class _PlainUnpickler(pickle.Unpickler):
     """Builds plain data only: every class or function a pickle names is refused."""
 
@@ -320,8 +340,11 @@ def lcb_private_tests(text: str, where: dict) -> Any:
         raw = unzip.decompress(packed, MAX_PRIVATE_BYTES)
     except zlib.error as exc:
         raise InputError(f"base64 of data that is not zlib-compressed ({exc})", **field) from None
-    if unzip.unconsumed_tail:
-        raise InputError(f"decompresses to more than {MAX_PRIVATE_BYTES} bytes", **field)
+    if unzip.unconsumed_tail or not unzip.eof:
+        raise InputError(f"truncated, or decompresses to more than {MAX_PRIVATE_BYTES} bytes", **field)
+    why = _only_a_string(raw)
+    if why is not None:
+        raise InputError(f"refused pickle: {why}", **field)
     try:
         payload = _PlainUnpickler(io.BytesIO(raw)).load()
     except pickle.UnpicklingError as exc:

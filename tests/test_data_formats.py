@@ -412,3 +412,23 @@ def test_lcb_private_tests_past_the_size_cap_are_refused(tmp_path, monkeypatch):
     with pytest.raises(InputError) as err:
         load_any(write_jsonl(tmp_path / "lcb.jsonl", [lcb_record(private_test_cases=lcb_private(big))]))
     assert err.value.field == "private_test_cases" and "more than 1000 bytes" in err.value.message
+
+
+def test_lcb_private_tests_that_pickle_anything_but_a_string_are_refused_unbuilt(tmp_path, monkeypatch):
+    """A pickle may build far more than its size (6.5 KB of references to one object made a list
+    of 2.5 million items before its type was looked at): only the opcodes of a pickled string are
+    read; anything else is refused before unpickling, nothing built."""
+    from coevo import data_formats
+
+    def never(*args, **kwargs):
+        raise AssertionError("unpickled")
+
+    monkeypatch.setattr(data_formats, "_PlainUnpickler", never)
+    many = pickle.dumps([["x"] * 1000] * 100, protocol=4)  # memo references: far larger built than read
+    with pytest.raises(InputError) as err:
+        load_any(write_jsonl(tmp_path / "lcb.jsonl", [lcb_record(
+            private_test_cases=base64.b64encode(zlib.compress(many)).decode())]))
+    assert err.value.field == "private_test_cases" and "refused pickle: it holds" in err.value.message
+    cut = base64.b64encode(zlib.compress(pickle.dumps("[]"))[:-4]).decode()  # a stream cut short
+    with pytest.raises(InputError, match="truncated"):
+        load_any(write_jsonl(tmp_path / "lcb2.jsonl", [lcb_record(private_test_cases=cut)]))
