@@ -221,7 +221,7 @@ def test_step_status_lines_where_no_progress_bar_is_drawn():
         said[step] = status.after(step, {"reward/coder": 0.25, "loss": 0.0123, "eval/code_acc": 0.5}
                                   if step == 10 else {"reward/coder": 0.25, "loss": 0.0123})
     assert [s for s, line in said.items() if line] == [3, 6, 9, 10]
-    assert said[3] == "step 3/10 (12.0 s/step, ETA 1m24s): reward/coder 0.25, loss 0.0123"
+    assert said[3] == "step 3/10 (first step 12.0 s): reward/coder 0.25, loss 0.0123"
     assert said[10].startswith("step 10/10 (12.0 s/step, ETA 0s)") and "held-out code_acc 0.500" in said[10]
 
 

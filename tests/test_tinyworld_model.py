@@ -198,8 +198,8 @@ def test_the_warm_up_says_where_it_is_without_a_terminal(world, tok, capsys):
     model = tw.make_model(tok, size="nano", seed=0)
     tw.sft_train(model, tok, world.train_tasks[:20], steps=4, batch_size=4, seed=0, progress=False, bucket=2,
                  say=said.append)
-    assert len(said) == 2 and said[0].startswith("SFT warm-up: step 1/4 (") and "ETA" in said[0]
-    assert said[1].startswith("SFT warm-up: step 4/4 (") and " loss " in said[1]
+    assert len(said) == 2 and said[0].startswith("SFT warm-up: step 1/4 (first step ")
+    assert said[1].startswith("SFT warm-up: step 4/4 (") and "s/step, ETA 0s): loss " in said[1]
     tw.sft_train(model, tok, world.train_tasks[:20], steps=2, batch_size=4, seed=0, progress=True, bucket=2,
                  say=said.append)
     err = capsys.readouterr().err

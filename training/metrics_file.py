@@ -73,14 +73,17 @@ def duration(seconds: float) -> str:
 class StepStatus:
     """Status lines for a run whose progress bar is not drawn (stderr is a log file, ``nohup``, CI):
     the first and the last step of this process, and in between a step at most every ``every_s``
-    seconds, each with the mean time per step, the ETA, the ``keys`` a step logged and, labelled
-    ``held-out``, its ``eval_keys`` (``eval/code_acc`` shows as ``held-out code_acc``)."""
+    seconds, each with the mean time per step after the first (which carries the start-up: an SFT
+    warm-up's first step said "ETA 24m50s" of a 4-minute warm-up) and the ETA, the ``keys`` a
+    step logged and, labelled ``held-out``, its ``eval_keys`` (``eval/code_acc`` shows as
+    ``held-out code_acc``)."""
 
     def __init__(self, total: int, *, first: int = 1, keys: tuple[str, ...] = ("loss",),
                  eval_keys: tuple[str, ...] = (), every_s: float = 30.0, clock=time.monotonic):
         self.total, self.first, self.every_s, self.clock = total, first, every_s, clock
         self.keys, self.eval_keys = keys, eval_keys
         self.t0 = clock()
+        self.t1: float | None = None  # when this process's first step ended (it carries the start-up)
         self.done = 0
         self.last_said: float | None = None
 
@@ -88,16 +91,21 @@ class StepStatus:
         """The line to print after ``step`` (``None``: not this step)."""
         now = self.clock()
         self.done += 1
+        if self.t1 is None:
+            self.t1 = now
         if not (step == self.first or step >= self.total or self.last_said is None
                 or now - self.last_said >= self.every_s):
             return None
         self.last_said = now
-        per = (now - self.t0) / self.done
         parts = [f"{k} {metrics[k]:.4g}" for k in self.keys
                  if isinstance(metrics.get(k), (int, float)) and not isinstance(metrics.get(k), bool)]
         parts += [f"held-out {k.split('/', 1)[-1]} {metrics[k]:.3f}" for k in self.eval_keys
                   if isinstance(metrics.get(k), (int, float)) and not isinstance(metrics.get(k), bool)]
-        head = f"step {step}/{self.total} ({per:.1f} s/step, ETA {duration(per * max(0, self.total - step))})"
+        if self.done == 1:  # the first step carries the start-up (compiling, warming caches): no ETA from it
+            head = f"step {step}/{self.total} (first step {now - self.t0:.1f} s)"
+        else:
+            per = (now - self.t1) / (self.done - 1)
+            head = f"step {step}/{self.total} ({per:.1f} s/step, ETA {duration(per * max(0, self.total - step))})"
         return head + (": " + ", ".join(parts) if parts else "")
 
 
