@@ -9,10 +9,12 @@ the text written here is never something the code under test chose.
 
 from __future__ import annotations
 
+import ast
 import math
+import unicodedata
 from fractions import Fraction
 
-__all__ = ["NotLiteral", "literal", "pretty", "has_float", "imports_for"]
+__all__ = ["NotLiteral", "literal", "pretty", "has_float", "imports_for", "str_literal", "visible_source"]
 
 
 class NotLiteral(ValueError):
@@ -35,7 +37,9 @@ def literal(v, depth: int = 0) -> str:
         return repr(v)
     if t is complex:
         return repr(v)
-    if t in (str, bytes):
+    if t is str:
+        return str_literal(v)
+    if t is bytes:
         return repr(v)
     if t is bytearray:
         return f"bytearray({bytes(v)!r})"
@@ -62,6 +66,79 @@ def literal(v, depth: int = 0) -> str:
     if type(v).__name__ == "deque" and type(v).__module__ == "collections":
         return "deque([" + ", ".join(literal(x, depth + 1) for x in v) + "])"
     raise NotLiteral(f"not a literal: {type(v).__name__}")
+
+
+_FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u034f")  # Hangul fillers, the grapheme joiner
+
+
+def _hidden(text: str, k: int) -> bool:
+    """Whether ``text[k]``, which ``repr`` leaves as it is, reads as nothing: a variation selector,
+    a filler, or a combining mark with nothing of its own script to sit on (at the start, after a
+    space or a quote; after an ASCII letter, where 'e' + U+0301 looks like a precomposed 'é')."""
+    ch = text[k]
+    o = ord(ch)
+    if o < 0x300:
+        return False
+    if ch in _FILLERS or 0xFE00 <= o <= 0xFE0F or 0xE0100 <= o <= 0xE01EF or 0x180B <= o <= 0x180F:
+        return True
+    if unicodedata.category(ch) in ("Mn", "Me"):
+        prev = text[k - 1] if k else ""
+        return not prev or prev.isascii() or unicodedata.category(prev)[0] not in "LM"
+    return False
+
+
+def str_literal(v: str) -> str:
+    """``repr(v)``, except that characters a reader cannot see are escaped too (slugify's
+    ``'\\ufe0f'`` read as ``''``)."""
+    if v.isascii() or not any(_hidden(v, k) for k in range(len(v))):
+        return repr(v)
+    quote = '"' if "'" in v and '"' not in v else "'"
+    out = []
+    for k, ch in enumerate(v):
+        if _hidden(v, k):
+            o = ord(ch)
+            out.append(f"\\u{o:04x}" if o <= 0xFFFF else f"\\U{o:08x}")
+        elif ch == quote or ch == "\\":
+            out.append("\\" + ch)
+        else:
+            out.append(repr(ch)[1:-1] if ch != '"' and ch != "'" else ch)
+    return quote + "".join(out) + quote
+
+
+def visible_source(src: str) -> str:
+    """``src`` (Python source) with its string literals that hold characters a reader cannot
+    see written as :func:`str_literal` writes them."""
+    if src.isascii():
+        return src
+    import io
+    import tokenize
+
+    try:
+        toks = list(tokenize.generate_tokens(io.StringIO(src).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return src
+    lines = src.splitlines(keepends=True)
+    starts = [0]
+    for ln in lines:
+        starts.append(starts[-1] + len(ln))
+    edits = []
+    for tok in toks:
+        if tok.type != tokenize.STRING or tok.string.isascii():
+            continue
+        prefix = tok.string[:len(tok.string) - len(tok.string.lstrip("rRbBuUfF"))].lower()
+        if "f" in prefix or "b" in prefix:
+            continue
+        try:
+            value = ast.literal_eval(tok.string)
+        except (ValueError, SyntaxError):
+            continue
+        if isinstance(value, str) and any(_hidden(value, k) for k in range(len(value))):
+            a = starts[tok.start[0] - 1] + tok.start[1]
+            b = starts[tok.end[0] - 1] + tok.end[1]
+            edits.append((a, b, str_literal(value)))
+    for a, b, new in reversed(edits):
+        src = src[:a] + new + src[b:]
+    return src
 
 
 def imports_for(v, depth: int = 0) -> set[str]:
@@ -153,5 +230,5 @@ def _wrap(node, text: str, indent: int, width: int, column: int | None = None) -
                 cur = ""
         if cur:
             pieces.append(cur)
-        return "(\n" + "".join(f"{pad}{p!r}\n" for p in pieces) + " " * indent + ")"
+        return "(\n" + "".join(f"{pad}{str_literal(p)}\n" for p in pieces) + " " * indent + ")"
     return src

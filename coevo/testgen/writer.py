@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from coevo.testgen.inputs import Probe, Step
-from coevo.testgen.literals import imports_for, literal, pretty
+from coevo.testgen.literals import imports_for, literal, pretty, str_literal, visible_source
 from coevo.testgen.observe import Check
 
 __all__ = ["TestCase", "render_file", "test_name", "clash_names"]
@@ -43,7 +43,8 @@ def match_pattern(message: str) -> str:
     """The ``match=`` argument for an exception message: the message with only the regex
     metacharacters escaped, written as a raw string when it holds backslashes."""
     pat = _REGEX_SPECIAL.sub(r"\\\1", message)
-    if "\\" in pat and "'" not in pat and not pat.endswith("\\") and "\n" not in pat:
+    if "\\" in pat and "'" not in pat and not pat.endswith("\\") and pat.isprintable() \
+            and str_literal(pat) == repr(pat):
         return "r'" + pat + "'"
     return literal(pat)
 
@@ -293,10 +294,10 @@ class _Ctx:
                     self.imported.add(node.id)
 
         if not changed:
-            return text
+            return visible_source(text)
         self.alias_used = True
         tree = _Qualify(self.clash, self.alias).visit(tree)
-        return ast.unparse(tree)
+        return visible_source(ast.unparse(tree))
 
     def type_name(self, t: tuple) -> str:
         mod, qual = t
