@@ -1136,6 +1136,12 @@ class _Splitter:
                 if i > 0 and _needs_sandbox(c):
                     raise _Generic("lazily evaluated candidate call")
                 comps.append(self.conv(c))
+            sides = [left, *comps]
+            for i, op in enumerate(node.ops):
+                if type(op) in (ast.Is, ast.IsNot) and _holds_hole(sides[i]) and _holds_hole(sides[i + 1]):
+                    # two values of the program cross as two copies: whether they are one object
+                    # (a cache, a singleton, a kept default argument) only the program can tell
+                    raise _Generic("identity of two candidate values")
             return ast.Compare(left=left, ops=node.ops, comparators=comps)
         if t is ast.BoolOp:
             vals = [self.conv(node.values[0])]
@@ -1199,6 +1205,11 @@ class _Splitter:
                 sl = self.conv(sl)
             return ast.Subscript(value=self.conv(node.value), slice=sl, ctx=ast.Load())
         raise _Generic(t.__name__)
+
+def _holds_hole(node: ast.AST) -> bool:
+    """A converted subtree (:meth:`_Splitter.conv`) holds a value of the sandbox's."""
+    return any(isinstance(n, plain.Hole) for n, _ in _walk(node))
+
 
 def _is_sandbox_root(node: Any) -> bool:
     """A subtree that must be evaluated in the sandbox as a whole: a call of (or a name, attribute,

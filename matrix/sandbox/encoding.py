@@ -8,7 +8,9 @@ range, ``I`` int in hex (beyond ~4200 digits, where ``str`` stops), ``Q`` Fracti
 ``O`` OrderedDict (both as ``[key, value]`` pairs), ``DD`` defaultdict (``[default factory,
 pairs]``: the factory's name when it is a builtin type, else null), ``NT`` a namedtuple (``[class
 name, field names, items]``), ``N`` a value that is not plain data: ``[type name, truthiness]``
-(truthiness is ``bool(value)`` computed beside the candidate, or null when that raised).
+(truthiness is ``bool(value)`` computed beside the candidate, or null when that raised), ``F`` a
+NaN (``"math.nan"`` where it is that object, else ``"nan"``; each decoded to a new object, as
+containers of NaNs compare by identity first: ``[x] == [x]`` holds of one NaN only).
 
 The encoder reads exact builtin types directly and subclasses of builtin types through the base
 type's own C methods (an overridden ``__iter__`` cannot change what is sent); a subclass that
@@ -31,6 +33,7 @@ import decimal
 import enum
 import fractions
 import json
+import math
 import time
 
 __all__ = ["NonPlain", "Member", "TooCostly", "make_encoder", "decode", "BIG_INT"]
@@ -227,6 +230,7 @@ def make_encoder(subclass_hook=None):
     type_mro = type.__dict__["__mro__"].__get__
     type_dict = type.__dict__["__dict__"].__get__
     enum_meta = enum.EnumMeta
+    math_nan = math.nan
     hook = subclass_hook
     big = BIG_INT
     marks: dict | None = None  # id -> mark of containers sent as ``{"M": mark}`` (``encode(marks=)``)
@@ -312,8 +316,14 @@ def make_encoder(subclass_hook=None):
 
     def enc(v, depth, path):
         t = _type(v)
-        if t is _str or t is _bool or t is _none or t is _float:
+        if t is _str or t is _bool or t is _none:
             return v
+        if t is _float:
+            if v == v:
+                return v
+            # a NaN: ``math.nan`` itself, or another (each decoded to a new object: plain Python
+            # compares containers by identity first, so ``[nan] == [nan]`` holds of one NaN only)
+            return {"F": "math.nan"} if v is math_nan else {"F": "nan"}
         if t is _int:
             return enc_int(v)
         if depth > MAX_DEPTH:
@@ -598,7 +608,11 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None, marks=None):
             if type(x) is list and len(x) == 2:
                 return NonPlain(str(x[0])[:200], x[1] if x[1] is True or x[1] is False else None)
             return NonPlain(str(x)[:200])
-        if tag == "F":  # a non-finite float in to_jsonable output
+        if tag == "F":  # a NaN (``math.nan`` itself, or a new one), a non-finite float in to_jsonable output
+            if x == "math.nan":
+                return math.nan
+            if type(x) is not str or len(x) > 10:
+                raise ValueError("malformed float")
             return float(x)
         if tag == "U":  # a str with lone surrogates, as UTF-8 with surrogatepass
             return bytes.fromhex(x).decode("utf-8", "surrogatepass")
@@ -613,7 +627,7 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None, marks=None):
     try:
         if isinstance(text, (bytes, bytearray)):
             text = text.decode("utf-8")
-        value = json.loads(text, object_hook=hook)
+        value = json.loads(text, object_hook=hook, parse_constant=float)  # (a new NaN each: never one shared)
         if placeholders:
             value = _unbox_lists(value, marked)
         return value

@@ -13,16 +13,89 @@ from .shapes import _MAPS, _NODE_KINDS, _arg_nodes, _assign_in_place
 from .stand_ins import _BINOPS
 
 
+class _Tee:
+    """What the program prints on its standard streams during the test's requests, kept (up to the
+    output cap, for the whole process) besides going to the real fds, and sent to the test process
+    before each of the program process's messages (``["o", stream, text]``): a test that captures
+    the output (``contextlib.redirect_stdout``, ``sys.stdout = io.StringIO()``) reads what the
+    program printed, in order with its own prints and with those of its functions the program
+    calls, as in ``exec(program); exec(test)`` (red-team pass 18: it read nothing)."""
+
+    def __init__(self, cap: int):
+        import codecs
+        import io
+        import os
+
+        self.left = cap
+        self.on = False  # (what loading prints is not forwarded: plain Python prints it before the
+        # test could capture anything)
+        self.pending: list[list] = []
+        write = os.write
+        tee = self
+
+        class Raw(io.RawIOBase):
+            def __init__(self, fd, name):
+                super().__init__()
+                self.fd, self.name_ = fd, name
+                self.dec = codecs.getincrementaldecoder("utf-8")("replace")
+
+            def writable(self):
+                return True
+
+            def fileno(self):
+                return self.fd
+
+            def write(self, b):
+                n = write(self.fd, b)
+                if tee.on and tee.left > 0 and n:
+                    text = self.dec.decode(bytes(memoryview(b)[:min(n, tee.left)]))
+                    tee.left -= n
+                    if text:
+                        tee.pending.append([self.name_, text])
+                return n
+
+        TextIO, Buffered = io.TextIOWrapper, io.BufferedWriter
+        self.streams = (TextIO(Buffered(Raw(1, "out")), encoding="utf-8"),
+                        TextIO(Buffered(Raw(2, "err")), encoding="utf-8", errors="backslashreplace",
+                               line_buffering=True))
+
+    def take(self, chunk: int) -> list:
+        """The ``["o", stream, text]`` messages of what was printed since the last call (each
+        within ``chunk`` characters)."""
+        for stream in self.streams:
+            try:
+                stream.flush()
+            except BaseException:  # noqa: BLE001 - a stream the program closed: nothing to send
+                pass
+        out: list[list] = []
+        for name, text in self.pending:
+            for i in range(0, len(text), chunk):
+                if out and out[-1][1] == name and len(out[-1][2]) + len(text[i:i + chunk]) <= chunk:
+                    out[-1][2] += text[i:i + chunk]
+                else:
+                    out.append(["o", name, text[i:i + chunk]])
+        self.pending.clear()
+        return out
+
+
 class _Server(_Peer):
     """The program process: answers the test process's requests on its objects."""
 
     def __init__(self, sock, ns, max_msg, budget):
         super().__init__(sock, "C", max_msg, budget)
         self.ns = ns
+        self.tee: _Tee | None = None
         # containers of the test's a call's arguments held that the program kept after the call
         # (``self.xs = xs``): [object, its contents as last synced], numbered as the test has them
         self.kept: list[list] = []
         self.kept_ids: dict[int, int] = {}
+
+    def send(self, msg, *args, **kwargs) -> None:
+        """Each message, after what the program printed before it (:class:`_Tee`)."""
+        if self.tee is not None and self.tee.on:
+            for out in self.tee.take(max(1, self.max_msg // 16)):
+                super().send(out)
+        super().send(msg, *args, **kwargs)
 
     def _keep(self, nodes, refs) -> list:
         """``["K", n, k]`` for each container ``n`` of a call's arguments that the program still
@@ -294,6 +367,10 @@ def serve(cmd: dict, chan) -> None:
     server = _Server(sock, ns, max_msg, 1.0)
     lines = cmd["code"].splitlines()
     harness._real_streams()
+    server.tee = tee = _Tee(max_msg)
+    sys.stdout, sys.stderr = tee.streams
+    sys.__stdout__, sys.__stderr__ = tee.streams  # type: ignore[misc]  # deliberate: the originals too
+    G["std_streams"] = tee.streams
     try:
         code_co, _, _ = harness.compile_source(cmd["code"], "<solution>", guard=False)
     except harness._COMPILE_ERRORS as exc:
@@ -311,7 +388,9 @@ def serve(cmd: dict, chan) -> None:
     except BaseException as exc:  # noqa: BLE001 - reported to the test process
         server.send(["r", ["load_error", harness.exc_info(exc, "code", lines)], None])
         return
+    tee.take(1 << 16)  # (what loading printed: not the test's to capture)
     server.send(["r", ["loaded"], None])
+    tee.on = True
     while True:
         try:
             msg = server.recv()

@@ -38,7 +38,7 @@ def run_test(cmd: dict, chan) -> None:
     sock = socket.socket(fileno=RPC_FD)
     peer = _Peer(sock, "T", int(cmd["max_out"]), 1.0)
     peer.handle = lambda op, args: _test_side_handle(peer, op, args)  # type: ignore[method-assign]  # this peer's handler
-    harness._fresh_streams("", int(cmd["max_out"]), False)
+    peer.sinks = harness._fresh_streams("", int(cmd["max_out"]), False)
     try:
         loaded = peer.recv()
         state = loaded[1] if loaded[0] == "r" and len(loaded) > 1 and type(loaded[1]) is list else None
@@ -73,6 +73,8 @@ def run_test(cmd: dict, chan) -> None:
         verdict = ["test", "Error", f"the program process failed: {exc}"[:500], "other"]
     except BaseException as exc:  # noqa: BLE001 - the test's outcome
         verdict = harness.exc_info(exc, "test", None)
+    if peer.broken is not None:  # whatever the test caught of it (:attr:`_Peer.broken`)
+        verdict = ["test", "Error", f"the program process failed: {peer.broken}"[:500], "other"]
     chan.send_json(Frame.VERDICT, verdict, G["clock"]() - t0)
     try:
         peer.send(["q", "bye"])
@@ -112,8 +114,8 @@ def _test_side_handle(peer, op, args):
     """What the program process may do with the test's objects it was given: call them,
     iterate, read public attributes and items, measure; write attributes of plain instances."""
     obj = args[0] if args else None
-    if op == "bye":
-        raise RemoteError("bye")
+    if op == "bye":  # (never asked by a program process that follows the protocol)
+        raise peer.broke("the program process hung up")
     if op == "kept":  # the program's changes to containers of the test's it keeps
         peer.apply_kept(obj)
         return None, None
