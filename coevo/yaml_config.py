@@ -270,10 +270,16 @@ class _Reader:
 def parse_overrides(overrides: list[str]) -> dict[str, Any]:
     """``["train.lr=1e-5", "loop.roles=[coder,tester]"]`` -> nested dict."""
     nested: dict[str, Any] = {}
+    first: dict[str, str] = {}  # key -> the override that gave it (a key given twice is refused, as in YAML)
     for item in overrides:
         key, sep, raw = item.partition("=")
         if not sep or not key.strip():
             raise InputError(f"override {_show(item)} must look like key.sub=value", file="<overrides>")
+        name = key.strip()
+        if name in first:
+            raise InputError(f"override {_show(item)}: {name} is given twice (first as {_show(first[name])})",
+                             file="<overrides>")
+        first[name] = item
         try:
             value = yaml.safe_load(raw) if raw.strip() else ""
         except (yaml.YAMLError, ValueError):  # (ValueError: an int past the digit limit)
@@ -287,6 +293,8 @@ def parse_overrides(overrides: list[str]) -> dict[str, Any]:
             if not isinstance(nxt, dict):
                 raise InputError(f"override {_show(item)} conflicts with another override", file="<overrides>")
             cur = nxt
+        if isinstance(cur.get(parts[-1]), dict):  # `loop.steps.x=1` then `loop.steps=3`
+            raise InputError(f"override {_show(item)} conflicts with another override", file="<overrides>")
         cur[parts[-1]] = value
     return nested
 

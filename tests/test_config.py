@@ -184,3 +184,37 @@ def test_a_key_given_twice_is_an_error_naming_both_lines(tmp_path):
     with pytest.raises(InputError, match=r"c.yaml:4: malformed YAML \(the key 'lr' is given twice \(first on line 2"):
         load_config(Outer, p)
     assert load_config(Outer, write(tmp_path, "train:\n  lr: 0.1\nname: lr\n")).train.lr == pytest.approx(0.1)
+
+
+def test_a_key_given_twice_on_the_command_line_is_refused_not_silently_last_wins():
+    # `coevo train loop.steps=3 ... loop.steps=50` (a script appending its own value) ran 50 steps
+    # with nothing said; the YAML loader already refuses a key given twice in a file
+    with pytest.raises(InputError, match=r"loop\.steps is given twice \(first as 'loop\.steps=3'\)"):
+        parse_overrides(["loop.steps=3", "train.lr=1e-5", "loop.steps=50"])
+    with pytest.raises(InputError, match=r"loop\.steps is given twice"):
+        parse_overrides(["loop.steps=3", " loop.steps =3"])
+    with pytest.raises(InputError, match="conflicts with another override"):
+        parse_overrides(["loop.steps=3", "loop.steps.x=1"])
+    with pytest.raises(InputError, match="conflicts with another override"):
+        parse_overrides(["loop.steps.x=1", "loop.steps=3"])
+    assert parse_overrides(["loop.steps=3", "loop.n_codes=4"]) == {"loop": {"steps": 3, "n_codes": 4}}
+
+
+def test_a_key_given_twice_is_one_line_from_the_cli(tmp_path, capsys):
+    from coevo.cli import main
+
+    assert main(["config", "loop.steps=3", "loop.steps=50"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "loop.steps is given twice" in err[0], err
+
+
+def test_the_demo_takes_loop_roles_as_an_override_once(tmp_path, capsys):
+    from coevo.cli import main
+
+    # the demo adds loop.roles from --roles: a user's own loop.roles= is not "given twice"
+    assert main(["demo", "--out", str(tmp_path / "d"), "loop.roles=[coder]", "loop.steps=0"]) == 2
+    err = capsys.readouterr().err
+    assert "given twice" not in err and "loop.steps" in err, err
+    assert main(["demo", "--out", str(tmp_path / "d"), "--roles", "coder", "loop.roles=[coder]"]) == 2
+    assert "give the roles once" in capsys.readouterr().err
+    assert not (tmp_path / "d").exists()

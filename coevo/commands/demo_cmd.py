@@ -62,7 +62,10 @@ def run(args) -> int:
         raise InputError("the demo writes a directory; '-' (stdout) cannot hold it", field="--out")
     out = Path(args.out)
     roles = [r.strip() for r in (args.roles or ALL_ROLES).split(",") if r.strip()]
-    overrides = [f"loop.roles=[{','.join(roles)}]", *args.overrides]
+    own_roles = any(o.partition("=")[0].strip() == "loop.roles" for o in args.overrides)
+    if own_roles and args.roles is not None:
+        raise InputError("give the roles once: --roles or loop.roles=", field="--roles")
+    overrides = [*([] if own_roles else [f"loop.roles=[{','.join(roles)}]"]), *args.overrides]
     t0 = time.perf_counter()
     progress = progress_enabled(args)
     # after an interruption or a full disk: a demo continues by the same command
