@@ -63,7 +63,8 @@ def load_run_config(config: str | Path | None, overrides: list[str] | None = Non
     config file, line and field)."""
     checks = {"model.device": check_device, "model.path": _check_model_dir, "data.train": _check_exists,
               "data.heldout": _check_exists, "train.deepspeed": _check_deepspeed_json,
-              "rollout.backend": _check_rollout_backend, "eval.api.base_url": _check_api_server} if check else None
+              "rollout.backend": _check_rollout_backend, "eval.api.base_url": _check_api_server,
+              "eval.api.key_env": _check_api_key_env} if check else None
     return load_config(CoevoConfig, config, overrides, paths=PATH_FIELDS, checks=checks)
 
 
@@ -100,6 +101,15 @@ def _check_api_server(base_url: str) -> None:
     if why is not None:
         raise ValueError(f"nothing answers at {base_url} ({why}): start the server first, or leave "
                          "eval.api.base_url empty")
+
+
+def _check_api_key_env(name: str) -> None:
+    """A key variable the evaluation's served model is to use must be set before any work starts (its
+    value is never shown)."""
+    from roles.api_config import key_env_unset
+
+    if key_env_unset(name):
+        raise ValueError(f"the environment variable {name} (named as the API key) is not set or empty")
 
 
 def _check_rollout_backend(backend: str) -> None:

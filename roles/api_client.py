@@ -481,7 +481,7 @@ class ApiGenerator:
                 elif code == 503 and "loading" in detail.lower():
                     msg += " (the server is still starting? run again once it answers, or raise --api-retries)"
             if code in (401, 403):
-                msg += " (does the server want an API key? name its variable with --api-key-env)"
+                msg += f" (does the server want an API key? name its variable with {self.api.key_option})"
             elif code == 404:
                 msg += self._not_found_hint()
             elif (self.api.endpoint == "chat" and code in (400, 500)

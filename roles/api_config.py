@@ -7,7 +7,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from matrix.errors import InputError
 
@@ -16,6 +16,11 @@ RESERVED_FIELDS = frozenset({"model", "messages", "prompt", "n", "temperature", 
                              "max_completion_tokens", "seed", "stop", "stream"})
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _KEY = re.compile(r"[\x21-\x7e]+\Z")  # what an Authorization header can carry after "Bearer "
+
+
+def key_env_unset(name: str) -> bool:
+    """``name`` is a well-formed environment variable name that holds no key (unset or blank)."""
+    return bool(name) and bool(_ENV_NAME.match(name)) and not os.environ.get(name, "").strip()
 
 
 @dataclass
@@ -35,6 +40,10 @@ class ApiConfig:
     max_retries: int = 3  # retries (with backoff) on 429, 5xx, timeouts and refused connections
     cache: bool = True  # answers cached on disk, keyed by the full request (a rerun costs nothing)
     cache_dir: str = ""  # empty: $COEVO_API_CACHE, else $XDG_CACHE_HOME/coevo/api, else ~/.cache/coevo/api
+
+    # how messages name key_env: the run config's field here; an instance built from the command line's
+    # --api-* options sets "--api-key-env" on itself (a class attribute: not a config field)
+    key_option: ClassVar[str] = "eval.api.key_env"
 
     @property
     def enabled(self) -> bool:
@@ -90,13 +99,13 @@ class ApiConfig:
         value = os.environ.get(self.key_env, "")
         if not value.strip():
             raise InputError(f"the environment variable {self.key_env} (named as the API key) is not set "
-                             "or empty", field="--api-key-env")
+                             "or empty", field=self.key_option)
         if not _KEY.match(value.strip()):
             # an HTTP header cannot carry it (a non-ASCII character ended the run with a traceback; a
             # newline was sent four times, then printed, key and all): never echo the value
             raise InputError(f"the environment variable {self.key_env} (named as the API key) holds a space, "
                              "a control or a non-ASCII character: an API key is one word of printable ASCII",
-                             field="--api-key-env")
+                             field=self.key_option)
         return value.strip()
 
     def cache_path(self) -> Path:

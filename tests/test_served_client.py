@@ -356,7 +356,7 @@ def test_persistent_500_is_one_line_after_the_retries(stub, tmp_path):
 
 def test_client_errors_are_not_retried_and_name_the_likely_cause(stub, tmp_path):
     s = stub(lambda stub, path, body: (401, {}, {"error": {"message": "invalid key"}}))
-    with pytest.raises(ApiError, match="HTTP 401: invalid key.*--api-key-env"):
+    with pytest.raises(ApiError, match=r"HTTP 401: invalid key.*eval\.api\.key_env"):  # a run config's field
         ApiGenerator(api(s, tmp_path, max_retries=3)).generate(requests_for(1, 0))
     assert len(s.requests) == 1
     s2 = stub(lambda stub, path, body: (404, {}, {"detail": "Not Found"}))
@@ -682,3 +682,24 @@ def test_a_body_that_keeps_arriving_or_never_ends_is_bounded(stub, tmp_path):
     s = stub(lambda stub, path, b: (200, {}, big))
     with pytest.raises(ApiError, match="larger than"):
         ApiGenerator(api(s, tmp_path, cache=False), GenerationConfig(max_new_tokens=10)).generate(requests_for(1, 0))
+
+
+def test_key_variable_errors_name_the_field_the_user_wrote(stub, tmp_path, monkeypatch, capsys):
+    # a run config's eval.api.key_env was named as the command line's --api-key-env
+    from coevo.cli import main
+    from matrix.errors import InputError
+
+    monkeypatch.delenv("NO_KEY_HERE_123", raising=False)
+    with pytest.raises(InputError, match=r"field 'eval\.api\.key_env'.*NO_KEY_HERE_123.*not set"):
+        api(stub(), tmp_path, key_env="NO_KEY_HERE_123").api_key()
+    # a run stops at its config, before any work, naming the field
+    s = stub()
+    rc = main(["train", "--config", "smoke", "--out", str(tmp_path / "run"), f"eval.api.base_url={s.base}",
+               "eval.api.model=stub-model", "eval.api.key_env=NO_KEY_HERE_123"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "eval.api.key_env" in err[0] and "NO_KEY_HERE_123" in err[0], err
+    assert "--api-key-env" not in err[0] and not (tmp_path / "run").exists()
+    # the command line's option keeps its own name
+    rc = main(["solve", "--api-base", s.base, "--api-model", "stub-model", "--api-key-env", "NO_KEY_HERE_123",
+               "--tasks", str(tmp_path / "none.jsonl"), "--out", str(tmp_path / "o.jsonl")])
+    assert rc == 2 and "--api-key-env" in capsys.readouterr().err

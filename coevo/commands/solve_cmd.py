@@ -161,6 +161,7 @@ def _api_config(args):
                     timeout=300.0 if args.api_timeout is None else args.api_timeout,
                     max_retries=3 if args.api_retries is None else args.api_retries,
                     cache=not args.no_api_cache, cache_dir=args.api_cache or "")
+    api.key_option = "--api-key-env"  # type: ignore[misc]  # messages name the option the user gave
     try:
         api.validate()
     except ValueError as exc:
