@@ -86,10 +86,13 @@ class CellRecord:
 
 def pack_records(unit_id: int, records: list[CellRecord]) -> bytes:
     body = [b"U", struct.pack("<II", unit_id, len(records))]
+    add, pack = body.append, REC.pack
     for r in records:
-        body.append(REC.pack(r.key, int(r.outcome), r.exit_info, r.seconds, len(r.payload), len(r.stdout),
-                             len(r.stderr)))
-        body.extend((r.payload, r.stdout, r.stderr))
+        payload, stdout, stderr = r.payload, r.stdout, r.stderr
+        add(pack(r.key, r.outcome, r.exit_info, r.seconds, len(payload), len(stdout), len(stderr)))
+        add(payload)
+        if stdout or stderr:
+            body.extend((stdout, stderr))
     return b"".join(body)
 
 

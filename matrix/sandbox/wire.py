@@ -139,30 +139,37 @@ class FrameReader:
 
     def frames(self):
         """Complete frames: (kind, seconds, body)."""
-        out = []
+        out: list = []
         if self.corrupt:
             return out
         buf = self.buf
         hs = FRAME_HEADER.size
-        while len(buf) >= 4:
-            (n,) = LENGTH.unpack_from(buf, 0)
-            if n < hs - 4 or n > self.limit:
+        header, kinds, token_ = FRAME_HEADER.unpack_from, _KINDS, self.token
+        limit = self.limit
+        at = 0  # frames are read at an offset and cut off the buffer once, at the end
+        size = len(buf)
+        while size - at >= 4:
+            n = int.from_bytes(buf[at:at + 4], "little")
+            if n < hs - 4 or n > limit:
                 self.corrupt = True
                 break
-            if len(buf) < 4 + n:
-                if len(buf) > self.limit + 64:
+            if size - at < 4 + n:
+                if size - at > limit + 64:
                     self.corrupt = True
                 break
-            _, token, kind, secs = FRAME_HEADER.unpack_from(buf, 0)
-            if token != self.token or kind not in _KINDS:
+            _, token, kind, secs = header(buf, at)
+            frame = kinds.get(kind)
+            if token != token_ or frame is None:
                 self.corrupt = True
                 break
             if not 0.0 <= secs <= 1e6:  # NaN, negative or absurd: no time claimed
                 secs = 0.0
-            out.append((Frame(kind), secs, bytes(buf[hs:4 + n])))
-            del buf[:4 + n]
+            out.append((frame, secs, bytes(buf[at + hs:at + 4 + n])))
+            at += 4 + n
+        if at:
+            del buf[:at]
         return out
 
 
-_KINDS = frozenset(int(k) for k in Frame)
+_KINDS = {int(k): k for k in Frame}  # kind byte -> Frame (``Frame(kind)`` is a slower lookup)
 assert TOKEN_BYTES == 8

@@ -32,6 +32,7 @@ import signal
 import socket
 import sys
 import time
+from typing import Any
 
 from .harness import EXIT_CHANNEL, EXIT_FORBIDDEN, EXIT_HARNESS
 from .records import LOAD_ALLOWANCE, LOAD_HANG, MAX_ERR, STDERR_TAIL, CellRecord, Frame, Outcome, Row, Unit
@@ -56,17 +57,24 @@ _DIRECT_MODES = ("values", "stdio")
 UNIT_OUTPUT_BYTES = 32 << 20
 
 
+_KIND_BYTE = {k: bytes([int(k)]) for k in Frame}
+
+
 def _claim(key, kind: Frame, secs: float, body: bytes) -> CellRecord:
-    return CellRecord(key, Outcome.CLAIM, 0, secs, bytes([int(kind)]) + body)
+    return CellRecord(key, Outcome.CLAIM, 0, secs, _KIND_BYTE[kind] + body)
 
 
 # ----------------------------------------------------------------------------- the zygote handle
 
 class Zygote:
     """Starts the zygote (seccomp filter installed, then ``exec``) and talks to it; call
-    :meth:`wait_ready` before the first spawn."""
+    :meth:`wait_ready` before the first spawn. With ``pair`` the one interpreter started serves
+    two zygotes: after the imports they share it forks the plain (unfrozen) zygote
+    (:func:`.zygote._fork_plain`), whose handle is :attr:`plain` (its pid comes with its ready
+    message): one interpreter's start and imports instead of two."""
 
-    def __init__(self, cfg: dict, proc_fd: int | None, drop_caps: bool, freeze: bool):
+    def __init__(self, cfg: dict, proc_fd: int | None, drop_caps: bool, freeze: bool, pair: bool = False,
+                 _sock=None, _seccomp: str | None = None):
         from collections import deque
 
         self.cfg = cfg
@@ -74,25 +82,45 @@ class Zygote:
         self.exited: dict[int, int] = {}
         self.abandoned: set[int] = set()
         self.awaiting: deque = deque()  # processes whose pid has not arrived yet
+        self.freeze = freeze
+        self.frozen = False
+        self.plain: Zygote | None = None
+        if _sock is not None:  # the plain zygote of a pair: started by the other's interpreter
+            self.sock, self.seccomp = _sock, _seccomp
+            self.pid = 0  # not known before its ready message (:meth:`wait_ready`)
+            return
         parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        parent2 = child2 = None
+        if pair:
+            parent2, child2 = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.seccomp = None
         r, w = os.pipe()
         pid = os.fork()
         if pid == 0:  # the future zygote: filter, then exec a fresh interpreter
             try:
+                import fcntl
+
                 parent.close()
+                if parent2 is not None:
+                    parent2.close()
                 os.close(r)
                 note = _seal_for_exec(cfg, drop_caps)
                 os.write(w, note.encode()[:4000])
                 null = os.open("/dev/null", os.O_RDWR)
-                os.dup2(child.fileno(), 0)
+                # the control sockets out of the way of the numbers they take, then in place
+                high = [fcntl.fcntl(s.fileno(), fcntl.F_DUPFD, 10) for s in (child, child2) if s is not None]
                 os.dup2(null, 1)
-                os.closerange(3, 1 << 16)  # nothing of the worker's (its pipes, /proc) crosses
+                os.dup2(high[0], 0)
+                if len(high) > 1:
+                    os.dup2(high[1], 3)  # (zygote.PLAIN_CONTROL_FD)
+                os.closerange(3 + (len(high) > 1), 1 << 16)  # nothing of the worker's (its pipes, /proc) crosses
                 os.execve(sys.executable, [sys.executable, "-s", "-B", cfg["package_dir"], "zygote"],
                           cfg["env"])
             finally:
                 os._exit(EXIT_HARNESS)
         child.close()
+        if child2 is not None:
+            child2.close()
         os.close(w)
         report = b""  # the child's seccomp note
         while True:
@@ -106,9 +134,9 @@ class Zygote:
         self.sock = parent
         self.sock.send(marshal.dumps(("config", {
             "import_paths": cfg.get("import_paths") or [], "allow_ctypes": bool(cfg.get("allow_ctypes")),
-            "freeze": freeze})))
-        self.freeze = freeze
-        self.frozen = False
+            "freeze": freeze, "pair": pair})))
+        if parent2 is not None:
+            self.plain = Zygote(cfg, proc_fd, drop_caps, False, _sock=parent2, _seccomp=self.seccomp)
 
     def wait_ready(self) -> None:
         """Wait for the started zygote (answering its freeze request); several zygotes start side
@@ -123,6 +151,11 @@ class Zygote:
             msg = self._recv_control(30.0)
         if msg is None or msg[0] != "ready":
             raise RuntimeError("the zygote did not become ready")
+        if not self.pid:  # the plain zygote of a pair: its pid is its word (it holds no program)
+            pid = msg[1].get("pid") if isinstance(msg[1], dict) else None
+            if not isinstance(pid, int) or pid <= 1:
+                raise RuntimeError("the zygote did not say its pid")
+            self.pid = pid
         self.frozen = bool(msg[1].get("frozen"))
 
     def _recv_control(self, timeout):
@@ -295,8 +328,9 @@ class Worker:
             self.runner_cgroup = CellCgroup(cfg["cgroup_version"], parts["runner"])
         # two zygotes: standard-library classes frozen for programs that run several tests in one
         # process, left as Python has them for every process that runs alone
-        self.zygote = Zygote(cfg, self.proc_fd, drop_caps=userns, freeze=bool(cfg.get("batch", True)))
-        self.zygote_plain = Zygote(cfg, self.proc_fd, drop_caps=userns, freeze=False)
+        # (one interpreter started for both: :class:`Zygote` ``pair``)
+        self.zygote = Zygote(cfg, self.proc_fd, drop_caps=userns, freeze=bool(cfg.get("batch", True)), pair=True)
+        self.zygote_plain: Zygote = self.zygote.plain  # type: ignore[assignment]  # pair=True made it
         self.zygotes = (self.zygote, self.zygote_plain)
         for z in self.zygotes:  # both interpreters start side by side
             z.wait_ready()
@@ -915,6 +949,15 @@ class _RowRun:
     def feed(self, fkind, secs, body, elapsed) -> str | None:
         """One frame: "progress" (a claim or the plan: the next test's time starts), "done" (the
         row is over), "abnormal" (the runner must be replaced), or None."""
+        current = self.current
+        if (fkind is Frame.VALUES or fkind is Frame.RAISED) and self.planned and current is not None:
+            # the common frame, a test's claim (what the last branch below does for it)
+            key = current[0]
+            self.records[key] = CellRecord(key, Outcome.CLAIM, 0, min(max(secs, 0.0), elapsed),
+                                           _KIND_BYTE[fkind] + body)
+            queue = self.queue
+            self.current = queue.pop(0) if queue else None
+            return "progress"
         if fkind == Frame.DONE:
             left = ([self.current] if self.current is not None else []) + self.queue
             if left and not all(c[2] for c in left):
@@ -939,7 +982,9 @@ class _RowRun:
                 return None
             if fkind != Frame.PLAN:
                 raise _Garbled()
-            plan = _json(body)
+            plan = _PLANS.get(body)
+            if plan is None:
+                plan = _json(body)
             if not isinstance(plan, dict):
                 raise _Garbled()
             self.planned = True
@@ -1073,6 +1118,13 @@ class _RowRun:
         if st.rounds > st.n_direct + 2:  # never loop on rows that keep killing the runner
             st.isolate.extend(st.pending)
             st.pending = []
+
+
+# the plans nearly every row sends (read only, never changed: ``feed`` only reads them)
+_ISOLATES: tuple[Any, ...] = ([], "all")
+_PLANS: dict[bytes, dict[str, Any]] = {
+    json.dumps({"isolate": iso, "deterministic": det}, separators=(",", ":")).encode(): {
+        "isolate": iso, "deterministic": det} for iso in _ISOLATES for det in (True, False)}
 
 
 def _json(body: bytes):

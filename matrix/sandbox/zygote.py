@@ -6,6 +6,11 @@ holds no program, test or result, so neither does any process it forks. Its secc
 installed before the ``exec`` and every process it forks inherits it; it installs the audit hook
 that stops a process on the operations no test needs (:func:`install_audit_hook`).
 
+A worker's two zygotes (one with the standard library's classes frozen, for the runner; one
+plain, for every process that runs alone) come from one interpreter start: after the imports they
+share, the plain zygote is forked off (:func:`_fork_plain`) before anything else happens in either,
+and talks to the worker on a control socket of its own.
+
 Control protocol with the worker (a ``SOCK_SEQPACKET`` socket on fd 0, marshal messages):
 
 * zygote -> worker, once: ``("freeze", [(address, flags, frozen flags)...], [(address, flags)...])``
@@ -141,6 +146,8 @@ def main(config: dict) -> None:
     for p in config.get("import_paths", ()):
         if p not in sys.path:
             sys.path.insert(0, p)
+    if config.get("pair"):
+        ctl, config = _fork_plain(ctl, config)
     frozen = False
     if config.get("freeze"):
         reqs, probes, classes = freeze_requests()
@@ -196,6 +203,42 @@ def main(config: dict) -> None:
                 os.close(fd_)
             ctl.send(marshal.dumps(("pid", pid)))
             _reap(ctl)
+
+
+PLAIN_CONTROL_FD = 3  # a zygote pair's second control socket: the plain zygote's (:func:`_fork_plain`)
+
+
+def _fork_plain(ctl, config: dict):
+    """A zygote pair (one interpreter started for two zygotes): after the imports they share,
+    fork the plain zygote off this one, before anything else (the freeze, the harness's captures,
+    the audit hook) and long before any program exists, so that it is as clean as a zygote of its
+    own. It is a grandchild (the middle process ends at once), so that it is the worker's child
+    again, as the zygote it replaces was (the worker is the pid namespace's init, or a
+    subreaper): its death is the worker's to see. Returns this process's (control socket,
+    config): the plain zygote's on its own socket (fd :data:`PLAIN_CONTROL_FD`), unfrozen."""
+    import socket
+
+    pid = os.fork()
+    if pid == 0:
+        try:
+            if os.fork() != 0:
+                os._exit(0)
+            ctl.close()  # the other zygote's control socket (fd 0)
+            os.dup2(PLAIN_CONTROL_FD, 0)
+            os.close(PLAIN_CONTROL_FD)
+            return socket.socket(fileno=0), dict(config, freeze=False, pair=False)
+        except BaseException:
+            os._exit(70)
+    os.close(PLAIN_CONTROL_FD)
+    while True:
+        try:
+            os.waitpid(pid, 0)
+            break
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            break
+    return ctl, config
 
 
 def _reap(ctl) -> None:
