@@ -205,7 +205,10 @@ def run(args) -> int:
     per_task = []
     mutation_jobs = []
     picks, graded = [], []  # (log-odds of the method's score, right, task id): chosen codes, generated tests
-    with Executor(executor_config(args)) as ex:
+    from coevo.commands.matrix_cmd import with_status
+
+    with Executor(executor_config(args)) as executor:
+        ex = with_status(executor, args)
         # candidates + references on ground truth, and on the generated tests
         jobs = [(t, codes[t.task_id] + list(t.solutions), list(t.tests)) for t in todo]
         from coevo.cli import progress_enabled

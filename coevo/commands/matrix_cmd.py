@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+import time
+
 HELP = "run every code on every test in the sandbox; write the code x test matrix per task"
 DESCRIPTION = HELP + """
 
@@ -105,7 +108,7 @@ def run(args) -> int:
         jobs = [(t, codes.get(t.task_id, []), tests.get(t.task_id, []) if tests is not None else list(t.tests))
                 for t in tasks]
         try:
-            results = executor.run_matrices(jobs, progress=progress)
+            results = with_status(executor, args).run_matrices(jobs, progress=progress)
             isolation = executor.isolation
             guards = executor.guards
         except RecursionError as exc:  # a RuntimeError, but not the sandbox's
@@ -123,3 +126,86 @@ def run(args) -> int:
               f"{time.monotonic() - t0:.1f}s, isolation {isolation} ({inforce or 'no further guards'})"
               f"{extracted_note(n_extracted)}; wrote {'stdout' if args.out == '-' else args.out}", file=sys.stderr)
     return 0
+
+
+# ----------------------------------------------------------------------------- status lines
+
+STATUS_EVERY_S = 30.0  # seconds between two status lines where no progress bar is drawn
+
+
+def _cells(job) -> int:
+    return max(1, len(job[1]) * len(job[2]))
+
+
+class StatusExecutor:
+    """An executor whose ``run_matrices`` says where it is when no progress bar is drawn (stderr is a
+    log file, ``nohup``, CI): the jobs run in chunks of about ``every_s / 2`` seconds of work each
+    (sized from the rate measured so far), and after a chunk, at most every ``every_s`` seconds, one
+    line ``matrix: 120/400 tasks, 9600/32000 cells (80 cells/s, ETA 4m40s)`` goes to ``say``; none
+    for work shorter than ``every_s``. The rate leaves out the first chunk, which carries the
+    workers' start-up. Results are the same as one ``run_matrices`` call's (each cell is judged on
+    its own). Made only where no bar is drawn (:func:`with_status`). Anything else is the wrapped
+    executor's."""
+
+    def __init__(self, executor, say, every_s: float | None = None, clock=time.monotonic):
+        self._ex, self._say, self._clock = executor, say, clock
+        self._every_s = every_s
+
+    def __getattr__(self, name):
+        return getattr(self._ex, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return self._ex.__exit__(*exc)
+
+    def run_matrices(self, jobs, progress: bool = False):  # noqa: ARG002 (no bar is drawn here)
+        from training.metrics_file import duration
+
+        jobs = list(jobs)
+        every = STATUS_EVERY_S if self._every_s is None else self._every_s
+        if len(jobs) < 2:
+            return self._ex.run_matrices(jobs)
+        sizes = [_cells(j) for j in jobs]
+        total = sum(sizes)
+        out: list = []
+        t0 = last = self._clock()
+        t1 = None  # when the first chunk ended
+        done = done_after_first = 0
+        target = max(1, total // 20)
+        i = 0
+        while i < len(jobs):
+            j, cells = i, 0
+            while j < len(jobs) and (j == i or cells + sizes[j] <= target):
+                cells += sizes[j]
+                j += 1
+            out.extend(self._ex.run_matrices(jobs[i:j]))
+            i = j
+            done += cells
+            now = self._clock()
+            if t1 is None:
+                t1 = now
+            else:
+                done_after_first += cells
+            rate = done_after_first / (now - t1) if done_after_first and now > t1 else done / max(now - t0, 1e-9)
+            target = max(1, int(rate * every / 2))
+            if i < len(jobs) and now - last >= every:
+                last = now
+                self._say(f"matrix: {i}/{len(jobs)} tasks, {done}/{total} cells ({rate:.3g} cells/s, "
+                          f"ETA {duration((total - done) / rate if rate > 0 else 0.0)})")
+        return out
+
+
+def with_status(executor, args):
+    """``executor`` saying ``coevo <command>: matrix: ...`` status lines on stderr while its matrices
+    run, where no progress bar is drawn (see :class:`StatusExecutor`); as it is with ``--quiet``."""
+    from coevo.cli import progress_enabled
+
+    if getattr(args, "quiet", False) or progress_enabled(args) and sys.stderr.isatty():
+        return executor
+
+    def say(line: str) -> None:
+        print(f"coevo {args.command}: {line}", file=sys.stderr, flush=True)
+
+    return StatusExecutor(executor, say)

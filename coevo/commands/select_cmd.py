@@ -218,8 +218,10 @@ def run(args) -> int:
         from coevo.cli import progress_enabled
 
         progress = progress_enabled(args)
-        results = executor.run_matrices([(t, c, tests_ + ex, extra) for t, c, tests_, ex, extra in jobs],
-                                        progress=progress)
+        from coevo.commands.matrix_cmd import with_status
+
+        results = with_status(executor, args).run_matrices(
+            [(t, c, tests_ + ex, extra) for t, c, tests_, ex, extra in jobs], progress=progress)
         isolation = executor.isolation
         for (task, task_codes, pool_tests, ex, _), res in zip(jobs, results):
             passed, examples = split_examples(res.passed, len(task_codes), len(pool_tests))

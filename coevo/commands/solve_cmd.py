@@ -270,7 +270,9 @@ def build_pools(args, *, min_tests: int):
     del generator, tok
     _say(args, "running the code x test matrices")
     with Executor(executor_config(args)) as executor:
-        judge_pools(pools, executor, cfg, progress=progress)
+        from coevo.commands.matrix_cmd import with_status
+
+        judge_pools(pools, with_status(executor, args), cfg, progress=progress)
         isolation = getattr(executor, "isolation", None)
     return tasks, pools, isolation
 
