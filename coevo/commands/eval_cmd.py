@@ -155,7 +155,7 @@ def _num(x):
 def run(args) -> int:
     import numpy as np
 
-    from coevo.commands.codes_input import extracted_note, load_candidate_codes
+    from coevo.commands.codes_input import extracted_note, load_candidate_codes, load_candidate_tests, tests_note
     from coevo.commands.select_cmd import check_common, consensus_for, examples_for, executor_config, score_options
     from coevo.commands.tasks_input import load_task_file
     from matrix import metrics as M
@@ -165,10 +165,9 @@ def run(args) -> int:
     from matrix.mutation import mutants as make_mutants
     from matrix.selection import METHODS, canonical_method, select
     from matrix.statement_examples import split_examples
-    from matrix.tasks import load_tests
 
     sampled = args.codes is None
-    n_extracted = 0
+    n_extracted = n_read = 0
     if sampled:
         from coevo.commands.solve_cmd import check_model_args
 
@@ -187,11 +186,10 @@ def run(args) -> int:
     method = canonical_method(args.method)
     score_kw = score_options(args, method)
     tasks = load_task_file(args.tasks)
-    ids = [t.task_id for t in tasks]
     info = None
     if not sampled:
         codes, n_extracted = load_candidate_codes(args.codes, tasks, raw=args.raw_code)
-        gen = load_tests(args.tests, ids) if args.tests else {}
+        gen, n_read = load_candidate_tests(args.tests, tasks, raw=args.raw_code) if args.tests else ({}, 0)
     for t in tasks:
         if not t.tests and (sampled or t.task_id in codes):
             raise InputError(f"task {t.task_id!r} has no ground-truth tests to evaluate against",
@@ -284,7 +282,8 @@ def run(args) -> int:
                       f"{k} codes", file=sys.stderr)
         bon = report.get("best_of_n", {}).get(method)
         print(f"coevo eval: {len(per_task)} tasks, pass@1 {report['pass_at_k'].get('1')}, "
-              f"best-of-N ({method}) {bon}{extracted_note(n_extracted)} -> {args.out}", file=sys.stderr)
+              f"best-of-N ({method}) {bon}{extracted_note(n_extracted)}{tests_note(n_read)} -> {args.out}",
+              file=sys.stderr)
     return 0
 
 

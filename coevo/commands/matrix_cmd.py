@@ -84,11 +84,10 @@ def run(args) -> int:
     import sys
     import time
 
-    from coevo.commands.codes_input import extracted_note, load_candidate_codes
+    from coevo.commands.codes_input import extracted_note, load_candidate_codes, load_candidate_tests, tests_note
     from coevo.commands.tasks_input import load_task_file
     from matrix.errors import InputError
     from matrix.jsonl import write_jsonl_atomic
-    from matrix.tasks import load_tests
 
     config = _exec_config(args)
     t0 = time.monotonic()
@@ -102,9 +101,8 @@ def run(args) -> int:
         raise InputError(str(exc), field="--isolation") from None
     with executor:
         tasks = load_task_file(args.tasks)
-        ids = [t.task_id for t in tasks]
         codes, n_extracted = load_candidate_codes(args.codes, tasks, raw=args.raw_code)
-        tests = load_tests(args.tests, ids) if args.tests else None
+        tests, n_read = load_candidate_tests(args.tests, tasks, raw=args.raw_code) if args.tests else (None, 0)
         jobs = [(t, codes.get(t.task_id, []), tests.get(t.task_id, []) if tests is not None else list(t.tests))
                 for t in tasks]
         try:
@@ -124,7 +122,8 @@ def run(args) -> int:
                                          "separate uids" if guards.get("separate_uids") else "") if x)
         print(f"coevo matrix: {len(results)} tasks, {cells} cells ({passed} passed) in "
               f"{time.monotonic() - t0:.1f}s, isolation {isolation} ({inforce or 'no further guards'})"
-              f"{extracted_note(n_extracted)}; wrote {'stdout' if args.out == '-' else args.out}", file=sys.stderr)
+              f"{extracted_note(n_extracted)}{tests_note(n_read)}; wrote {'stdout' if args.out == '-' else args.out}",
+              file=sys.stderr)
     return 0
 
 

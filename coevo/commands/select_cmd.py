@@ -172,14 +172,13 @@ def _drawer(task, tests, n_inputs: int, seed: int):
 
 
 def run(args) -> int:
-    from coevo.commands.codes_input import extracted_note, load_candidate_codes
+    from coevo.commands.codes_input import extracted_note, load_candidate_codes, load_candidate_tests, tests_note
     from coevo.commands.tasks_input import load_task_file
     from matrix.errors import InputError
     from matrix.inputs import consensus_from_cells
     from matrix.jsonl import write_jsonl_atomic
     from matrix.selection import canonical_method, plausible, select, without_evidence
     from matrix.statement_examples import split_examples
-    from matrix.tasks import load_tests
 
     check_common(args)
     method = canonical_method(args.method)
@@ -190,9 +189,9 @@ def run(args) -> int:
 
         maps = read_calibration(args.calibration, scores=score_kw)
     tasks = load_task_file(args.tasks)
-    ids = [t.task_id for t in tasks]
     codes, n_extracted = load_candidate_codes(args.codes, tasks, raw=args.raw_code)
-    tests = load_tests(args.tests, ids, allow_empty=True)  # tasks without tests are decided otherwise
+    # tasks without tests are decided otherwise
+    tests, n_read = load_candidate_tests(args.tests, tasks, raw=args.raw_code, allow_empty=True)
     if not codes:
         raise InputError("no candidate codes for any task", file=args.codes, field="task_id")
     jobs = []
@@ -262,7 +261,7 @@ def run(args) -> int:
         untested = sum(1 for r in rows if not r["n_tests"])
         if untested:
             note += f"; {untested} without tests, decided by examples and output consensus"
-        note += extracted_note(n_extracted)
+        note += extracted_note(n_extracted) + tests_note(n_read)
         print(f"coevo select: {len(rows)} tasks, method {method}, isolation {isolation}{note} -> "
               f"{'stdout' if args.out == '-' else args.out}",
               file=sys.stderr)

