@@ -275,8 +275,11 @@ class WorkerProcess:
                 # programs never run as root: where the Python installation is not readable by
                 # other users (a pyenv under /root), the switch stays, and a program imports what
                 # the zygote loaded before it (the standard library's usual modules), nothing else
-                # (red-team pass 8: keeping root there gave programs every capability)
-                os.chmod(self.tmpdir, 0o1777)
+                # (red-team pass 8: keeping root there gave programs every capability). Not sticky:
+                # a generic test's test and program processes run under two uids, and each may
+                # remove the other's files, as in plain Python's one process (red-team pass 18;
+                # namespace mode's fresh /tmp of every cell is 0777 too)
+                os.chmod(self.tmpdir, 0o777)
                 cfg["private_python"] = not all(_world_traversable(d) for d in _python_dirs() + [PACKAGE])
             cfg["tmpdir"] = self.tmpdir
             cfg["package_dir"] = PACKAGE
