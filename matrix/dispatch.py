@@ -286,29 +286,33 @@ class Dispatcher:
     def absorb(self, u: _Cells, records, entries: list[Entry]) -> list[_Cells]:
         """Turn a unit's records into cell results; returns the cells to run again as generic
         tests (their program shadows a builtin the parent's side of the test uses)."""
-        records = [r for r in records if 0 <= r.key < len(u.cells)]
+        cells = u.cells
+        n = len(cells)
+        records = [r for r in records if 0 <= r.key < n]
         data = decode_claims(records)
         redo = []
         requeue = []
         cfg = self.config
+        timeout, max_output, generic = float(cfg.timeout), int(cfg.max_output_bytes), u.generic
+        requeued, claim = Outcome.REQUEUE, Outcome.CLAIM
         for rec, d in zip(records, data):
-            ei, i, j = u.cells[rec.key]
-            if rec.outcome == Outcome.REQUEUE:
+            ei, i, j = cells[rec.key]
+            if rec.outcome == requeued:
                 requeue.append((ei, i, j))
                 continue
             e = entries[ei]
             plan = e.plans[j]
-            if u.generic and plan.fallback is not None:
+            if generic and plan.fallback is not None:
                 plan = plan.fallback
-            res = interpret(rec, plan, d, float(cfg.timeout), int(cfg.max_output_bytes))
+            res = interpret(rec, plan, d, timeout, max_output)
             if res is NEEDS_GENERIC:
                 redo.append((ei, i, j))
                 continue
-            if rec.outcome == Outcome.CLAIM and res.value is not None and len(rec.payload) > KEEP_VALUE_BYTES:
+            if rec.outcome == claim and res.value is not None and len(rec.payload) > KEEP_VALUE_BYTES:
                 res.value = _dropped(res.value, len(rec.payload))
             e.results[i][j] = res
         waiting = set(redo) | set(requeue)
-        for c in u.cells:
+        for c in cells:
             ei, i, j = c
             if entries[ei].results[i][j] is None and c not in waiting:
                 entries[ei].results[i][j] = CellResult("sandbox_error", None, "no result for the cell", 0.0)

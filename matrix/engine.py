@@ -52,7 +52,9 @@ permutations).
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import math
 import os
 import re
@@ -72,6 +74,7 @@ from matrix.workers import Pool
 
 __all__ = ["ExecConfig", "CellResult", "MatrixResult", "Executor", "STATUSES"]
 
+_SMALL = 1 << 62  # an int this small is its own JSON form (as plain.to_jsonable gives it)
 STATUSES = ("pass", "fail", "error", "timeout", "memory", "output_limit", "syntax_error",
             "bad_test", "sandbox_error")
 MAX_MEMORY_MB = 2048
@@ -168,7 +171,8 @@ class MatrixResult:
             "task_id": self.task_id,
             "passed": [[s == "pass" for s in row] for row in self.status],
             "status": self.status,
-            "values": [[plain.to_jsonable(v) for v in row] for row in self.values],
+            "values": [[v if v is None or type(v) is bool or (type(v) is int and -_SMALL < v < _SMALL)
+                        else plain.to_jsonable(v) for v in row] for row in self.values],
             "errors": self.errors,
             "times": [[round(float(t), 6) for t in row] for row in self.time_rows],
             "isolation": self.isolation,
@@ -304,6 +308,12 @@ class Executor:
 
     # ------------------------------------------------------------------ running
     def _run(self, entries: list[Entry], progress: bool, idle=None) -> None:
+        """Run every cell of the entries, with the cyclic garbage collector paused meanwhile
+        (:func:`_collector_paused`)"""
+        with _collector_paused():
+            self._run_entries(entries, progress, idle)
+
+    def _run_entries(self, entries: list[Entry], progress: bool, idle=None) -> None:
         """Run every cell of the entries. A program that appears more than once in an entry (the
         same text; sampled pools repeat the easy answers) runs once and its row is copied, except
         where it may read randomness or the clock (:func:`distinct_programs`); a test given twice
@@ -380,6 +390,21 @@ class Executor:
                 bar.close()
         self.stats["cells"] += total
         self.stats["seconds"] += time.monotonic() - t0
+
+
+@contextlib.contextmanager
+def _collector_paused():
+    """The cyclic garbage collector off while a matrix runs (on again after, when it was on):
+    the dispatch makes a result object per cell and nearly no cycles, and every full collection
+    meanwhile walked the whole heap again (the caller's too: a trainer's). What cycles there are
+    are collected when it is back on."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 class _Draws:
