@@ -146,3 +146,36 @@ def test_a_batch_row_without_choices_is_one_line(tmp_path, capsys):
     rc, _ = _matrix_status(tmp_path, json.dumps(row) + "\n")
     err = capsys.readouterr().err.strip()
     assert rc == 2 and "\n" not in err and "codes.jsonl:1" in err and "response.body.choices" in err, err
+
+
+# ----------------------------------------------------------------------------- answers
+
+def _answers() -> list[tuple[str, str, str]]:
+    """``(shape, answer, the program a reader takes out of it)``."""
+    fenced = f"```python\n{RIGHT}\n```"
+    return [
+        ("a label line, then code", f"Answer:\n{RIGHT}\n", RIGHT),
+        ("a label line, then wrong code", f"Solution:\n{WRONG}", WRONG),
+        ("<answer> tags", f"<answer>\n{RIGHT}\n</answer>", RIGHT),
+        ("<code> tags", f"<code>\n{RIGHT}\n</code>\n", RIGHT),
+        ("Llama 3.1's <|python_tag|>", f"<|python_tag|>{RIGHT}<|eom_id|>", RIGHT),
+        ("a role header, unfenced code", f"<|start_header_id|>assistant<|end_header_id|>\n\n{RIGHT}<|eot_id|>", RIGHT),
+        ("ChatML turn, unfenced code", f"<|im_start|>assistant\n{RIGHT}<|im_end|>", RIGHT),
+        ("old Mac line endings (CR), fenced", f"Here:\r{fenced}\r".replace("\n", "\r"), RIGHT),
+        ("old Mac line endings (CR), plain", RIGHT.replace("\n", "\r"), RIGHT),
+    ]
+
+
+def test_answers_in_more_shapes_run_the_program_a_reader_takes_out(tmp_path):
+    from test_real_outputs import reference_passes
+
+    tests = [t["test"] for t in TASK["tests"]]
+    shapes = _answers()
+    files = _write(tmp_path, [a for _, a, _ in shapes], [])
+    files = files[:4]  # the task's own tests
+    out = tmp_path / "m.jsonl"
+    assert main(["matrix", *files, "--out", str(out), "--workers", "2", "-q"]) == 0
+    status = json.loads(out.read_text())["status"]
+    wrong = [(name, status[i]) for i, (name, _, prog) in enumerate(shapes)
+             if all(s == "pass" for s in status[i]) != reference_passes(prog, tests)]
+    assert not wrong, wrong

@@ -52,6 +52,8 @@ def _chat_answer(code: str) -> bool:
     first = next((ln.strip() for ln in lines if ln.strip()), "")
     if not first:
         return False
+    if _LABEL.fullmatch(first) and not keyword.iskeyword(first.split(":")[0].split()[0]) and not _compiles(first):
+        return True  # a label line ("Answer:", "Python code:", "<answer>") before the code
     if not (first[0] in "\"'#@([{" or _CODE_WORDS.match(first) or "=" in first.split(" ", 2)[1:2]):
         try:
             compile(first, "<line>", "exec", dont_inherit=True)
@@ -131,7 +133,15 @@ def _before_prose(text: str) -> str | None:
 # end-of-sequence texts a sample decoded without skipping special tokens ends with (GPT-2 / Qwen /
 # StarCoder, ChatML, Llama 3, Llama 2 / Mistral, Gemma, DeepSeek, Phi-3, DeepSeek-Coder-Instruct)
 _EOS = re.compile(r"<\|endoftext\|>|<\|im_end\|>|<\|eot_id\|>|<\|end_of_text\|>|</s>|<eos>|<\|end\|>|<\|EOT\|>"
-                  r"|<｜end▁of▁sentence｜>")
+                  r"|<｜end▁of▁sentence｜>|<\|eom_id\|>|<end_of_turn>")
+
+# the special tokens a sample decoded with them starts with: a chat turn's header (ChatML's
+# "<|im_start|>assistant", Llama 3's "<|start_header_id|>assistant<|end_header_id|>", DeepSeek's
+# "<｜Assistant｜>", Gemma's "<start_of_turn>model", Phi-3's "<|assistant|>") or Llama 3.1's
+# "<|python_tag|>" before the code it means to run
+_HEADER = re.compile(r"\A\s*(?:(?:<\|[A-Za-z_]{1,30}\|>|<｜[^｜\n]{1,30}｜>|<start_of_turn>)[ \t]*"
+                     r"(?:(?:assistant|model)\b)?[ \t]*(?:\r?\n)?)+")
+_LABEL = re.compile(r"[A-Za-z][\w \t]{0,40}:[ \t]*|<[A-Za-z][\w-]{0,30}>[ \t]*")  # "Answer:", "<answer>"
 
 
 def _before_eos(text: str) -> str | None:
@@ -149,6 +159,16 @@ def extracted_code(code: str, entry_point: str | None) -> str | None:
     if cut is not None and cut.strip() and not _compiles(code):
         got = extracted_code(cut, entry_point)
         return got if got is not None else cut.rstrip()
+    head = _HEADER.match(code)
+    if head is not None and head.end() and not _compiles(code):
+        rest = code[head.end():]
+        got = extracted_code(rest, entry_point)
+        return got if got is not None else rest
+    if "\r" in code and not _compiles(code):  # lines ended by a lone CR (old Mac), which Python reads as lines
+        lines = code.replace("\r\n", "\n").replace("\r", "\n")
+        if lines != code.replace("\r\n", "\n"):
+            got = extracted_code(lines, entry_point)
+            return got if got is not None else lines
     if not _chat_answer(code) or _compiles(code):
         return None
     from roles.parsing import parse_code
