@@ -81,7 +81,7 @@ from typing import Any
 
 from matrix.errors import InputError
 from roles.api_config import RESERVED_FIELDS, ApiConfig
-from roles.generation import GenerationConfig, GenRequest, Sample
+from roles.generation import GenerationConfig, GenRequest, Sample, SamplingStatus
 
 CACHE_VERSION = 1
 
@@ -376,6 +376,19 @@ class _Job:
 # the generator
 # --------------------------------------------------------------------------------------------
 
+class _StatusBar:
+    """The two calls the sampling loop makes on a tqdm bar, made on a :class:`SamplingStatus`."""
+
+    def __init__(self, status: SamplingStatus):
+        self.status = status
+
+    def update(self, n: int) -> None:
+        self.status.update(n)
+
+    def close(self) -> None:
+        pass
+
+
 class ApiGenerator:
     """A text-only :class:`roles.generation.Generator` over an OpenAI-compatible server (module doc)."""
 
@@ -397,6 +410,9 @@ class ApiGenerator:
         self.n_rejected = False  # the server refused n > 1
         self.max_completion_tokens = False  # the server wants max_completion_tokens, not max_tokens
         self._lock = threading.Lock()
+        # where no progress bar is drawn, status lines (roles.generation.SamplingStatus) go here
+        self.say = None
+        self.status_every_s = 30.0
         self._client = None
         self._attempts = 0
 
@@ -676,6 +692,9 @@ class ApiGenerator:
             from tqdm import tqdm
             bar = tqdm(total=int(self.stats["samples"]), desc="sampling (served)", unit="sample",
                        leave=False, file=sys.stderr, dynamic_ncols=True)
+        elif self.say is not None:  # no bar drawn: status lines at most every status_every_s
+            bar = _StatusBar(SamplingStatus(int(self.stats["samples"]), self.say, every_s=self.status_every_s,
+                                            label="sampling (served)"))
         greedy = cfg.temperature == 0
         t0 = time.perf_counter()
         pool = ThreadPoolExecutor(max_workers=self.api.concurrency, thread_name_prefix="coevo-api")

@@ -703,3 +703,13 @@ def test_key_variable_errors_name_the_field_the_user_wrote(stub, tmp_path, monke
     rc = main(["solve", "--api-base", s.base, "--api-model", "stub-model", "--api-key-env", "NO_KEY_HERE_123",
                "--tasks", str(tmp_path / "none.jsonl"), "--out", str(tmp_path / "o.jsonl")])
     assert rc == 2 and "--api-key-env" in capsys.readouterr().err
+
+
+def test_served_sampling_says_where_it_is_without_a_terminal(stub, tmp_path):
+    s = stub()
+    gen = ApiGenerator(api(s, tmp_path, cache=False))
+    said: list[str] = []
+    gen.say, gen.status_every_s = said.append, 0.0
+    samples = gen.generate(requests_for(3, 2))
+    assert len(samples) == 5  # 3 codes + 2 test suites
+    assert said and all(line.startswith("sampling (served): ") and "/5 samples" in line for line in said), said
