@@ -3,7 +3,11 @@ more-itertools, ...), each rebuilt as a tiny case here so that no package has to
 what a reader of the written suite sees, and what the suite asserts."""
 
 import ast
+import re
 import unicodedata
+from pathlib import Path
+
+import pytest
 
 from coevo.testgen import observe
 from coevo.testgen.inputs import Probe, Step
@@ -19,6 +23,7 @@ def raised(types, msg, line=3):
     return ["raise", [[list(t) for t in types], msg, line], ""]
 
 
+FIX = Path(__file__).parent / "fixtures" / "gentests"
 VE = [("builtins", "ValueError"), ("builtins", "Exception"), ("builtins", "BaseException"), ("builtins", "object")]
 
 
@@ -68,3 +73,132 @@ def test_invisible_characters_in_strings_are_written_as_escapes():
         pat = match_pattern(msg)
         assert pat.isprintable() and ast.literal_eval(pat) == msg.replace("(", "\\(").replace(")", "\\)"), pat
     assert literal("plain 'text'") == repr("plain 'text'")  # everything else as repr writes it
+
+
+def test_no_line_of_a_written_suite_is_longer_than_100_columns():
+    """semver and python-slugify: calls with many keyword arguments and long exception messages
+    were written on one line each (up to 223 columns): `assert slugify('MODERN', entities=False,
+    decimal=False, hexadecimal=False, max_length=17, ...) == '...'` and `with pytest.raises(
+    ValueError, match="match_expr parameter should be in format <op><ver>, where ..."):`."""
+    kw = tuple((name, v) for name, v in (("entities", "False"), ("decimal", "False"), ("hexadecimal", "False"),
+                                         ("max_length", "17"), ("word_boundary", "True"), ("save_order", "False"),
+                                         ("replacements", "[['', 'hello']]"), ("algorithm", "'modern'")))
+    names = {"slugify", "Version"}
+    long_msg = ("match_expr parameter should be in format <op><ver>, where <op> is one of ['<', '>', '==', "
+                "'<=', '>=', '!=']. You provided: 'acecar'")
+    cases = [
+        _case("slugs", names, [Step("call", "slugify", ("'MODERN'",), kw, unit="slugify")],
+              {"steps": [ok(["v", "hellohhelloehello"])], "state": {}}),
+        _case("slugs", names, [Step("call", "slugify", ("'MODERN'",), kw, unit="slugify")],
+              {"steps": [raised(VE, long_msg)], "state": {}}),
+        _case("slugs", names, [Step("call", "Version", ("5",), kw[:6], bind="version", unit="Version"),
+                               Step("call", "version.match", ("'x' * 3",), kw[2:], unit="Version.match")],
+              {"steps": [ok(["v", None]), ok(["v", [1, 2, 3]], "printed\n")], "state": {}}),
+        _case("slugs", names, [Step("call", "slugify", ("'" + "long text " * 12 + "'",), kw, unit="slugify")],
+              {"steps": [ok(["v", ["a long value " * 3, 2]])], "state": {}}),
+    ]
+    text = render_file("slugs", names, cases, {}, "Tests.")
+    long_lines = [ln for ln in text.splitlines() if len(ln) > 100]
+    assert long_lines == [], long_lines
+    tree = ast.parse(text)
+    calls = [ast.unparse(n) for n in ast.walk(tree) if isinstance(n, ast.Call)
+             and getattr(n.func, "id", getattr(n.func, "attr", "")) in ("slugify", "match", "Version")]
+    # the same calls, only spread over several lines
+    want = {cases[0].probe.steps[0].source(), cases[2].probe.steps[0].source(), cases[2].probe.steps[1].source(),
+            cases[3].probe.steps[0].source()}
+    assert {ast.unparse(ast.parse(c)) for c in want} == set(calls)
+    raises = next(n for n in ast.walk(tree) if isinstance(n, ast.With))
+    match = next(k.value for k in raises.items[0].context_expr.keywords if k.arg == "match")
+    assert re.search(ast.literal_eval(match), long_msg)
+    assert ast.literal_eval(match) == ast.literal_eval(match_pattern(long_msg))
+
+
+def test_arguments_that_change_nothing_are_left_out_of_the_written_calls(tmp_path):
+    """python-dateutil's relativedelta: `relativedelta(dt1=..., dt2=..., leapdays=30, hours=150,
+    seconds=151, ...)` (with dt1 and dt2 the rest is ignored) and `relativedelta(dt1=None, dt2=None,
+    years=14, ... 17 arguments)` for 'invalid year day (2252)': the coverage-guided changes add
+    arguments and nothing took away those that bring nothing."""
+    import shutil
+
+    from coevo.cli import main
+
+    shutil.copy2(FIX / "deltas.py", tmp_path / "deltas.py")
+    assert main(["gen-tests", str(tmp_path / "deltas.py"), "--out", str(tmp_path / "out"),
+                 "--time-budget", "30", "--max-mutants", "80", "--quiet"]) == 0
+    tree = ast.parse((tmp_path / "out" / "test_deltas.py").read_text())
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") in ("Delta", "span")]
+    assert len(calls) >= 4
+    for call in calls:
+        kw = {k.arg for k in call.keywords}
+        assert "label" not in kw and "unit" not in kw, ast.unparse(call)  # span never reads them
+        if call.func.id == "Delta" and {"dt1", "dt2"} <= kw:  # the rest is ignored then
+            assert len(call.args) + len(kw) == 2, ast.unparse(call)
+
+
+@pytest.fixture(scope="module")
+def lazy(tmp_path_factory):
+    import shutil
+
+    from coevo.testgen.execute import SandboxRunner
+    from coevo.testgen.target import analyze
+    from matrix.engine import ExecConfig, Executor
+
+    d = tmp_path_factory.mktemp("lazy")
+    d.chmod(0o755)
+    shutil.copy2(FIX / "lazy_iters.py", d / "lazy_iters.py")
+    module = analyze(d / "lazy_iters.py")
+    with Executor(ExecConfig(timeout=20, workers=1, import_paths=(str(d),))) as ex:
+        yield SandboxRunner(module, ex), module
+
+
+def test_what_a_generator_raises_once_read_is_asserted_reading_it(lazy):
+    """more-itertools: `run_length.decode([7])` returns a generator; reading it (the harness
+    describes what it yields) raised TypeError, written as `with pytest.raises(TypeError):
+    run_length.decode([7])`, which does not raise: 37 tests failed verification and one run
+    of the suite ended the module with 'could not run the generated suite in the sandbox'."""
+    from coevo.testgen.execute import Variant
+
+    r, module = lazy
+    table = {0: Probe("decode", (Step("call", "decode", ("[7]",), unit="decode"),)),
+             1: Probe("decode", (Step("call", "decode", ("[('a', 2)]",), unit="decode"),))}
+    out, _ = r.probes(Variant("original", module.source), table, [[0, 1]], cov=False, limit=2.0)
+    assert out[0]["steps"][0][0] == "raise" and out[1]["steps"][0][0] == "ok"
+    names = observe.Names("lazy_iters", {"decode", "Peekable"})
+    cases = [TestCase(table[k], out[k], observe.checks(out[k], names)) for k in (0, 1)]
+    text = render_file("lazy_iters", {"decode", "Peekable"}, cases, {}, "Tests.")
+    assert "    with pytest.raises(TypeError, match=" in text
+    assert "        list(decode([7]))\n" in text, text  # read, as the harness read it
+    assert "assert list(decode([('a', 2)])) == ['a', 'a']" in text
+
+
+def test_an_object_that_is_its_own_iterator_is_not_used_up_by_looking_at_it(lazy):
+    """more-itertools: `seekable([3, 1, 2])` bound, then `.peek(default=None)` gave None in the
+    sandbox (the harness had read the object's items to describe it, using them up) and 3 under
+    pytest; `callback_iter(abs).done` was True."""
+    from coevo.testgen.execute import Variant
+
+    r, module = lazy
+    table = {0: Probe("Peekable", (Step("call", "Peekable", ("[3, 1, 2]",), bind="peekable", unit="Peekable"),
+                                   Step("call", "peekable.peek", (), (("default", "None"),), unit="Peekable.peek"))),
+             1: Probe("Peekable", (Step("call", "Peekable", ("[3, 1, 2]",), bind="peekable", unit="Peekable"),))}
+    out, _ = r.probes(Variant("original", module.source), table, [[0, 1]], cov=False, limit=2.0)
+    assert out[0]["steps"][1][:2] == ["ok", ["v", 3]], out[0]
+    for k in (0, 1):
+        for c in observe.checks(out[k], observe.Names("lazy_iters", {"decode", "Peekable"})):
+            assert c.path[:1] != (("list",),) and not (c.path[:1] == (("attr", "done"),) and c.value is True), c
+
+
+def test_a_test_that_ends_or_hangs_pytest_is_dropped_not_the_module(tmp_path, capsys):
+    """more-itertools' more.py once ended with 'could not run the generated suite in the sandbox:
+    pass: ' (exit 2, nothing written): a verification run died in one test (an iterator the
+    observation had used up, read to its end under pytest) and its report was all that counted.
+    The test a run died or hung in is dropped and the rest of the suite kept."""
+    import shutil
+
+    from coevo.cli import main
+
+    shutil.copy2(FIX / "under_pytest.py", tmp_path / "under_pytest.py")
+    assert main(["gen-tests", str(tmp_path / "under_pytest.py"), "--out", str(tmp_path / "out"),
+                 "--time-budget", "10", "--report", str(tmp_path / "r.json"), "--quiet"]) == 0
+    text = (tmp_path / "out" / "test_under_pytest.py").read_text()
+    assert "double(" in text and "leave(" not in text and "spin(" not in text

@@ -482,9 +482,14 @@ def _cv_object(v, mod, depth):
         attrs[k] = _cv_desc(x, mod, depth + 1)
     extra = {}
     own = getattr(t, "__module__", None) == __coevo_job__["name"]
+    # an object that is its own iterator (``__next__``: more-itertools' seekable, peekable) is
+    # used up by reading its items: what the test does next would see it empty
+    consumed = any("__next__" in vars(k) for k in t.__mro__ if k is not object)
     if own:
         for dunder, key in (("__len__", "len"), ("__iter__", "items"), ("__str__", "str"),
                             ("__repr__", "repr")):
+            if key == "items" and consumed:
+                continue
             if any(dunder in vars(k) for k in t.__mro__ if k is not object):
                 try:
                     if key == "len":
@@ -555,6 +560,7 @@ def _cv_step(mod, env, local, step):
     _CV_STATE["env"] = set()
     states = _cv_random_states()
     _CV_STATE["drawn"] = False
+    _CV_STATE["reading"] = False
     drew = False
     try:
         try:
@@ -563,7 +569,9 @@ def _cv_step(mod, env, local, step):
                     value = fn(*argv, **kw)
                 else:
                     value = eval(callee, env, local)
+                _CV_STATE["reading"] = True  # what raises from here on raised reading the value
                 desc = ["bound", _cv_described(value, mod)] if bind else _cv_described(value, mod)
+                _CV_STATE["reading"] = False
         finally:
             read, _CV_STATE["env"] = _CV_STATE["env"], None
             read = {k for k in read if not _cv_benign_env(k)} if read else read
@@ -581,6 +589,12 @@ def _cv_step(mod, env, local, step):
             return ["env", sorted(read)[:20]]
         if drew:  # or on what it drew
             return ["random"]
+        if _CV_STATE.get("reading"):
+            # the call returned; reading what it returned raised (a generator's body runs as it
+            # is read): a test reads it too, ``list(f(x))`` (a bound value read so is no test)
+            if bind or not hasattr(type(value), "__next__"):  # (a list holding such a generator)
+                return ["badarg", "reading the value raised " + type(exc).__name__]
+            return ["raise", _cv_exc(exc, job["file"]), sink.getvalue(), "read"]
         return ["raise", _cv_exc(exc, job["file"]), sink.getvalue()]
     if read:
         return ["env", sorted(read)[:20]]
@@ -927,7 +941,8 @@ def _cv_pytest(job):
         xml = os.path.join(work, f"r{k}.xml")
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": work, "PYTHONHASHSEED": str(seed),
                "PYTHONPATH": os.pathsep.join(paths), "CV_REVERSE": "1" if reverse else "0",
-               "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": work, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+               "PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": work, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+               "CV_STARTED": os.path.join(work, f"r{k}.started"), "CV_TEST_LIMIT": str(_CV_TEST_LIMIT)}
         cwd = work
         if project:
             cwd = mirror
@@ -961,11 +976,12 @@ def _cv_pytest(job):
     runs = []
     tail = ""
     for k, (proc, xml, log) in enumerate(procs):
+        culprit = os.path.join(work, f"r{k}.started")
         try:
             rc = proc.wait(timeout=job.get("timeout", 120))
         except subprocess.TimeoutExpired:
             proc.kill()
-            runs.append({"__timeout__": "timeout"})
+            runs.append(dict({"__timeout__": "timeout"}, **_cv_culprit(culprit)))
             continue
         log.close()
         with open(os.path.join(work, f"r{k}.log")) as fh:
@@ -973,7 +989,7 @@ def _cv_pytest(job):
         try:
             outcome = _cv_junit(xml)
         except Exception as exc:
-            outcome = {"__error__": type(exc).__name__ + ": " + str(exc)}
+            outcome = dict({"__error__": type(exc).__name__ + ": " + str(exc)}, **_cv_culprit(culprit))
         outcome["__rc__"] = rc
         if project:
             outcome["__project__"] = tail
@@ -983,10 +999,48 @@ def _cv_pytest(job):
 
 _CV_CONFTEST = """import os
 
+import pytest
+
 
 def pytest_collection_modifyitems(items):
     if os.environ.get('CV_REVERSE') == '1':
         items.reverse()
+
+
+def _cv_note(what, nodeid):  # which test was running when a run died (killed for its memory...)
+    if os.environ.get('CV_STARTED'):
+        with open(os.environ['CV_STARTED'], 'a') as fh:
+            fh.write(what + ' ' + nodeid + '\\n')
+
+
+def pytest_runtest_logstart(nodeid, location):
+    _cv_note('start', nodeid)
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    _cv_note('end', nodeid)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    # a test that runs far longer than its calls did when observed (more-itertools: an iterator
+    # read to its end that the harness had used up) fails alone, instead of stopping the run
+    import signal
+    limit = float(os.environ.get('CV_TEST_LIMIT') or 0)
+    if not limit or not hasattr(signal, 'setitimer'):
+        yield
+        return
+
+    def _late(signum, frame):
+        raise TimeoutError('coevo: the test ran for more than %s s' % limit)
+
+    old = signal.signal(signal.SIGALRM, _late)
+    signal.setitimer(signal.ITIMER_REAL, limit)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
 
 
 if os.environ.get('CV_OTHER') == '1':  # the run on 'another machine': host, CPUs, kernel
@@ -1030,6 +1084,28 @@ if os.environ.get('CV_OTHER') == '1':  # the run on 'another machine': host, CPU
     _sys.modules['_datetime'] = None
     _sys.modules['_zoneinfo'] = None
 """
+
+
+_CV_TEST_LIMIT = 5.0  # seconds a verification run gives one test (its calls took at most 1 s observed)
+
+
+def _cv_culprit(path):
+    """``{"__culprit__": node id}``: the test a pytest process that died (or hung) was running,
+    from the start / end lines the conftest wrote; {} when none was."""
+    try:
+        with open(path) as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return {}
+    started, ended = [], set()
+    for ln in lines:
+        what, _, nodeid = ln.partition(" ")
+        if what == "start":
+            started.append(nodeid)
+        elif what == "end":
+            ended.add(nodeid)
+    left = [n for n in started if n not in ended]
+    return {"__culprit__": left[-1]} if left else {}
 
 
 def _cv_junit(xml):

@@ -225,9 +225,10 @@ def _wrap(node, text: str, indent: int, width: int, column: int | None = None) -
         step = max(20, width - indent - 8)
         for ch in node.value:
             cur += ch
-            if len(repr(cur)) >= step:
-                pieces.append(cur)
-                cur = ""
+            if len(str_literal(cur)) >= step:
+                cut = cur.rfind(" ", len(cur) // 2)  # after a space, where there is one
+                pieces.append(cur[:cut + 1] if cut > 0 else cur)
+                cur = cur[cut + 1:] if cut > 0 else ""
         if cur:
             pieces.append(cur)
         return "(\n" + "".join(f"{pad}{str_literal(p)}\n" for p in pieces) + " " * indent + ")"

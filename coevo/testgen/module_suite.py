@@ -641,48 +641,142 @@ class _SuiteBuilder:
                          + sum(len(repr(c.value)) for c in cs) / 200,  # long literals read badly
                          bonus=(0.5 if p.origin == "docstring" else 0.0) + (0.3 if explicit else 0.0))
 
+    def _smaller(self, probe: Probe) -> list[Probe]:
+        """Shorter versions of ``probe``, the likeliest first: a call's keyword arguments all left
+        out, a call left out (sequences of three or more), one keyword argument left out, the last
+        positional argument left out where its parameter has a default."""
+        steps = probe.steps
+        whole: list[Probe] = []
+        single: list[Probe] = []
+
+        def with_step(i: int, args: tuple, kwargs: tuple) -> Probe:
+            st = steps[i]
+            return Probe(probe.unit, steps[:i] + (Step(st.kind, st.callee, args, kwargs, st.bind, st.unit),)
+                         + steps[i + 1:], probe.origin)
+
+        for i, st in enumerate(steps):
+            if st.kind != "call":
+                continue
+            if len(st.kwargs) >= 2:
+                whole.append(with_step(i, st.args, ()))
+            single += [with_step(i, st.args, st.kwargs[:j] + st.kwargs[j + 1:]) for j in range(len(st.kwargs))]
+            unit = self.gen.units.get(st.unit) if st.unit else None
+            if st.args and unit is not None:
+                pos = [p for p in unit.params if p.kind in ("pos", "posonly")]
+                j = len(st.args) - 1
+                star = any(p.kind == "star" for p in unit.params)
+                if (j < len(pos) and not pos[j].required) or (j >= len(pos) and star):
+                    single.append(with_step(i, st.args[:-1], st.kwargs))
+        calls = [Probe(probe.unit, steps[:k] + steps[k + 1:], probe.origin)
+                 for k in range(1, len(steps)) if steps[k].bind is None] if len(steps) >= 3 else []
+        return whole + calls + single
+
+    @staticmethod
+    def _merged(probe: Probe, dropped: list[Probe]) -> Probe | None:
+        """``probe`` without every keyword argument that one of ``dropped`` (each ``probe`` less
+        one keyword argument, found to lose nothing) left out; None when that is one of them."""
+        gone: set[tuple[int, str]] = set()
+        for d in dropped:
+            if len(d.steps) != len(probe.steps):
+                continue
+            for i, (a, b) in enumerate(zip(probe.steps, d.steps)):
+                if a.args == b.args and len(b.kwargs) == len(a.kwargs) - 1:
+                    gone |= {(i, k) for k, _ in a.kwargs} - {(i, k) for k, _ in b.kwargs}
+        if len(gone) < 2:
+            return None
+        steps = tuple(Step(st.kind, st.callee, st.args, tuple(kv for kv in st.kwargs if (i, kv[0]) not in gone),
+                           st.bind, st.unit) for i, st in enumerate(probe.steps))
+        return Probe(probe.unit, steps, probe.origin)
+
+    def _near(self, k: int, chosen: list[Candidate], vs: list[Probe]) -> tuple[list[int], set]:
+        """The variants ``vs`` of ``chosen[k]`` (run on the original) that keep the lines,
+        branches and behaviour only this test brings, and the mutants only it kills."""
+        others = set().union(*(goals(o) for j, o in enumerate(chosen) if j != k))
+        own = goals(chosen[k]) - others
+        covered = {g for g in own if g[0] != "k"}
+        out = []
+        for v in vs:
+            vid = self.keys.get(v.steps)
+            if vid is None or vid not in self.cand_checks:
+                continue
+            arcs = self.arcs_of.get(vid, set())
+            reach = goals(Candidate(vid, branches=frozenset(arcs & self.branches),
+                                    lines=frozenset(_arcs_lines(arcs) & self.statements),
+                                    behaviours=frozenset({_behaviour(v, self.outcomes[vid])})))
+            if covered <= reach:
+                out.append(vid)
+        return out, {g[1] for g in own if g[0] == "k"}
+
     def shorten(self, chosen: list[Candidate]) -> list[Candidate]:
-        """Chosen call sequences with a call left out when the shorter one keeps every kill,
-        branch, line and behaviour that only this test brings (a call at a time, three times,
-        while the budget lasts)."""
+        """Chosen tests made shorter where the shorter one keeps every kill, branch, line and
+        behaviour that only this test brings: a call of a sequence left out, arguments left out
+        (the coverage-guided changes add keyword arguments that then change nothing: dateutil's
+        ``relativedelta(dt1=..., dt2=..., leapdays=30, hours=150, ...)``), in rounds while the
+        budget lasts. In a round, the keyword arguments that each could go as far as coverage
+        tells are tried all at once before the mutants run, so one round usually does it."""
         table = self.table
-        for _ in range(3):
-            long = [c for c in chosen if len(table[c.pid].steps) >= 3]
-            if not long or self.clock.left(SHORTEN) < 1.0:
+        for r in range(4):
+            # the first round even where the mutants took the phase's time (a loaded machine),
+            # unless verification's own share is reached: a round is a slice of calls and of mutants
+            share = SHORTEN if r or self.clock.left(SHORTEN) >= 1.0 else SHORTEN + 0.04
+            if self.clock.left(share) < (1.0 if r else 0.3):
                 return chosen
             variants: dict[int, list[Probe]] = {}
-            for c in long:
-                steps = table[c.pid].steps
-                variants[c.pid] = [Probe(table[c.pid].unit, steps[:k] + steps[k + 1:], table[c.pid].origin)
-                                   for k in range(1, len(steps)) if steps[k].bind is None]
-            ids = self.add([v for vs in variants.values() for v in vs])
+            for k, c in enumerate(chosen):
+                vs = self._smaller(table[c.pid])
+                if vs:
+                    variants[k] = vs
+            if not variants:
+                return chosen
+            # the likeliest variants of every test first: later slices run only while the phase lasts
+            order = [v for vs in zip_longest(*variants.values()) for v in vs if v is not None]
+            ids = self.add(order)
             if not ids:
                 return chosen
-            self.run_batch(ids, SHORTEN)
-            ok_ids = {pid for pid in ids if self.admit(pid)}
+            self.run_batch(ids, share)
+            for pid in ids:
+                if pid in self.outcomes:
+                    self.admit(pid)
+            near = {k: self._near(k, chosen, vs) for k, vs in variants.items()}
+            together = []
+            for k, (vids, _) in near.items():
+                m = self._merged(table[chosen[k].pid], [table[v] for v in vids])
+                if m is not None:
+                    together.append((k, m))
+            more = self.add([m for _, m in together])
+            if more and self.clock.left(share) > 0:
+                self.run_batch(more, share)
+                for pid in more:
+                    if pid in self.outcomes:
+                        self.admit(pid)
+                for k, m in together:
+                    vids, kills = near[k]
+                    variants[k].insert(0, m)
+                    near[k] = (self._near(k, chosen, [m])[0] + vids, kills)
+            # only those run on the mutants, and only on the mutants only their test kills
             assign: dict[int, list[int]] = {}
-            for c in long:
-                for v in variants[c.pid]:
-                    vid = self.keys.get(v.steps)
-                    if vid in ok_ids:
-                        for mi in c.kills:
+            fresh: set[int] = set()
+            for vids, kills in near.values():
+                for vid in vids:
+                    fresh.add(vid)
+                    for mi in kills:
+                        if vid not in self.tried[mi] and vid not in assign.get(mi, ()):
                             assign.setdefault(mi, []).append(vid)
-            self.run_mutants(assign, sorted(ok_ids), SHORTEN)
+            self.run_mutants(assign, sorted(v for v in fresh if v not in self.second), share)
             new_chosen = list(chosen)
             for k, c in enumerate(chosen):
-                if c.pid not in variants:
+                if k not in near:
                     continue
                 others = set().union(*(goals(o) for o in new_chosen if o is not new_chosen[k]))
                 own = goals(c) - others  # what only this test brings to the suite
                 best = c
-                for v in variants[c.pid]:
-                    vid = self.keys.get(v.steps)
-                    if vid not in ok_ids or vid not in self.second or \
+                for vid in near[k][0]:
+                    if vid not in self.second or \
                             not observe.stable_pair(self.outcomes[vid], self.second[vid], self.names):
                         continue
                     self.kills[vid] = {mi for mi, ps in self.killed_by.items() if vid in ps}
                     cv = self.candidate(vid)
-                    if own <= goals(cv) and (len(v.steps), cv.cost) < (len(table[best.pid].steps), best.cost):
+                    if own <= goals(cv) and (len(table[vid].steps), cv.cost) < (len(table[best.pid].steps), best.cost):
                         best = cv
                 new_chosen[k] = best
             if [c.pid for c in new_chosen] == [c.pid for c in chosen]:
@@ -954,6 +1048,9 @@ def _verify(runner: SandboxRunner, module: ModuleInfo, text: str,
     bad: set[str] = set()
     total = None
     for r in runs:
+        if "__culprit__" in r:  # the run died or hung in this test: it goes, the others are known
+            bad.add(str(r["__culprit__"]).rpartition("::")[2])
+            continue
         if "__timeout__" in r:
             return None, "pytest did not finish in time", warning
         if "__error__" in r:

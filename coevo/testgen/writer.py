@@ -358,12 +358,24 @@ def _assert_line(expr: str, c: Check, ctx: _Ctx, indent: int) -> str:
     return head + pretty(lit, 0, _WIDTH - indent, column=len(head))
 
 
-def _call_src(step: Step, ctx: _Ctx, arg_vars: dict[int, str]) -> str:
+def _call_src(step: Step, ctx: _Ctx, arg_vars: dict[int, str], column: int = 0, width: int = _WIDTH) -> str:
+    """The call's source; where, starting at ``column``, it would pass ``width`` columns, one
+    argument per line (each wrapped in turn), indented from the call's own line."""
     if step.kind == "attr":
         return ctx.src(step.callee)
-    args = [arg_vars.get(j) or ctx.src(a) for j, a in enumerate(step.args)]
-    args += [f"{k}={ctx.src(v)}" for k, v in step.kwargs]
-    return f"{ctx.src(step.callee)}({', '.join(args)})"
+    pos = [arg_vars.get(j) or ctx.src(a) for j, a in enumerate(step.args)]
+    kws = [(k, ctx.src(v)) for k, v in step.kwargs]
+    head = f"{ctx.src(step.callee)}("
+    flat = head + ", ".join(pos + [f"{k}={v}" for k, v in kws]) + ")"
+    if column + len(flat) <= width or not (pos or kws):
+        return flat
+    parts = [pretty(a, 4, width, column=4) for a in pos]
+    parts += [f"{k}=" + pretty(v, 4, width, column=5 + len(k)) for k, v in kws]
+    return head + "\n" + "".join(f"    {p},\n" for p in parts) + ")"
+
+
+def _indented(text: str, n: int) -> str:
+    return "\n".join((" " * n + ln) if ln else "" for ln in text.split("\n"))
 
 
 def _param_names(step: Step, units: dict) -> list[str]:
@@ -401,32 +413,44 @@ def render_test(tc: TestCase, ctx: _Ctx, units: dict) -> str:
                 arg_vars[j] = name
                 head = f"{name} = "
                 body.append(head + pretty(ctx.src(step.args[j]), 0, _WIDTH - ind, column=len(head)))
-        call = _call_src(step, ctx, arg_vars)
+        width = _WIDTH - ind
+
+        def call_at(column: int, step=step, arg_vars=arg_vars, width=width) -> str:
+            return _call_src(step, ctx, arg_vars, column, width)
+
         raise_checks = by_root.get(("raise", i), [])
         if raise_checks:
             t, msg = raise_checks[0].value
             ctx.uses_pytest = True
+            tname = ctx.type_name(tuple(t))
             match = f", match={match_pattern(msg)}" if msg is not None else ""
-            body.append(f"with pytest.raises({ctx.type_name(tuple(t))}{match}):")
-            body.append(" " * 4 + call)
+            head = f"with pytest.raises({tname}{match}):"
+            if len(head) > width:  # the type and the pattern on lines of their own
+                pat = "" if msg is None else "    match=" + pretty(match_pattern(msg), 4, width, column=10) + ",\n"
+                head = f"with pytest.raises(\n    {tname},\n{pat}):"
+            body.append(head)
+            read = len(tc.outcome["steps"][i]) > 3 and tc.outcome["steps"][i][3] == "read"
+            # what raised reading the returned generator: the test reads it too
+            body.append(_indented(f"list({call_at(9)})" if read else call_at(4), 4))
         else:
             value_checks = [c for c in by_root.get(("ret", i), []) if c.op != "ok"]
+            call = call_at(len("assert "))
             if step.bind and (i + 1 < len(steps) or any(c.root == ("var", step.bind) for c in tc.checks)):
-                body.append(f"{step.bind} = {call}")
+                body.append(f"{step.bind} = {call_at(len(step.bind) + 3)}")
             elif not value_checks:
-                body.append(call)
-            elif len(value_checks) == 1 and not value_checks[0].path:
+                body.append(call_at(0))
+            elif len(value_checks) == 1 and not value_checks[0].path and "\n" not in call:
                 body.append(_assert_line(call, value_checks[0], ctx, ind))
-            elif len(value_checks) == 1 and len(value_checks[0].path) == 1 and \
+            elif len(value_checks) == 1 and len(value_checks[0].path) == 1 and "\n" not in call and \
                     value_checks[0].path[0][0] in ("list", "len", "str", "islice"):
                 body.append(_assert_line(_access(call, value_checks[0].path, ctx), value_checks[0], ctx, ind))
-            else:
+            else:  # several facts, or a call too long to assert on one line: its result first
                 n_results += 1
                 var = "result" if n_results == 1 else f"result_{n_results}"
                 while var in taken:
                     var += "_"
                 taken.add(var)
-                body.append(f"{var} = {call}")
+                body.append(f"{var} = {call_at(len(var) + 3)}")
                 for c in value_checks:
                     body.append(_assert_line(_access(var, c.path, ctx), c, ctx, ind))
             for j, name in arg_vars.items():
@@ -491,7 +515,8 @@ def _module_state(top_name):
     saved = []
     for mod in list(sys.modules.values()):
         if mod is top or (dirs and str(getattr(mod, "__file__", None) or "").startswith(dirs)):
-            owners = [mod] + [c for c in vars(mod).values() if isinstance(c, type) and c.__module__ == mod.__name__]
+            owners = [mod] + [c for c in vars(mod).values()
+                              if isinstance(c, type) and c.__module__ == mod.__name__]
             for owner in owners:
                 names = {k: v for k, v in vars(owner).items() if not k.startswith("__")}
                 copies = [(v, c) for v in names.values() if (c := contents(v)) is not None]
