@@ -557,6 +557,66 @@ def _norm(src: str) -> str:
         return " ".join(src.split())
 
 
+def _fixture_value(fn: ast.stmt) -> ast.expr | None:
+    """The value a simple pytest fixture of the answer gives: a top-level function decorated with
+    ``pytest.fixture`` (or ``fixture``, called or not, without ``params``/``autouse``), taking no
+    parameters, whose body (less a docstring) is one ``return VALUE`` or ``yield VALUE`` (then
+    maybe its tear-down); None for any other function."""
+    if not isinstance(fn, ast.FunctionDef) or not fn.decorator_list:
+        return None
+    marked = False
+    for d in fn.decorator_list:
+        call = d if isinstance(d, ast.Call) else None
+        name = d.func if call is not None else d
+        dotted = name.attr if isinstance(name, ast.Attribute) else name.id if isinstance(name, ast.Name) else ""
+        if dotted != "fixture":
+            return None
+        if call is not None and (call.args or any(k.arg in ("params", "autouse") for k in call.keywords)):
+            return None
+        marked = True
+    a = fn.args
+    if not marked or a.posonlyargs or a.args or a.kwonlyargs or a.vararg or a.kwarg:
+        return None
+    body = fn.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]
+    if not body:
+        return None
+    first = body[0]
+    if isinstance(first, ast.Return) and first.value is not None and len(body) == 1:
+        return first.value
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Yield) and first.value.value is not None:
+        return first.value.value
+    return None
+
+
+def _fixtures_as_parameters(mod: ast.Module) -> None:
+    """The answer's simple fixtures (:func:`_fixture_value`) given to the test functions and
+    methods that ask for them as a ``parametrize`` of one value each (the value is built anew for
+    each test, as pytest calls a fixture for each test), in place; the fixtures themselves leave
+    the module (one named ``test_data`` is no test)."""
+    values = {}
+    for st in mod.body:
+        v = _fixture_value(st)
+        if v is not None:
+            values[st.name] = v  # type: ignore[attr-defined]
+    if not values:
+        return
+    mod.body = [st for st in mod.body if not (isinstance(st, ast.FunctionDef) and st.name in values)]
+    fns = [st for st in mod.body if isinstance(st, ast.FunctionDef)]
+    fns += [m for st in mod.body if isinstance(st, ast.ClassDef) for m in st.body if isinstance(m, ast.FunctionDef)]
+    for fn in fns:
+        if fn.name in values:
+            continue
+        for arg in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs:
+            if arg.arg in values:
+                mark = ast.Attribute(ast.Attribute(ast.Name("pytest", ast.Load()), "mark", ast.Load()),
+                                     "parametrize", ast.Load())
+                fn.decorator_list.append(ast.Call(mark, [ast.Constant(arg.arg), ast.List([values[arg.arg]],
+                                                                                         ast.Load())], []))
+
+
 def _function_tests(text: str, entry: str | None) -> tuple[list[str], int]:
     """Assert tests of a Tester completion (function tasks).
 
@@ -600,6 +660,8 @@ def _function_tests(text: str, entry: str | None) -> tuple[list[str], int]:
     rests: list[str] = []
     for ch in chunks:
         mod, pre, rest = _parse_prefix(ch)
+        if mod is not None:
+            _fixtures_as_parameters(mod)
         parsed.append((mod, pre) if mod is not None else (ast.Module(body=[], type_ignores=[]), ""))
         rests.append(rest)
     from roles.runner_tests import _module_cases, _TestCtx  # (it reads this module's AST helpers)

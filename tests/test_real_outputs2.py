@@ -179,3 +179,42 @@ def test_answers_in_more_shapes_run_the_program_a_reader_takes_out(tmp_path):
     wrong = [(name, status[i]) for i, (name, _, prog) in enumerate(shapes)
              if all(s == "pass" for s in status[i]) != reference_passes(prog, tests)]
     assert not wrong, wrong
+
+
+FIXTURE_ROWS = [
+    ("a fixture returning a value", "import pytest\n\n@pytest.fixture\ndef nine():\n    return 9\n\n\n"
+                                    "def test_nine(nine):\n    assert is_not_prime(nine)\n\n\n"
+                                    "def test_two():\n    assert not is_not_prime(2)\n"),
+    ("a yield fixture, called with ()", "import pytest\n\n@pytest.fixture()\ndef cases():\n"
+                                         "    yield [(9, True), (2, False), (7, False)]\n\n\n"
+                                         "class TestIt:\n    def test_cases(self, cases):\n"
+                                         "        for n, want in cases:\n            assert is_not_prime(n) == want\n"),
+    ("a fixture and parametrize", "import pytest\n\n@pytest.fixture\ndef offset():\n    return 0\n\n\n"
+                                  "@pytest.mark.parametrize('n', [9, 15])\ndef test_odd(n, offset):\n"
+                                  "    assert is_not_prime(n + offset)\n"),
+    ("a fixture named test_*", "import pytest\n\n@pytest.fixture\ndef test_data():\n"
+                               "    return {9: True, 2: False}\n\n\ndef test_all(test_data):\n"
+                               "    for n, want in test_data.items():\n"
+                               "        assert is_not_prime(n) == want\n"),
+]
+
+
+def test_tester_answers_with_fixtures_of_their_own_run_as_pytest_runs_them(tmp_path):
+    """A fixture the answer defines (``@pytest.fixture``, no parameters, one ``return`` or ``yield``
+    of a value) gives that value to each test asking for it, a new one each time, as pytest does."""
+    files = _write(tmp_path, [RIGHT, WRONG], [t for _, t in FIXTURE_ROWS])
+    out = tmp_path / "m.jsonl"
+    assert main(["matrix", *files, "--out", str(out), "--workers", "2", "-q"]) == 0
+    row = json.loads(out.read_text())
+    got = {name: (row["status"][0][j], row["status"][1][j]) for j, (name, _) in enumerate(FIXTURE_ROWS)}
+    assert got == {name: ("pass", "fail") for name, _ in FIXTURE_ROWS}, row["errors"]
+
+
+def test_a_tester_samples_fixture_tests_are_read():
+    from matrix.tasks import Task
+    from roles.parsing import parse_tests
+
+    task = Task(task_id="t", prompt="", entry_point="is_not_prime")
+    got = parse_tests(f"```python\n{FIXTURE_ROWS[0][1]}```", task)
+    assert got.ok and got.dropped == 0 and len(got.tests) == 2, got
+    assert any("9" in t.test for t in got.tests)
