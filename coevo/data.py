@@ -33,8 +33,8 @@ from coevo.data_formats import from_apps, from_deepcoder, from_livecodebench, fr
 from matrix.errors import InputError
 from matrix.tasks import Task, Test
 
-FORMATS = ("auto", "coevo", "mbpp", "mbpp-sanitized", "humaneval", "codecontests", "apps", "livecodebench",
-           "deepcoder", "verl")
+FORMATS = ("auto", "coevo", "mbpp", "mbpp-sanitized", "mbpp-plus", "humaneval", "codecontests", "apps",
+           "livecodebench", "deepcoder", "verl")
 
 
 # ----------------------------------------------------------------------------- reading records
@@ -154,13 +154,15 @@ def detect_format(record: dict[str, Any]) -> str:
         return "deepcoder"
     if "entry_point" in record and "test" in record:
         return "humaneval"
+    if "entry_point" in record and "assertion" in record:
+        return "mbpp-plus"
     if "test_list" in record and "prompt" in record:
         return "mbpp-sanitized"
     if "test_list" in record and "text" in record:
         return "mbpp"
     if "prompt" in record and "task_id" in record:
         return "coevo"
-    raise ValueError("unrecognised record: expected coevo, MBPP, HumanEval, CodeContests, APPS/TACO, "
+    raise ValueError("unrecognised record: expected coevo, MBPP, MBPP+, HumanEval, CodeContests, APPS/TACO, "
                      "LiveCodeBench, DeepCoder or verl fields")
 
 
@@ -246,6 +248,33 @@ def from_humaneval(rec: dict, where: dict) -> Task:
                 tests=tests, solutions=sols, meta={"source": "humaneval"})
 
 
+def from_mbpp_plus(rec: dict, where: dict) -> Task:
+    """evalplus's MbppPlus.jsonl: ``assertion`` holds MBPP's asserts (imports before them go to
+    ``setup``; anything else keeps the field whole, one test), ``canonical_solution`` the whole
+    program; the id stays evalplus's (``Mbpp/2``: its samples name tasks so). Its ``plus_input``
+    tests are outputs of the canonical solution, not in the record: not converted."""
+    prompt = _need(rec, "prompt", str, where)
+    entry = _need(rec, "entry_point", str, where)
+    src = _need(rec, "assertion", str, where).replace("\r\n", "\n")
+    try:
+        tree = ast.parse(src)
+    except SyntaxError as exc:
+        raise InputError(f"does not parse ({exc.msg})", field="assertion", **where) from None
+    imports = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    asserts = [n for n in tree.body if isinstance(n, ast.Assert)]
+    if not asserts:
+        raise InputError("holds no assert", field="assertion", **where)
+    if len(imports) + len(asserts) == len(tree.body):
+        setup = "\n".join(ast.get_source_segment(src, n) or ast.unparse(n) for n in imports)
+        tests = [Test.assertion(ast.get_source_segment(src, n) or ast.unparse(n)) for n in asserts]
+    else:
+        setup, tests = "", [Test.assertion(src.strip())]
+    sol = rec.get("canonical_solution")
+    return Task(task_id=str(rec.get("task_id", where.get("line"))), prompt=prompt, kind="function",
+                entry_point=entry, setup=setup, tests=tests, solutions=[sol] if isinstance(sol, str) and sol else [],
+                meta={"source": "mbpp-plus"})
+
+
 def _rename(node: ast.AST, old: str, new: str) -> ast.AST:
     class Renamer(ast.NodeTransformer):
         def visit_Name(self, n: ast.Name):
@@ -294,6 +323,7 @@ CONVERTERS: dict[str, Callable[[dict, dict], Task]] = {
     "mbpp": from_mbpp,
     "mbpp-sanitized": from_mbpp_sanitized,
     "humaneval": from_humaneval,
+    "mbpp-plus": from_mbpp_plus,
     "codecontests": from_codecontests,
     "apps": from_apps,
     "livecodebench": from_livecodebench,

@@ -218,3 +218,34 @@ def test_a_tester_samples_fixture_tests_are_read():
     got = parse_tests(f"```python\n{FIXTURE_ROWS[0][1]}```", task)
     assert got.ok and got.dropped == 0 and len(got.tests) == 2, got
     assert any("9" in t.test for t in got.tests)
+
+
+# ----------------------------------------------------------------------------- evalplus's MBPP+
+
+MBPP_PLUS = {"task_id": "Mbpp/3", "prompt": '"""\nWrite a python function to identify non-prime numbers.\n'
+             'assert is_not_prime(2) == False\n"""\n', "entry_point": "is_not_prime",
+             "canonical_solution": RIGHT + "\n", "base_input": [[2], [10], [35], [37]], "atol": 0,
+             "plus_input": [[1], [4]], "contract": "",
+             "assertion": "import math\nassert is_not_prime(2) == False\nassert is_not_prime(10) == True\n"
+                          "assert is_not_prime(35) == True\nassert is_not_prime(37) == False\n"}
+
+
+def test_evalplus_mbpp_plus_records_convert_with_their_tests(tmp_path, capsys):
+    """MbppPlus.jsonl's records (``assertion``: MBPP's asserts; ``canonical_solution``: the whole
+    program) were read as coevo tasks without tests or solutions, and `coevo eval` then refused
+    them. Its samples (``{"task_id": "Mbpp/3", "solution"}``) score as evalplus's base tests do."""
+    src = tmp_path / "MbppPlus.jsonl"
+    src.write_text(json.dumps(MBPP_PLUS) + "\n", encoding="utf-8")
+    out = tmp_path / "tasks.jsonl"
+    assert main(["data", "convert", "--input", str(src), "--out", str(out), "-q"]) == 0
+    task = json.loads(out.read_text())
+    assert task["task_id"] == "Mbpp/3" and task["entry_point"] == "is_not_prime"
+    assert [t["test"] for t in task["tests"]] == ["assert is_not_prime(2) == False", "assert is_not_prime(10) == True",
+                                                 "assert is_not_prime(35) == True", "assert is_not_prime(37) == False"]
+    assert task["setup"] == "import math" and task["solutions"] == [RIGHT + "\n"]
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text("".join(json.dumps({"task_id": "Mbpp/3", "solution": s}) + "\n" for s in (RIGHT, WRONG)),
+                       encoding="utf-8")
+    rep = tmp_path / "r.json"
+    assert main(["eval", "--tasks", str(src), "--codes", str(samples), "--out", str(rep), "-q"]) == 0
+    assert json.loads(rep.read_text())["pass_at_k"]["1"] == 0.5
