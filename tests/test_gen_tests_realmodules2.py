@@ -136,19 +136,28 @@ def test_arguments_that_change_nothing_are_left_out_of_the_written_calls(tmp_pat
 
 
 @pytest.fixture(scope="module")
-def lazy(tmp_path_factory):
+def sandbox(tmp_path_factory):
+    """``runner(fixture name)``: a SandboxRunner for that fixture module (one executor)."""
     import shutil
 
     from coevo.testgen.execute import SandboxRunner
     from coevo.testgen.target import analyze
     from matrix.engine import ExecConfig, Executor
 
-    d = tmp_path_factory.mktemp("lazy")
+    d = tmp_path_factory.mktemp("fixtures")
     d.chmod(0o755)
-    shutil.copy2(FIX / "lazy_iters.py", d / "lazy_iters.py")
-    module = analyze(d / "lazy_iters.py")
+    for name in ("lazy_iters", "named_rows"):
+        shutil.copy2(FIX / f"{name}.py", d / f"{name}.py")
     with Executor(ExecConfig(timeout=20, workers=1, import_paths=(str(d),))) as ex:
-        yield SandboxRunner(module, ex), module
+        def runner(name):
+            module = analyze(d / f"{name}.py")
+            return SandboxRunner(module, ex), module
+        yield runner
+
+
+@pytest.fixture(scope="module")
+def lazy(sandbox):
+    return sandbox("lazy_iters")
 
 
 def test_what_a_generator_raises_once_read_is_asserted_reading_it(lazy):
@@ -202,3 +211,20 @@ def test_a_test_that_ends_or_hangs_pytest_is_dropped_not_the_module(tmp_path, ca
                  "--time-budget", "10", "--report", str(tmp_path / "r.json"), "--quiet"]) == 0
     text = (tmp_path / "out" / "test_under_pytest.py").read_text()
     assert "double(" in text and "leave(" not in text and "spin(" not in text
+
+
+def test_a_named_tuple_of_a_class_the_module_does_not_name_is_asserted_as_a_tuple(sandbox):
+    """webcolors: `name_to_rgb_percent('white')` returns a PercentRGB that the module under test
+    has under no name of its own: the test called it and asserted nothing."""
+    from coevo.testgen.execute import Variant
+
+    r, module = sandbox("named_rows")
+    table = {0: Probe("name_to_rgb_percent", (Step("call", "name_to_rgb_percent", ("'white'",),
+                                                   unit="name_to_rgb_percent"),)),
+             1: Probe("pairs", (Step("call", "pairs", ("2",), unit="pairs"),))}
+    out, _ = r.probes(Variant("original", module.source), table, [[0, 1]], cov=False, limit=2.0)
+    names = observe.Names("named_rows", {"name_to_rgb_percent", "pairs"})
+    cases = [TestCase(table[k], out[k], observe.checks(out[k], names)) for k in (0, 1)]
+    text = render_file("named_rows", {"name_to_rgb_percent", "pairs"}, cases, {}, "Tests.")
+    assert "assert name_to_rgb_percent('white') == ('100%', '100%', '100%')" in text, text
+    assert "assert pairs(2) == [(0, 0), (1, -1)]" in text, text

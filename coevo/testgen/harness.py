@@ -438,7 +438,10 @@ def _cv_desc(v, mod, depth=0):
             _cv_ctx("+d")
         return ["iter", items + rest]
     if t in (list, tuple, set, frozenset) and len(v) <= 200:
-        return ["seq", t.__name__, [_cv_desc(x, mod, depth + 1) for x in v]]
+        items = [_cv_desc(x, mod, depth + 1) for x in v]
+        if t in (list, tuple) and items and all(d[0] == "v" for d in items):  # named tuples' items
+            return ["v", t(d[1] for d in items)]
+        return ["seq", t.__name__, items]
     if t is dict and len(v) <= 200:
         if all(_cv_is_plain(k, [50]) for k in v):
             return ["map", [[k, _cv_desc(x, mod, depth + 1)] for k, x in v.items()]]
@@ -446,6 +449,13 @@ def _cv_desc(v, mod, depth=0):
     r = _cv_reconstructs(v, mod)
     if r is not None:
         return ["repr", r, _cv_path(t)]
+    if isinstance(v, tuple) and isinstance(getattr(t, "_fields", None), tuple) and len(v) <= 200:
+        # a named tuple whose class the module has under no name (webcolors' PercentRGB, from
+        # its _types): equal to the plain tuple of its items, which is what a test can write
+        items = tuple(v)
+        if _cv_is_plain(items, [_CV_MAX_ITEMS]):
+            return ["v", copy.deepcopy(items)]
+        return ["seq", "tuple", [_cv_desc(x, mod, depth + 1) for x in items]]
     if isinstance(v, BaseException):
         return ["exc", _cv_path(t), str(v)[:500]]
     if isinstance(v, (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type,
