@@ -99,6 +99,27 @@ def _dataset_records(path: Path, limit: int | None = None) -> list[tuple[int, di
         quiet.setLevel(level)
 
 
+def _not_utf8(path: Path, opener) -> InputError:
+    """The error for a file that is not UTF-8 text, naming the line of its first bad byte."""
+    import codecs
+
+    dec = codecs.getincrementaldecoder("utf-8")()
+    line = 1
+    try:
+        with opener(path, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                try:
+                    dec.decode(chunk)
+                except UnicodeDecodeError as exc:
+                    line += chunk.count(b"\n", 0, max(0, exc.start))
+                    return InputError(f"not UTF-8 text (byte 0x{chunk[exc.start]:02x}: {exc.reason}; "
+                                      "save the file as UTF-8)", file=str(path), line=line)
+                line += chunk.count(b"\n")
+    except (OSError, EOFError, zlib.error) as exc:
+        return InputError(f"cannot read ({exc})", file=str(path))
+    return InputError("not UTF-8 text", file=str(path))
+
+
 def exact_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (position, record) with the plain JSON readers: position is the 1-based line for JSON
     Lines, else the index. The error path of :func:`load_any` (it names lines)."""
@@ -113,7 +134,9 @@ def exact_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     try:
         with opener(path, "rt", encoding="utf-8") as fh:
             head = fh.read(1 << 16).lstrip()
-    except (OSError, UnicodeDecodeError, EOFError, zlib.error) as exc:
+    except UnicodeDecodeError:
+        raise _not_utf8(path, opener) from None
+    except (OSError, EOFError, zlib.error) as exc:
         raise InputError(f"cannot read ({exc})", file=str(path)) from None
     if head.startswith("["):  # a JSON array (e.g. sanitized-mbpp.json)
         try:
@@ -123,8 +146,8 @@ def exact_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             raise InputError(f"malformed JSON ({exc.msg})", file=str(path), line=exc.lineno) from None
         except RecursionError:
             raise InputError("malformed JSON (nested too deeply)", file=str(path)) from None
-        except UnicodeDecodeError as exc:
-            raise InputError(f"not UTF-8 text ({exc.reason})", file=str(path)) from None
+        except UnicodeDecodeError:
+            raise _not_utf8(path, opener) from None
         except (OSError, EOFError, zlib.error) as exc:
             raise InputError(f"cannot read ({exc})", file=str(path)) from None
         for i, row in enumerate(rows):
@@ -134,7 +157,12 @@ def exact_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         return
     from matrix.jsonl import read_jsonl  # JSON Lines: precise line numbers for every error
 
-    yield from read_jsonl(path)
+    try:
+        yield from read_jsonl(path)
+    except InputError as exc:
+        if getattr(exc, "line", None) is None and "not UTF-8" in str(exc):
+            raise _not_utf8(path, opener) from None
+        raise
 
 
 # ----------------------------------------------------------------------------- format detection

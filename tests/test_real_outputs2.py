@@ -249,3 +249,19 @@ def test_evalplus_mbpp_plus_records_convert_with_their_tests(tmp_path, capsys):
     rep = tmp_path / "r.json"
     assert main(["eval", "--tasks", str(src), "--codes", str(samples), "--out", str(rep), "-q"]) == 0
     assert json.loads(rep.read_text())["pass_at_k"]["1"] == 0.5
+
+
+def test_a_byte_that_is_not_utf8_is_named_by_its_line(tmp_path, capsys):
+    """A dataset file saved in Latin-1 (one accented letter on line 3): one line naming the line."""
+    rows = [json.dumps({"task_id": f"t{i}", "prompt": "p", "entry_point": "f", "test": "def check(c):\n    pass\n"})
+            for i in range(4)]
+    rows[2] = rows[2].replace('"p"', '"caf\\u00e9"').replace("\\u00e9", "\u00e9")
+    import gzip
+
+    for name, opener in (("in.jsonl", lambda p: open(p, "wb")), ("in.jsonl.gz", lambda p: gzip.open(p, "wb"))):
+        with opener(tmp_path / name) as fh:
+            fh.write(("\n".join(rows) + "\n").encode("latin-1"))
+        assert main(["data", "convert", "--input", str(tmp_path / name), "--out", str(tmp_path / "o.jsonl")]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and f"{name}:3:" in err and "UTF-8" in err, err
+        assert not (tmp_path / "o.jsonl").exists()
