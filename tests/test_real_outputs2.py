@@ -265,3 +265,12 @@ def test_a_byte_that_is_not_utf8_is_named_by_its_line(tmp_path, capsys):
         err = capsys.readouterr().err.strip()
         assert "\n" not in err and f"{name}:3:" in err and "UTF-8" in err, err
         assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_an_entry_point_named_check_is_no_human_eval_check():
+    """MBPP's task 56 is ``check(n)``: a row defining ``check(candidate)`` is not called on it."""
+    from coevo.commands.codes_input import readable_test
+
+    row = "def check(candidate):\n    assert candidate(70) == False\n"
+    assert readable_test(row, "check") is None
+    assert readable_test(row, "rev").endswith("\ncheck(rev)\n")

@@ -334,7 +334,7 @@ def readable_test(src: str, entry_point: str | None) -> str | None:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         tree = None
     if tree is not None:
-        if _uncalled_check(tree):
+        if entry_point != "check" and _uncalled_check(tree):
             return src.rstrip("\n") + f"\n\n\ncheck({entry_point})\n"
         if _runs_as_written(tree):
             return None
