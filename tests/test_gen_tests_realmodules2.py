@@ -228,3 +228,26 @@ def test_a_named_tuple_of_a_class_the_module_does_not_name_is_asserted_as_a_tupl
     text = render_file("named_rows", {"name_to_rgb_percent", "pairs"}, cases, {}, "Tests.")
     assert "assert name_to_rgb_percent('white') == ('100%', '100%', '100%')" in text, text
     assert "assert pairs(2) == [(0, 0), (1, -1)]" in text, text
+
+
+def test_date_datetime_and_decimal_arguments_work_however_the_module_imports_them(tmp_path):
+    """A dataclass-heavy invoicing module (`from datetime import date`) got no test of its
+    Invoice: every call was built with `datetime.date(2024, 2, 29)`, a NameError in its namespace;
+    a module saying `from datetime import datetime` made that `datetime.date`, a method."""
+    import shutil
+
+    from coevo.cli import main
+
+    shutil.copytree(FIX / "dated", tmp_path / "dated")
+    out = tmp_path / "out"
+    assert main(["gen-tests", str(tmp_path / "dated"), "--out", str(out), "--time-budget", "8", "--quiet"]) == 0
+    calls = {}
+    for name in ("from_date", "from_datetime", "module_only"):
+        tree = ast.parse((out / f"test_dated_{name}.py").read_text())
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute)):
+                f = n.func.id if isinstance(n.func, ast.Name) else n.func.attr
+                calls.setdefault(f, []).append(ast.unparse(n))
+    for f in ("Invoice", "days_between", "stamp", "weekday_name", "with_tax"):
+        assert f in calls, (f, sorted(calls))
+    assert [c for c in calls["Invoice"] if "date(" in c], calls["Invoice"]

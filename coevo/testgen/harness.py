@@ -679,6 +679,12 @@ def _cv_probe(steps, limit, import_limit=None):
         except BaseException as exc:
             return {"load": _cv_exc(exc, job["file"])[:2], "t": time.perf_counter() - t0}
         env = mod.__dict__
+        # the standard library's names the calls may write (datetime.date(...), Decimal(...)),
+        # where the module has no name of its own for them (the written test imports them)
+        import collections
+        import datetime
+        free = {k: v for k, v in dict(_cv_env(None), date=datetime.date).items() if k not in env}
+        names = collections.ChainMap(local, free) if free else local
         import warnings
         # the warnings the calls emit, and the exceptions Python could not raise (a generator
         # closed unfinished): under a project's `filterwarnings = error` their tests fail
@@ -686,7 +692,7 @@ def _cv_probe(steps, limit, import_limit=None):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             for k, step in enumerate(steps):
-                outs.append(_cv_step(mod, env, local, step))
+                outs.append(_cv_step(mod, env, names, step))
                 if outs[-1][0] in ("memory", "recursion", "badarg", "stdin", "env", "random"):
                     break
                 if step[4] and outs[-1][0] == "raise" and k + 1 < len(steps):

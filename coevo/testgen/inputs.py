@@ -96,6 +96,53 @@ _CALLABLES = ["lambda x: x", "abs", "len", "lambda x: -x", "lambda x: x > 0", "s
               "bool"]
 
 
+_STD_ARGS = {"date": ["2024, 2, 29", "2023, 1, 1", "1999, 12, 31", "2024, 12, 25"],
+             "datetime": ["2024, 2, 29, 12, 30", "2023, 1, 1, 0, 0", "1999, 12, 31, 23, 59, 59"],
+             "decimal": ["'2.50'", "'0'", "'-1.25'", "'100'"],
+             "fraction": ["1, 3", "0, 1", "-5, 2", "7, 1"]}
+_STD_CLASSES = {"date": ("datetime", "date"), "datetime": ("datetime", "datetime"),
+                "decimal": ("decimal", "Decimal"), "fraction": ("fractions", "Fraction")}
+
+
+def std_sources(tree: ast.Module) -> dict[str, str | None]:
+    """How a call written in the module's namespace names the standard library's date, datetime,
+    Decimal and Fraction: the module's own name for the class (``from datetime import date``), or
+    its module's (``import decimal``: ``decimal.Decimal``), or a name the module leaves free
+    (``datetime.date``, ``Decimal``: provided where the calls run, imported by the test); None
+    where there is none (a module's own ``date`` that is something else)."""
+    mods: dict[str, str] = {}
+    classes: dict[str, tuple[str, str]] = {}
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                name = a.asname or a.name.partition(".")[0]
+                bound.add(name)
+                if a.asname or "." not in a.name:
+                    mods[name] = a.name
+        elif isinstance(node, ast.ImportFrom):
+            for a in node.names:
+                bound.add(a.asname or a.name)
+                if node.level == 0 and node.module:
+                    classes[a.asname or a.name] = (node.module, a.name)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+    out: dict[str, str | None] = {}
+    for kind, (m, c) in _STD_CLASSES.items():
+        src = next((n for n, v in classes.items() if v == (m, c)), None)
+        if src is None:
+            src = next((f"{n}.{c}" for n, v in mods.items() if v == m), None)
+        if src is None:
+            if m == "datetime" and "datetime" not in bound:
+                src = f"datetime.{c}"
+            elif c not in bound:
+                src = c
+        out[kind] = src
+    return out
+
+
 def _lit(v) -> str:
     from coevo.testgen.literals import NotLiteral, literal
 
@@ -144,6 +191,7 @@ class InputGenerator:
         self.module_consts = module.constants
         self.units = {u.qualname if u.kind != "init" else u.owner: u for u in module.units}
         self.regex_strings = _regex_examples(module.regexes, seed)
+        self.std = std_sources(module.tree)
         self._module_functions = {n.name: n for n in module.tree.body if isinstance(n, ast.FunctionDef)}
         # the constants of the module's functions that are not tested themselves (private helpers:
         # the pattern compiler behind a public match function)
@@ -253,16 +301,9 @@ class InputGenerator:
                         out.append(p[i])
         elif k == "callable":
             out = list(_CALLABLES)
-        elif k == "date":
-            out = ["datetime.date(2024, 2, 29)", "datetime.date(2023, 1, 1)", "datetime.date(1999, 12, 31)",
-                   "datetime.date(2024, 12, 25)"]
-        elif k == "datetime":
-            out = ["datetime.datetime(2024, 2, 29, 12, 30)", "datetime.datetime(2023, 1, 1, 0, 0)",
-                   "datetime.datetime(1999, 12, 31, 23, 59, 59)"]
-        elif k == "decimal":
-            out = ["Decimal('2.50')", "Decimal('0')", "Decimal('-1.25')", "Decimal('100')"]
-        elif k == "fraction":
-            out = ["Fraction(1, 3)", "Fraction(0, 1)", "Fraction(-5, 2)", "Fraction(7, 1)"]
+        elif k in _STD_ARGS:
+            f = self.std.get(k)
+            out = [f"{f}({a})" for a in _STD_ARGS[k]] if f else ["None"]
         elif k in ("list", "set", "frozenset"):
             elem = spec.args[0] if spec.args else ANY
             out = self._lists(elem, consts, depth)

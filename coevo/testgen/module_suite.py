@@ -37,7 +37,7 @@ from coevo.testgen.inputs import InputGenerator, Probe, Step
 from coevo.testgen.mutants import module_mutants
 from coevo.testgen.suspects import doctest_suspects, inline_examples, inline_suspects, same_call
 from coevo.testgen.target import ModuleInfo
-from coevo.testgen.writer import TestCase, render_file
+from coevo.testgen.writer import TestCase, import_bindings, render_file
 
 __all__ = ["Options", "ModuleResult", "ModuleError", "generate_suite"]
 
@@ -253,7 +253,7 @@ class _SuiteBuilder:
         cases = [tc for tc in self.cases_kept if tc.name not in names]
         units = {u.qualname if u.kind != "init" else u.owner: u for u in self.module.units}
         text = render_file(self.module.name, self.all_names, cases, units, _header(self.module, self.header_extra),
-                           self.defined) if cases else ""
+                           self.defined, import_bindings(self.module.tree)) if cases else ""
         self.cases_kept = cases
         self.note += f"; {why}"
         return cases, text, self.report(cases, self.evaluated, self.note)
@@ -808,7 +808,7 @@ class _SuiteBuilder:
                               comment="from the docstring" if table[c.pid].origin == "docstring" else "")
                      for c in chosen]
             text = render_file(module.name, self.all_names, cases, units, _header(module, self.header_extra),
-                               self.defined) if cases else ""
+                               self.defined, import_bindings(self.module.tree)) if cases else ""
             if not self.opts.verify or not cases:
                 break
             self.clock.say(SHORTEN + 0.02 * attempt, "verifying the suite in four fresh processes")

@@ -32,7 +32,8 @@ _WIDTH = 100
 _FILE_NAMES = frozenset({"pytest", "math", "re", "datetime", "result", "capsys", "pathlib", "sys", "tmp_path",
                          "monkeypatch", "_in_a_fresh_directory"})
 # names written in values (reprs, arguments) that come from the standard library
-_STDLIB_NAMES = {"datetime": "import datetime", "Decimal": "from decimal import Decimal",
+_STDLIB_NAMES = {"datetime": "import datetime", "date": "from datetime import date",
+                 "Decimal": "from decimal import Decimal",
                  "Fraction": "from fractions import Fraction", "OrderedDict": "from collections import OrderedDict",
                  "deque": "from collections import deque", "Counter": "from collections import Counter",
                  "defaultdict": "from collections import defaultdict"}
@@ -276,6 +277,7 @@ class _Ctx:
         self.extra_imports: set[str] = set()
         self.uses_pytest = False
         self.uses_math = False
+        self.bindings: dict[str, str] = {}
 
     def src(self, text: str) -> str:
         """``text`` with the module's names noted for import (clashing ones qualified)."""
@@ -285,7 +287,9 @@ class _Ctx:
             return text
         changed = False
         for node in ast.walk(tree):
-            if isinstance(node, ast.Name) and node.id in _STDLIB_NAMES and node.id not in self.defined:
+            if isinstance(node, ast.Name) and node.id in self.bindings and node.id not in self.defined:
+                self.extra_imports.add(self.bindings[node.id])  # as the module imports it
+            elif isinstance(node, ast.Name) and node.id in _STDLIB_NAMES and node.id not in self.defined:
                 self.extra_imports.add(_STDLIB_NAMES[node.id])
             elif isinstance(node, ast.Name) and node.id in self.module_names:
                 if node.id in self.clash:
@@ -552,16 +556,39 @@ def argv0(module_name: str) -> str:
     return module_name.rpartition(".")[2] + ".py"
 
 
+_BOUND_MODULES = ("datetime", "decimal", "fractions", "collections")
+
+
+def import_bindings(tree: ast.Module) -> dict[str, str]:
+    """``{name: import line}`` for the names the module binds from the standard library modules
+    whose values calls and reprs write (``from datetime import datetime``: a test writing
+    ``datetime(2024, 2, 29)`` imports it so, not ``import datetime``)."""
+    out: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name in _BOUND_MODULES:
+                    out[a.asname or a.name] = f"import {a.name}" + (f" as {a.asname}" if a.asname else "")
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in _BOUND_MODULES:
+            for a in node.names:
+                if a.name != "*":
+                    out[a.asname or a.name] = f"from {node.module} import {a.name}" + \
+                        (f" as {a.asname}" if a.asname else "")
+    return out
+
+
 def render_file(module_name: str, module_names: set[str], cases: list[TestCase], units: dict,
-                header: str, defined: set[str] | None = None) -> str:
+                header: str, defined: set[str] | None = None, bindings: dict[str, str] | None = None) -> str:
     """The whole test module: docstring, imports, tests (names made unique). ``module_names``:
     every name the module has at its top level; ``defined``: those it defines itself (the rest,
-    e.g. ``OrderedDict``, are imported from where they come from)."""
+    e.g. ``OrderedDict``, are imported from where they come from: ``bindings``, the module's own
+    import lines, :func:`import_bindings`)."""
     clash = clash_names(module_names)
     parent, _, leaf = module_name.rpartition(".")
     alias = leaf if leaf not in module_names and leaf.isidentifier() and not keyword.iskeyword(leaf) \
         and leaf not in _FILE_NAMES else "module_under_test"
     ctx = _Ctx(module_name, alias, clash, module_names, defined)
+    ctx.bindings = dict(bindings or {})
     used: dict[str, int] = {}
     tests = []
     for tc in cases:
