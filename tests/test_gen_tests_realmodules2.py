@@ -146,7 +146,7 @@ def sandbox(tmp_path_factory):
 
     d = tmp_path_factory.mktemp("fixtures")
     d.chmod(0o755)
-    for name in ("lazy_iters", "named_rows"):
+    for name in ("lazy_iters", "named_rows", "aio_wrap"):
         shutil.copy2(FIX / f"{name}.py", d / f"{name}.py")
     with Executor(ExecConfig(timeout=20, workers=1, import_paths=(str(d),))) as ex:
         def runner(name):
@@ -251,3 +251,18 @@ def test_date_datetime_and_decimal_arguments_work_however_the_module_imports_the
     for f in ("Invoice", "days_between", "stamp", "weekday_name", "with_tax"):
         assert f in calls, (f, sorted(calls))
     assert [c for c in calls["Invoice"] if "date(" in c], calls["Invoice"]
+
+
+def test_a_function_that_runs_an_event_loop_is_asserted(sandbox):
+    """A module of async functions and the plain ones that run them (`asyncio.run(...)`): those
+    got no test either, since asyncio.run reads PYTHONASYNCIODEBUG (its debug switch: slow-callback
+    warnings, never a value), which counted as a call whose value depends on the environment."""
+    from coevo.testgen.execute import Variant
+
+    r, module = sandbox("aio_wrap")
+    table = {0: Probe("run_all", (Step("call", "run_all", ("[1, 2]",), unit="run_all"),)),
+             1: Probe("Pool", (Step("call", "Pool", (), bind="pool", unit="Pool"),
+                               Step("call", "pool.run", ("abs", "[-1, 2]"), unit="Pool.run")))}
+    out, _ = r.probes(Variant("original", module.source), table, [[0, 1]], cov=False, limit=2.0)
+    assert out[0]["steps"] == [["ok", ["v", [2, 4]], "", []]], out[0]
+    assert out[1]["steps"][1][:2] == ["ok", ["v", [1, 2]]], out[1]

@@ -67,7 +67,8 @@ class _CvNoStdin:
 # for messages: reading them does not stop a call's value from being asserted (argparse reads
 # COLUMNS and LANG on every parser it builds). HOME, TMPDIR, USER... stay reads: what is *in* a
 # home directory, or whether the user is root, differs on the user's machine in ways no run shows
-_CV_VARIED_ENV = frozenset({"COLUMNS", "LINES", "TERM", "LANG", "LANGUAGE"})
+# (PYTHONASYNCIODEBUG: asyncio.run's debug switch, slow-callback warnings and no value of its own)
+_CV_VARIED_ENV = frozenset({"COLUMNS", "LINES", "TERM", "LANG", "LANGUAGE", "PYTHONASYNCIODEBUG"})
 
 
 def _cv_benign_env(key) -> bool:
