@@ -29,6 +29,10 @@ One run measures, on the same cells:
 * ``per_cell_harness`` (mbpp pool): a fresh ``python -c code+setup+test`` per cell, on a random
   sample of cells (its rate is per cell, so the sample only bounds the run time).
 
+Each run of coevo and of the floor also reports the CPU seconds of its whole process tree (a
+cgroup of its own; ``cpu_slowdown_vs_floor`` is their medians' ratio): on a busy machine that is
+the figure to compare, the wall-clock times count everyone else's load.
+
 coevo and the floor run ``--repeat`` times, interleaved (timeit's rule: the best run of each is
 the least disturbed by whatever else the machine does; their ratio is ``slowdown_vs_floor``);
 against the per-program and per-cell harnesses, which run once, coevo's median run counts. The
@@ -144,6 +148,80 @@ def drop_hanging(pool, timeout: float, workers: int) -> int:
     return dropped
 
 
+# ----------------------------------------------------------------------------- CPU seconds
+
+class CpuMeter:
+    """CPU seconds of one subprocess's whole tree, the sandbox's processes in other namespaces
+    included (they stay in its cgroup; a wait4 of the CLI misses those its pid namespace's init
+    reaped after the run, and it cannot see the run's worker processes before they are reaped):
+    a fresh cgroup of its own (v1 ``cpuacct``, else v2 ``cpu.stat``) that the child joins before
+    ``exec``. ``ok`` is False where no cgroup can be made here (then :meth:`seconds` is None).
+    CPU seconds are what to compare on a shared machine: wall-clock time counts every other
+    process's load."""
+
+    def __init__(self):
+        self.dir = None
+        self.v2 = False
+        for base, v2 in (("/sys/fs/cgroup/cpuacct", False), (self._v2_base(), True)):
+            if base and os.path.isdir(base):
+                try:
+                    self.dir = tempfile.mkdtemp(prefix="coevo-bench-", dir=base)
+                    self.v2 = v2
+                    break
+                except OSError:
+                    continue
+
+    @staticmethod
+    def _v2_base():
+        try:
+            with open("/proc/self/cgroup") as fh:
+                rel = next((ln.split("::", 1)[1].strip() for ln in fh if ln.startswith("0::")), None)
+        except OSError:
+            return None
+        if rel is None or not os.path.exists("/sys/fs/cgroup/cgroup.controllers"):
+            return None
+        return "/sys/fs/cgroup" + rel.rstrip("/")
+
+    @property
+    def ok(self) -> bool:
+        return self.dir is not None
+
+    def join(self) -> None:
+        """In the child, before ``exec`` (``preexec_fn``)."""
+        with open(os.path.join(self.dir, "cgroup.procs"), "w") as fh:
+            fh.write("0")
+
+    def seconds(self):
+        """The tree's CPU seconds, once its last process has ended (None without a cgroup)."""
+        if self.dir is None:
+            return None
+        try:
+            for _ in range(200):  # what the run left (a worker's zygote) ends within moments
+                with open(os.path.join(self.dir, "cgroup.procs")) as fh:
+                    if not fh.read().strip():
+                        break
+                time.sleep(0.05)
+            if self.v2:
+                with open(os.path.join(self.dir, "cpu.stat")) as fh:
+                    usec = next(int(ln.split()[1]) for ln in fh if ln.startswith("usage_usec"))
+                return usec / 1e6
+            with open(os.path.join(self.dir, "cpuacct.usage")) as fh:
+                return int(fh.read()) / 1e9
+        except (OSError, StopIteration, ValueError):
+            return None
+        finally:
+            try:
+                os.rmdir(self.dir)
+            except OSError:
+                pass
+            self.dir = None
+
+
+def _median(xs):
+    xs = sorted(x for x in xs if x is not None)
+    return xs[len(xs) // 2] if xs else None
+
+
 # ----------------------------------------------------------------------------- the three runners
 
 def run_cli(pool, tmp: Path, timeout: float, workers: int) -> dict:
@@ -165,8 +243,11 @@ def run_cli(pool, tmp: Path, timeout: float, workers: int) -> dict:
     # as a user runs it: the bytecode cache in use (a PYTHONDONTWRITEBYTECODE=1 of the caller's
     # would recompile the CLI's modules on every run)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=str(ROOT), env=env)
+    meter = CpuMeter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=str(ROOT), env=env,
+                          preexec_fn=meter.join if meter.ok else None)
     secs = time.perf_counter() - t0
+    cpu = meter.seconds()
     if proc.returncode != 0:
         raise SystemExit(f"coevo matrix failed ({proc.returncode}): {proc.stderr[-2000:]}")
     status = {}
@@ -175,7 +256,7 @@ def run_cli(pool, tmp: Path, timeout: float, workers: int) -> dict:
         d = json.loads(line)
         isolation = d["isolation"]
         status[d["task_id"]] = d["status"]
-    return {"seconds": secs, "status": status, "isolation": isolation}
+    return {"seconds": secs, "status": status, "isolation": isolation, "cpu_seconds": cpu}
 
 
 FLOOR_CHILD = r"""
@@ -243,13 +324,16 @@ def run_floor(pool, tmp: Path, timeout: float) -> dict:
     prog = tmp / "floor.py"
     prog.write_text(FLOOR_CHILD)
     t0 = time.perf_counter()
+    meter = CpuMeter()
     proc = subprocess.run([sys.executable, str(prog), str(src), str(timeout), str(out)],
-                          capture_output=True, text=True, timeout=3600)
+                          capture_output=True, text=True, timeout=3600, preexec_fn=meter.join if meter.ok else None)
     wall = time.perf_counter() - t0
+    cpu = meter.seconds()
     if proc.returncode != 0 or not out.exists():
         raise SystemExit(f"floor run failed ({proc.returncode}): {proc.stderr[-2000:]}")
     res = json.loads(out.read_text())
     res["process_seconds"] = wall
+    res["cpu_seconds"] = cpu  # the whole child process: interpreter start and reading the pool too
     return res
 
 
@@ -517,6 +601,16 @@ def _agreement(pool, cells, table_a, table_b):
     return {"agree": agree, "disagree": disagree, "examples": examples}
 
 
+def _round(x, n: int = 3):
+    return None if x is None else round(x, n)
+
+
+def _cpu_ratio(ours_runs, floor_runs):
+    a = _median(r.get("cpu_seconds") for r in ours_runs)
+    b = _median(r.get("cpu_seconds") for r in floor_runs)
+    return round(a / b, 2) if a is not None and b else None
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pool", choices=("mbpp", "real"), default="mbpp",
@@ -593,15 +687,22 @@ def main(argv=None) -> int:
         "coevo_matrix": {"seconds": round(ours["seconds"], 3), "cells_per_s": round(ours_rate, 1),
                          "runs": [round(r["seconds"], 3) for r in ours_runs],
                          "isolation": ours["isolation"], "statuses": counts,
+                         "cpu_seconds": _round(_median(r["cpu_seconds"] for r in ours_runs)),
+                         "cpu_runs": [_round(r["cpu_seconds"]) for r in ours_runs],
                          "includes": "interpreter + CLI start-up, workers, writing the output"},
         "per_program_harness": {"seconds": round(peer["seconds"], 3), "cells_per_s": round(peer_rate, 1),
                                 "style": "CodeT/evalplus: a forked multiprocessing process per program, "
                                          "per-test setitimer, results in shared memory"},
         "floor": {"seconds": round(floor["seconds"], 3), "cells_per_s": round(floor_rate, 1),
                   "runs": [round(r["seconds"], 3) for r in floor_runs],
-                  "timeouts": floor["timeouts"], "seconds_in_timeouts": round(floor["timeout_seconds"], 3)},
+                  "timeouts": floor["timeouts"], "seconds_in_timeouts": round(floor["timeout_seconds"], 3),
+                  "cpu_seconds": _round(_median(r["cpu_seconds"] for r in floor_runs)),
+                  "cpu_runs": [_round(r["cpu_seconds"]) for r in floor_runs]},
         "speedup_vs_per_program_harness": round(typical_rate / peer_rate, 2),
         "slowdown_vs_floor": round(floor_rate / ours_rate, 2),
+        # CPU seconds of the whole process trees (medians; None without a cgroup to count in): what
+        # to compare on a busy machine, where the wall-clock ratio counts everyone else's load
+        "cpu_slowdown_vs_floor": _cpu_ratio(ours_runs, floor_runs),
         "agreement": {"per_program_harness": _agreement(pool, cells, ours["status"], peer["status"]),
                       "floor": _agreement(pool, cells, ours["status"], floor["status"])},
     }

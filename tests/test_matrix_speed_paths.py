@@ -4,6 +4,11 @@ worker's cheaper bookkeeping. Verdicts only; no timings here."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from matrix.engine import ExecConfig, Executor
@@ -56,3 +61,24 @@ def test_the_pair_survives_many_rows_and_a_runner_restart(ex):
     hang = ex.run_matrix(F, ["def f(x):\n    while True:\n        pass\n", IMPURE],
                          [Test.assertion("assert f(1) == 2")])
     assert hang.status == [["timeout"], ["pass"]]
+
+
+def test_the_benchmark_counts_the_cpu_of_a_whole_process_tree_or_says_it_cannot():
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    try:
+        from matrix_speed import CpuMeter
+    finally:
+        sys.path.pop(0)
+    meter = CpuMeter()
+    where = meter.dir
+    # a child and a grandchild that burn some CPU each: both count
+    prog = "import os, subprocess, sys\nsubprocess.run([sys.executable, '-c', 'sum(range(10**6))'])\nsum(range(10**6))"
+    proc = subprocess.run([sys.executable, "-c", prog], preexec_fn=meter.join if meter.ok else None)
+    assert proc.returncode == 0
+    secs = meter.seconds()
+    if not meter.ok and where is None:
+        assert secs is None  # no cgroup to count in here: the report says null
+    else:
+        assert isinstance(secs, float) and secs > 0
+        assert not os.path.exists(where)  # its cgroup is removed after
+    assert meter.seconds() is None  # read once
