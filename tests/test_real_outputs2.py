@@ -274,3 +274,53 @@ def test_an_entry_point_named_check_is_no_human_eval_check():
     row = "def check(candidate):\n    assert candidate(70) == False\n"
     assert readable_test(row, "check") is None
     assert readable_test(row, "rev").endswith("\ncheck(rev)\n")
+
+
+# ----------------------------------------------------------------------------- LiveCodeBench / APPS candidates
+
+def _lcb_record(functional: bool) -> dict:
+    if functional:
+        cases = [{"input": "[1, 2, 3]", "output": "6", "testtype": "functional"},
+                 {"input": "[5]", "output": "5", "testtype": "functional"}]
+        return {"question_title": "sum", "question_content": "Return the sum of nums.", "platform": "leetcode",
+                "question_id": "9001", "contest_id": "c", "contest_date": "2024-01-01T00:00:00",
+                "starter_code": "class Solution:\n    def total(self, nums: List[int]) -> int:\n        ",
+                "difficulty": "easy", "public_test_cases": json.dumps(cases), "private_test_cases": "",
+                "metadata": json.dumps({"func_name": "total"})}
+    cases = [{"input": "3\n1 2 3\n", "output": "6\n", "testtype": "stdin"}]
+    return {"question_title": "sum", "question_content": "Read n and n numbers; print their sum.",
+            "platform": "atcoder", "question_id": "abc999_a", "contest_id": "abc999",
+            "contest_date": "2024-01-01T00:00:00", "starter_code": "", "difficulty": "easy",
+            "public_test_cases": json.dumps(cases), "private_test_cases": "", "metadata": "{}"}
+
+
+def test_livecodebench_and_apps_candidates_run_after_their_harness_imports(tmp_path):
+    """LiveCodeBench's testing_util puts its import_string (``from typing import *``, ``from
+    collections import *``, ``math``, ``sys``...) before every program it grades, and APPS's
+    run_test its header; an answer that copies the starter's ``List[int]`` without importing
+    ``List``, or uses ``deque`` / ``Counter`` unimported, passes there. It failed here."""
+    fn_answer = ("```python\nclass Solution:\n    def total(self, nums: List[int]) -> int:\n"
+                 "        return sum(Counter(nums).elements())\n```")
+    io_answer = "n = int(input())\nq = deque(map(int, input().split()))\nprint(sum(q))\n"
+    bad = "class Solution:\n    def total(self, nums: List[int]) -> int:\n        return 0\n"
+    for functional, codes in ((True, [fn_answer, bad]), (False, [io_answer])):
+        rec = _lcb_record(functional)
+        (tmp_path / "lcb.jsonl").write_text(json.dumps(rec) + "\n", encoding="utf-8")
+        tid = "lcb/" + rec["question_id"]
+        (tmp_path / "codes.jsonl").write_text("".join(json.dumps({"task_id": tid, "code": c}) + "\n"
+                                                      for c in codes), encoding="utf-8")
+        out = tmp_path / "m.jsonl"
+        assert main(["matrix", "--tasks", str(tmp_path / "lcb.jsonl"), "--codes", str(tmp_path / "codes.jsonl"),
+                     "--out", str(out), "-q"]) == 0
+        status = json.loads(out.read_text())["status"]
+        assert [all(s == "pass" for s in row) for row in status] == [True, False][:len(codes)], status
+    ref = "class Solution:\n    def total(self, nums: List[int]) -> int:\n        return sum(nums)\n"
+    apps = {"problem_id": 7, "question": "Return the sum.",
+            "starter_code": "class Solution:\n    def total(self, nums):\n", "solutions": json.dumps([ref]),
+            "input_output": json.dumps({"inputs": [[[1, 2, 3]]], "outputs": [6], "fn_name": "total"})}
+    (tmp_path / "apps.jsonl").write_text(json.dumps(apps) + "\n", encoding="utf-8")
+    (tmp_path / "codes.jsonl").write_text(json.dumps({"task_id": "apps/7", "code": fn_answer}) + "\n", encoding="utf-8")
+    out = tmp_path / "m.jsonl"
+    assert main(["matrix", "--tasks", str(tmp_path / "apps.jsonl"), "--codes", str(tmp_path / "codes.jsonl"),
+                 "--out", str(out), "-q"]) == 0
+    assert json.loads(out.read_text())["status"] == [["pass"]]

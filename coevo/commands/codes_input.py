@@ -225,9 +225,9 @@ def load_candidate_codes(path, tasks, raw: bool = False) -> tuple[dict[str, list
     answer after the prompt keeps the prompt's imports and helpers."""
     completions: dict[tuple[str, int], str] = {}
     codes = read_codes(path, tasks, completions)
-    if raw:
-        return codes, 0
     by_id = {t.task_id: t for t in tasks}
+    if raw:
+        return _with_harness_headers(codes, by_id), 0
     continues: dict[str, bool] = {}
     n = 0
     for tid, rows in codes.items():
@@ -245,7 +245,18 @@ def load_candidate_codes(path, tasks, raw: bool = False) -> tuple[dict[str, list
             if got is not None:
                 rows[i] = got
                 n += 1
-    return codes, n
+    return _with_harness_headers(codes, by_id), n
+
+
+def _with_harness_headers(codes: dict[str, list[str]], by_id: dict) -> dict[str, list[str]]:
+    """Each program after the imports its benchmark's harness puts before every program it grades
+    (LiveCodeBench's import_string, APPS's header: :func:`coevo.data_formats.harness_header`), as
+    that harness runs it; the programs of other tasks as they are."""
+    from coevo.data_formats import harness_header
+
+    for tid, rows in codes.items():
+        rows[:] = [harness_header(by_id[tid], c) + c for c in rows]
+    return codes
 
 
 def extracted_note(n: int) -> str:
