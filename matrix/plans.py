@@ -681,7 +681,15 @@ def _lower(module: ast.Module, tol, source: str, seen: set | frozenset = frozens
             if type(target) is ast.Name:
                 _bind_new(env, target.id)
                 if _not_constant(value):
-                    env[target.id] = ("bound", sp.conv(value))
+                    tree = sp.conv(value)
+                    env[target.id] = ("bound", tree)
+                    if type(tree) is not plain.Hole:
+                        # what the test computes runs where its statement is, read or not (red-team
+                        # pass 18: ``x = f(1) + 'a'``, never read, passed): a claim that holds
+                        # unless the computation raises
+                        claims.append(ast.Subscript(value=ast.Tuple(elts=[tree, plain.Const(True)], ctx=ast.Load()),
+                                                    slice=plain.Const(1), ctx=ast.Load()))
+                        stops.append(len(sp.holes))
                 else:
                     lit = sp.const(value)
                     env[target.id] = ("const", value, not _immutable(lit.value, 0),

@@ -130,3 +130,136 @@ def test_a_nan_is_the_object_the_program_returned(ex):
     a = ["pass", "fail", "pass", "pass", "pass", "pass", "fail", "fail"]
     b = ["fail", "pass", "fail", "fail", "pass", "fail", "pass", "pass"]
     assert got == [a + a, b + b], got
+
+
+def test_a_test_that_seeds_random_seeds_the_programs_random_too(ex):
+    """A generic test seeding ``random`` (``random.seed(0)``, then comparing with what the seeded
+    generator gives) seeded its own process's generator only: the program's draws were unseeded and
+    every right program failed. In plain Python the two share one generator, both ways: what the
+    program draws moves the test's generator on, and the test's draws the program's."""
+    import random
+
+    random.seed(0)
+    first = random.randint(1, 1000)
+    random.seed(0)
+    shuffled = [1, 2, 3, 4, 5]
+    random.shuffle(shuffled)
+    right = ("import random\ndef f():\n    return random.randint(1, 1000)\ndef g(xs):\n    xs = list(xs)\n"
+             "    random.shuffle(xs)\n    return xs\n")
+    imported = ("from random import randint, shuffle\ndef f():\n    return randint(1, 1000)\ndef g(xs):\n"
+                "    xs = list(xs)\n    shuffle(xs)\n    return xs\n")
+    fixed = "def f():\n    return 7\ndef g(xs):\n    return list(xs)\n"
+    tests = [f"import random\nrandom.seed(0)\nassert f() == {first}",
+             f"import random\nrandom.seed(0)\nassert g([1, 2, 3, 4, 5]) == {shuffled}",
+             "import random\nrandom.seed(1)\na = f()\nrandom.seed(1)\nassert f() == a",
+             "import random\nrandom.seed(1)\na = [f(), random.random(), f()]\nrandom.seed(1)\n"
+             "assert [f(), random.random(), f()] == a",
+             "import random\nrandom.seed(2)\nf()\nx = random.random()\nrandom.seed(2)\nrandom.randint(1, 1000)\n"
+             "assert random.random() == x"]
+    got = _statuses(ex, "f", [right, imported, fixed], tests)
+    assert got == [["pass"] * 5, ["pass"] * 5, ["fail", "fail", "pass", "pass", "fail"]], got
+
+
+def test_a_programs_global_state_read_by_the_test_is_the_programs_as_it_is_now(ex):
+    """A generic test reading one of the program's globals (a call counter, a log list, a cache
+    dict) read a copy taken before the test ran: ``add(1); assert log == [1]`` failed a right
+    program, and the test's own changes to such a container (``cache[4] = 0``) never reached the
+    program. In plain Python they are one module's globals: the test sees the program's names as
+    they are now."""
+    right = ("calls = 0\nlog = []\ncache = {}\ndef add(x):\n    global calls\n    calls += 1\n    log.append(x)\n"
+             "    return len(log)\ndef g(x):\n    if x not in cache:\n        cache[x] = x * 2\n    return cache[x]\n")
+    wrong = ("calls = 0\nlog = []\ncache = {}\ndef add(x):\n    return 1\ndef g(x):\n    return x * 2\n")
+    tests = ["add(1)\nadd(2)\nassert log == [1, 2]", "add(5)\nassert calls == 1", "g(3)\nassert cache == {3: 6}",
+             "cache[4] = 0\nassert g(4) == 0", "assert calls == 0 and log == []",
+             "x = calls\nadd(1)\nassert x == 0 and calls == 1"]
+    got = _statuses(ex, "add", [right, wrong], [_generic(t) for t in tests])
+    assert got == [["pass"] * 6, ["fail", "fail", "fail", "fail", "pass", "fail"]], got
+
+
+
+def test_a_program_can_neither_read_nor_rewrite_what_the_test_binds(ex):
+    """The other half of sharing the program's globals with the test (above) is left out on
+    purpose: a name the test binds itself (``expected = 5``) is the test's alone, even where the
+    program has a global of that name (in plain Python it would be the program's too, and a
+    program setting ``expected = 999`` in its function would pass ``assert r == expected``). The
+    program's process never sees the test's value, and what the program binds never reaches the
+    test's name (a ``MOD = 7`` of the test's is not the program's either: see the report)."""
+    code = ("expected = None\nseen = []\ndef f(x):\n    global expected\n    seen.append(expected)\n"
+            "    expected = 999\n    return 999\ndef peek():\n    return seen\n")
+    tests = ["expected = 5\nfor r in [f(1)]:\n    assert r == expected", "expected = 5\nassert f(1) == expected",
+             "expected = 5\nf(1)\nassert peek() == [None] and expected == 5",
+             "for r in [f(1)]:\n    assert r == expected"]
+    got = _statuses(ex, "f", [code], tests)
+    assert got == [["fail", "fail", "pass", "pass"]], got
+
+def test_a_recursion_limit_the_test_sets_is_the_programs(ex):
+    """A generic test raising the recursion limit (``sys.setrecursionlimit(5000)``) raised its own
+    process's only: the program's ``f(3000)`` raised RecursionError and a right program failed
+    (plain Python: one interpreter, one limit, the test's call sets it for the program too)."""
+    rec = "def f(n):\n    return 0 if n == 0 else 1 + f(n - 1)\n"
+    own = "import sys\nsys.setrecursionlimit(10000)\n" + rec
+    tests = ["import sys\nsys.setrecursionlimit(5000)\nassert f(3000) == 3000",
+             "import sys\nsys.setrecursionlimit(5000)\ntry:\n    f(6000)\nexcept RecursionError:\n    pass\n"
+             "else:\n    assert False",
+             "import sys\nsys.setrecursionlimit(2000)\nassert f(3000) == 3000",
+             "assert f(900) == 900"]
+    got = _statuses(ex, "f", [rec, own], tests)
+    assert got == [["pass", "pass", "error", "pass"], ["pass", "pass", "error", "pass"]], got
+
+
+def test_files_the_test_and_the_program_make_are_each_others(ex):
+    """A generic test runs in a process of its own, under another uid than the program's: files
+    the test made (``open(p, 'w')``, ``tempfile.mkstemp``/``NamedTemporaryFile``/``mkdtemp``, with
+    their private modes) could not be written or read by the program, and the program's files
+    could not be removed by the test (``/tmp`` was sticky): a right program for a file task
+    errored on every such test (plain Python: one process, the test's files are the program's)."""
+    code = ("import os\ndef f(p, text):\n    with open(p, 'w') as fh:\n        fh.write(text)\ndef g(p):\n"
+            "    with open(p) as fh:\n        return fh.read()\ndef rm(p):\n    os.remove(p)\n"
+            "def app(p):\n    with open(p, 'a') as fh:\n        fh.write('!')\n")
+    tests = ["import os\nf('out.txt', 'hi')\nassert open('out.txt').read() == 'hi'\nos.remove('out.txt')",
+             "with open('in.txt', 'w') as fh:\n    fh.write('abc')\nrm('in.txt')\nimport os\n"
+             "assert not os.path.exists('in.txt')",
+             "with open('in.txt', 'w') as fh:\n    fh.write('abc')\napp('in.txt')\n"
+             "assert open('in.txt').read() == 'abc!'",
+             "import os\nos.mkdir('d')\nf('d/x.txt', 'z')\nassert g('d/x.txt') == 'z'",
+             "import tempfile, os\nwith tempfile.TemporaryDirectory() as d:\n    p = os.path.join(d, 'a.txt')\n"
+             "    f(p, 'q')\n    assert g(p) == 'q'",
+             "import tempfile\nwith tempfile.NamedTemporaryFile('w+', suffix='.txt') as fh:\n    fh.write('zz')\n"
+             "    fh.flush()\n    assert g(fh.name) == 'zz'\n    f(fh.name, 'ww')\n    fh.seek(0)\n"
+             "    assert fh.read() == 'ww'",
+             "import tempfile, os\nfd, p = tempfile.mkstemp()\nos.close(fd)\nf(p, 'k')\nassert g(p) == 'k'\n"
+             "os.unlink(p)",
+             "import os, shutil\nos.makedirs('e/f')\nf('e/f/x', '1')\nshutil.rmtree('e')\n"
+             "assert not os.path.exists('e')"]
+    got = _statuses(ex, "f", [code], tests)
+    assert got == [["pass"] * len(tests)], got
+
+
+def test_what_a_stdio_programs_finalizers_print_at_exit_is_its_output(ex):
+    """``python prog.py`` clears the main module as it ends: the finalizers (``__del__``) of the
+    objects it held run then, and what they print is output. The sandbox ended a stdio program
+    after its exit handlers without clearing it: a program printing its last line from a
+    finalizer failed, and ``3`` alone passed where Python prints ``3`` then ``4``."""
+    task = Task("t", "p", kind="stdio")
+    codes = ["class D:\n    def __del__(self):\n        print(4)\nd = D()\nprint(3)\n",
+             "import atexit\nclass D:\n    def __del__(self):\n        print('del')\n"
+             "_d = D()\natexit.register(lambda: print('atexit'))\nprint(3)\n",
+             "print(3)\n"]
+    tests = [Test.stdio("", "3\n4\n"), Test.stdio("", "3\n"), Test.stdio("", "3\natexit\ndel\n")]
+    got = ex.run_matrix(task, codes, tests).status
+    assert got == [["pass", "fail", "fail"], ["fail", "fail", "pass"], ["fail", "pass", "fail"]], got
+
+
+def test_a_name_the_test_computes_and_never_reads_is_still_computed(ex):
+    """A straight-line test judged in the parent computed what it bound to a name only where a
+    claim read the name: ``x = f(1) + 'a'`` (a TypeError in plain Python: ``error``) passed when
+    nothing read ``x``, and so did ``total = res[0] + res[1]`` for a wrong program returning too
+    short a list. The computation now runs where the statement is, in order with the claims."""
+    codes = ["def f(v):\n    return v\n", "def f(v):\n    return [] if isinstance(v, list) else v\n"]
+    tests = ["x = f(1) + 'a'", "x = f(1) / 0\nassert f(2) == 2", "x = [f(1)][5]\nassert f(2) == 2",
+             "x = {f([1])}\nassert f(2) == 2", "x = f(1)\ny = x + 'a'\nassert f(2) == 2",
+             "x = f(1) < 'a'\nassert f(2) == 2", "res = f([1, 2])\ntotal = res[0] + res[1]\nassert f(3) == 3",
+             "assert f(1) == 2\nx = f(1) + 'a'", "x = f(1) + 1\nassert f(2) == 2", "x = f(1)\ny = x * 2\nassert y == 2"]
+    got = _statuses(ex, "f", codes, tests)
+    assert got == [["error"] * 6 + ["pass", "fail", "pass", "pass"],
+                   ["error"] * 7 + ["fail", "pass", "pass"]], got

@@ -409,7 +409,7 @@ def room_as_in_python(offset: int, up: int = 1, _getframe=sys._getframe, _set=sy
         while f is not None and depth < 10_000:
             depth += 1
             f = f.f_back
-        key = ("room", code, offset, up, depth)
+        key = ("room", code, offset, up, depth, base)
         limit = G.get(key)
         if limit is None:
             trial = base + depth + 64
@@ -1155,11 +1155,46 @@ def run_cell(cmd: dict, chan: _Channel) -> None:
         chan.send(Frame.ABNORMAL, b"unexpected")
         return
     if kind == "stdio":  # its output is what `python prog.py` writes, to the interpreter's exit
-        _exit_like_python()
+        _exit_like_python(ns)
     chan.send_json(kind_out, body, G["clock"]() - t0)
 
 
-def _exit_like_python() -> None:
+def _clear_like_python(ns) -> None:
+    """What the interpreter's finalization does to the main module after the exit handlers: the
+    objects the module holds die while its functions, classes and modules are still there (the
+    collector finalizes the module's cycles with its globals whole), then what is left is cleared
+    as ``_PyModule_ClearDict`` does (names starting with one underscore set to None first); the
+    finalizers (``__del__``) run now, and what they print is the program's output (red-team pass
+    18: a ``__del__`` printing the last line was lost). Their errors are written as the
+    interpreter writes them (``Exception ignored in``)."""
+    G = _G
+    _type, _str, _isinstance, collect = G["type"], G["str"], G["isinstance"], G["gc"].collect
+    kept = (G["modtype"], _type, _type(_clear_like_python), _type(len))  # modules, classes, functions
+    try:
+        names = [k for k in list(ns) if _type(k) is _str and k[:2] != "__"]
+        for k in names:
+            v = ns.get(k)
+            if _type(v) in kept or _isinstance(v, _type):  # (a class of a metaclass too)
+                continue
+            v = None
+            try:
+                del ns[k]
+            except G["BaseException"]:
+                pass
+        collect()
+        for first in (True, False):
+            for k in names:
+                if (k[:1] == "_") is first and k in ns:
+                    try:
+                        ns[k] = None
+                    except G["BaseException"]:
+                        pass
+        collect()
+    except G["BaseException"] as exc:
+        _unraisable(exc)
+
+
+def _exit_like_python(ns=None) -> None:
     """What the interpreter does after a stdio program's main module (``Py_FinalizeEx``): join
     the non-daemon threads (``threading._shutdown``, when the program loaded ``threading``), run
     the ``atexit`` handlers, flush the standard streams; an error in any of them is the program's,
@@ -1179,6 +1214,8 @@ def _exit_like_python() -> None:
         G["run_exit_funcs"]()  # (writes its handlers' errors to stderr itself)
     except G["BaseException"] as exc:
         _unraisable(exc)
+    if ns is not None:
+        _clear_like_python(ns)
     # the current streams, then the interpreter's own ones, which Python flushes as it ends even
     # where the program put others in their place (red-team pass 17: ``sys.stdout = StringIO()``,
     # then the answer written to ``sys.__stdout__``, was no output)

@@ -398,13 +398,15 @@ def setup(cfg: dict, keep_fds=()) -> dict:
 
 
 def fresh_tmp(state) -> None:
-    """Replace ``/tmp`` by a new empty tmpfs (root-owned, sticky, world-writable: a cell can
-    neither chmod nor mark it), and bind the import paths that live under ``/tmp`` into it."""
+    """Replace ``/tmp`` by a new empty tmpfs (root-owned, world-writable: a cell can neither chmod
+    nor mark it), and bind the import paths that live under ``/tmp`` into it. Not sticky: a cell's
+    test process and program process (two uids, one process in plain Python) remove each other's
+    files (red-team pass 18, :func:`.remote.peer.share_files`); nothing else writes there."""
     try:
         umount("/tmp")
     except OSError:
         pass
-    mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={state['tmp_mb']}m,nr_inodes=4096,mode=1777")
+    mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={state['tmp_mb']}m,nr_inodes=4096,mode=0777")
     for p in state["tmp_paths"]:
         os.makedirs(p, mode=0o755, exist_ok=True)
         bind_ro(state["host_import"][p], p)

@@ -13,8 +13,10 @@ __all__ = ["wipe"]
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-def wipe(path: str, mode: int = 0o1777) -> None:
-    """Remove everything inside ``path`` and reset the directory itself (mode, xattrs)."""
+def wipe(path: str, mode: int = 0o777) -> None:
+    """Remove everything inside ``path`` and reset the directory itself (mode, xattrs). Not sticky
+    by default: a cell's test and program processes remove each other's files, as one process of
+    plain Python does (red-team pass 18, :func:`.remote.peer.share_files`)."""
     try:
         os.chmod(path, 0o700)
     except OSError:

@@ -51,6 +51,17 @@ call, kept as ``k``) and ``["K", "v", k]`` (the value, kept as ``k``) name kept 
 ``["q", "kept", [[k, new contents], ...]]`` carries their changes. A reference is
 ``{"R": [side, id, type name, flags]}``, ``side`` "C" (program) or "T" (test); a fifth element
 carries a numpy array's data, a sixth a member's value (:meth:`_Peer._member`).
+
+What one interpreter shares in plain Python is shared (red-team pass 18): before each of its
+messages the program process sends ``["o", "out"|"err", text]`` (what the program printed since,
+written to the test's stream where the test captures it), ``["o", "random", state]`` (the
+``random`` generator's state where the program moved it) and ``["o", "global", name, value, kept]``
+(a global the test reads that the program bound anew); the test process asks ``random`` and
+``recursionlimit`` before a request where the test moved the generator or the limit. The globals the
+test reads that are containers are kept ones. Names the test binds stay the test's alone (their
+values never reach the program's process). Files either process makes are open to the other. The
+conversation breaking (the program's process ending, a malformed message, a value past its budget)
+makes the verdict an error whatever the test caught (:attr:`_Peer.broken`).
 """
 
 from __future__ import annotations

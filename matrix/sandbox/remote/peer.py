@@ -60,10 +60,81 @@ def _stand_in_text(base, i):
     return text
 
 
+def random_state():
+    """The state of the ``random`` module's generator (``random.getstate()``), or None where
+    ``random`` is not loaded."""
+    r = sys.modules.get("random")
+    if r is None:
+        return None
+    try:
+        return r.getstate()
+    except Exception:  # noqa: BLE001 - a generator replaced by the program: not followed
+        return None
+
+
+def random_wire(state) -> list:
+    """:func:`random_state` as plain data: ``[version, internal state, gauss_next]``."""
+    return [state[0], list(state[1]), state[2]]
+
+
+def set_random_state(state) -> bool:
+    """Set the ``random`` module's generator to ``state`` (:func:`random_wire`); False where it is
+    not one."""
+    if type(state) is not list or len(state) != 3 or type(state[0]) is not int or type(state[1]) is not list \
+            or len(state[1]) > 1000 or any(type(x) is not int for x in state[1]) \
+            or not (state[2] is None or type(state[2]) is float):
+        return False
+    import random
+
+    try:
+        random.setstate((state[0], tuple(state[1]), state[2]))
+    except (ValueError, TypeError, OverflowError):
+        return False
+    return True
+
+
+def share_files() -> None:
+    """The test process and the program process run under two uids (a program cannot signal or
+    trace the test's process), but in plain Python they are one process: what either makes in the
+    cell's file system the other may read, write and remove. So both make their files and
+    directories open to all (umask 0, and ``tempfile``'s private modes widened after the fact);
+    the cell's ``/tmp`` is not sticky (:func:`.namespace.fresh_tmp`). Red-team pass 18: a file
+    task's right program errored on every test making a file for it or removing its output."""
+    import os
+
+    os.umask(0)
+    try:
+        import tempfile
+    except ImportError:
+        return
+    mkdtemp, inner = tempfile.mkdtemp, getattr(tempfile, "_mkstemp_inner", None)
+
+    def shared_mkdtemp(*args, **kwargs):
+        path = mkdtemp(*args, **kwargs)
+        try:
+            os.chmod(path, 0o777)
+        except OSError:
+            pass
+        return path
+
+    tempfile.mkdtemp = shared_mkdtemp
+    if inner is not None:
+        def shared_inner(*args, **kwargs):
+            fd, name = inner(*args, **kwargs)
+            try:
+                os.fchmod(fd, 0o666)
+            except OSError:
+                pass
+            return fd, name
+
+        tempfile._mkstemp_inner = shared_inner  # type: ignore[attr-defined]  # (mkstemp, NamedTemporaryFile)
+
+
 class RemoteError(Exception):
     """The other process broke the protocol or went away."""
 
 
+_GONE = object()
 _DECODE_FAILURES = (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError, RecursionError)
 
 
@@ -144,6 +215,13 @@ class _Peer:
         # no verdict at all where the process ends)
         self.broken: str | None = None
         self.sinks: tuple = ()  # the test side: the harness's own standard streams (:meth:`printed`)
+        # the state of the ``random`` module's generator as last synced with the other side: the
+        # test and the program share one generator in plain Python (red-team pass 18: a test
+        # seeding it did not seed the program's); each side sends its state when it has moved
+        self.random_state = None
+        self.recursion_limit = sys.getrecursionlimit()  # the test side: as last synced (one limit in Python)
+        self.test_ns: dict | None = None  # the test side: the test's namespace, and the program's
+        self.globals_given: dict[str, object] = {}  # globals put in it (:meth:`take_global`)
 
     def broke(self, why: str) -> RemoteError:
         """The conversation is broken (:attr:`broken`): the error to raise."""
@@ -453,6 +531,12 @@ class _Peer:
     def request(self, op, *args, nodes=None):
         if self.kept_test and not self.kept_syncing:
             self.push_kept()
+        if self.side == "T" and op not in ("random", "recursionlimit"):
+            self.push_random()
+            limit = sys.getrecursionlimit()
+            if limit != self.recursion_limit:  # (``sys.setrecursionlimit(5000)``: one interpreter's)
+                self.recursion_limit = limit
+                self.request("recursionlimit", limit)
         self.send(["q", op, *[self.to_wire(a) for a in args]])
         if nodes is not None:
             self.call_nodes.append(nodes)
@@ -731,11 +815,44 @@ class _Peer:
     def handle(self, op, args):
         raise NotImplementedError
 
+    def take_global(self, name: str, value, k) -> None:
+        """The test side: the program bound its global ``name`` anew (``calls += 1``): the test's
+        name for it follows, unless the test bound that name itself since (then it is the test's)."""
+        ns = self.test_ns
+        if ns is None or name not in self.globals_given or ns.get(name, _GONE) is not self.globals_given[name]:
+            return
+        if type(k) is int:
+            value = self._kept_value(value, [["K", "v", k]])
+        ns[name] = self.globals_given[name] = value
+
+    def push_random(self) -> None:
+        """The test side, before each request: the generator's state where the test moved it
+        (``random.seed(0)``, its own draws) since it was last synced."""
+        state = random_state()
+        if state is not None and state != self.random_state:
+            self.random_state = state
+            self.request("random", _Raw(random_wire(state)))
+
+    def take_random(self, state) -> None:
+        """The other side's generator state (:meth:`push_random`, the program side's ``send``),
+        made this side's; where ``random`` is not loaded here, nothing can have seen it yet."""
+        if sys.modules.get("random") is None and self.side == "T":
+            return
+        if not set_random_state(state):
+            raise self.broke("malformed generator state")
+        self.random_state = random_state()
+
     def printed(self, msg) -> None:
         """The test side: ``["o", stream, text]``, what the program printed on its standard output
         (``"out"``) or error (``"err"``) before its next message, written to the test's stream of
         that name where the test has put one of its own there (``redirect_stdout``); the harness's
         own sinks (:attr:`sinks`) drop it (the program's process has written it already)."""
+        if self.side == "T" and len(msg) == 3 and msg[1] == "random":
+            self.take_random(msg[2])
+            return
+        if self.side == "T" and len(msg) == 5 and msg[1] == "global" and type(msg[2]) is str:
+            self.take_global(msg[2], msg[3], msg[4])
+            return
         if self.side != "T" or len(msg) != 3 or msg[1] not in ("out", "err") or type(msg[2]) is not str:
             raise self.broke("malformed output message")
         stream = getattr(sys, "stdout" if msg[1] == "out" else "stderr", None)

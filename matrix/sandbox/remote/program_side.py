@@ -8,7 +8,19 @@ import socket
 import sys
 
 from .arrays import _array_data, _is_array
-from .peer import _MAX_KEPT, _MAX_KEPT_ITEMS, RPC_FD, RemoteError, _Peer, _Raised, _Raw
+from .peer import (
+    _MAX_KEPT,
+    _MAX_KEPT_ITEMS,
+    RPC_FD,
+    RemoteError,
+    _Peer,
+    _Raised,
+    _Raw,
+    random_state,
+    random_wire,
+    set_random_state,
+    share_files,
+)
 from .shapes import _MAPS, _NODE_KINDS, _arg_nodes, _assign_in_place
 from .stand_ins import _BINOPS
 
@@ -85,16 +97,31 @@ class _Server(_Peer):
         super().__init__(sock, "C", max_msg, budget)
         self.ns = ns
         self.tee: _Tee | None = None
+        # the program's globals the test reads (their objects as the test last had them): one
+        # the program binds anew is sent again before the program's next message, as in plain
+        # Python, where the test reads the one module's globals as they are now (red-team pass 18)
+        self.watched: dict[str, object] = {}
         # containers of the test's a call's arguments held that the program kept after the call
         # (``self.xs = xs``): [object, its contents as last synced], numbered as the test has them
         self.kept: list[list] = []
         self.kept_ids: dict[int, int] = {}
 
     def send(self, msg, *args, **kwargs) -> None:
-        """Each message, after what the program printed before it (:class:`_Tee`)."""
+        """Each message, after what the program printed before it (:class:`_Tee`) and the state of
+        the ``random`` module's generator where the program moved it (:meth:`_Peer.push_random`)."""
         if self.tee is not None and self.tee.on:
             for out in self.tee.take(max(1, self.max_msg // 16)):
                 super().send(out)
+            state = random_state()
+            if state is not None and state != self.random_state:
+                self.random_state = state
+                super().send(["o", "random", random_wire(state)])
+            for name, was in list(self.watched.items()):
+                now = self.ns.get(name, _MISSING)
+                if now is not was and now is not _MISSING:  # (``calls += 1``, ``log = []``)
+                    self.watched[name] = now
+                    k = self.keep_value(now, held=2)
+                    super().send(["o", "global", name, self.to_wire(now), k])
         super().send(msg, *args, **kwargs)
 
     def _keep(self, nodes, refs) -> list:
@@ -204,7 +231,12 @@ class _Server(_Peer):
                     out.append(None)
                 elif name in self.ns and name != "__builtins__":
                     v = self.ns[name]
-                    out.append(["value", v] if getattr(builtins, name, _MISSING) is not v else ["builtin"])
+                    if getattr(builtins, name, _MISSING) is v:
+                        out.append(["builtin"])
+                        continue
+                    self.watched[name] = v
+                    k = self.keep_value(v, held=2)
+                    out.append(["value", v] if k is None else ["kept", v, k])
                 elif hasattr(builtins, name):
                     out.append(["builtin"])
                 else:
@@ -240,6 +272,20 @@ class _Server(_Peer):
                 if k is not None:
                     changes.append(["K", "v", k])
             return _Raw(self.to_wire(result, marks=marks)), changes or None
+        if op == "recursionlimit":  # the test set the interpreter's recursion limit
+            from .. import harness
+
+            if type(obj) is not int or not 1 <= obj <= 1 << 24:
+                raise ValueError("malformed recursion limit")
+            sys.setrecursionlimit(max(obj, 64))  # (room for this request's own frames)
+            harness._G["recursion"] = obj  # (the base each call's room is measured from)
+            harness._G.pop("room_set", None)
+            return None, None
+        if op == "random":  # the test moved the generator they share (``random.seed(0)``)
+            if not set_random_state(obj):
+                raise ValueError("malformed generator state")
+            self.random_state = random_state()
+            return None, None
         if op == "kept":  # the test's changes to containers the program keeps
             for item in (obj if type(obj) is list else [])[:_MAX_KEPT]:
                 if type(item) is list and len(item) == 2 and type(item[0]) is int \
@@ -367,6 +413,7 @@ def serve(cmd: dict, chan) -> None:
     server = _Server(sock, ns, max_msg, 1.0)
     lines = cmd["code"].splitlines()
     harness._real_streams()
+    share_files()
     server.tee = tee = _Tee(max_msg)
     sys.stdout, sys.stderr = tee.streams
     sys.__stdout__, sys.__stderr__ = tee.streams  # type: ignore[misc]  # deliberate: the originals too
@@ -389,6 +436,7 @@ def serve(cmd: dict, chan) -> None:
         server.send(["r", ["load_error", harness.exc_info(exc, "code", lines)], None])
         return
     tee.take(1 << 16)  # (what loading printed: not the test's to capture)
+    server.random_state = random_state()  # (the generator as loading left it: followed from here)
     server.send(["r", ["loaded"], None])
     tee.on = True
     while True:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 
 from ..records import Frame
-from .peer import RPC_FD, RemoteError, _Peer, _Raised
+from .peer import RPC_FD, RemoteError, _Peer, _Raised, random_state, share_files
 from .shapes import _NODE_KINDS, _as_node, _NodeNo
 
 
@@ -39,6 +39,8 @@ def run_test(cmd: dict, chan) -> None:
     peer = _Peer(sock, "T", int(cmd["max_out"]), 1.0)
     peer.handle = lambda op, args: _test_side_handle(peer, op, args)  # type: ignore[method-assign]  # this peer's handler
     peer.sinks = harness._fresh_streams("", int(cmd["max_out"]), False)
+    share_files()
+    peer.random_state = random_state()  # (what the test moves from here on is synced with the program's)
     try:
         loaded = peer.recv()
         state = loaded[1] if loaded[0] == "r" and len(loaded) > 1 and type(loaded[1]) is list else None
@@ -59,7 +61,11 @@ def run_test(cmd: dict, chan) -> None:
         if type(answers) is list and len(answers) == len(names):
             for name, a in zip(names, answers):
                 if type(a) is list and a and a[0] == "value" and len(a) == 2:
-                    ns[name] = a[1]
+                    ns[name] = peer.globals_given[name] = a[1]
+                elif type(a) is list and a and a[0] == "kept" and len(a) == 3 and type(a[2]) is int:
+                    # a container of the program's globals (a log, a cache): shared, kept in sync
+                    ns[name] = peer.globals_given[name] = peer._kept_value(a[1], [["K", "v", a[2]]])
+        peer.test_ns = ns
         G["sysmods"]["solution"] = _program_module(peer)  # `from solution import f`, as test files write
         code = compile(src, "<test>", "exec", dont_inherit=True)
     except (RemoteError, ValueError, OSError, SyntaxError) as exc:
