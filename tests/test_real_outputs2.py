@@ -324,3 +324,21 @@ def test_livecodebench_and_apps_candidates_run_after_their_harness_imports(tmp_p
     assert main(["matrix", "--tasks", str(tmp_path / "apps.jsonl"), "--codes", str(tmp_path / "codes.jsonl"),
                  "--out", str(out), "-q"]) == 0
     assert json.loads(out.read_text())["status"] == [["pass"]]
+
+
+# ----------------------------------------------------------------------------- Tester samples (solve, eval, training)
+
+@pytest.mark.parametrize("text", [
+    "```python\ndef check(candidate):\n    assert candidate(9) == True\n    assert candidate(2) == False\n```",
+    "```python\nMETADATA = {}\n\n\ndef check(candidate):\n    assert candidate(9) == True\n    assert candidate(2) == False\n\n\n"
+    "check(is_not_prime)\n```",
+    "Examples:\n>>> is_not_prime(9)\nTrue\n>>> is_not_prime(2)\nFalse\n",
+    "```python\n>>> is_not_prime(9)\nTrue\n>>> is_not_prime(2)\nFalse\n```",
+], ids=["human-eval check", "human-eval check, called", "doctest", "doctest, fenced"])
+def test_a_tester_sample_in_human_eval_or_doctest_form_gives_its_tests(text):
+    from matrix.tasks import Task
+    from roles.parsing import parse_tests
+
+    got = parse_tests(text, Task(task_id="t", prompt="", entry_point="is_not_prime"))
+    assert got.ok and got.dropped == 0, got
+    assert sorted(t.test for t in got.tests) == ["assert is_not_prime(2) == False", "assert is_not_prime(9) == True"]

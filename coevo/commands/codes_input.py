@@ -17,6 +17,7 @@ files; this module reads the chat answers in what it gives.
 from __future__ import annotations
 
 import ast
+import functools
 import keyword
 import re
 import textwrap
@@ -300,7 +301,9 @@ def _test_functions(tree: ast.Module) -> Iterator[tuple[ast.FunctionDef | ast.As
                     yield m, True
 
 
+@functools.lru_cache(maxsize=4096)
 def _missing_module(name: str) -> bool:
+    """Whether ``name``'s top-level package is not installed (and not ``solution``), once a name."""
     import importlib.util
 
     top = name.split(".")[0]
