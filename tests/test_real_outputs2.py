@@ -330,8 +330,8 @@ def test_livecodebench_and_apps_candidates_run_after_their_harness_imports(tmp_p
 
 @pytest.mark.parametrize("text", [
     "```python\ndef check(candidate):\n    assert candidate(9) == True\n    assert candidate(2) == False\n```",
-    "```python\nMETADATA = {}\n\n\ndef check(candidate):\n    assert candidate(9) == True\n    assert candidate(2) == False\n\n\n"
-    "check(is_not_prime)\n```",
+    "```python\nMETADATA = {}\n\n\ndef check(candidate):\n    assert candidate(9) == True\n"
+    "    assert candidate(2) == False\n\n\ncheck(is_not_prime)\n```",
     "Examples:\n>>> is_not_prime(9)\nTrue\n>>> is_not_prime(2)\nFalse\n",
     "```python\n>>> is_not_prime(9)\nTrue\n>>> is_not_prime(2)\nFalse\n```",
 ], ids=["human-eval check", "human-eval check, called", "doctest", "doctest, fenced"])
@@ -342,3 +342,19 @@ def test_a_tester_sample_in_human_eval_or_doctest_form_gives_its_tests(text):
     got = parse_tests(text, Task(task_id="t", prompt="", entry_point="is_not_prime"))
     assert got.ok and got.dropped == 0, got
     assert sorted(t.test for t in got.tests) == ["assert is_not_prime(2) == False", "assert is_not_prime(9) == True"]
+
+
+def test_select_writes_the_chosen_program_without_the_harness_header(tmp_path):
+    rec = _lcb_record(True)
+    (tmp_path / "lcb.jsonl").write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    good = "class Solution:\n    def total(self, nums: List[int]) -> int:\n        return sum(nums)\n"
+    bad = "class Solution:\n    def total(self, nums: List[int]) -> int:\n        return 0\n"
+    (tmp_path / "codes.jsonl").write_text("".join(json.dumps({"task_id": "lcb/9001", "code": c}) + "\n"
+                                                  for c in (bad, good)), encoding="utf-8")
+    test = {"task_id": "lcb/9001", "test": "assert Solution().total([4]) == 4"}
+    (tmp_path / "tests.jsonl").write_text(json.dumps(test) + "\n", encoding="utf-8")
+    out = tmp_path / "chosen.jsonl"
+    assert main(["select", "--tasks", str(tmp_path / "lcb.jsonl"), "--codes", str(tmp_path / "codes.jsonl"),
+                 "--tests", str(tmp_path / "tests.jsonl"), "--out", str(out), "-q"]) == 0
+    row = json.loads(out.read_text())
+    assert row["index"] == 1 and row["code"] == good

@@ -249,6 +249,14 @@ def load_candidate_codes(path, tasks, raw: bool = False) -> tuple[dict[str, list
     return _with_harness_headers(codes, by_id), n
 
 
+def without_harness_header(task, code: str) -> str:
+    """``code`` less the harness header :func:`load_candidate_codes` put before it (the program as
+    the codes file gave it, or as taken out of a chat answer)."""
+    from coevo.data_formats import harness_header
+
+    return code.removeprefix(harness_header(task, code))
+
+
 def _with_harness_headers(codes: dict[str, list[str]], by_id: dict) -> dict[str, list[str]]:
     """Each program after the imports its benchmark's harness puts before every program it grades
     (LiveCodeBench's import_string, APPS's header: :func:`coevo.data_formats.harness_header`), as

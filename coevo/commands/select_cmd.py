@@ -172,7 +172,13 @@ def _drawer(task, tests, n_inputs: int, seed: int):
 
 
 def run(args) -> int:
-    from coevo.commands.codes_input import extracted_note, load_candidate_codes, load_candidate_tests, tests_note
+    from coevo.commands.codes_input import (
+        extracted_note,
+        load_candidate_codes,
+        load_candidate_tests,
+        tests_note,
+        without_harness_header,
+    )
     from coevo.commands.tasks_input import load_task_file
     from matrix.errors import InputError
     from matrix.inputs import consensus_from_cells
@@ -242,7 +248,7 @@ def run(args) -> int:
             rows.append({
                 "task_id": task.task_id,
                 "index": int(sel.index),
-                "code": task_codes[sel.index],
+                "code": without_harness_header(task, task_codes[sel.index]),
                 "test_scores": [round(float(x), 6) for x in sel.test_scores],
                 "code_scores": [round(float(x), 6) for x in sel.code_scores],
                 "method": sel.method,
