@@ -31,6 +31,7 @@ from typing import Any
 
 from coevo.data_formats import from_apps, from_deepcoder, from_livecodebench, from_verl
 from matrix.errors import InputError
+from matrix.jsonl import not_utf8 as _not_utf8
 from matrix.tasks import Task, Test
 
 FORMATS = ("auto", "coevo", "mbpp", "mbpp-sanitized", "mbpp-plus", "humaneval", "codecontests", "apps",
@@ -97,27 +98,6 @@ def _dataset_records(path: Path, limit: int | None = None) -> list[tuple[int, di
         return None
     finally:
         quiet.setLevel(level)
-
-
-def _not_utf8(path: Path, opener) -> InputError:
-    """The error for a file that is not UTF-8 text, naming the line of its first bad byte."""
-    import codecs
-
-    dec = codecs.getincrementaldecoder("utf-8")()
-    line = 1
-    try:
-        with opener(path, "rb") as fh:
-            while chunk := fh.read(1 << 20):
-                try:
-                    dec.decode(chunk)
-                except UnicodeDecodeError as exc:
-                    line += chunk.count(b"\n", 0, max(0, exc.start))
-                    return InputError(f"not UTF-8 text (byte 0x{chunk[exc.start]:02x}: {exc.reason}; "
-                                      "save the file as UTF-8)", file=str(path), line=line)
-                line += chunk.count(b"\n")
-    except (OSError, EOFError, zlib.error) as exc:
-        return InputError(f"cannot read ({exc})", file=str(path))
-    return InputError("not UTF-8 text", file=str(path))
 
 
 def exact_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -52,13 +52,38 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
             yield lineno, obj
 
 
+def not_utf8(path: str | os.PathLike, opener: Callable | None = None) -> InputError:
+    """The error for a file that is not UTF-8 text, naming the line of its first bad byte (read
+    again in binary with ``opener``, by default :func:`open_text`'s choice: gzip by the suffix)."""
+    import codecs
+
+    p = Path(path)
+    if opener is None:
+        opener = gzip.open if p.suffix == ".gz" else open
+    dec = codecs.getincrementaldecoder("utf-8")()
+    line = 1
+    try:
+        with opener(p, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                try:
+                    dec.decode(chunk)
+                except UnicodeDecodeError as exc:
+                    line += chunk.count(b"\n", 0, max(0, exc.start))
+                    return InputError(f"not UTF-8 text (byte 0x{chunk[exc.start]:02x}: {exc.reason}; "
+                                      "save the file as UTF-8)", file=str(path), line=line)
+                line += chunk.count(b"\n")
+    except (OSError, EOFError, zlib.error) as exc:
+        return InputError(f"cannot read ({exc})", file=str(path))
+    return InputError("not UTF-8 text", file=str(path))
+
+
 @contextlib.contextmanager
 def read_errors(path):
     """Reading ``path`` (text, maybe gzip): what goes wrong as one :class:`InputError` naming it."""
     try:
         yield
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text ({exc.reason})", file=str(path)) from None
+    except UnicodeDecodeError:
+        raise not_utf8(path) from None
     except OSError as exc:  # (gzip.BadGzipFile too)
         raise InputError(f"cannot read ({exc.strerror or exc})", file=str(path)) from None
     except (EOFError, zlib.error) as exc:
