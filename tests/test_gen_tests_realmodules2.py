@@ -266,3 +266,29 @@ def test_a_function_that_runs_an_event_loop_is_asserted(sandbox):
     out, _ = r.probes(Variant("original", module.source), table, [[0, 1]], cov=False, limit=2.0)
     assert out[0]["steps"] == [["ok", ["v", [2, 4]], "", []]], out[0]
     assert out[1]["steps"][1][:2] == ["ok", ["v", [1, 2]]], out[1]
+
+
+def test_an_argparse_main_is_run_with_command_lines_its_parser_accepts(tmp_path):
+    """roman's `main()` (argparse, reading sys.argv) had one test, `main()` raising SystemExit
+    2 (no arguments), and a `main(argv=None)` got lists of ints: nothing past the parser ran.
+    Command lines come from the parser's own add_argument calls."""
+    import shutil
+
+    from coevo.cli import main
+
+    shutil.copy2(FIX / "cli_tool.py", tmp_path / "cli_tool.py")
+    out = tmp_path / "out"
+    assert main(["gen-tests", str(tmp_path / "cli_tool.py"), "--out", str(out), "--time-budget", "12",
+                 "--max-mutants", "80", "--quiet"]) == 0
+    text = (out / "test_cli_tool.py").read_text()
+    tree = ast.parse(text)
+    runs = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "run"]
+    given = [a for n in runs for a in n.args[:1] + [k.value for k in n.keywords if k.arg == "argv"]]
+    assert any(isinstance(a, ast.List) and a.elts and all(isinstance(e, ast.Constant) and isinstance(e.value, str)
+                                                        for e in a.elts) for a in given), text
+    argv = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "setattr"
+            and n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value == "sys.argv"
+            and isinstance(n.args[1], ast.List) and len(n.args[1].elts) > 1]
+    assert argv, text  # a test sets a command line before it calls main()
+    tests = {n.name: ast.unparse(n) for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")}
+    assert any("main()" in t and "capsys" in t and "SystemExit" not in t for t in tests.values()), text

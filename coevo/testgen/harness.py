@@ -553,6 +553,17 @@ def _cv_step(mod, env, local, step):
     import contextlib
     kind, callee, args, kwargs, bind = step
     job = __coevo_job__
+    if kind == "argv":  # the command line of the calls that follow (a script's main())
+        try:
+            line = eval(args[0], env, local)
+        except BaseException as exc:
+            if isinstance(exc, (_CvTimeout, _CvOutputCap, KeyboardInterrupt)):
+                raise
+            return ["badarg", type(exc).__name__ + ": " + str(exc)[:200]]
+        if type(line) is not list or not all(type(x) is str for x in line):
+            return ["badarg", "a command line is a list of strings"]
+        _cv_sys.argv = _cv_sys.argv[:1] + line
+        return ["ok", ["opaque", ["builtins", "argv"]], "", []]
     try:
         argv = [eval(a, env, local) for a in args]
         kw = {k: eval(s, env, local) for k, s in kwargs}

@@ -53,6 +53,8 @@ class Step:
     def source(self) -> str:
         if self.kind == "attr":
             return self.callee
+        if self.kind == "argv":  # the command line the next calls see (after sys.argv[0])
+            return f"sys.argv[1:] = {self.args[0]}"
         parts = list(self.args) + [f"{k}={v}" for k, v in self.kwargs]
         return f"{self.callee}({', '.join(parts)})"
 
@@ -143,6 +145,109 @@ def std_sources(tree: ast.Module) -> dict[str, str | None]:
     return out
 
 
+def _const(node):
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
+        return None
+
+
+def argv_lists(tree: ast.Module) -> list[str]:
+    """Command lines (list sources, without ``sys.argv[0]``) for the module's argparse parsers,
+    from their ``add_argument`` calls: the required positionals with a typical value, then each
+    option alone on top, another value of a typed or choice positional, nothing, an unknown
+    option (``--help`` and ``--version`` are left out: their text is the Python version's)."""
+    positionals, options = [], []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "add_argument"):
+            continue
+        names = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        if not names:
+            continue
+        kw = {k.arg: k.value for k in node.keywords if k.arg}
+        action = _const(kw["action"]) if "action" in kw else None
+        if action in ("help", "version") or "-h" in names or "--help" in names:
+            continue
+        typ = kw["type"].id if isinstance(kw.get("type"), ast.Name) else None
+        choices = _const(kw["choices"]) if "choices" in kw else None
+        choices = [str(c) for c in choices] if isinstance(choices, (list, tuple)) and choices else None
+        values = choices or {"int": ["5", "0", "x"], "float": ["2.5", "-40", "x"]}.get(typ) or ["hello", "a1"]
+        nargs = _const(kw["nargs"]) if "nargs" in kw else None
+        if not names[0].startswith("-"):
+            positionals.append((values, nargs))
+        else:
+            flag = max(names, key=len)
+            flagged = action in ("store_true", "store_false", "count", "store_const", "append_const")
+            options.append((flag, None if flagged else (values[1:] if choices and len(choices) > 1 else values)))
+    if not positionals and not options:
+        return []
+    base = [v[0] for v, nargs in positionals if nargs not in ("?", "*")]
+    lists = [base]
+    for flag, values in options:
+        lists.append(base + [flag] + ([values[0]] if values else []))
+    for k, (values, _) in enumerate(positionals):
+        for other in values[1:3]:
+            lists.append([other if j == k else v[0] for j, (v, _) in enumerate(positionals)])
+    lists.append(base[:-1] if base else ["extra"])
+    lists.append(base + ["--no-such-option"])
+    out = []
+    for xs in lists:
+        src = _lit(list(xs))
+        if src not in out:
+            out.append(src)
+    return out
+
+
+def _argv_calls(body: list) -> tuple[bool, set[str]]:
+    """(whether ``body`` reads ``sys.argv``: ``.parse_args()`` with no arguments, ``sys.argv``
+    itself; the names ``.parse_args(NAME)`` parses)."""
+    reads, parsed = False, set()
+    for stmt in body:
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Attribute) and n.attr == "argv" and isinstance(n.value, ast.Name) \
+                    and n.value.id == "sys" and isinstance(n.ctx, ast.Load):
+                reads = True
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+                    and n.func.attr in ("parse_args", "parse_known_args", "parse_intermixed_args"):
+                given = n.args[:1] + [k.value for k in n.keywords if k.arg == "args"]
+                if not given or (isinstance(given[0], ast.Constant) and given[0].value is None):
+                    reads = True
+                elif isinstance(given[0], ast.Name):
+                    parsed.add(given[0].id)
+    return reads, parsed
+
+
+def argv_readers(tree: ast.Module) -> tuple[set[str], dict[str, set[str]]]:
+    """The module's functions that read ``sys.argv`` (themselves or through another of its
+    functions called without arguments), and for each function the parameters it hands to an
+    argparse parser (itself or through another of its functions)."""
+    funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    reads: set[str] = set()
+    parsed: dict[str, set[str]] = {}
+    for name, f in funcs.items():
+        r, ps = _argv_calls(f.body)
+        if r:
+            reads.add(name)
+        params = {a.arg for a in f.args.args + f.args.kwonlyargs}
+        parsed[name] = ps & params
+    for _ in range(3):  # through the module's own functions (main -> parse_args() -> parser)
+        for name, f in funcs.items():
+            params = [a.arg for a in f.args.args]
+            for n in ast.walk(f):
+                if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in funcs):
+                    continue
+                callee = n.func.id
+                if callee in reads and not n.args and not n.keywords:
+                    reads.add(name)
+                cparams = [a.arg for a in funcs[callee].args.args]
+                for j, a in enumerate(n.args):
+                    if isinstance(a, ast.Name) and a.id in params and j < len(cparams) \
+                            and cparams[j] in parsed.get(callee, ()):
+                        parsed[name].add(a.id)
+    return reads, {k: v for k, v in parsed.items() if v}
+
+
 def _lit(v) -> str:
     from coevo.testgen.literals import NotLiteral, literal
 
@@ -192,6 +297,8 @@ class InputGenerator:
         self.units = {u.qualname if u.kind != "init" else u.owner: u for u in module.units}
         self.regex_strings = _regex_examples(module.regexes, seed)
         self.std = std_sources(module.tree)
+        self.argv = argv_lists(module.tree)
+        self.argv_reads, self.argv_params = argv_readers(module.tree)
         self._module_functions = {n.name: n for n in module.tree.body if isinstance(n, ast.FunctionDef)}
         # the constants of the module's functions that are not tested themselves (private helpers:
         # the pattern compiler behind a public match function)
@@ -211,6 +318,8 @@ class InputGenerator:
                 spec = infer_param(p, body, self.class_members)
                 if spec == ANY and p.kind in ("pos", "posonly", "kwonly"):
                     spec = self._passed_on(p.name, body, 0) or spec
+                if unit.owner is None and p.name in self.argv_params.get(unit.name, ()):
+                    spec = Spec("argv")  # handed to an argparse parser: command lines
                 out.append((p, spec))
             self._spec_cache[key] = out
         return self._spec_cache[key]
@@ -301,6 +410,8 @@ class InputGenerator:
                         out.append(p[i])
         elif k == "callable":
             out = list(_CALLABLES)
+        elif k == "argv":
+            out = (self.argv or ["[]", "['5']", "['hello']", "['hello', 'world']"]) + ["None"]
         elif k in _STD_ARGS:
             f = self.std.get(k)
             out = [f"{f}({a})" for a in _STD_ARGS[k]] if f else ["None"]
@@ -512,8 +623,14 @@ class InputGenerator:
         return Probe(unit.qualname if unit.kind != "init" else unit.owner, (step,), origin)
 
     def initial(self, unit: Unit, n_random: int = 6) -> list[Probe]:
-        """Variations around a typical call, then seeded random combinations."""
+        """Variations around a typical call, then seeded random combinations; a function that
+        reads ``sys.argv`` is called under command lines for its parser too."""
         out = [self.probe(unit, ch, "pool") for ch in self._choices(unit)]
+        if unit.kind == "function" and unit.name in self.argv_reads:
+            base = self._choices(unit)[0]
+            pool = self.argv or ["['5']", "['hello']", "['hello', 'world']", "['-v']"]
+            out += [Probe(unit.qualname, (Step("argv", "sys.argv", (src,)), self._unit_step(unit, base)), "pool")
+                    for src in pool]
         if unit.kind in ("method", "property"):
             init = self._inits.get(unit.owner)
             if init is not None:

@@ -187,8 +187,15 @@ def _outcome_word(tc: TestCase) -> str:
 
 def test_name(tc: TestCase, unit_words: str) -> str:
     """``test_<unit>_<arguments>_<outcome>``, at most about 70 characters."""
-    steps = tc.probe.steps
+    steps = tuple(s for s in tc.probe.steps if s.kind != "argv")
     words: list[str] = [unit_words]
+    for s in tc.probe.steps:
+        if s.kind == "argv":  # main() under a command line: its words
+            try:
+                line = [str(x) for x in ast.literal_eval(s.args[0])]
+            except (ValueError, SyntaxError, TypeError):
+                line = []
+            words.append("argv_" + ("_".join(_snake(x) or "blank" for x in line)[:30] or "empty"))
     calls = [s for s in steps if s.bind is None]
     if len(calls) >= 2:
         names = [s.callee.rpartition(".")[2] for s in calls]
@@ -206,7 +213,8 @@ def test_name(tc: TestCase, unit_words: str) -> str:
         args = [_word_for(a) for a in target.args[:3]] + [f"{_snake(k)}_{_word_for(v)}" for k, v in target.kwargs[:2]]
         if args:
             words.append("_".join(args))
-        elif target.kind == "call" and not (steps[0].bind is not None and len(steps) == 1):
+        elif target.kind == "call" and not (steps[0].bind is not None and len(steps) == 1) \
+                and len(steps) == len(tc.probe.steps):  # (under a command line: its words say it)
             words.append("no_arguments")
     out = _outcome_word(tc)
     name = _snake("_".join(w for w in words if w))
@@ -255,7 +263,7 @@ def _op_word(expr: str) -> str:
 
 
 def _unit_words(probe: Probe) -> str:
-    first = probe.steps[0]
+    first = next((s for s in probe.steps if s.kind != "argv"), probe.steps[0])
     if first.bind is not None:
         return _snake(first.callee)
     callee = first.callee
@@ -398,9 +406,19 @@ def render_test(tc: TestCase, ctx: _Ctx, units: dict) -> str:
     for c in tc.checks:
         by_root.setdefault(c.root, []).append(c)
     uses_capsys = any(c.root[0] == "out" for c in tc.checks)
+    uses_argv = any(s.kind == "argv" for s in steps)
     taken = {s.bind for s in steps if s.bind} | ctx.module_names | {"pytest", "math"}
     n_results = 0
     for i, step in enumerate(steps):
+        if step.kind == "argv":  # the command line the calls below see
+            try:
+                line = [argv0(ctx.module_name)] + list(ast.literal_eval(step.args[0]))
+            except (ValueError, SyntaxError, TypeError):
+                line = None
+            head = "monkeypatch.setattr('sys.argv', "
+            src = pretty(literal(line), 0, _WIDTH - ind, column=len(head)) if line is not None else step.args[0]
+            body.append(f"{head}{src})")
+            continue
         # arguments changed in place get a variable first
         arg_vars: dict[int, str] = {}
         params = _param_names(step, units)
@@ -468,7 +486,8 @@ def render_test(tc: TestCase, ctx: _Ctx, units: dict) -> str:
     lines = []
     if tc.comment:
         lines.append(f"# {tc.comment}")
-    lines.append(f"def {tc.name}({'capsys' if uses_capsys else ''}):")
+    fixtures = ", ".join(f for f, used in (("capsys", uses_capsys), ("monkeypatch", uses_argv)) if used)
+    lines.append(f"def {tc.name}({fixtures}):")
     for b in body:
         lines += [(" " * ind + ln) if ln else "" for ln in b.split("\n")]
     return "\n".join(lines) + "\n"
