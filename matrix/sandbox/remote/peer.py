@@ -93,16 +93,19 @@ def set_random_state(state) -> bool:
     return True
 
 
-def share_files() -> None:
+def share_files(source: str = "") -> None:
     """The test process and the program process run under two uids (a program cannot signal or
     trace the test's process), but in plain Python they are one process: what either makes in the
     cell's file system the other may read, write and remove. So both make their files and
-    directories open to all (umask 0, and ``tempfile``'s private modes widened after the fact);
-    the cell's ``/tmp`` is not sticky (:func:`.namespace.fresh_tmp`). Red-team pass 18: a file
-    task's right program errored on every test making a file for it or removing its output."""
+    directories open to all (umask 0, and ``tempfile``'s private modes widened after the fact where
+    ``source``, the test's or the program's text, names it: importing it costs ~15 ms); the cell's
+    ``/tmp`` is not sticky (:func:`.namespace.fresh_tmp`). Red-team pass 18: a file task's right
+    program errored on every test making a file for it or removing its output."""
     import os
 
     os.umask(0)
+    if "tempfile" not in source and "tempfile" not in sys.modules:
+        return
     try:
         import tempfile
     except ImportError:
@@ -219,6 +222,10 @@ class _Peer:
         # test and the program share one generator in plain Python (red-team pass 18: a test
         # seeding it did not seed the program's); each side sends its state when it has moved
         self.random_state = None
+        # whether the generator is followed: the test side where the test's text names ``random``
+        # (a test that never does cannot move it), the program side once the test has synced it
+        # (reading the state costs ~25 us, comparing it as much: not at every message otherwise)
+        self.random_on = False
         self.recursion_limit = sys.getrecursionlimit()  # the test side: as last synced (one limit in Python)
         self.test_ns: dict | None = None  # the test side: the test's namespace, and the program's
         self.globals_given: dict[str, object] = {}  # globals put in it (:meth:`take_global`)
@@ -828,6 +835,8 @@ class _Peer:
     def push_random(self) -> None:
         """The test side, before each request: the generator's state where the test moved it
         (``random.seed(0)``, its own draws) since it was last synced."""
+        if not self.random_on:
+            return
         state = random_state()
         if state is not None and state != self.random_state:
             self.random_state = state

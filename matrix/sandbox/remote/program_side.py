@@ -112,7 +112,7 @@ class _Server(_Peer):
         if self.tee is not None and self.tee.on:
             for out in self.tee.take(max(1, self.max_msg // 16)):
                 super().send(out)
-            state = random_state()
+            state = random_state() if self.random_on else None
             if state is not None and state != self.random_state:
                 self.random_state = state
                 super().send(["o", "random", random_wire(state)])
@@ -285,6 +285,7 @@ class _Server(_Peer):
             if not set_random_state(obj):
                 raise ValueError("malformed generator state")
             self.random_state = random_state()
+            self.random_on = True
             return None, None
         if op == "kept":  # the test's changes to containers the program keeps
             for item in (obj if type(obj) is list else [])[:_MAX_KEPT]:
@@ -413,7 +414,7 @@ def serve(cmd: dict, chan) -> None:
     server = _Server(sock, ns, max_msg, 1.0)
     lines = cmd["code"].splitlines()
     harness._real_streams()
-    share_files()
+    share_files(cmd["code"] + (cmd.get("setup") or ""))
     server.tee = tee = _Tee(max_msg)
     sys.stdout, sys.stderr = tee.streams
     sys.__stdout__, sys.__stderr__ = tee.streams  # type: ignore[misc]  # deliberate: the originals too

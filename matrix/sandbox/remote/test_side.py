@@ -39,8 +39,10 @@ def run_test(cmd: dict, chan) -> None:
     peer = _Peer(sock, "T", int(cmd["max_out"]), 1.0)
     peer.handle = lambda op, args: _test_side_handle(peer, op, args)  # type: ignore[method-assign]  # this peer's handler
     peer.sinks = harness._fresh_streams("", int(cmd["max_out"]), False)
-    share_files()
-    peer.random_state = random_state()  # (what the test moves from here on is synced with the program's)
+    share_files(src)
+    peer.random_on = "random" in src
+    peer.random_state = random_state() if peer.random_on else None  # (moved by the test from here on:
+    # synced with the program's)
     try:
         loaded = peer.recv()
         state = loaded[1] if loaded[0] == "r" and len(loaded) > 1 and type(loaded[1]) is list else None
