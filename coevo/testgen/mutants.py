@@ -97,6 +97,31 @@ def _extra_sites(node: ast.AST, in_multi_stmt_function: bool):
                 yield "slice", f"slice {attr} bound on line {line} removed", drop
 
 
+def _is_data(node: ast.AST) -> bool:
+    """A display of constants only (nested lists, tuples, sets, dicts; negative numbers)."""
+    for n in ast.walk(node):
+        if not isinstance(n, (ast.Dict, ast.List, ast.Tuple, ast.Set, ast.Constant, ast.Load, ast.UnaryOp,
+                              ast.USub, ast.UAdd)):
+            return False
+    return True
+
+
+def _data_tables(tree: ast.Module, min_lines: int = 6) -> dict[int, int]:
+    """``{line: first line}`` for the lines of the module's (and its classes') assignments of a
+    data display of ``min_lines`` lines or more."""
+    out: dict[int, int] = {}
+    bodies = [tree.body] + [n.body for n in tree.body if isinstance(n, ast.ClassDef)]
+    for body in bodies:
+        for stmt in body:
+            value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
+            if value is None or not isinstance(value, (ast.Dict, ast.List, ast.Tuple, ast.Set)):
+                continue
+            first, last = stmt.lineno, stmt.end_lineno or stmt.lineno
+            if last - first + 1 >= min_lines and _is_data(value):
+                out.update({ln: first for ln in range(first, last + 1)})
+    return out
+
+
 def _returns_in_long_functions(tree: ast.AST) -> set[int]:
     ids: set[int] = set()
     for f in ast.walk(tree):
@@ -314,9 +339,12 @@ def module_mutants(source: str, *, lines: Iterable[int] | None = None, limit: in
     # spread over the whole module, so a sample (``limit``) or a run cut short by its time budget
     # still reaches every line
     rng = random.Random(seed)
+    tables = _data_tables(tree)
     by_line: dict[int, list] = {}
     for s in sites:
-        by_line.setdefault(s[6], []).append(s)
+        # a table of data (colour's 150 lines of name -> RGB) is one place in the rounds, not
+        # one per line: it would take most of a sample of the mutants, or of the time to run them
+        by_line.setdefault(tables.get(s[6], s[6]), []).append(s)
     sample = limit is not None and len(sites) > limit
     for group in by_line.values():
         if sample:
