@@ -163,6 +163,11 @@ def _answers() -> list[tuple[str, str, str]]:
         ("ChatML turn, unfenced code", f"<|im_start|>assistant\n{RIGHT}<|im_end|>", RIGHT),
         ("old Mac line endings (CR), fenced", f"Here:\r{fenced}\r".replace("\n", "\r"), RIGHT),
         ("old Mac line endings (CR), plain", RIGHT.replace("\n", "\r"), RIGHT),
+        ("gpt-oss harmony, analysis then final", "<|channel|>analysis<|message|>A first try:\n```python\n"
+         f"{WRONG}```\nNo, 9 is odd.<|end|><|start|>assistant<|channel|>final<|message|>{fenced}<|return|>", RIGHT),
+        ("gpt-oss harmony, final wrong", f"<|channel|>analysis<|message|>{fenced}<|end|><|start|>assistant"
+         f"<|channel|>final<|message|>```python\n{WRONG}```<|return|>", WRONG),
+        ("gpt-oss harmony, cut off in its analysis", f"<|channel|>analysis<|message|>Try:\n{fenced}\nThen check", ""),
     ]
 
 

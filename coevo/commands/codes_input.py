@@ -134,7 +134,11 @@ def _before_prose(text: str) -> str | None:
 # end-of-sequence texts a sample decoded without skipping special tokens ends with (GPT-2 / Qwen /
 # StarCoder, ChatML, Llama 3, Llama 2 / Mistral, Gemma, DeepSeek, Phi-3, DeepSeek-Coder-Instruct)
 _EOS = re.compile(r"<\|endoftext\|>|<\|im_end\|>|<\|eot_id\|>|<\|end_of_text\|>|</s>|<eos>|<\|end\|>|<\|EOT\|>"
-                  r"|<｜end▁of▁sentence｜>|<\|eom_id\|>|<end_of_turn>")
+                  r"|<｜end▁of▁sentence｜>|<\|eom_id\|>|<end_of_turn>|<\|return\|>")
+
+# gpt-oss's harmony format decoded with its special tokens: the analysis channel (drafts), then the
+# final answer after "<|channel|>final<|message|>"
+_HARMONY_FINAL = re.compile(r"<\|channel\|>[ \t]*final[ \t]*(?:<\|constrain\|>[^<\n]{0,40})?<\|message\|>")
 
 # the special tokens a sample decoded with them starts with: a chat turn's header (ChatML's
 # "<|im_start|>assistant", Llama 3's "<|start_header_id|>assistant<|end_header_id|>", DeepSeek's
@@ -156,6 +160,13 @@ def extracted_code(code: str, entry_point: str | None) -> str | None:
     """The code to run in place of the field ``code``, or None to run the field as written
     (it compiles, or no code is found in it). A field that does not compile and holds a model's
     end-of-sequence text (decoded without skipping special tokens) ends there."""
+    finals = list(_HARMONY_FINAL.finditer(code)) if "<|channel|>" in code else []
+    if finals:  # the final channel's answer, not the analysis channel's drafts
+        final = code[finals[-1].end():]
+        got = extracted_code(final, entry_point)
+        return got if got is not None else final
+    if re.match(r"\s*(?:<\|start\|>assistant)?<\|channel\|>[ \t]*analysis", code):
+        return ""  # cut off in its analysis: no answer was given (as a reasoning block never closed)
     cut = _before_eos(code)
     if cut is not None and cut.strip() and not _compiles(code):
         got = extracted_code(cut, entry_point)
