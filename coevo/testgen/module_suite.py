@@ -715,11 +715,9 @@ class _SuiteBuilder:
         budget lasts. In a round, the keyword arguments that each could go as far as coverage
         tells are tried all at once before the mutants run, so one round usually does it."""
         table = self.table
-        for r in range(4):
-            # the first round even where the mutants took the phase's time (a loaded machine),
-            # unless verification's own share is reached: a round is a slice of calls and of mutants
-            share = SHORTEN if r or self.clock.left(SHORTEN) >= 1.0 else SHORTEN + 0.04
-            if self.clock.left(share) < (1.0 if r else 0.3):
+        share = SHORTEN
+        for _ in range(4):
+            if self.clock.left(share) < 1.0:
                 return chosen
             variants: dict[int, list[Probe]] = {}
             for k, c in enumerate(chosen):
