@@ -16,8 +16,8 @@ testing code, ``rllm``'s ``code_utils/taco.py`` keeps its rule):
   import header APPS's ``run_test`` puts before every program (``import sys``, ``math``,
   ``collections``, ``from typing import List, Tuple``...; ``numpy`` only for a program that names
   ``np.``): the references lean on it (``List[int]`` annotations without an import). A candidate
-  in a codes file gets the same header, as ``run_test`` gives it (:func:`harness_header`; on one
-  line, so that its line numbers move by one).
+  the matrix runs for the task gets the same header, as ``run_test`` gives it
+  (:func:`matrix.preludes.harness_header`; on one line, so that its line numbers move by one).
 * ``input_output``: a JSON string ``{"inputs": [...], "outputs": [...]}``. Without ``fn_name`` a
   stdin problem: one stdio test per pair (an input or output given as a list of lines is joined
   with newlines, as ``run_test`` joins them); the output is compared as coevo compares stdout
@@ -91,46 +91,8 @@ import zlib
 from typing import Any
 
 from matrix.errors import InputError
+from matrix.preludes import APPS_HEADER, harness_header  # noqa: F401  (harness_header: codes_input's)
 from matrix.tasks import Task, Test
-
-# hendrycks/apps eval/testing_util.py run_test: the header put before every program it runs
-# (``import numpy as np`` is added only for a program that names ``np.``)
-APPS_HEADER = (
-    "import sys\nimport time\nimport itertools\nfrom itertools import accumulate, product, permutations, "
-    "combinations\nimport collections\nfrom collections import Counter, OrderedDict, deque, defaultdict, "
-    "ChainMap\nfrom functools import lru_cache\nimport math\nfrom math import sqrt, sin, cos, tan, ceil, fabs, "
-    "floor, gcd, exp, log, log2\nimport fractions\nfrom typing import List, Tuple\nimport random\n"
-    "import heapq\nfrom heapq import *\n"
-)
-# lcb_runner/evaluation/testing_util.py's import_string, put before every program it grades
-# (call-based and stdin alike)
-LCB_IMPORTS = (
-    "from string import *\nfrom re import *\nfrom datetime import *\nfrom collections import *\n"
-    "from heapq import *\nfrom bisect import *\nfrom copy import *\nfrom math import *\nfrom random import *\n"
-    "from statistics import *\nfrom itertools import *\nfrom functools import *\nfrom operator import *\n"
-    "from io import *\nfrom sys import *\nfrom json import *\nfrom builtins import *\nfrom typing import *\n"
-    "import string\nimport re\nimport datetime\nimport collections\nimport heapq\nimport bisect\nimport copy\n"
-    "import math\nimport random\nimport statistics\nimport itertools\nimport functools\nimport operator\n"
-    "import io\nimport sys\nimport json\nsys.setrecursionlimit(50000)\n"
-)
-
-
-def harness_header(task, program: str) -> str:
-    """The lines the benchmark's own harness puts before ``program``, a candidate of ``task`` (by
-    the task's ``meta["source"]``, as ``coevo data convert`` writes it): LiveCodeBench's
-    import_string, APPS's and TACO's run_test header (with ``import numpy as np`` for a program
-    naming ``np.``); "" for any other task. On one line (``;``-joined): the program's line numbers
-    move by one."""
-    meta = getattr(task, "meta", None)
-    source = meta.get("source") if isinstance(meta, dict) else None
-    if source == "livecodebench":
-        header = LCB_IMPORTS
-    elif source in ("apps", "taco"):
-        header = APPS_HEADER + ("import numpy as np\n" if "np." in program else "")
-    else:
-        return ""
-    return "; ".join(header.strip().split("\n")) + "\n"
-
 
 MAX_PRIVATE_BYTES = 1 << 30  # LiveCodeBench's private tests, decompressed (the largest are ~100 MB)
 _MIXES_UP_TO = 4  # rows of APPS's list-of-tuples rule for which every tuple/list mix is listed

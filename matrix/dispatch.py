@@ -22,6 +22,7 @@ from typing import Any
 
 from matrix.inputs import normalize_stdout, value_key
 from matrix.plans import Plan, plan_call, plan_stdin, plan_test
+from matrix.preludes import harness_header
 from matrix.sandbox.encoding import NonPlain
 from matrix.sandbox.records import LOAD_ALLOWANCE, Outcome, Row, Unit, unpack_records
 from matrix.tasks import Task, Test
@@ -46,6 +47,10 @@ class Entry:
     tests: list[Test] | None = None
     optional_from: int | None = None
     extra: Any = None  # extra inputs (optional columns): a list, or a Future of one
+
+    def __post_init__(self) -> None:
+        # a task converted from LiveCodeBench or APPS runs its programs after that harness's lines
+        self.codes = [harness_header(self.task, c) + c for c in self.codes]
 
     def plan_tests(self, tol) -> list[Plan]:
         """The plans of the given tests (not of the extra inputs, which may still be drawn)."""
