@@ -373,14 +373,17 @@ def _join_blocks(chosen: int, bodies: list[str]) -> str:
     return "\n\n\n".join(parts)
 
 
-_THINK_OPEN = re.compile(r"\A\s*<(think|thinking)>", re.I)
-_THINK_CLOSE = re.compile(r"</(?:think|thinking)>", re.I)
+# a reasoning block: <think> (DeepSeek-R1, Qwen3), <thinking>, <reasoning>, OpenThoughts' and
+# Sky-T1's <|begin_of_thought|> ... <|end_of_thought|>, Kimi's ◁think▷ ... ◁/think▷
+_THINK_OPEN = re.compile(r"\A\s*(?:<(?:think|thinking|reasoning)>|<\|begin_of_thought\|>|◁think▷)", re.I)
+_THINK_CLOSE = re.compile(r"</(?:think|thinking|reasoning)>|<\|end_of_thought\|>|◁/think▷", re.I)
 
 
 def after_reasoning(text: str) -> str | None:
     """The answer of a reasoning model's output: the text after the last ``</think>`` (or
-    ``</thinking>``); the text itself when it has no reasoning block; None when a reasoning block
-    opens it and never ends (output cut off while thinking: no answer was given)."""
+    ``</thinking>``, ``</reasoning>``, ``<|end_of_thought|>``, ``◁/think▷``); the text itself when
+    it has no reasoning block; None when a reasoning block opens it and never ends (output cut off
+    while thinking: no answer was given)."""
     closes = list(_THINK_CLOSE.finditer(text))
     if closes:
         return text[closes[-1].end():]

@@ -168,6 +168,12 @@ def _answers() -> list[tuple[str, str, str]]:
         ("gpt-oss harmony, final wrong", f"<|channel|>analysis<|message|>{fenced}<|end|><|start|>assistant"
          f"<|channel|>final<|message|>```python\n{WRONG}```<|return|>", WRONG),
         ("gpt-oss harmony, cut off in its analysis", f"<|channel|>analysis<|message|>Try:\n{fenced}\nThen check", ""),
+        ("OpenThoughts' thought, then solution", f"<|begin_of_thought|>\n\nFirst:\n```python\n{WRONG}```\nNo.\n\n"
+         f"<|end_of_thought|>\n\n<|begin_of_solution|>\n\n{fenced}\n\n<|end_of_solution|>", RIGHT),
+        ("OpenThoughts, cut off in its thought", f"<|begin_of_thought|>\n\nFirst:\n{fenced}\nWait, but", ""),
+        ("Kimi's thinking marks, cut off", f"◁think▷Draft:\n{fenced}\nHmm", ""),
+        ("<reasoning> then <answer>", f"<reasoning>\n```python\n{WRONG}```\n</reasoning>\n<answer>\n{fenced}\n"
+         "</answer>", RIGHT),
     ]
 
 

@@ -47,7 +47,7 @@ def _chat_answer(code: str) -> bool:
     (:func:`_first_prose`): not a program that merely fails to compile. Cheap: most fields are
     plain code and are never compiled here."""
     if re.search(r"^[ \t]*(?:```|~~~|\[PYTHON\][ \t]*$)", code, re.M) or re.search(
-            r"</?think(?:ing)?>", code, re.I):
+            r"</?(?:think|thinking|reasoning)>|<\|(?:begin|end)_of_thought\|>|◁/?think▷", code, re.I):
         return True  # markdown, CodeLlama-Instruct's [PYTHON] tags, or a reasoning model's <think> block
     lines = code.splitlines()
     first = next((ln.strip() for ln in lines if ln.strip()), "")
@@ -144,7 +144,8 @@ _HARMONY_FINAL = re.compile(r"<\|channel\|>[ \t]*final[ \t]*(?:<\|constrain\|>[^
 # "<|im_start|>assistant", Llama 3's "<|start_header_id|>assistant<|end_header_id|>", DeepSeek's
 # "<｜Assistant｜>", Gemma's "<start_of_turn>model", Phi-3's "<|assistant|>") or Llama 3.1's
 # "<|python_tag|>" before the code it means to run
-_HEADER = re.compile(r"\A\s*(?:(?:<\|[A-Za-z_]{1,30}\|>|<｜[^｜\n]{1,30}｜>|<start_of_turn>)[ \t]*"
+_HEADER = re.compile(r"\A\s*(?:(?:<\|(?!begin_of_thought)[A-Za-z_]{1,30}\|>|<｜[^｜\n]{1,30}｜>"
+                     r"|<start_of_turn>)[ \t]*"
                      r"(?:(?:assistant|model)\b)?[ \t]*(?:\r?\n)?)+")
 _LABEL = re.compile(r"[A-Za-z][\w \t]{0,40}:[ \t]*|<[A-Za-z][\w-]{0,30}>[ \t]*")  # "Answer:", "<answer>"
 
@@ -265,7 +266,11 @@ def without_harness_header(task, code: str) -> str:
     the codes file gave it, or as taken out of a chat answer)."""
     from coevo.data_formats import harness_header
 
-    return code.removeprefix(harness_header(task, code))
+    for program in ("", "np."):  # the header's two forms (APPS adds numpy for a program naming np.)
+        line = harness_header(task, program)
+        if line and code.startswith(line):
+            return code[len(line):]
+    return code
 
 
 def _with_harness_headers(codes: dict[str, list[str]], by_id: dict) -> dict[str, list[str]]:
