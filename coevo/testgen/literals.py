@@ -219,6 +219,14 @@ def _wrap(node, text: str, indent: int, width: int, column: int | None = None) -
         parts = [f"{ast.get_source_segment(text, k) or ast.unparse(k)}: {_wrap(v, text, indent + 4, width)}"
                  for k, v in zip(node.keys, node.values)]
         return "{\n" + "".join(f"{pad}{p},\n" for p in parts) + " " * indent + "}"
+    if isinstance(node, ast.Call) and (node.args or node.keywords) and \
+            all(k.arg is not None for k in node.keywords) and not any(isinstance(a, ast.Starred) for a in node.args):
+        # a repr of a call (Version(major=5, minor=0, ...)): one argument per line
+        func = ast.get_source_segment(text, node.func) or ast.unparse(node.func)
+        parts = [_wrap(a, text, indent + 4, width) for a in node.args]
+        parts += [f"{k.arg}=" + _wrap(k.value, text, indent + 4, width, column=indent + 5 + len(k.arg))
+                  for k in node.keywords]
+        return func + "(\n" + "".join(f"{pad}{p},\n" for p in parts) + " " * indent + ")"
     if isinstance(node, ast.Constant) and isinstance(node.value, str) and len(node.value) > 40:
         # implicit concatenation of pieces inside parentheses
         pieces, cur = [], ""

@@ -357,7 +357,8 @@ def _assert_line(expr: str, c: Check, ctx: _Ctx, indent: int) -> str:
         (t, member) = c.value
         return f"assert {expr} is {ctx.type_name(tuple(t))}.{member}"
     if c.op == "src":
-        return f"assert {expr} == {ctx.src(c.value[0])}"
+        head = f"assert {expr} == "
+        return head + pretty(ctx.src(c.value[0]), 0, _WIDTH - indent, column=len(head))
     head = f"assert {expr} == "
     for imp in imports_for(c.value):
         ctx.extra_imports.add(imp)
@@ -461,7 +462,8 @@ def render_test(tc: TestCase, ctx: _Ctx, units: dict) -> str:
                 body.append(f"{step.bind} = {call_at(len(step.bind) + 3)}")
             elif not value_checks:
                 body.append(call_at(0))
-            elif len(value_checks) == 1 and not value_checks[0].path and "\n" not in call:
+            elif len(value_checks) == 1 and not value_checks[0].path and "\n" not in call and \
+                    ind + len(_assert_line(call, value_checks[0], ctx, ind).split("\n")[0]) <= _WIDTH:
                 body.append(_assert_line(call, value_checks[0], ctx, ind))
             elif len(value_checks) == 1 and len(value_checks[0].path) == 1 and "\n" not in call and \
                     value_checks[0].path[0][0] in ("list", "len", "str", "islice"):
