@@ -91,7 +91,7 @@ import zlib
 from typing import Any
 
 from matrix.errors import InputError
-from matrix.preludes import APPS_HEADER, harness_header  # noqa: F401  (harness_header: codes_input's)
+from matrix.preludes import APPS_HEADER
 from matrix.tasks import Task, Test
 
 MAX_PRIVATE_BYTES = 1 << 30  # LiveCodeBench's private tests, decompressed (the largest are ~100 MB)

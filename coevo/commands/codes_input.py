@@ -240,7 +240,7 @@ def load_candidate_codes(path, tasks, raw: bool = False) -> tuple[dict[str, list
     codes = read_codes(path, tasks, completions)
     by_id = {t.task_id: t for t in tasks}
     if raw:
-        return _with_harness_headers(codes, by_id), 0
+        return codes, 0
     continues: dict[str, bool] = {}
     n = 0
     for tid, rows in codes.items():
@@ -258,30 +258,7 @@ def load_candidate_codes(path, tasks, raw: bool = False) -> tuple[dict[str, list
             if got is not None:
                 rows[i] = got
                 n += 1
-    return _with_harness_headers(codes, by_id), n
-
-
-def without_harness_header(task, code: str) -> str:
-    """``code`` less the harness header :func:`load_candidate_codes` put before it (the program as
-    the codes file gave it, or as taken out of a chat answer)."""
-    from coevo.data_formats import harness_header
-
-    for program in ("", "np."):  # the header's two forms (APPS adds numpy for a program naming np.)
-        line = harness_header(task, program)
-        if line and code.startswith(line):
-            return code[len(line):]
-    return code
-
-
-def _with_harness_headers(codes: dict[str, list[str]], by_id: dict) -> dict[str, list[str]]:
-    """Each program after the imports its benchmark's harness puts before every program it grades
-    (LiveCodeBench's import_string, APPS's header: :func:`coevo.data_formats.harness_header`), as
-    that harness runs it; the programs of other tasks as they are."""
-    from coevo.data_formats import harness_header
-
-    for tid, rows in codes.items():
-        rows[:] = [harness_header(by_id[tid], c) + c for c in rows]
-    return codes
+    return codes, n
 
 
 def extracted_note(n: int) -> str:

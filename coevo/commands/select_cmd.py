@@ -172,13 +172,7 @@ def _drawer(task, tests, n_inputs: int, seed: int):
 
 
 def run(args) -> int:
-    from coevo.commands.codes_input import (
-        extracted_note,
-        load_candidate_codes,
-        load_candidate_tests,
-        tests_note,
-        without_harness_header,
-    )
+    from coevo.commands.codes_input import extracted_note, load_candidate_codes, load_candidate_tests, tests_note
     from coevo.commands.tasks_input import load_task_file
     from matrix.errors import InputError
     from matrix.inputs import consensus_from_cells
@@ -248,7 +242,7 @@ def run(args) -> int:
             rows.append({
                 "task_id": task.task_id,
                 "index": int(sel.index),
-                "code": without_harness_header(task, task_codes[sel.index]),
+                "code": task_codes[sel.index],  # (the harness's import line is the matrix's: not written)
                 "test_scores": [round(float(x), 6) for x in sel.test_scores],
                 "code_scores": [round(float(x), 6) for x in sel.code_scores],
                 "method": sel.method,
