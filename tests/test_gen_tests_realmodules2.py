@@ -231,13 +231,17 @@ def test_a_named_tuple_of_a_class_the_module_does_not_name_is_asserted_as_a_tupl
     r, module = sandbox("named_rows")
     table = {0: Probe("name_to_rgb_percent", (Step("call", "name_to_rgb_percent", ("'white'",),
                                                    unit="name_to_rgb_percent"),)),
-             1: Probe("pairs", (Step("call", "pairs", ("2",), unit="pairs"),))}
-    out, _ = r.probes(Variant("original", module.source), table, [[0, 1]], cov=False, limit=2.0)
-    names = observe.Names("named_rows", {"name_to_rgb_percent", "pairs"})
-    cases = [TestCase(table[k], out[k], observe.checks(out[k], names)) for k in (0, 1)]
-    text = render_file("named_rows", {"name_to_rgb_percent", "pairs"}, cases, {}, "Tests.")
+             1: Probe("pairs", (Step("call", "pairs", ("2",), unit="pairs"),)),
+             2: Probe("split", (Step("call", "split", ("'http://a.b/c'",), unit="split"),))}
+    out, _ = r.probes(Variant("original", module.source), table, [[0, 1, 2]], cov=False, limit=2.0)
+    all_names = {"name_to_rgb_percent", "pairs", "split", "SplitResult", "urlsplit", "namedtuple"}
+    names = observe.Names("named_rows", all_names)
+    cases = [TestCase(table[k], out[k], observe.checks(out[k], names)) for k in (0, 1, 2)]
+    text = render_file("named_rows", all_names, cases, {}, "Tests.")
     assert "assert name_to_rgb_percent('white') == ('100%', '100%', '100%')" in text, text
     assert "assert pairs(2) == [(0, 0), (1, -1)]" in text, text
+    # webcolors' own: PercentRGB, imported from its _types, is a name of the module under test
+    assert "assert split('http://a.b/c') == SplitResult(" in text, text
 
 
 def test_date_datetime_and_decimal_arguments_work_however_the_module_imports_them(tmp_path):
