@@ -98,6 +98,8 @@ _CALLABLES = ["lambda x: x", "abs", "len", "lambda x: -x", "lambda x: x > 0", "s
               "bool"]
 
 
+_FORMAT_NAMES = frozenset({"format", "fmt", "format_string", "format_spec", "template"})
+_FORMATS = ["'{}'", "'{:d}'", "'{} {}'", "'{name}'", "'{:>5}'", "'%s'", "'%d'"]
 _STD_ARGS = {"date": ["2024, 2, 29", "2023, 1, 1", "1999, 12, 31", "2024, 12, 25"],
              "datetime": ["2024, 2, 29, 12, 30", "2023, 1, 1, 0, 0", "1999, 12, 31, 23, 59, 59"],
              "decimal": ["'2.50'", "'0'", "'-1.25'", "'100'"],
@@ -440,6 +442,16 @@ class InputGenerator:
                 seen.append(s)
         return seen or ["None"]
 
+    def _pool_for(self, p: Param, spec: Spec, consts: list, depth: int = 0) -> list[str]:
+        """``pool(spec)``, with format strings for a parameter named for one (parse's
+        ``parse(format, string)`` never got a field: ``'{}'``, ``'{:d}'``)."""
+        pool = self.pool(spec, consts, depth)
+        low = p.name.lower()
+        if (low in _FORMAT_NAMES or low.endswith(("_format", "_fmt", "_template"))) and \
+                spec.kind in ("str", "any", "optional", "union"):
+            pool = pool[:1] + [f for f in _FORMATS if f not in pool] + pool[1:]
+        return pool
+
     def _lists(self, elem: Spec, consts: list, depth: int) -> list[str]:
         if depth > 2:
             return ["[]"]
@@ -528,7 +540,7 @@ class InputGenerator:
         missing key means "left to its default")."""
         specs = self.specs(unit)
         consts = self._consts(unit)
-        pools = {p.name: self.pool(s, consts, depth) for p, s in specs if p.kind != "starstar"}
+        pools = {p.name: self._pool_for(p, s, consts, depth) for p, s in specs if p.kind != "starstar"}
         base = {p.name: pools[p.name][0] for p, _ in specs if p.required}
         out = [dict(base)]
         for p, _ in specs:
@@ -558,7 +570,7 @@ class InputGenerator:
                 continue
             if not p.required and self.rng.random() < 0.5:
                 continue
-            pool = self.pool(s, consts)
+            pool = self._pool_for(p, s, consts)
             if p.kind == "star":
                 ch[p.name] = ", ".join(self.rng.choice(pool) for _ in range(self.rng.randint(0, 3)))
             else:
