@@ -263,3 +263,22 @@ def test_a_name_the_test_computes_and_never_reads_is_still_computed(ex):
     got = _statuses(ex, "f", codes, tests)
     assert got == [["error"] * 6 + ["pass", "fail", "pass", "pass"],
                    ["error"] * 7 + ["fail", "pass", "pass"]], got
+
+
+def test_a_builtin_the_test_hands_the_program_is_the_programs_builtin(ex):
+    """A generic test handing the program a builtin (``remove_datatype(t, int)``, MBPP 533; a key
+    function ``len``) handed it a reference to the test's object: ``isinstance(x, data_type)`` was
+    false, ``t is int`` false, ``t.__name__`` refused, and MBPP's own reference solution failed its
+    tests once they ran as generic ones. A builtin travels as the same builtin of the program's (and
+    a builtin type the program hands back as the test's: ``echo(int) is int``)."""
+    code = ("def remove_datatype(test_tuple, data_type):\n"
+            "    return [e for e in test_tuple if not isinstance(e, data_type)]\n"
+            "def ident(t):\n    return t is int\ndef name(t):\n    return t.__name__\ndef by(xs, key):\n"
+            "    return sorted(xs, key=key)\ndef echo(t):\n    return t\n")
+    tests = ["assert remove_datatype((4, 5, 4, 7.7, 1.2), int) == [7.7, 1.2]", "assert ident(int)",
+             "assert name(int) == 'int' and name(len) == 'len'",
+             "assert remove_datatype((4, 'a'), (int, float)) == ['a']",
+             "assert by(['bb', 'a'], len) == ['a', 'bb']", "assert by(['b', 'A'], str.lower) == ['A', 'b']",
+             "assert echo(int) is int and echo(ValueError) is ValueError and echo(len)('ab') == 2"]
+    got = _statuses(ex, "remove_datatype", [code], [_generic(t) for t in tests])
+    assert got == [["pass"] * len(tests)], got
