@@ -156,7 +156,7 @@ def sandbox(tmp_path_factory):
 
     d = tmp_path_factory.mktemp("fixtures")
     d.chmod(0o755)
-    for name in ("lazy_iters", "named_rows", "aio_wrap"):
+    for name in ("lazy_iters", "named_rows", "aio_wrap", "reads_fd"):
         shutil.copy2(FIX / f"{name}.py", d / f"{name}.py")
     with Executor(ExecConfig(timeout=20, workers=1, import_paths=(str(d),))) as ex:
         def runner(name):
@@ -348,3 +348,34 @@ def test_a_format_parameter_gets_format_strings(tmp_path):
               for name in ("parse", "render", "shout")}
     assert {"'{}'", "'{:d}'"} <= firsts["parse"] and "'{}'" in firsts["render"], firsts
     assert "'{}'" not in firsts["shout"]
+
+
+def test_opening_descriptor_0_is_reading_stdin(sandbox):
+    """A user's wordcount: `main(argv=[0, 0])` opened descriptor 0 (stdin) by number; the sandbox
+    has none (EBADF), pytest's capture gives /dev/null, a terminal under `pytest -s` blocks: the
+    suite kept `pytest.raises(OSError, match='Bad file descriptor')`. Reading stdin so is no test."""
+    from coevo.testgen.execute import Variant
+
+    r, module = sandbox("reads_fd")
+    table = {0: Probe("read_all", (Step("call", "read_all", ("[0]",), unit="read_all"),)),
+             1: Probe("read_all", (Step("call", "read_all", ("['missing.txt']",), unit="read_all"),))}
+    out, _ = r.probes(Variant("original", module.source), table, [[0, 1]], cov=False, limit=2.0)
+    assert out[0]["steps"][0][0] == "stdin", out[0]
+    assert out[1]["steps"][0][0] == "raise", out[1]  # other files as before
+
+
+def test_the_in_process_verification_gives_tests_their_monkeypatch():
+    """Where the sandbox refuses new processes, the suite's test functions are called directly:
+    a test setting sys.argv (`def test_main_argv_...(capsys, monkeypatch)`) got no monkeypatch."""
+    import tempfile
+
+    from coevo.testgen import harness
+
+    ns: dict = {"__coevo_job__": {"name": "x", "file": "x.py"}}
+    exec(compile(harness.source(), "<harness>", "exec"), ns)
+    text = ("import sys\n\n\ndef test_argv(monkeypatch):\n    monkeypatch.setattr('sys.argv', ['x.py', '5'])\n"
+            "    assert sys.argv[1:] == ['5']\n\n\ndef test_after():\n    assert sys.argv[1:] != ['5']\n")
+    job = {"files": {"test_s.py": text}, "paths": []}
+    with tempfile.TemporaryDirectory() as work:
+        res = ns["_cv_pytest_here"](job, work, work + "/r.xml", False)
+    assert res["runs"][0] == {"test_s.py::test_argv": "passed", "test_s.py::test_after": "passed", "__rc__": 0}

@@ -726,6 +726,24 @@ def _cv_probe(steps, limit, import_limit=None):
     return out
 
 
+def _cv_track_stdin_fd():
+    """``open(0)`` (stdin by its descriptor, a file name from a command line) reads stdin too:
+    pytest's capture gives it /dev/null, a terminal under ``pytest -s`` waits for input."""
+    import builtins
+    import io
+    real = builtins.open
+    if getattr(real, "_cv_wrapped", False):
+        return
+
+    def open(file, *args, **kwargs):
+        if type(file) is int and file == 0 and _CV_STATE.get("ctx") is not None:
+            raise _CvStdin()
+        return real(file, *args, **kwargs)
+
+    open._cv_wrapped = True
+    builtins.open = io.open = open
+
+
 def _cv_probes(job):
     """Every variant of the job on its probe ids: ``{"results": {key: {pid: outcome}}, "arcs":
     {key: {pid: arcs}}}`` (arcs only with ``cov``)."""
@@ -734,6 +752,7 @@ def _cv_probes(job):
     arcs = {}
     _cv_track_environ()
     _cv_track_random()
+    _cv_track_stdin_fd()
     for v in job["variants"]:
         _cv_variant(v)
         limit = v.get("limit", 1.0)
@@ -1166,6 +1185,29 @@ class _CvCapsys:
         return collections.namedtuple("CaptureResult", "out err")(out, "")
 
 
+class _CvMonkeypatch:
+    """What the generated tests use of pytest's ``monkeypatch``: ``setattr('sys.argv', value)``
+    (and ``setattr(obj, name, value)``), undone after the test."""
+
+    def __init__(self):
+        self._undo = []
+
+    def setattr(self, target, name, *value):
+        import importlib
+        if not value and isinstance(target, str):
+            mod, _, attr = target.rpartition(".")
+            obj, value = importlib.import_module(mod), name
+        else:
+            obj, attr, value = target, name, value[0]
+        self._undo.append((obj, attr, getattr(obj, attr)))
+        setattr(obj, attr, value)
+
+    def undo(self):
+        for obj, attr, old in reversed(self._undo):
+            setattr(obj, attr, old)
+        self._undo = []
+
+
 def _cv_pytest_here(job, work, xml, reverse):
     """One run of the test functions in this (fresh) cell process, when no new process may be
     started: each file executed as a module, its ``test_*`` functions called in order (or in
@@ -1189,7 +1231,9 @@ def _cv_pytest_here(job, work, xml, reverse):
         tests.reverse()
     for name, f in tests:
         cap = _CvCapsys()
-        kwargs = {"capsys": cap} if "capsys" in inspect.signature(f).parameters else {}
+        mp = _CvMonkeypatch()
+        params = inspect.signature(f).parameters
+        kwargs = {k: v for k, v in (("capsys", cap), ("monkeypatch", mp)) if k in params}
         try:
             with contextlib.redirect_stdout(cap.sink):
                 f(**kwargs)
@@ -1200,6 +1244,8 @@ def _cv_pytest_here(job, work, xml, reverse):
             if isinstance(exc, (_CvTimeout, KeyboardInterrupt)):
                 raise
             outcome[name] = "error"
+        finally:
+            mp.undo()
     outcome["__rc__"] = 0 if all(v == "passed" for v in outcome.values()) else 1
     return {"runs": [outcome], "tail": ""}
 
