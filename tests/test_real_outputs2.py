@@ -39,6 +39,11 @@ TESTER_ROWS = [
     ("check(candidate), never called", "def check(candidate):\n    assert candidate(9) == True\n"
                                        "    assert candidate(2) == False\n"),
     ("doctest lines", ">>> is_not_prime(9)\nTrue\n>>> is_not_prime(2)\nFalse\n"),
+    # a runner that reports failures and exits 0: `python tests.py` says FAILED, exec says nothing
+    ("unittest run by TextTestRunner", "import unittest\n\nclass T(unittest.TestCase):\n    def test_nine(self):\n"
+                                       "        self.assertTrue(is_not_prime(9))\n\n"
+                                       "suite = unittest.TestLoader().loadTestsFromTestCase(T)\n"
+                                       "unittest.TextTestRunner(verbosity=2).run(suite)\n"),
 ]
 
 
@@ -72,7 +77,8 @@ def test_a_tests_row_that_runs_as_written_is_run_as_written(tmp_path):
 
 
 def test_raw_code_runs_tests_rows_as_written(tmp_path):
-    files = _write(tmp_path, [RIGHT], [TESTER_ROWS[0][1], TESTER_ROWS[-1][1]])
+    rows = dict(TESTER_ROWS)
+    files = _write(tmp_path, [RIGHT], [rows["parametrize"], rows["doctest lines"]])
     out = tmp_path / "m.jsonl"
     assert main(["matrix", *files, "--out", str(out), "--raw-code", "-q"]) == 0
     assert json.loads(out.read_text())["status"] == [["bad_test", "bad_test"]]

@@ -316,16 +316,24 @@ def _missing_module(name: str) -> bool:
         return True
 
 
+_SWALLOWING_RUNNERS = frozenset({"TextTestRunner", "TestLoader", "TestSuite", "makeSuite"})
+
+
 def _runs_as_written(tree: ast.Module) -> bool:
     """Whether a test that compiles runs in the sandbox as a test runner would run it: no test
-    function takes parameters (pytest's parametrize and fixtures fill them), and every module it
-    imports exists (``from main import *``: a human saves the program as ``main.py``)."""
+    function takes parameters (pytest's parametrize and fixtures fill them), every module it
+    imports exists (``from main import *``: a human saves the program as ``main.py``), and no
+    runner of its own reports the failures and carries on (``unittest.TextTestRunner().run(suite)``
+    prints FAILED and exits 0: nothing fails an exec)."""
     for fn, method in _test_functions(tree):
         a = fn.args
         n = len(a.posonlyargs) + len(a.args) + len(a.kwonlyargs) - (1 if method else 0)
         if n > 0 or a.vararg is not None:
             return False
     for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in _SWALLOWING_RUNNERS \
+                or isinstance(node, ast.Name) and node.id in _SWALLOWING_RUNNERS:
+            return False
         if isinstance(node, ast.ImportFrom) and not node.level and node.module and _missing_module(node.module):
             return False
         if isinstance(node, ast.Import) and any(_missing_module(a.name) for a in node.names):
