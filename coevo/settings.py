@@ -83,8 +83,8 @@ class TinyConfig:
 class DataConfig:
     train: str | None = None  # tasks file (any format `coevo data convert` reads); empty = tiny world
     heldout: str | None = None  # held-out tasks file for evaluation; empty = tiny world or none
-    # auto (from the records) | coevo | mbpp | mbpp-sanitized | humaneval | codecontests | apps (APPS,
-    # TACO) | livecodebench | deepcoder | verl
+    # auto (from the records) | coevo | mbpp | mbpp-sanitized | mbpp-plus (evalplus) | humaneval |
+    # codecontests | apps (APPS, TACO) | livecodebench | deepcoder | verl
     format: str = "auto"
     limit: int = 0  # 0 = all tasks
 
