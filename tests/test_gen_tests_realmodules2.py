@@ -379,3 +379,33 @@ def test_the_in_process_verification_gives_tests_their_monkeypatch():
     with tempfile.TemporaryDirectory() as work:
         res = ns["_cv_pytest_here"](job, work, work + "/r.xml", False)
     assert res["runs"][0] == {"test_s.py::test_argv": "passed", "test_s.py::test_after": "passed", "__rc__": 0}
+
+
+def test_a_large_suite_s_verification_result_fits_what_a_cell_may_return():
+    """more-itertools' more.py (188 tests): 'could not run the generated suite in the sandbox:
+    pass: ', exit 2, nothing written. The verification cell returned every test's name and status
+    for four runs, 74 KB, past the 64 KB a cell's value may hold, and that was all that came back."""
+    import json
+    import tempfile
+
+    from coevo.testgen import harness
+    from coevo.testgen.module_suite import _config_applied
+
+    ns: dict = {"__coevo_job__": {"name": "x", "file": "x.py"}}
+    exec(compile(harness.source(), "<harness>", "exec"), ns)
+    long = "_with_a_name_as_long_as_the_generated_ones_often_are_in_a_big_module"
+    text = "".join(f"def test_{k}{long}():\n    assert {k} >= 0\n\n\n" for k in range(600))
+    text += "def test_fails():\n    assert False\n"
+    with tempfile.TemporaryDirectory() as work:
+        job = {"files": {"test_generated_suite.py": text}, "paths": [work], "timeout": 120,
+               "runs": [[1, False], [2, True], [3, True], [4, False]]}
+        import os
+        cwd = os.getcwd()
+        try:
+            res = ns["_cv_pytest"](job)
+        finally:
+            os.chdir(cwd)
+    assert len(json.dumps(res)) < 60 << 10, len(json.dumps(res))
+    for run in res["runs"]:
+        assert run["__total__"] == 601 and run["test_generated_suite.py::test_fails"] == "failure", run
+        assert _config_applied(run)

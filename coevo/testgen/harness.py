@@ -1041,6 +1041,8 @@ def _cv_pytest(job):
         if project:
             outcome["__project__"] = tail
         runs.append(outcome)
+    if len(repr(runs)) > 32 << 10:  # a big suite: only what did not pass, and how many ran
+        runs = [_cv_compact(r) for r in runs]
     return {"runs": runs, "tail": tail}
 
 
@@ -1153,6 +1155,23 @@ def _cv_culprit(path):
             ended.add(nodeid)
     left = [n for n in started if n not in ended]
     return {"__culprit__": left[-1]} if left else {}
+
+
+_CV_LISTED = 100  # tests other than passed named per run (the rest show in the next round)
+
+
+def _cv_compact(outcome):
+    """A big suite's run as the cell returns it: the tests that did not pass (at most
+    ``_CV_LISTED``) and ``__total__``; every test's name for four runs of a big suite (188 tests
+    of more-itertools) was past the 64 KB a cell's value may hold, and nothing came back."""
+    out = {}
+    names = [k for k in outcome if not k.startswith("__")]
+    for k in names:
+        if outcome[k] != "passed" and len(out) < _CV_LISTED:
+            out[k] = outcome[k]
+    out.update({k: v for k, v in outcome.items() if k.startswith("__")})
+    out["__total__"] = len(names)
+    return out
 
 
 def _cv_junit(xml):

@@ -1054,9 +1054,9 @@ def _verify(runner: SandboxRunner, module: ModuleInfo, text: str,
         if "__error__" in r:
             tail = res.get("tail", "").strip().splitlines()
             return None, (tail[-1] if tail else r["__error__"]), warning
-        names = {k: v for k, v in r.items() if not k.startswith("__")}
-        total = len(names)
-        if not names and r.get("__rc__") not in (0, 5):
+        names = {k: v for k, v in r.items() if not k.startswith("__")}  # (those that did not pass)
+        total = r.get("__total__", len(names))
+        if not total and r.get("__rc__") not in (0, 5):
             tail = res.get("tail", "").strip().splitlines()
             return None, " | ".join(tail[-3:]) if tail else "pytest failed", warning
         for k, v in names.items():
@@ -1132,8 +1132,9 @@ def _config_applied(run: dict) -> bool:
     (a fixture of the project that cannot work in the sandbox)."""
     if "__timeout__" in run or "__error__" in run:
         return False
-    names = {k: v for k, v in run.items() if not k.startswith("__")}
-    return bool(names) and any(v != "error" for v in names.values())
+    names = {k: v for k, v in run.items() if not k.startswith("__")}  # (those that did not pass)
+    total = run.get("__total__", len(names))
+    return total > 0 and sum(1 for v in names.values() if v == "error") < total
 
 
 def _why_not_applied(run: dict) -> str:
