@@ -409,3 +409,19 @@ def test_a_large_suite_s_verification_result_fits_what_a_cell_may_return():
     for run in res["runs"]:
         assert run["__total__"] == 601 and run["test_generated_suite.py::test_fails"] == "failure", run
         assert _config_applied(run)
+
+
+def test_a_script_that_exits_when_imported_is_told_what_to_do(tmp_path, capsys):
+    """A user's script with its argparse at the top level stopped with 'importing the module fails
+    (line 6): SystemExit: 2': true, and no hint that its top-level code is the trouble."""
+    from coevo.cli import main
+
+    (tmp_path / "squares.py").write_text(
+        "import argparse\n\nparser = argparse.ArgumentParser()\nparser.add_argument('n', type=int)\n"
+        "args = parser.parse_args()\n\n\ndef square(x):\n    return x * x\n\n\nprint(square(args.n))\n")
+    assert main(["gen-tests", str(tmp_path / "squares.py"), "--time-budget", "5", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    assert "squares.py" in err and "line 5" in err and "SystemExit" in err, err
+    assert "if __name__ == '__main__':" in err, err
+    assert not (tmp_path / "tests").exists()

@@ -277,6 +277,11 @@ class _SuiteBuilder:
             where = f" (line {line})" if line else ""
             if name == "TimeoutError" and "did not finish" in msg:
                 raise ModuleError(hangs)
+            if name == "SystemExit":  # a script whose top level parses the command line or exits
+                code = f": {msg}" if msg and msg != "None" else ""
+                raise ModuleError(f"importing the module exits{where}: SystemExit{code}; it runs as a script "
+                                  f"when imported: put that code under if __name__ == '__main__': (or in a "
+                                  f"main() function) so that a test can import its functions")
             raise ModuleError(f"importing the module fails{where}: {name}: {msg}".rstrip(": "))
         # every cell imports the module once, under its own allowance (a few times what it took
         # here, under coverage), apart from each call's time limit
