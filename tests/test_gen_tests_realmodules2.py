@@ -425,3 +425,19 @@ def test_a_script_that_exits_when_imported_is_told_what_to_do(tmp_path, capsys):
     assert "squares.py" in err and "line 5" in err and "SystemExit" in err, err
     assert "if __name__ == '__main__':" in err, err
     assert not (tmp_path / "tests").exists()
+
+
+def test_a_suite_importing_many_names_of_a_package_installed_elsewhere_compiles():
+    """sortedcontainers' sortedlist (also installed in the environment): 'the generated suite does
+    not run: 1 failing test(s) dropped', exit 2. Its import of five names is written over several
+    lines, and the lines that put the installed copy back went in after the first of them."""
+    from coevo.testgen.outdir import with_import_root
+
+    text = ('"""Tests."""\n\nimport pytest\n\nfrom pkg.mod import (\n    A,\n    B,\n)\n\n\n'
+            'def test_a():\n    assert A\n')
+    out = with_import_root(text, "/somewhere", "pkg")
+    tree = ast.parse(out)  # it compiles
+    names = [n.names[0].name for n in tree.body if isinstance(n, ast.ImportFrom)]
+    assert names == ["A"]
+    back = next(k for k, n in enumerate(tree.body) if isinstance(n, ast.If))
+    assert isinstance(tree.body[back - 1], ast.ImportFrom)  # put back right after the imports

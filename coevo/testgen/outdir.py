@@ -153,6 +153,14 @@ def with_import_root(text: str, rel_root: str, evict: str | None = None) -> str:
         rest = [line + "  # noqa: E402" if line.startswith(("import ", "from ")) else line
                 for line in lines[at:]]
         last = max((k for k, line in enumerate(rest) if line.startswith(("import ", "from "))), default=-1)
+        try:  # where the last import ends (``from pkg.mod import (`` goes on over several lines)
+            import ast
+
+            body = ast.parse("\n".join(rest)).body
+            ends = [n.end_lineno for n in body if isinstance(n, (ast.Import, ast.ImportFrom)) and n.end_lineno]
+            last = max(ends) - 1 if ends else last
+        except (SyntaxError, ValueError, RecursionError):
+            pass
         back = ["",
                 f"# ... and put back for everything else (the code under test keeps its own {evict!r})",
                 "if _elsewhere:",
