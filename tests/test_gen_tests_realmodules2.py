@@ -441,3 +441,24 @@ def test_a_suite_importing_many_names_of_a_package_installed_elsewhere_compiles(
     assert names == ["A"]
     back = next(k for k, n in enumerate(tree.body) if isinstance(n, ast.If))
     assert isinstance(tree.body[back - 1], ast.ImportFrom)  # put back right after the imports
+
+
+def test_a_comparison_operator_s_value_is_asserted_in_parentheses():
+    """sortedcontainers: `assert sorted_list != 2 is True` is the chained `sorted_list != 2 and 2 is
+    True`, and `assert 0 in sorted_list is False` likewise: 13 tests of SortedList's operators failed
+    verification and were dropped."""
+    names = {"SortedList"}
+    ctor = Step("call", "SortedList", ("[3, 1, 2]",), bind="sorted_list", unit="SortedList")
+    bound = ok(["bound", ["obj", ["sl", "SortedList"], {}, {}]])
+    cases = [_case("sl", names, [ctor, Step("attr", expr, unit="SortedList")],
+                   {"steps": [bound, ok(["v", value])], "state": {}})
+             for expr, value in (("sorted_list != 2", True), ("0 in sorted_list", False),
+                                 ("sorted_list < [5]", True), ("not sorted_list", False),
+                                 ("sorted_list == [1, 2, 3]", True))]
+    text = render_file("sl", names, cases, {}, "Tests.")
+    compares = [n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Compare)]
+    assert len(compares) >= 9 and all(len(n.ops) == 1 for n in compares), text
+    ns = {"sorted_list": [1, 2, 3]}
+    for n in ast.walk(ast.parse(text)):
+        if isinstance(n, ast.Assert):
+            exec(compile(ast.Module([n], []), "<t>", "exec"), ns)  # each holds for a list like it

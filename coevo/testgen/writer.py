@@ -347,7 +347,23 @@ def _access(expr: str, path: tuple, ctx: _Ctx) -> str:
     return expr
 
 
+def _operand(expr: str) -> str:
+    """``expr`` in parentheses where ``assert EXPR is True`` / ``== value`` would read otherwise:
+    a comparison (``a != 2 is True`` is the chain ``a != 2 and 2 is True``), ``not``, ``and`` /
+    ``or``, a conditional expression."""
+    try:
+        node = ast.parse(expr, mode="eval").body
+    except SyntaxError:
+        return expr
+    if isinstance(node, (ast.Compare, ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr)) or \
+            (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)):
+        return f"({expr})"
+    return expr
+
+
 def _assert_line(expr: str, c: Check, ctx: _Ctx, indent: int) -> str:
+    if c.op != "isnan":
+        expr = _operand(expr)
     if c.op == "is":
         return f"assert {expr} is {c.value!r}"
     if c.op == "isnan":
