@@ -38,6 +38,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from matrix.sandbox.tmpdir import CELL_DIR_MODE
 from matrix.sandbox.wire import grow_pipe
 
 PACKAGE = str(Path(__file__).with_name("sandbox"))
@@ -275,11 +276,13 @@ class WorkerProcess:
                 # programs never run as root: where the Python installation is not readable by
                 # other users (a pyenv under /root), the switch stays, and a program imports what
                 # the zygote loaded before it (the standard library's usual modules), nothing else
-                # (red-team pass 8: keeping root there gave programs every capability). Not sticky:
-                # a generic test's test and program processes run under two uids, and each may
-                # remove the other's files, as in plain Python's one process (red-team pass 18;
-                # namespace mode's fresh /tmp of every cell is 0777 too)
-                os.chmod(self.tmpdir, 0o777)
+                # (red-team pass 8: keeping root there gave programs every capability). The cell's
+                # two processes (a generic test's test and program, two uids) share it through the
+                # program's group, which the test process also holds: each may remove the other's
+                # files, as in plain Python's one process (red-team pass 18), and no other uid gets
+                # in (0777 let another worker's or run's program unlink a running cell's files)
+                os.chown(self.tmpdir, 0, uid)
+                os.chmod(self.tmpdir, CELL_DIR_MODE)
                 cfg["private_python"] = not all(_world_traversable(d) for d in _python_dirs() + [PACKAGE])
             cfg["tmpdir"] = self.tmpdir
             cfg["package_dir"] = PACKAGE

@@ -237,3 +237,40 @@ def test_a_killed_run_leaves_no_traceback_from_its_workers(tmp_path):
             proc.kill()
             raise
         assert b"Traceback" not in err, err.decode(errors="replace")[-2000:]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="cells run under uids of their own only for a root executor")
+def test_a_cell_cannot_reach_another_workers_cell_directory(ex):
+    # review of red-team pass 18: process mode's cell directories were made 0777 (so a generic test's
+    # test and program processes could remove each other's files), which let a program of another
+    # worker or another run unlink, rename or rewrite the files of a cell while it ran (an honest
+    # test's 'a.txt' vanished: FileNotFoundError). Only the cell's own two processes get in.
+    probe = """
+import os
+def f():
+    mine = os.path.realpath(os.getcwd())
+    reached = []
+    for n in os.listdir('/tmp'):
+        d = os.path.realpath('/tmp/' + n)
+        if not n.startswith('coevo-cell-') or d == mine:
+            continue
+        for how in ('list', 'write'):
+            try:
+                if how == 'list':
+                    os.listdir(d)
+                else:
+                    with open(os.path.join(d, 'planted'), 'w') as fh:
+                        fh.write('x')
+                reached.append((n, how))
+            except OSError:
+                pass
+    return reached
+"""
+    foreign = [d for d in os.listdir("/tmp") if d.startswith("coevo-cell-")]
+    assert len(foreign) >= 2  # this executor's two workers at least
+    m = ex.run_matrix(TASK, [probe], [Test.assertion("assert f() == []")])
+    assert m.status[0][0] == "pass", m.errors[0][0]
+    # the cell's own two processes still share its files (a generic test writes, the program reads)
+    code = "def f(p):\n    with open(p) as fh:\n        return fh.read()\n"
+    test = "with open('t.txt', 'w') as fh:\n    fh.write('hi')\nfor _ in range(1):\n    assert f('t.txt') == 'hi'\n"
+    assert ex.run_matrix(TASK, [code], [Test.assertion(test)]).status[0][0] == "pass"

@@ -8,15 +8,21 @@ from __future__ import annotations
 import os
 import stat
 
-__all__ = ["wipe"]
+__all__ = ["wipe", "CELL_DIR_MODE"]
+
+# a process-mode cell directory under a root executor: owned by root, group the cell's program gid
+# (which the cell's test process holds too), setgid so what either makes keeps that group; no access
+# for other uids (another worker's, another run's programs)
+CELL_DIR_MODE = 0o2770
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-def wipe(path: str, mode: int = 0o777) -> None:
-    """Remove everything inside ``path`` and reset the directory itself (mode, xattrs). Not sticky
-    by default: a cell's test and program processes remove each other's files, as one process of
-    plain Python does (red-team pass 18, :func:`.remote.peer.share_files`)."""
+def wipe(path: str, mode: int = 0o700) -> None:
+    """Remove everything inside ``path`` and reset the directory itself (mode, xattrs): ``mode``
+    is :data:`CELL_DIR_MODE` for a directory shared by a cell's two uids (not sticky: a cell's test
+    and program processes remove each other's files, as one process of plain Python does; red-team
+    pass 18, :func:`.remote.peer.share_files`), else the executor's own private 0700."""
     try:
         os.chmod(path, 0o700)
     except OSError:

@@ -717,6 +717,10 @@ class Worker:
             group = self.runner_cgroup if mode == "runner" else self.cgroup
             spec = {"fds": targets, "cgroups": group.procs_files if group else [],
                     "uid": uid, "gid": uid if mode == "test" and uid is not None else self.cell_gid,
+                    # process mode: the test process also holds the program's group, which the cell's
+                    # directory is shared with (tmpdir.CELL_DIR_MODE)
+                    "groups": [self.cell_gid] if mode == "test" and self.ns is None and uid is not None
+                    and self.cell_gid is not None else [],
                     "limits": {"memory": self.memory, "fsize": self.max_out, "cpu": cpu, "nproc": self.max_procs},
                     "cwd": self.tmp}
             zygote = self.zygote if mode == "runner" else self.zygote_plain
@@ -875,9 +879,9 @@ class Worker:
 
             fresh_tmp(self.ns)
         else:
-            from .tmpdir import wipe
+            from .tmpdir import CELL_DIR_MODE, wipe
 
-            wipe(self.tmp)
+            wipe(self.tmp, CELL_DIR_MODE if self.cell_uid is not None else 0o700)
             self._wipe_shared_tmpfs()
 
     def _wipe_shared_tmpfs(self) -> None:

@@ -300,7 +300,7 @@ def _child(ctl, r, w, spec, fds) -> None:
             except (ValueError, OSError):
                 pass
         if spec["uid"] is not None:
-            os.setgroups([])
+            os.setgroups(spec.get("groups") or [])
             os.setgid(spec["gid"])
             os.setuid(spec["uid"])
         from . import harness
