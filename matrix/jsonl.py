@@ -65,11 +65,14 @@ def not_utf8(path: str | os.PathLike, opener: Callable | None = None) -> InputEr
     try:
         with opener(p, "rb") as fh:
             while chunk := fh.read(1 << 20):
+                # the decoder's error positions count the bytes it kept from the last chunk too
+                # (a character split across two reads)
+                data = dec.getstate()[0] + chunk
                 try:
                     dec.decode(chunk)
                 except UnicodeDecodeError as exc:
-                    line += chunk.count(b"\n", 0, max(0, exc.start))
-                    return InputError(f"not UTF-8 text (byte 0x{chunk[exc.start]:02x}: {exc.reason}; "
+                    line += data.count(b"\n", 0, max(0, exc.start))
+                    return InputError(f"not UTF-8 text (byte 0x{data[exc.start]:02x}: {exc.reason}; "
                                       "save the file as UTF-8)", file=str(path), line=line)
                 line += chunk.count(b"\n")
     except (OSError, EOFError, zlib.error) as exc:

@@ -34,3 +34,16 @@ def test_the_cli_says_it_in_one_line(tmp_path, capsys):
     assert main(["matrix", "--tasks", str(tasks), "--codes", str(codes), "--out", str(tmp_path / "m.jsonl")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "codes.jsonl:2:" in err[0] and "not UTF-8" in err[0], err
+
+
+def test_a_bad_byte_after_a_character_split_across_reads_is_named(tmp_path):
+    # review: the error position counts the decoder's kept bytes; indexing the chunk with it named
+    # the wrong byte or raised IndexError (a traceback from coevo matrix)
+    from matrix.jsonl import not_utf8
+
+    path = tmp_path / "codes.jsonl"
+    path.write_bytes(b"a" * ((1 << 20) - 2) + "\u20ac".encode() + b"\xff\n")
+    assert "byte 0xff" in str(not_utf8(path)) and "codes.jsonl:1:" in str(not_utf8(path))
+    path.write_bytes(b"\n" * ((1 << 20) - 1) + "\u20ac".encode() + b"\n\xe9\n")
+    err = str(not_utf8(path))
+    assert "byte 0xe9" in err and f"codes.jsonl:{(1 << 20) + 1}:" in err, err
