@@ -27,8 +27,8 @@ def test_the_cli_says_it_in_one_line(tmp_path, capsys):
     from coevo.cli import main
 
     tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text(json.dumps({"task_id": "a", "prompt": "p", "entry_point": "f", "tests": [{"test": "assert f() == 1"}]})
-                     + "\n", encoding="utf-8")
+    task = {"task_id": "a", "prompt": "p", "entry_point": "f", "tests": [{"test": "assert f() == 1"}]}
+    tasks.write_text(json.dumps(task) + "\n", encoding="utf-8")
     codes = tmp_path / "codes.jsonl"
     codes.write_bytes(b'{"task_id": "a", "code": "def f(): return 1"}\n{"task_id": "a", "code": "# \xff"}\n')
     assert main(["matrix", "--tasks", str(tasks), "--codes", str(codes), "--out", str(tmp_path / "m.jsonl")]) == 2
