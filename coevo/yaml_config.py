@@ -293,7 +293,7 @@ def parse_overrides(overrides: list[str]) -> dict[str, Any]:
             if not isinstance(nxt, dict):
                 raise InputError(f"override {_show(item)} conflicts with another override", file="<overrides>")
             cur = nxt
-        if isinstance(cur.get(parts[-1]), dict):  # `loop.steps.x=1` then `loop.steps=3`
+        if parts[-1] in cur:  # `loop.steps.x=1` then `loop.steps=3`; `a.b={c: 1}` then `a.b.c=2` (last won)
             raise InputError(f"override {_show(item)} conflicts with another override", file="<overrides>")
         cur[parts[-1]] = value
     return nested

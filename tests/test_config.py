@@ -197,6 +197,11 @@ def test_a_key_given_twice_on_the_command_line_is_refused_not_silently_last_wins
         parse_overrides(["loop.steps=3", "loop.steps.x=1"])
     with pytest.raises(InputError, match="conflicts with another override"):
         parse_overrides(["loop.steps.x=1", "loop.steps=3"])
+    with pytest.raises(InputError, match="conflicts with another override"):  # a mapping, then one of its keys
+        parse_overrides(["train.role_weights={fixer: 1.5}", "train.role_weights.fixer=2"])
+    # a mapping and another of its keys: both taken (nothing given twice)
+    assert parse_overrides(["train.role_weights={fixer: 1.5}", "train.role_weights.tester=2"]) == \
+        {"train": {"role_weights": {"fixer": 1.5, "tester": 2}}}
     assert parse_overrides(["loop.steps=3", "loop.n_codes=4"]) == {"loop": {"steps": 3, "n_codes": 4}}
 
 
