@@ -63,9 +63,11 @@ def load_run_config(config: str | Path | None, overrides: list[str] | None = Non
     config file, line and field)."""
     checks = {"model.device": check_device, "model.path": _check_model_dir, "data.train": _check_exists,
               "data.heldout": _check_exists, "train.deepspeed": _check_deepspeed_json,
-              "rollout.backend": _check_rollout_backend, "eval.api.base_url": _check_api_server,
-              "eval.api.key_env": _check_api_key_env} if check else None
-    return load_config(CoevoConfig, config, overrides, paths=PATH_FIELDS, checks=checks)
+              "rollout.backend": _check_rollout_backend, "eval.api.base_url": _check_api_server} if check else None
+    cfg = load_config(CoevoConfig, config, overrides, paths=PATH_FIELDS, checks=checks)
+    if check and cfg.eval.api.base_url:
+        _check_api_key_env(cfg.eval.api.key_env)
+    return cfg
 
 
 def _check_exists(path: str) -> None:
@@ -105,11 +107,12 @@ def _check_api_server(base_url: str) -> None:
 
 def _check_api_key_env(name: str) -> None:
     """A key variable the evaluation's served model is to use must be set before any work starts (its
-    value is never shown)."""
+    value is never shown); only where a served model is named (eval.api.base_url)."""
     from roles.api_config import key_env_unset
 
     if key_env_unset(name):
-        raise ValueError(f"the environment variable {name} (named as the API key) is not set or empty")
+        raise InputError(f"the environment variable {name} (named as the API key) is not set or empty",
+                         field="eval.api.key_env")
 
 
 def _check_rollout_backend(backend: str) -> None:

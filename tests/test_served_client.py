@@ -713,3 +713,12 @@ def test_served_sampling_says_where_it_is_without_a_terminal(stub, tmp_path):
     samples = gen.generate(requests_for(3, 2))
     assert len(samples) == 5  # 3 codes + 2 test suites
     assert said and all(line.startswith("sampling (served): ") and "/5 samples" in line for line in said), said
+
+
+def test_an_unset_key_variable_without_a_served_model_is_no_error(tmp_path, monkeypatch):
+    # review: a config keeping eval.api.key_env while evaluating in process was refused
+    from coevo.run_driver import load_run_config
+
+    monkeypatch.delenv("NO_KEY_HERE_123", raising=False)
+    cfg = load_run_config("smoke", ["eval.api.key_env=NO_KEY_HERE_123"])
+    assert cfg.eval.api.key_env == "NO_KEY_HERE_123"
