@@ -154,33 +154,22 @@ class CpuMeter:
     """CPU seconds of one subprocess's whole tree, the sandbox's processes in other namespaces
     included (they stay in its cgroup; a wait4 of the CLI misses those its pid namespace's init
     reaped after the run, and it cannot see the run's worker processes before they are reaped):
-    a fresh cgroup of its own (v1 ``cpuacct``, else v2 ``cpu.stat``) that the child joins before
-    ``exec``. ``ok`` is False where no cgroup can be made here (then :meth:`seconds` is None).
+    a fresh v1 ``cpuacct`` cgroup of its own that the child joins before ``exec``. ``ok`` is False
+    where none can be made here (then :meth:`seconds` is None), cgroup v2 alone included: there a
+    process belongs to one cgroup, and the sandbox moves every cell into one of its own
+    (``matrix/sandbox/cgroups.py``), so a v2 count would leave the programs out and flatter coevo
+    against the floor (review of a653888).
     CPU seconds are what to compare on a shared machine: wall-clock time counts every other
     process's load."""
 
     def __init__(self):
         self.dir = None
-        self.v2 = False
-        for base, v2 in (("/sys/fs/cgroup/cpuacct", False), (self._v2_base(), True)):
-            if base and os.path.isdir(base):
-                try:
-                    self.dir = tempfile.mkdtemp(prefix="coevo-bench-", dir=base)
-                    self.v2 = v2
-                    break
-                except OSError:
-                    continue
-
-    @staticmethod
-    def _v2_base():
-        try:
-            with open("/proc/self/cgroup") as fh:
-                rel = next((ln.split("::", 1)[1].strip() for ln in fh if ln.startswith("0::")), None)
-        except OSError:
-            return None
-        if rel is None or not os.path.exists("/sys/fs/cgroup/cgroup.controllers"):
-            return None
-        return "/sys/fs/cgroup" + rel.rstrip("/")
+        base = "/sys/fs/cgroup/cpuacct"
+        if os.path.isdir(base):
+            try:
+                self.dir = tempfile.mkdtemp(prefix="coevo-bench-", dir=base)
+            except OSError:
+                pass
 
     @property
     def ok(self) -> bool:
@@ -201,10 +190,6 @@ class CpuMeter:
                     if not fh.read().strip():
                         break
                 time.sleep(0.05)
-            if self.v2:
-                with open(os.path.join(self.dir, "cpu.stat")) as fh:
-                    usec = next(int(ln.split()[1]) for ln in fh if ln.startswith("usage_usec"))
-                return usec / 1e6
             with open(os.path.join(self.dir, "cpuacct.usage")) as fh:
                 return int(fh.read()) / 1e9
         except (OSError, StopIteration, ValueError):
@@ -244,10 +229,12 @@ def run_cli(pool, tmp: Path, timeout: float, workers: int) -> dict:
     # would recompile the CLI's modules on every run)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     meter = CpuMeter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=str(ROOT), env=env,
-                          preexec_fn=meter.join if meter.ok else None)
-    secs = time.perf_counter() - t0
-    cpu = meter.seconds()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=str(ROOT), env=env,
+                              preexec_fn=meter.join if meter.ok else None)
+        secs = time.perf_counter() - t0
+    finally:
+        cpu = meter.seconds()  # (and the cgroup removed, also after Ctrl-C)
     if proc.returncode != 0:
         raise SystemExit(f"coevo matrix failed ({proc.returncode}): {proc.stderr[-2000:]}")
     status = {}
@@ -325,10 +312,12 @@ def run_floor(pool, tmp: Path, timeout: float) -> dict:
     prog.write_text(FLOOR_CHILD)
     t0 = time.perf_counter()
     meter = CpuMeter()
-    proc = subprocess.run([sys.executable, str(prog), str(src), str(timeout), str(out)],
-                          capture_output=True, text=True, timeout=3600, preexec_fn=meter.join if meter.ok else None)
-    wall = time.perf_counter() - t0
-    cpu = meter.seconds()
+    try:
+        proc = subprocess.run([sys.executable, str(prog), str(src), str(timeout), str(out)], capture_output=True,
+                              text=True, timeout=3600, preexec_fn=meter.join if meter.ok else None)
+        wall = time.perf_counter() - t0
+    finally:
+        cpu = meter.seconds()  # (and the cgroup removed, also after a timeout or Ctrl-C)
     if proc.returncode != 0 or not out.exists():
         raise SystemExit(f"floor run failed ({proc.returncode}): {proc.stderr[-2000:]}")
     res = json.loads(out.read_text())
