@@ -199,8 +199,6 @@ class SamplingStatus:
         self.done = self.after_first = 0
 
     def update(self, n: int) -> None:
-        from training.metrics_file import duration  # (no torch at import)
-
         now = self.clock()
         self.done += n
         if self.t1 is None:
@@ -212,6 +210,8 @@ class SamplingStatus:
         self.last = now
         rate = self.after_first / (now - self.t1) if self.after_first and now > self.t1 else \
             self.done / max(now - self.t0, 1e-9)
+        from training.metrics_file import duration  # (no torch at import; only where a line is said)
+
         eta = duration((self.total - self.done) / rate) if rate > 0 else "?"
         self.say(f"{self.label}: {self.done}/{self.total} samples ({rate:.3g} samples/s, ETA {eta})")
 
