@@ -282,3 +282,22 @@ def test_a_builtin_the_test_hands_the_program_is_the_programs_builtin(ex):
              "assert echo(int) is int and echo(ValueError) is ValueError and echo(len)('ab') == 2"]
     got = _statuses(ex, "remove_datatype", [code], [_generic(t) for t in tests])
     assert got == [["pass"] * len(tests)], got
+
+
+def test_a_name_the_test_binds_through_global_stays_the_tests(ex):
+    # review of pass 18: `global expected` in a function of the test bound the test's own name, but it
+    # counted as read from the program, and the program's rebinding of its own `expected` (sent as a
+    # global the test reads) replaced it where the two values were the same object (None): forged pass
+    liar = "expected = None\ndef f(k=0):\n    global expected\n    expected = 5\n    return 5\n"
+    test = "def setup():\n    global expected\n    expected = None\nsetup()\nassert f(0) == expected"
+    assert _statuses(ex, "f", [liar], [test]) == [["fail"]]
+
+
+def test_a_huge_recursion_limit_set_by_the_test_is_no_error_of_the_program(ex):
+    # review of pass 18: 10**9 is a legal limit; its refusal came back from the program's next call as
+    # an exception the test could catch (pytest.raises passed a program that never raised)
+    right = "def f(k):\n    return 1\n"
+    tests = ["import sys\nsys.setrecursionlimit(10**9)\nassert f(9) == 1",
+             "import sys\nsys.setrecursionlimit(10**9)\ntry:\n    f(9)\n    ok = False\nexcept Exception:\n"
+             "    ok = True\nassert ok"]
+    assert _statuses(ex, "f", [right], tests) == [["pass", "fail"]]

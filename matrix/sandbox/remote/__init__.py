@@ -59,7 +59,12 @@ written to the test's stream where the test captures it), ``["o", "random", stat
 (a global the test reads that the program bound anew); the test process asks ``random`` and
 ``recursionlimit`` before a request where the test moved the generator or the limit. The globals the
 test reads that are containers are kept ones. Names the test binds stay the test's alone (their
-values never reach the program's process). Files either process makes are open to the other. The
+values never reach the program's process), at its top level or through ``global`` in a function of
+its own. The shared ``random`` generator is shared as in one interpreter: a program can read the
+state the test's draws leave and move it, as ``random.getstate()`` / ``setstate`` could in plain
+Python, so a test should not keep a value it drew from ``random`` secret from the program it judges
+(the one trade of fidelity against isolation made here; review of red-team pass 18). A recursion
+limit the test sets reaches the program capped at ``peer.RECURSION_CAP``. Files either process makes are open to the other. The
 conversation breaking (the program's process ending, a malformed message, a value past its budget)
 makes the verdict an error whatever the test caught (:attr:`_Peer.broken`).
 """

@@ -60,6 +60,10 @@ def _stand_in_text(base, i):
     return text
 
 
+RECURSION_CAP = 1 << 17  # the most a test's sys.setrecursionlimit gives the program (a deeper
+# recursion runs out of the cell's memory first)
+
+
 def random_state():
     """The state of the ``random`` module's generator (``random.getstate()``), or None where
     ``random`` is not loaded."""
@@ -560,7 +564,9 @@ class _Peer:
             limit = sys.getrecursionlimit()
             if limit != self.recursion_limit:  # (``sys.setrecursionlimit(5000)``: one interpreter's)
                 self.recursion_limit = limit
-                self.request("recursionlimit", limit)
+                # (capped: 10**9 is legal in Python, and its refusal came back to the test as if the
+                # program had raised; the program's room is measured by calls up to the limit)
+                self.request("recursionlimit", min(limit, RECURSION_CAP))
         self.send(["q", op, *[self.to_wire(a) for a in args]])
         if nodes is not None:
             self.call_nodes.append(nodes)

@@ -23,6 +23,11 @@ def free_names(src: str) -> list[str]:
         for s in t.get_symbols():
             if (t is top and s.is_referenced()) or (t is not top and s.is_global() and s.is_referenced()):
                 names.add(s.get_name())
+            if t is not top and s.is_declared_global() and (s.is_assigned() or s.is_imported()):
+                # `def setup(): global expected; expected = None` binds the test's own name: it
+                # must neither be read from the program nor followed when the program rebinds its
+                # own (review of red-team pass 18: a program's `o global expected` replaced it)
+                assigned.add(s.get_name())
         stack.extend(t.get_children())
     return sorted(n for n in names if n not in assigned)
 
