@@ -64,9 +64,10 @@ its own. The shared ``random`` generator is shared as in one interpreter: a prog
 state the test's draws leave and move it, as ``random.getstate()`` / ``setstate`` could in plain
 Python, so a test should not keep a value it drew from ``random`` secret from the program it judges
 (the one trade of fidelity against isolation made here; review of red-team pass 18). A recursion
-limit the test sets reaches the program capped at ``peer.RECURSION_CAP``. Files either process makes are open to the other. The
-conversation breaking (the program's process ending, a malformed message, a value past its budget)
-makes the verdict an error whatever the test caught (:attr:`_Peer.broken`).
+limit the test sets reaches the program capped at ``peer.RECURSION_CAP``. Files either process
+makes are open to the other. The conversation breaking (the program's process ending, a malformed
+message, a value past its budget) makes the verdict an error whatever the test caught
+(:attr:`_Peer.broken`).
 """
 
 from __future__ import annotations
