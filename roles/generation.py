@@ -189,31 +189,18 @@ class SamplingStatus:
     """Status lines for sampling where no progress bar is drawn (stderr a log file, ``nohup``, CI):
     after an update, at most every ``every_s`` seconds, ``sampling: 480/2000 samples (12.3 samples/s,
     ETA 2m04s)`` goes to ``say``; none for work shorter than ``every_s`` and none at the end (the
-    generator's stats line follows). The rate leaves out the first update, which carries the
-    start-up (compiling, the first prefill, the first HTTP connection)."""
+    generator's stats line follows). Paced by :class:`training.metrics_file.RateMeter`."""
 
     def __init__(self, total: int, say, *, every_s: float = 30.0, clock=time.monotonic, label: str = "sampling"):
-        self.total, self.say, self.every_s, self.clock, self.label = total, say, every_s, clock, label
-        self.t0 = self.last = clock()
-        self.t1: float | None = None  # when the first update came
-        self.done = self.after_first = 0
+        from training.metrics_file import RateMeter  # (no torch at import)
+
+        self.meter = RateMeter(total, every_s=every_s, clock=clock)
+        self.say, self.label = say, label
 
     def update(self, n: int) -> None:
-        now = self.clock()
-        self.done += n
-        if self.t1 is None:
-            self.t1 = now
-        else:
-            self.after_first += n
-        if self.done >= self.total or now - self.last < self.every_s:
-            return
-        self.last = now
-        rate = self.after_first / (now - self.t1) if self.after_first and now > self.t1 else \
-            self.done / max(now - self.t0, 1e-9)
-        from training.metrics_file import duration  # (no torch at import; only where a line is said)
-
-        eta = duration((self.total - self.done) / rate) if rate > 0 else "?"
-        self.say(f"{self.label}: {self.done}/{self.total} samples ({rate:.3g} samples/s, ETA {eta})")
+        m = self.meter
+        if m.update(n):
+            self.say(f"{self.label}: {m.done}/{m.total} samples ({m.rate:.3g} samples/s, ETA {m.eta()})")
 
 
 # --------------------------------------------------------------------------------------------

@@ -70,6 +70,37 @@ def duration(seconds: float) -> str:
     return f"{s // 3600}h{s % 3600 // 60:02d}m"
 
 
+class RateMeter:
+    """Work done against a total for status lines where no progress bar is drawn: the rate leaves
+    out the first update, which carries the start-up (workers starting, the first prefill, the first
+    HTTP connection); :meth:`update` says whether a line is due, at most every ``every_s`` seconds
+    and never for the update that completes the work (the command's own summary follows)."""
+
+    def __init__(self, total: int, *, every_s: float = 30.0, clock=time.monotonic):
+        self.total, self.every_s, self.clock = total, every_s, clock
+        self.t0 = self.last = clock()
+        self.t1: float | None = None  # when the first update came
+        self.done = self.after_first = 0
+        self.rate = 0.0
+
+    def update(self, n: int) -> bool:
+        now = self.clock()
+        self.done += n
+        if self.t1 is None:
+            self.t1 = now
+        else:
+            self.after_first += n
+        self.rate = self.after_first / (now - self.t1) if self.after_first and now > self.t1 else \
+            self.done / max(now - self.t0, 1e-9)
+        if self.done >= self.total or now - self.last < self.every_s:
+            return False
+        self.last = now
+        return True
+
+    def eta(self, unknown: str = "?") -> str:
+        return duration((self.total - self.done) / self.rate) if self.rate > 0 else unknown
+
+
 class StepStatus:
     """Status lines for a run whose progress bar is not drawn (stderr is a log file, ``nohup``, CI):
     the first and the last step of this process, and in between a step at most every ``every_s``

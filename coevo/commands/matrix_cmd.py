@@ -160,19 +160,16 @@ class StatusExecutor:
         return self._ex.__exit__(*exc)
 
     def run_matrices(self, jobs, progress: bool = False):  # noqa: ARG002 (no bar is drawn here)
-        from training.metrics_file import duration
+        from training.metrics_file import RateMeter
 
         jobs = list(jobs)
         every = STATUS_EVERY_S if self._every_s is None else self._every_s
         if len(jobs) < 2:
             return self._ex.run_matrices(jobs)
         sizes = [_cells(j) for j in jobs]
-        total = sum(sizes)
+        meter = RateMeter(sum(sizes), every_s=every, clock=self._clock)
         out: list = []
-        t0 = last = self._clock()
-        t1 = None  # when the first chunk ended
-        done = done_after_first = 0
-        target = max(1, total // 20)
+        target = max(1, meter.total // 20)
         i = 0
         while i < len(jobs):
             j, cells = i, 0
@@ -181,18 +178,11 @@ class StatusExecutor:
                 j += 1
             out.extend(self._ex.run_matrices(jobs[i:j]))
             i = j
-            done += cells
-            now = self._clock()
-            if t1 is None:
-                t1 = now
-            else:
-                done_after_first += cells
-            rate = done_after_first / (now - t1) if done_after_first and now > t1 else done / max(now - t0, 1e-9)
-            target = max(1, int(rate * every / 2))
-            if i < len(jobs) and now - last >= every:
-                last = now
-                self._say(f"matrix: {i}/{len(jobs)} tasks, {done}/{total} cells ({rate:.3g} cells/s, "
-                          f"ETA {duration((total - done) / rate if rate > 0 else 0.0)})")
+            due = meter.update(cells)
+            target = max(1, int(meter.rate * every / 2))
+            if due:
+                self._say(f"matrix: {i}/{len(jobs)} tasks, {meter.done}/{meter.total} cells ({meter.rate:.3g} "
+                          f"cells/s, ETA {meter.eta(unknown='0s')})")
         return out
 
 
