@@ -47,7 +47,10 @@ from .wire import (
     write_within,
 )
 
-SHARED_TMPFS = ("/dev/shm", "/tmp", "/var/tmp")  # host directories any uid can write (process mode)
+# host directories any uid can write (process mode); world-writable directories inside them are
+# searched too, down to SHARED_DEPTH (red-team pass 19: /run/lock, /tmp/.X11-unix)
+SHARED_TMPFS = ("/dev/shm", "/tmp", "/var/tmp", "/run/lock")
+SHARED_DEPTH = 3
 CLAIMS = frozenset({Frame.VALUES, Frame.RAISED, Frame.STDOUT, Frame.VERDICT, Frame.TOO_LARGE})
 _DIRECT_MODES = ("values", "stdio")
 # the bytes of cell replies one unit's answer may hold: past them the cells not run yet go back to
@@ -889,23 +892,35 @@ class Worker:
         writable directories (:data:`SHARED_TMPFS`). Pages in /dev/shm stayed charged to the
         worker's cell cgroup after the cell was killed, so every later cell of every task ran short
         of memory (red-team pass 9); files in /tmp and /var/tmp outlived the run, readable by the
-        next (pass 11). (Under the executor's own uid nothing can tell the user's files from a
-        program's: that level is documented as unprotected.)"""
+        next (pass 11); so did files in /run/lock or in a world-writable directory inside these
+        (pass 19: /tmp/.X11-unix; searched down to :data:`SHARED_DEPTH`, at most 64 directories).
+        (Under the executor's own uid nothing can tell the user's files from a program's: that
+        level is documented as unprotected.)"""
         uids = {u for u in (self.cell_uid, self.test_uid) if u is not None}
         if not uids:
             return
         import shutil
+        import stat
 
-        for top in SHARED_TMPFS:
+        # (also /run/lock, and any world-writable directory inside them, which a cell's uid can
+        # write as well: a file left in /run/lock or /tmp/.X11-unix outlived the run; pass 19)
+        todo = [(top, 0) for top in SHARED_TMPFS]
+        seen = 0
+        while todo and seen < 64:
+            top, depth = todo.pop()
+            seen += 1
             try:
                 entries = list(os.scandir(top))
             except OSError:
                 continue
             for e in entries:
                 try:
-                    if e.stat(follow_symlinks=False).st_uid not in uids:
+                    st = e.stat(follow_symlinks=False)
+                    if st.st_uid not in uids:
+                        if depth < SHARED_DEPTH and stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_IWOTH:
+                            todo.append((e.path, depth + 1))
                         continue
-                    if e.is_dir(follow_symlinks=False):
+                    if stat.S_ISDIR(st.st_mode):
                         shutil.rmtree(e.path, ignore_errors=True)
                     else:
                         os.unlink(e.path)
