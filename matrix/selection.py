@@ -110,7 +110,9 @@ __all__ = [
     "coevo_default",
     "max_pass",
     "output_consensus",
+    "plausible",
     "select",
+    "select_plausible",
     "weigh_tests",
 ]
 
@@ -575,3 +577,34 @@ def without_evidence(sel: Selection, plausible_codes) -> Selection:
     scores = ok / ok.sum()
     return Selection(int(np.flatnonzero(ok)[0]), scores, sel.test_scores, sel.method,
                      {**sel.details, "plausible": int(ok.sum())}, None, sel.test_logits)
+
+
+def select_plausible(passed, ok, method: str = DEFAULT_METHOD, consensus=None, examples=None,
+                     **kwargs) -> Selection:
+    """:func:`select` among the candidates that could be programs: ``ok[i]`` (:func:`plausible`)
+    or code ``i`` passes a test or example (a script passing a stdio test of a function task). The
+    others (an empty answer, a refusal, a program cut off mid-line) score 0 and are never picked
+    while one that could be a program is there: failing every test alike, they formed a cluster of
+    their own that a method could pick (the first index wins ties) and score as right. With none
+    that could be a program, the pick is :func:`select`'s and every code scores 0."""
+    from matrix.calibration import LOGIT_CLIP
+
+    p = _check(passed)
+    n = p.shape[0]
+    ex = _examples(examples, n)
+    ok = np.asarray(ok, dtype=bool).reshape(-1) | p.any(axis=1) | ex.any(axis=1)
+    if ok.all():
+        return select(p, method, consensus=consensus, examples=examples, **kwargs)
+    if not ok.any():
+        sel = select(p, method, consensus=consensus, examples=examples, **kwargs)
+        return Selection(sel.index, np.zeros(n), sel.test_scores, sel.method, sel.details,
+                         np.full(n, -LOGIT_CLIP), sel.test_logits)
+    idx = np.flatnonzero(ok)
+    sub = select(p[idx], method, consensus=None if consensus is None else [consensus[i] for i in idx],
+                 examples=ex[idx] if ex.shape[1] else None, **kwargs)
+    scores = np.zeros(n)
+    scores[idx] = sub.code_scores
+    logits = np.full(n, -LOGIT_CLIP)
+    logits[idx] = sub.code_logits
+    return Selection(int(idx[sub.index]), scores, sub.test_scores, sub.method,
+                     {**sub.details, "plausible": int(ok.sum())}, logits, sub.test_logits)

@@ -163,7 +163,7 @@ def run(args) -> int:
     from matrix.errors import InputError
     from matrix.jsonl import write_jsonl_atomic
     from matrix.mutation import mutants as make_mutants
-    from matrix.selection import METHODS, canonical_method, select
+    from matrix.selection import METHODS, canonical_method, plausible, select_plausible
     from matrix.statement_examples import split_examples
 
     sampled = args.codes is None
@@ -236,8 +236,10 @@ def run(args) -> int:
                 consensus = None
                 if not args.no_consensus:
                     consensus = consensus_for(args, ex, t, codes[t.task_id], tests)
-                sel = {m: select(gp_codes, m, consensus=consensus, examples=ex_codes,
-                                 **(score_kw if m == "coevo" else {})) for m in METHODS}
+                entry = t.entry_point if t.kind != "stdio" else None
+                ok = [plausible(c, entry) for c in codes[t.task_id]]  # an empty answer is never the pick
+                sel = {m: select_plausible(gp_codes, ok, m, consensus=consensus, examples=ex_codes,
+                                           **(score_kw if m == "coevo" else {})) for m in METHODS}
                 row["best_of_n"] = {m: bool(correct[s.index]) for m, s in sel.items()}
                 row["selected"] = int(sel[method].index)
                 row["selected_score"] = _num(float(sel[method].code_scores[sel[method].index]))

