@@ -638,6 +638,42 @@ def _human_eval_check(mod: ast.Module, entry: str | None) -> None:
         st.name = "test_check"  # type: ignore[union-attr]
 
 
+def free_candidate(mod: ast.Module) -> bool:
+    """Whether ``mod`` reads the name ``candidate`` and binds it nowhere (no assignment, parameter,
+    definition, import or ``except ... as``): human-eval's name for the function under test, used
+    by a model writing its tests in that style without the ``def check(candidate):`` around them."""
+    reads = False
+    for node in ast.walk(mod):
+        if isinstance(node, ast.Name) and node.id == "candidate":
+            if not isinstance(node.ctx, ast.Load):
+                return False
+            reads = True
+        elif isinstance(node, ast.arg) and node.arg == "candidate" \
+                or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler))\
+                and node.name == "candidate" \
+                or isinstance(node, ast.alias) and (node.asname or node.name.split(".")[0]) == "candidate":
+            return False
+    return reads
+
+
+def _candidate_as_entry(mod: ast.Module, src: str, entry: str | None) -> tuple[ast.Module, str]:
+    """``(mod, src)`` with every read of a free ``candidate`` (:func:`free_candidate`) naming the
+    entry point instead, in the text too (top-level asserts are taken from it)."""
+    if not entry or entry == "candidate" or "candidate" not in src or not free_candidate(mod):
+        return mod, src
+    lines = [ln.encode("utf-8") for ln in src.split("\n")]
+    spots = sorted(((n.lineno, n.col_offset, n.end_col_offset) for n in ast.walk(mod)
+                    if isinstance(n, ast.Name) and n.id == "candidate"), reverse=True)
+    for line, start, end in spots:
+        b = lines[line - 1]
+        lines[line - 1] = b[:start] + entry.encode("utf-8") + b[end:]
+    new = b"\n".join(lines).decode("utf-8")
+    try:
+        return ast.parse(new), new
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return mod, src
+
+
 def _doctest_tests(chunk: str, entry: str | None) -> list[str]:
     """The tests of doctest lines in ``chunk`` (``>>> f(9)`` then ``True``), as a statement's
     worked examples are read (:func:`matrix.statement_examples.prompt_examples`)."""
@@ -686,7 +722,9 @@ def _function_tests(text: str, entry: str | None) -> tuple[list[str], int]:
       where the body reads a mutable value twice or assigns the parameter). Functions that
       cannot run alone (fixture parameters, ``skip``/``xfail``, async) are rejected;
     * ``if __name__ == "__main__":`` bodies are read like top-level code;
-    * human-eval's ``def check(candidate): ...`` as a test function on the entry point, a fixture
+    * human-eval's ``def check(candidate): ...`` as a test function on the entry point (and a
+      ``candidate`` the answer reads without binding it, ``assert candidate(7) == True``, as the
+      entry point: :func:`free_candidate`), a fixture
       of the answer's own (``@pytest.fixture`` returning or yielding a value) as a parameter of
       one value, and doctest lines (``>>> f(9)`` then ``True``) as the statement's examples are.
 
@@ -705,6 +743,7 @@ def _function_tests(text: str, entry: str | None) -> tuple[list[str], int]:
     for ch in chunks:
         mod, pre, rest = _parse_prefix(ch)
         if mod is not None:
+            mod, pre = _candidate_as_entry(mod, pre, entry)
             _fixtures_as_parameters(mod)
             _human_eval_check(mod, entry)
         parsed.append((mod, pre) if mod is not None else (ast.Module(body=[], type_ignores=[]), ""))

