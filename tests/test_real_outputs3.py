@@ -99,3 +99,56 @@ def test_a_tester_sample_naming_the_function_candidate_gives_its_tests():
     # a name the answer binds itself is its own
     got = parse_tests("candidate = 9\nassert is_prime(candidate) == False\n", task)
     assert [t.test for t in got.tests] == ["candidate = 9\nassert is_prime(candidate) == False"]
+
+
+def _codes_file_status(tmp_path, rows, task=ADD, tests=("assert add(1, 2) == 3",)):
+    files = _files(tmp_path, task, [], list(tests))
+    (tmp_path / "codes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "m.jsonl"
+    assert main(["matrix", *files, "--out", str(out), "--workers", "2", "-q"]) == 0
+    return [s[0] for s in json.loads(out.read_text())["status"]]
+
+
+CHAT_RIGHT = f"Here is the function:\n\n```python\n{RIGHT}```\n\nIt returns the sum."
+CHAT_WRONG = f"```python\n{WRONG}```"
+
+
+def test_codes_rows_holding_the_answer_in_the_fields_other_tools_name_are_read(tmp_path):
+    """Files of sampled answers name the field otherwise (``response``, ``generation``, ``output``,
+    ``answer``), hold several samples in one row (a list under ``code``, ``responses``,
+    ``generations``, ``samples``, ``outputs``) or keep the whole conversation (``messages``: the
+    last assistant turn; ShareGPT's ``conversations`` with ``from``/``value``): each row was
+    "field 'code': missing"."""
+    tid = ADD["task_id"]
+    rows = [
+        {"task_id": tid, "response": CHAT_RIGHT},
+        {"task_id": tid, "generation": CHAT_WRONG},
+        {"task_id": tid, "output": RIGHT, "model": "m"},
+        {"task_id": tid, "answer": WRONG},
+        {"task_id": tid, "code": [RIGHT, WRONG]},
+        {"task_id": tid, "responses": [CHAT_WRONG, CHAT_RIGHT]},
+        {"task_id": tid, "generations": [RIGHT]},
+        {"task_id": tid, "samples": [WRONG]},
+        {"task_id": tid, "messages": [{"role": "system", "content": "Be brief."},
+                                      {"role": "user", "content": ADD["prompt"] + " ```python\ndef x(): pass\n```"},
+                                      {"role": "assistant", "content": CHAT_RIGHT}]},
+        {"task_id": tid, "messages": [{"role": "user", "content": "hi"},
+                                      {"role": "assistant", "content": [{"type": "text", "text": CHAT_WRONG}]}]},
+        {"task_id": tid, "conversations": [{"from": "human", "value": ADD["prompt"]},
+                                           {"from": "gpt", "value": CHAT_RIGHT}]},
+    ]
+    assert _codes_file_status(tmp_path, rows) == ["pass", "fail", "pass", "fail", "pass", "fail", "fail", "pass",
+                                                  "pass", "fail", "pass", "fail", "pass"]
+
+
+@pytest.mark.parametrize("row, field", [
+    ({"task_id": "t/add", "input": "1 2\n", "output": "3\n"}, "code"),  # a tests row in the codes file
+    ({"task_id": "t/add", "responses": [RIGHT, 3]}, "responses[1]"),
+    ({"task_id": "t/add", "messages": [{"role": "user", "content": "hi"}]}, "messages"),
+])
+def test_a_codes_row_without_a_program_is_one_line_naming_the_field(tmp_path, capsys, row, field):
+    files = _files(tmp_path, ADD, [], ["assert add(1, 2) == 3"])
+    (tmp_path / "codes.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
+    assert main(["matrix", *files, "--out", str(tmp_path / "m.jsonl"), "-q"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"codes.jsonl:1: field '{field}'" in err[0], err
