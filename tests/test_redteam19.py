@@ -50,3 +50,39 @@ def test_what_a_process_mode_cell_leaves_in_any_world_writable_directory_goes_wi
             if os.path.lexists(p):
                 os.unlink(p)
         shutil.rmtree(inner, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def ex():
+    with Executor(ExecConfig(timeout=2.0, workers=1)) as e:
+        yield e
+
+
+def _statuses(ex, entry, codes, tests):
+    m = ex.run_matrix(Task("t", "p", entry_point=entry), codes, [Test.assertion(t) for t in tests])
+    return [[m.cell(i, j).status for j in range(len(tests))] for i in range(len(codes))]
+
+
+def test_a_program_reads_the_input_the_test_gives_it(ex):
+    """A test feeding a function that reads standard input (``sys.stdin = io.StringIO(...)``,
+    ``mock.patch('builtins.input', side_effect=...)``, ``mock.patch('sys.stdin', ...)``) reached a
+    program process reading its own, empty, stdin: every right program raised EOFError (an error)
+    while a wrong one returning a constant passed, where ``exec(program); exec(test)`` passes the
+    right one. The program's ``input()`` and ``sys.stdin`` read the test's now; what loading reads
+    is still the process's own (plain Python read it before the test ran)."""
+    right = "def f():\n    a = int(input())\n    b = int(input())\n    return a + b\n"
+    right_stdin = ("import sys\ndef f():\n    a = int(sys.stdin.readline())\n"
+                   "    return a + sum(int(x) for x in sys.stdin.read().split())\n")
+    right_iter = "import sys\ndef f():\n    t = 0\n    for line in sys.stdin:\n        t += int(line)\n    return t\n"
+    constant = "def f():\n    return 5\n"
+    tests = ["import sys, io\nsys.stdin = io.StringIO('2\\n3\\n')\nassert f() == 5",
+             "from unittest import mock\nwith mock.patch('builtins.input', side_effect=['2', '3']):\n"
+             "    assert f() == 5",
+             "import io\nfrom unittest import mock\nwith mock.patch('sys.stdin', io.StringIO('4\\n3\\n')):\n"
+             "    assert f() == 7",
+             "try:\n    f()\nexcept (EOFError, ValueError):\n    pass\nelse:\n    assert False",
+             "import io, sys\nout = io.StringIO()\nsys.stdout = out\nsys.stdin = io.StringIO('1\\n2\\n')\nr = f()\n"
+             "sys.stdout = sys.__stdout__\nassert r == 3"]
+    got = _statuses(ex, "f", [right, right_stdin, right_iter, constant], tests)
+    assert got == [["pass"] * 5, ["pass", "error", "pass", "pass", "pass"], ["pass", "fail", "pass", "fail", "pass"],
+                   ["pass", "pass", "fail", "fail", "fail"]], got  # (plain Python's verdicts)

@@ -90,6 +90,79 @@ class _Tee:
         return out
 
 
+class _TestStdin:
+    """The program's ``sys.stdin`` (and, as ``.buffer``, its bytes) while it serves a test: the
+    test's standard input, read in the test process (``sys.stdin = io.StringIO('2\\n3\\n')``,
+    ``mock.patch('sys.stdin', ...)``), as in ``exec(program); exec(test)``, one interpreter with
+    one ``sys.stdin`` (red-team pass 19: every right program reading its input raised EOFError
+    on its own, empty, stdin, while a wrong one returning a constant passed)."""
+
+    encoding, errors, newlines, name, mode, closed = "utf-8", "strict", None, "<stdin>", "r", False
+
+    def __init__(self, server, binary=False):
+        self._server, self._binary = server, binary
+
+    def _ask(self, what, size):
+        if type(size) is not int:
+            size = -1 if size is None else int(size.__index__())
+        return self._server.request("stdin", what, size, self._binary)
+
+    def read(self, size=-1):
+        return self._ask("read", size)
+
+    def readline(self, size=-1):
+        return self._ask("readline", size)
+
+    def readlines(self, hint=-1):
+        return self._ask("readlines", hint)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        line = self.readline()
+        if not line:
+            raise StopIteration
+        return line
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+    @property
+    def buffer(self):
+        return _TestStdin(self._server, True)
+
+    def isatty(self):
+        return False
+
+    def readable(self):
+        return True
+
+    def close(self):
+        return None
+
+
+def _read_the_tests_input(server) -> None:
+    """From the program's loading on: its ``input()`` is the test's (the builtin, or the test's
+    ``mock.patch('builtins.input', ...)``) and its ``sys.stdin`` the test's (:class:`_TestStdin`);
+    what loading read was the process's own, as plain Python reads it before the test runs."""
+    def test_input(*prompt):
+        if len(prompt) > 1:
+            raise TypeError(f"input expected at most 1 argument, got {len(prompt)}")
+        for stream in server.tee.streams if server.tee is not None else ():
+            try:
+                stream.flush()
+            except BaseException:  # noqa: BLE001 - a stream the program closed
+                pass
+        return server.request("stdin", "input", str(prompt[0]) if prompt else None, False)
+
+    builtins.input = test_input
+    sys.stdin = _TestStdin(server)
+
+
 class _Server(_Peer):
     """The program process: answers the test process's requests on its objects."""
 
@@ -440,6 +513,7 @@ def serve(cmd: dict, chan) -> None:
     server.random_state = random_state()  # (the generator as loading left it: followed from here)
     server.send(["r", ["loaded"], None])
     tee.on = True
+    _read_the_tests_input(server)
     while True:
         try:
             msg = server.recv()

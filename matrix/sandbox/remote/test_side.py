@@ -4,6 +4,7 @@ references into the program process, and writes the verdict on its own channel."
 from __future__ import annotations
 
 import socket
+import sys
 
 from ..records import Frame
 from .peer import RPC_FD, RemoteError, _Peer, _Raised, random_state, share_files
@@ -154,6 +155,8 @@ def _test_side_handle(peer, op, args):
             writeback.changes = changes
             return value, writeback
         return value, changes
+    if op == "stdin":  # the program reads its standard input: the test's (:class:`.program_side._TestStdin`)
+        return _stdin(args), None
     if op in ("getattr", "setattr", "delattr"):
         name = args[1]
         if type(name) is not str or name.startswith("_"):
@@ -183,3 +186,20 @@ def _test_side_handle(peer, op, args):
 
         return (copy.copy(obj) if op == "copy" else copy.deepcopy(obj)), None
     raise TypeError(f"the program may not {op} the test's objects")
+
+
+def _stdin(args):
+    """What the program's ``input()`` or ``sys.stdin`` read returns in one interpreter: the test's
+    ``input`` (``builtins.input``, which a test may patch) or its ``sys.stdin`` (its ``buffer``
+    for bytes). Only these reads, with an int size: nothing else of the test's is reached."""
+    import builtins
+
+    what, arg, binary = (list(args) + [None, None, None])[:3]
+    if what == "input" and (arg is None or type(arg) is str):
+        return builtins.input() if arg is None else builtins.input(arg)
+    if what not in ("read", "readline", "readlines") or type(arg) is not int or type(binary) is not bool:
+        raise TypeError("malformed read of standard input")
+    stream = sys.stdin
+    if binary:
+        stream = stream.buffer
+    return getattr(stream, what)(arg)
