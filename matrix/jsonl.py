@@ -29,6 +29,10 @@ def open_text(path: Path):
 def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each non-blank line; 1-based line numbers.
 
+    An object written over several lines (pretty-printed: ``jq . file.jsonl``,
+    ``json.dumps(obj, indent=2)``) is read too, its line number the one it starts on: a line that is only
+    ``{`` takes the lines after it up to one closing the object at column 0.
+
     Raises :class:`InputError` naming the file and line for unreadable files, malformed JSON
     and lines that are not JSON objects.
     """
@@ -36,20 +40,54 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
     if not p.exists():
         raise InputError("no such file", file=str(path))
     with read_errors(path), open_text(p) as fh:
-        for lineno, raw in enumerate(fh, start=1):
+        lines = enumerate(fh, start=1)
+        for lineno, raw in lines:
             if not raw.strip():
                 continue
             try:
                 obj = json.loads(raw)
             except json.JSONDecodeError as exc:
-                raise InputError(f"malformed JSON ({exc.msg} at column {exc.colno})",
-                                 file=str(path), line=lineno) from None
+                if raw.strip() not in ("{", "["):  # (a pretty-printer opens an object on a line of its own)
+                    raise _malformed(path, lineno, exc) from None
+                obj = _multiline(path, lineno, raw, lines)  # pretty-printed: the object's other lines
             except RecursionError:
                 raise InputError("malformed JSON (nested too deeply)", file=str(path), line=lineno) from None
             if not isinstance(obj, dict):
                 raise InputError(f"expected a JSON object, got {type(obj).__name__}",
                                  file=str(path), line=lineno)
             yield lineno, obj
+
+
+def _malformed(path, line: int, exc: json.JSONDecodeError) -> InputError:
+    return InputError(f"malformed JSON ({exc.msg} at column {exc.colno})", file=str(path), line=line)
+
+
+def _multiline(path, start: int, first: str, lines: Iterator[tuple[int, str]]) -> Any:
+    """The JSON value that begins with line ``first`` (number ``start``) and goes on over the next
+    of ``lines``: parsed at each line that opens with a closing bracket at column 0 (where a
+    pretty-printer ends a top-level value) and at the end of the file; an error inside it names
+    its own line."""
+    parts = [first]
+    last = start
+    for n, raw in lines:
+        last = n
+        parts.append(raw)
+        if raw[:1] not in ("}", "]"):
+            continue
+        text = "".join(parts)
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            if exc.pos < len(text.rstrip()):
+                raise _malformed(path, start + text.count("\n", 0, exc.pos), exc) from None
+    text = "".join(parts)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        if exc.pos < len(text.rstrip()):
+            raise _malformed(path, start + text.count("\n", 0, exc.pos), exc) from None
+        raise InputError(f"malformed JSON (an object not closed by the end of the file, line {last}: "
+                         f"{exc.msg})", file=str(path), line=start) from None
 
 
 def not_utf8(path: str | os.PathLike, opener: Callable | None = None) -> InputError:

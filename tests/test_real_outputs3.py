@@ -152,3 +152,32 @@ def test_a_codes_row_without_a_program_is_one_line_naming_the_field(tmp_path, ca
     assert main(["matrix", *files, "--out", str(tmp_path / "m.jsonl"), "-q"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"codes.jsonl:1: field '{field}'" in err[0], err
+
+
+def test_json_lines_files_pretty_printed_by_jq_are_read(tmp_path, capsys):
+    """``jq . file.jsonl > out`` (or json.dumps(indent=2)) writes each object over several lines:
+    every tasks, codes and tests file so written stopped at line 1 ("malformed JSON"). Each object
+    is read from the line it starts on; a malformed one is still named by its line."""
+    task = dict(ADD, tests=[{"test": "assert add(1, 2) == 3"}])
+    files = _files(tmp_path, task, [], [])
+    pretty = {
+        "tasks": [task],
+        "codes": [{"task_id": ADD["task_id"], "code": RIGHT}, {"task_id": ADD["task_id"], "code": WRONG}],
+        "tests": [{"task_id": ADD["task_id"], "test": "assert add(2, 3) == 5"}],
+    }
+    for name, rows in pretty.items():
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r, indent=2) + "\n" for r in rows),
+                                                encoding="utf-8")
+    out = tmp_path / "m.jsonl"
+    assert main(["matrix", *files, "--out", str(out), "-q"]) == 0
+    assert json.loads(out.read_text())["status"] == [["pass"], ["fail"]]
+    lines = json.dumps({"task_id": ADD["task_id"], "code": RIGHT}, indent=2).split("\n")
+    bad = "\n".join(lines + lines[:2] + ['  "code": 1,,', "}"]) + "\n"  # the second object: line 5 of it
+    (tmp_path / "codes.jsonl").write_text(bad, encoding="utf-8")
+    assert main(["matrix", *files, "--out", str(out), "-q"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"codes.jsonl:{len(lines) + 3}: malformed JSON" in err[0], err
+    (tmp_path / "codes.jsonl").write_text("\n".join(lines[:-1]) + "\n", encoding="utf-8")  # never closed
+    assert main(["matrix", *files, "--out", str(out), "-q"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "codes.jsonl:1: malformed JSON" in err[0], err

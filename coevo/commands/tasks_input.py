@@ -10,10 +10,9 @@ file or a saved dataset directory. Which one a file is comes from its first reco
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from matrix.jsonl import open_text
+from matrix.jsonl import open_text, read_jsonl
 
 
 def _first_record(path: Path):
@@ -25,8 +24,9 @@ def _first_record(path: Path):
                 if raw.strip():
                     if raw.lstrip().startswith("["):
                         return "array"
-                    obj = json.loads(raw)
-                    return obj if isinstance(obj, dict) else None
+                    break
+        for _, obj in read_jsonl(path):  # (an object pretty-printed over several lines too)
+            return obj
     except Exception:  # noqa: BLE001 - any problem is reported by the contract's loader
         return None
     return None
