@@ -678,6 +678,7 @@ def _cv_probe(steps, limit, import_limit=None):
         _CV_STATE["entropy"].add(_CV_STATE["global_rng"])  # state is unknown to a test until it seeds it
     t0 = time.perf_counter()
     warned = []
+    warns = []
     hook = _cv_sys.unraisablehook
     _cv_arm(limit)
     try:
@@ -704,7 +705,15 @@ def _cv_probe(steps, limit, import_limit=None):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             for k, step in enumerate(steps):
+                seen = len(caught)
                 outs.append(_cv_step(mod, env, names, step))
+                # the first warning a step that returned emitted (a test asserts it: pytest.warns);
+                # not what the collector or a finalizer emits (ResourceWarning, an unawaited
+                # coroutine), at a time of their own
+                heard = [w for w in caught[seen:] if not issubclass(w.category, ResourceWarning)
+                         and "never awaited" not in str(w.message)]
+                if outs[-1][0] == "ok" and heard:
+                    warns.append([k, [_cv_path(c) for c in heard[0].category.__mro__], str(heard[0].message)[:2000]])
                 if outs[-1][0] in ("memory", "recursion", "badarg", "stdin", "env", "random"):
                     break
                 if step[4] and outs[-1][0] == "raise" and k + 1 < len(steps):
@@ -723,6 +732,8 @@ def _cv_probe(steps, limit, import_limit=None):
     out = {"steps": outs, "state": state, "t": time.perf_counter() - t0}
     if warned:
         out["warned"] = sorted(set(warned))[:10]
+    if warns:
+        out["warns"] = warns
     return out
 
 

@@ -805,6 +805,7 @@ class InputGenerator:
     def _doc_sequence(self, examples) -> list[Probe]:
         out: list[Probe] = []
         bound: dict[str, str] = {}  # doctest variable -> class
+        literals: dict[str, ast.expr] = {}  # doctest variable -> the literal it was bound to
         steps: list[Step] = []
         for ex in examples:
             try:
@@ -814,6 +815,18 @@ class InputGenerator:
             if len(node.body) != 1:
                 continue
             stmt = node.body[0]
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                name = stmt.targets[0].id
+                literals.pop(name, None)
+                try:  # ``>>> obj = {'foo': [1, 2]}``: the later examples' ``obj`` is that literal
+                    ast.literal_eval(stmt.value)
+                    if len(ast.unparse(stmt.value)) <= 2000:
+                        literals[name] = stmt.value
+                        continue
+                except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                    pass
+            if literals:
+                stmt = _Substitute(literals).visit(stmt)
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
                     and isinstance(stmt.value, ast.Call) and isinstance(stmt.value.func, ast.Name) \
                     and stmt.value.func.id in self.vars:
@@ -825,8 +838,17 @@ class InputGenerator:
                               bind=var, unit=cls)]
                 continue
             if not isinstance(stmt, ast.Expr):
+                out += self._doc_inner_calls(stmt.value) if isinstance(stmt, ast.Assign) else []
                 continue
             call = stmt.value
+            target = call.func if isinstance(call, ast.Call) else call
+            direct = isinstance(target, ast.Name) and target.id in self.units and isinstance(call, ast.Call)
+            on_bound = isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                and target.value.id in bound
+            if not direct and not on_bound:
+                # ``f(x) == y``, ``print(f(x))``, ``Version('1.0').is_prerelease``: the calls inside
+                out += self._doc_inner_calls(call)
+                continue
             if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in self.units \
                     and _literal_args(call):
                 unit = self.units[call.func.id]
@@ -854,6 +876,50 @@ class InputGenerator:
                 else:
                     steps.append(Step("attr", f"{var}.{target.attr}", unit=qual))
                 out.append(Probe(cls, tuple(steps), "docstring"))
+        return out
+
+    def _doc_inner_calls(self, expr: ast.expr) -> list[Probe]:
+        """The calls of the module's functions and classes (with literal arguments) inside a
+        doctest expression: ``f(x) == y``, ``print(f(x))``, ``list(f(x))``; on a fresh object,
+        ``Cls(x).attr`` and ``Cls(x).method(y)`` (the object built, then the attribute read)."""
+        out: list[Probe] = []
+
+        def ctor(call: ast.Call) -> Step | None:
+            unit = self.units.get(call.func.id) if isinstance(call.func, ast.Name) else None
+            if unit is None or not _literal_args(call):
+                return None
+            args = tuple(ast.unparse(a) for a in call.args)
+            kwargs = tuple((k.arg, ast.unparse(k.value)) for k in call.keywords if k.arg)
+            if unit.kind == "function":
+                return Step("call", unit.name, args, kwargs, unit=unit.qualname)
+            if unit.kind == "init" and unit.owner in self.vars:
+                return Step("call", unit.owner, args, kwargs, bind=self.vars[unit.owner], unit=unit.owner)
+            return None
+
+        seen: set[int] = set()
+        for node in ast.walk(expr):
+            if id(node) in seen:
+                continue
+            target = node.func if isinstance(node, ast.Call) else node
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Call):
+                first = ctor(target.value)
+                if first is not None and first.bind is not None:
+                    seen.add(id(target.value))
+                    cls = first.callee
+                    qual = f"{cls}.{target.attr}"
+                    if isinstance(node, ast.Call):
+                        if not _literal_args(node):
+                            continue
+                        last = Step("call", f"{first.bind}.{target.attr}", tuple(ast.unparse(a) for a in node.args),
+                                    tuple((k.arg, ast.unparse(k.value)) for k in node.keywords if k.arg), unit=qual)
+                    else:
+                        last = Step("attr", f"{first.bind}.{target.attr}", unit=qual)
+                    out.append(Probe(cls, (first, last), "docstring"))
+                    continue
+            if isinstance(node, ast.Call):
+                step = ctor(node)
+                if step is not None:
+                    out.append(Probe(step.unit or step.callee, (step,), "docstring"))
         return out
 
     # ------------------------------------------------------------------ mutation
@@ -1081,6 +1147,18 @@ class _Swap(ast.NodeTransformer):
         if node is self.old:
             return self.new
         return self.generic_visit(node)
+
+
+class _Substitute(ast.NodeTransformer):
+    """Names bound to literals in earlier doctest examples, replaced by those literals."""
+
+    def __init__(self, literals: dict[str, ast.expr]):
+        self.literals = literals
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, ast.Load) and node.id in self.literals:
+            return self.literals[node.id]
+        return node
 
 
 def _literal_args(call: ast.Call) -> bool:

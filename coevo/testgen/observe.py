@@ -44,10 +44,10 @@ _MAX_ITEMS = 6
 
 @dataclass(frozen=True)
 class Check:
-    root: tuple  # ("ret", i) | ("arg", i, j) | ("out", i) | ("var", name) | ("raise", i)
+    root: tuple  # ("ret", i) | ("arg", i, j) | ("out", i) | ("var", name) | ("raise", i) | ("warn", i)
     # accessors: ("attr", name) | ("len",) | ("list",) | ("islice", n) | ("str",) | ("index", k) | ("key", k)
     path: tuple
-    op: str  # "ok" | "eq" | "is" | "approx" | "isnan" | "enum" | "src" | "raises"
+    op: str  # "ok" | "eq" | "is" | "approx" | "isnan" | "enum" | "src" | "raises" | "warns"
     value: Any = None
 
 
@@ -230,7 +230,12 @@ def checks(outcome: dict, ctx: Names | None = None) -> list[Check]:
     """Everything the test written from ``outcome`` asserts, in the order it is written."""
     ctx = ctx or Names("", set())
     out: list[Check] = []
+    warns = {w[0]: w for w in outcome.get("warns") or () if isinstance(w, list) and len(w) == 3}
     for i, s in enumerate(outcome["steps"]):
+        if s[0] == "ok" and i in warns:  # ``with pytest.warns(Category, match=...):`` around the call
+            types, msg = warns[i][1], warns[i][2]
+            cat = next((tuple(t) for t in types if ctx.nameable(t)), ("builtins", "Warning"))
+            out.append(Check(("warn", i), (), "warns", (cat, msg if asserts_message(["warn", ["", msg]]) else None)))
         if s[0] == "ok":
             out.append(Check(("ret", i), (), "ok"))
             out += _value_checks(("ret", i), (), s[1], 0, ctx)
@@ -377,6 +382,10 @@ def _approx_equal(expected, actual) -> bool:
 
 def passes(check: Check, outcome: dict) -> bool:
     """The verdict of one written assertion on a variant's outcome."""
+    if check.op == "warns":
+        want, msg = check.value
+        return any(w[0] == check.root[1] and list(want) in [list(t) for t in w[1]] and (msg is None or msg in w[2])
+                   for w in outcome.get("warns") or () if isinstance(w, list) and len(w) == 3)
     d = _root(outcome, check.root)
     if check.op == "raises":
         if d is _MISSING or d[0] != "raise":

@@ -452,7 +452,10 @@ def render_test(tc: TestCase, ctx: _Ctx, units: dict) -> str:
                 arg_vars[j] = name
                 head = f"{name} = "
                 body.append(head + pretty(ctx.src(step.args[j]), 0, _WIDTH - ind, column=len(head)))
-        width = _WIDTH - ind
+        warn_checks = [] if by_root.get(("raise", i)) else by_root.get(("warn", i), [])
+        sind = ind + 4 if warn_checks else ind  # the step's lines go in a ``with pytest.warns(...):``
+        first_line = len(body)
+        width = _WIDTH - sind
 
         def call_at(column: int, step=step, arg_vars=arg_vars, width=width) -> str:
             return _call_src(step, ctx, arg_vars, column, width)
@@ -479,11 +482,11 @@ def render_test(tc: TestCase, ctx: _Ctx, units: dict) -> str:
             elif not value_checks:
                 body.append(call_at(0))
             elif len(value_checks) == 1 and not value_checks[0].path and "\n" not in call and \
-                    ind + len(_assert_line(call, value_checks[0], ctx, ind).split("\n")[0]) <= _WIDTH:
-                body.append(_assert_line(call, value_checks[0], ctx, ind))
+                    sind + len(_assert_line(call, value_checks[0], ctx, sind).split("\n")[0]) <= _WIDTH:
+                body.append(_assert_line(call, value_checks[0], ctx, sind))
             elif len(value_checks) == 1 and len(value_checks[0].path) == 1 and "\n" not in call and \
                     value_checks[0].path[0][0] in ("list", "len", "str", "islice"):
-                body.append(_assert_line(_access(call, value_checks[0].path, ctx), value_checks[0], ctx, ind))
+                body.append(_assert_line(_access(call, value_checks[0].path, ctx), value_checks[0], ctx, sind))
             else:  # several facts, or a call too long to assert on one line: its result first
                 n_results += 1
                 var = "result" if n_results == 1 else f"result_{n_results}"
@@ -492,12 +495,23 @@ def render_test(tc: TestCase, ctx: _Ctx, units: dict) -> str:
                 taken.add(var)
                 body.append(f"{var} = {call_at(len(var) + 3)}")
                 for c in value_checks:
-                    body.append(_assert_line(_access(var, c.path, ctx), c, ctx, ind))
+                    body.append(_assert_line(_access(var, c.path, ctx), c, ctx, sind))
             for j, name in arg_vars.items():
                 for c in by_root.get(("arg", i, j), []):
-                    body.append(_assert_line(_access(name, c.path, ctx), c, ctx, ind))
+                    body.append(_assert_line(_access(name, c.path, ctx), c, ctx, sind))
         for c in by_root.get(("out", i), []):
-            body.append(_assert_line("capsys.readouterr().out", c, ctx, ind))
+            body.append(_assert_line("capsys.readouterr().out", c, ctx, sind))
+        if warn_checks:
+            t, msg = warn_checks[0].value
+            ctx.uses_pytest = True
+            tname = ctx.type_name(tuple(t))
+            head = f"with pytest.warns({tname}{f', match={match_pattern(msg)}' if msg is not None else ''}):"
+            if len(head) > _WIDTH - ind:  # the type and the pattern on lines of their own
+                pat = "" if msg is None else \
+                    "    match=" + pretty(match_pattern(msg), 4, _WIDTH - ind, column=10) + ",\n"
+                head = f"with pytest.warns(\n    {tname},\n{pat}):"
+            inner = body[first_line:]
+            body[first_line:] = [head] + [_indented(b, 4) for b in inner]
     for c in tc.checks:
         if c.root[0] == "var":
             body.append(_assert_line(_access(c.root[1], c.path, ctx), c, ctx, ind))

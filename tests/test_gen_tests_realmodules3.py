@@ -1,0 +1,75 @@
+"""gen-tests on the shapes of a third set of published modules (jsonpointer, packaging, tabulate,
+toml, tomli, isodate, boltons, six, ...), each rebuilt as a small fixture here: the calls the
+docstrings show, and what the written suite asserts and how it behaves under plain pytest."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from coevo.testgen import observe
+from coevo.testgen.execute import SandboxRunner, Variant
+from coevo.testgen.inputs import InputGenerator, Probe, Step
+from coevo.testgen.target import analyze
+from coevo.testgen.writer import TestCase, render_file
+from matrix.engine import ExecConfig, Executor
+
+FIX = Path(__file__).parent / "fixtures" / "gentests19"
+
+
+def test_doctest_calls_with_bound_documents_comparisons_and_print_are_used():
+    """jsonpointer's examples bind ``obj = {...}`` first and write ``resolve_pointer(obj, '/foo') ==
+    obj['foo']``; packaging's ``Version('1.0').is_prerelease``; tabulate's ``print(tabulate(...))``:
+    none of them was taken (only a bare ``f(literal)`` line was), so the pointers that reach into a
+    document were never tried (jsonpointer: lines 64%)."""
+    gen = InputGenerator(analyze(FIX / "pointers.py"), seed=0)
+    sources = {p.source() for p in gen.docstring_probes()}
+    doc = "{'foo': {'bar': [10, 20]}, 'a b': 1}"
+    assert f"resolve({doc}, '/foo/bar/1')" in sources, sorted(sources)
+    assert f"resolve({doc}, '/a b')" in sources, sorted(sources)
+    assert "version = Version('1.2'); version.is_prerelease" in sources, sorted(sources)
+    assert "version = Version('1.2'); version.bump('minor')" in sources, sorted(sources)
+
+
+@pytest.fixture(scope="module")
+def sandboxed(tmp_path_factory):
+    d = tmp_path_factory.mktemp("gentests19")
+    d.chmod(0o755)
+    for name in ("deprecations.py",):
+        (d / name).write_text((FIX / name).read_text())
+    with Executor(ExecConfig(timeout=20, workers=2, import_paths=(str(d),))) as ex:
+        yield d, ex
+
+
+def test_a_call_that_warns_is_asserted_with_pytest_warns(sandboxed, tmp_path):
+    """jsonpointer's `pairwise([])`, idna's `uts46_remap(' L ', transitional=True)`, toml's
+    `load([...])` warn: the suite passed with "1 warning" and asserted nothing of it (a mutant
+    deleting the `warn` survived; under `-W error` the test failed)."""
+    d, ex = sandboxed
+    module = analyze(d / "deprecations.py")
+    runner = SandboxRunner(module, ex)
+    table = {0: Probe("pairwise", (Step("call", "pairwise", ("[1, 2, 3]",), unit="pairwise"),)),
+             1: Probe("remap", (Step("call", "remap", ("'L'",), (("transitional", "True"),), unit="remap"),)),
+             2: Probe("load", (Step("call", "load", ("['a.toml', 'b.ini']",), unit="load"),)),
+             3: Probe("remap", (Step("call", "remap", ("'L'",), unit="remap"),))}
+    out, _ = runner.probes(Variant("original", module.source), table, [list(table)], limit=2.0)
+    names = observe.Names("deprecations", {"pairwise", "remap", "load", "LegacyWarning", "warnings"})
+    cases = [TestCase(table[k], out[k], observe.checks(out[k], names)) for k in table]
+    text = render_file("deprecations", names.names, cases, {}, "Tests.")
+    assert ("    with pytest.warns(\n        DeprecationWarning,\n"
+            "        match=r'pairwise\\(\\) is deprecated") in text, text
+    assert "with pytest.warns(DeprecationWarning, match='transitional processing is deprecated'):" in text
+    assert "with pytest.warns(LegacyWarning, match='1 of the names are not TOML files'):" in text
+    assert text.count("pytest.warns") == 3
+    # a mutant that no longer warns is killed
+    no_warn = dict(out[1], warns=[])
+    assert observe.breaks(cases[1].checks, no_warn) and not observe.breaks(cases[1].checks, out[1])
+    # and the suite passes under plain pytest, warnings as errors
+    (tmp_path / "test_deprecations.py").write_text(text)
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
+                          "-W", "error", str(tmp_path / "test_deprecations.py")],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                         env=dict(os.environ, PYTHONPATH=str(d)))
+    assert run.returncode == 0 and "4 passed" in run.stdout, run.stdout + run.stderr
