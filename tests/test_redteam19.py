@@ -86,3 +86,34 @@ def test_a_program_reads_the_input_the_test_gives_it(ex):
     got = _statuses(ex, "f", [right, right_stdin, right_iter, constant], tests)
     assert got == [["pass"] * 5, ["pass", "error", "pass", "pass", "pass"], ["pass", "fail", "pass", "fail", "pass"],
                    ["pass", "pass", "fail", "fail", "fail"]], got  # (plain Python's verdicts)
+
+
+def test_the_environment_directory_and_command_line_the_test_sets_are_the_programs(ex):
+    """A generic test setting ``os.environ`` (``mock.patch.dict`` too), changing directory
+    (``os.chdir`` into a directory it made) or ``sys.argv`` (``mock.patch('sys.argv', ...)``) set
+    them in its own process only: a right program reading them failed or errored, a wrong one
+    returning constants passed (plain Python: one interpreter, one environment, directory and
+    command line). They now reach the program before each request where the test changed them."""
+    right = ("import os, sys\n"
+             "def env():\n    return os.environ.get('COEVO_X', 'none')\n"
+             "def here():\n    with open('data.txt') as h:\n        return h.read()\n"
+             "def args():\n    return sys.argv[1:]\n"
+             "def path():\n    return os.environ.get('PATH')\n")
+    wrong = ("def env():\n    return 'y'\n"
+             "def here():\n    return 'abc'\n"
+             "def args():\n    return ['a', 'b']\n")
+    tests = ["import os\nos.environ['COEVO_X'] = 'y'\nassert env() == 'y'",
+             "import os\nfrom unittest import mock\nwith mock.patch.dict(os.environ, {'COEVO_X': 'w'}):\n"
+             "    assert env() == 'w'\nassert env() == 'none'",
+             "import os\nos.environ['COEVO_X'] = 'y'\nassert env() == 'y'\ndel os.environ['COEVO_X']\n"
+             "assert env() == 'none'",
+             "import os, tempfile\nd = tempfile.mkdtemp()\nos.chdir(d)\nwith open('data.txt', 'w') as h:\n"
+             "    h.write('abc')\nassert here() == 'abc'",
+             "import sys\nsys.argv = ['prog', 'a', 'b']\nassert args() == ['a', 'b']",
+             "from unittest import mock\nwith mock.patch('sys.argv', ['p', '-n', '3']):\n"
+             "    assert args() == ['-n', '3']",
+             "import os\nos.environ['PATH'] = '/x'\nassert os.environ['PATH'] == path() == '/x'\n"
+             "del os.environ['PATH']\nassert path() is None\nos.environ['PATH'] = '/y'\nassert path() == '/y'",
+             "import sys\nsys.argv[1:] = ['q']\nassert args() == ['q']\nsys.argv[1:] = []\nassert args() == []"]
+    got = _statuses(ex, "env", [right, wrong], tests)
+    assert got == [["pass"] * 8, ["pass", "fail", "fail", "pass", "pass", "fail", "error", "fail"]], got  # (plain's)

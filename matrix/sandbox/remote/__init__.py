@@ -68,6 +68,14 @@ limit the test sets reaches the program capped at ``peer.RECURSION_CAP``. Files 
 makes are open to the other. The conversation breaking (the program's process ending, a malformed
 message, a value past its budget) makes the verdict an error whatever the test caught
 (:attr:`_Peer.broken`).
+
+Red-team pass 19 shares three more things one interpreter has once: standard input (from its
+loading on, the program's ``input()`` and ``sys.stdin`` read the test's: ``sys.stdin =
+io.StringIO(...)``, ``mock.patch('builtins.input', ...)``; a ``["q", "stdin", what, size, binary]``
+request the test side answers only with its ``builtins.input`` or a read of its ``sys.stdin``), and,
+where the test's text names ``environ``, ``putenv``, ``unsetenv``, ``chdir`` or ``argv``, the
+environment, working directory and command line the test set (a ``["q", "process", ...]`` request
+before the next request where they changed; the program's own changes stay its own).
 """
 
 from __future__ import annotations

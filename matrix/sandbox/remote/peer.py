@@ -137,6 +137,62 @@ def share_files(source: str = "") -> None:
         tempfile._mkstemp_inner = shared_inner  # type: ignore[attr-defined]  # (mkstemp, NamedTemporaryFile)
 
 
+# a test's text naming any of these may change what :func:`process_state` reads
+PROCESS_WORDS = ("environ", "putenv", "unsetenv", "chdir", "argv")
+
+
+def process_state() -> list:
+    """``[working directory, environment, command line]`` of this process, as plain data (None
+    for a directory that is gone; only str names and values, the command line's str items)."""
+    import os
+
+    try:
+        cwd: str | None = os.getcwd()
+    except OSError:
+        cwd = None
+    env = {k: v for k, v in os.environ.items() if type(k) is str and type(v) is str}
+    argv = sys.argv
+    return [cwd, env, [a for a in argv if type(a) is str] if type(argv) is list else None]
+
+
+def _env_changes(base: dict, now: dict) -> dict:
+    """``{name: new value, or None where removed}`` from ``base`` to ``now``."""
+    out: dict = {k: v for k, v in now.items() if base.get(k) != v}
+    out.update({k: None for k in base if k not in now})
+    return out
+
+
+def take_process(server_base: list, change) -> None:
+    """The program side: the test's changes (:meth:`_Peer.push_process`) made this process's,
+    over its own state as it was before the first of them (``server_base``); a directory it
+    cannot enter is left (its files then are not found, as before)."""
+    import os
+
+    if type(change) is not list or len(change) != 4 or type(change[1]) is not dict or type(change[3]) is not list:
+        raise ValueError("malformed process state")
+    cwd, env, argv, restore = change
+    if cwd is None or type(cwd) is str:
+        try:
+            os.chdir(server_base[0] if cwd is None else cwd)
+        except (OSError, TypeError, ValueError):
+            pass
+    todo = [(k, server_base[1].get(k)) for k in restore if type(k) is str] + list(env.items())
+    for k, v in todo:
+        if type(k) is not str or not (v is None or type(v) is str):
+            continue
+        try:
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        except (OSError, ValueError):  # (a name with "=" or a NUL: refused here too)
+            pass
+    if argv is None:
+        sys.argv = list(server_base[2] or [])
+    elif type(argv) is list and all(type(a) is str for a in argv):
+        sys.argv = list(argv)
+
+
 class RemoteError(Exception):
     """The other process broke the protocol or went away."""
 
@@ -239,6 +295,11 @@ class _Peer:
         self.recursion_limit = sys.getrecursionlimit()  # the test side: as last synced (one limit in Python)
         self.test_ns: dict | None = None  # the test side: the test's namespace, and the program's
         self.globals_given: dict[str, object] = {}  # globals put in it (:meth:`take_global`)
+        # the test side, where its text names them: the environment, working directory and command
+        # line as the test found them (``base``) and as last sent (``sent``); one interpreter has one
+        # of each, so the program sees the test's (red-team pass 19, :func:`process_state`)
+        self.process_base: list | None = None
+        self.process_sent: list | None = None
 
     def broke(self, why: str) -> RemoteError:
         """The conversation is broken (:attr:`broken`): the error to raise."""
@@ -559,7 +620,7 @@ class _Peer:
     def request(self, op, *args, nodes=None):
         if self.kept_test and not self.kept_syncing:
             self.push_kept()
-        if self.side == "T" and op not in ("random", "recursionlimit"):
+        if self.side == "T" and op not in ("random", "recursionlimit", "process"):
             self.push_random()
             limit = sys.getrecursionlimit()
             if limit != self.recursion_limit:  # (``sys.setrecursionlimit(5000)``: one interpreter's)
@@ -567,6 +628,8 @@ class _Peer:
                 # (capped: 10**9 is legal in Python, and its refusal came back to the test as if the
                 # program had raised; the program's room is measured by calls up to the limit)
                 self.request("recursionlimit", min(limit, RECURSION_CAP))
+            if self.process_base is not None:
+                self.push_process()
         self.send(["q", op, *[self.to_wire(a) for a in args]])
         if nodes is not None:
             self.call_nodes.append(nodes)
@@ -854,6 +917,21 @@ class _Peer:
         if type(k) is int:
             value = self._kept_value(value, [["K", "v", k]])
         ns[name] = self.globals_given[name] = value
+
+    def push_process(self) -> None:
+        """The test side, before each request: what the test changed of the environment, working
+        directory and command line since it began (:func:`process_state`), where that changed
+        since last sent: ``[cwd, {name: value, or None where the test removed it}, argv, names]``
+        (``cwd``, ``argv`` None and ``names``: the program's own, as they were)."""
+        now = process_state()
+        base, before = self.process_base, self.process_sent
+        if now == before or base is None or before is None:
+            return
+        self.process_sent = now
+        changed = _env_changes(base[1], now[1])
+        restore = [k for k in _env_changes(base[1], before[1]) if k not in changed]
+        self.request("process", [now[0] if now[0] != base[0] else None, changed,
+                                 now[2] if now[2] != base[2] else None, restore])
 
     def push_random(self) -> None:
         """The test side, before each request: the generator's state where the test moved it

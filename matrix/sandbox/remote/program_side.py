@@ -16,10 +16,12 @@ from .peer import (
     _Peer,
     _Raised,
     _Raw,
+    process_state,
     random_state,
     random_wire,
     set_random_state,
     share_files,
+    take_process,
 )
 from .shapes import _MAPS, _NODE_KINDS, _arg_nodes, _assign_in_place
 from .stand_ins import _BINOPS
@@ -353,6 +355,11 @@ class _Server(_Peer):
             sys.setrecursionlimit(max(obj, 64))  # (room for this request's own frames)
             harness._G["recursion"] = obj  # (the base each call's room is measured from)
             harness._G.pop("room_set", None)
+            return None, None
+        if op == "process":  # the test changed the environment, directory or command line
+            if self.process_base is None:
+                self.process_base = process_state()
+            take_process(self.process_base, obj)
             return None, None
         if op == "random":  # the test moved the generator they share (``random.seed(0)``)
             if not set_random_state(obj):

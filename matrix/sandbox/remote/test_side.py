@@ -7,7 +7,7 @@ import socket
 import sys
 
 from ..records import Frame
-from .peer import RPC_FD, RemoteError, _Peer, _Raised, random_state, share_files
+from .peer import PROCESS_WORDS, RPC_FD, RemoteError, _Peer, _Raised, process_state, random_state, share_files
 from .shapes import _NODE_KINDS, _as_node, _NodeNo
 
 
@@ -47,6 +47,8 @@ def run_test(cmd: dict, chan) -> None:
     peer.sinks = harness._fresh_streams("", int(cmd["max_out"]), False)
     share_files(src)
     peer.random_on = "random" in src
+    if any(w in src for w in PROCESS_WORDS):  # (the environment, directory, command line: one process's)
+        peer.process_base = peer.process_sent = process_state()
     peer.random_state = random_state() if peer.random_on else None  # (moved by the test from here on:
     # synced with the program's)
     try:
