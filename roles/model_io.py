@@ -130,6 +130,104 @@ def _embedding_rows(model) -> int | None:
     return int(n) if isinstance(n, int) and n > 0 else None
 
 
+def _has_tokenizer(d: Path) -> bool:
+    return any((d / name).is_file() for name in _TOKENIZER_FILES)
+
+
+_STEP = re.compile(r"step-(\d+)\Z")
+
+
+def _latest_step(checkpoints: Path) -> Path:
+    """The checkpoint ``checkpoints/latest`` names (a ``coevo train`` run's), else the highest
+    ``step-N``; InputError naming the folder when it holds none."""
+    try:
+        name = (checkpoints / "latest").read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        name = ""
+    if _STEP.match(name) and (checkpoints / name).is_dir():
+        return checkpoints / name
+    steps = sorted((int(m.group(1)), d) for d in checkpoints.iterdir()
+                   if d.is_dir() and (m := _STEP.match(d.name)))
+    if not steps:
+        raise InputError("no checkpoint here (no step-N folder): the run saved none yet", file=str(checkpoints))
+    return steps[-1][1]
+
+
+def _run_tokenizer(run: Path) -> Path | None:
+    """Where a ``coevo train`` run's tokenizer is: ``init`` (the tiny world's start, saved whole),
+    the user's model directory ``init/source.json`` names, or the exported ``model``."""
+    import json
+
+    places = [run / "init"]
+    try:
+        rec = json.loads((run / "init" / "source.json").read_text(encoding="utf-8"))
+        if isinstance(rec, dict) and isinstance(rec.get("path"), str):
+            places.append(Path(rec["path"]).expanduser())
+    except (OSError, ValueError):
+        pass
+    places.append(run / "model")
+    return next((d for d in places if d.is_dir() and _has_tokenizer(d)), None)
+
+
+def resolve_model_dir(path: str | os.PathLike) -> tuple[Path, Path]:
+    """``(weights directory, tokenizer directory)`` for what a user gives as a model: a
+    ``save_pretrained`` directory (both the same; ``~`` expanded), or a directory a ``coevo train``
+    run wrote: the run (its exported ``model``, else its newest checkpoint), its ``checkpoints``
+    folder (the newest), a ``checkpoints/step-N`` folder or its ``model`` (weights only: the
+    tokenizer is the run's, :func:`_run_tokenizer`). InputError (one line naming the path) when
+    it is none of these."""
+    p = Path(os.path.expanduser(os.fspath(path)))
+    if not p.exists():
+        raise InputError("no such model directory", file=str(path))
+    if p.is_dir() and not (p / "config.json").is_file():
+        if (p / "adapter_config.json").is_file():
+            raise InputError("a PEFT adapter (adapter_config.json), not a whole model: merge it into its base "
+                             "model and save that (PeftModel.from_pretrained(base, DIR).merge_and_unload()"
+                             ".save_pretrained(OUT), and the tokenizer), then give OUT", file=str(path))
+        if (p / "model" / "config.json").is_file():  # a finished run (its export), or a checkpoint step
+            p = p / "model"
+        elif (p / "init").is_dir() and ((p / "checkpoints").is_dir() or (p / "config.yaml").is_file()):
+            # a coevo train run still going, or stopped before its export: its newest checkpoint
+            if not (p / "checkpoints").is_dir():
+                raise InputError("a coevo train run with no checkpoint yet (no checkpoints/step-N) and no "
+                                 "exported model (model/)", file=str(path))
+            p = _latest_step(p / "checkpoints") / "model"
+        elif (p / "latest").is_file() or any(_STEP.match(d.name) for d in p.iterdir() if d.is_dir()):
+            p = _latest_step(p) / "model"
+        if not (p / "config.json").is_file() and _STEP.match(p.parent.name):
+            raise InputError("this checkpoint holds no model (no model/config.json): give another step",
+                             file=str(p.parent))
+    if not p.is_dir() or not (p / "config.json").is_file():
+        raise InputError("not a model directory (no config.json; expected a save_pretrained "
+                         "directory)", file=str(path))
+    tokenizer = p
+    if not _has_tokenizer(p) and _STEP.match(p.parent.name) and p.parent.parent.name == "checkpoints":
+        tokenizer = _run_tokenizer(p.parent.parent.parent) or p
+    return p, tokenizer
+
+
+def _check_chat_template(tok, tok_dir: Path) -> None:
+    """InputError (one line naming the file and ``chat_template``) when the tokenizer's chat
+    template renders no prompt of the roles' shape: neither a system and a user message nor the
+    two folded into one user message (what :func:`roles.prompts.build_prompt` tries). A template
+    with a syntax error, or raising for every input, ended the first prompt with a Jinja
+    traceback."""
+    probes = ([{"role": "system", "content": "You are a coder."}, {"role": "user", "content": "Write add(a, b)."}],
+              [{"role": "user", "content": "You are a coder.\n\nWrite add(a, b)."}])
+    error: Exception | None = None
+    for msgs in probes:
+        try:
+            tok.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
+            return
+        except Exception as exc:  # noqa: BLE001 - a template's own errors are of any type
+            error = error or exc
+    where = next((tok_dir / f for f in ("chat_template.jinja", "chat_template.json") if (tok_dir / f).is_file()),
+                 tok_dir / "tokenizer_config.json")
+    raise InputError(f"the chat template renders no prompt ({type(error).__name__}: {_one_line(error, 160)}); "
+                     "fix it, or use coevo's plain prompt format (--prompt plain, model.prompt=plain)",
+                     file=str(where), field="chat_template")
+
+
 PROMPT_FORMATS = ("auto", "chat", "plain")
 
 
@@ -152,12 +250,10 @@ def load_model(path: str | os.PathLike, device: str | None = None, dtype=None, p
     if prompt not in PROMPT_FORMATS:
         raise InputError(f"{prompt!r} is not a prompt format; expected one of {', '.join(PROMPT_FORMATS)}",
                          field="prompt")
-    p = Path(path)
-    if not p.exists():
-        raise InputError("no such model directory", file=str(path))
-    if not p.is_dir() or not (p / "config.json").is_file():
-        raise InputError("not a model directory (no config.json; expected a save_pretrained "
-                         "directory)", file=str(path))
+    p, tok_dir = resolve_model_dir(path)
+    if p != Path(os.path.expanduser(os.fspath(path))):
+        logging.getLogger("coevo").info(f"{path}: loading the model in {p}"
+                                        + (f" with the tokenizer in {tok_dir}" if tok_dir != p else ""))
     config = _json_object(p / "config.json") or {}
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -168,15 +264,15 @@ def load_model(path: str | os.PathLike, device: str | None = None, dtype=None, p
         check_device(device)
     except ValueError as exc:
         raise InputError(str(exc), field="device") from None
-    if not any((p / name).is_file() for name in _TOKENIZER_FILES):
+    if not _has_tokenizer(tok_dir):
         raise InputError("no tokenizer files (tokenizer.json, tokenizer.model, vocab.json + merges.txt, "
                          "tokenizer_config.json): save the tokenizer into the model directory "
                          "(tokenizer.save_pretrained(DIR))", file=str(path))
     try:
-        tok = AutoTokenizer.from_pretrained(str(p), local_files_only=True)
+        tok = AutoTokenizer.from_pretrained(str(tok_dir), local_files_only=True)
     except Exception as exc:
         raise InputError(f"cannot load the tokenizer ({type(exc).__name__}: {_one_line(exc)})",
-                         file=str(path)) from None
+                         file=str(path if tok_dir == p else tok_dir)) from None
     model_eos = _model_eos_ids(p, config)
     if tok.eos_token_id is None and not model_eos:
         raise InputError("no EOS token: neither the tokenizer (eos_token in tokenizer_config.json) nor "
@@ -225,6 +321,8 @@ def load_model(path: str | os.PathLike, device: str | None = None, dtype=None, p
     elif prompt == "chat" and not getattr(tok, "chat_template", None):
         raise InputError("the tokenizer has no chat template (chat_template in tokenizer_config.json): "
                          "use the plain prompt format (auto or plain)", file=str(path), field="prompt")
+    if getattr(tok, "chat_template", None):
+        _check_chat_template(tok, tok_dir)
     model.to(device)
     model.eval()
     return model, tok
