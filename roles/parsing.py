@@ -485,7 +485,8 @@ def _parse_code(text: str, entry_point: str | None) -> ParsedCode:
 # tests
 # --------------------------------------------------------------------------------------------
 
-_ARROW = re.compile(r"^(.+\))\s*(?:->|=>)\s*(.+)$")
+_ARROW = re.compile(r"^(.+\))\s*(?:->|=>|➞|→|⇒)\s*(.+)$")
+_LIST_MARK = re.compile(r"^(?:\d{1,3}[.)]|[-*+•])\s+")  # a numbered or bulleted line: "1. f(2) -> 4"
 
 
 def _mentions(node: ast.AST, name: str | None) -> bool:
@@ -494,13 +495,27 @@ def _mentions(node: ast.AST, name: str | None) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
 
 
+def stated_comparison(stmt: ast.stmt) -> ast.Compare | None:
+    """The comparison a statement states without checking it: ``f(1) == 2`` alone, or printed
+    (``print(f(1) == 2)``: the model means it to show True); None for any other statement."""
+    if not isinstance(stmt, ast.Expr):
+        return None
+    node = stmt.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print" \
+            and len(node.args) == 1 and not node.keywords:
+        node = node.args[0]
+    if isinstance(node, ast.Compare) and isinstance(node.left, ast.Call) and len(node.ops) == 1 \
+            and isinstance(node.ops[0], ast.Eq):
+        return node
+    return None
+
+
 def _assert_from_stmt(stmt: ast.stmt, src: str) -> str | None:
     if isinstance(stmt, ast.Assert):
         return ast.get_source_segment(src, stmt) or ast.unparse(stmt)
-    if (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Compare)
-            and isinstance(stmt.value.left, ast.Call) and len(stmt.value.ops) == 1
-            and isinstance(stmt.value.ops[0], ast.Eq)):
-        return "assert " + (ast.get_source_segment(src, stmt.value) or ast.unparse(stmt.value))
+    cmp = stated_comparison(stmt)
+    if cmp is not None:
+        return "assert " + (ast.get_source_segment(src, cmp) or ast.unparse(cmp))
     return None
 
 
@@ -511,7 +526,7 @@ def _line_asserts(chunk: str) -> list[str]:
     """Assert lines of text that does not parse (truncated, or prose around), one line at a time."""
     out: list[str] = []
     for line in chunk.split("\n"):
-        line = line.strip()
+        line = _LIST_MARK.sub("", line.strip()).strip("`")
         m = _ARROW.match(line)
         if m and not line.startswith("assert"):
             line = f"{m.group(1).strip()} == {m.group(2).strip()}"

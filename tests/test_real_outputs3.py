@@ -181,3 +181,41 @@ def test_json_lines_files_pretty_printed_by_jq_are_read(tmp_path, capsys):
     assert main(["matrix", *files, "--out", str(out), "-q"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "codes.jsonl:1: malformed JSON" in err[0], err
+
+
+VOWELS = {"task_id": "t/vowels", "prompt": "Write count_vowels(s).", "entry_point": "count_vowels"}
+V_RIGHT = "def count_vowels(s):\n    return sum(1 for c in s.lower() if c in 'aeiou')\n"
+V_WRONG = "def count_vowels(s):\n    return sum(1 for c in s if c in 'aeiou')\n"  # misses capitals
+TESTS_THAT_PASSED_EVERY_PROGRAM = [
+    # the model's own copy of the function before its tests: they tested the copy
+    V_RIGHT + "\n\nassert count_vowels('AEIOU') == 5\n",
+    V_RIGHT + "\nimport unittest\n\nclass T(unittest.TestCase):\n    def test_upper(self):\n"
+              "        self.assertEqual(count_vowels('AEIOU'), 5)\n\nif __name__ == '__main__':\n    unittest.main()\n",
+    # comparisons that check nothing when run: a reader takes each as the assertion it states
+    "count_vowels('AEIOU') == 5\ncount_vowels('hello') == 2\n",
+    "print(count_vowels('AEIOU') == 5)\n",
+]
+TESTS_THAT_FAILED_EVERY_PROGRAM = [
+    "def test_upper():\n    assert count_vowels('AEIOU') == 5\n\n\ndef count_vowels(s):\n    pass\n",  # a stub after
+    "Input: s = 'AEIOU'\nOutput: 5\n",  # LeetCode's example shape (valid Python: annotations)
+    "Test cases:\n1. count_vowels('AEIOU') -> 5\n2. count_vowels('hello') -> 2\n",
+    "count_vowels('AEIOU') ➞ 5\ncount_vowels('hello') ➞ 2\n",  # Edabit's arrow
+]
+
+
+def test_tests_rows_a_reader_takes_for_the_assertions_they_state(tmp_path):
+    out = tmp_path / "m.jsonl"
+    rows = TESTS_THAT_PASSED_EVERY_PROGRAM + TESTS_THAT_FAILED_EVERY_PROGRAM
+    files = _files(tmp_path, VOWELS, [V_RIGHT, V_WRONG], rows)
+    assert main(["matrix", *files, "--out", str(out), "--workers", "2", "-q"]) == 0
+    row = json.loads(out.read_text())
+    assert row["status"] == [["pass"] * len(rows), ["fail"] * len(rows)], row["errors"]
+
+
+def test_a_tester_sample_printing_comparisons_gives_them_as_tests():
+    from matrix.tasks import Task
+    from roles.parsing import parse_tests
+
+    got = parse_tests("```python\nprint(count_vowels('AEIOU') == 5)  # True\nprint(count_vowels('xyz'))\n```",
+                      Task(task_id="t", prompt="", entry_point="count_vowels"))
+    assert [t.test for t in got.tests] == ["assert count_vowels('AEIOU') == 5"]

