@@ -117,3 +117,24 @@ def test_the_environment_directory_and_command_line_the_test_sets_are_the_progra
              "import sys\nsys.argv[1:] = ['q']\nassert args() == ['q']\nsys.argv[1:] = []\nassert args() == []"]
     got = _statuses(ex, "env", [right, wrong], tests)
     assert got == [["pass"] * 8, ["pass", "fail", "fail", "pass", "pass", "fail", "error", "fail"]], got  # (plain's)
+
+
+def test_a_warning_the_program_gives_reaches_the_tests_filters(ex):
+    """A program's ``warnings.warn`` went to its own process's filters: ``pytest.warns``,
+    ``catch_warnings(record=True)`` and ``simplefilter('error')`` in a generic test saw nothing,
+    so every right program that warns failed while plain Python (one ``warnings`` module) passes
+    it. Its warnings now go through the test's ``warnings`` (recorded, shown or raised there; raised
+    inside the program's call, as in Python)."""
+    right = ("import warnings\nfrom warnings import warn\nclass Odd(UserWarning):\n    pass\n"
+             "def f(x):\n    if x < 0:\n        warnings.warn('negative', UserWarning)\n"
+             "    if x == 3:\n        warn(Odd('three'))\n    return abs(x)\n")
+    wrong = "def f(x):\n    return abs(x)\n"
+    tests = ["import pytest\nwith pytest.warns(UserWarning, match='neg'):\n    assert f(-1) == 1",
+             "import warnings\nwith warnings.catch_warnings(record=True) as w:\n    warnings.simplefilter('always')\n"
+             "    f(-2)\n    f(-2)\nassert len(w) == 2 and str(w[0].message) == 'negative'",
+             "import warnings\nwith warnings.catch_warnings():\n    warnings.simplefilter('error')\n    try:\n"
+             "        f(-1)\n    except UserWarning:\n        pass\n    else:\n        assert False",
+             "import pytest\nwith pytest.warns(Odd):\n    assert f(3) == 3",
+             "assert f(-4) == 4"]
+    got = _statuses(ex, "f", [right, wrong], tests)
+    assert got == [["pass"] * 5, ["error", "fail", "fail", "error", "pass"]], got

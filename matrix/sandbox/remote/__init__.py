@@ -69,7 +69,9 @@ makes are open to the other. The conversation breaking (the program's process en
 message, a value past its budget) makes the verdict an error whatever the test caught
 (:attr:`_Peer.broken`).
 
-Red-team pass 19 shares three more things one interpreter has once: standard input (from its
+Red-team pass 19 shares more of what one interpreter has once: ``warnings`` (a program's warning,
+once loaded, goes through the test's filters: ``pytest.warns``, ``simplefilter('error')``, a
+``["q", "warn", ...]`` request), standard input (from its
 loading on, the program's ``input()`` and ``sys.stdin`` read the test's: ``sys.stdin =
 io.StringIO(...)``, ``mock.patch('builtins.input', ...)``; a ``["q", "stdin", what, size, binary]``
 request the test side answers only with its ``builtins.input`` or a read of its ``sys.stdin``), and,

@@ -165,6 +165,38 @@ def _read_the_tests_input(server) -> None:
     sys.stdin = _TestStdin(server)
 
 
+def _warn_through_test(server) -> None:
+    """The program's ``warnings.warn`` (also as ``from warnings import warn``, bound at loading):
+    once loaded, a warning it gives in the process's main thread goes to the test's ``warnings``
+    (a ``["q", "warn", text, category, file, line]`` request), whose filters show, record
+    (``pytest.warns``, ``catch_warnings(record=True)``) or raise it (``simplefilter('error')``:
+    raised inside the program's call), as one interpreter's ``warnings`` module does (red-team
+    pass 19: the test saw none, and every right program that warns failed such tests). What
+    loading warns, and other threads, stay the process's own."""
+    import _thread
+    import warnings
+
+    original, main = warnings.warn, _thread.get_ident()
+
+    def warn(message, category=None, stacklevel=1, source=None, **kwargs):
+        if server.tee is None or not server.tee.on or _thread.get_ident() != main:
+            return original(message, category, stacklevel + 1, source, **kwargs)
+        if isinstance(message, Warning):
+            category, text = type(message), str(message)
+        else:
+            category, text = (UserWarning if category is None else category), str(message)
+        if not (isinstance(category, type) and issubclass(category, Warning)):
+            raise TypeError(f"category must be a Warning subclass, not '{type(category).__name__}'")
+        try:
+            frame = sys._getframe(max(1, int(stacklevel)))
+            where, line = str(frame.f_code.co_filename), int(frame.f_lineno)
+        except (ValueError, TypeError, OverflowError):
+            where, line = "sys", 1
+        server.request("warn", text, category, where, line)
+
+    warnings.warn = warn
+
+
 class _Server(_Peer):
     """The program process: answers the test process's requests on its objects."""
 
@@ -496,6 +528,7 @@ def serve(cmd: dict, chan) -> None:
     harness._real_streams()
     share_files(cmd["code"] + (cmd.get("setup") or ""))
     server.tee = tee = _Tee(max_msg)
+    _warn_through_test(server)
     sys.stdout, sys.stderr = tee.streams
     sys.__stdout__, sys.__stderr__ = tee.streams  # type: ignore[misc]  # deliberate: the originals too
     G["std_streams"] = tee.streams

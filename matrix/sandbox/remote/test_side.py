@@ -159,6 +159,9 @@ def _test_side_handle(peer, op, args):
         return value, changes
     if op == "stdin":  # the program reads its standard input: the test's (:class:`.program_side._TestStdin`)
         return _stdin(args), None
+    if op == "warn":  # the program warns: the test's filters take it (:func:`.program_side._warn_through_test`)
+        _warn(peer, args)
+        return None, None
     if op in ("getattr", "setattr", "delattr"):
         name = args[1]
         if type(name) is not str or name.startswith("_"):
@@ -205,3 +208,20 @@ def _stdin(args):
     if binary:
         stream = stream.buffer
     return getattr(stream, what)(arg)
+
+
+def _warn(peer, args) -> None:
+    """The program's warning, given to the test's ``warnings`` (its filters and ``showwarning``:
+    shown, recorded or raised here, the exception then going back into the program's call); one
+    registry per place (``"default"`` shows a place's warning once, as the module's registry does)."""
+    import warnings
+
+    text, category, where, line = (list(args) + [None] * 4)[:4]
+    if type(text) is not str or not (isinstance(category, type) and issubclass(category, Warning)) \
+            or type(where) is not str or type(line) is not int:
+        raise TypeError("malformed warning")
+    registries = peer.__dict__.setdefault("warn_registries", {})
+    registry = registries.get((where, line))
+    if registry is None and len(registries) < 1024:
+        registry = registries[(where, line)] = {}
+    warnings.warn_explicit(text, category, where[:200], line, registry=registry)
