@@ -73,3 +73,18 @@ def test_a_call_that_warns_is_asserted_with_pytest_warns(sandboxed, tmp_path):
                          capture_output=True, text=True, cwd=tmp_path, timeout=120,
                          env=dict(os.environ, PYTHONPATH=str(d)))
     assert run.returncode == 0 and "4 passed" in run.stdout, run.stdout + run.stderr
+
+
+def test_a_parameter_checked_against_a_table_gets_the_table_s_keys():
+    """`if unit not in factors: raise ...` then `factors[unit]`, with `factors = {'km': ..., ...}`:
+    `unit` was taken for an int (it indexes something) and every call raised ('unknown unit 5');
+    the function's only working line was never run (lines 78%, mutation 0.40)."""
+    module = analyze(FIX / "units.py")
+    gen = InputGenerator(module, seed=0)
+    units = {u.qualname: u for u in module.units}
+    for fn, param, keys in (("convert", "unit", {"'km'", "'m'", "'cm'"}),
+                            ("seconds", "per", {"'day'", "'hour'", "'minute'"}),
+                            ("frame", "kind", {"'plain'", "'grid'"})):
+        spec = dict((p.name, s) for p, s in gen.specs(units[fn]))[param]
+        pool = set(gen.pool(spec, gen._consts(units[fn])))
+        assert keys <= pool, (fn, spec, sorted(pool))

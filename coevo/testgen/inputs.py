@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from coevo.testgen.specs import ANY, Spec, infer_param
+from coevo.testgen.specs import ANY, Spec, container_keys, infer_param
 from coevo.testgen.target import ModuleInfo, Param, Unit, _constants, _params
 
 __all__ = ["Step", "Probe", "InputGenerator", "var_name"]
@@ -296,6 +296,8 @@ class InputGenerator:
         self.vars = {c.name: var_name(c.name, taken) for c in module.classes}
         self._spec_cache: dict[str, list[tuple[Param, Spec]]] = {}
         self.module_consts = module.constants
+        # the module's literal tables (its top level): their keys
+        self.tables = container_keys([n for n in module.tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))])
         self.units = {u.qualname if u.kind != "init" else u.owner: u for u in module.units}
         self.regex_strings = _regex_examples(module.regexes, seed)
         self.std = std_sources(module.tree)
@@ -317,7 +319,7 @@ class InputGenerator:
             for p in unit.params:
                 if p.name.startswith("_") and not p.required and p.kind in ("pos", "kwonly"):
                     continue  # a private option (Fraction's _normalize): its default, as callers use it
-                spec = infer_param(p, body, self.class_members)
+                spec = infer_param(p, body, self.class_members, self.tables)
                 if spec == ANY and p.kind in ("pos", "posonly", "kwonly"):
                     spec = self._passed_on(p.name, body, 0) or spec
                 if unit.owner is None and p.name in self.argv_params.get(unit.name, ()):

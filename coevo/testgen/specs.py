@@ -303,8 +303,35 @@ def _const_kind(node: ast.AST) -> str | None:
     return None
 
 
-def _evidence(body: list[ast.stmt], name: str, classes: dict[str, list[str]], depth: int = 0) -> _Evidence:
-    """Scores for what ``name`` holds, from how ``body`` uses it."""
+def container_keys(stmts: list[ast.stmt]) -> dict[str, list]:
+    """``name -> [its constant keys or items]`` for the names ``stmts`` bind to a literal table:
+    ``factors = {'km': 1000.0, ...}``, ``KINDS = ('plain', 'grid')``, ``frozenset({...})``."""
+    out: dict[str, list] = {}
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if not (isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None):
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if len(targets) != 1 or not isinstance(targets[0], ast.Name):
+                continue
+            v = node.value
+            if isinstance(v, ast.Call) and _name_of(v.func) in ("frozenset", "set", "tuple", "list", "dict") \
+                    and len(v.args) == 1 and not v.keywords:
+                v = v.args[0]
+            elts = v.keys if isinstance(v, ast.Dict) else v.elts if isinstance(v, (ast.Set, ast.List, ast.Tuple)) \
+                else None
+            if not elts:
+                continue
+            keys = [e.value for e in elts if isinstance(e, ast.Constant) and type(e.value) in (str, int, bytes)]
+            if len(keys) == len(elts):
+                out[targets[0].id] = keys[:50]
+    return out
+
+
+def _evidence(body: list[ast.stmt], name: str, classes: dict[str, list[str]], depth: int = 0,
+              tables: dict[str, list] | None = None) -> _Evidence:
+    """Scores for what ``name`` holds, from how ``body`` uses it (``tables``: the module's names
+    bound to literal tables, :func:`container_keys`)."""
     ev = _Evidence()
     parents: dict[int, ast.AST] = {}
     nodes = []
@@ -313,6 +340,17 @@ def _evidence(body: list[ast.stmt], name: str, classes: dict[str, list[str]], de
             nodes.append(n)
             for c in ast.iter_child_nodes(n):
                 parents[id(c)] = n
+    tables = {**(tables or {}), **container_keys(body)}
+
+    def table_keys(node, weight: float) -> bool:
+        """``name in TABLE`` / ``TABLE[name]``: the table's keys are what works."""
+        keys = tables.get(node.id) if isinstance(node, ast.Name) else None
+        if not keys:
+            return False
+        for k in keys:
+            ev.add({str: "str", int: "int", bytes: "bytes"}[type(k)], weight / len(keys) + 0.5)
+            ev.literals.append(k)
+        return True
     for n in nodes:
         if not _is(n, name):
             continue
@@ -389,6 +427,8 @@ def _evidence(body: list[ast.stmt], name: str, classes: dict[str, list[str]], de
                     else:
                         ev.add("str", 2)
                     ev.literals.append(o.value if isinstance(o, ast.Constant) else None)
+                elif isinstance(op, (ast.In, ast.NotIn)) and p.left is n and table_keys(o, 3):
+                    pass
                 elif isinstance(o, (ast.Tuple, ast.List, ast.Set)) and isinstance(op, (ast.In, ast.NotIn)):
                     for e in o.elts:
                         k2 = _const_kind(e)
@@ -463,7 +503,8 @@ def _evidence(body: list[ast.stmt], name: str, classes: dict[str, list[str]], de
                 ev.add("list", 1.5)
                 ev.add("dict", 0.3)
         elif isinstance(p, ast.Subscript) and p.slice is n:
-            ev.add("int", 2)
+            if not table_keys(p.value, 3):
+                ev.add("int", 2)
         elif isinstance(p, ast.comprehension) and p.iter is n:
             ev.add("list", 2)
         elif isinstance(p, ast.For) and p.iter is n:
@@ -522,8 +563,8 @@ def _by_name(name: str) -> Spec | None:
 
 
 def _infer(body: list[ast.stmt], name: str, classes: dict[str, list[str]], depth: int,
-           hint: Spec | None) -> Spec:
-    ev = _evidence(body, name, classes, depth)
+           hint: Spec | None, tables: dict[str, list] | None = None) -> Spec:
+    ev = _evidence(body, name, classes, depth, tables)
     return _decide(ev, name, classes, hint)
 
 
@@ -570,18 +611,20 @@ def _decide(ev: _Evidence, name: str, classes: dict[str, list[str]], hint: Spec 
     return base
 
 
-def infer_param(param, body: list[ast.stmt], classes: dict[str, tuple[str, list[str]]]) -> Spec:
+def infer_param(param, body: list[ast.stmt], classes: dict[str, tuple[str, list[str]]],
+                tables: dict[str, list] | None = None) -> Spec:
     """The spec of one parameter: its hint, else its default's type (with usage deciding between
     a few), else its use in ``body``, else its name. ``classes`` maps each class of the module to
     ``(style, member names)``. A parameter the body checks with ``isinstance`` is wrapped in
     ``checked`` (its pool also holds a value of another type)."""
-    spec = _infer_param(param, body, classes)
+    spec = _infer_param(param, body, classes, tables)
     if spec.kind not in ("any", "union", "optional") and _evidence(body, param.name, {}, 0).type_checked:
         return Spec("checked", (spec,))
     return spec
 
 
-def _infer_param(param, body: list[ast.stmt], classes: dict[str, tuple[str, list[str]]]) -> Spec:
+def _infer_param(param, body: list[ast.stmt], classes: dict[str, tuple[str, list[str]]],
+                 tables: dict[str, list] | None = None) -> Spec:
     styles = {k: v[0] for k, v in classes.items()}
     members = {k: v[1] for k, v in classes.items()}
     hint = from_annotation(param.annotation, styles)
@@ -591,7 +634,7 @@ def _infer_param(param, body: list[ast.stmt], classes: dict[str, tuple[str, list
             return Spec("optional", (hint,))
         return hint
     dflt = from_default(param.default)
-    usage = _infer(body, param.name, members, 0, dflt)
+    usage = _infer(body, param.name, members, 0, dflt, tables)
     if dflt is not None and dflt != ANY:
         if usage.kind == "optional":
             return Spec("optional", (dflt,))
