@@ -219,3 +219,29 @@ def test_a_tester_sample_printing_comparisons_gives_them_as_tests():
     got = parse_tests("```python\nprint(count_vowels('AEIOU') == 5)  # True\nprint(count_vowels('xyz'))\n```",
                       Task(task_id="t", prompt="", entry_point="count_vowels"))
     assert [t.test for t in got.tests] == ["assert count_vowels('AEIOU') == 5"]
+
+
+HE_PROMPT = ('from typing import List\nimport math\n\n\ndef close(numbers: List[float], threshold: float) -> bool:\n'
+             '    """ Whether two numbers are closer than threshold.\n    >>> close([1.0, 2.8, 2.0], 0.3)\n'
+             '    True\n    """\n')
+HE_TASK = {"task_id": "HumanEval/0", "prompt": HE_PROMPT, "entry_point": "close",
+           "tests": [{"test": "assert close([1.0, 2.0, 3.9, 4.0], 0.3) == True"},
+                     {"test": "assert close([1.0, 2.0, 3.0], 0.5) == False"}]}
+HE_ANSWER = ("def close(numbers: List[float], threshold: float) -> bool:\n"
+             "    return any(math.fabs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n")
+
+
+def test_a_chat_answer_to_a_python_prompt_runs_after_the_prompt_s_imports(tmp_path):
+    """A chat model shown HumanEval's prompt answers with the function alone, using the prompt's
+    ``List`` and ``math`` without importing them: the answer ran without them (NameError: 'List').
+    The prompt's imports that the answer needs go first, as for a completion; a field that is
+    valid Python as written still runs as written."""
+    rows = [{"task_id": "HumanEval/0", "code": f"Here it is:\n\n```python\n{HE_ANSWER}```\n"},
+            {"task_id": "HumanEval/0", "code": f"```python\nimport math\n{HE_ANSWER.replace('List', 'list')}```"},
+            {"task_id": "HumanEval/0", "code": HE_ANSWER}]
+    (tmp_path / "tasks.jsonl").write_text(json.dumps(HE_TASK) + "\n", encoding="utf-8")
+    (tmp_path / "codes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "m.jsonl"
+    assert main(["matrix", "--tasks", str(tmp_path / "tasks.jsonl"), "--codes", str(tmp_path / "codes.jsonl"),
+                 "--out", str(out), "--workers", "2", "-q"]) == 0
+    assert json.loads(out.read_text())["status"] == [["pass", "pass"], ["pass", "pass"], ["error", "error"]]

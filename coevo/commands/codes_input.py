@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator
 from matrix.tasks import PROGRAM_FIELDS, _compiles, _continues, read_codes
 
 __all__ = ["PROGRAM_FIELDS", "RAW_CODE_HELP", "add_raw_code_argument", "completion_code", "extracted_code",
-           "extracted_note", "load_candidate_codes", "read_codes"]
+           "extracted_note", "load_candidate_codes", "prompt_imports", "read_codes"]
 
 RAW_CODE_HELP = ("run every codes row's \"code\" as written (default: a field that is not valid Python "
                  "but a chat answer, with its code in a ```python block or between lines of prose, "
@@ -230,12 +230,38 @@ def completion_code(prompt: str, completion: str, entry_point: str | None) -> st
     return next((prog for prog in programs if _compiles(prog)), None)
 
 
+def prompt_imports(prompt: str, code: str) -> str:
+    """The top-level imports of a Python ``prompt`` (HumanEval's ``from typing import List``,
+    ``import math``) that bind a name ``code`` reads and never binds, on one line to put before it
+    (so that its line numbers move by one), or "": a chat model shown the prompt often answers with
+    the function alone, as a completion would follow the prompt's imports."""
+    try:
+        ptree = ast.parse(prompt if _compiles(prompt) else prompt.rstrip("\n") + "\n    pass\n")
+        ctree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ""
+    reads, binds = set(), set()
+    for node in ast.walk(ctree):
+        if isinstance(node, ast.Name):
+            (reads if isinstance(node.ctx, ast.Load) else binds).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            binds.add(node.name)
+        elif isinstance(node, ast.alias):
+            binds.add(node.asname or node.name.split(".")[0])
+    need = reads - binds
+    lines = [ast.unparse(st) for st in ptree.body if isinstance(st, (ast.Import, ast.ImportFrom))
+             and any(a.name == "*" or (a.asname or a.name.split(".")[0]) in need for a in st.names)]
+    return "; ".join(lines) + "\n" if lines else ""
+
+
 def load_candidate_codes(path, tasks, raw: bool = False) -> tuple[dict[str, list[str]], int]:
     """``(task_id -> [code, ...], how many fields were read as chat answers)`` of the codes file
     at ``path`` (:func:`read_codes`: rows keep their order and index). A program that starts with
     its task's Python prompt (bigcode's generations, evalplus solutions: the prompt + what the
     model wrote) is read as that prompt + a completion (:func:`completion_code`), so that a chat
-    answer after the prompt keeps the prompt's imports and helpers."""
+    answer after the prompt keeps the prompt's imports and helpers; a chat answer in a ``code`` field
+    of a task whose prompt is Python runs after the prompt's imports it needs
+    (:func:`prompt_imports`)."""
     completions: dict[tuple[str, int], str] = {}
     codes = read_codes(path, tasks, completions)
     by_id = {t.task_id: t for t in tasks}
@@ -255,6 +281,11 @@ def load_candidate_codes(path, tasks, raw: bool = False) -> tuple[dict[str, list
             got = completion_code(task.prompt, comp, task.entry_point) if comp is not None else None
             if got is None and (tid, i) not in completions:
                 got = extracted_code(code, task.entry_point)
+                if got and task.prompt.strip():  # a chat answer to a Python prompt: the prompt's imports
+                    if tid not in continues:
+                        continues[tid] = _continues(task.prompt)
+                    if continues[tid]:
+                        got = prompt_imports(task.prompt, got) + got
             if got is not None:
                 rows[i] = got
                 n += 1
