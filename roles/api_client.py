@@ -34,6 +34,10 @@ Robustness
   HTTP 408/409/429 and 5xx ``max_retries`` times with exponential backoff (0.5 s doubling, capped
   at 8 s, with jitter; a ``Retry-After`` header wins); a body cut short after the headers (the
   connection closed, or silent past ``timeout``) is retried as often, with the same backoff.
+  A sampling parameter coevo sends of its own accord (``seed``, ``top_p``, ``temperature``, ``n``)
+  that the server refuses as unsupported (HTTP 400/422 naming it, as OpenAI's reasoning models and
+  Mistral's API do) is left out of that request and every later one, with one warning; what the
+  user asked for (``stop``, ``extra_body``) never is.
   Anything else, or a retried failure that persists, stops the call with :class:`ApiError`: one
   line naming the URL and what went wrong (server text sanitised: no control characters, at most
   200 characters; after an HTTP 404, the names the server lists at ``GET /models``, or that the
@@ -359,6 +363,50 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
     return tuple(found)
 
 
+class _ParamRefused(Exception):
+    """The server refused a sampling parameter it does not support (``name``); the message is the
+    server's."""
+
+    def __init__(self, name: str, message: str):
+        super().__init__(message)
+        self.name = name
+
+
+# sampling parameters coevo sends of its own accord, which a request may go without where the
+# server does not support them (what the user asked for, --api-stop and --api-extra, never is)
+_DROPPABLE = ("seed", "top_p", "temperature", "n")
+# how servers word a parameter they do not take: OpenAI ("Unsupported parameter: 'top_p' ...",
+# "Unsupported value: 'temperature' does not support 0.8 ... Only the default (1) value is
+# supported"), pydantic-based servers (Mistral's "Extra inputs are not permitted", "extra fields not
+# permitted"), Azure's "Unrecognized request argument supplied: seed", and the like
+_REFUSES = re.compile(r"unsupported|not supported|unrecogni[sz]ed|unknown (?:parameter|field|argument)|"
+                      r"not allowed|not permitted|extra (?:inputs|fields)|does not support|only the default", re.I)
+_DROP_NOTE = {"seed": "samples are not repeatable across runs",
+              "top_p": "sampling over the whole distribution",
+              "temperature": "sampling at the server's own temperature",
+              "n": "one sample per request"}
+
+
+def _refused_param(exc, detail: str, sent) -> str | None:
+    """The parameter of ``_DROPPABLE`` (and among ``sent``) that an HTTP 400/422 says the server
+    does not support: the error's ``param`` field (OpenAI) where it says so, else the one the text
+    names (quoted, or as a word; ``n`` only quoted) next to words of refusal."""
+    if not _REFUSES.search(detail):
+        return None
+    names = [k for k in _DROPPABLE if k in sent]
+    resp = getattr(exc, "response", None)
+    try:
+        err = resp.json().get("error") if resp is not None else None
+    except Exception:  # noqa: BLE001 - not JSON: the text alone
+        err = None
+    if isinstance(err, dict) and err.get("param") in names:
+        return str(err["param"])
+    for k in names:
+        if re.search(rf"['\"`]{k}['\"`]" if k == "n" else rf"(?<![\w.-]){k}(?![\w-])", detail):
+            return k
+    return None
+
+
 class _Stopped(Exception):
     """A queued request that was not sent because the call had already failed."""
 
@@ -409,6 +457,7 @@ class ApiGenerator:
         self.n_ignored = False  # the server answered n > 1 with fewer choices
         self.n_rejected = False  # the server refused n > 1
         self.max_completion_tokens = False  # the server wants max_completion_tokens, not max_tokens
+        self.dropped: set[str] = set()  # sampling parameters the server refused: sent no more
         self._lock = threading.Lock()
         # where no progress bar is drawn, status lines (roles.generation.SamplingStatus) go here
         self.say = None
@@ -465,7 +514,7 @@ class ApiGenerator:
     def _tries(self) -> str:
         return f"after {self.api.max_retries + 1} tries" if self.api.max_retries else "no retries"
 
-    def _error(self, exc, n: int) -> Exception:
+    def _error(self, exc, n: int, sent=None) -> Exception:
         """An :class:`ApiError` (one line) for an exception of the openai client."""
         import openai
 
@@ -484,6 +533,10 @@ class ApiGenerator:
             if code in (400, 422) and "max_completion_tokens" in detail and "max_tokens" in detail.replace(
                     "max_completion_tokens", ""):
                 return _WantsMaxCompletionTokens(f"{where}: HTTP {code}: {detail}")
+            if code in (400, 422):
+                name = _refused_param(exc, detail, sent or ())
+                if name is not None:
+                    return _ParamRefused(name, f"{where}: HTTP {code}: {detail}")
             if code in (400, 422) and n > 1:
                 return _NRejected()
             wait = _retry_after(exc)
@@ -548,13 +601,22 @@ class ApiGenerator:
             typed["max_completion_tokens"] = typed.pop("max_tokens")
         attempt = 0
         while True:
+            for k in self.dropped:  # refused by this server before (the cache key stays the request as built)
+                if k == "n" and n > 1:
+                    raise _NRejected()
+                typed.pop(k, None)
             try:
                 with api.with_streaming_response.create(**typed, extra_body=extra or None) as raw:
                     content = self._read_within(raw, cap)
                     content_type = raw.headers.get("content-type", "")
                 break
             except openai.OpenAIError as exc:
-                err = self._error(exc, n)
+                err = self._error(exc, n, typed)
+                if isinstance(err, _ParamRefused):
+                    self._drop(err.name, str(err))
+                    if err.name == "n" and n > 1:
+                        raise _NRejected() from None
+                    continue
                 if isinstance(err, _WantsMaxCompletionTokens) and "max_tokens" in typed:
                     # OpenAI's reasoning models refuse max_tokens and --api-extra may not set the
                     # other name: the same limit under the name the server asks for (the cache key
@@ -592,6 +654,16 @@ class ApiGenerator:
             return parse_answer(data, self.api.endpoint, body.get("n", 1), self._max_chars(body))
         except ValueError as exc:
             raise ApiError(f"{self.url}: not a completion: {exc}") from None
+
+    def _drop(self, name: str, message: str) -> None:
+        """Send no ``name`` from now on (the server refused it), and say so once."""
+        with self._lock:
+            if name in self.dropped:
+                return
+            self.dropped.add(name)
+        logging.getLogger("coevo").warning(
+            f"warning: the server does not take '{name}' ({sanitize(message, 240)}): requests go without it "
+            f"from now on ({_DROP_NOTE.get(name, 'its default')})")
 
     def _read_within(self, raw, cap: int) -> bytes:
         """The response body, read as it comes: past ``api.timeout`` seconds after the headers (the

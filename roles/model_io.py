@@ -223,7 +223,7 @@ def _check_chat_template(tok, tok_dir: Path) -> None:
             error = error or exc
     where = next((tok_dir / f for f in ("chat_template.jinja", "chat_template.json") if (tok_dir / f).is_file()),
                  tok_dir / "tokenizer_config.json")
-    raise InputError(f"the chat template renders no prompt ({type(error).__name__}: {_one_line(error, 160)}); "
+    raise InputError(f"the chat template renders no prompt ({type(error).__name__}: {_one_line(str(error), 160)}); "
                      "fix it, or use coevo's plain prompt format (--prompt plain, model.prompt=plain)",
                      file=str(where), field="chat_template")
 
