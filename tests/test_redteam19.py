@@ -138,3 +138,24 @@ def test_a_warning_the_program_gives_reaches_the_tests_filters(ex):
              "assert f(-4) == 4"]
     got = _statuses(ex, "f", [right, wrong], tests)
     assert got == [["pass"] * 5, ["error", "fail", "fail", "error", "pass"]], got
+
+
+def test_the_decimal_context_and_digit_limit_the_test_sets_are_the_programs(ex):
+    """A generic test setting ``decimal``'s context (``getcontext().prec = 4``, ``localcontext()``,
+    a trap) or ``sys.set_int_max_str_digits`` set its own process's: a right program dividing
+    Decimals or printing a 16,326-digit factorial failed or raised, a wrong one returning the
+    expected constant passed (plain Python: one context, one limit)."""
+    right = ("from decimal import Decimal\nimport math\n"
+             "def f(a, b):\n    return Decimal(a) / Decimal(b)\n"
+             "def digits(n):\n    return len(str(math.factorial(n)))\n")
+    wrong = ("from decimal import Decimal\n"
+             "def f(a, b):\n    return Decimal('0.3333')\n"
+             "def digits(n):\n    return 16326\n")
+    tests = ["from decimal import getcontext, Decimal\ngetcontext().prec = 4\nassert f(1, 3) == Decimal('0.3333')",
+             "from decimal import localcontext, Decimal\nwith localcontext() as ctx:\n    ctx.prec = 4\n"
+             "    assert f(1, 3) == Decimal('0.3333')\nassert f(1, 3) != Decimal('0.3333')",
+             "import decimal\ndecimal.getcontext().traps[decimal.Inexact] = True\ntry:\n    f(1, 3)\n"
+             "except ArithmeticError:\n    pass\nelse:\n    assert False",
+             "import sys\nsys.set_int_max_str_digits(100000)\nassert digits(5000) == 16326"]
+    got = _statuses(ex, "f", [right, wrong], tests)
+    assert got == [["pass"] * 4, ["pass", "fail", "fail", "pass"]], got  # (plain Python's)

@@ -75,8 +75,9 @@ once loaded, goes through the test's filters: ``pytest.warns``, ``simplefilter('
 loading on, the program's ``input()`` and ``sys.stdin`` read the test's: ``sys.stdin =
 io.StringIO(...)``, ``mock.patch('builtins.input', ...)``; a ``["q", "stdin", what, size, binary]``
 request the test side answers only with its ``builtins.input`` or a read of its ``sys.stdin``), and,
-where the test's text names ``environ``, ``putenv``, ``unsetenv``, ``chdir`` or ``argv``, the
-environment, working directory and command line the test set (a ``["q", "process", ...]`` request
+where the test's text names ``environ``, ``putenv``, ``unsetenv``, ``chdir``, ``argv``,
+``int_max_str_digits`` or ``context``, the environment, working directory, command line, int
+digit limit and ``decimal`` context the test set (a ``["q", "process", ...]`` request
 before the next request where they changed; the program's own changes stay its own).
 """
 

@@ -138,12 +138,15 @@ def share_files(source: str = "") -> None:
 
 
 # a test's text naming any of these may change what :func:`process_state` reads
-PROCESS_WORDS = ("environ", "putenv", "unsetenv", "chdir", "argv")
+PROCESS_WORDS = ("environ", "putenv", "unsetenv", "chdir", "argv", "int_max_str_digits", "context")
+_DECIMAL_FIELDS = ("prec", "rounding", "Emin", "Emax", "capitals", "clamp")
 
 
 def process_state() -> list:
-    """``[working directory, environment, command line]`` of this process, as plain data (None
-    for a directory that is gone; only str names and values, the command line's str items)."""
+    """``[working directory, environment, command line, int digit limit, decimal context]`` of
+    this process, as plain data (None for a directory that is gone; only str names and values,
+    the command line's str items; the context's fields and the names of the signals it traps,
+    None where ``decimal`` is not loaded)."""
     import os
 
     try:
@@ -152,7 +155,16 @@ def process_state() -> list:
         cwd = None
     env = {k: v for k, v in os.environ.items() if type(k) is str and type(v) is str}
     argv = sys.argv
-    return [cwd, env, [a for a in argv if type(a) is str] if type(argv) is list else None]
+    digits = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else None
+    dec = None
+    if sys.modules.get("decimal") is not None:
+        try:
+            ctx = sys.modules["decimal"].getcontext()
+            dec = [getattr(ctx, f) for f in _DECIMAL_FIELDS]
+            dec.append(sorted(t.__name__ for t, on in ctx.traps.items() if on))
+        except Exception:  # noqa: BLE001 - a context the test broke: not followed
+            dec = None
+    return [cwd, env, [a for a in argv if type(a) is str] if type(argv) is list else None, digits, dec]
 
 
 def _env_changes(base: dict, now: dict) -> dict:
@@ -168,9 +180,9 @@ def take_process(server_base: list, change) -> None:
     cannot enter is left (its files then are not found, as before)."""
     import os
 
-    if type(change) is not list or len(change) != 4 or type(change[1]) is not dict or type(change[3]) is not list:
+    if type(change) is not list or len(change) != 6 or type(change[1]) is not dict or type(change[3]) is not list:
         raise ValueError("malformed process state")
-    cwd, env, argv, restore = change
+    cwd, env, argv, restore, digits, dec = change
     if cwd is None or type(cwd) is str:
         try:
             os.chdir(server_base[0] if cwd is None else cwd)
@@ -191,6 +203,24 @@ def take_process(server_base: list, change) -> None:
         sys.argv = list(server_base[2] or [])
     elif type(argv) is list and all(type(a) is str for a in argv):
         sys.argv = list(argv)
+    digits = server_base[3] if digits is None else digits
+    if type(digits) is int and hasattr(sys, "set_int_max_str_digits"):
+        try:
+            sys.set_int_max_str_digits(digits)
+        except ValueError:
+            pass
+    dec = server_base[4] if dec is None else dec
+    if type(dec) is list and len(dec) == len(_DECIMAL_FIELDS) + 1 and type(dec[-1]) is list:
+        import decimal
+
+        try:  # (fields as the test's context has them; a value decimal refuses leaves it as it was)
+            ctx = decimal.getcontext()
+            for f, v in zip(_DECIMAL_FIELDS, dec):
+                setattr(ctx, f, v)
+            signals = {t.__name__: t for t in ctx.traps}
+            ctx.traps = {t: t.__name__ in dec[-1] for t in signals.values()}
+        except (TypeError, ValueError, AttributeError):
+            pass
 
 
 class RemoteError(Exception):
@@ -931,7 +961,8 @@ class _Peer:
         changed = _env_changes(base[1], now[1])
         restore = [k for k in _env_changes(base[1], before[1]) if k not in changed]
         self.request("process", [now[0] if now[0] != base[0] else None, changed,
-                                 now[2] if now[2] != base[2] else None, restore])
+                                 now[2] if now[2] != base[2] else None, restore,
+                                 now[3] if now[3] != base[3] else None, now[4] if now[4] != base[4] else None])
 
     def push_random(self) -> None:
         """The test side, before each request: the generator's state where the test moved it
