@@ -16,7 +16,8 @@ solution against the ground-truth tests and the generated tests. From it:
   over Tester samples. ``test_acc`` alone rewards caution: one always-true edge case
   (``f([]) == 0``) scores 1.0 and checks almost nothing; ``test_kill`` is what such a suite misses;
 * ``bon_acc``: best-of-N with generated tests: the program chosen by test-time selection
-  (``select_method``) over the generated tests passes every ground-truth test;
+  (``select_method``, among the samples holding code: :func:`matrix.selection.select_plausible`)
+  over the generated tests passes every ground-truth test;
 * ``fix_acc``: Fixer success: of the sampled programs that fail (at most ``fix_per_task`` per
   task), the fraction repaired within ``fix_turns`` turns of feedback (a repair episode of
   :mod:`coevo.repair`, the same as in training: feedback from the first failing public test,
@@ -101,7 +102,7 @@ def evaluate(model, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, *, 
 def _evaluate(engine, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, progress: bool) -> dict:
     from coevo.repair import public_columns
     from matrix.metrics import mutation_score, unit_test_accuracy
-    from matrix.selection import select
+    from matrix.selection import plausible, select_plausible
     from roles.parsing import parse_code, parse_tests
     from roles.requests import role_request
 
@@ -153,8 +154,10 @@ def _evaluate(engine, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, p
                     test_kill.append(mutation_score(mut[:, start:start + k], ref_row[start:start + k]))
                 start += k
         if n:
-            sel = select(gen, method=cfg.select_method) if gen.shape[1] else None
-            index = sel.index if sel is not None else 0
+            # a sample without code ("") is never the pick while one with code is there
+            plaus = [plausible(c, t.entry_point if t.kind != "stdio" else None) for c in codes]
+            sel = select_plausible(gen, plaus, method=cfg.select_method) if gen.shape[1] else None
+            index = sel.index if sel is not None else next((i for i, ok_ in enumerate(plaus) if ok_), 0)
             bon_acc.append(float(ok[index]))
             if sel is not None:
                 picks.append((sel.logit, bool(ok[index]), t.task_id))

@@ -245,3 +245,30 @@ def test_a_chat_answer_to_a_python_prompt_runs_after_the_prompt_s_imports(tmp_pa
     assert main(["matrix", "--tasks", str(tmp_path / "tasks.jsonl"), "--codes", str(tmp_path / "codes.jsonl"),
                  "--out", str(out), "--workers", "2", "-q"]) == 0
     assert json.loads(out.read_text())["status"] == [["pass", "pass"], ["pass", "pass"], ["error", "error"]]
+
+
+def test_held_out_best_of_n_never_picks_an_answer_without_code():
+    """coevo.evaluate's bon_acc (training's held-out figure): a Coder sample with no code in it ("")
+    was picked over the one program when both failed the generated test alike (and, with no
+    generated test, the first sample was the pick whatever it held)."""
+    from coevo.evaluate import EvalConfig, _evaluate
+    from matrix.engine import ExecConfig, Executor
+    from matrix.tasks import Task
+    from roles.generation import Sample
+
+    task = Task.from_json({**ADD, "tests": [{"test": "assert add(1, 2) == 3"}], "solutions": [RIGHT]})
+
+    class Canned:
+        def __init__(self, suite):
+            self.suite = suite
+
+        def generate(self, reqs, progress=False):
+            return [Sample(r.role, r.task_id, None, None, None,
+                           ("Sorry, I cannot help with that." if i == 0 else f"```python\n{RIGHT}```")
+                           if r.role == "coder" else f"```python\n{self.suite}\n```", False, index=i)
+                    for r in reqs for i in range(r.n)]
+
+    with Executor(ExecConfig(timeout=5.0, workers=1)) as ex:
+        for n_tests, suite in ((1, "assert add(2, 2) == 5"), (0, "")):
+            cfg = EvalConfig(n_codes=2, n_tests=n_tests, fix_turns=0, mutants=0)
+            assert _evaluate(Canned(suite), None, ex, [task], cfg, False)["bon_acc"] == 1.0
