@@ -440,6 +440,25 @@ def _whole_statements(body: str, entry_point: str) -> str | None:
     return None
 
 
+_SESSION = re.compile(r"^[ \t]*>>>(?: |$)", re.M)
+
+
+def _session_code(src: str) -> str | None:
+    """The code typed in an interpreter session (``>>> `` and ``... `` lines, less the prompts;
+    the output lines between left out); None where ``src`` is no session (its first line of text
+    is not a ``>>>`` one)."""
+    lines = src.strip("\n").split("\n")
+    first = next((ln for ln in lines if ln.strip()), "")
+    if not _SESSION.match(first):
+        return None
+    out = []
+    for ln in lines:
+        t = ln.strip()
+        if t.startswith(">>>") or t.startswith("..."):
+            out.append(t[4:] if t[3:4] == " " else t[3:])
+    return "\n".join(out).strip("\n") + "\n"
+
+
 def _parse_code(text: str, entry_point: str | None) -> ParsedCode:
     if not isinstance(text, str) or not text.strip():
         return ParsedCode(None, False, "empty output")
@@ -460,6 +479,8 @@ def _parse_code(text: str, entry_point: str | None) -> ParsedCode:
             body = b.body.strip("\n")
             if not _parses(body) and _parses(textwrap.dedent(body)):
                 body = textwrap.dedent(body)
+            if not _parses(body) and (typed := _session_code(body)) is not None and _parses(typed):
+                body = typed  # an interpreter session: the code typed in it
             if not b.closed and entry_point and not _parses(body):
                 body = _whole_statements(body, entry_point) or body
             bodies.append(body)
@@ -476,6 +497,10 @@ def _parse_code(text: str, entry_point: str | None) -> ParsedCode:
         code = _join_blocks(best, bodies) if joins else bodies[best]
         return ParsedCode(code, True, "" if cands[best].closed else "unclosed code block")
     found = _unfenced_code(text)
+    if found is None and _SESSION.search(text):  # an interpreter session after a line of prose
+        start = _SESSION.search(text).start()  # type: ignore[union-attr]
+        typed = _session_code(text[start:])
+        found = typed if typed is not None and _parses(typed) else None
     if found is None:
         return ParsedCode(None, False, "no code found")
     return ParsedCode(found, True, "no code fence")

@@ -272,3 +272,18 @@ def test_held_out_best_of_n_never_picks_an_answer_without_code():
         for n_tests, suite in ((1, "assert add(2, 2) == 5"), (0, "")):
             cfg = EvalConfig(n_codes=2, n_tests=n_tests, fix_turns=0, mutants=0)
             assert _evaluate(Canned(suite), None, ex, [task], cfg, False)["bon_acc"] == 1.0
+
+
+def test_an_answer_written_as_an_interpreter_session_runs_its_code(tmp_path):
+    """A model answering with a Python session (``>>>`` / ``...`` prompts, outputs between) wrote code
+    a reader types in: it was a syntax_error."""
+    session = (">>> import math\n>>> def add(a, b):\n...     return a + b\n...\n>>> add(1, 2)\n3\n")
+    codes = [f"```python\n{session}```", f"Try this in the REPL:\n\n{session}",
+             f"```python\n{session.replace('a + b', 'a * b')}```"]
+    assert [s[0] for s in _matrix(tmp_path, ADD, codes, ["assert add(1, 2) == 3"])] == ["pass", "pass", "fail"]
+
+
+def _matrix(tmp_path, task, codes, tests):
+    out = tmp_path / "m.jsonl"
+    assert main(["matrix", *_files(tmp_path, task, codes, tests), "--out", str(out), "--workers", "2", "-q"]) == 0
+    return json.loads(out.read_text())["status"]
