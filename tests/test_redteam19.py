@@ -159,3 +159,32 @@ def test_the_decimal_context_and_digit_limit_the_test_sets_are_the_programs(ex):
              "import sys\nsys.set_int_max_str_digits(100000)\nassert digits(5000) == 16326"]
     got = _statuses(ex, "f", [right, wrong], tests)
     assert got == [["pass"] * 4, ["pass", "fail", "fail", "pass"]], got  # (plain Python's)
+
+
+def test_a_standard_library_exception_of_the_program_is_the_tests_class(ex):
+    """A program raising an exception class of the standard library (``json.JSONDecodeError``,
+    ``decimal.InvalidOperation``, ``re.error``, ``statistics.StatisticsError``, ``queue.Empty``)
+    reached a generic test as a stand-in class of the same name: ``pytest.raises(json.JSONDecodeError)``
+    and ``except queue.Empty`` missed it, so every right program errored (plain Python: pass).
+    Such a class is now the test's own class of that module (where the test has loaded it), with
+    the exception's attributes; ``unittest.SkipTest`` and other test-runner outcomes stay
+    stand-ins (a program must not skip its test)."""
+    right = ("import json, decimal, re, statistics, queue, unittest\n"
+             "def f(k):\n"
+             "    if k == 0:\n        return json.loads('{bad')\n"
+             "    if k == 1:\n        return decimal.Decimal('x')\n"
+             "    if k == 2:\n        return re.compile('(')\n"
+             "    if k == 3:\n        return statistics.mean([])\n"
+             "    if k == 4:\n        return queue.Queue().get_nowait()\n"
+             "    if k == 5:\n        raise unittest.SkipTest('no')\n"
+             "    return k\n")
+    tests = ["import json, pytest\nwith pytest.raises(json.JSONDecodeError) as e:\n    f(0)\nassert e.value.pos == 1",
+             "import decimal, pytest\nwith pytest.raises(decimal.InvalidOperation):\n    f(1)",
+             "import re\ntry:\n    f(2)\nexcept re.error as e:\n    assert e.pos == 0\nelse:\n    assert False",
+             "import statistics, pytest\nwith pytest.raises(statistics.StatisticsError, match='at least one'):\n"
+             "    f(3)",
+             "import queue\ntry:\n    f(4)\nexcept queue.Empty:\n    pass\nelse:\n    assert False",
+             "import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(f(5), 5)\n",
+             "import json, pytest\nwith pytest.raises(json.JSONDecodeError):\n    f(6)"]
+    got = _statuses(ex, "f", [right], tests)
+    assert got == [["pass"] * 5 + ["error", "error"]], got

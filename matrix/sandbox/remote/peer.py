@@ -255,6 +255,45 @@ class _Raw:
         self.enc = enc
 
 
+# standard-library packages whose exception classes are not crossed by name: a test runner's
+# outcomes (``unittest.SkipTest`` would skip the program's test) and debuggers'
+_NOT_BY_NAME = frozenset({"unittest", "doctest", "bdb", "pdb", "test", "idlelib", "builtins", "__main__"})
+
+
+def _stdlib_name(cls) -> str | None:
+    """``module:qualname`` of an exception class of the standard library (red-team pass 19: a
+    program's ``json.JSONDecodeError`` reached the test as a stand-in that ``except
+    json.JSONDecodeError`` missed), else None. A program naming its own class so gains nothing:
+    it could raise the standard one."""
+    try:
+        module = type.__dict__["__module__"].__get__(cls)
+        qualname = type.__dict__["__qualname__"].__get__(cls)
+    except Exception:  # noqa: BLE001 - an odd class: a stand-in
+        return None
+    if type(module) is not str or type(qualname) is not str or len(module) + len(qualname) > 200 \
+            or "<" in qualname or module.split(".")[0] in _NOT_BY_NAME \
+            or module.split(".")[0] not in getattr(sys, "stdlib_module_names", ()):
+        return None
+    return f"{module}:{qualname}"
+
+
+def _stdlib_class(spec: str):
+    """The test's own exception class ``spec`` names (:func:`_stdlib_name`), where its module is
+    loaded here (nothing is imported for the program), else None."""
+    module, _, qualname = spec.partition(":")
+    if not qualname or module.split(".")[0] in _NOT_BY_NAME \
+            or module.split(".")[0] not in getattr(sys, "stdlib_module_names", ()):
+        return None
+    obj = sys.modules.get(module)
+    for part in qualname.split("."):
+        if obj is None:
+            return None
+        obj = getattr(obj, "__dict__", {}).get(part)
+    if isinstance(obj, type) and issubclass(obj, BaseException) and obj.__module__ == module:
+        return obj
+    return None
+
+
 def _built(cls, args, message):
     """``cls(*args)`` for an exception crossing from the other process; ``cls(message)`` when
     its ``__init__`` does not take those arguments."""
@@ -264,7 +303,10 @@ def _built(cls, args, message):
         try:
             exc = cls(message)
         except Exception:
-            return Exception(message)
+            try:  # (its __init__ wants other arguments: JSONDecodeError(msg, doc, pos); its
+                exc = cls.__new__(cls, *args)  # attributes follow)
+            except Exception:
+                return Exception(message)
     try:
         BaseException.__dict__["args"].__set__(exc, args)
     except Exception:
@@ -457,6 +499,9 @@ class _Peer:
             if issubclass(obj, BaseException):
                 base = next((c.__name__ for c in obj.__mro__ if c in _EXC_BASES.values()), "Exception")
                 flags.append("exc:" + base)
+                std = _stdlib_name(obj) if self.side == "C" else None
+                if std is not None:  # (``json.JSONDecodeError``: the test's own class of that name)
+                    flags.append("std:" + std)
                 # the class's own name (its type's is "type": errors read "type: x")
                 name = type.__dict__["__name__"].__get__(obj)
             elif self.side == "C":
@@ -590,7 +635,10 @@ class _Peer:
             flags = [f for f in flags if type(f) is str] if type(flags) is list else []
             exc = next((f[4:] for f in flags if f.startswith("exc:")), None)
             fields = next((f[7:] for f in flags if f.startswith("fields:")), None)
-            if exc is not None and self.side == "T":
+            std = next((f[4:] for f in flags if f.startswith("std:")), None) if self.side == "T" else None
+            if exc is not None and std is not None and (p := _stdlib_class(std)) is not None:
+                pass
+            elif exc is not None and self.side == "T":
                 p = self._exception_class(rid, str(tname), exc)
             elif self.side == "T" and "class" in flags and \
                     (p := self._program_class(rid, next((f[5:] for f in flags if f.startswith("name:")), "")[:100],
