@@ -34,8 +34,8 @@ from matrix.errors import InputError
 from matrix.jsonl import not_utf8 as _not_utf8
 from matrix.tasks import Task, Test
 
-FORMATS = ("auto", "coevo", "mbpp", "mbpp-sanitized", "mbpp-plus", "humaneval", "codecontests", "apps",
-           "livecodebench", "deepcoder", "verl")
+FORMATS = ("auto", "coevo", "mbpp", "mbpp-sanitized", "mbpp-plus", "humaneval", "bigcodebench", "codecontests",
+           "apps", "livecodebench", "deepcoder", "verl")
 
 
 # ----------------------------------------------------------------------------- reading records
@@ -160,6 +160,8 @@ def detect_format(record: dict[str, Any]) -> str:
         return "verl"
     if "problem" in record and "tests" in record:
         return "deepcoder"
+    if "complete_prompt" in record and "test" in record:
+        return "bigcodebench"
     if "entry_point" in record and "test" in record:
         return "humaneval"
     if "entry_point" in record and "assertion" in record:
@@ -170,8 +172,8 @@ def detect_format(record: dict[str, Any]) -> str:
         return "mbpp"
     if "prompt" in record and "task_id" in record:
         return "coevo"
-    raise ValueError("unrecognised record: expected coevo, MBPP, MBPP+, HumanEval, CodeContests, APPS/TACO, "
-                     "LiveCodeBench, DeepCoder or verl fields")
+    raise ValueError("unrecognised record: expected coevo, MBPP, MBPP+, HumanEval, BigCodeBench, CodeContests, "
+                     "APPS/TACO, LiveCodeBench, DeepCoder or verl fields")
 
 
 # ----------------------------------------------------------------------------- converters
@@ -256,6 +258,32 @@ def from_humaneval(rec: dict, where: dict) -> Task:
                 tests=tests, solutions=sols, meta={"source": "humaneval"})
 
 
+def from_bigcodebench(rec: dict, where: dict) -> Task:
+    """BigCodeBench: ``complete_prompt`` (the imports, ``task_func``'s signature and docstring: the
+    code a completion continues) is the prompt, so that its samples run as its harness runs them
+    (``solution``: the whole program; ``completion``: after complete_prompt); ``test`` (a unittest
+    ``TestCases`` class calling the entry point, with its own imports) is one test, run through
+    unittest's runner as every test holding TestCase classes is (it passes where every method
+    passes); the reference is complete_prompt + ``canonical_solution``. ``instruct_prompt`` (the
+    task in words) is kept in ``meta``."""
+    prompt = _need(rec, "complete_prompt", str, where)
+    test_code = _need(rec, "test", str, where)
+    entry = rec.get("entry_point") or "task_func"
+    if not isinstance(entry, str) or not entry.isidentifier():
+        raise InputError("must be a function name", field="entry_point", **where)
+    try:
+        ast.parse(test_code)
+    except SyntaxError as exc:
+        raise InputError(f"does not parse ({exc.msg})", field="test", **where) from None
+    sol = rec.get("canonical_solution")
+    meta: dict[str, Any] = {"source": "bigcodebench"}
+    if isinstance(rec.get("instruct_prompt"), str):
+        meta["instruct_prompt"] = rec["instruct_prompt"]
+    return Task(task_id=str(rec.get("task_id", where.get("line"))), prompt=prompt, kind="function",
+                entry_point=entry, tests=[Test.assertion(test_code)],
+                solutions=[prompt + sol] if isinstance(sol, str) and sol else [], meta=meta)
+
+
 def from_mbpp_plus(rec: dict, where: dict) -> Task:
     """evalplus's MbppPlus.jsonl: ``assertion`` holds MBPP's asserts (imports before them go to
     ``setup``; anything else keeps the field whole, one test), ``canonical_solution`` the whole
@@ -331,6 +359,7 @@ CONVERTERS: dict[str, Callable[[dict, dict], Task]] = {
     "mbpp": from_mbpp,
     "mbpp-sanitized": from_mbpp_sanitized,
     "humaneval": from_humaneval,
+    "bigcodebench": from_bigcodebench,
     "mbpp-plus": from_mbpp_plus,
     "codecontests": from_codecontests,
     "apps": from_apps,

@@ -287,3 +287,33 @@ def _matrix(tmp_path, task, codes, tests):
     out = tmp_path / "m.jsonl"
     assert main(["matrix", *_files(tmp_path, task, codes, tests), "--out", str(out), "--workers", "2", "-q"]) == 0
     return json.loads(out.read_text())["status"]
+
+
+BCB = {"task_id": "BigCodeBench/13", "entry_point": "task_func", "libs": "['collections', 'itertools']",
+       "complete_prompt": "import collections\nimport itertools\n\n\ndef task_func(words):\n"
+                          "    \"\"\"Count each word's letters.\n\n    Requirements:\n    - collections\n\n"
+                          "    Example:\n    >>> task_func(['ab'])\n    Counter({'a': 1, 'b': 1})\n    \"\"\"\n",
+       "instruct_prompt": "Count the letters of all the words. You should write self-contained code starting with:\n"
+                          "```\nimport collections\nimport itertools\ndef task_func(words):\n```",
+       "code_prompt": "import collections\nimport itertools\ndef task_func(words):\n",
+       "canonical_solution": "    return collections.Counter(itertools.chain.from_iterable(words))\n",
+       "test": "import unittest\nfrom collections import Counter\n\n\nclass TestCases(unittest.TestCase):\n"
+               "    def test_case_1(self):\n        self.assertEqual(task_func(['ab', 'b']), Counter({'a': 1, 'b': 2}))\n\n"
+               "    def test_case_2(self):\n        self.assertEqual(task_func([]), Counter())\n"}
+
+
+def test_bigcodebench_problems_are_a_tasks_file(tmp_path):
+    """BigCodeBench's records (complete_prompt, instruct_prompt, a unittest TestCases class calling
+    task_func): `--tasks` said "field 'prompt': missing"; its samples (``solution``: the whole
+    program, or ``completion`` after complete_prompt) and chat answers run against the class."""
+    (tmp_path / "tasks.jsonl").write_text(json.dumps(BCB) + "\n", encoding="utf-8")
+    right = BCB["code_prompt"] + BCB["canonical_solution"]
+    wrong = BCB["code_prompt"] + "    return collections.Counter(words)\n"
+    rows = [{"task_id": "BigCodeBench/13", "solution": right}, {"task_id": "BigCodeBench/13", "solution": wrong},
+            {"task_id": "BigCodeBench/13", "completion": BCB["canonical_solution"]},
+            {"task_id": "BigCodeBench/13", "code": f"Sure:\n```python\n{right}```"}]
+    (tmp_path / "codes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "m.jsonl"
+    assert main(["matrix", "--tasks", str(tmp_path / "tasks.jsonl"), "--codes", str(tmp_path / "codes.jsonl"),
+                 "--out", str(out), "--workers", "2", "-q"]) == 0
+    assert json.loads(out.read_text())["status"] == [["pass"], ["fail"], ["pass"], ["pass"]]
