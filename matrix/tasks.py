@@ -510,6 +510,30 @@ def read_codes(path: str | os.PathLike, tasks: Iterable[Task | str] | None,
     return out
 
 
+def _row_tests(obj: dict[str, Any], file: str, line: int) -> list[Test]:
+    """The tests of one tests-file row: one test object, or a task's tests kept together in a list
+    (under ``test``, as the tasks contract's ``tests``, or MBPP's ``test_list``), each item an
+    assert test's text or a test object, in order."""
+    name = "test" if isinstance(obj.get("test"), list) else None
+    if name is None and not any(k in obj for k in ("test", "input", "output", "call", "expected")):
+        name = next((k for k in ("tests", "test_list") if k in obj), None)
+    if name is None:
+        return [Test.from_json(obj, file=file, line=line)]
+    items = obj[name]
+    if not isinstance(items, list):
+        raise InputError(f"must be a list of tests, got {type(items).__name__}", file=file, line=line, field=name)
+    out = []
+    for k, item in enumerate(items):
+        if isinstance(item, str):
+            out.append(Test.assertion(item))
+        elif isinstance(item, dict):
+            out.append(Test.from_json(item, file=file, line=line, prefix=f"{name}[{k}]."))
+        else:
+            raise InputError(f"must be a string or a test object, got {type(item).__name__}", file=file, line=line,
+                             field=f"{name}[{k}]")
+    return out
+
+
 def load_tests(path: str | os.PathLike, known_ids: Iterable[str] | None = None, *,
                allow_empty: bool = False) -> dict[str, list[Test]]:
     """Load a tests file: ``task_id -> [Test, ...]`` in file order (an empty file is an error
@@ -519,7 +543,7 @@ def load_tests(path: str | os.PathLike, known_ids: Iterable[str] | None = None, 
     seen: dict = {}
     for lineno, obj in read_jsonl(path):
         tid = _check_known(obj, known, str(path), lineno, seen)
-        out.setdefault(tid, []).append(Test.from_json(obj, file=str(path), line=lineno))
+        out.setdefault(tid, []).extend(_row_tests(obj, str(path), lineno))
     if not out and not allow_empty:
         raise InputError("no tests in file", file=str(path))
     return out

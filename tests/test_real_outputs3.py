@@ -317,3 +317,23 @@ def test_bigcodebench_problems_are_a_tasks_file(tmp_path):
     assert main(["matrix", "--tasks", str(tmp_path / "tasks.jsonl"), "--codes", str(tmp_path / "codes.jsonl"),
                  "--out", str(out), "--workers", "2", "-q"]) == 0
     assert json.loads(out.read_text())["status"] == [["pass"], ["fail"], ["pass"], ["pass"]]
+
+
+def test_a_tests_row_holding_a_list_of_tests_gives_each(tmp_path, capsys):
+    """A task's tests kept together as MBPP keeps them (``test_list``), as the tasks contract does
+    (``tests``: strings or test objects) or as a list under ``test`` were "field 'test': must be a
+    string" or "a test needs 'test', ...": each item is a test, in order."""
+    tid = ADD["task_id"]
+    rows = [{"task_id": tid, "test_list": ["assert add(1, 2) == 3", "assert add(0, 0) == 0"]},
+            {"task_id": tid, "tests": ["assert add(2, 2) == 4", {"call": "add(2, 5)", "expected": "7"}]},
+            {"task_id": tid, "test": ["assert add(-1, 1) == 0"]}]
+    files = _files(tmp_path, ADD, [RIGHT, WRONG], [])
+    (tmp_path / "tests.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "m.jsonl"
+    assert main(["matrix", *files, "--out", str(out), "--workers", "2", "-q"]) == 0
+    assert json.loads(out.read_text())["status"] == [["pass"] * 5, ["fail", "pass", "pass", "fail", "fail"]]
+    (tmp_path / "tests.jsonl").write_text(json.dumps({"task_id": tid, "tests": ["assert add(1, 2) == 3", {}]}) + "\n",
+                                          encoding="utf-8")
+    assert main(["matrix", *files, "--out", str(out), "-q"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "tests.jsonl:1: field 'tests[1]" in err[0], err
