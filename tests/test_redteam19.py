@@ -188,3 +188,27 @@ def test_a_standard_library_exception_of_the_program_is_the_tests_class(ex):
              "import json, pytest\nwith pytest.raises(json.JSONDecodeError):\n    f(6)"]
     got = _statuses(ex, "f", [right], tests)
     assert got == [["pass"] * 5 + ["error", "error"]], got
+
+
+def test_what_the_program_logs_reaches_the_tests_logging(ex):
+    """A program's ``logging`` calls went to its own process's loggers: ``assertLogs`` and a handler
+    the test adds saw nothing, so every right program that logs failed such tests (plain Python:
+    one ``logging`` tree). Its records now go to the test's logger of that name, whose levels and
+    handlers decide, as one interpreter's would."""
+    right = ("import logging\nlog = logging.getLogger('app')\n"
+             "def f(x):\n    if x < 0:\n        log.warning('negative %s', x)\n    logging.info('called %d', x)\n"
+             "    try:\n        1 / x\n    except ZeroDivisionError:\n        log.exception('zero')\n"
+             "    return abs(x)\n")
+    wrong = "def f(x):\n    return abs(x)\n"
+    tests = ["import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n"
+             "        with self.assertLogs('app', level='WARNING') as cm:\n            f(-1)\n"
+             "        self.assertEqual(cm.output, ['WARNING:app:negative -1'])\n",
+             "import logging, io\nbuf = io.StringIO()\nlogging.getLogger().addHandler(logging.StreamHandler(buf))\n"
+             "f(-2)\nassert buf.getvalue() == 'negative -2\\n'",
+             "import logging, io\nbuf = io.StringIO()\nroot = logging.getLogger()\nroot.setLevel(logging.INFO)\n"
+             "root.addHandler(logging.StreamHandler(buf))\nf(3)\nassert buf.getvalue() == 'called 3\\n'",
+             "import logging, io\nbuf = io.StringIO()\nlogging.getLogger().addHandler(logging.StreamHandler(buf))\n"
+             "f(0)\nassert buf.getvalue().startswith('zero\\nTraceback') and 'ZeroDivisionError' in buf.getvalue()",
+             "assert f(-5) == 5"]
+    got = _statuses(ex, "f", [right, wrong], tests)
+    assert got == [["pass"] * 5, ["fail", "fail", "fail", "fail", "pass"]], got

@@ -71,7 +71,10 @@ message, a value past its budget) makes the verdict an error whatever the test c
 
 Red-team pass 19 shares more of what one interpreter has once: ``warnings`` (a program's warning,
 once loaded, goes through the test's filters: ``pytest.warns``, ``simplefilter('error')``, a
-``["q", "warn", ...]`` request), standard input (from its
+``["q", "warn", ...]`` request), ``logging`` (where the test's text names ``logging``,
+``assertLogs`` or ``assertNoLogs``, each record the program logs goes to the test's logger of
+that name: a ``["q", "log", ...]`` request), exception classes of the standard library (the
+test's own ``json.JSONDecodeError``, not a stand-in), standard input (from its
 loading on, the program's ``input()`` and ``sys.stdin`` read the test's: ``sys.stdin =
 io.StringIO(...)``, ``mock.patch('builtins.input', ...)``; a ``["q", "stdin", what, size, binary]``
 request the test side answers only with its ``builtins.input`` or a read of its ``sys.stdin``), and,

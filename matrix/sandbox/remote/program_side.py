@@ -197,6 +197,68 @@ def _warn_through_test(server) -> None:
     warnings.warn = warn
 
 
+def _log_through_test(server) -> None:
+    """Once the program is loaded, what it logs in the process's main thread goes to the test's
+    ``logging``: every level is let through here (``Logger.isEnabledFor``), and each record, its
+    message formatted and its exception as text, is a ``["q", "log", ...]`` request handed to the
+    test's logger of that name, whose levels and handlers decide (``assertLogs``, a handler the
+    test adds), as one interpreter's ``logging`` tree does (red-team pass 19: the test saw none,
+    and every right program that logs failed such tests). The program's own handlers still get
+    the records its own levels let through. Only where the test's text names ``logging``,
+    ``assertLogs`` or ``assertNoLogs`` (a ``logging`` request turns it on): a program logging
+    in a loop costs a message a record there, nothing elsewhere."""
+    import _thread
+
+    main = _thread.get_ident()
+
+    def install(logging) -> None:
+        enabled, call = logging.Logger.isEnabledFor, logging.Logger.callHandlers
+        formatter = logging.Formatter()
+
+        def on() -> bool:
+            return server.log_on and server.tee is not None and server.tee.on and _thread.get_ident() == main
+
+        def is_enabled_for(self, level):
+            return True if on() else enabled(self, level)
+
+        def call_handlers(self, record):
+            if not on():
+                return call(self, record)
+            try:
+                text = record.getMessage()
+                exc = formatter.formatException(record.exc_info) if record.exc_info else record.exc_text
+            except Exception:  # noqa: BLE001 - as logging itself would: the record is reported broken
+                return call(self, record)
+            server.request("log", str(record.name)[:200], int(record.levelno), str(record.levelname)[:50], text,
+                           exc if type(exc) is str else None, str(record.funcName)[:200], int(record.lineno or 0))
+            if enabled(self, record.levelno):
+                c, own = self, False
+                while c is not None and not own:
+                    own = bool(c.handlers)
+                    c = c.parent if c.propagate else None
+                if own:  # (its own handlers: without any, logging's last resort would print it again)
+                    call(self, record)
+
+        logging.Logger.isEnabledFor = is_enabled_for
+        logging.Logger.callHandlers = call_handlers
+
+    if "logging" in sys.modules:
+        install(sys.modules["logging"])
+        return
+    import builtins as _b
+
+    real_import = _b.__import__
+
+    def watching_import(name, *args, **kwargs):  # (install once logging is first imported)
+        module = real_import(name, *args, **kwargs)
+        if "logging" in sys.modules and _b.__import__ is watching_import:
+            _b.__import__ = real_import
+            install(sys.modules["logging"])
+        return module
+
+    _b.__import__ = watching_import
+
+
 class _Server(_Peer):
     """The program process: answers the test process's requests on its objects."""
 
@@ -212,6 +274,7 @@ class _Server(_Peer):
         # (``self.xs = xs``): [object, its contents as last synced], numbered as the test has them
         self.kept: list[list] = []
         self.kept_ids: dict[int, int] = {}
+        self.log_on = False  # (the test asked for the program's log records: :func:`_log_through_test`)
 
     def send(self, msg, *args, **kwargs) -> None:
         """Each message, after what the program printed before it (:class:`_Tee`) and the state of
@@ -388,6 +451,9 @@ class _Server(_Peer):
             harness._G["recursion"] = obj  # (the base each call's room is measured from)
             harness._G.pop("room_set", None)
             return None, None
+        if op == "logging":  # the test may read what the program logs (:func:`_log_through_test`)
+            self.log_on = True
+            return None, None
         if op == "process":  # the test changed the environment, directory or command line
             if self.process_base is None:
                 self.process_base = process_state()
@@ -529,6 +595,7 @@ def serve(cmd: dict, chan) -> None:
     share_files(cmd["code"] + (cmd.get("setup") or ""))
     server.tee = tee = _Tee(max_msg)
     _warn_through_test(server)
+    _log_through_test(server)
     sys.stdout, sys.stderr = tee.streams
     sys.__stdout__, sys.__stderr__ = tee.streams  # type: ignore[misc]  # deliberate: the originals too
     G["std_streams"] = tee.streams

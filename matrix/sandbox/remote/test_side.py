@@ -76,6 +76,8 @@ def run_test(cmd: dict, chan) -> None:
                     # a container of the program's globals (a log, a cache): shared, kept in sync
                     ns[name] = peer.globals_given[name] = peer._kept_value(a[1], [["K", "v", a[2]]])
         peer.test_ns = ns
+        if "logging" in src or "assertLogs" in src or "assertNoLogs" in src:  # (what the program logs: the test's)
+            peer.request("logging", True)
         G["sysmods"]["solution"] = _program_module(peer)  # `from solution import f`, as test files write
         code = compile(src, "<test>", "exec", dont_inherit=True)
     except (RemoteError, ValueError, OSError, SyntaxError) as exc:
@@ -162,6 +164,9 @@ def _test_side_handle(peer, op, args):
     if op == "warn":  # the program warns: the test's filters take it (:func:`.program_side._warn_through_test`)
         _warn(peer, args)
         return None, None
+    if op == "log":  # the program logs: the test's logger of that name takes the record
+        _log(peer, args)
+        return None, None
     if op in ("getattr", "setattr", "delattr"):
         name = args[1]
         if type(name) is not str or name.startswith("_"):
@@ -225,3 +230,25 @@ def _warn(peer, args) -> None:
     if registry is None and len(registries) < 1024:
         registry = registries[(where, line)] = {}
     warnings.warn_explicit(text, category, where[:200], line, registry=registry)
+
+
+def _log(peer, args) -> None:
+    """A record the program logged (:func:`.program_side._log_through_test`), handled by the
+    test's logger of that name where its level lets it through (at most 1024 loggers made so)."""
+    import logging
+
+    name, level, level_name, text, exc, func, line = (list(args) + [None] * 7)[:7]
+    if type(name) is not str or type(level) is not int or type(level_name) is not str or type(text) is not str \
+            or not (exc is None or type(exc) is str) or type(func) is not str or type(line) is not int:
+        raise TypeError("malformed log record")
+    made = peer.__dict__.setdefault("loggers_made", set())
+    if name and name not in logging.Logger.manager.loggerDict and len(made) >= 1024:
+        return
+    made.add(name)
+    logger = logging.getLogger(name or None)
+    if not logger.isEnabledFor(level):
+        return
+    record = logging.makeLogRecord({"name": logger.name, "levelno": level, "levelname": level_name, "msg": text,
+                                    "args": None, "exc_text": exc, "funcName": func, "lineno": line,
+                                    "pathname": "<solution>", "filename": "<solution>", "module": "solution"})
+    logger.handle(record)
