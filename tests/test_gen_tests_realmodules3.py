@@ -37,7 +37,7 @@ def test_doctest_calls_with_bound_documents_comparisons_and_print_are_used():
 def sandboxed(tmp_path_factory):
     d = tmp_path_factory.mktemp("gentests19")
     d.chmod(0o755)
-    for name in ("deprecations.py",):
+    for name in ("deprecations.py", "aio_client.py"):
         (d / name).write_text((FIX / name).read_text())
     with Executor(ExecConfig(timeout=20, workers=2, import_paths=(str(d),))) as ex:
         yield d, ex
@@ -120,3 +120,32 @@ def test_the_mutant_phase_ends_near_its_share_of_the_budget_when_each_mutant_is_
     b.run_mutants({m.index: [0] for m in b.mutants}, [0], 0.64)
     assert now[0] <= clock.until(0.64) + 4.0, now[0] - clock.until(0.64)
     assert sum(1 for m in b.mutants if b.tried[m.index]) >= 6  # and it did run mutants
+
+
+def test_async_functions_and_methods_are_tested_through_asyncio_run(sandboxed, tmp_path):
+    """A module of coroutine functions ('async def') stopped with 'nothing testable: async
+    functions are not tested', exit 2, nothing written; async methods got no test (a user's
+    aio.py: mutation 0.0). They are now called as `asyncio.run(f(x))`."""
+    d, ex = sandboxed
+    module = analyze(d / "aio_client.py")
+    assert {u.qualname for u in module.units} >= {"double", "check", "Fetcher", "Fetcher.fetch"}
+    assert module.async_units == ["ticks"]  # an async generator: still said, not tested
+    runner = SandboxRunner(module, ex)
+    table = {0: Probe("double", (Step("call", "double", ("2",), unit="double"),)),
+             1: Probe("check", (Step("call", "check", ("''",), unit="check"),)),
+             2: Probe("Fetcher", (Step("call", "Fetcher", ("'http://a/'",), bind="fetcher", unit="Fetcher"),
+                                  Step("call", "fetcher.fetch", ("'/x'",), unit="Fetcher.fetch")))}
+    out, _ = runner.probes(Variant("original", module.source), table, [list(table)], limit=2.0)
+    assert out[0]["steps"][0][:2] == ["ok", ["v", 4]], out[0]
+    names = observe.Names("aio_client", {"double", "check", "Fetcher", "ticks", "asyncio"})
+    cases = [TestCase(table[k], out[k], observe.checks(out[k], names)) for k in table]
+    text = render_file("aio_client", names.names, cases, {}, "Tests.")
+    assert "assert asyncio.run(double(2)) == 4" in text, text
+    assert "        asyncio.run(check(''))" in text, text
+    assert "assert asyncio.run(fetcher.fetch('/x')) == 'http://a/x'" in text, text
+    (tmp_path / "test_aio_client.py").write_text(text)
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
+                          "-W", "error", str(tmp_path / "test_aio_client.py")],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                         env=dict(os.environ, PYTHONPATH=str(d)))
+    assert run.returncode == 0 and "3 passed" in run.stdout, run.stdout + run.stderr

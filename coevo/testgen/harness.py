@@ -589,6 +589,11 @@ def _cv_step(mod, env, local, step):
             with contextlib.redirect_stdout(sink):
                 if kind == "call":
                     value = fn(*argv, **kw)
+                    if type(value).__name__ == "coroutine" and hasattr(value, "cr_frame"):
+                        # a coroutine function's call: run as a test runs it, asyncio.run(f(x))
+                        import asyncio
+                        _CV_STATE["awaited"] = True
+                        value = asyncio.run(value)
                 else:
                     value = eval(callee, env, local)
                 _CV_STATE["reading"] = True  # what raises from here on raised reading the value
@@ -679,6 +684,7 @@ def _cv_probe(steps, limit, import_limit=None):
     t0 = time.perf_counter()
     warned = []
     warns = []
+    awaited = []
     hook = _cv_sys.unraisablehook
     _cv_arm(limit)
     try:
@@ -706,7 +712,10 @@ def _cv_probe(steps, limit, import_limit=None):
             warnings.simplefilter("always")
             for k, step in enumerate(steps):
                 seen = len(caught)
+                _CV_STATE["awaited"] = False
                 outs.append(_cv_step(mod, env, names, step))
+                if _CV_STATE["awaited"]:
+                    awaited.append(k)
                 # the first warning a step that returned emitted (a test asserts it: pytest.warns);
                 # not what the collector or a finalizer emits (ResourceWarning, an unawaited
                 # coroutine), at a time of their own
@@ -734,6 +743,8 @@ def _cv_probe(steps, limit, import_limit=None):
         out["warned"] = sorted(set(warned))[:10]
     if warns:
         out["warns"] = warns
+    if awaited:
+        out["awaited"] = awaited
     return out
 
 

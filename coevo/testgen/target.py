@@ -63,6 +63,7 @@ class Unit:
     end: int
     is_generator: bool = False
     constants: list = field(default_factory=list)  # literal values seen in the body
+    is_async: bool = False  # a coroutine function: called as asyncio.run(f(...))
 
     @property
     def lines(self) -> range:
@@ -301,7 +302,7 @@ def analyze(path: Path, *, selected: str | None = None, private: bool = False) -
     functions: list[Unit] = []
     classes: list[ClassInfo] = []
     for node in _top_level(tree.body):
-        if isinstance(node, ast.FunctionDef):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             u = _function_unit(node, None, "function")
             if u is not None:
                 functions.append(u)
@@ -326,18 +327,21 @@ def analyze(path: Path, *, selected: str | None = None, private: bool = False) -
 
 def _async_units(tree: ast.Module, private: bool) -> list[str]:
     """The (public, unless ``private``) async functions of the module and async methods of its
-    classes, by qualified name: calling one only builds a coroutine, so they get no test."""
+    classes that get no test, by qualified name: async generators, async properties and special
+    methods (coroutine functions are run: ``asyncio.run(f(x))``)."""
     def shown(name: str) -> bool:
         return private or not name.startswith("_")
 
     out: list[str] = []
     stack = list(tree.body)
     for node in stack:
-        if isinstance(node, ast.AsyncFunctionDef) and shown(node.name) and node.name not in out:
+        if isinstance(node, ast.AsyncFunctionDef) and shown(node.name) and node.name not in out \
+                and not _testable_async(node):
             out.append(node.name)
         elif isinstance(node, ast.ClassDef) and shown(node.name):
             out += [f"{node.name}.{m.name}" for m in node.body
-                    if isinstance(m, ast.AsyncFunctionDef) and (shown(m.name) or m.name.startswith("__"))]
+                    if isinstance(m, ast.AsyncFunctionDef) and (shown(m.name) or m.name.startswith("__"))
+                    and not (_testable_async(m, "method") and not m.name.startswith("_"))]
         elif isinstance(node, ast.If) and not _is_main_guard(node):
             stack.extend(node.body + node.orelse)
         elif isinstance(node, ast.Try):
@@ -368,7 +372,7 @@ def _top_level(body: list[ast.stmt]):
     stack = list(body)
     out = []
     for node in stack:
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             if node.name not in seen:
                 seen.add(node.name)
                 out.append(node)
@@ -455,8 +459,11 @@ def _own_yield(node: ast.FunctionDef) -> bool:
 
 
 def _function_unit(node, owner: str | None, kind: str) -> Unit | None:
-    if not isinstance(node, ast.FunctionDef):
-        return None  # async functions are left out
+    if isinstance(node, ast.AsyncFunctionDef):
+        if not _testable_async(node, kind):
+            return None  # an async generator, an async property: left out (and said)
+    elif not isinstance(node, ast.FunctionDef):
+        return None
     decos = _decorator_names(node)
     if any(d in _STUB_DECORATORS for d in decos) or "contextmanager" in decos:
         return None
@@ -475,7 +482,16 @@ def _function_unit(node, owner: str | None, kind: str) -> Unit | None:
     qual = f"{owner}.{node.name}" if owner and kind != "init" else (owner or node.name)
     return Unit(qualname=qual, name=node.name, owner=owner, kind=kind, params=params, node=node,
                 doc=ast.get_docstring(node), start=_first_line(node), end=node.end_lineno or node.lineno,
-                is_generator=_is_generator(node), constants=_constants(node.body))
+                is_generator=_is_generator(node), constants=_constants(node.body),
+                is_async=isinstance(node, ast.AsyncFunctionDef))
+
+
+def _testable_async(node: ast.AsyncFunctionDef, kind: str = "function") -> bool:
+    """A coroutine function or method (a test runs it: ``asyncio.run(f(x))``); not an async
+    generator, an async property or an async special method (``__aenter__``)."""
+    if kind == "init" or _own_yield(node) or (node.name.startswith("__") and node.name.endswith("__")):
+        return False
+    return not set(_decorator_names(node)) & {"property", "cached_property", "setter", "getter", "deleter"}
 
 
 def _first_line(node) -> int:
@@ -525,6 +541,10 @@ def _class_info(node: ast.ClassDef) -> ClassInfo | None:
                     if isinstance(n, ast.Name) and n.id.startswith("__") and n.id.endswith("__") \
                             and n.id not in dunders:
                         dunders.append(n.id)
+        if isinstance(item, ast.AsyncFunctionDef) and not item.name.startswith("_"):
+            u = _function_unit(item, node.name, "method")
+            if u is not None:
+                methods.append(u)
         if isinstance(item, ast.FunctionDef):
             if item.name == "__init__":
                 init_node = item

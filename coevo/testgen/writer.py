@@ -387,9 +387,14 @@ def _assert_line(expr: str, c: Check, ctx: _Ctx, indent: int) -> str:
     return head + pretty(lit, 0, _WIDTH - indent, column=len(head))
 
 
-def _call_src(step: Step, ctx: _Ctx, arg_vars: dict[int, str], column: int = 0, width: int = _WIDTH) -> str:
+def _call_src(step: Step, ctx: _Ctx, arg_vars: dict[int, str], column: int = 0, width: int = _WIDTH,
+              awaited: bool = False) -> str:
     """The call's source; where, starting at ``column``, it would pass ``width`` columns, one
-    argument per line (each wrapped in turn), indented from the call's own line."""
+    argument per line (each wrapped in turn), indented from the call's own line. ``awaited``: a
+    coroutine function's call, run as ``asyncio.run(f(x))``."""
+    if awaited:
+        ctx.extra_imports.add("import asyncio")
+        return "asyncio.run(" + _call_src(step, ctx, arg_vars, column + 12, width) + ")"
     if step.kind == "attr":
         return ctx.src(step.callee)
     pos = [arg_vars.get(j) or ctx.src(a) for j, a in enumerate(step.args)]
@@ -457,8 +462,10 @@ def render_test(tc: TestCase, ctx: _Ctx, units: dict) -> str:
         first_line = len(body)
         width = _WIDTH - sind
 
-        def call_at(column: int, step=step, arg_vars=arg_vars, width=width) -> str:
-            return _call_src(step, ctx, arg_vars, column, width)
+        awaited = i in (tc.outcome.get("awaited") or ())
+
+        def call_at(column: int, step=step, arg_vars=arg_vars, width=width, awaited=awaited) -> str:
+            return _call_src(step, ctx, arg_vars, column, width, awaited)
 
         raise_checks = by_root.get(("raise", i), [])
         if raise_checks:
