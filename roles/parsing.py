@@ -440,6 +440,48 @@ def _whole_statements(body: str, entry_point: str) -> str | None:
     return None
 
 
+_JSON_CODE_KEYS = ("code", "solution", "program", "python", "python_code", "source", "source_code", "final_code",
+                   "answer", "completion")
+
+
+def json_answer(text: str) -> str | None:
+    """The program of an answer given as a JSON object (structured output: ``{"code": "..."}``),
+    the whole text or a ```json block of an answer without python blocks; None for any other
+    text."""
+    s = text.strip()
+    if s.startswith("{") and s.endswith("}"):
+        chunks = [s]
+    elif "```" in text or "~~~" in text:
+        blocks = fenced_blocks(text)
+        if any(b.lang in PY_LANGS for b in blocks):
+            return None
+        chunks = [b.body for b in blocks if b.lang == "json"]
+    else:
+        return None
+    for chunk in chunks:
+        try:
+            obj = json.loads(chunk)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(obj, dict):
+            for k in _JSON_CODE_KEYS:
+                v = obj.get(k)
+                if isinstance(v, str) and v.strip():
+                    return v
+    return None
+
+
+_ESCAPES = {"n": "\n", "t": "\t", "r": "", '"': '"', "'": "'", "\\": "\\"}
+
+
+def unescaped(src: str) -> str | None:
+    """``src`` with the escapes of a JSON string read (``\\n`` a line end, ``\\t`` a tab, ``\\"``,
+    ``\\\\``): code printed as a string's escaped text; None where it holds no ``\\n``."""
+    if "\\n" not in src:
+        return None
+    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(0)), src, flags=re.S)
+
+
 _SESSION = re.compile(r"^[ \t]*>>>(?: |$)", re.M)
 
 
@@ -469,6 +511,9 @@ def _parse_code(text: str, entry_point: str | None) -> ParsedCode:
     if not text.strip():
         return ParsedCode(None, False, "empty answer after the reasoning")
     text = text[:MAX_CHARS]
+    inner = json_answer(text)
+    if inner is not None and inner != text:  # structured output: {"code": "..."}
+        return _parse_code(inner, entry_point)
     blocks = _code_then_fence(text) or fenced_blocks(text)
     if blocks:
         cands = [b for b in blocks if b.lang in PY_LANGS and b.body.strip()]
@@ -481,6 +526,8 @@ def _parse_code(text: str, entry_point: str | None) -> ParsedCode:
                 body = textwrap.dedent(body)
             if not _parses(body) and (typed := _session_code(body)) is not None and _parses(typed):
                 body = typed  # an interpreter session: the code typed in it
+            if not _parses(body) and (plain := unescaped(body)) is not None and _parses(plain):
+                body = plain  # line ends written as the two characters \n
             if not b.closed and entry_point and not _parses(body):
                 body = _whole_statements(body, entry_point) or body
             bodies.append(body)

@@ -298,7 +298,8 @@ BCB = {"task_id": "BigCodeBench/13", "entry_point": "task_func", "libs": "['coll
        "code_prompt": "import collections\nimport itertools\ndef task_func(words):\n",
        "canonical_solution": "    return collections.Counter(itertools.chain.from_iterable(words))\n",
        "test": "import unittest\nfrom collections import Counter\n\n\nclass TestCases(unittest.TestCase):\n"
-               "    def test_case_1(self):\n        self.assertEqual(task_func(['ab', 'b']), Counter({'a': 1, 'b': 2}))\n\n"
+               "    def test_case_1(self):\n"
+               "        self.assertEqual(task_func(['ab', 'b']), Counter({'a': 1, 'b': 2}))\n\n"
                "    def test_case_2(self):\n        self.assertEqual(task_func([]), Counter())\n"}
 
 
@@ -337,3 +338,22 @@ def test_a_tests_row_holding_a_list_of_tests_gives_each(tmp_path, capsys):
     assert main(["matrix", *files, "--out", str(out), "-q"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "tests.jsonl:1: field 'tests[1]" in err[0], err
+
+
+def test_answers_in_json_or_with_escaped_line_ends_run_their_code(tmp_path):
+    """Structured-output answers (``{"code": "..."}``: a dict literal to Python, so it ran as a program
+    that defines nothing; in a ```json block) and code whose line ends came escaped (``\\n`` written
+    as two characters, from a JSON string printed as it is) run the code a reader takes out."""
+    doc = json.dumps({"language": "python", "code": RIGHT, "explanation": "adds"})
+    codes = [doc, f"```json\n{json.dumps({'solution': WRONG})}\n```", RIGHT.replace("\n", "\\n"),
+             "```python\n" + WRONG.replace("\n", "\\n") + "\n```",
+             'def add(a, b):\\n    s = "x\\\\ny"\\n    return a + b\\n']  # an escaped string inside stays one
+    assert [s[0] for s in _matrix(tmp_path, ADD, codes, ["assert add(1, 2) == 3"])] == [
+        "pass", "fail", "pass", "fail", "pass"]
+
+
+def test_a_sampled_answer_in_json_gives_its_code():
+    from roles.parsing import parse_code
+
+    assert parse_code(json.dumps({"code": RIGHT}), "add").code.strip() == RIGHT.strip()
+    assert parse_code("Here:\n```json\n" + json.dumps({"code": RIGHT}) + "\n```", "add").code.strip() == RIGHT.strip()

@@ -160,7 +160,9 @@ def _before_eos(text: str) -> str | None:
 def extracted_code(code: str, entry_point: str | None) -> str | None:
     """The code to run in place of the field ``code``, or None to run the field as written
     (it compiles, or no code is found in it). A field that does not compile and holds a model's
-    end-of-sequence text (decoded without skipping special tokens) ends there."""
+    end-of-sequence text (decoded without skipping special tokens) ends there. A JSON object with
+    the code in a field (``{"code": ...}``: a structured-output answer) gives that code, and a
+    field whose line ends came escaped (``\\n``, code printed as a JSON string) is read unescaped."""
     finals = list(_HARMONY_FINAL.finditer(code)) if "<|channel|>" in code else []
     if finals:  # the final channel's answer, not the analysis channel's drafts
         final = code[finals[-1].end():]
@@ -177,6 +179,22 @@ def extracted_code(code: str, entry_point: str | None) -> str | None:
         rest = code[head.end():]
         got = extracted_code(rest, entry_point)
         return got if got is not None else rest
+    stripped = code.strip()
+    if stripped.startswith("{") and stripped.endswith("}"):  # structured output: {"code": "..."}
+        from roles.parsing import json_answer
+
+        inner = json_answer(stripped)
+        if inner is not None:
+            got = extracted_code(inner, entry_point)
+            return got if got is not None else inner
+    if "\\n" in code and not _compiles(code):  # line ends written as the two characters \n
+        from roles.parsing import unescaped
+
+        plain = unescaped(code)
+        if plain is not None and plain != code:
+            got = extracted_code(plain, entry_point)
+            if got is not None or _compiles(plain):
+                return got if got is not None else plain
     if "\r" in code and not _compiles(code):  # lines ended by a lone CR (old Mac), which Python reads as lines
         lines = code.replace("\r\n", "\n").replace("\r", "\n")
         if lines != code.replace("\r\n", "\n"):
