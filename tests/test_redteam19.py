@@ -212,3 +212,29 @@ def test_what_the_program_logs_reaches_the_tests_logging(ex):
              "assert f(-5) == 5"]
     got = _statuses(ex, "f", [right, wrong], tests)
     assert got == [["pass"] * 5, ["fail", "fail", "fail", "fail", "pass"]], got
+
+
+def test_a_builtin_the_test_patches_is_the_programs_too(ex):
+    """A generic test patching a builtin the program calls (``mock.patch('builtins.print')``,
+    ``mock.patch('builtins.open', mock_open(read_data=...))``) patched its own process's: the
+    program printed and opened for real, so ``assert_called_with`` failed and a file read raised
+    FileNotFoundError for every right program (plain Python: one ``builtins``). While the test has
+    a builtin replaced, the program's name for it calls the test's object."""
+    right = ("def hello(name):\n    print('hi', name)\n"
+             "def count(path):\n    with open(path) as fh:\n        return len(fh.readlines())\n"
+             "def first(path):\n    with open(path) as fh:\n        for line in fh:\n            return line.strip()\n")
+    wrong = ("def hello(name):\n    return None\n"
+             "def count(path):\n    return 2\n"
+             "def first(path):\n    return 'a'\n")
+    tests = ["from unittest import mock\nwith mock.patch('builtins.print') as p:\n    hello('bo')\n"
+             "p.assert_called_once_with('hi', 'bo')",
+             "from unittest.mock import patch, mock_open\n"
+             "with patch('builtins.open', mock_open(read_data='a\\nb\\n')):\n"
+             "    assert count('x.txt') == 2",
+             "from unittest.mock import patch, mock_open\n"
+             "with patch('builtins.open', mock_open(read_data='q\\nb\\n')) as m:\n"
+             "    assert first('y.txt') == 'q'\nm.assert_called_once_with('y.txt')",
+             "import builtins\nseen = []\nold = builtins.print\nbuiltins.print = lambda *a, **k: seen.append(a)\n"
+             "hello('x')\nbuiltins.print = old\nhello('y')\nassert seen == [('hi', 'x')]"]
+    got = _statuses(ex, "hello", [right, wrong], tests)
+    assert got == [["pass"] * 4, ["fail", "pass", "fail", "fail"]], got

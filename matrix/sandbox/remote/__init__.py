@@ -74,7 +74,10 @@ once loaded, goes through the test's filters: ``pytest.warns``, ``simplefilter('
 ``["q", "warn", ...]`` request), ``logging`` (where the test's text names ``logging``,
 ``assertLogs`` or ``assertNoLogs``, each record the program logs goes to the test's logger of
 that name: a ``["q", "log", ...]`` request), exception classes of the standard library (the
-test's own ``json.JSONDecodeError``, not a stand-in), standard input (from its
+test's own ``json.JSONDecodeError``, not a stand-in), ``print`` and ``open`` where the test
+replaced them in ``builtins`` (``mock.patch('builtins.open', mock_open(...))``: the program's names
+call the test's objects; a ``["q", "builtins", ...]`` request where the test's text names
+``builtins``), standard input (from its
 loading on, the program's ``input()`` and ``sys.stdin`` read the test's: ``sys.stdin =
 io.StringIO(...)``, ``mock.patch('builtins.input', ...)``; a ``["q", "stdin", what, size, binary]``
 request the test side answers only with its ``builtins.input`` or a read of its ``sys.stdin``), and,

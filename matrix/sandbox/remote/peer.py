@@ -137,6 +137,10 @@ def share_files(source: str = "") -> None:
         tempfile._mkstemp_inner = shared_inner  # type: ignore[attr-defined]  # (mkstemp, NamedTemporaryFile)
 
 
+# the builtins a test may replace for the program too (``mock.patch('builtins.open', mock_open(...))``,
+# ``mock.patch('builtins.print')``): those a program does its I/O with; not ``len``, ``isinstance``...,
+# which the harness's own code in the program's process calls (``input``: :mod:`.program_side`)
+FORWARDED_BUILTINS = ("print", "open")
 # a test's text naming any of these may change what :func:`process_state` reads
 PROCESS_WORDS = ("environ", "putenv", "unsetenv", "chdir", "argv", "int_max_str_digits", "context")
 _DECIMAL_FIELDS = ("prec", "rounding", "Emin", "Emax", "capitals", "clamp")
@@ -372,6 +376,10 @@ class _Peer:
         # of each, so the program sees the test's (red-team pass 19, :func:`process_state`)
         self.process_base: list | None = None
         self.process_sent: list | None = None
+        # the test side, where its text names ``builtins``: the builtins as the test found them, and
+        # those it had replaced when last sent (``mock.patch('builtins.print')``; pass 19)
+        self.builtins_base: dict | None = None
+        self.builtins_sent: dict = {}
 
     def broke(self, why: str) -> RemoteError:
         """The conversation is broken (:attr:`broken`): the error to raise."""
@@ -698,7 +706,7 @@ class _Peer:
     def request(self, op, *args, nodes=None):
         if self.kept_test and not self.kept_syncing:
             self.push_kept()
-        if self.side == "T" and op not in ("random", "recursionlimit", "process"):
+        if self.side == "T" and op not in ("random", "recursionlimit", "process", "builtins"):
             self.push_random()
             limit = sys.getrecursionlimit()
             if limit != self.recursion_limit:  # (``sys.setrecursionlimit(5000)``: one interpreter's)
@@ -708,6 +716,8 @@ class _Peer:
                 self.request("recursionlimit", min(limit, RECURSION_CAP))
             if self.process_base is not None:
                 self.push_process()
+            if self.builtins_base is not None:
+                self.push_builtins()
         self.send(["q", op, *[self.to_wire(a) for a in args]])
         if nodes is not None:
             self.call_nodes.append(nodes)
@@ -995,6 +1005,26 @@ class _Peer:
         if type(k) is int:
             value = self._kept_value(value, [["K", "v", k]])
         ns[name] = self.globals_given[name] = value
+
+    def push_builtins(self) -> None:
+        """The test side, before each request: the builtins the test has replaced now (its objects,
+        which the program's names then call), where that changed since last sent; None for one put
+        back (``input`` goes its own way: :func:`.program_side._read_the_tests_input`)."""
+        base = self.builtins_base
+        if base is None:
+            return
+        now = {}
+        for name, was in base.items():
+            v = builtins.__dict__.get(name, was)
+            if v is not was:
+                now[name] = v
+        sent = self.builtins_sent
+        if len(now) == len(sent) and all(sent.get(k) is v for k, v in now.items()):
+            return
+        change = {k: v for k, v in now.items() if sent.get(k) is not v}
+        change.update({k: None for k in sent if k not in now})
+        self.builtins_sent = now
+        self.request("builtins", change)
 
     def push_process(self) -> None:
         """The test side, before each request: what the test changed of the environment, working

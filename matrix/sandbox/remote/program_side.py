@@ -11,6 +11,7 @@ from .arrays import _array_data, _is_array
 from .peer import (
     _MAX_KEPT,
     _MAX_KEPT_ITEMS,
+    FORWARDED_BUILTINS,
     RPC_FD,
     RemoteError,
     _Peer,
@@ -450,6 +451,14 @@ class _Server(_Peer):
             sys.setrecursionlimit(max(obj, 64))  # (room for this request's own frames)
             harness._G["recursion"] = obj  # (the base each call's room is measured from)
             harness._G.pop("room_set", None)
+            return None, None
+        if op == "builtins":  # builtins the test replaced (``mock.patch('builtins.open', ...)``) or put back
+            from .. import harness
+
+            genuine = harness._G["genuine"]
+            for name, v in (obj.items() if type(obj) is dict else ()):
+                if type(name) is str and name in FORWARDED_BUILTINS:
+                    setattr(builtins, name, genuine[name] if v is None else v)
             return None, None
         if op == "logging":  # the test may read what the program logs (:func:`_log_through_test`)
             self.log_on = True

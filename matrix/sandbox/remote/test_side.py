@@ -7,7 +7,17 @@ import socket
 import sys
 
 from ..records import Frame
-from .peer import PROCESS_WORDS, RPC_FD, RemoteError, _Peer, _Raised, process_state, random_state, share_files
+from .peer import (
+    FORWARDED_BUILTINS,
+    PROCESS_WORDS,
+    RPC_FD,
+    RemoteError,
+    _Peer,
+    _Raised,
+    process_state,
+    random_state,
+    share_files,
+)
 from .shapes import _NODE_KINDS, _as_node, _NodeNo
 
 
@@ -49,6 +59,10 @@ def run_test(cmd: dict, chan) -> None:
     peer.random_on = "random" in src
     if any(w in src for w in PROCESS_WORDS):  # (the environment, directory, command line: one process's)
         peer.process_base = peer.process_sent = process_state()
+    if "builtins" in src:  # (a builtin the test replaces is the program's too: one ``builtins``)
+        import builtins
+
+        peer.builtins_base = {k: getattr(builtins, k) for k in FORWARDED_BUILTINS}
     peer.random_state = random_state() if peer.random_on else None  # (moved by the test from here on:
     # synced with the program's)
     try:
@@ -159,6 +173,12 @@ def _test_side_handle(peer, op, args):
             writeback.changes = changes
             return value, writeback
         return value, changes
+    if op == "enter":  # a ``with`` of the program's on an object of the test's (``mock_open``'s handle)
+        return _as_node(peer, type(obj).__enter__(obj))
+    if op == "exit":
+        desc = args[1] if len(args) > 1 else None
+        ended = peer._exception(desc) if desc is not None else None
+        return bool(type(obj).__exit__(obj, type(ended) if ended is not None else None, ended, None)), None
     if op == "stdin":  # the program reads its standard input: the test's (:class:`.program_side._TestStdin`)
         return _stdin(args), None
     if op == "warn":  # the program warns: the test's filters take it (:func:`.program_side._warn_through_test`)
