@@ -149,3 +149,19 @@ def test_async_functions_and_methods_are_tested_through_asyncio_run(sandboxed, t
                          capture_output=True, text=True, cwd=tmp_path, timeout=120,
                          env=dict(os.environ, PYTHONPATH=str(d)))
     assert run.returncode == 0 and "3 passed" in run.stdout, run.stdout + run.stderr
+
+
+def test_a_match_object_parameter_gets_matches_of_the_module_s_own_patterns():
+    """tomli's `match_to_datetime(match: re.Match[str])` only ever got `5` (AttributeError: 'int'
+    object has no attribute 'groups'): branches 0%. It now gets `RE_DATETIME.match('...')` with
+    strings drawn from the module's compiled patterns (verbose ones, built with f-strings)."""
+    module = analyze(FIX / "stamps.py")
+    gen = InputGenerator(module, seed=0)
+    units = {u.qualname: u for u in module.units}
+    env: dict = {}
+    exec(compile((FIX / "stamps.py").read_text(), "stamps.py", "exec"), env)
+    for fn, param, regex in (("to_minutes", "match", "RE_TIME"), ("month_of", "m", "RE_DATE")):
+        spec = dict((p.name, s) for p, s in gen.specs(units[fn]))[param]
+        pool = [s for s in gen.pool(spec, gen._consts(units[fn])) if s.startswith(regex + ".match(")]
+        assert pool, (fn, spec, gen.pool(spec, gen._consts(units[fn])))
+        assert all(eval(s, env) is not None for s in pool), pool  # each one matches

@@ -300,6 +300,7 @@ class InputGenerator:
         self.tables = container_keys([n for n in module.tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))])
         self.units = {u.qualname if u.kind != "init" else u.owner: u for u in module.units}
         self.regex_strings = _regex_examples(module.regexes, seed)
+        self._matches: list[str] | None = None
         self.std = std_sources(module.tree)
         self.argv = argv_lists(module.tree)
         self.argv_reads, self.argv_params = argv_readers(module.tree)
@@ -414,6 +415,8 @@ class InputGenerator:
                         out.append(p[i])
         elif k == "callable":
             out = list(_CALLABLES)
+        elif k == "match":
+            out = self.matches or ["None"]
         elif k == "argv":
             out = (self.argv or ["[]", "['5']", "['hello']", "['hello', 'world']"]) + ["None"]
         elif k in _STD_ARGS:
@@ -779,6 +782,18 @@ class InputGenerator:
             except Exception:  # an odd spec: keep what was drawn
                 pass
         return _dedupe([self.probe(unit, ch, "hypothesis") for (unit, _, _), chs in zip(plan, found) for ch in chs])
+
+    @property
+    def matches(self) -> list[str]:
+        """``RE_X.match('...')`` sources: matches of the module's compiled patterns (module-level
+        ``NAME = re.compile(...)``), on strings drawn from each pattern with its flags."""
+        if self._matches is None:
+            self._matches = []
+            for name, pattern in _compiled_patterns(self.module.tree).items():
+                for text in _draw_regex(pattern, self.seed, 3):
+                    if pattern.match(text):
+                        self._matches.append(f"{name}.match({_lit(text)})")
+        return self._matches
 
     # ------------------------------------------------------------------ docstrings
     def docstring_probes(self) -> list[Probe]:
@@ -1161,6 +1176,74 @@ class _Substitute(ast.NodeTransformer):
         if isinstance(node.ctx, ast.Load) and node.id in self.literals:
             return self.literals[node.id]
         return node
+
+
+def _compiled_patterns(tree: ast.Module) -> dict:
+    """The module's top-level ``NAME = re.compile(PATTERN[, FLAGS])``, compiled here: PATTERN a
+    string, a name of a module-level string or an f-string of such names; FLAGS ``re.X | ...``."""
+    strings: dict[str, str] = {}
+
+    def text(node) -> str | None:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value
+        if isinstance(node, ast.Name):
+            return strings.get(node.id)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            a, b = text(node.left), text(node.right)
+            return a + b if a is not None and b is not None else None
+        if isinstance(node, ast.JoinedStr):
+            parts = []
+            for v in node.values:
+                if isinstance(v, ast.FormattedValue):
+                    if v.conversion != -1 or v.format_spec is not None:
+                        return None
+                    v = v.value
+                t = text(v)
+                if t is None:
+                    return None
+                parts.append(t)
+            return "".join(parts)
+        return None
+
+    def flags(node) -> int | None:
+        if node is None:
+            return 0
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "re":
+            v = getattr(re, node.attr, None)
+            return int(v) if isinstance(v, re.RegexFlag) else None
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            a, b = flags(node.left), flags(node.right)
+            return a | b if a is not None and b is not None else None
+        return None
+
+    out: dict = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target, value = stmt.targets[0], stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            target, value = stmt.target, stmt.value
+        else:
+            continue
+        if not isinstance(target, ast.Name):
+            continue
+        t = text(value)
+        if t is not None:
+            strings[target.id] = t
+            continue
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "compile" \
+                and isinstance(value.func.value, ast.Name) and value.func.value.id == "re" and value.args:
+            pat = text(value.args[0])
+            fl = flags(value.args[1] if len(value.args) > 1 else
+                       next((k.value for k in value.keywords if k.arg == "flags"), None))
+            if pat is None or fl is None or len(pat) > 2000:
+                continue
+            try:
+                out[target.id] = re.compile(pat, fl)
+            except (re.error, TypeError, ValueError, OverflowError, RecursionError):
+                continue
+        if len(out) >= 12:
+            break
+    return out
 
 
 def _literal_args(call: ast.Call) -> bool:

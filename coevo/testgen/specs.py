@@ -87,6 +87,8 @@ def from_annotation(node: ast.AST | None, classes: dict[str, str] | None = None,
             return Spec("tuple", (ANY, Ellipsis))
         if name in ("Callable",):
             return Spec("callable")
+        if name == "Match":  # re.Match: a match of the module's own patterns
+            return Spec("match")
         return ANY
     if isinstance(node, ast.Subscript):
         outer = _name_of(node.value)
@@ -107,6 +109,8 @@ def from_annotation(node: ast.AST | None, classes: dict[str, str] | None = None,
             return Spec("literal", tuple(vals)) if vals else ANY
         if outer in ("Annotated", "Final", "ClassVar", "Required", "NotRequired"):
             return specs[0]
+        if outer == "Match":
+            return Spec("match")
         if outer in _LISTS:
             return Spec("list", (specs[0],))
         if outer in _SETS:
@@ -575,7 +579,9 @@ def _decide(ev: _Evidence, name: str, classes: dict[str, list[str]], hint: Spec 
         fits = [c for c, members in classes.items() if special <= set(members)]
         if fits:
             ev.add("instance:" + fits[0], 5)
-    if not ev.scores:
+    if ev.attrs & {"group", "groups", "groupdict"} and not ev.attrs & (_STR_METHODS | _LIST_METHODS | _DICT_METHODS):
+        base = Spec("match")  # m.group(1), m.groups(): a match object
+    elif not ev.scores:
         base = hint or _by_name(name) or ANY
     else:
         kind = max(ev.scores, key=lambda k: (ev.scores[k], k))
