@@ -105,6 +105,9 @@ class Task:
 
     @staticmethod
     def from_json(obj: dict[str, Any], *, file: str | None = None, line: int | None = None) -> Task:
+        raw_id = obj.get("task_id")
+        if isinstance(raw_id, int) and not isinstance(raw_id, bool):  # an integer id: its decimal text
+            obj = {**obj, "task_id": str(raw_id)}
         for name in ("task_id", "prompt"):
             _require_str(obj, name, file, line)
         kind = obj.get("kind", "function")
@@ -122,8 +125,12 @@ class Task:
             raise InputError("must be a list of tests", file=file, line=line, field="tests")
         tests = []
         for i, t in enumerate(tests_raw):
+            if isinstance(t, str):  # an assert test's text
+                tests.append(Test.assertion(t))
+                continue
             if not isinstance(t, dict):
-                raise InputError("must be an object", file=file, line=line, field=f"tests[{i}]")
+                raise InputError("must be an object or an assert test's text", file=file, line=line,
+                                 field=f"tests[{i}]")
             tests.append(Test.from_json(t, file=file, line=line, prefix=f"tests[{i}]."))
         sols = obj.get("solutions", []) or []
         if not isinstance(sols, list) or not all(isinstance(s, str) for s in sols):

@@ -357,3 +357,19 @@ def test_a_sampled_answer_in_json_gives_its_code():
 
     assert parse_code(json.dumps({"code": RIGHT}), "add").code.strip() == RIGHT.strip()
     assert parse_code("Here:\n```json\n" + json.dumps({"code": RIGHT}) + "\n```", "add").code.strip() == RIGHT.strip()
+
+
+def test_a_users_tasks_file_with_integer_ids_and_tests_as_strings_is_read(tmp_path):
+    """Tasks written by hand or by a script: ``"task_id": 1`` ("must be a string, got int") and
+    ``"tests": ["assert ..."]`` ("tests[0]: must be an object"); the id is its decimal text (codes
+    rows name it 1 or "1"), a string test an assert test."""
+    task = {"task_id": 1, "prompt": "Write add(a, b).", "entry_point": "add",
+            "tests": ["assert add(1, 2) == 3", {"test": "assert add(0, 5) == 5"}]}
+    (tmp_path / "tasks.jsonl").write_text(json.dumps(task) + "\n", encoding="utf-8")
+    (tmp_path / "codes.jsonl").write_text(json.dumps({"task_id": 1, "code": RIGHT}) + "\n"
+                                          + json.dumps({"task_id": "1", "code": WRONG}) + "\n", encoding="utf-8")
+    out = tmp_path / "m.jsonl"
+    assert main(["matrix", "--tasks", str(tmp_path / "tasks.jsonl"), "--codes", str(tmp_path / "codes.jsonl"),
+                 "--out", str(out), "-q"]) == 0
+    row = json.loads(out.read_text())
+    assert row["task_id"] == "1" and row["status"] == [["pass", "pass"], ["fail", "fail"]]
