@@ -76,9 +76,20 @@ def _check_exists(path: str) -> None:
 
 
 def _check_model_dir(path: str) -> None:
-    if not (Path(path) / "config.json").is_file():
-        raise ValueError(f"{path} is not a model directory (a local save_pretrained directory "
-                         "with config.json; nothing is downloaded)")
+    """What ``load_model`` takes (:func:`roles.model_io.resolve_model_dir`): a save_pretrained
+    directory, or a directory an earlier ``coevo train`` run wrote (the run, its checkpoints)."""
+    try:
+        resolve_start_source(path)
+    except InputError as exc:
+        raise ValueError(f"{path}: {exc.message}; nothing is downloaded from a hub") from None
+
+
+def resolve_start_source(path: str) -> Path:
+    """The weights directory a run given ``model.path`` starts from (what ``init/source.json``
+    records, so that a resume checks those files)."""
+    from roles.model_io import resolve_model_dir
+
+    return resolve_model_dir(path)[0]
 
 
 def _check_deepspeed_json(path: str) -> None:
@@ -286,7 +297,8 @@ def prepare_start(cfg: CoevoConfig, run: Path, *, progress: bool) -> tuple[objec
     from training import distributed as D
 
     if D.is_main():
-        _save_start(init, model, tok, train, heldout, source=Path(cfg.model.path) if cfg.model.path else None)
+        source = resolve_start_source(cfg.model.path) if cfg.model.path else None
+        _save_start(init, model, tok, train, heldout, source=source)
     D.barrier()
     return model, tok, train, heldout
 

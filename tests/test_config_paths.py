@@ -82,7 +82,7 @@ def test_device_and_model_path_checked_before_any_work(tmp_path):
     if not torch.cuda.is_available():
         with pytest.raises(InputError, match=r"field 'model.device': 'cuda': no CUDA device is available"):
             load_run_config(None, ["model.device=cuda"])
-    with pytest.raises(InputError, match=r"field 'model.path': .* is not a model directory"):
+    with pytest.raises(InputError, match=r"field 'model.path': .*: not a model directory"):
         load_run_config(None, [f"model.path={tmp_path}"])
     with pytest.raises(InputError, match=r"field 'data.train': no such file or directory"):
         load_run_config(None, ["data.train=missing.jsonl"])
