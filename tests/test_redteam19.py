@@ -86,6 +86,10 @@ def test_a_program_reads_the_input_the_test_gives_it(ex):
     got = _statuses(ex, "f", [right, right_stdin, right_iter, constant], tests)
     assert got == [["pass"] * 5, ["pass", "error", "pass", "pass", "pass"], ["pass", "fail", "pass", "fail", "pass"],
                    ["pass", "pass", "fail", "fail", "fail"]], got  # (plain Python's verdicts)
+    # what the test does not give, the program reads as before: its own (empty) stdin, its fd 0
+    own = "import sys\ndef f():\n    return [sys.stdin.buffer.read(), sys.stdin.isatty(), sys.stdin.fileno()]\n"
+    assert _statuses(ex, "f", [own], ["try:\n    r = f()\nexcept ZeroDivisionError:\n    pass\n"
+                                      "assert r == [b'', False, 0], r"]) == [["pass"]]
 
 
 def test_the_environment_directory_and_command_line_the_test_sets_are_the_programs(ex):

@@ -102,8 +102,14 @@ class _TestStdin:
 
     encoding, errors, newlines, name, mode, closed = "utf-8", "strict", None, "<stdin>", "r", False
 
-    def __init__(self, server, binary=False):
-        self._server, self._binary = server, binary
+    def __init__(self, server, binary=False, own=None):
+        self._server, self._binary, self._own = server, binary, own
+
+    def __getattr__(self, name):  # the rest (``fileno``...) is the process's own stream's
+        own = self.__dict__.get("_own")
+        if own is None or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(own.buffer if self._binary else own, name)
 
     def _ask(self, what, size):
         if type(size) is not int:
@@ -136,7 +142,7 @@ class _TestStdin:
 
     @property
     def buffer(self):
-        return _TestStdin(self._server, True)
+        return _TestStdin(self._server, True, self._own)
 
     def isatty(self):
         return False
@@ -163,7 +169,7 @@ def _read_the_tests_input(server) -> None:
         return server.request("stdin", "input", str(prompt[0]) if prompt else None, False)
 
     builtins.input = test_input
-    sys.stdin = _TestStdin(server)
+    sys.stdin = _TestStdin(server, own=sys.stdin)
 
 
 def _warn_through_test(server) -> None:
