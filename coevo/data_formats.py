@@ -25,7 +25,9 @@ testing code, ``rllm``'s ``code_utils/taco.py`` keeps its rule):
   and set comparisons are not reproduced). With ``fn_name`` a call-based problem, a function
   task: each input is the list of arguments, and the test calls ``fn_name(*args)``, or
   ``Solution().fn_name(*args)`` when the starter code (else the first solution) has ``class
-  Solution`` (``run_test`` decides by the same words in the program it runs). Before the call,
+  Solution`` (``run_test`` decides by the same words in the program it runs: an answer defining
+  ``fn_name`` without that class is called on its own function, through the task's ``setup``,
+  :func:`solution_shim`; LiveCodeBench and DeepCoder likewise). Before the call,
   as ``run_test`` does, a first argument that is a dict gets int keys (and replaces the argument
   list), and an expected dict, or the dict an expected one-element list holds, gets int keys and
   is wrapped in a list (each step only where every key converts).
@@ -87,6 +89,7 @@ import itertools
 import json
 import math
 import pickle
+import re
 import zlib
 from typing import Any
 
@@ -150,6 +153,21 @@ def _accepting(call: str, accepted: list) -> Test:
     if len(seen) == 1:
         return Test.call_expected(call, seen[0])
     return Test.assertion(f"assert {call} in ({', '.join(seen)})")
+
+
+_SOLUTION_CALL = re.compile(r"\bSolution\(\)\.([A-Za-z_]\w*)\(")
+
+
+def solution_shim(tests: list[Test]) -> str:
+    """The ``setup`` of a task whose tests call ``Solution().fn(...)``: LiveCodeBench's
+    ``compile_code`` (and APPS's ``run_test``) call ``Solution().fn`` only when the answer holds
+    ``class Solution``, else the module's own ``fn``; an answer that defines ``fn`` and no
+    ``Solution`` gets one whose ``fn`` is that function ("" where no test calls so)."""
+    fn = next((m.group(1) for t in tests for m in [_SOLUTION_CALL.search(t.call or t.test or "")] if m), None)
+    if fn is None:
+        return ""
+    return (f'if "Solution" not in globals() and callable(globals().get("{fn}")):  # the harness calls the '
+            f"module's {fn}\n    class Solution:\n        {fn} = staticmethod({fn})\n")
 
 
 def _prompt(question: str, starter: str) -> str:
@@ -285,7 +303,7 @@ def from_apps(rec: dict, where: dict) -> Task:
     in_class = "class Solution" in (starter if starter.strip() else (sols[0] if sols else ""))
     kind, entry, tests = apps_tests(spec, in_class, where)
     return Task(task_id=f"{source}/{ident}", prompt=_prompt(question, starter), kind=kind, entry_point=entry,
-                tests=tests, solutions=[_with_header(s) for s in sols], meta=meta)
+                setup=solution_shim(tests), tests=tests, solutions=[_with_header(s) for s in sols], meta=meta)
 
 
 # ----------------------------------------------------------------------------- LiveCodeBench
@@ -415,7 +433,7 @@ def from_livecodebench(rec: dict, where: dict) -> Task:
     fn = metadata.get("func_name")
     kind, entry, tests = lcb_functional_tests(cases, fn, "class Solution" in starter, where, "metadata.func_name")
     return Task(task_id=task_id, prompt=_prompt(question, starter), kind=kind, entry_point=entry, tests=tests,
-                meta=meta)
+                setup=solution_shim(tests), meta=meta)
 
 
 def lcb_functional_tests(cases: list[tuple[str, dict]], fn: Any, in_class: bool, where: dict,
@@ -509,7 +527,7 @@ def from_deepcoder(rec: dict, where: dict) -> Task:
     if isinstance(rec.get("data_source"), str):
         meta["data_source"] = rec["data_source"]
     return Task(task_id=task_id, prompt=_prompt(problem, starter), kind=kind, entry_point=entry, tests=tests,
-                meta=meta)
+                setup=solution_shim(tests), meta=meta)
 
 
 def from_verl(rec: dict, where: dict) -> Task:
@@ -547,4 +565,4 @@ def from_verl(rec: dict, where: dict) -> Task:
     if source:
         meta["data_source"] = source
     return Task(task_id=f"{source or 'verl'}/{ident}", prompt=prompt, kind=kind, entry_point=entry, tests=tests,
-                meta=meta)
+                setup=solution_shim(tests), meta=meta)

@@ -373,3 +373,28 @@ def test_a_users_tasks_file_with_integer_ids_and_tests_as_strings_is_read(tmp_pa
                  "--out", str(out), "-q"]) == 0
     row = json.loads(out.read_text())
     assert row["task_id"] == "1" and row["status"] == [["pass", "pass"], ["fail", "fail"]]
+
+
+def test_a_plain_function_answer_to_a_leetcode_task_is_called_as_its_harness_calls_it(tmp_path):
+    """LiveCodeBench (and APPS, TACO) call ``Solution().fn`` only when the answer has a ``class
+    Solution``, else the module's own ``fn``: a model that drops the starter's class passes there;
+    here it was an error (NameError: Solution) on every test."""
+    cases = [{"input": "[1, 2, 3]", "output": "6", "testtype": "functional"},
+             {"input": "[5]", "output": "5", "testtype": "functional"}]
+    rec = {"question_title": "sum", "question_content": "Return the sum of nums.", "platform": "leetcode",
+           "question_id": "9001", "contest_id": "c", "contest_date": "2024-01-01T00:00:00",
+           "starter_code": "class Solution:\n    def total(self, nums: List[int]) -> int:\n        ",
+           "difficulty": "easy", "public_test_cases": json.dumps(cases), "private_test_cases": "",
+           "metadata": json.dumps({"func_name": "total"})}
+    (tmp_path / "tasks.jsonl").write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    codes = ["def total(nums: List[int]) -> int:\n    return sum(nums)\n",
+             "```python\ndef total(nums):\n    return max(nums)\n```",
+             "class Solution:\n    def total(self, nums):\n        return sum(nums)\n",
+             "def helper(nums):\n    return sum(nums)\n"]
+    (tmp_path / "codes.jsonl").write_text("".join(json.dumps({"task_id": "lcb/9001", "code": c}) + "\n"
+                                                  for c in codes), encoding="utf-8")
+    out = tmp_path / "m.jsonl"
+    assert main(["matrix", "--tasks", str(tmp_path / "tasks.jsonl"), "--codes", str(tmp_path / "codes.jsonl"),
+                 "--out", str(out), "--workers", "2", "-q"]) == 0
+    assert json.loads(out.read_text())["status"] == [["pass", "pass"], ["fail", "pass"], ["pass", "pass"],
+                                                     ["error", "error"]]
