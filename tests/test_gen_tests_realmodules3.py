@@ -13,7 +13,7 @@ from coevo.testgen import observe
 from coevo.testgen.execute import SandboxRunner, Variant
 from coevo.testgen.inputs import InputGenerator, Probe, Step
 from coevo.testgen.target import analyze
-from coevo.testgen.writer import TestCase, render_file
+from coevo.testgen.writer import TestCase, import_bindings, render_file
 from matrix.engine import ExecConfig, Executor
 
 FIX = Path(__file__).parent / "fixtures" / "gentests19"
@@ -37,7 +37,7 @@ def test_doctest_calls_with_bound_documents_comparisons_and_print_are_used():
 def sandboxed(tmp_path_factory):
     d = tmp_path_factory.mktemp("gentests19")
     d.chmod(0o755)
-    for name in ("deprecations.py", "aio_client.py"):
+    for name in ("deprecations.py", "aio_client.py", "zones.py"):
         (d / name).write_text((FIX / name).read_text())
     with Executor(ExecConfig(timeout=20, workers=2, import_paths=(str(d),))) as ex:
         yield d, ex
@@ -165,3 +165,31 @@ def test_a_match_object_parameter_gets_matches_of_the_module_s_own_patterns():
         pool = [s for s in gen.pool(spec, gen._consts(units[fn])) if s.startswith(regex + ".match(")]
         assert pool, (fn, spec, gen.pool(spec, gen._consts(units[fn])))
         assert all(eval(s, env) is not None for s in pool), pool  # each one matches
+
+
+def test_time_zones_and_aware_datetimes_are_asserted(sandboxed, tmp_path):
+    """tomli's `cached_tz('0', '7', '+')` was written as a bare call, nothing asserted: the value's
+    repr `datetime.timezone(datetime.timedelta(seconds=420))` (and an aware datetime's
+    `tzinfo=datetime.timezone.utc`) was not taken as writable."""
+    d, ex = sandboxed
+    module = analyze(d / "zones.py")
+    runner = SandboxRunner(module, ex)
+    table = {0: Probe("offset", (Step("call", "offset", ("'0'", "'7'"), unit="offset"),)),
+             1: Probe("stamp", (Step("call", "stamp", ("2020",), unit="stamp"),)),
+             2: Probe("stamp", (Step("call", "stamp", ("2020",), (("utc", "False"),), unit="stamp"),))}
+    out, _ = runner.probes(Variant("original", module.source), table, [list(table)], limit=2.0)
+    names = observe.Names("zones", {"offset", "stamp", "datetime", "timedelta", "timezone"})
+    cases = [TestCase(table[k], out[k], observe.checks(out[k], names)) for k in table]
+    # (the module binds 'datetime' to the class: the values are written with its names)
+    text = render_file("zones", names.names, cases, {}, "Tests.", {"offset", "stamp"}, import_bindings(module.tree))
+    assert "assert offset('0', '7') == timezone(timedelta(seconds=420))" in text, text
+    assert "assert stamp(2020) == datetime(2020, 1, 2, 3, 4, tzinfo=timezone.utc)" in text, text
+    assert "tzinfo=timezone(timedelta(seconds=19800))" in text, text
+    assert "from datetime import datetime, timedelta, timezone" in text or \
+        "from datetime import datetime\nfrom datetime import timedelta\nfrom datetime import timezone" in text, text
+    (tmp_path / "test_zones.py").write_text(text)
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
+                          str(tmp_path / "test_zones.py")],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                         env=dict(os.environ, PYTHONPATH=str(d)))
+    assert run.returncode == 0 and "3 passed" in run.stdout, run.stdout + run.stderr

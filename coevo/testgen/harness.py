@@ -389,7 +389,11 @@ def _cv_reconstructs(v, mod):
         r = repr(v)
         if len(r) > 2000 or "\n" in r:
             return None
-        back = eval(r, _cv_env(mod))
+        env = _cv_env(mod)
+        if t.__module__ == "datetime":  # its repr names the module (the code's 'datetime' may be the class)
+            import datetime
+            env["datetime"] = datetime
+        back = eval(r, env)
         if type(back) is t and back == v:
             return r
     except BaseException as exc:

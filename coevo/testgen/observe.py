@@ -186,8 +186,11 @@ class Names:
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return False
         mod, qual = t[0], t[1]
+        leaves: frozenset = frozenset()
         if mod == "datetime":
-            ok_funcs = {f"datetime.{qual}"}
+            # an aware value holds its zone: datetime.timezone(datetime.timedelta(...)), .utc
+            ok_funcs = {f"datetime.{qual}", "datetime.timezone", "datetime.timedelta"}
+            leaves = frozenset({"datetime.timezone.utc"})
         elif mod in self._STDLIB and qual in self._STDLIB[mod]:
             ok_funcs = {qual}
         elif mod != "builtins" and (self.nameable(t) or ("." not in qual and qual in self.names)):
@@ -196,7 +199,7 @@ class Names:
             ok_funcs = {qual}
         else:
             return False
-        return _literal_call(node, ok_funcs)
+        return _literal_call(node, ok_funcs, 0, leaves)
 
     def exception(self, types: list) -> tuple:
         for t in types:
@@ -205,11 +208,13 @@ class Names:
         return ("builtins", "Exception")
 
 
-def _literal_call(node, funcs: set[str], depth: int = 0) -> bool:
+def _literal_call(node, funcs: set[str], depth: int = 0, leaves: frozenset = frozenset()) -> bool:
     import ast
 
     if depth > 6:
         return False
+    if leaves and isinstance(node, ast.Attribute) and ast.unparse(node) in leaves:
+        return True
     if isinstance(node, ast.Call):
         f = node.func
         name = f.id if isinstance(f, ast.Name) else (
@@ -218,7 +223,7 @@ def _literal_call(node, funcs: set[str], depth: int = 0) -> bool:
             return False
         parts = list(node.args) + [k.value for k in node.keywords]
         return all(k.arg is not None for k in node.keywords) and all(
-            _literal_call(p, funcs, depth + 1) for p in parts)
+            _literal_call(p, funcs, depth + 1, leaves) for p in parts)
     try:
         ast.literal_eval(node)
         return True

@@ -374,7 +374,8 @@ def _assert_line(expr: str, c: Check, ctx: _Ctx, indent: int) -> str:
         return f"assert {expr} is {ctx.type_name(tuple(t))}.{member}"
     if c.op == "src":
         head = f"assert {expr} == "
-        return head + pretty(ctx.src(c.value[0]), 0, _WIDTH - indent, column=len(head))
+        text = _datetime_names(c.value[0], ctx) if c.value[1][0] == "datetime" else c.value[0]
+        return head + pretty(ctx.src(text), 0, _WIDTH - indent, column=len(head))
     head = f"assert {expr} == "
     for imp in imports_for(c.value):
         ctx.extra_imports.add(imp)
@@ -385,6 +386,44 @@ def _assert_line(expr: str, c: Check, ctx: _Ctx, indent: int) -> str:
         lit = pretty(lit, 0, _WIDTH - indent, column=len(head) + len("pytest.approx("))
         return f"{head}pytest.approx({lit})"
     return head + pretty(lit, 0, _WIDTH - indent, column=len(head))
+
+
+_DATETIME_TYPES = ("date", "datetime", "time", "timedelta", "timezone")
+
+
+def _datetime_names(text: str, ctx: _Ctx) -> str:
+    """A datetime value's repr (``datetime.datetime(2020, 1, 2, tzinfo=datetime.timezone.utc)``)
+    written with the names the module imports them as where it binds ``datetime`` to the class
+    (``from datetime import datetime, timezone``: ``datetime(2020, 1, 2, tzinfo=timezone.utc)``);
+    a type it does not import is imported from datetime by the test."""
+    binding = ctx.bindings.get("datetime")
+    if binding is None or binding == "import datetime":
+        return text
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        return text
+    used = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+            and n.value.id == "datetime"}
+    for name in used:
+        if name not in _DATETIME_TYPES:
+            return text
+        bound = ctx.bindings.get(name)
+        if bound is not None and bound != f"from datetime import {name}":
+            return text  # (imported as another name: left as it was)
+        if bound is None and name in ctx.module_names:
+            return text  # the module's own name for something else
+
+    class Short(ast.NodeTransformer):
+        def visit_Attribute(self, node):
+            if isinstance(node.value, ast.Name) and node.value.id == "datetime":
+                return ast.copy_location(ast.Name(node.attr, ast.Load()), node)
+            return self.generic_visit(node)
+
+    for name in used:
+        if name not in ctx.bindings:
+            ctx.extra_imports.add(f"from datetime import {name}")
+    return ast.unparse(Short().visit(tree))
 
 
 def _call_src(step: Step, ctx: _Ctx, arg_vars: dict[int, str], column: int = 0, width: int = _WIDTH,
