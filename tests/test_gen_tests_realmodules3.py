@@ -53,16 +53,20 @@ def test_a_call_that_warns_is_asserted_with_pytest_warns(sandboxed, tmp_path):
     table = {0: Probe("pairwise", (Step("call", "pairwise", ("[1, 2, 3]",), unit="pairwise"),)),
              1: Probe("remap", (Step("call", "remap", ("'L'",), (("transitional", "True"),), unit="remap"),)),
              2: Probe("load", (Step("call", "load", ("['a.toml', 'b.ini']",), unit="load"),)),
-             3: Probe("remap", (Step("call", "remap", ("'L'",), unit="remap"),))}
+             3: Probe("remap", (Step("call", "remap", ("'L'",), unit="remap"),)),
+             4: Probe("convert_all", (Step("call", "convert_all", ("['x']",), unit="convert_all"),))}
     out, _ = runner.probes(Variant("original", module.source), table, [list(table)], limit=2.0)
-    names = observe.Names("deprecations", {"pairwise", "remap", "load", "LegacyWarning", "warnings"})
+    names = observe.Names("deprecations", {"pairwise", "remap", "load", "LegacyWarning", "warnings", "convert_all"})
     cases = [TestCase(table[k], out[k], observe.checks(out[k], names)) for k in table]
     text = render_file("deprecations", names.names, cases, {}, "Tests.")
     assert ("    with pytest.warns(\n        DeprecationWarning,\n"
             "        match=r'pairwise\\(\\) is deprecated") in text, text
     assert "with pytest.warns(DeprecationWarning, match='transitional processing is deprecated'):" in text
     assert "with pytest.warns(LegacyWarning, match='1 of the names are not TOML files'):" in text
-    assert text.count("pytest.warns") == 3
+    # (toml's load([...]) warned, then raised: the warning went unasserted)
+    assert ("    with pytest.warns(DeprecationWarning, match='convert_all is deprecated'):\n"
+            "        with pytest.raises(ValueError, match=") in text, text
+    assert text.count("pytest.warns") == 4
     # a mutant that no longer warns is killed
     no_warn = dict(out[1], warns=[])
     assert observe.breaks(cases[1].checks, no_warn) and not observe.breaks(cases[1].checks, out[1])
@@ -72,7 +76,7 @@ def test_a_call_that_warns_is_asserted_with_pytest_warns(sandboxed, tmp_path):
                           "-W", "error", str(tmp_path / "test_deprecations.py")],
                          capture_output=True, text=True, cwd=tmp_path, timeout=120,
                          env=dict(os.environ, PYTHONPATH=str(d)))
-    assert run.returncode == 0 and "4 passed" in run.stdout, run.stdout + run.stderr
+    assert run.returncode == 0 and "5 passed" in run.stdout, run.stdout + run.stderr
 
 
 def test_a_parameter_checked_against_a_table_gets_the_table_s_keys():

@@ -725,7 +725,7 @@ def _cv_probe(steps, limit, import_limit=None):
                 # coroutine), at a time of their own
                 heard = [w for w in caught[seen:] if not issubclass(w.category, ResourceWarning)
                          and "never awaited" not in str(w.message)]
-                if outs[-1][0] == "ok" and heard:
+                if outs[-1][0] in ("ok", "raise") and heard:
                     warns.append([k, [_cv_path(c) for c in heard[0].category.__mro__], str(heard[0].message)[:2000]])
                 if outs[-1][0] in ("memory", "recursion", "badarg", "stdin", "env", "random"):
                     break

@@ -237,7 +237,7 @@ def checks(outcome: dict, ctx: Names | None = None) -> list[Check]:
     out: list[Check] = []
     warns = {w[0]: w for w in outcome.get("warns") or () if isinstance(w, list) and len(w) == 3}
     for i, s in enumerate(outcome["steps"]):
-        if s[0] == "ok" and i in warns:  # ``with pytest.warns(Category, match=...):`` around the call
+        if s[0] in ("ok", "raise") and i in warns:  # ``with pytest.warns(Category, match=...):`` around it
             types, msg = warns[i][1], warns[i][2]
             cat = next((tuple(t) for t in types if ctx.nameable(t)), ("builtins", "Warning"))
             out.append(Check(("warn", i), (), "warns", (cat, msg if asserts_message(["warn", ["", msg]]) else None)))

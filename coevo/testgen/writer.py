@@ -496,7 +496,7 @@ def render_test(tc: TestCase, ctx: _Ctx, units: dict) -> str:
                 arg_vars[j] = name
                 head = f"{name} = "
                 body.append(head + pretty(ctx.src(step.args[j]), 0, _WIDTH - ind, column=len(head)))
-        warn_checks = [] if by_root.get(("raise", i)) else by_root.get(("warn", i), [])
+        warn_checks = by_root.get(("warn", i), [])
         sind = ind + 4 if warn_checks else ind  # the step's lines go in a ``with pytest.warns(...):``
         first_line = len(body)
         width = _WIDTH - sind
