@@ -166,6 +166,9 @@ def load_tasks(path: str | os.PathLike) -> list[Task]:
     return tasks
 
 
+_SPELT_ID = re.compile(r"([a-z][\w.]*?)[_-](\d+)(?:_[a-z_]\w*)?")
+
+
 def resolve_task_id(raw: Any, known: Iterable[str] | None) -> str:
     """The task id of the tasks file that a codes or tests row's ``task_id`` names; raises
     ``ValueError`` (its message) when none or several do.
@@ -173,7 +176,9 @@ def resolve_task_id(raw: Any, known: Iterable[str] | None) -> str:
     The id as written first. Other harnesses write ids another way: an integer (MBPP's ``11``;
     as ``"11"`` too) names the task whose id is that number or ends in ``/11`` (``mbpp/11``), and
     a ``Prefix/N`` id names the task whose id is the same but for case or whose prefix begins
-    with it (evalplus's ``Mbpp/2``: ``mbpp/2`` or ``mbpp-sanitized/2``), when exactly one does."""
+    with it (evalplus's ``Mbpp/2``: ``mbpp/2`` or ``mbpp-sanitized/2``), when exactly one does;
+    ``Prefix_N`` / ``Prefix-N`` (evalplus's folder spelling, also in rows) and MultiPL-E's
+    ``Prefix_N_name`` are read as ``Prefix/N``."""
     if isinstance(raw, bool) or not isinstance(raw, (str, int)):
         raise TypeError(f"must be a string or an integer, got {type(raw).__name__}")
     tid = str(raw)
@@ -187,6 +192,9 @@ def resolve_task_id(raw: Any, known: Iterable[str] | None) -> str:
     else:
         prefix, _, num = tid.lower().rpartition("/")
         hits = [k for k in known if k.lower() == tid.lower()]
+        spelt = None if hits or prefix else _SPELT_ID.fullmatch(tid.lower())
+        if spelt is not None:  # evalplus's "HumanEval_0", MultiPL-E's "HumanEval_0_has_close_elements"
+            prefix, num = spelt.group(1), spelt.group(2)
         if not hits and prefix and num:
             hits = [k for k in known if k.rpartition("/")[2].lower() == num
                     and k.rpartition("/")[0].lower().startswith(prefix)]

@@ -398,3 +398,15 @@ def test_a_plain_function_answer_to_a_leetcode_task_is_called_as_its_harness_cal
                  "--out", str(out), "--workers", "2", "-q"]) == 0
     assert json.loads(out.read_text())["status"] == [["pass", "pass"], ["fail", "pass"], ["pass", "pass"],
                                                      ["error", "error"]]
+
+
+def test_task_ids_spelt_with_an_underscore_name_their_task():
+    """evalplus's and MultiPL-E's spellings of ``HumanEval/0``: ``HumanEval_0`` (also in JSON
+    rows, not only folder names) and ``HumanEval_0_has_close_elements`` were "unknown task_id"."""
+    from matrix.tasks import resolve_task_id
+
+    known = ["HumanEval/0", "HumanEval/10", "mbpp/11"]
+    got = [resolve_task_id(r, known) for r in ("HumanEval_0", "HumanEval_10_sum_product", "Mbpp_11", "HumanEval-0")]
+    assert got == ["HumanEval/0", "HumanEval/10", "mbpp/11", "HumanEval/0"]
+    with pytest.raises(ValueError, match="unknown task_id"):
+        resolve_task_id("task_11", known)
