@@ -146,9 +146,15 @@ def run_path_mode(args) -> int:
 
         project = find_project_config(out)
         copies = {str(k): str(v) for k, v in mapping.items() if k != v}
+        # the first module's budget is what is left of it once Python, coevo and the sandbox have
+        # started (a few seconds on a loaded machine), less a margin for writing the suites out:
+        # one module's command ends within --time-budget
+        first_budget = max(0.5 * args.time_budget, args.time_budget - _process_age() - 0.03 * args.time_budget)
         for k, m in enumerate(modules):
             key = m.name + (f"::{m.selected}" if m.selected else "")
             m_opts = replace(opts, project=project.job(names[key] + ".py", copies)) if project is not None else opts
+            if k == 0:
+                m_opts = replace(m_opts, time_budget=first_budget)
             try:
                 res = generate_suite(m, ex, long_executor=long_executor, options=m_opts,
                                      progress=progress.module(k, m.name))
@@ -207,6 +213,23 @@ def run_path_mode(args) -> int:
     _say(args, f"wrote {len([p for p in written if p.suffix == '.py' and p.name != 'conftest.py'])} suite(s) "
                f"to {out} in {time.monotonic() - t0:.1f}s")
     return 1 if errors else 0
+
+
+def _process_age() -> float:
+    """Seconds since this process started (Linux: /proc; elsewhere since coevo's import)."""
+    try:
+        with open("/proc/self/stat") as f:
+            start_ticks = int(f.read().rpartition(")")[2].split()[19])
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        import os
+
+        return max(0.0, uptime - start_ticks / os.sysconf("SC_CLK_TCK"))
+    except (OSError, ValueError, IndexError, AttributeError):
+        return max(0.0, time.monotonic() - _IMPORTED)
+
+
+_IMPORTED = time.monotonic()
 
 
 def _pct(x) -> str:
