@@ -351,9 +351,10 @@ def _evidence(body: list[ast.stmt], name: str, classes: dict[str, list[str]], de
         keys = tables.get(node.id) if isinstance(node, ast.Name) else None
         if not keys:
             return False
-        for k in keys:
-            ev.add({str: "str", int: "int", bytes: "bytes"}[type(k)], weight / len(keys) + 0.5)
-            ev.literals.append(k)
+        kinds = {{str: "str", int: "int", bytes: "bytes"}[type(k)] for k in keys}
+        for kind in kinds:  # (the table's size is no evidence: each kind of key counts once)
+            ev.add(kind, weight / len(kinds))
+        ev.literals.extend(keys)
         return True
     for n in nodes:
         if not _is(n, name):
