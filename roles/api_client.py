@@ -407,6 +407,61 @@ def _refused_param(exc, detail: str, sent) -> str | None:
     return None
 
 
+class _Connections:
+    """Stands in for the HTTP pool's network backend (``httpcore``'s public ``NetworkBackend``
+    interface, wrapped) to know the sockets it opened, so that a call that stops can cut the ones
+    still waiting for an answer: closing the client leaves a request in flight waiting for the server
+    (a Ctrl-C waited 5 s for them, and their threads lived on until the answer came)."""
+
+    def __init__(self, backend):
+        self._backend = backend
+        self._streams: list = []
+        self._lock = threading.Lock()
+
+    def _keep(self, stream):
+        with self._lock:
+            self._streams = [s for s in self._streams if s.get_extra_info("socket") is not None] + [stream]
+        return stream
+
+    def connect_tcp(self, *args, **kw):
+        return self._keep(self._backend.connect_tcp(*args, **kw))
+
+    def connect_unix_socket(self, *args, **kw):
+        return self._keep(self._backend.connect_unix_socket(*args, **kw))
+
+    def __getattr__(self, name):  # sleep(), and whatever else the pool asks of its backend
+        return getattr(self._backend, name)
+
+    def cut(self) -> None:
+        """Shut every socket down (both ways): a thread blocked reading an answer wakes at once."""
+        import socket
+
+        with self._lock:
+            streams, self._streams = self._streams, []
+        for stream in streams:
+            try:
+                sock = stream.get_extra_info("socket")
+                if sock is not None:
+                    sock.shutdown(socket.SHUT_RDWR)
+            except Exception:  # noqa: BLE001 - already closed: nothing to cut
+                pass
+
+    @classmethod
+    def install(cls, http) -> list[_Connections]:
+        """Wrap the backend of each pool of the ``httpx`` client ``http`` (its transport and its
+        proxies' mounts); where the library's insides differ, nothing (a stop then waits as before)."""
+        out = []
+        transports = [getattr(http, "_transport", None)] + list((getattr(http, "_mounts", None) or {}).values())
+        for t in transports:
+            pool = getattr(t, "_pool", None)
+            backend = getattr(pool, "_network_backend", None)
+            if backend is not None and all(hasattr(backend, m) for m in ("connect_tcp", "sleep")):
+                wrapped = cls(backend)
+                pool._network_backend = wrapped
+                out.append(wrapped)
+        return out
+
+
 class _Stopped(Exception):
     """A queued request that was not sent because the call had already failed."""
 
@@ -463,6 +518,7 @@ class ApiGenerator:
         self.say = None
         self.status_every_s = 30.0
         self._client = None
+        self._connections: list[_Connections] = []
         self._attempts = 0
 
     # ---- the HTTP client (the openai library: retries, backoff, timeouts) -------------------
@@ -495,6 +551,7 @@ class ApiGenerator:
                 raise ApiError(f"{self.base_url}: cannot use the proxy the environment names "
                                f"({', '.join(names) or 'a *_PROXY variable'}): {why}; or set NO_PROXY to "
                                "the server's host to reach it directly") from None
+            self._connections = _Connections.install(http)
             self._client = openai.OpenAI(base_url=self.base_url, api_key=self._key or "none",
                                          timeout=self.api.timeout, max_retries=self.api.max_retries,
                                          http_client=http)
@@ -504,6 +561,11 @@ class ApiGenerator:
         if self._client is not None:
             self._client.close()
             self._client = None
+
+    def _cut(self) -> None:
+        """Cut the connections of requests still in flight (a call that stopped)."""
+        for c in self._connections:
+            c.cut()
 
     def __enter__(self):
         return self
@@ -834,7 +896,8 @@ class ApiGenerator:
             for fut in pending:
                 fut.cancel()
             pool.shutdown(wait=False, cancel_futures=True)
-            self.close()  # aborts requests still in flight where the transport can
+            self._cut()  # requests in flight stop waiting for their answers (before close() drops the sockets)
+            self.close()  # and no new request goes out (a retry of one in flight fails at once)
             wait([f for f in pending if not f.done()], timeout=5.0)  # so none lands after we return
             raise
         finally:

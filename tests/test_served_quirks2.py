@@ -7,6 +7,7 @@ parameter, later ones never carry it, and one warning says so; what the user ask
 
 from __future__ import annotations
 
+import json
 import logging
 
 import pytest
@@ -15,7 +16,12 @@ pytest.importorskip("openai")
 
 from test_served_quirks import RIGHT, TESTS, Server, api, good, requests_for, send  # noqa: E402
 
+from matrix.tasks import Task  # noqa: E402
 from roles.api_client import ApiError, ApiGenerator  # noqa: E402
+from roles.requests import role_request  # noqa: E402
+
+ADD2 = Task("add2", "Return a + b + 2.", "function", "add2")
+ADD3 = Task("add3", "Return a + b + 3.", "function", "add3")
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -108,3 +114,40 @@ def test_a_bad_value_is_not_mistaken_for_an_unsupported_parameter(server, tmp_pa
     with pytest.raises(ApiError) as err:
         ApiGenerator(api(s, tmp_path, cache=False)).generate(requests_for(n_codes=1))
     assert "Invalid value for 'top_p'" in str(err.value)
+
+
+# --------------------------------------------------------------------------------------------
+# a call that stops (Ctrl-C, or a request failing) while others are still waiting for answers
+# --------------------------------------------------------------------------------------------
+
+def test_a_stopped_call_does_not_wait_for_the_answers_still_coming(server, tmp_path):
+    """The requests in flight were left to run: the call waited 5 s for them (Ctrl-C on a served
+    run took ~5 s to come back) and their threads lived on until the server answered (here 30 s).
+    Their connections are now cut: the call returns at once and no request thread is left."""
+    import threading
+    import time
+
+    def behave(h, path, body, attempt):
+        if "Do not solve the task" in json.dumps(body):  # the Tester's: refused, once the others wait
+            time.sleep(0.5)
+            send(h, 400, {"error": {"message": "bad request"}})
+        else:
+            time.sleep(30)
+            good(h, path, body, attempt)
+
+    s = server(behave)
+    gen = ApiGenerator(api(s, tmp_path, max_retries=3, concurrency=4, timeout=120.0))
+    before = set(threading.enumerate())
+
+    def left() -> list:
+        return [t for t in threading.enumerate() if t.name.startswith("coevo-api") and t not in before]
+
+    t0 = time.monotonic()
+    with pytest.raises(ApiError, match="HTTP 400"):
+        gen.generate(requests_for(n_codes=1, n_tests=1) + [role_request("coder", ADD2, 1),
+                                                             role_request("coder", ADD3, 1)])
+    assert time.monotonic() - t0 < 20.0  # (was 5.5 s: the wait; ~1 s now, more on a loaded machine)
+    deadline = time.monotonic() + 10.0
+    while left() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not left()  # (they lived until the server answered, 30 s after they asked)
