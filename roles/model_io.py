@@ -169,16 +169,51 @@ def _run_tokenizer(run: Path) -> Path | None:
     return next((d for d in places if d.is_dir() and _has_tokenizer(d)), None)
 
 
+_REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+\Z")
+
+
+def _hub_snapshot(name: str) -> Path | None:
+    """The local hub cache's snapshot of the repository ``name`` (``org/model``, as
+    ``huggingface-cli download`` left it), or None; nothing is downloaded."""
+    if not _REPO_ID.match(name) or ".." in name:
+        return None
+    env = os.environ
+    cache = env.get("HF_HUB_CACHE") or (str(Path(env["HF_HOME"]) / "hub") if env.get("HF_HOME") else None)
+    try:
+        from huggingface_hub import snapshot_download
+
+        found = snapshot_download(name, local_files_only=True, **({"cache_dir": cache} if cache else {}))
+    except Exception:  # noqa: BLE001 - not cached (or no huggingface_hub): not a model we have
+        return None
+    found_path = Path(str(found))
+    return found_path if (found_path / "config.json").is_file() else None
+
+
 def resolve_model_dir(path: str | os.PathLike) -> tuple[Path, Path]:
     """``(weights directory, tokenizer directory)`` for what a user gives as a model: a
-    ``save_pretrained`` directory (both the same; ``~`` expanded), or a directory a ``coevo train``
+    ``save_pretrained`` directory (both the same; ``~`` expanded), a file in one (its directory), a
+    hub name (``org/model``) the local hub cache holds (its snapshot; nothing is downloaded; a GGUF
+    file or a name not cached is one line saying what to do), or a directory a ``coevo train``
     run wrote: the run (its exported ``model``, else its newest checkpoint), its ``checkpoints``
     folder (the newest), a ``checkpoints/step-N`` folder or its ``model`` (weights only: the
     tokenizer is the run's, :func:`_run_tokenizer`). InputError (one line naming the path) when
     it is none of these."""
     p = Path(os.path.expanduser(os.fspath(path)))
     if not p.exists():
-        raise InputError("no such model directory", file=str(path))
+        cached = _hub_snapshot(os.fspath(path))
+        if cached is None:
+            hint = (" (a hub name: nothing is downloaded; get it once with huggingface-cli download "
+                    f"{os.fspath(path)}, or give a local save_pretrained directory)"
+                    if _REPO_ID.match(os.fspath(path)) else "")
+            raise InputError("no such model directory" + hint, file=str(path))
+        p = cached
+    if p.is_file():
+        if p.suffix.lower() == ".gguf":
+            raise InputError("a GGUF file (llama.cpp, Ollama): coevo runs transformers models in process; serve "
+                             "this one (llama-server -m FILE, or Ollama) and give --api-base URL --api-model NAME",
+                             file=str(path))
+        if (p.parent / "config.json").is_file():  # a file of the model directory: the directory
+            p = p.parent
     if p.is_dir() and not (p / "config.json").is_file():
         if (p / "adapter_config.json").is_file():
             raise InputError("a PEFT adapter (adapter_config.json), not a whole model: merge it into its base "

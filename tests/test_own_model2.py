@@ -161,3 +161,42 @@ def test_a_template_refusing_only_the_system_message_still_loads(base, tmp_path)
     (d / "tokenizer_config.json").write_text(json.dumps(cfg))
     _, tok = load_model(d, device="cpu")
     assert tok.chat_template
+
+
+# ------------------------------------------------------------------ a hub name, a file
+
+
+def _hub_cache(root: Path, base: Path, repo: str) -> Path:
+    """The layout `huggingface-cli download REPO` leaves in the hub cache (refs/main -> a snapshot)."""
+    d = root / f"models--{repo.replace('/', '--')}"
+    snap = d / "snapshots" / ("0" * 40)
+    shutil.copytree(base, snap)
+    (d / "refs").mkdir()
+    (d / "refs" / "main").write_text("0" * 40)
+    return snap
+
+
+def test_a_hub_name_already_in_the_local_hub_cache_loads_from_there(base, tmp_path, monkeypatch):
+    """`--model Qwen/Qwen2.5-Coder-1.5B-Instruct` after `huggingface-cli download` of it was 'no such
+    model directory'; nothing is downloaded, the cached snapshot is used."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.chdir(tmp_path)
+    snap = _hub_cache(tmp_path / "hub", base, "someorg/tiny-coder")
+    assert resolve_model_dir("someorg/tiny-coder") == (snap, snap)
+    model, tok = load_model("someorg/tiny-coder", device="cpu")
+    assert tok.eos_token == "<|endoftext|>"
+    with pytest.raises(InputError) as err:  # not in the cache: one line saying how to get it
+        load_model("someorg/other-model", device="cpu")
+    msg = str(err.value)
+    assert "no such model directory" in msg and "nothing is downloaded" in msg and "\n" not in msg
+
+
+def test_a_file_inside_a_model_directory_or_a_gguf_file(base, tmp_path):
+    assert resolve_model_dir(base / "config.json") == (base, base)
+    assert resolve_model_dir(base / "model.safetensors") == (base, base)
+    gguf = tmp_path / "qwen2.5-coder-7b-q4_k_m.gguf"
+    gguf.write_bytes(b"GGUF\x03\x00\x00\x00")
+    with pytest.raises(InputError) as err:
+        load_model(gguf, device="cpu")
+    msg = str(err.value)
+    assert "GGUF" in msg and "--api-base" in msg and "\n" not in msg
