@@ -376,7 +376,8 @@ def tiny_world_model(cfg: CoevoConfig, train: list[Task], *, progress: bool):
     if cfg.tiny.sft_steps:
         stats = sft_train(model, tok, train, steps=cfg.tiny.sft_steps, batch_size=cfg.tiny.sft_batch_size,
                           lr=cfg.tiny.sft_lr, seed=cfg.tiny.seed, progress=progress,
-                          time_budget_s=cfg.tiny.sft_time_budget_s or None, say=_say)
+                          time_budget_s=cfg.tiny.sft_time_budget_s or None, say=_say,
+                          proposer_grow=cfg.tiny.proposer_grow)
         _say(f"SFT warm-up: {stats.steps} steps in {stats.seconds:.0f}s, loss {stats.first_loss:.2f} -> "
              f"{stats.final_loss:.2f}")
     return model, tok

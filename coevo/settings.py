@@ -57,6 +57,10 @@ class TinyConfig:
     sft_batch_size: int = 8  # SFT examples per step
     sft_lr: float = 3e-3  # SFT peak learning rate (AdamW)
     sft_time_budget_s: float = 480.0  # the SFT warm-up stops (with a decayed LR) by this time
+    # share of the warm-up's Proposer targets drawn one step longer than a reference (up to four
+    # steps) instead of another one-edit variant: fewer duplicate proposals, another SFT start
+    # (README, self-play); 0 keeps the warm-up as it was
+    proposer_grow: float = 0.0
     # torch threads while the model is the tiny world's (SFT and RL; 0 = model.threads): a fixed
     # count, so the float results (which depend on how work is split) are the same on any machine;
     # two: a 2M-parameter model's SFT step 0.165 -> 0.108 s, an update micro-batch 0.56 -> 0.31 s on
@@ -75,6 +79,8 @@ class TinyConfig:
                 raise ValueError(f"{name}: must be >= {low}")
         if not self.sft_lr > 0:
             raise ValueError("sft_lr: must be > 0")
+        if not 0 <= self.proposer_grow <= 1:
+            raise ValueError("proposer_grow: must be in [0, 1]")
         if self.sft_time_budget_s < 0:
             raise ValueError("sft_time_budget_s: must be >= 0 (0 = no time budget)")
 

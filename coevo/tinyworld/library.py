@@ -371,12 +371,14 @@ def task_id_of(steps: Sequence[str]) -> str:
     return "tiny/" + "+".join(steps)
 
 
-def make_task(steps: Sequence[str], seed: int = 0, n_tests: int = 5, split: str | None = None) -> Task:
+def make_task(steps: Sequence[str], seed: int = 0, n_tests: int = 5, split: str | None = None,
+              strict: bool = True) -> Task:
     """The world task for ``steps``: description, reference, ``n_tests`` GT assert tests (inputs
     drawn deterministically from ``seed`` and the composition) and ``meta``:
-    ``steps``, ``family``, ``depth``, ``inputs`` (the tests' call expressions) and ``split``."""
+    ``steps``, ``family``, ``depth``, ``inputs`` (the tests' call expressions) and ``split``.
+    ``strict=False``: the rule for proposed tasks (:func:`is_valid`), e.g. four steps."""
     steps = tuple(steps)
-    if not is_valid(steps):
+    if not is_valid(steps, strict=strict):
         raise ValueError(f"not a valid composition: {steps}")
     rng = _rng("tests", seed, *steps)
     inputs = pick_inputs(steps, rng, n_tests)

@@ -120,7 +120,7 @@ def sft_train(model, tokenizer, tasks: Sequence[Task], steps: int = 600, batch_s
               lr: float = 3e-3, seed: int = 0, progress: bool = True, threads: int | None = None,
               time_budget_s: float | None = None, weights: dict[str, float] | None = None,
               bucket: int = 16, weight_decay: float = 0.01, max_len: int = 512,
-              log_every: int = 25, callback=None, say=None) -> SFTStats:
+              log_every: int = 25, callback=None, say=None, proposer_grow: float = 0.0) -> SFTStats:
     """Supervised warm-up of ``model`` on ``tasks`` (all roles, by ``weights``). Returns stats.
 
     ``threads`` sets ``torch.set_num_threads`` for the warm-up (restored after);
@@ -128,7 +128,8 @@ def sft_train(model, tokenizer, tasks: Sequence[Task], steps: int = 600, batch_s
     ``callback(step, loss, lr)`` is called every step; ``progress`` prints a line every
     ``log_every`` steps to stderr, with the ETA; without it, ``say`` (where given) gets a status line
     for the first and last step and one at most every 30 s (stderr a log file: the warm-up's minutes
-    were silent).
+    were silent). ``proposer_grow``: the share of Proposer targets one step longer than a
+    reference (:class:`~coevo.tinyworld.sft_examples.NovelCompositions`).
     """
     import torch
 
@@ -149,7 +150,8 @@ def sft_train(model, tokenizer, tasks: Sequence[Task], steps: int = 600, batch_s
         chunk_seed = rng.getrandbits(32)
         for step in range(steps):
             if not queue:
-                exs = sample_examples(tasks, batch_size * bucket, seed=chunk_seed, weights=weights)
+                exs = sample_examples(tasks, batch_size * bucket, seed=chunk_seed, weights=weights,
+                                      proposer_grow=proposer_grow)
                 chunk_seed = rng.getrandbits(32)
                 enc = sorted(encode(tokenizer, exs, max_len), key=lambda pc: len(pc[0]) + len(pc[1]))
                 queue = [enc[i: i + batch_size] for i in range(0, len(enc), batch_size)]

@@ -43,6 +43,7 @@ from roles.prompts import (
 )
 
 from .library import (
+    MAX_PROPOSED_DEPTH,
     PRIMITIVES,
     call,
     is_degenerate,
@@ -196,9 +197,11 @@ def _arg(call_src: str) -> Any:
 
 class NovelCompositions:
     """Draws compositions that are not among ``tasks`` (neither as steps nor as behaviour) but
-    only chain pairs seen in them."""
+    only chain pairs seen in them. ``grow``: the share of Proposer targets drawn one step longer
+    than a reference (:func:`variant_of`)."""
 
-    def __init__(self, tasks: Sequence[Task]):
+    def __init__(self, tasks: Sequence[Task], grow: float = 0.0):
+        self.grow = grow
         known = [s for s in (_steps(t) for t in tasks) if s is not None]
         self.known = set(known)
         self.pairs = {p for s in known for p in pairs_of(s)}
@@ -224,14 +227,34 @@ class NovelCompositions:
         return None
 
 
+def grow(steps: Sequence[str], rng: random.Random) -> tuple[str, ...] | None:
+    """``steps`` with one more step (a primitive of its family inserted before any reducer, never
+    next to itself), up to :data:`~coevo.tinyworld.library.MAX_PROPOSED_DEPTH` steps (the rule for
+    proposed tasks); ``None`` if none applies."""
+    steps = tuple(steps)
+    if len(steps) >= MAX_PROPOSED_DEPTH:
+        return None
+    fam = PRIMITIVES[steps[0]].family
+    end = len(steps) - (PRIMITIVES[steps[-1]].kind == "reduce")
+    names = [p.name for p in primitives(fam, "step")]
+    for _ in range(20):
+        i = rng.randrange(end + 1)
+        new = steps[:i] + (rng.choice(names),) + steps[i:]
+        if is_valid(new, strict=False) and all(a != b for a, b in zip(new, new[1:])):
+            return new
+    return None
+
+
 def variant_of(refs: Sequence[Task], rng: random.Random, novel: NovelCompositions,
                tries: int = 40) -> tuple[str, ...] | None:
-    """A novel composition (see :class:`NovelCompositions`) one edit away from one of ``refs``
-    (:func:`mutate`: a step replaced, dropped, swapped, or the reducer changed), else ``None``."""
+    """A novel composition (see :class:`NovelCompositions`) one edit away from one of ``refs``,
+    else ``None``: with probability ``novel.grow`` one step longer (:func:`grow`), otherwise a
+    :func:`mutate` edit (a step replaced, dropped, swapped, or the reducer changed)."""
     bases = [s for s in (_steps(r) for r in refs) if s is not None]
     for _ in range(tries if bases else 0):
         base = rng.choice(bases)
-        steps = mutate(base, rng)
+        # (no draw when grow is 0: the default warm-up's example stream stays as it was)
+        steps = grow(base, rng) if novel.grow and rng.random() < novel.grow else mutate(base, rng)
         if steps is not None and novel.admits(steps) and not _same_behaviour(steps, base):
             return steps
     return None
@@ -275,7 +298,7 @@ def proposer_example(task: Task, rng: random.Random, tokenizer=None,
             if fresh is None:
                 fresh = novel(rng)
         if fresh is not None:
-            task = make_task(fresh, seed=rng.getrandbits(32))
+            task = make_task(fresh, seed=rng.getrandbits(32), strict=False)
             steps = fresh
         inputs = [call(x) for x in pick_inputs(steps, rng, rng.choice([3, 4, 5]))]
     else:
@@ -300,9 +323,10 @@ def make_example(role: str, task: Task, rng: random.Random, tokenizer=None,
 
 
 def sample_examples(tasks: Sequence[Task], n: int, seed: int = 0, tokenizer=None,
-                    weights: dict[str, float] | None = None) -> list[Example]:
+                    weights: dict[str, float] | None = None, proposer_grow: float = 0.0) -> list[Example]:
     """``n`` examples over ``tasks`` with roles drawn by ``weights`` (default
-    :data:`ROLE_WEIGHTS`); deterministic given ``seed``."""
+    :data:`ROLE_WEIGHTS`); deterministic given ``seed``. ``proposer_grow``: see
+    :class:`NovelCompositions`."""
     weights = dict(weights or ROLE_WEIGHTS)
     roles = [r for r, w in weights.items() if w > 0]
     ws = [weights[r] for r in roles]
@@ -311,7 +335,7 @@ def sample_examples(tasks: Sequence[Task], n: int, seed: int = 0, tokenizer=None
     tasks = list(tasks)
     if not tasks:
         raise ValueError("no tasks to build examples from")
-    novel = NovelCompositions(tasks) if "proposer" in roles else None
+    novel = NovelCompositions(tasks, grow=proposer_grow) if "proposer" in roles else None
     misses = 0
     while len(out) < n:
         role = rng.choices(roles, weights=ws)[0]
