@@ -223,3 +223,14 @@ def test_the_first_module_s_budget_counts_the_time_before_it_started(tmp_path, m
     assert main(["gen-tests", str(tmp_path), "--out", str(tmp_path / "out"), "-q", "--time-budget", "20"]) == 2
     assert len(seen) == 2 and seen[0] < 20.0 and seen[1] == 20.0, seen  # the per-module budget of the others
     assert driver._process_age() >= 0.0
+
+
+def test_a_constructor_argument_kept_on_the_object_is_typed_by_how_the_methods_use_it():
+    """`Fetcher(base)` stores `self.base = base` and `fetch` calls `self.base.rstrip('/')`: `base`
+    had no evidence of its own, got `5`, and every `fetch` raised AttributeError ('int' object has
+    no attribute 'rstrip'): the method's working line was never run."""
+    module = analyze(FIX / "aio_client.py")
+    gen = InputGenerator(module, seed=0)
+    init = next(u for u in module.units if u.kind == "init" and u.owner == "Fetcher")
+    spec = dict((p.name, s) for p, s in gen.specs(init))["base"]
+    assert spec.kind == "str", spec

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import copy
 import doctest
 import random
 import re
@@ -321,6 +322,8 @@ class InputGenerator:
                 if p.name.startswith("_") and not p.required and p.kind in ("pos", "kwonly"):
                     continue  # a private option (Fraction's _normalize): its default, as callers use it
                 spec = infer_param(p, body, self.class_members, self.tables)
+                if unit.kind == "init" and p.annotation is None and p.default is None:
+                    spec = self._kept_on_object(p, unit) or spec
                 if spec == ANY and p.kind in ("pos", "posonly", "kwonly"):
                     spec = self._passed_on(p.name, body, 0) or spec
                 if unit.owner is None and p.name in self.argv_params.get(unit.name, ()):
@@ -328,6 +331,33 @@ class InputGenerator:
                 out.append((p, spec))
             self._spec_cache[key] = out
         return self._spec_cache[key]
+
+    def _kept_on_object(self, p, unit: Unit) -> Spec | None:
+        """The spec of a constructor argument kept as it is (``self.base = base``) from how the
+        constructor and the class's methods use it (``self.base.rstrip('/')``: a string)."""
+        init = unit.node
+        if init is None or unit.owner is None:
+            return None
+        attrs = {t.attr for n in ast.walk(init) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name)
+                 and n.value.id == p.name for t in n.targets
+                 if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
+        cls = next((n for n in self.module.tree.body if isinstance(n, ast.ClassDef) and n.name == unit.owner), None)
+        if not attrs or cls is None:
+            return None
+
+        class Back(ast.NodeTransformer):  # self.base -> base
+            def visit_Attribute(self, node):
+                if isinstance(node.value, ast.Name) and node.value.id == "self" and node.attr in attrs \
+                        and isinstance(node.ctx, ast.Load):
+                    return ast.copy_location(ast.Name(p.name, ast.Load()), node)
+                return self.generic_visit(node)
+
+        body = list(init.body)
+        for m in cls.body:
+            if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m is not init:
+                body += [Back().visit(copy.deepcopy(stmt)) for stmt in m.body]
+        spec = infer_param(p, body, self.class_members, self.tables)
+        return spec if spec != ANY else None
 
     def _passed_on(self, name: str, body: list, depth: int) -> Spec | None:
         """The spec of the module function's parameter that ``name`` is handed to unchanged
