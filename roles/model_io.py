@@ -130,6 +130,19 @@ def _embedding_rows(model) -> int | None:
     return int(n) if isinstance(n, int) and n > 0 else None
 
 
+def _missing_packages(*names: str) -> list[str]:
+    """Those of the pip packages ``names`` this Python cannot import (protobuf imports as google.protobuf)."""
+    import importlib.util
+
+    def found(name: str) -> bool:
+        try:
+            return importlib.util.find_spec("google.protobuf" if name == "protobuf" else name) is not None
+        except (ImportError, ValueError):
+            return False
+
+    return [n for n in names if not found(n)]
+
+
 def _has_tokenizer(d: Path) -> bool:
     return any((d / name).is_file() for name in _TOKENIZER_FILES)
 
@@ -306,7 +319,11 @@ def load_model(path: str | os.PathLike, device: str | None = None, dtype=None, p
     try:
         tok = AutoTokenizer.from_pretrained(str(tok_dir), local_files_only=True)
     except Exception as exc:
-        raise InputError(f"cannot load the tokenizer ({type(exc).__name__}: {_one_line(exc)})",
+        missing = _missing_packages("sentencepiece", "protobuf")
+        hint = (f"; tokenizer.model is a SentencePiece model and there is no tokenizer.json: reading it needs "
+                f"pip install {' '.join(missing)}" if missing and (tok_dir / "tokenizer.model").is_file()
+                and not (tok_dir / "tokenizer.json").is_file() else "")
+        raise InputError(f"cannot load the tokenizer ({type(exc).__name__}: {_one_line(str(exc))}){hint}",
                          file=str(path if tok_dir == p else tok_dir)) from None
     model_eos = _model_eos_ids(p, config)
     if tok.eos_token_id is None and not model_eos:

@@ -200,3 +200,22 @@ def test_a_file_inside_a_model_directory_or_a_gguf_file(base, tmp_path):
         load_model(gguf, device="cpu")
     msg = str(err.value)
     assert "GGUF" in msg and "--api-base" in msg and "\n" not in msg
+
+
+def test_a_sentencepiece_tokenizer_without_its_packages_says_which_to_install(base, tmp_path, monkeypatch):
+    """tokenizer.model alone (a Llama-2/Mistral/CodeLlama export without tokenizer.json): it said
+    '`tiktoken` is required to read a `tiktoken` file', which it is not."""
+    import roles.model_io as mio
+
+    d = tmp_path / "spm"
+    shutil.copytree(base, d)
+    (d / "tokenizer.json").unlink()
+    (d / "tokenizer.model").write_bytes(b"\n\x0e\n\x05<unk>\x15\x00\x00\x00\x00\x18\x02")
+    cfg = json.loads((d / "tokenizer_config.json").read_text())
+    cfg["tokenizer_class"] = "LlamaTokenizer"
+    (d / "tokenizer_config.json").write_text(json.dumps(cfg))
+    monkeypatch.setattr(mio, "_missing_packages", lambda *names: list(names))
+    with pytest.raises(InputError) as err:
+        load_model(d, device="cpu")
+    msg = str(err.value)
+    assert "pip install sentencepiece protobuf" in msg and "tokenizer.model" in msg and "\n" not in msg
