@@ -418,9 +418,17 @@ class _Connections:
         self._streams: list = []
         self._lock = threading.Lock()
 
+    @staticmethod
+    def _open(stream) -> bool:
+        try:
+            sock = stream.get_extra_info("socket")
+            return sock is not None and sock.fileno() != -1
+        except Exception:  # noqa: BLE001 - a stream that cannot say: forgotten
+            return False
+
     def _keep(self, stream):
-        with self._lock:
-            self._streams = [s for s in self._streams if s.get_extra_info("socket") is not None] + [stream]
+        with self._lock:  # (the closed ones are forgotten: a long run opens many)
+            self._streams = [s for s in self._streams if self._open(s)] + [stream]
         return stream
 
     def connect_tcp(self, *args, **kw):
