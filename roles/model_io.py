@@ -331,11 +331,11 @@ def load_model(path: str | os.PathLike, device: str | None = None, dtype=None, p
                          "the model (eos_token_id in generation_config.json or config.json) names one, "
                          "so no sample could end; set one and save_pretrained again",
                          file=str(path), field="eos_token")
+    torch_dtype = _dtype(dtype, device)  # (an unknown name is the field's error, not the model's)
     bars = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()  # a "Loading weights" bar per load is noise in our output
     try:
-        model = AutoModelForCausalLM.from_pretrained(str(p), local_files_only=True,
-                                                     dtype=_dtype(dtype, device))
+        model = AutoModelForCausalLM.from_pretrained(str(p), local_files_only=True, dtype=torch_dtype)
     except Exception as exc:
         raise InputError(f"cannot load the model ({type(exc).__name__}: {exc})".split("\n")[0],
                          file=str(path)) from None

@@ -219,3 +219,10 @@ def test_a_sentencepiece_tokenizer_without_its_packages_says_which_to_install(ba
         load_model(d, device="cpu")
     msg = str(err.value)
     assert "pip install sentencepiece protobuf" in msg and "tokenizer.model" in msg and "\n" not in msg
+
+
+def test_an_unknown_dtype_is_named_as_the_field_it_is(base):
+    """It came wrapped as 'DIR: cannot load the model (InputError: field 'dtype': ...)'."""
+    with pytest.raises(InputError) as err:
+        load_model(base, device="cpu", dtype="int8")
+    assert str(err.value).startswith("field 'dtype': unknown dtype 'int8'"), str(err.value)
