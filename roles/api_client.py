@@ -463,7 +463,7 @@ class _Connections:
         for t in transports:
             pool = getattr(t, "_pool", None)
             backend = getattr(pool, "_network_backend", None)
-            if backend is not None and all(hasattr(backend, m) for m in ("connect_tcp", "sleep")):
+            if pool is not None and backend is not None and all(hasattr(backend, m) for m in ("connect_tcp", "sleep")):
                 wrapped = cls(backend)
                 pool._network_backend = wrapped
                 out.append(wrapped)

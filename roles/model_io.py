@@ -195,7 +195,7 @@ def _hub_snapshot(name: str) -> Path | None:
     try:
         from huggingface_hub import snapshot_download
 
-        found = snapshot_download(name, local_files_only=True, **({"cache_dir": cache} if cache else {}))
+        found = snapshot_download(name, local_files_only=True, cache_dir=cache)
     except Exception:  # noqa: BLE001 - not cached (or no huggingface_hub): not a model we have
         return None
     found_path = Path(str(found))
