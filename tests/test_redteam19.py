@@ -242,3 +242,27 @@ def test_a_builtin_the_test_patches_is_the_programs_too(ex):
              "hello('x')\nbuiltins.print = old\nhello('y')\nassert seen == [('hi', 'x')]"]
     got = _statuses(ex, "hello", [right, wrong], tests)
     assert got == [["pass"] * 4, ["fail", "pass", "fail", "fail"]], got
+
+
+def test_a_program_cannot_reconfigure_the_tests_mock(ex):
+    """A program handed the test's ``unittest.mock`` object (a patched ``builtins.print``, or a
+    Mock passed as an argument) called its management API through the channel:
+    ``print.configure_mock(assert_called_once_with=ok)`` made the test's assertion a no-op, so a
+    program that never printed passed (review 19, r2/r6). The mock API is refused to the program;
+    calling the mock and using its children (``mock_open``'s handle) still works."""
+    ok = "def ok(*a, **k):\n        return None\n"
+    right = "def hello(name):\n    print('hi', name)\n"
+    forge = ("def hello(name):\n    " + ok + "    print.configure_mock(assert_called_once_with=ok)\n")
+    spy = ("def hello(name):\n    " + ok + "    print.assert_called_once_with = ok\n")
+    reset = "def hello(name):\n    print('no')\n    print.reset_mock()\n    print.return_value\n    print('hi', name)\n"
+    tests = ["from unittest import mock\nwith mock.patch('builtins.print') as p:\n    hello('bo')\n"
+             "p.assert_called_once_with('hi', 'bo')"]
+    got = _statuses(ex, "hello", [right, forge, spy, reset], tests)
+    assert got[0] == ["pass"] and all(r[0] in ("fail", "error") for r in got[1:]), got
+    arg_right = "def f(cb):\n    cb(3)\n    cb.child(4)\n    return cb.child.name_x\n"
+    arg_forge = "def f(cb):\n    cb.configure_mock(assert_called_once_with=lambda *a, **k: None)\n"
+    arg_count = "def f(cb):\n    cb.call_count\n    cb(3)\n"
+    t = ["from unittest import mock\nm = mock.Mock()\nf(m)\nm.assert_called_once_with(3)\n"
+         "m.child.assert_called_once_with(4)"]
+    got = _statuses(ex, "f", [arg_right, arg_forge, arg_count], t)
+    assert got[0] == ["pass"] and got[1][0] in ("fail", "error") and got[2][0] in ("fail", "error"), got

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import socket
 import sys
+import types
 
 from ..records import Frame
 from .peer import (
@@ -152,6 +153,7 @@ def _test_side_handle(peer, op, args):
         peer.apply_kept(obj)
         return None, None
     if op == "call":
+        _refuse_mock_method(obj)
         call_args = args[1] if len(args) > 1 and type(args[1]) is list else []
         kwargs = args[2] if len(args) > 2 and type(args[2]) is dict else {}
         # the program's containers it is given (copies here): what the test's function changes in
@@ -191,6 +193,10 @@ def _test_side_handle(peer, op, args):
         name = args[1]
         if type(name) is not str or name.startswith("_"):
             raise AttributeError(f"{name!r} is not available to the program")
+        mock_api = _mock_api(obj)
+        if mock_api is not None:  # the test's Mock: its management API is the test's alone
+            if op != "getattr" or name in mock_api:
+                raise AttributeError(f"{name!r} of the test's mock is not available to the program")
         if op == "getattr":
             return _as_node(peer, getattr(obj, name))
         if isinstance(obj, type) or callable(obj) or type(obj).__module__ in ("builtins",):
@@ -216,6 +222,35 @@ def _test_side_handle(peer, op, args):
 
         return (copy.copy(obj) if op == "copy" else copy.deepcopy(obj)), None
     raise TypeError(f"the program may not {op} the test's objects")
+
+
+_MOCK_API: frozenset | None = None
+
+
+def _mock_api(obj) -> frozenset | None:
+    """The names of ``unittest.mock``'s management API (``configure_mock``, ``assert_*``,
+    ``return_value``, ``call_args``...) where ``obj`` is a mock of the test's, else None. A program
+    handed the test's mock (a patched ``builtins.print``, a Mock argument) reconfigured it through
+    them: ``print.configure_mock(assert_called_once_with=ok)`` made the test's assertion a no-op
+    (red-team pass 19). Only where the test has imported ``unittest.mock`` (nothing is imported)."""
+    global _MOCK_API
+    mock = sys.modules.get("unittest.mock")
+    if mock is None or not isinstance(obj, mock.NonCallableMock):
+        return None
+    if _MOCK_API is None:
+        names = set(dir(mock.NonCallableMock)) | set(dir(mock.CallableMixin)) | {"method_calls"}
+        for extra in ("AsyncMockMixin", "NonCallableMagicMock", "MagicMixin"):
+            names |= set(dir(getattr(mock, extra, object)))
+        _MOCK_API = frozenset(n for n in names if not n.startswith("_"))
+    return _MOCK_API
+
+
+def _refuse_mock_method(obj) -> None:
+    """A bound method of the management API of a test's mock is not called for the program."""
+    owner = getattr(obj, "__self__", None) if isinstance(obj, types.MethodType) else None
+    api = _mock_api(owner) if owner is not None else None
+    if api is not None and getattr(obj, "__name__", None) in api:
+        raise AttributeError(f"{obj.__name__!r} of the test's mock is not available to the program")
 
 
 def _stdin(args):
