@@ -266,3 +266,76 @@ def test_a_program_cannot_reconfigure_the_tests_mock(ex):
          "m.child.assert_called_once_with(4)"]
     got = _statuses(ex, "f", [arg_right, arg_forge, arg_count], t)
     assert got[0] == ["pass"] and got[1][0] in ("fail", "error") and got[2][0] in ("fail", "error"), got
+
+
+def _uid_tree(base, layout):
+    """Directories and files under ``base``: (relative path, 'd' or 'f', uid, mode)."""
+    for rel, kind, uid, mode in layout:
+        p = os.path.join(base, rel)
+        if kind == "d":
+            os.mkdir(p)
+        else:
+            with open(p, "w") as fh:
+                fh.write("x")
+        os.chown(p, uid, uid)
+        os.chmod(p, mode)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="chown: root")
+@pytest.mark.timeout(30)
+def test_the_shared_directory_cleanup_never_follows_a_parent_swapped_for_a_symlink(tmp_path, monkeypatch):
+    """Process isolation's cleanup of the shared writable directories went down into world-writable
+    directories and removed a cell's litter by path, as root: whoever could rename the parent (its
+    owner, another cell's uid; anyone in a non-sticky world-writable one) swapped in a symlink
+    between the look and the removal, and root removed the same names wherever it pointed (review
+    19, r5). The swap is made here at the moment of the first removal: what is outside survives."""
+    from matrix.sandbox import worker as W
+
+    cell, other = 60000, 60001
+    top, victim = str(tmp_path / "top"), str(tmp_path / "etc")
+    os.mkdir(victim)
+    _uid_tree(victim, [("victim", "f", 0, 0o644), ("victimdir", "d", 0, 0o755), ("victimdir/important", "f", 0, 0o644)])
+    os.mkdir(top)
+    os.chmod(top, 0o1777)
+    # a root-owned non-sticky world-writable directory (anyone may rename in it) and one of another uid
+    _uid_tree(top, [("w", "d", 0, 0o777), ("w/x", "d", 0, 0o777), ("b", "d", other, 0o777), ("b/x", "d", other, 0o777)])
+    for parent in ("w/x", "b/x"):
+        _uid_tree(top, [(parent + "/victim", "f", cell, 0o644), (parent + "/victimdir", "d", cell, 0o755),
+                        (parent + "/victimdir/important", "f", cell, 0o644)])
+    swapped: list = []
+
+    def swap():
+        for parent in ("w/x", "b/x"):
+            p = os.path.join(top, parent)
+            if os.path.isdir(p) and not os.path.islink(p):
+                os.rename(p, p + "_old")
+                os.symlink(victim, p)
+        swapped.append(1)
+
+    def racing(real):
+        def call(*a, **k):
+            if not swapped:
+                swap()
+            return real(*a, **k)
+        return call
+
+    for name in ("unlink", "rmdir", "remove"):
+        monkeypatch.setattr(os, name, racing(getattr(os, name)))
+    monkeypatch.setattr(shutil, "rmtree", racing(shutil.rmtree))
+    monkeypatch.setattr(W, "SHARED_TMPFS", (top,))
+
+    class Cell:
+        cell_uid, test_uid = cell, None
+
+    try:
+        W.Worker._wipe_shared_tmpfs(Cell())  # type: ignore[arg-type]
+        monkeypatch.undo()
+        assert swapped
+        assert os.path.exists(os.path.join(victim, "victim"))
+        assert os.path.exists(os.path.join(victim, "victimdir/important"))
+        # the cell's litter in the root-owned directory went (where it was renamed to)
+        assert not os.path.lexists(os.path.join(top, "w/x_old/victim"))
+        assert not os.path.lexists(os.path.join(top, "w/x_old/victimdir"))
+    finally:
+        monkeypatch.undo()
+        shutil.rmtree(tmp_path, ignore_errors=True)

@@ -30,6 +30,7 @@ import os
 import select
 import signal
 import socket
+import stat as _stat
 import sys
 import time
 from typing import Any
@@ -896,36 +897,113 @@ class Worker:
         (pass 19: /tmp/.X11-unix; searched down to :data:`SHARED_DEPTH`, at most 64 directories).
         (Under the executor's own uid nothing can tell the user's files from a program's: that
         level is documented as unprotected.)"""
-        uids = {u for u in (self.cell_uid, self.test_uid) if u is not None}
+        uids = {u for u in (self.cell_uid, self.test_uid) if u is not None} - {0}
         if not uids:
             return
-        import shutil
-        import stat
-
-        # (also /run/lock, and any world-writable directory inside them, which a cell's uid can
-        # write as well: a file left in /run/lock or /tmp/.X11-unix outlived the run; pass 19)
-        todo = [(top, 0) for top in SHARED_TMPFS]
+        # (on directory fds only, never by path and never through a symlink: a directory another
+        # uid could rename in swapped in a symlink to /etc between the look and the removal, and
+        # root removed the same names there; red-team pass 19. Only root's directories are gone
+        # down into: another uid's is that uid's, removed whole by its own cell's cleanup)
         seen = 0
-        while todo and seen < 64:
-            top, depth = todo.pop()
-            seen += 1
+        for top in SHARED_TMPFS:
             try:
-                entries = list(os.scandir(top))
+                fd = os.open(os.path.realpath(top), _DIR_FLAGS)  # (the tops' own links are root's)
             except OSError:
                 continue
-            for e in entries:
+            todo = [(fd, 0)]
+            try:
+                while todo:
+                    fd, depth = todo.pop()
+                    try:
+                        with os.scandir(fd) as it:
+                            entries = list(it)
+                    except OSError:
+                        entries = []
+                    for e in entries:
+                        try:
+                            st = e.stat(follow_symlinks=False)
+                            if st.st_uid in uids:
+                                if _stat.S_ISDIR(st.st_mode):
+                                    _remove_tree_at(e.name, fd, st)
+                                else:
+                                    os.unlink(e.name, dir_fd=fd)
+                            elif (st.st_uid == 0 and depth < SHARED_DEPTH and seen < 64 and _stat.S_ISDIR(st.st_mode)
+                                  and st.st_mode & _stat.S_IWOTH):
+                                todo.append((_open_dir_at(e.name, fd, st), depth + 1))
+                                seen += 1
+                        except OSError:
+                            pass
+                    os.close(fd)
+            finally:
+                for fd, _ in todo:
+                    os.close(fd)
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_TREE_DEPTH = 256  # the levels of a cell's directory tree removed (one fd each)
+_TREE_ENTRIES = 200_000  # the entries of a cell's directory tree looked at
+
+
+def _open_dir_at(name: str, dir_fd: int, st: os.stat_result) -> int:
+    """The directory ``name`` in ``dir_fd``, opened without following a symlink, and only if it is
+    still the one ``st`` (its lstat) describes."""
+    fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+    now = os.fstat(fd)
+    if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+        os.close(fd)
+        raise OSError(f"{name!r} was replaced")
+    return fd
+
+
+def _remove_tree_at(name: str, dir_fd: int, st: os.stat_result) -> None:
+    """Remove the directory ``name`` in ``dir_fd`` (the one ``st`` describes) and what is in it, on
+    directory fds only: no symlink is ever followed, so a name swapped for one removes nothing
+    outside (``shutil.rmtree`` takes ``dir_fd`` only from Python 3.11). At most
+    :data:`_TREE_DEPTH` levels and :data:`_TREE_ENTRIES` entries; what is past them stays."""
+    budget = [_TREE_ENTRIES]
+
+    def scan(fd: int) -> list:  # unlink what is not a directory; the directories, to go down into
+        subdirs = []
+        try:
+            with os.scandir(fd) as it:
+                for e in it:
+                    budget[0] -= 1
+                    if budget[0] < 0:
+                        break
+                    try:
+                        est = e.stat(follow_symlinks=False)
+                        if _stat.S_ISDIR(est.st_mode):
+                            subdirs.append((e.name, est))
+                        else:
+                            os.unlink(e.name, dir_fd=fd)
+                    except OSError:
+                        pass
+        except OSError:
+            pass
+        return subdirs
+
+    fd = _open_dir_at(name, dir_fd, st)
+    stack = [(name, dir_fd, fd, scan(fd))]
+    try:
+        while stack:
+            at, parent, fd, subdirs = stack[-1]
+            if subdirs and len(stack) < _TREE_DEPTH and budget[0] >= 0:
+                sub, sst = subdirs.pop()
                 try:
-                    st = e.stat(follow_symlinks=False)
-                    if st.st_uid not in uids:
-                        if depth < SHARED_DEPTH and stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_IWOTH:
-                            todo.append((e.path, depth + 1))
-                        continue
-                    if stat.S_ISDIR(st.st_mode):
-                        shutil.rmtree(e.path, ignore_errors=True)
-                    else:
-                        os.unlink(e.path)
+                    sfd = _open_dir_at(sub, fd, sst)
                 except OSError:
-                    pass
+                    continue
+                stack.append((sub, fd, sfd, scan(sfd)))
+                continue
+            stack.pop()
+            os.close(fd)
+            try:
+                os.rmdir(at, dir_fd=parent)
+            except OSError:
+                pass
+    finally:
+        for _, _, fd, _ in stack:
+            os.close(fd)
 
 
 class _Garbled(Exception):
