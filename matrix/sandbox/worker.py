@@ -894,7 +894,7 @@ class Worker:
         worker's cell cgroup after the cell was killed, so every later cell of every task ran short
         of memory (red-team pass 9); files in /tmp and /var/tmp outlived the run, readable by the
         next (pass 11); so did files in /run/lock or in a world-writable directory inside these
-        (pass 19: /tmp/.X11-unix; searched down to :data:`SHARED_DEPTH`, at most 64 directories).
+        (pass 19: /tmp/.X11-unix; searched down to :data:`SHARED_DEPTH`, at most 64 directories in each).
         (Under the executor's own uid nothing can tell the user's files from a program's: that
         level is documented as unprotected.)"""
         uids = {u for u in (self.cell_uid, self.test_uid) if u is not None} - {0}
@@ -904,8 +904,8 @@ class Worker:
         # uid could rename in swapped in a symlink to /etc between the look and the removal, and
         # root removed the same names there; red-team pass 19. Only root's directories are gone
         # down into: another uid's is that uid's, removed whole by its own cell's cleanup)
-        seen = 0
-        for top in SHARED_TMPFS:
+        for top in SHARED_TMPFS:  # each looked at; at most 64 directories gone down into, in each
+            seen = 0  # (one budget for all: 70 in /tmp and /dev/shm was never looked at; pass 19)
             try:
                 fd = os.open(os.path.realpath(top), _DIR_FLAGS)  # (the tops' own links are root's)
             except OSError:
