@@ -36,13 +36,14 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import hashlib
 import json
 import re
 import textwrap
 from dataclasses import dataclass, field
 
-from matrix.tasks import Task, Test
+from matrix.tasks import Task, Test, _compiles, _continues
 
 MAX_CHARS = 40_000  # longer completions are cut before parsing (bounds the parser's work)
 PY_LANGS = {"", "python", "py", "python3", "py3"}
@@ -1072,3 +1073,44 @@ def _parse_task(text: str, kind: str | None) -> ParsedTask:
     task = Task(task_id=f"proposed-{digest}", prompt=desc, kind=task_kind, entry_point=entry,
                 solutions=[code], meta={"inputs": list(inputs), "origin": "proposer"})
     return ParsedTask(task, inputs, True, "")
+
+
+# ----------------------------------------------------------------------------- a Python prompt's imports
+
+def prompt_imports(prompt: str, code: str) -> str:
+    """The top-level imports of a Python ``prompt`` (HumanEval's ``from typing import List``,
+    ``import math``) that bind a name ``code`` reads and never binds, on one line to put before it
+    (so that its line numbers move by one), or "": a chat model shown the prompt often answers with
+    the function alone, as a completion would follow the prompt's imports."""
+    try:
+        ptree = ast.parse(prompt if _compiles(prompt) else prompt.rstrip("\n") + "\n    pass\n")
+        ctree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return ""
+    reads, binds = set(), set()
+    for node in ast.walk(ctree):
+        if isinstance(node, ast.Name):
+            (reads if isinstance(node.ctx, ast.Load) else binds).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            binds.add(node.name)
+        elif isinstance(node, ast.alias):
+            binds.add(node.asname or node.name.split(".")[0])
+    need = reads - binds
+    lines = [ast.unparse(st) for st in ptree.body if isinstance(st, (ast.Import, ast.ImportFrom))
+             and any(a.name == "*" or (a.asname or a.name.split(".")[0]) in need for a in st.names)]
+    return "; ".join(lines) + "\n" if lines else ""
+
+
+@functools.lru_cache(maxsize=256)
+def _python_prompt(prompt: str) -> bool:
+    return _continues(prompt)
+
+
+def with_prompt_imports(prompt: str, code: str) -> str:
+    """``code`` (a sampled answer's program) after the imports of its task's Python ``prompt`` it
+    reads and never binds (:func:`prompt_imports`), as a codes file's chat answer runs (``coevo
+    eval --codes`` and ``--api-base`` score the same answers alike); ``code`` as it is for a prompt
+    in words or when nothing is missing."""
+    if not code or not prompt.strip() or not _python_prompt(prompt):
+        return code
+    return prompt_imports(prompt, code) + code

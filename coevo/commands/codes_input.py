@@ -24,6 +24,7 @@ import textwrap
 from collections.abc import Iterable, Iterator
 
 from matrix.tasks import PROGRAM_FIELDS, _compiles, _continues, read_codes
+from roles.parsing import prompt_imports
 
 __all__ = ["PROGRAM_FIELDS", "RAW_CODE_HELP", "add_raw_code_argument", "completion_code", "extracted_code",
            "extracted_note", "load_candidate_codes", "prompt_imports", "read_codes"]
@@ -246,30 +247,6 @@ def completion_code(prompt: str, completion: str, entry_point: str | None) -> st
     if not defines:  # a body: under the prompt's signature
         programs.insert(0, prompt + textwrap.indent(code, "    ") + "\n")
     return next((prog for prog in programs if _compiles(prog)), None)
-
-
-def prompt_imports(prompt: str, code: str) -> str:
-    """The top-level imports of a Python ``prompt`` (HumanEval's ``from typing import List``,
-    ``import math``) that bind a name ``code`` reads and never binds, on one line to put before it
-    (so that its line numbers move by one), or "": a chat model shown the prompt often answers with
-    the function alone, as a completion would follow the prompt's imports."""
-    try:
-        ptree = ast.parse(prompt if _compiles(prompt) else prompt.rstrip("\n") + "\n    pass\n")
-        ctree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return ""
-    reads, binds = set(), set()
-    for node in ast.walk(ctree):
-        if isinstance(node, ast.Name):
-            (reads if isinstance(node.ctx, ast.Load) else binds).add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            binds.add(node.name)
-        elif isinstance(node, ast.alias):
-            binds.add(node.asname or node.name.split(".")[0])
-    need = reads - binds
-    lines = [ast.unparse(st) for st in ptree.body if isinstance(st, (ast.Import, ast.ImportFrom))
-             and any(a.name == "*" or (a.asname or a.name.split(".")[0]) in need for a in st.names)]
-    return "; ".join(lines) + "\n" if lines else ""
 
 
 def load_candidate_codes(path, tasks, raw: bool = False) -> tuple[dict[str, list[str]], int]:
