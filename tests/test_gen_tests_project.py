@@ -79,7 +79,9 @@ def test_the_suite_passes_under_the_projects_own_config_and_conftest(tmp_path, c
     assert gen(proj / "appcfg.py") == 0, capsys.readouterr().err
     text = (proj / "tests" / "test_appcfg.py").read_text()
     assert "new_api(" in text, text
-    assert "old_api(" not in text and "scaled(" not in text, text
+    # the deprecated function is tested asserting its warning (passes under filterwarnings = error)
+    assert "with pytest.warns(DeprecationWarning, match='old_api is deprecated, use new_api'):" in text, text
+    assert "scaled(" not in text, text
     rep = json.loads((proj / "tests" / "test_appcfg.json").read_text())
     assert config in rep["verification"] and "conftest.py" in rep["verification"], rep["verification"]
     for args in ((), ("-p", "no:randomly")):
