@@ -132,7 +132,7 @@ def to_wire(u: _Cells, entries: list[Entry], timeout: float) -> dict:
     setup_ix: dict[str, int] = {}
     probes: list[tuple] = []
     probe_ix: dict[tuple[int, int], int] = {}
-    rows: dict[tuple[int, int], Row] = {}
+    rows: dict[tuple[int, int, str], Row] = {}
     for key, (ei, i, j) in enumerate(u.cells):
         e = entries[ei]
         src = e.codes[i]
@@ -152,9 +152,12 @@ def to_wire(u: _Cells, entries: list[Entry], timeout: float) -> dict:
                 p = p.fallback
             pi = probe_ix[(ei, j)] = len(probes)
             probes.append(p.probe())
-        row = rows.get((ei, i))
+        # a test's own kind decides how its cell runs, whatever the task's (docs/contracts.md): a
+        # stdio test of a function task runs the program as a script on its input, in a row of its own
+        kind = "stdio" if e.task.kind == "stdio" or e.plans[j].mode == "stdio" else "function"  # type: ignore[index]
+        row = rows.get((ei, i, kind))
         if row is None:
-            row = rows[(ei, i)] = Row(ci, si, e.task.kind if e.task.kind == "stdio" else "function")
+            row = rows[(ei, i, kind)] = Row(ci, si, kind)
         optional = e.optional_from is not None and j >= e.optional_from
         row.cells.append((key, pi, optional))
     return Unit(programs, setups, probes, list(rows.values()), float(timeout)).to_wire()
