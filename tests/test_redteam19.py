@@ -370,3 +370,23 @@ def test_many_world_writable_directories_in_one_shared_directory_do_not_spare_th
         assert not left, left
     finally:
         shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+@pytest.mark.timeout(60)
+def test_a_warning_shown_for_the_program_reads_no_file_the_program_names(ex):
+    """The program's warning reached the test's ``warnings`` with the file name the program chose:
+    showing it (``formatwarning``) made the test process read that file's line (linecache) and
+    write it to the test's stderr (review 19, r9). The place keeps its line, never a file read.
+    (A file only the test process has stands for one the program should not read.)"""
+    prog = ("import warnings\n"
+            "def f(path):\n"
+            "    exec(compile('warnings.warn(\"probe\")', path, 'exec'), {'warnings': warnings})\n"
+            "    return 1\n")
+    make = ("import os, tempfile\nfd, path = tempfile.mkstemp(suffix='.py')\nos.write(fd, b'SECRET_LINE_19 = 1\\n')\n"
+            "os.close(fd)\n")
+    tests = [make + "import contextlib, io, warnings\nbuf = io.StringIO()\ntry:\n"
+             "    with contextlib.redirect_stderr(buf), warnings.catch_warnings():\n"
+             "        warnings.simplefilter('always')\n        f(path)\nfinally:\n    os.unlink(path)\n"
+             "assert 'probe' in buf.getvalue() and 'SECRET_LINE_19' not in buf.getvalue(), buf.getvalue()",
+             "import pytest\nwith pytest.warns(UserWarning, match='pro') as w:\n    f('x.py')\nassert w[0].lineno == 1"]
+    assert _statuses(ex, "f", [prog], tests) == [["pass", "pass"]]
