@@ -69,25 +69,29 @@ def _multiline(path, start: int, first: str, lines: Iterator[tuple[int, str]]) -
     its own line."""
     parts = [first]
     last = start
-    for n, raw in lines:
-        last = n
-        parts.append(raw)
-        if raw[:1] not in ("}", "]"):
-            continue
+
+    def parse() -> tuple[bool, Any]:
+        """(parsed, value) of the lines so far; an error before their end is the file's error."""
         text = "".join(parts)
         try:
-            return json.loads(text)
+            return True, json.loads(text)
         except json.JSONDecodeError as exc:
             if exc.pos < len(text.rstrip()):
                 raise _malformed(path, start + text.count("\n", 0, exc.pos), exc) from None
-    text = "".join(parts)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        if exc.pos < len(text.rstrip()):
-            raise _malformed(path, start + text.count("\n", 0, exc.pos), exc) from None
-        raise InputError(f"malformed JSON (an object not closed by the end of the file, line {last}: "
-                         f"{exc.msg})", file=str(path), line=start) from None
+            return False, exc.msg
+
+    for n, raw in lines:
+        last = n
+        parts.append(raw)
+        if raw[:1] in ("}", "]"):
+            done, value = parse()
+            if done:
+                return value
+    done, value = parse()
+    if done:
+        return value
+    raise InputError(f"malformed JSON (an object not closed by the end of the file, line {last}: "
+                     f"{value})", file=str(path), line=start)
 
 
 def not_utf8(path: str | os.PathLike, opener: Callable | None = None) -> InputError:
