@@ -446,6 +446,19 @@ def test_no_test_asserts_the_clock(tmp_path):
         assert name not in text, text
 
 
+def test_a_clock_behaviour_one_shift_maps_onto_itself_is_still_dropped(tmp_path):
+    """The two verification runs on "another machine" shifted the clock by the same 400 days and
+    12 hours (local hours 17.8 apart): a behaviour of the time of day that lands on the same value
+    after that shift was kept (greeting() is 'afternoon' at 00:10 and at 17:58, so at some times of
+    day the clock test above failed). The two runs now shift by different amounts; a behaviour
+    periodic in the first shift (here exactly) fails the second and is dropped."""
+    src = ("import time\n\n\ndef phase() -> int:\n"
+           "    return int((time.time() % (400 * 86400 + 12 * 3600 + 1017.25)) // 3600)\n\n\n"
+           "def inc(x: int) -> int:\n    return x + 1\n")
+    text, _ = suite_of(tmp_path, "clockphase", src)
+    assert "inc(" in text and "phase(" not in text, text
+
+
 DATECODE = '''import argparse
 import datetime
 

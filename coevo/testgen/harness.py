@@ -1030,6 +1030,7 @@ def _cv_pytest(job):
             env.update({"HOME": os.path.join(cwd, "home"), "TMPDIR": os.path.join(cwd, "tmp"),
                         "USER": "coevo-other-user", "LOGNAME": "coevo-other-user", "COLUMNS": "131",
                         "LINES": "47", "SHELL": "/bin/coevo-other-sh", "CV_OTHER": "1",
+                        "CV_SHIFT_H": "12" if k == 1 else "1",  # (two clock shifts: see the conftest)
                         # and another time zone (UTC+5:30, a POSIX rule: no zone files needed)
                         "TZ": "CVT-5:30"})
             cwd = os.path.join(cwd, "cwd")
@@ -1143,7 +1144,10 @@ if os.environ.get('CV_OTHER') == '1':  # the run on 'another machine': host, CPU
     import sys as _sys
     import time as _time
 
-    _shift = 400 * 86400 + 12 * 3600 + 1017.25  # (with the time zone: local hours 17.8 apart)
+    # (with the time zone, local hours 17.8 apart in one such run and 6.8 in the other: a behaviour
+    # of the hour of day that one shift lands on the same value for, such as 'afternoon' at 00:10
+    # and at 17:58, the other does not)
+    _shift = 400 * 86400 + float(os.environ.get('CV_SHIFT_H', '12')) * 3600 + 1017.25
     _t, _tn = _time.time, _time.time_ns
     _lt, _gt, _ct, _sf, _asc = _time.localtime, _time.gmtime, _time.ctime, _time.strftime, _time.asctime
     _time.time = lambda: _t() + _shift
