@@ -103,7 +103,7 @@ def _evaluate(engine, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, p
     from coevo.repair import public_columns
     from matrix.metrics import mutation_score, unit_test_accuracy
     from matrix.selection import plausible, select_plausible
-    from roles.parsing import parse_code, parse_tests, with_prompt_imports
+    from roles.parsing import parse_tests, sample_program
     from roles.requests import role_request
 
     if cfg.max_tasks:
@@ -121,8 +121,7 @@ def _evaluate(engine, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, p
 
     jobs, layout = [], []
     for t in tasks:
-        codes = [with_prompt_imports(t.prompt, parse_code(s.text, t.entry_point).code or "")
-                 for s in by_task[t.task_id]["coder"]]
+        codes = [sample_program(s.text, t) for s in by_task[t.task_id]["coder"]]
         want = cfg.tests_per_sample
         parsed = [parse_tests(s.text, t, max_tests=want or None) for s in by_task[t.task_id]["tester"]]
         suites = [(p.tests, p.rejected(want)) for p in parsed]

@@ -129,13 +129,9 @@ def turn_requests(episodes: Sequence[Episode], tokenizer=None) -> list:
 
 def attempt_jobs(episodes: Sequence[Episode], samples: Sequence) -> list[tuple[Task, list[str], list]]:
     """Matrix jobs: each episode's new program against all of its task's ground-truth tests."""
-    from roles.parsing import parse_code, with_prompt_imports
+    from roles.parsing import sample_program
 
-    jobs = []
-    for e, s in zip(episodes, samples):
-        code = with_prompt_imports(e.task.prompt, parse_code(s.text, e.task.entry_point).code or "")
-        jobs.append((e.task, [code], list(e.task.tests)))
-    return jobs
+    return [(e.task, [sample_program(s.text, e.task)], list(e.task.tests)) for e, s in zip(episodes, samples)]
 
 
 def observe_attempts(episodes: Sequence[Episode], samples: Sequence, results: Sequence) -> None:

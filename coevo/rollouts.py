@@ -54,12 +54,9 @@ class ParsedSamples:
 def parse_samples(task: Task, coder: list, tester: list, tests_per_sample: int = 0) -> ParsedSamples:
     """Parse one task's Coder and Tester samples. ``tests_per_sample`` > 0: a Tester sample was
     asked for exactly that many tests; extra ones are rejected and missing ones count as rejected."""
-    from roles.parsing import parse_code, parse_tests, with_prompt_imports
+    from roles.parsing import parse_tests, sample_program
 
-    codes = []
-    for s in coder:
-        pc = parse_code(s.text, task.entry_point)
-        codes.append(with_prompt_imports(task.prompt, pc.code) if pc.ok and pc.code else "")
+    codes = [sample_program(s.text, task) for s in coder]
     parsed = [parse_tests(s.text, task, max_tests=tests_per_sample or None) for s in tester]
     return ParsedSamples(list(coder), list(tester), codes, [p.tests for p in parsed],
                          [p.rejected(tests_per_sample) for p in parsed])
@@ -143,15 +140,14 @@ def solver_jobs(proposals: dict, solve_samples: list) -> list:
     """Matrix jobs: each valid proposal's solver samples against its tests. ``proposals`` is
     :meth:`coevo.loop.CoEvolution.validate_proposals`'s result; ``solve_samples`` the samples of its
     ``solve_requests``, in order."""
-    from roles.parsing import parse_code, with_prompt_imports
+    from roles.parsing import sample_program
 
     jobs, pos = [], 0
     for i, req in proposals["solve_requests"]:
         task = proposals["tasks"][i]
         chunk = solve_samples[pos:pos + req.n]
         pos += req.n
-        codes = [with_prompt_imports(task.prompt, parse_code(s.text, task.entry_point).code or "") for s in chunk]
-        jobs.append((task, codes, list(task.tests)))
+        jobs.append((task, [sample_program(s.text, task) for s in chunk], list(task.tests)))
     return jobs
 
 

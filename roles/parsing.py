@@ -1114,3 +1114,10 @@ def with_prompt_imports(prompt: str, code: str) -> str:
     if not code or not prompt.strip() or not _python_prompt(prompt):
         return code
     return prompt_imports(prompt, code) + code
+
+
+def sample_program(text: str, task: Task) -> str:
+    """The program a Coder (or Fixer, or solver) sample runs for ``task``: its code
+    (:func:`parse_code`) after the Python prompt's imports it needs (:func:`with_prompt_imports`),
+    "" when the sample holds none."""
+    return with_prompt_imports(task.prompt, parse_code(text, task.entry_point).code or "")

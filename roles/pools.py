@@ -21,7 +21,7 @@ import numpy as np
 
 from matrix.tasks import Task, Test
 from roles.generation import GenerationConfig, Generator
-from roles.parsing import parse_code, parse_tests, with_prompt_imports
+from roles.parsing import parse_tests, sample_program
 from roles.requests import role_request
 
 
@@ -88,9 +88,9 @@ def sample_pools(engine: Generator, tokenizer, tasks: list[Task], cfg: PoolConfi
     for s in samples:
         pool = pools[s.task_id]
         if s.role == "coder":
-            pc = parse_code(s.text, pool.task.entry_point)
-            if pc.ok and pc.code:  # (a chat answer to a Python prompt: after the prompt's imports it needs)
-                pool.codes.append(with_prompt_imports(pool.task.prompt, pc.code))
+            code = sample_program(s.text, pool.task)
+            if code:
+                pool.codes.append(code)
                 pool.code_samples.append(pool.n_code_samples)
             pool.n_code_samples += 1
         else:
