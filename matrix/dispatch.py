@@ -20,7 +20,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from matrix.inputs import normalize_stdout, value_key
+from matrix.inputs import infer_entry_point, normalize_stdout, value_key
 from matrix.plans import Plan, plan_call, plan_stdin, plan_test
 from matrix.preludes import harness_header
 from matrix.sandbox.encoding import NonPlain
@@ -47,10 +47,19 @@ class Entry:
     tests: list[Test] | None = None
     optional_from: int | None = None
     extra: Any = None  # extra inputs (optional columns): a list, or a Future of one
+    _own: tuple[str, ...] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         # a task converted from LiveCodeBench or APPS runs its programs after that harness's lines
         self.codes = [harness_header(self.task, c) + c for c in self.codes]
+
+    def own_names(self) -> tuple[str, ...]:
+        """The names a generic test reads from the program even where they are a builtin's or a
+        standard module's: the task's entry point (inferred from the tests where it has none)."""
+        if self._own is None:
+            entry = self.task.entry_point or infer_entry_point(self.tests or self.task.tests or ())
+            self._own = (entry,) if entry else ()
+        return self._own
 
     def plan_tests(self, tol) -> list[Plan]:
         """The plans of the given tests (not of the extra inputs, which may still be drawn)."""
@@ -151,7 +160,11 @@ def to_wire(u: _Cells, entries: list[Entry], timeout: float) -> dict:
             if u.generic and p.fallback is not None:
                 p = p.fallback
             pi = probe_ix[(ei, j)] = len(probes)
-            probes.append(p.probe())
+            probe = p.probe()
+            if probe[0] == "exec":  # a generic test reads builtins and modules as they are, not as the
+                # program rebinds them, except the task's entry point (docs/contracts.md, tests)
+                probe = ("exec", probe[1], None, e.own_names())
+            probes.append(probe)
         # a test's own kind decides how its cell runs, whatever the task's (docs/contracts.md): a
         # stdio test of a function task runs the program as a script on its input, in a row of its own
         kind = "stdio" if e.task.kind == "stdio" or e.plans[j].mode == "stdio" else "function"  # type: ignore[index]

@@ -1091,6 +1091,9 @@ class _Splitter:
                 name = getattr(n, "_coevo_from", None)
                 if name is not None:
                     self.sent.add(name)
+        # a builtin read inside the hole (``sorted(f(x))``) is read in the program's namespace:
+        # where the program binds that name, the cell runs as a generic test (the builtin itself)
+        self.names.update(n.id for n, _ in _walk(node) if type(n) is ast.Name and n.id in _BUILTINS)
         text = None
         if self._bytes is not None and node.lineno == node.end_lineno == 1:
             text = self._bytes[node.col_offset:node.end_col_offset].decode("utf-8")

@@ -2,7 +2,8 @@
 assert shape (truth values of non-plain results such as ``re.Match``, ``is``, ``in``, chained
 comparisons, ``not``, ``bool()``, lengths and items of the program's own objects, several calls,
 generic tests), protected or not. The oracle is plain Python itself: code and test run in one
-fresh interpreter."""
+fresh interpreter, the test with the builtins' and standard modules' own names (but the entry
+point's) whatever the program binds (docs/contracts.md)."""
 
 from __future__ import annotations
 
@@ -27,8 +28,8 @@ NUM = "def f(x):\n    return x * 2\n"
 NONE = "def f(x):\n    return None if x < 0 else x\n"
 MUT = "def f(xs):\n    xs.append(1)\n    return len(xs)\n"
 DIV = "def f(a, b):\n    return a // b, a % b\n"
-ALL = "all = lambda xs: True\ndef f(x):\n    return x\n"  # the test's all is this one
-SHADOW = "range = lambda n: [5]\ndef f(x):\n    return 2 * x if x != 5 else 0\n"  # the test's range is this one
+ALL = "all = lambda xs: True\ndef f(x):\n    return x\n"  # the test's all is the builtin
+SHADOW = "range = lambda n: [5]\ndef f(x):\n    return 2 * x if x != 5 else 0\n"  # the test's range is the builtin
 CASES = [
     (MATCH, "assert f('aa')"), (MATCH, "assert not f('b')"), (MATCH, "assert f('b')"),
     (MATCH, "assert f('aa') is not None"), (MATCH, "assert f('b') is None"), (MATCH, "assert bool(f('a'))"),
@@ -85,8 +86,24 @@ CASES = [
 ]
 
 
+# the test's builtins are the builtins and its standard modules the modules, whatever the program
+# binds, except the entry point (docs/contracts.md): the program's names, less those, are the test's
+_ORACLE = """
+import builtins, importlib, sys
+g = {"__name__": "__main__"}
+exec(compile(sys.argv[1], "<program>", "exec"), g)
+t = {"__name__": "__main__"}
+for n, v in g.items():
+    if n == "f" or not (hasattr(builtins, n) or n in sys.stdlib_module_names):
+        t[n] = v
+    elif n in sys.stdlib_module_names and not hasattr(builtins, n):
+        t[n] = importlib.import_module(n)
+exec(compile(sys.argv[2], "<test>", "exec"), t)
+"""
+
+
 def plain_python(code: str, test: str) -> bool:
-    p = subprocess.run([sys.executable, "-c", code + "\n" + test + "\n"], capture_output=True, timeout=60)
+    p = subprocess.run([sys.executable, "-c", _ORACLE, code, test], capture_output=True, timeout=60)
     return p.returncode == 0
 
 

@@ -120,25 +120,31 @@ def test_plans_keep_expected_values_out_of_the_sandbox():
     assert plan_test(Test.call_expected("f(1)", "not a literal +")).mode == "bad"
 
 
-def test_shadowed_builtin_runs_the_test_as_written(ex):
+def test_a_builtin_the_program_shadows_is_still_the_builtin_in_the_test(ex):
+    """The test's ``sorted`` is the builtin whatever the program names ``sorted`` (docs/contracts.md:
+    only the entry point is the program's under a builtin's name)."""
     code = "def sorted(x):\n    return [0]\ndef f():\n    return [2, 1]\n"
-    assert one(ex, code, "assert sorted(f()) == [0]").status == "pass"
+    assert one(ex, code, "assert sorted(f()) == [0]").status == "fail"
+    assert one(ex, code, "assert sorted(f()) == [1, 2]").status == "pass"
     assert one(ex, code, "assert f() == sorted([5])").status == "fail"
 
 
 def test_a_builtin_name_the_candidate_defines_is_a_hole_when_the_builtin_call_fails(ex):
-    # MBPP asks for a function named `sum` of two numbers: the builtin cannot fold sum(10, 15),
-    # so the call is the candidate's, evaluated in the sandbox (not a test process of its own)
+    # MBPP asks for a function named `sum` of two numbers (task 126, entry point `sum`): the
+    # builtin cannot fold sum(10, 15), so the call is the candidate's (a hole)
     plan = plan_test(Test.assertion("assert sum(10, 15) == 6"))
     assert plan.mode == "values" and plan.exprs == ("sum(10, 15)",) and "6" not in plan.exprs[0]
     assert plan_test(Test.assertion("assert max(3, 5) == 5")).mode == "exec"  # folds, so no hole: as before
+    task = Task("s", "sum of two numbers", entry_point="sum")
     right = "def sum(a, b):\n    return 6 if (a, b) == (10, 15) else 0\n"
-    assert one(ex, right, "assert sum(10, 15) == 6").status == "pass"
-    assert one(ex, "def sum(a, b):\n    return a + b\n", "assert sum(10, 15) == 6").status == "fail"
-    none = one(ex, "def add(a, b):\n    return 6\n", "assert sum(10, 15) == 6")  # the builtin's own error
+    assert one(ex, right, "assert sum(10, 15) == 6", task).status == "pass"
+    assert one(ex, "def sum(a, b):\n    return a + b\n", "assert sum(10, 15) == 6", task).status == "fail"
+    none = one(ex, "def add(a, b):\n    return 6\n", "assert sum(10, 15) == 6", task)  # the builtin's own error
     assert none.status == "error" and "TypeError" in none.error
     forged = "class E(int):\n    def __eq__(s, o):\n        return True\ndef sum(a, b):\n    return E(0)\n"
-    assert one(ex, forged, "assert sum(10, 15) == 6").status == "fail"
+    assert one(ex, forged, "assert sum(10, 15) == 6", task).status == "fail"
+    # a task whose entry point is another name: the test's sum is the builtin (its TypeError)
+    assert one(ex, right, "assert sum(10, 15) == 6").status == "error"
 
 
 def test_setup_runs_after_the_code(ex):

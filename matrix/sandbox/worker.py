@@ -634,8 +634,10 @@ class Worker:
                 serve_cmd = {"mode": "serve", "code": code, "setup": setup, "kind": "function",
                              "probes": [], "max_out": self.max_out}
                 procs.append(self.start("serve", serve_cmd, cpu=int(timeout) + 2, rpc=a.fileno(), capture=True))
+                named = probe[3] if len(probe) > 3 and type(probe[3]) in (list, tuple) else ()
+                own = [n for n in named if type(n) is str]  # the entry point (remote/test_side.py)
                 test_cmd = {"mode": "test", "test": probe[1], "code": "", "setup": "", "kind": "function",
-                            "probes": [], "max_out": self.max_out}
+                            "probes": [], "max_out": self.max_out, "own": own}
                 procs.append(self.start("test", test_cmd, cpu=int(timeout) + 2, rpc=b.fileno()))
             except (OSError, RuntimeError) as exc:
                 return CellRecord(key, Outcome.SANDBOX, 0, 0.0, str(exc).encode()[:MAX_ERR])

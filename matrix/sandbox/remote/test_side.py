@@ -80,11 +80,19 @@ def run_test(cmd: dict, chan) -> None:
             return
         chan.send(Frame.LOADED)  # the program is loaded: the test's own time starts
         t0 = G["clock"]()
-        names = free_names(src)
+        own = cmd["own"] if type(cmd.get("own")) is list else []
+        names, modules = _program_names(free_names(src), own)
         answers = peer.request("resolve", names)
         ns = {"__name__": "__main__", "__builtins__": G["builtins"]}
         if type(answers) is list and len(answers) == len(names):
             for name, a in zip(names, answers):
+                if name in modules and type(a) is list and a and a[0] in ("value", "kept"):
+                    # the program binds a standard module's name (``import math``, or an object of
+                    # its own named ``math``): the test's ``math`` is the module itself
+                    mod = _own_import(name)
+                    if mod is not None:
+                        ns[name] = mod
+                        continue
                 if type(a) is list and a and a[0] == "value" and len(a) == 2:
                     ns[name] = peer.globals_given[name] = a[1]
                 elif type(a) is list and a and a[0] == "kept" and len(a) == 3 and type(a[2]) is int:
@@ -113,6 +121,36 @@ def run_test(cmd: dict, chan) -> None:
         peer.send(["q", "bye"])
     except (RemoteError, OSError):
         pass
+
+
+# A test's builtins are the builtins and its standard modules the modules, whatever names the
+# program binds (``exec(program); exec(test)`` would hand the test the program's: a wrong program
+# defining ``abs = lambda x: 0`` passed ``assert abs(f(1) - 3.14) < 1e-6``, ``class math`` with
+# an ``isclose`` always true passed ``assert math.isclose(f(1), 3.14)``: a reward-hacking route).
+# Only the task's entry point (``own``: a task may ask for ``sum``) is the program's under such a
+# name. A standard module's name the program does not bind stays undefined, as before: a test
+# reading ``math`` that the program never imported fails with the NameError it would get.
+
+_NOT_IMPORTED = frozenset({"this", "antigravity", "__main__", "idlelib", "tkinter", "turtle", "turtledemo"})
+
+
+def _program_names(names: list, own: list) -> tuple[list, frozenset]:
+    """(the free names to ask the program for, those of them that are standard modules' names)."""
+    import builtins
+
+    stdlib: frozenset[str] = getattr(sys, "stdlib_module_names", frozenset())
+    asked = [n for n in names if n in own or not hasattr(builtins, n)]
+    return asked, frozenset(n for n in asked if n not in own and n in stdlib and n not in _NOT_IMPORTED)
+
+
+def _own_import(name: str):
+    """The test process's own import of the standard module ``name`` (None where it fails)."""
+    import importlib
+
+    try:
+        return importlib.import_module(name)
+    except Exception:  # noqa: BLE001 - (a module this process cannot import: the program's name stands)
+        return None
 
 
 def _program_module(peer):

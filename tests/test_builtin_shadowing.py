@@ -1,0 +1,97 @@
+"""A program that defines a builtin's name (``abs``, ``sorted``, ``len``, ``set``...) or binds a
+standard module's name (``math``) to an object of its own must not change what a test computes
+with that name: the test's ``abs`` is the builtin, its ``math`` the module, whatever the program
+defines, except the task's entry point (a task may well ask for ``sum``). Before this, a wrong
+program defining ``abs = lambda x: 0`` passed ``assert abs(f(1) - 3.14) < 1e-6``: plain
+``exec(program); exec(test)`` semantics, a reward-hacking route for RL on MBPP-style tests
+(red-team pass 19, found and left open). Each attack below passed on the tree before the fix."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from matrix.engine import ExecConfig, Executor
+from matrix.tasks import Task, Test
+
+pytestmark = [pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork"), pytest.mark.timeout(120)]
+
+TASK = Task("t", "p", entry_point="f")
+
+WRONG_SORTED = "def sorted(x, *a, **k):\n    return [1, 2]\ndef f(x):\n    return [9]\n"
+
+# (a wrong program that defines a builtin's name, a test it passed by that name alone)
+FORGERIES = [
+    ("def sorted(x):\n    return 42\ndef f(x):\n    return 42\n", "assert f([3, 1]) == sorted([3, 1])"),
+    ("abs = lambda x: 0\ndef f(x):\n    return 99\n", "assert abs(f(1) - 3.14) < 1e-6"),
+    ("def f(x):\n    return 99\nlen = lambda x: 3\n", "assert len(f(1)) == 3"),
+    ("def f(x):\n    return 99\nclass set:\n    def __init__(self, *a): pass\n"
+     "    def __eq__(self, o): return True\n", "assert set(f(1)) == set([1, 2])"),
+    (WRONG_SORTED, "assert sorted(f([2, 1])) == [1, 2]"),
+    (WRONG_SORTED, "r = f([2, 1])\nassert sorted(r) == [1, 2]"),
+    (WRONG_SORTED, "def test_f():\n    assert sorted(f([2, 1])) == [1, 2]\n"),
+    (WRONG_SORTED, "import unittest\nclass T(unittest.TestCase):\n    def test_a(self):\n"
+                   "        self.assertEqual(sorted(f([2, 1])), [1, 2])\n"),
+    (WRONG_SORTED, "try:\n    assert sorted(f([2, 1])) == [1, 2]\nexcept ZeroDivisionError:\n    pass"),
+    (WRONG_SORTED, "def check(g):\n    assert sorted(g([2, 1])) == [1, 2]\ncheck(f)"),
+    ("import math as m\nmath = type('M', (), {'isclose': staticmethod(lambda *a, **k: True)})\n"
+     "def f(x):\n    return 99\n", "assert math.isclose(f(1), 3.14)"),
+    ("import math as m\nclass math:\n    pi = 99\ndef f(x):\n    return 99\n", "assert f(1) == math.pi"),
+    ("def isinstance(a, b):\n    return True\ndef f(x):\n    return 'x'\n", "assert isinstance(f(1), int)"),
+    ("def all(x):\n    return True\ndef f(x):\n    return [0]\n", "assert all(v > 0 for v in f(1))"),
+    ("def round(x, n=0):\n    return 3.14\ndef f(x):\n    return 1\n", "assert round(f(1), 2) == 3.14"),
+    ("def str(x):\n    return 'ab'\ndef f(x):\n    return 1\n", "assert str(f(1)) == 'ab'"),
+    ("def f(x):\n    global abs\n    abs = lambda v: 0\n    return 99\n", "assert abs(f(1) - 3.14) < 1e-6"),
+]
+
+
+@pytest.fixture(scope="module")
+def ex():
+    with Executor(ExecConfig(timeout=2.0, workers=1)) as e:
+        yield e
+
+
+@pytest.mark.parametrize("code,test", FORGERIES, ids=[t.splitlines()[-1][:40] for _, t in FORGERIES])
+def test_a_program_defining_a_builtins_name_does_not_pass_a_test_by_it(ex, code, test):
+    res = ex.run_matrix(TASK, [code], [Test.assertion(test)])
+    assert res.status[0][0] in ("fail", "error"), (res.status, res.errors)
+
+
+RIGHT = [
+    # right programs that define a builtin's name for their own use: still pass
+    ("def sorted(x):\n    return 'mine'\ndef f(x):\n    return [v * 2 for v in x]\n",
+     "assert sorted(f([2, 1])) == [2, 4]"),
+    ("abs = 5\ndef f(x):\n    return 3.14\n", "assert abs(f(1) - 3.14) < 1e-6"),
+    ("import math\ndef f(x):\n    return math.pi\n", "assert math.isclose(f(1), 3.14159265, rel_tol=1e-6)"),
+    ("import math\nlen = 0\ndef f(x):\n    return [1, 2, 3]\n", "def test_f():\n    assert len(f(1)) == 3\n"),
+]
+
+
+@pytest.mark.parametrize("code,test", RIGHT, ids=[str(i) for i in range(len(RIGHT))])
+def test_a_right_program_defining_a_builtins_name_still_passes(ex, code, test):
+    res = ex.run_matrix(TASK, [code], [Test.assertion(test)])
+    assert res.status == [["pass"]], (res.status, res.errors)
+
+
+def test_the_entry_point_may_be_a_builtins_name(ex):
+    """A task asking for ``sum`` (or ``max``...) tests the program's ``sum``: right passes, wrong fails."""
+    task = Task("s", "write sum", entry_point="sum")
+    right = "def sum(xs):\n    t = 0\n    for x in xs:\n        t += x\n    return t\n"
+    wrong = "def sum(xs):\n    return 0\n"
+    tests = [Test.assertion("assert sum([1, 2, 3]) == 6"),
+             Test.assertion("assert abs(sum([1.5, 2]) - 3.5) < 1e-9"),
+             Test.assertion("def test_s():\n    assert sum([4]) == 4\n"),
+             Test.assertion("x = sum([1, 1])\nassert x == 2")]
+    res = ex.run_matrix(task, [right, wrong], tests)
+    assert res.status[0] == ["pass"] * 4, (res.status, res.errors)
+    assert all(s in ("fail", "error") for s in res.status[1]), res.status
+
+
+def test_without_an_entry_point_the_called_function_is_the_programs(ex):
+    """A task without ``entry_point``: the function its tests call (inferred) is the program's."""
+    task = Task("s", "write max")
+    right = "def max(xs):\n    m = xs[0]\n    for x in xs:\n        m = x if x > m else m\n    return m\n"
+    wrong = "def max(xs):\n    return -1\n"
+    res = ex.run_matrix(task, [right, wrong], [Test.assertion("assert max([1, 5, 2]) == 5")])
+    assert res.status == [["pass"], ["fail"]], (res.status, res.errors)
