@@ -186,16 +186,23 @@ def _need(rec: dict, name: str, kind: type | tuple, where: dict) -> Any:
     return rec[name]
 
 
-def _called_name(test_src: str) -> str | None:
-    """The first function called in an assert (MBPP tests name the entry point this way)."""
+def _called_name(test_src: str, code: str = "") -> str | None:
+    """The first function called in an assert (MBPP tests name the entry point this way); where
+    the test calls only builtins' names, the one of them the reference defines (MBPP 126 asks for
+    a function named ``sum``)."""
     try:
         tree = ast.parse(test_src)
     except SyntaxError:
         return None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id not in _BUILTINS:
-            return node.func.id
-    return None
+    called = [n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+    for name in called:
+        if name not in _BUILTINS:
+            return name
+    try:
+        defined = {n.name for n in ast.parse(code).body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    except (SyntaxError, ValueError):
+        return None
+    return next((name for name in called if name in defined), None)
 
 
 _BUILTINS = {"set", "sorted", "list", "tuple", "abs", "round", "len", "str", "int", "float", "isclose",
@@ -207,7 +214,7 @@ def _mbpp_common(rec: dict, prompt: str, setup: str, where: dict, prefix: str) -
     code = _need(rec, "code", str, where).replace("\r\n", "\n")
     if not tests_src:
         raise InputError("empty test list", field="test_list", **where)
-    entry = _called_name(tests_src[0])
+    entry = _called_name(tests_src[0], code)
     tests = [Test.assertion(t.strip()) for t in tests_src]
     return Task(task_id=f"{prefix}/{rec['task_id']}", prompt=prompt, kind="function", entry_point=entry,
                 setup=setup, tests=tests, solutions=[code], meta={"source": prefix})

@@ -26,6 +26,10 @@ def test_mbpp_full_and_sanitized():
     t = next(x for x in full if x.task_id == "mbpp/367")
     assert t.entry_point == "is_tree_balanced" and "Node(1)" in t.setup and len(t.tests) == 3
     assert "\r" not in t.solutions[0]
+    # a task asking for a builtin's name (126: `sum`) has it as its entry point (the tests call
+    # only builtins' names; the reference defines this one), so the program's `sum` is the tested one
+    assert next(x for x in full if x.task_id == "mbpp/126").entry_point == "sum"
+    assert all(x.entry_point for x in full)
     san = load_any(DATA / "sanitized-mbpp.json")
     assert len(san) == 427 and san[0].task_id == "mbpp-sanitized/2"
     assert san[0].entry_point == "similar_elements"
