@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import functools
 import hashlib
 import json
@@ -46,7 +47,7 @@ from dataclasses import dataclass, field
 from matrix.tasks import Task, Test, _compiles, _continues
 
 MAX_CHARS = 40_000  # longer completions are cut before parsing (bounds the parser's work)
-PY_LANGS = {"", "python", "py", "python3", "py3"}
+PY_LANGS = {"", "python", "py", "python3", "py3", "tool_code"}  # (Gemini fences the code it means to run as tool_code)
 JSON_LANGS = {"", "json", "jsonl", "jsonlines"}
 
 
@@ -583,6 +584,208 @@ def stated_comparison(stmt: ast.stmt) -> ast.Compare | None:
     return None
 
 
+_CHECKING_CALL = re.compile(r"(?:assert|assert_\w*|raises|fail|approx)$")
+
+
+def _checks_otherwise(tree: ast.Module) -> bool:
+    """Whether ``tree`` checks anything itself: an ``assert``, a ``raise``, ``sys.exit``/``exit``
+    or a call of an assert function (``self.assertEqual``, ``np.testing.assert_allclose``,
+    ``pytest.raises``)."""
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.Assert, ast.Raise)):
+            return True
+        if isinstance(n, ast.Call):
+            f = n.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            if name in ("exit", "_exit") or _CHECKING_CALL.match(name) or name.startswith("assert"):
+                return True
+    return False
+
+
+def _calls(node: ast.AST, entry: str | None, results: frozenset[str] = frozenset()) -> bool:
+    """Whether ``node`` calls ``entry`` (any call, without one) or reads one of the names in
+    ``results`` (bound to what a call of it gave: ``result = f(x)``)."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name) and n.id in results:
+            return True
+        if isinstance(n, ast.Call):
+            f = n.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            if entry is None or name == entry:
+                return True
+    return False
+
+
+def _check_compare(v: ast.expr, entry: str | None, results: frozenset[str]) -> bool:
+    return isinstance(v, ast.Compare) and len(v.ops) == 1 \
+        and isinstance(v.ops[0], (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)) and _calls(v, entry, results)
+
+
+_PASS_WORD = re.compile(r"pass|ok\b|correct|success|true|✓|✔|✅", re.I)
+_FAIL_WORD = re.compile(r"fail|wrong|incorrect|error|false|✗|✘|❌", re.I)
+
+
+def _verdict_word(node: ast.expr | None) -> str:
+    """'pass' or 'fail' for a string (or f-string) that says so, else ''."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        text = node.value
+    elif isinstance(node, ast.JoinedStr):
+        text = "".join(v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str))
+    else:
+        return ""
+    if _FAIL_WORD.search(text) and not re.search(r"\bpass", text, re.I):
+        return "fail"
+    return "pass" if _PASS_WORD.search(text) else ""
+
+
+def _printed_comparisons(call: ast.Call, entry: str | None, results: frozenset[str]) -> list[ast.expr]:
+    """The comparisons of the code under test a ``print(...)`` shows: an argument that is one
+    (``print(f(x) == y)``, ``print(x, f(x) == y)``), a value in an f-string argument
+    (``print(f"{x}: {f(x) == y}")``), or the test of ``"PASS" if f(x) == y else "FAIL"``."""
+    found: list[ast.expr] = []
+    for a in call.args:
+        vals = [v.value for v in a.values if isinstance(v, ast.FormattedValue)] if isinstance(a, ast.JoinedStr) \
+            else [a]
+        for v in vals:
+            if _check_compare(v, entry, results):
+                found.append(v)
+            elif isinstance(v, ast.IfExp) and _check_compare(v.test, entry, results) \
+                    and _verdict_word(v.body) == "pass" and _verdict_word(v.orelse) == "fail":
+                found.append(v.test)
+    return found
+
+
+def _prints_verdict(body: list[ast.stmt]) -> str:
+    """'pass'/'fail' for a branch that only prints (one ``print``) that word, else ''."""
+    if len(body) != 1 or not isinstance(body[0], ast.Expr) or not isinstance(body[0].value, ast.Call):
+        return ""
+    c = body[0].value
+    if not (isinstance(c.func, ast.Name) and c.func.id == "print" and c.args):
+        return ""
+    return _verdict_word(c.args[0])
+
+
+_EXPECT_LABEL = re.compile(r"(?:expected(?:[ \t]+(?:output|result|value))?|outputs?|returns?|results?|prints?"
+                           r"|answer|should[ \t]+(?:print|return|be|output|give)|gives?)\b[ \t]*[:=]?[ \t]*"
+                           r"|(?:->|=>|➞|→)[ \t]*", re.I)
+
+
+def _expected_text(comment: str, labelled_only: bool) -> tuple[str, bool] | None:
+    """``(expected text, whether a label said so)`` of a comment stating what a print shows
+    (``# Output: 1.5``, ``# -> [1, 2]``, ``# 1.5``); None for any other comment."""
+    text = comment.lstrip("#").strip()
+    m = _EXPECT_LABEL.match(text)
+    if m:  # a label ending in ':' or '=' or an arrow says the output follows; "returns the mean" is words
+        text = text[m.end():].strip()
+    elif labelled_only:
+        return None
+    if not text or len(text) > 200:
+        return None
+    return text, m is not None and bool(re.search(r"[:=>→➞][ \t]*$", m.group()))
+
+
+def _expectation(call: ast.expr, text: str, labelled: bool) -> ast.stmt | None:
+    """The assert that the printed value of ``call`` is ``text`` (a comment's expected output): equal
+    to it as a Python literal (a float to the digits written), else printed as that text where a
+    label says it is the output."""
+    try:
+        lit = ast.literal_eval(text)
+        literal = True
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        literal = False
+    if literal and isinstance(lit, float) and re.fullmatch(r"-?\d+\.\d+", text):
+        digits = len(text.split(".")[1])
+        src = f"assert abs(({ast.unparse(call)}) - {text}) <= {0.5 * 10 ** -digits!r} * 1.000001"
+    elif literal:
+        src = f"assert ({ast.unparse(call)}) == {text}"
+    elif labelled and not re.search(r"\(| - |#|\b(?:because|since|as|if|when)\b", text):
+        src = f"assert str({ast.unparse(call)}) == {text!r}"
+    else:
+        return None
+    try:
+        return ast.parse(src).body[0]
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def printed_checks(tree: ast.Module, src: str, entry: str | None) -> str | None:
+    """A tests row that checks by printing, rewritten to assert what it prints; None where it is
+    not one. A row with no ``assert`` (nor ``raise``, nor an assert function) whose statements print
+    comparisons of the code under test (``print(f(x) == y)``, also in a loop, an ``if``, a test
+    function or an f-string: ``print(f"{x}: {f(x) == y}")``) or print a call with its expected
+    output in a comment (``print(f(x))  # Output: 1.5``, or on the next line) states what it
+    expects and never checks it: any program passes it under exec. A reader takes it for the
+    asserts it states, as for the top-level ones (:func:`stated_comparison`)."""
+    if _checks_otherwise(tree):
+        return None
+    import io
+    import tokenize
+
+    comments: dict[int, tuple[str, bool]] = {}  # line -> (comment, on a line of its own)
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(src).readline):
+            if tok.type == tokenize.COMMENT:
+                comments[tok.start[0]] = (tok.string, not tok.line[:tok.start[1]].strip())
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return None
+    changed = False
+    results = frozenset(t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and _calls(n.value, entry)
+                        for t in n.targets if isinstance(t, ast.Name))
+
+    def rewrite(body: list[ast.stmt]) -> list[ast.stmt]:
+        nonlocal changed
+        out: list[ast.stmt] = []
+        for st in body:
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if st.name != entry:
+                    st.body = rewrite(st.body) or [ast.Pass()]
+            elif isinstance(st, ast.ClassDef):
+                st.body = rewrite(st.body) or [ast.Pass()]
+            elif isinstance(st, ast.If) and _check_compare(st.test, entry, results) \
+                    and _prints_verdict(st.body) == "pass" and _prints_verdict(st.orelse) == "fail":
+                out.append(ast.Assert(st.test, None))  # if f(x) == y: print("PASS") else: print("FAIL")
+                changed = True
+                continue
+            elif isinstance(st, (ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith)):
+                st.body = rewrite(st.body) or [ast.Pass()]
+                if st.orelse if not isinstance(st, (ast.With, ast.AsyncWith)) else False:
+                    st.orelse = rewrite(st.orelse)  # type: ignore[union-attr]
+            elif isinstance(st, ast.Expr):
+                v = st.value
+                is_print = isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "print"
+                cmps = _printed_comparisons(v, entry, results) if is_print else []  # type: ignore[arg-type]
+                if not cmps and isinstance(v, ast.Compare) and stated_comparison(st) is not None \
+                        and _calls(v, entry, results):
+                    cmps = [v]
+                if cmps:
+                    out.extend(ast.Assert(c, None) for c in cmps)
+                    changed = True
+                    continue
+                if is_print and len(v.args) == 1 and not v.keywords and _calls(v.args[0], entry) \
+                        and st.end_lineno == st.lineno:  # type: ignore[union-attr]
+                    said = comments.get(st.lineno)
+                    got = _expected_text(said[0], False) if said and not said[1] else None
+                    nxt = comments.get(st.lineno + 1)
+                    if got is None and nxt and nxt[1]:
+                        got = _expected_text(nxt[0], True)
+                    new = _expectation(v.args[0], *got) if got else None  # type: ignore[union-attr]
+                    if new is not None:
+                        out.append(new)
+                        changed = True
+                        continue
+            out.append(st)
+        return out
+
+    tree = copy.deepcopy(tree)
+    tree.body = rewrite(tree.body)
+    if not changed:
+        return None
+    try:
+        return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+    except (ValueError, RecursionError, MemoryError):
+        return None
+
+
 def _assert_from_stmt(stmt: ast.stmt, src: str) -> str | None:
     if isinstance(stmt, ast.Assert):
         return ast.get_source_segment(src, stmt) or ast.unparse(stmt)
@@ -706,6 +909,23 @@ def _fixtures_as_parameters(mod: ast.Module) -> None:
                                      "parametrize", ast.Load())
                 fn.decorator_list.append(ast.Call(mark, [ast.Constant(arg.arg), ast.List([values[arg.arg]],
                                                                                          ast.Load())], []))
+
+
+def _class_marks_to_methods(mod: ast.Module) -> None:
+    """A ``@pytest.mark.parametrize`` on a test class given to each of its test methods, as pytest
+    applies a class's marks to every method (the class itself keeps none), in place."""
+    for st in mod.body:
+        if not isinstance(st, ast.ClassDef):
+            continue
+        marks = [d for d in st.decorator_list if isinstance(d, ast.Call) and (
+            isinstance(d.func, ast.Attribute) and d.func.attr == "parametrize"
+            or isinstance(d.func, ast.Name) and d.func.id == "parametrize")]
+        if not marks:
+            continue
+        st.decorator_list = [d for d in st.decorator_list if d not in marks]
+        for m in st.body:
+            if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.name.startswith("test"):
+                m.decorator_list = [*m.decorator_list, *(copy.deepcopy(d) for d in marks)]
 
 
 def _human_eval_check(mod: ast.Module, entry: str | None) -> None:
@@ -833,6 +1053,7 @@ def _function_tests(text: str, entry: str | None) -> tuple[list[str], int]:
         if mod is not None:
             mod, pre = _candidate_as_entry(mod, pre, entry)
             _fixtures_as_parameters(mod)
+            _class_marks_to_methods(mod)
             _human_eval_check(mod, entry)
         parsed.append((mod, pre) if mod is not None else (ast.Module(body=[], type_ignores=[]), ""))
         rests.append(rest)

@@ -24,7 +24,7 @@ import textwrap
 from collections.abc import Iterable, Iterator
 
 from matrix.tasks import PROGRAM_FIELDS, _compiles, _continues, read_codes
-from roles.parsing import prompt_imports
+from roles.parsing import printed_checks, prompt_imports
 
 __all__ = ["PROGRAM_FIELDS", "RAW_CODE_HELP", "add_raw_code_argument", "completion_code", "extracted_code",
            "extracted_note", "load_candidate_codes", "prompt_imports", "read_codes"]
@@ -405,7 +405,7 @@ def readable_test(src: str, entry_point: str | None) -> str | None:
         if entry_point != "check" and _uncalled_check(tree):
             return src.rstrip("\n") + f"\n\n\ncheck({entry_point})\n"
         if _runs_as_written(tree, entry_point):
-            return None
+            return printed_checks(tree, src, entry_point)  # print(f(x))  # Output: 1.5; prints in a loop
     from roles.parsing import MAX_CHARS, _function_tests, after_reasoning
 
     answer = after_reasoning(src)

