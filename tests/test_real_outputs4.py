@@ -57,6 +57,10 @@ PRINTED_ROWS = [  # tests rows that state what they expect by printing it: none 
     "print(mean([1, 2]))\n# Expected output: 1.5\n",
     "print(mean([2, 3, 3]))  # -> 2.667\n",
     "def test_mean():\n    print(mean([1, 2]) == 1.5)\n",
+    "print(all([mean([1, 2]) == 1.5, mean([4]) == 4]))\n",
+    "try:\n    got = mean([1, 2])\n    if got != 1.5:\n        print(f'FAIL: got {got}')\nexcept Exception as e:\n"
+    "    print('FAIL:', e)\n",
+    "def _examples():\n    \"\"\"\n    >>> mean([1, 2])\n    1.5\n    \"\"\"\n\nimport doctest\ndoctest.testmod()\n",
 ]
 
 
@@ -86,3 +90,20 @@ def test_parametrize_on_a_test_class_parametrizes_its_methods(tmp_path):
            "    def test_type(self, xs, want):\n        assert isinstance(mean(xs), float)\n")
     status, errors = _matrix(tmp_path, MEAN, [MEAN_RIGHT, MEAN_WRONG], [row])
     assert status == [["pass"], ["fail"]], errors
+
+
+def test_repair_and_chat_answers_run_the_program_they_give(tmp_path):
+    """A repair answer that shows the corrected code, then the original "for reference"; a block
+    with a sentence after the code inside its fence; an answer whose fence was lost but for its
+    language word (``python`` on a line of its own). The right program failed each (the quoted
+    original picked as the last definition; a syntax_error; NameError: python)."""
+    answers = [f"Corrected code:\n{FENCE}python\n{PAL_RIGHT}{FENCE}\n\nFor reference, the original was:\n"
+               f"{FENCE}python\n{PAL_WRONG}{FENCE}",
+               f"{FENCE}python\n{PAL_RIGHT}\nThis runs in O(n) time.\n{FENCE}",
+               f"python\n{PAL_RIGHT}",
+               f"Your code:\n{FENCE}python\n{PAL_RIGHT}{FENCE}\nis right; this version is faster:\n"
+               f"{FENCE}python\n{PAL_WRONG}{FENCE}",  # the last word is still the answer
+               f"{FENCE}python\n{PAL_WRONG}\nThis runs in O(1) time.\n{FENCE}",
+               f"python\n{PAL_WRONG}"]
+    status, errors = _matrix(tmp_path, PAL, answers, [PAL_TEST])
+    assert status == [["pass"]] * 3 + [["fail"]] * 3, errors

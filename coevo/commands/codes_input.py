@@ -181,6 +181,11 @@ def extracted_code(code: str, entry_point: str | None) -> str | None:
         got = extracted_code(rest, entry_point)
         return got if got is not None else rest
     stripped = code.strip()
+    lang = re.match(r"[ \t]*(?:python3?|py)[ \t]*\r?\n", stripped, re.I)
+    if lang is not None:  # a fence's language word left on its own line (the fence lost): a NameError as written
+        rest = stripped[lang.end():]
+        got = extracted_code(rest, entry_point)
+        return got if got is not None else rest
     if stripped.startswith("{") and stripped.endswith("}"):  # structured output: {"code": "..."}
         from roles.parsing import json_answer
 
@@ -342,7 +347,8 @@ def _missing_module(name: str) -> bool:
         return True
 
 
-_SWALLOWING_RUNNERS = frozenset({"TextTestRunner", "TestLoader", "TestSuite", "makeSuite"})
+_SWALLOWING_RUNNERS = frozenset({"TextTestRunner", "TestLoader", "TestSuite", "makeSuite",
+                                 "testmod", "run_docstring_examples"})  # (doctest's report and carry on too)
 
 
 def _runs_as_written(tree: ast.Module, entry_point: str) -> bool:
