@@ -946,16 +946,49 @@ def _fixture_value(fn: ast.stmt) -> ast.expr | None:
     return None
 
 
+def _fixture_params(fn: ast.stmt) -> list[ast.expr] | None:
+    """The values of a parametrized fixture that gives each as it is: ``@pytest.fixture(params=[...])``
+    taking ``request`` and returning (or yielding) ``request.param``; None for any other function."""
+    if not isinstance(fn, ast.FunctionDef) or len(fn.decorator_list) != 1:
+        return None
+    d = fn.decorator_list[0]
+    if not isinstance(d, ast.Call) or d.args or not (
+            isinstance(d.func, ast.Attribute) and d.func.attr == "fixture"
+            or isinstance(d.func, ast.Name) and d.func.id == "fixture"):
+        return None
+    kws = {k.arg: k.value for k in d.keywords}
+    params = kws.pop("params", None)
+    kws.pop("scope", None)
+    if kws or not isinstance(params, (ast.List, ast.Tuple)) or not params.elts:
+        return None
+    a = fn.args
+    if [x.arg for x in a.args] != ["request"] or a.posonlyargs or a.kwonlyargs or a.vararg or a.kwarg:
+        return None
+    body = [st for st in fn.body if not (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant))]
+    if len(body) != 1:
+        return None
+    st = body[0]
+    val = st.value if isinstance(st, ast.Return) else st.value.value \
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Yield) else None
+    if not (isinstance(val, ast.Attribute) and val.attr == "param" and isinstance(val.value, ast.Name)
+            and val.value.id == "request"):
+        return None
+    return list(params.elts)
+
+
 def _fixtures_as_parameters(mod: ast.Module) -> None:
-    """The answer's simple fixtures (:func:`_fixture_value`) given to the test functions and
+    """The answer's simple fixtures (:func:`_fixture_value`; a fixture's ``params`` given as they are,
+    :func:`_fixture_params`, one value each) given to the test functions and
     methods that ask for them as a ``parametrize`` of one value each (the value is built anew for
     each test, as pytest calls a fixture for each test), in place; the fixtures themselves leave
     the module (one named ``test_data`` is no test)."""
-    values = {}
+    values: dict[str, list[ast.expr]] = {}
     for st in mod.body:
         v = _fixture_value(st)
         if v is not None:
-            values[st.name] = v  # type: ignore[attr-defined]
+            values[st.name] = [v]  # type: ignore[attr-defined]
+        elif (ps := _fixture_params(st)) is not None:
+            values[st.name] = ps  # type: ignore[attr-defined]
     if not values:
         return
     mod.body = [st for st in mod.body if not (isinstance(st, ast.FunctionDef) and st.name in values)]
@@ -968,16 +1001,46 @@ def _fixtures_as_parameters(mod: ast.Module) -> None:
             if arg.arg in values:
                 mark = ast.Attribute(ast.Attribute(ast.Name("pytest", ast.Load()), "mark", ast.Load()),
                                      "parametrize", ast.Load())
-                fn.decorator_list.append(ast.Call(mark, [ast.Constant(arg.arg), ast.List([values[arg.arg]],
+                fn.decorator_list.append(ast.Call(mark, [ast.Constant(arg.arg), ast.List(values[arg.arg],
                                                                                          ast.Load())], []))
+
+
+def _autouse_setup(cls: ast.ClassDef) -> None:
+    """A test class's ``@pytest.fixture(autouse=True)`` method taking only ``self`` read as its
+    ``setup_method`` (pytest runs it before each test): its body up to a ``yield`` (the tear-down
+    after it left out), in place; not where the class has a set-up method already."""
+    names = {m.name for m in cls.body if isinstance(m, ast.FunctionDef)}
+    if names & {"setUp", "setup_method"}:
+        return
+    for m in cls.body:
+        if not isinstance(m, ast.FunctionDef) or len(m.decorator_list) != 1 or len(m.args.args) != 1 \
+                or m.args.vararg or m.args.kwarg or m.args.kwonlyargs or m.args.posonlyargs:
+            continue
+        d = m.decorator_list[0]
+        if not (isinstance(d, ast.Call) and (isinstance(d.func, ast.Attribute) and d.func.attr == "fixture"
+                                             or isinstance(d.func, ast.Name) and d.func.id == "fixture")
+                and any(k.arg == "autouse" and isinstance(k.value, ast.Constant) and k.value.value is True
+                        for k in d.keywords) and not d.args):
+            continue
+        body: list[ast.stmt] = []
+        for st in m.body:
+            if isinstance(st, ast.Expr) and isinstance(st.value, ast.Yield):
+                break
+            body.append(st)
+        if any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Return)) for st in body for n in ast.walk(st)):
+            continue
+        m.name, m.decorator_list, m.body = "setup_method", [], body or [ast.Pass()]
+        return
 
 
 def _class_marks_to_methods(mod: ast.Module) -> None:
     """A ``@pytest.mark.parametrize`` on a test class given to each of its test methods, as pytest
-    applies a class's marks to every method (the class itself keeps none), in place."""
+    applies a class's marks to every method (the class itself keeps none), in place; an autouse
+    fixture method as the class's set-up (:func:`_autouse_setup`)."""
     for st in mod.body:
         if not isinstance(st, ast.ClassDef):
             continue
+        _autouse_setup(st)
         marks = [d for d in st.decorator_list if isinstance(d, ast.Call) and (
             isinstance(d.func, ast.Attribute) and d.func.attr == "parametrize"
             or isinstance(d.func, ast.Name) and d.func.id == "parametrize")]

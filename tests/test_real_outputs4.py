@@ -107,3 +107,16 @@ def test_repair_and_chat_answers_run_the_program_they_give(tmp_path):
                f"python\n{PAL_WRONG}"]
     status, errors = _matrix(tmp_path, PAL, answers, [PAL_TEST])
     assert status == [["pass"]] * 3 + [["fail"]] * 3, errors
+
+
+def test_pytest_fixtures_a_class_uses_or_that_take_params_run_as_pytest_runs_them(tmp_path):
+    """A test class's ``@pytest.fixture(autouse=True)`` set-up (then ``yield``): every program
+    raised AttributeError (self.data was never set). A fixture with ``params`` returning
+    ``request.param``: bad_test for every program. pytest runs both."""
+    rows = ["import pytest\n\nclass TestMean:\n    @pytest.fixture(autouse=True)\n    def setup(self):\n"
+            "        self.data = [1, 2]\n        yield\n        self.data = None\n\n"
+            "    def test_half(self):\n        assert mean(self.data) == 1.5\n",
+            "import pytest\n\n@pytest.fixture(params=[([1, 2], 1.5), ([3, 4], 3.5)])\ndef case(request):\n"
+            "    return request.param\n\ndef test_case(case):\n    xs, want = case\n    assert mean(xs) == want\n"]
+    status, errors = _matrix(tmp_path, MEAN, [MEAN_RIGHT, MEAN_WRONG], rows)
+    assert status == [["pass", "pass"], ["fail", "fail"]], errors

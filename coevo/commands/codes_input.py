@@ -382,6 +382,8 @@ def _runs_as_written(tree: ast.Module, entry_point: str) -> bool:
         if n > 0 or a.vararg is not None:
             return False
     for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "autouse":
+            return False  # a fixture pytest runs around each test (in a class: its set-up)
         if isinstance(node, ast.Attribute) and node.attr in _SWALLOWING_RUNNERS \
                 or isinstance(node, ast.Name) and node.id in _SWALLOWING_RUNNERS:
             return False
