@@ -446,15 +446,15 @@ def test_tests_parametrize_binds_a_mutable_value_used_twice():
 
 
 def test_tests_functions_that_cannot_run_alone_are_rejected():
-    # (a fixture that only returns a value is read: tests/test_real_outputs2.py; one of pytest's own
-    # fixtures, or one made from a request, is not)
+    # (a fixture that only returns a value is read: tests/test_real_outputs2.py, and so is one giving its
+    # params as they are, request.param: tests/test_real_outputs4.py; one of pytest's own fixtures is not)
     text = ("```python\nimport pytest\n\n@pytest.fixture(params=[[1, 2]])\ndef numbers(request):\n"
             "    return request.param\n\n"
             "def test_fixture(numbers):\n    assert add(*numbers) == 3\n\n"
             "@pytest.mark.skip(reason='later')\ndef test_skipped():\n    assert add(1, 1) == 2\n\n"
-            "def test_ok():\n    assert add(2, 3) == 5\n```")
+            "def test_ok():\n    assert add(2, 3) == 5\n\ndef test_tmp(tmp_path):\n    assert add(1, 1) == 2\n```")
     r = parse_tests(text, FUNC)
-    assert _srcs(r) == ["assert add(2, 3) == 5"] and r.dropped >= 2
+    assert _srcs(r) == ["assert add(*[1, 2]) == 3", "assert add(2, 3) == 5"] and r.dropped >= 2
 
 
 def test_tests_imports_used_by_asserts_come_first():
