@@ -764,7 +764,7 @@ def printed_checks(tree: ast.Module, src: str, entry: str | None) -> str | None:
     not one. A row with no ``assert`` (nor ``raise``, nor an assert function) whose statements print
     comparisons of the code under test (``print(f(x) == y)``, also in a loop, an ``if``, a test
     function or an f-string: ``print(f"{x}: {f(x) == y}")``) or print a call with its expected
-    output in a comment (``print(f(x))  # Output: 1.5``, or on the next line) states what it
+    output in a comment (``print(f(x))  # Output: 1.5``, or on the next line; ``f(x)  # => 1.5``) states what it
     expects and never checks it: any program passes it under exec. A reader takes it for the
     asserts it states, as for the top-level ones (:func:`stated_comparison`)."""
     if _checks_otherwise(tree):
@@ -812,14 +812,15 @@ def printed_checks(tree: ast.Module, src: str, entry: str | None) -> str | None:
                     out.extend(ast.Assert(c, None) for c in cmps)
                     changed = True
                     continue
-                if is_print and len(v.args) == 1 and not v.keywords and _calls(v.args[0], entry) \
-                        and st.end_lineno == st.lineno:  # type: ignore[union-attr]
+                shown = v.args[0] if is_print and len(v.args) == 1 and not v.keywords \
+                    else v if isinstance(v, ast.Call) and not is_print else None  # type: ignore[union-attr]
+                if shown is not None and _calls(shown, entry) and st.end_lineno == st.lineno:
                     said = comments.get(st.lineno)
                     got = _expected_text(said[0], False) if said and not said[1] else None
                     nxt = comments.get(st.lineno + 1)
                     if got is None and nxt and nxt[1]:
                         got = _expected_text(nxt[0], True)
-                    new = _expectation(v.args[0], *got) if got else None  # type: ignore[union-attr]
+                    new = _expectation(shown, *got) if got else None
                     if new is not None:
                         out.append(new)
                         changed = True
@@ -1166,10 +1167,14 @@ def _function_tests(text: str, entry: str | None) -> tuple[list[str], int]:
     ``solution.f(...)`` read as ``f(...)``) are left out: the code under test is in scope. A
     name the answer does not bind is left to the program (a class the task's code defines); a
     test that still needs ``pytest``, ``unittest`` or ``self`` is rejected. A block that does not
-    parse gives the tests of its longest parseable prefix, then its remaining assert lines.
+    parse gives the tests of its longest parseable prefix, then its remaining assert lines. An
+    unclosed last block of an answer that ends mid-line (cut by the length limit) loses that line:
+    ``assert f(4) == 2.`` may be ``2.5`` cut short.
     """
     blocks = [b for b in fenced_blocks(text) if b.lang in PY_LANGS]
     chunks = [b.body for b in blocks] if blocks else [text]
+    if blocks and not blocks[-1].closed and text[-1:] not in ("\n", "\r"):  # cut off by the length limit
+        chunks[-1] = chunks[-1].rsplit("\n", 1)[0] if "\n" in chunks[-1] else ""  # its cut last line left out
     parsed: list[tuple[ast.Module, str]] = []
     rests: list[str] = []
     for ch in chunks:

@@ -120,3 +120,25 @@ def test_pytest_fixtures_a_class_uses_or_that_take_params_run_as_pytest_runs_the
             "    return request.param\n\ndef test_case(case):\n    xs, want = case\n    assert mean(xs) == want\n"]
     status, errors = _matrix(tmp_path, MEAN, [MEAN_RIGHT, MEAN_WRONG], rows)
     assert status == [["pass", "pass"], ["fail", "fail"]], errors
+
+
+JSON_ROWS = [  # a Tester's JSON-mode answer: a dict or list literal to Python, checking nothing
+    '{"tests": ["assert mean([1, 2]) == 1.5", "assert mean([3]) == 3"]}',
+    '["assert mean([1, 2]) == 1.5", "mean([1, 2, 3, 4]) == 2.5"]',
+    '[{"input": "[1, 2]", "output": "1.5"}, {"input": [[3, 4]], "expected": 3.5}]',
+]
+
+
+def test_tests_rows_in_json_mode_assert_their_cases(tmp_path):
+    """Every program passed these rows (Python builds the literal and checks nothing)."""
+    status, errors = _matrix(tmp_path, MEAN, [MEAN_RIGHT, MEAN_WRONG], JSON_ROWS)
+    assert status == [["pass"] * 3, ["fail"] * 3], errors
+
+
+def test_a_call_with_its_value_in_a_comment_and_a_cut_tester_answer(tmp_path):
+    """``mean([1, 2])  # => 1.5`` passed every program; a Tester answer cut by the length limit
+    inside its fence (``== 2.`` of ``2.5``) failed the right program on the cut line."""
+    rows = ["mean([1, 2])  # => 1.5\nmean([1, 2, 3, 4])  # 2.5\n",
+            f"{FENCE}python\nassert mean([1, 2]) == 1.5\nassert mean([1, 2, 3, 4]) == 2."]
+    status, errors = _matrix(tmp_path, MEAN, [MEAN_RIGHT, MEAN_WRONG], rows)
+    assert status == [["pass", "pass"], ["fail", "fail"]], errors

@@ -394,6 +394,61 @@ def _runs_as_written(tree: ast.Module, entry_point: str) -> bool:
     return True
 
 
+_IO_KEYS = (("input", "inputs", "args", "arguments"), ("output", "outputs", "expected", "expected_output", "want"))
+
+
+def _literal_tests(tree: ast.Module, entry_point: str) -> str | None:
+    """The asserts of a tests row that is a literal only (a model's JSON answer, which Python reads
+    as a list or dict and runs without checking anything): a list of assert strings
+    (``["assert f(1) == 2", ...]``), such a list under a key (``{"tests": [...]}``), or cases with
+    an input and an output (``[{"input": "[1, 2]", "output": "3"}]``: the input's lines are the
+    arguments, the output the value, each Python text or a JSON value); None for any other row."""
+    if len(tree.body) != 1 or not isinstance(tree.body[0], ast.Expr):
+        return None
+    try:
+        value = ast.literal_eval(tree.body[0].value)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    if isinstance(value, dict):
+        lists = [v for v in value.values() if isinstance(v, list)]
+        if len(lists) != 1:
+            return None
+        value = lists[0]
+    if not isinstance(value, list) or not value:
+        return None
+    out: list[str] = []
+    for item in value:
+        if isinstance(item, str):
+            try:
+                stmts = ast.parse(item).body
+            except (SyntaxError, ValueError, MemoryError, RecursionError):
+                return None
+            from roles.parsing import stated_comparison
+
+            if not stmts or not all(isinstance(st, ast.Assert) or stated_comparison(st) is not None for st in stmts):
+                return None
+            out += [ast.unparse(st) if isinstance(st, ast.Assert) else "assert " + ast.unparse(st.value)
+                    for st in stmts]  # type: ignore[attr-defined]
+        elif isinstance(item, dict):
+            low = {str(k).lower(): v for k, v in item.items()}
+            ins = next((low[k] for k in _IO_KEYS[0] if k in low), None)
+            want = next((low[k] for k in _IO_KEYS[1] if k in low), None)
+            if ins is None or want is None or len(low) > 3:
+                return None
+            args = ins.split("\n") if isinstance(ins, str) else ins if isinstance(ins, list) else [ins]
+            texts = [a.strip() if isinstance(a, str) else repr(a) for a in args]
+            wtext = want.strip() if isinstance(want, str) else repr(want)
+            try:
+                for t in [*texts, wtext]:
+                    ast.literal_eval(t)
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                return None  # an input that is no Python value (a stdin text)
+            out.append(f"assert {entry_point}({', '.join(t for t in texts if t)}) == {wtext}")
+        else:
+            return None
+    return "\n".join(out) + "\n"
+
+
 def readable_test(src: str, entry_point: str | None) -> str | None:
     """The test to run in place of a tests row's ``test`` field (function tasks), or None to run it
     as written. A field that runs as written is left alone. Else it is read as a test runner reads
@@ -412,6 +467,9 @@ def readable_test(src: str, entry_point: str | None) -> str | None:
     if tree is not None:
         if entry_point != "check" and _uncalled_check(tree):
             return src.rstrip("\n") + f"\n\n\ncheck({entry_point})\n"
+        listed = _literal_tests(tree, entry_point)
+        if listed is not None:  # ["assert f(1) == 2", ...], {"tests": [...]}, [{"input": ..., "output": ...}]
+            return listed
         if _runs_as_written(tree, entry_point):
             return printed_checks(tree, src, entry_point)  # print(f(x))  # Output: 1.5; prints in a loop
     from roles.parsing import MAX_CHARS, _function_tests, after_reasoning
