@@ -267,7 +267,7 @@ def test_a_served_model_that_answers_passes_the_start_check():
             pass
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), NoModels)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     try:
         base = f"http://127.0.0.1:{server.server_address[1]}/v1"
         cfg = P.load_run_config(None, [f"eval.api.base_url={base}", "eval.api.model=m"])

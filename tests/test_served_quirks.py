@@ -84,7 +84,8 @@ class Server:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.server.handle_error = lambda *a: None  # type: ignore[method-assign]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        # a short poll: shutdown() waits for the serving loop's next look (0.5 s by default, each test)
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
         self.base = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
     def close(self):
