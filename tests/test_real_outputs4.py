@@ -142,3 +142,19 @@ def test_a_call_with_its_value_in_a_comment_and_a_cut_tester_answer(tmp_path):
             f"{FENCE}python\nassert mean([1, 2]) == 1.5\nassert mean([1, 2, 3, 4]) == 2."]
     status, errors = _matrix(tmp_path, MEAN, [MEAN_RIGHT, MEAN_WRONG], rows)
     assert status == [["pass", "pass"], ["fail", "fail"]], errors
+
+
+def test_a_stdio_tasks_tests_rows_in_a_testers_words_are_stdio_tests(tmp_path):
+    """A stdio task's tests rows holding a Tester's answer in the ``test`` field (JSON cases, a
+    ```json block, Input:/Output: or Sample Input/Output blocks): bad_test for every program, or
+    (a JSON list, a literal to Python) the program run on an empty stdin, an error for every
+    program. Each case is now a stdio test."""
+    task = {"task_id": "t/sum", "prompt": "Read n, then n integers on one line; print their sum.", "kind": "stdio"}
+    right = "n = int(input())\nprint(sum(map(int, input().split())))\n"
+    wrong = "n = int(input())\nprint(sum(map(int, input().split()[:2])))\n"
+    rows = ["Input:\n3\n1 2 3\nOutput:\n6\n",
+            f'{FENCE}json\n[{{"input": "3\\n1 2 3\\n", "output": "6\\n"}}]\n{FENCE}',
+            '[{"input": "3\\n1 2 3", "output": "6"}, {"input": "1\\n5", "output": "5"}]',
+            "Sample Input 1\n4\n1 1 1 1\nSample Output 1\n4\n"]
+    status, errors = _matrix(tmp_path, task, [right, wrong], rows)
+    assert status == [["pass"] * 5, ["fail", "fail", "fail", "pass", "fail"]], errors

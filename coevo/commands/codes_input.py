@@ -492,6 +492,37 @@ def readable_test(src: str, entry_point: str | None) -> str | None:
     return None
 
 
+def stdio_cases(src: str) -> list | None:
+    """The stdio tests a stdio task's tests row gives in a ``test`` field that is no Python test (a
+    Tester's answer): JSON cases with an input and an output (``[{"input": "3\\n1 2 3", "output":
+    "6"}]``, in a ```json block or not), or sample blocks (``Input:`` lines then ``Output:`` lines);
+    None where it is neither (or a JSON case lacks either), to run as written."""
+    from roles.parsing import _stdio_tests, after_reasoning
+
+    answer = after_reasoning(src)
+    if not answer or not answer.strip():
+        return None
+    try:
+        tree: ast.Module | None = ast.parse(answer)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = None
+    if tree is not None and not (len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr)
+                                 and isinstance(tree.body[0].value, (ast.List, ast.Dict, ast.Tuple))):
+        return None  # Python that does something: run as written
+    from matrix.tasks import Test
+
+    pairs, dropped = _stdio_tests(answer)
+    if pairs and not dropped:
+        return [Test.stdio(i if i.endswith("\n") or not i else i + "\n", o) for i, o in pairs]
+    if tree is None:
+        from matrix.statement_examples import prompt_examples
+
+        got = prompt_examples("Examples\n" + answer, None, limit=64, kind="stdio")
+        if got:
+            return got
+    return None
+
+
 def load_candidate_tests(path, tasks, raw: bool = False, allow_empty: bool = False):
     """``(task_id -> [Test, ...], how many rows were read as a Tester's answer)`` of the tests file
     at ``path`` (:func:`matrix.tasks.load_tests`), each ``test`` field of a function task read by
@@ -505,6 +536,14 @@ def load_candidate_tests(path, tasks, raw: bool = False, allow_empty: bool = Fal
     n = 0
     for tid, rows in tests.items():
         task = by_id[tid]
+        if task.kind == "stdio":
+            new: list = []
+            for t in rows:
+                got = stdio_cases(t.test) if t.kind == "assert" and t.test else None
+                new.extend(got if got is not None else [t])
+                n += got is not None
+            rows[:] = new
+            continue
         if task.kind != "function":
             continue
         for i, t in enumerate(rows):
