@@ -546,9 +546,11 @@ def add(a, b):
     assert v["urandom"] != "written"
 
 
-def test_a_programs_finalizers_cannot_stall_the_next_program(ex):
+def test_a_programs_finalizers_cannot_stall_the_next_program():
     """A pure program whose garbage (a suspended generator, a reference cycle) loops forever when
-    finalized: the next program, run in the same runner, keeps its own verdicts."""
+    finalized: the next program, run in the same runner, keeps its own verdicts. (A 1 s timeout of
+    its own: each staller row waits out the timeout, 9 s of this test at 2 s; a stalled runner
+    would time the honest rows out just the same.)"""
     staller = r'''
 def add(a, b):
     def gen():
@@ -567,8 +569,10 @@ def add(a, b):
     return a + b
 '''
     tests = [Test.assertion(f"assert add({i}, 1) == {i + 1}") for i in range(3)]
+    cfg = ExecConfig(timeout=1.0, memory_mb=256, max_procs=16, max_output_bytes=256 << 10, workers=2)
     t0 = time.monotonic()
-    res = ex.run_matrix(TASK, [staller, HONEST, staller + "# again\n", HONEST + "# again\n"], tests)
+    with Executor(cfg) as ex:
+        res = ex.run_matrix(TASK, [staller, HONEST, staller + "# again\n", HONEST + "# again\n"], tests)
     assert res.status[1] == ["pass"] * 3 and res.status[3] == ["pass"] * 3, (res.status, res.errors)
     assert time.monotonic() - t0 < 60
 

@@ -80,12 +80,18 @@ _CACHE: dict[bool, str] = {}
 _ROOT: list[str] = []
 
 
+def _root() -> Path:
+    """This process's temporary directory of built models (removed at exit)."""
+    if not _ROOT:
+        _ROOT.append(tempfile.mkdtemp(prefix="coevo-tiny-"))
+        atexit.register(shutil.rmtree, _ROOT[0], True)
+    return Path(_ROOT[0])
+
+
 def tiny_model_path(chat: bool = False) -> str:
     """A tiny model directory shared by the tests of this process (built on first use)."""
     if chat not in _CACHE:
-        if not _ROOT:
-            _ROOT.append(tempfile.mkdtemp(prefix="coevo-tiny-"))
-            atexit.register(shutil.rmtree, _ROOT[0], True)
+        _root()
         name = "chat" if chat else "plain"
         _CACHE[chat] = build_tiny_model(Path(_ROOT[0]) / name,
                                         chat_template=CHAT_TEMPLATE if chat else None)
@@ -145,8 +151,20 @@ ADD_GOOD_TESTS = ["assert add(1, 2) == 3", "assert add(2, 2) == 4", "assert add(
 ADD_BAD_TEST = "assert add(1, 1) == 3"
 
 
+_ADD: list[str] = []
+
+
 def build_add_model(out_dir: str | Path) -> str:
-    """A tiny model taught (a few seconds) to answer the plain Coder/Tester prompts of ``ADD_TASK``."""
+    """A tiny model taught (a few seconds) to answer the plain Coder/Tester prompts of ``ADD_TASK``,
+    copied into ``out_dir`` (a copy of its own: a test may change or delete it). It is taught once
+    per test process: five test modules use it, and each teaching took 3-8 s on a busy CPU."""
+    if not _ADD:
+        _ADD.append(_teach_add_model(_root() / "add"))
+    shutil.copytree(_ADD[0], out_dir, dirs_exist_ok=True)
+    return str(Path(out_dir))
+
+
+def _teach_add_model(out_dir: str | Path) -> str:
     from matrix.tasks import Task, Test
     from roles.prompts import build_prompt, render_code_completion, render_tests_completion
 
