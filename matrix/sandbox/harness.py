@@ -86,6 +86,7 @@ def prepare() -> None:
     _G["setitimer"], _G["itimer_real"] = signal.setitimer, signal.ITIMER_REAL
     _G["raw"] = _make_raw_class()
     _G["sink"], _G["empty_in"] = _make_sink_classes()
+    purity.probe_module_names()  # (from the preloaded modules, before any program)
     gc.collect()
     # objects that can take attributes and exist before any program: the store guard's list
     _G["shared_ids"] = frozenset(id(o) for o in gc.get_objects() if type(o).__dictoffset__)
@@ -338,7 +339,8 @@ def _compile_guarded(src: str, filename: str, as_main: bool):
         if "import" not in src:
             co = compile(src, filename, "exec", dont_inherit=True)
             if purity.fast_pure(co):  # no module to reach, no attribute store to guard
-                out = (co, True, state, purity.plain_probe(co) and purity.plain_names(co))
+                # (no import: no name of it is a module's)
+                out = (co, True, state, purity.plain_probe(co, module_names=False) and purity.plain_names(co))
         if out is None:
             tree = ast.parse(src, filename, "exec")
             if not as_main:
@@ -383,8 +385,23 @@ def compile_probe(probe, *, guard: bool):
             raise ValueError(f"unknown probe mode {mode!r}")
     if len(_PROBE_CACHE) > 20000:
         _PROBE_CACHE.clear()
+        _PLAIN_PROBES.clear()
     _PROBE_CACHE[key] = out
     return out
+
+
+_PLAIN_PROBES: dict = {}  # id of a cached compiled probe (alive in _PROBE_CACHE) -> plain or not
+
+
+def _plain_compiled(compiled) -> bool:
+    """Whether a compiled probe may run in the shared runner (:func:`.purity.plain_probe`); found
+    once for each probe of the runner's cache, not once per row that runs it."""
+    key = id(compiled)
+    hit = _PLAIN_PROBES.get(key)
+    if hit is None or hit[0] is not compiled:
+        mode, data, pure = compiled[0], compiled[1], compiled[2]
+        hit = _PLAIN_PROBES[key] = (compiled, mode != "values" or (pure and all(purity.plain_probe(c) for c in data)))
+    return hit[1]
 
 
 # ----------------------------------------------------------------------------- running one test
@@ -675,8 +692,9 @@ def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False):
 
 # ----------------------------------------------------------------------------- program mode
 
-def run_program(cmd: dict, chan: _Channel) -> None:
-    """Many tests of one program, in this process (see the module docstring)."""
+def run_program(cmd: dict, chan: _Channel, compiled: list | None = None) -> None:
+    """Many tests of one program, in this process (see the module docstring). ``compiled``: the
+    row's probes as :func:`_plain_row` compiled them (else they are compiled here)."""
     G = _G
     kind = cmd["kind"]
     try:
@@ -692,13 +710,16 @@ def run_program(cmd: dict, chan: _Channel) -> None:
         except _COMPILE_ERRORS as exc:
             chan.send_json(Frame.BAD_PROBE, [-1, f"setup does not compile: {fmt_syntax(exc)}"])
             return
-    probes = []
-    for i, p in enumerate(cmd["probes"]):
-        try:
-            probes.append(compile_probe(p, guard=True))
-        except _COMPILE_ERRORS + (ValueError,) as exc:
-            chan.send_json(Frame.BAD_PROBE, [i, f"test does not compile: {fmt_syntax(exc)}"])
-            probes.append(None)
+    probes: list = []
+    if compiled is not None:
+        probes = compiled
+    else:
+        for i, p in enumerate(cmd["probes"]):
+            try:
+                probes.append(compile_probe(p, guard=True))
+            except _COMPILE_ERRORS + (ValueError,) as exc:
+                chan.send_json(Frame.BAD_PROBE, [i, f"test does not compile: {fmt_syntax(exc)}"])
+                probes.append(None)
     if not code_pure and kind != "stdio":
         failed = _failing_first_import(cmd["code"])
         if failed is not None:  # it fails the same way whatever the test: say so once
@@ -893,6 +914,9 @@ def _timed_collect(timeout) -> bool:
 
 
 def _forget_row() -> None:
+    sys.setrecursionlimit(_G["recursion"])  # (a row that ended without a test's cleanup: a load that raised)
+    if _G["set_digits"] is not None:
+        _G["set_digits"](_G["digits"])
     for clear in _G["cache_clears"]:
         clear()
     _G["gc"].collect()
@@ -946,20 +970,23 @@ def _failing_first_import(src: str):
     return None
 
 
-def _plain_row(cmd: dict) -> bool:
-    """The row's program, setup and tests are plain (:mod:`.purity`): it may run in the runner."""
+def _plain_row(cmd: dict) -> list | None:
+    """The row's program, setup and tests are plain (:mod:`.purity`): it may run in the runner.
+    Returns the row's compiled probes then (for :func:`run_program`), else None."""
     try:
         if not plain_source(cmd["code"], "<solution>", cmd["kind"] == "stdio"):
-            return False
+            return None
         if cmd["setup"] and cmd["setup"].strip():
-            return False  # (the setup's compile would replace the program's in the cache)
+            return None  # (the setup's compile would replace the program's in the cache)
+        compiled = []
         for p in cmd["probes"]:
-            mode, data, pure, _ = compile_probe(p, guard=True)
-            if mode == "values" and not (pure and all(purity.plain_probe(c) for c in data)):
-                return False
+            c = compile_probe(p, guard=True)
+            if not _plain_compiled(c):
+                return None
+            compiled.append(c)
     except _COMPILE_ERRORS + (ValueError,):
-        return False  # the row's own process reports it
-    return True
+        return None  # the row's own process reports it
+    return compiled
 
 
 def run_rows(chan: _Channel) -> None:
@@ -994,9 +1021,10 @@ def run_rows(chan: _Channel) -> None:
         cmds = marshal.loads(msg)  # the rows of one unit, run one after the other
         tick = min([float(c.get("timeout") or 0) for c in cmds if c.get("timeout")] or [0.05])
         for cmd in cmds:
-            if _plain_row(cmd):  # nothing it can do outlives it: it runs here, as every row once did
+            compiled = _plain_row(cmd)
+            if compiled is not None:  # nothing it can do outlives it: it runs here, as every row once did
                 _ticking(tick)
-                run_program(cmd, chan)
+                run_program(cmd, chan, compiled)
                 forgotten = _timed_collect(float(cmd.get("timeout") or 0))  # (timed: the tick still runs)
                 _ticking(None)
                 if not forgotten or _left_behind(alone):  # (a thread never runs into a later row)
@@ -1080,6 +1108,9 @@ def _row_frames(fd: int, token: bytes) -> tuple[bytes, bool]:
 def _cleanup(modname, ns):
     G = _G
     G["sysmods"].pop(modname, None)
+    # the limits a plain program may set (purity.PLAIN_SYS_ATTRS) go back before anything else
+    # of the harness runs (the next test sets them again: :func:`_reset_interpreter`)
+    sys.setrecursionlimit(G["recursion"])
     try:
         ns.clear()
     except _Timeout:

@@ -552,6 +552,12 @@ PLAIN_MODULES = frozenset({"math", "cmath", "itertools", "functools", "collectio
 PLAIN_DENIED_NAMES = frozenset({"type", "super", "object", "property", "format", "classmethod", "staticmethod",
                                 "callable", "hasattr", "id", "hash", "dir", "self", "cls"})
 PLAIN_DENIED_ATTRS = frozenset({"format", "format_map", "mro", "register"})
+# ``sys`` in plain code: read only as ``sys.<one of these>`` (or imported by name): constants, and
+# the two limits the harness sets back after every test (:func:`.harness._cleanup`); never its
+# streams, ``argv``, ``modules``, hooks or ``exit``
+PLAIN_SYS_ATTRS = frozenset({"maxsize", "float_info", "int_info", "maxunicode", "hash_info", "version_info",
+                             "byteorder", "getrecursionlimit", "setrecursionlimit", "get_int_max_str_digits",
+                             "set_int_max_str_digits"})
 _PLAIN_BASES = frozenset({"Exception", "ValueError", "TypeError", "KeyError", "IndexError", "RuntimeError",
                           "ArithmeticError", "ZeroDivisionError", "LookupError", "NotImplementedError"})
 
@@ -568,6 +574,7 @@ def plain_code(tree: ast.AST) -> bool:
     own_classes: set[str] = set()
     modules: dict[str, object] = {}  # names the program binds to modules
     node: Any  # dispatched on t = type(node), which mypy does not narrow
+    classes = False
     for node in ast.walk(tree):
         if type(node) is ast.Import:
             for a in node.names:
@@ -576,27 +583,37 @@ def plain_code(tree: ast.AST) -> bool:
         elif type(node) is ast.ImportFrom:
             for a in node.names:
                 modules[a.asname or a.name] = getattr(sys.modules.get(node.module or ""), a.name, None)
+        elif type(node) is ast.ClassDef:
+            classes = True
+    # one leading underscore names a binding of the program's own (``for _ in``, ``def _helper``),
+    # never a private attribute (those stay refused); not in a program with classes, whose
+    # ``_``-named members a shared class's machinery might look up
+    private = _private_name_in_class if classes else _private_name
     for node in ast.walk(tree):
         t = type(node)
         if t is ast.Attribute and not _plain_chain(node, modules):
             return False
         if t is ast.Import:
-            if any(a.name not in PLAIN_MODULES for a in node.names):
+            if any(a.name not in PLAIN_MODULES and a.name != "sys" for a in node.names):
                 return False
         elif t is ast.ImportFrom:
+            if node.module == "sys" and not node.level:
+                if any(a.name not in PLAIN_SYS_ATTRS for a in node.names):
+                    return False
+                continue
             if node.level or node.module not in PLAIN_MODULES or any(a.name == "*" for a in node.names):
                 return False
             for a in node.names:  # `from re import enum`: a module out of the plain ones, by another name
                 if not _plain_object(modules.get(a.asname or a.name)):
                     return False
         elif t is ast.Name:
-            if node.id in PLAIN_DENIED_NAMES or node.id[:1] == "_":
+            if node.id in PLAIN_DENIED_NAMES or private(node.id):
                 return False
         elif t is ast.Attribute:
             if node.attr[:1] == "_" or node.attr in PLAIN_DENIED_ATTRS or node.attr in FORBIDDEN_ATTRS:
                 return False
         elif t is ast.arg:
-            if node.arg in ("self", "cls") or node.arg[:1] == "_":
+            if node.arg in ("self", "cls") or private(node.arg):
                 return False
         elif t is ast.Constant:
             if isinstance(node.value, (str, bytes)) and "_" * 2 in str(node.value):
@@ -610,19 +627,30 @@ def plain_code(tree: ast.AST) -> bool:
             own_classes.add(node.name)
         elif t in (ast.FunctionDef, ast.Lambda):
             name = getattr(node, "name", "")
-            if name[:1] == "_" or any(type(d) is not ast.Name or d.id[:1] == "_" for d in
-                                       getattr(node, "decorator_list", [])):
+            if private(name) or any(type(d) is not ast.Name or private(d.id) for d in
+                                    getattr(node, "decorator_list", [])):
                 return False
         elif t in (ast.Global, ast.Nonlocal, ast.AsyncFunctionDef, ast.Await, ast.Match):
             return False
-        elif t is ast.alias:
-            if (node.asname or node.name)[:1] == "_":
-                return False
-        elif t is ast.ExceptHandler or t is ast.keyword:
-            name = node.name if t is ast.ExceptHandler else node.arg
+        elif t is ast.alias or t is ast.ExceptHandler:  # (names bound by syntax other than an
+            # assignment or a definition: no leading underscore at all, as before)
+            name = (node.asname or node.name) if t is ast.alias else node.name
             if name and name[:1] == "_":
                 return False
+        elif t is ast.keyword:
+            if node.arg and private(node.arg):
+                return False
     return True
+
+
+def _private_name(name: str) -> bool:
+    """A name plain code may not bind or read: a dunder or mangled one (``__x``, ``_A__x``: any
+    ``__`` in it); one leading underscore is the program's own name."""
+    return "__" in name
+
+
+def _private_name_in_class(name: str) -> bool:
+    return name[:1] == "_"
 
 
 # names the compiler itself uses in a class body, and the store guard's
@@ -632,14 +660,16 @@ _COMPILER_NAMES = frozenset({"__module__", "__qualname__", "__name__", "__doc__"
 def plain_names(co) -> bool:
     """The compiled program of a :func:`plain_code` tree binds and reads no private name but the
     compiler's own (whatever syntax bound it: a check of the text once missed ``case __hash__:``
-    and ``except E as __x__``), and holds no string naming a private attribute."""
+    and ``except E as __x__``), and holds no string naming a private attribute. Names with one
+    leading underscore pass where the text's check let them (no class: :func:`plain_code`); an
+    attribute of that form never does (the text's check refuses every ``_`` attribute)."""
     stack = [co]
     code_type = type(co)
     while stack:
         c = stack.pop()
         for names in (c.co_names, c.co_varnames, c.co_cellvars, c.co_freevars):
             for name in names:
-                if name[:1] == "_" and name not in _COMPILER_NAMES:
+                if "__" in name and name not in _COMPILER_NAMES:
                     return False
         consts = list(c.co_consts)
         while consts:
@@ -664,6 +694,10 @@ def _plain_chain(node: ast.Attribute, modules: dict) -> bool:
     if type(x) is not ast.Name or x.id not in modules:
         return True
     obj = modules[x.id]
+    if obj is sys:  # `sys.maxsize`, `sys.float_info.max`: one of its constants or limits, then on
+        if chain[-1] not in PLAIN_SYS_ATTRS:
+            return False
+        obj = getattr(sys, chain.pop(), None)
     if not _plain_object(obj):
         return False
     for attr in reversed(chain):
@@ -685,15 +719,41 @@ def _plain_object(obj) -> bool:
     return not _refused_object(obj)
 
 
-def plain_probe(co) -> bool:
+_MODULE_NAMES: list = []  # (:func:`probe_module_names`, once per process)
+
+
+def probe_module_names() -> frozenset:
+    """The names under which a plain module holds a module that is not plain (``typing.sys``,
+    ``statistics.sys``, ``fractions.sys``, ``re.enum``, ``statistics.random``, ``typing.types``...),
+    and ``sys``. A test's expressions read the program's module names, which plain code itself may
+    only follow into plain modules (:func:`_plain_chain`): a test that names one of these does not
+    run in the shared runner (a test ``f(typing.sys.modules.update(math=...))`` once replaced
+    ``math`` for every later row of the runner). Computed from the loaded modules (the zygote's,
+    :func:`.harness.prepare`)."""
+    if not _MODULE_NAMES:
+        names = {"sys"}
+        for m in sorted(PLAIN_MODULES):
+            mod = sys.modules.get(m)
+            if mod is None:
+                continue
+            for attr, value in list(vars(mod).items()):
+                if type(value).__name__ == "module" and getattr(value, "__name__", None) not in PLAIN_MODULES:
+                    names.add(attr)
+        _MODULE_NAMES.append(frozenset(names))
+    return _MODULE_NAMES[0]
+
+
+def plain_probe(co, *, module_names: bool = True) -> bool:
     """The same for a test's compiled expression (already :func:`fast_pure`): no denied name,
-    attribute or format string anywhere in it."""
+    attribute or format string anywhere in it, and (``module_names``) no name under which a plain
+    module holds a module that is not plain (:func:`probe_module_names`)."""
     stack = [co]
     code_type = type(co)
+    modules = probe_module_names() if module_names else frozenset()
     while stack:
         c = stack.pop()
         for name in c.co_names:
-            if name in PLAIN_DENIED_NAMES or name in PLAIN_DENIED_ATTRS or name[:1] == "_":
+            if name in PLAIN_DENIED_NAMES or name in PLAIN_DENIED_ATTRS or name[:1] == "_" or name in modules:
                 return False
         for k in c.co_consts:
             if type(k) is code_type:
