@@ -1034,6 +1034,49 @@ def _autouse_setup(cls: ast.ClassDef) -> None:
         return
 
 
+def _mark_name(d: ast.expr) -> str:
+    f = d.func if isinstance(d, ast.Call) else d
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+
+
+def _outcome_marks(body: list[ast.stmt]) -> list[ast.stmt]:
+    """``body``'s tests as their marks make pytest / unittest count them: a test marked
+    ``xfail`` (not ``strict=True``), ``skip`` or ``expectedFailure`` can never fail the run, so it
+    is left out (with nothing left, the answer has no test to run); ``skipif(cond)`` /
+    ``skipIf(cond, reason)`` / ``skipUnless(cond, reason)`` run the test's body under ``if not
+    cond`` (``if cond``), where the condition is an expression (not pytest's string form)."""
+    out: list[ast.stmt] = []
+    for st in body:
+        if isinstance(st, ast.ClassDef):
+            st.body = _outcome_marks(st.body) or [ast.Pass()]
+        if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.append(st)
+            continue
+        keep, marks = True, []
+        for d in st.decorator_list:
+            name = _mark_name(d)
+            call = d if isinstance(d, ast.Call) else None
+            if name == "xfail" and not (call and any(k.arg == "strict" and not (
+                    isinstance(k.value, ast.Constant) and k.value.value is False) for k in call.keywords)) \
+                    or name in ("skip", "expectedFailure"):
+                keep = False
+            elif name in ("skipif", "skipIf", "skipUnless") and call is not None and call.args \
+                    and not (isinstance(call.args[0], ast.Constant) and isinstance(call.args[0].value, str)) \
+                    and not isinstance(st, ast.ClassDef):
+                cond = call.args[0]
+                marks.append(ast.If(cond if name == "skipUnless" else ast.UnaryOp(ast.Not(), cond), [], []))
+            else:
+                continue
+            st.decorator_list = [x for x in st.decorator_list if x is not d]
+        if not keep:
+            continue
+        for guard in reversed(marks):
+            guard.body = st.body  # type: ignore[union-attr]
+            st.body = [guard]  # type: ignore[union-attr]
+        out.append(st)
+    return out
+
+
 def _class_marks_to_methods(mod: ast.Module) -> None:
     """A ``@pytest.mark.parametrize`` on a test class given to each of its test methods, as pytest
     applies a class's marks to every method (the class itself keeps none), in place; an autouse
@@ -1183,6 +1226,7 @@ def _function_tests(text: str, entry: str | None) -> tuple[list[str], int]:
             mod, pre = _candidate_as_entry(mod, pre, entry)
             _fixtures_as_parameters(mod)
             _class_marks_to_methods(mod)
+            mod.body = _outcome_marks(mod.body)
             _human_eval_check(mod, entry)
         parsed.append((mod, pre) if mod is not None else (ast.Module(body=[], type_ignores=[]), ""))
         rests.append(rest)

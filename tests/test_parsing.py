@@ -454,7 +454,8 @@ def test_tests_functions_that_cannot_run_alone_are_rejected():
             "@pytest.mark.skip(reason='later')\ndef test_skipped():\n    assert add(1, 1) == 2\n\n"
             "def test_ok():\n    assert add(2, 3) == 5\n\ndef test_tmp(tmp_path):\n    assert add(1, 1) == 2\n```")
     r = parse_tests(text, FUNC)
-    assert _srcs(r) == ["assert add(*[1, 2]) == 3", "assert add(2, 3) == 5"] and r.dropped >= 2
+    # (the skipped test is left out as pytest leaves it, not counted as rejected; tmp_path is)
+    assert _srcs(r) == ["assert add(*[1, 2]) == 3", "assert add(2, 3) == 5"] and r.dropped >= 1
 
 
 def test_tests_imports_used_by_asserts_come_first():

@@ -158,3 +158,20 @@ def test_a_stdio_tasks_tests_rows_in_a_testers_words_are_stdio_tests(tmp_path):
             "Sample Input 1\n4\n1 1 1 1\nSample Output 1\n4\n"]
     status, errors = _matrix(tmp_path, task, [right, wrong], rows)
     assert status == [["pass"] * 5, ["fail", "fail", "fail", "pass", "fail"]], errors
+
+
+def test_tests_marked_xfail_skip_or_skipif_count_as_pytest_counts_them(tmp_path):
+    """A Tester's file with an ``xfail`` test (its failure expected) beside a right one failed the
+    right program (the xfail test ran as any other); ``skipif`` with a false condition, and
+    unittest's ``expectedFailure`` / ``skipIf``, were bad_test or failed it too."""
+    rows = ["import pytest\n\n@pytest.mark.xfail\ndef test_floor():\n    assert mean([1, 2]) == 1\n\n"
+            "def test_half():\n    assert mean([1, 2]) == 1.5\n",
+            "import sys\nimport pytest\n\n@pytest.mark.skipif(sys.version_info < (3, 0), reason='py2')\n"
+            "def test_half():\n    assert mean([1, 2]) == 1.5\n",
+            "import unittest\n\nclass T(unittest.TestCase):\n    @unittest.expectedFailure\n    def test_floor(self):\n"
+            "        self.assertEqual(mean([1, 2]), 1)\n\n    @unittest.skipIf(False, 'never')\n"
+            "    def test_half(self):\n        self.assertEqual(mean([1, 2]), 1.5)\n",
+            "import pytest\n\n@pytest.mark.skip(reason='later')\ndef test_empty():\n    assert mean([]) == 0\n\n"
+            "def test_half():\n    assert mean([1, 2]) == 1.5\n"]
+    status, errors = _matrix(tmp_path, MEAN, [MEAN_RIGHT, MEAN_WRONG], rows)
+    assert status == [["pass"] * 4, ["fail"] * 4], errors
