@@ -22,6 +22,7 @@ by record number.
 from __future__ import annotations
 
 import ast
+import builtins
 import gzip
 import json
 import zlib
@@ -196,7 +197,7 @@ def _called_name(test_src: str, code: str = "") -> str | None:
         return None
     called = [n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
     for name in called:
-        if name not in _BUILTINS:
+        if name not in _BUILTINS and not hasattr(builtins, name):
             return name
     try:
         defined = {n.name for n in ast.parse(code).body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}

@@ -164,6 +164,9 @@ def to_wire(u: _Cells, entries: list[Entry], timeout: float) -> dict:
             if probe[0] == "exec":  # a generic test reads builtins and modules as they are, not as the
                 # program rebinds them, except the task's entry point (docs/contracts.md, tests)
                 probe = ("exec", probe[1], None, e.own_names())
+            elif probe[0] == "values" and probe[4]:  # the holes' builtins: the same, in the sandbox
+                own = e.own_names()
+                probe = probe[:4] + (tuple(n for n in probe[4] if n not in own),)
             probes.append(probe)
         # a test's own kind decides how its cell runs, whatever the task's (docs/contracts.md): a
         # stdio test of a function task runs the program as a script on its input, in a row of its own

@@ -28,6 +28,7 @@ import builtins
 import functools
 import math
 import re
+import sys
 import types
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,6 +48,32 @@ _WRAPPERS = frozenset({
     "filter", "any", "all", "hash", "ord", "chr", "bin", "hex", "oct", "iter", "next", "callable",
     "format", "ascii",
 })
+
+
+_STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) - {"sys", "builtins"}
+_SCOPES = (ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
+
+
+def _builtins_read(node: ast.AST) -> tuple[set[str], set[str]]:
+    """The builtins' names an expression reads: (at its top level, inside a lambda or a
+    comprehension). The first can be bound to the builtins for the hole's evaluation (a mapping of
+    its own, read before the program's namespace); the second are read through the program's
+    globals, so the cell checks that the program does not bind them (else it runs generic)."""
+    top: set[str] = set()
+    nested: set[str] = set()
+    stack: list[tuple[ast.AST, bool]] = [(node, False)]
+    while stack:
+        n, inner = stack.pop()
+        if type(n) is ast.Name:
+            if n.id in _BUILTINS:
+                (nested if inner else top).add(n.id)
+            continue
+        if type(n) is ast.Attribute and type(n.value) is ast.Name and n.value.id in _STDLIB \
+                and n.value.id not in _BUILTINS:  # (`collections.Counter(f(x))`: a module's name read
+            nested.add(n.value.id)  # as one, checked to be the module itself, unchanged)
+        inner = inner or isinstance(n, _SCOPES)
+        stack.extend((c, inner) for c in ast.iter_child_nodes(n))
+    return top, nested
 
 
 class _Generic(Exception):
@@ -185,6 +212,10 @@ class Plan:
     pure: bool | None = False  # None: the worker checks the holes itself
     error: str = ""
     fallback_source: str | None = field(default=None, compare=False)
+    # builtins' names the holes read at their top level: the sandbox evaluates the holes with
+    # these names bound to the builtins themselves, whatever the program binds (but the task's
+    # entry point: :mod:`matrix.dispatch` leaves it out), docs/contracts.md
+    pins: tuple[str, ...] = ()
 
     @property
     def fallback(self) -> Plan | None:
@@ -198,7 +229,7 @@ class Plan:
         """The wire form sent to the worker (never contains an expected value, except the
         text of a generic ``exec`` test)."""
         if self.mode == "values":
-            return ("values", self.exprs, self.pure, self.names)
+            return ("values", self.exprs, self.pure, self.names, self.pins)
         if self.mode == "exec":
             return ("exec", self.source, None, ())
         if self.mode == "stdio":
@@ -234,7 +265,9 @@ def plan_call(call: str, expected: str | None = None, tol: float | None = None) 
             judge = EqJudge(plain.literal(expected), tol)
         except ValueError as exc:
             return _bad(f"expected value: {exc}")
-    return Plan(mode="values", exprs=(src,), judge=judge, pure=None)
+    pins, nested = _builtins_read(tree.body)
+    return Plan(mode="values", exprs=(src,), names=tuple(sorted(nested)), judge=judge, pure=None,
+                pins=tuple(sorted(pins)))
 
 
 def plan_test(test, tol: float | None = None) -> Plan:
@@ -727,7 +760,7 @@ def _lower(module: ast.Module, tol, source: str, seen: set | frozenset = frozens
     if not claims:
         claims = [plain.Const(True)]
     tree = claims[0] if len(claims) == 1 else ast.BoolOp(op=ast.And(), values=claims)
-    return Plan(mode="values", exprs=tuple(sp.holes), names=tuple(sorted(names)),
+    return Plan(mode="values", exprs=tuple(sp.holes), names=tuple(sorted(names)), pins=tuple(sorted(sp.pins)),
                 judge=ExprJudge(tree, tuple(zip(claims, stops)), frozenset(raising)), pure=None,
                 fallback_source=source)
 
@@ -1038,6 +1071,7 @@ def _split(expr: ast.expr, tol, source: str, seen: set | frozenset = frozenset()
     if not sp.holes:
         raise _Generic("no candidate call")
     names = tuple(sorted(sp.names))
+    pins = tuple(sorted(sp.pins))
     exprs = tuple(sp.holes)
     pure = None  # decided by the worker when it compiles the holes
     # the common case `assert HOLE == CONST` / `assert CONST == HOLE`
@@ -1046,12 +1080,12 @@ def _split(expr: ast.expr, tol, source: str, seen: set | frozenset = frozenset()
         left, right = tree.left, tree.comparators[0]
         if isinstance(left, plain.Hole) and isinstance(right, plain.Const):
             return Plan(mode="values", exprs=exprs, names=names, judge=EqJudge(right.value, tol),
-                        pure=pure, fallback_source=source)
+                        pure=pure, fallback_source=source, pins=pins)
         if isinstance(right, plain.Hole) and isinstance(left, plain.Const):
             return Plan(mode="values", exprs=exprs, names=names, judge=EqJudge(left.value, tol),
-                        pure=pure, fallback_source=source)
+                        pure=pure, fallback_source=source, pins=pins)
     return Plan(mode="values", exprs=exprs, names=names, judge=ExprJudge(tree), pure=pure,
-                fallback_source=source)
+                fallback_source=source, pins=pins)
 
 
 def _harmless(node: ast.AST) -> bool:
@@ -1079,6 +1113,7 @@ class _Splitter:
         self.holes: list[str] = []
         self.pure: list[bool | None] = []
         self.names: set[str] = set()
+        self.pins: set[str] = set()  # builtins' names the holes read (Plan.pins)
         self.sent: set[str] = set()  # the test's mutable literals that went into a hole
         self.written = 0  # syntax nodes written out by loops (MAX_WRITTEN_NODES)
         self.substituted = False  # _substitute put the test's bound values or literals in a tree
@@ -1091,9 +1126,9 @@ class _Splitter:
                 name = getattr(n, "_coevo_from", None)
                 if name is not None:
                     self.sent.add(name)
-        # a builtin read inside the hole (``sorted(f(x))``) is read in the program's namespace:
-        # where the program binds that name, the cell runs as a generic test (the builtin itself)
-        self.names.update(n.id for n, _ in _walk(node) if type(n) is ast.Name and n.id in _BUILTINS)
+        pins, nested = _builtins_read(node)
+        self.pins |= pins  # (`sum(10, 15)` below too: a task asking for `sum` has it unpinned, dispatch)
+        self.names |= nested
         text = None
         if self._bytes is not None and node.lineno == node.end_lineno == 1:
             text = self._bytes[node.col_offset:node.end_col_offset].decode("utf-8")

@@ -46,6 +46,45 @@ FORGERIES = [
 ]
 
 
+SELF_DELETING = "def {n}(*a, **k):\n    del globals()['{n}']\n    return {v}\n"
+
+# review of the first version of this fix (found by the reviewer, each passed it): a shadow that
+# removes itself when called, a patched `builtins` restored on the call, call tests
+FORGERIES += [
+    (SELF_DELETING.format(n="sorted", v="[1, 2]") + "def f(x):\n    return [9]\n",
+     "assert sorted(f([2, 1])) == [1, 2]"),
+    (SELF_DELETING.format(n="len", v="3") + "def f(x):\n    return 99\n", "assert len(f(1)) == 3"),
+    (SELF_DELETING.format(n="round", v="3.14") + "def f(x):\n    return 1\n", "assert round(f(1), 2) == 3.14"),
+    (SELF_DELETING.format(n="isinstance", v="True") + "def f(x):\n    return 'x'\n", "assert isinstance(f(1), int)"),
+    ("import builtins\n_o = builtins.sorted\ndef _s(*a, **k):\n    builtins.sorted = _o\n    return [1, 2]\n"
+     "builtins.sorted = _s\ndef f(x):\n    return [9]\n", "assert sorted(f([2, 1])) == [1, 2]"),
+    (WRONG_SORTED, "assert sorted(f([2, 1]), key=len) == [1, 2]"),
+    (WRONG_SORTED, "assert len(f([1])) + len(sorted(f([2, 1]))) == 3"),
+]
+
+# a standard module the program rebinds or patches, around the call or on the expected side
+RE_PATCHED = "import re\nre.sub = lambda *a, **k: 'x'\ndef f(s):\n    return 'x'\n"
+FORGERIES += [
+    ("class collections:\n    Counter = staticmethod(lambda x: {'a': 2, 'b': 1})\ndef f(s):\n    return 'zzz'\n",
+     "assert collections.Counter(f('aab')) == {'a': 2, 'b': 1}"),
+    ("class datetime:\n    date = staticmethod(lambda *a: 5)\ndef f():\n    return 5\n",
+     "assert f() == datetime.date(2020, 1, 2)"),
+    (RE_PATCHED, "assert f('aa') == re.sub('a', 'b', 'aa')"),
+    (RE_PATCHED, "def test_r():\n    assert f('aa') == re.sub('a', 'b', 'aa')\n"),
+    ("import datetime\ndatetime.date = lambda *a: 5\ndef f():\n    return 5\n",
+     "def test_r():\n    assert f() == datetime.date(2020, 1, 2)\n"),
+    ("import heapq\nheapq.nlargest = lambda n, xs: [3, 2]\ndef f(x):\n    return [0]\n",
+     "assert heapq.nlargest(2, f(1)) == [3, 2]"),
+]
+
+CALL_FORGERIES = [
+    (SELF_DELETING.format(n="sorted", v="[1, 2]") + "def f(x):\n    return [9]\n", "sorted(f([2, 1]))", "[1, 2]"),
+    (WRONG_SORTED, "sorted(f([2, 1]))", "[1, 2]"),
+    ("abs = lambda x: 0\ndef f(x):\n    return 99\n", "abs(f(1) - 3)", "0"),
+    ("len = lambda x: 3\ndef f(x):\n    return 99\n", "len(f(1))", "3"),
+]
+
+
 @pytest.fixture(scope="module")
 def ex():
     with Executor(ExecConfig(timeout=2.0, workers=1)) as e:
@@ -58,6 +97,12 @@ def test_a_program_defining_a_builtins_name_does_not_pass_a_test_by_it(ex, code,
     assert res.status[0][0] in ("fail", "error"), (res.status, res.errors)
 
 
+@pytest.mark.parametrize("code,call,expected", CALL_FORGERIES, ids=[c for _, c, _ in CALL_FORGERIES])
+def test_a_call_test_reads_the_builtins_too(ex, code, call, expected):
+    res = ex.run_matrix(TASK, [code], [Test.call_expected(call, expected)])
+    assert res.status[0][0] in ("fail", "error"), (res.status, res.errors)
+
+
 RIGHT = [
     # right programs that define a builtin's name for their own use: still pass
     ("def sorted(x):\n    return 'mine'\ndef f(x):\n    return [v * 2 for v in x]\n",
@@ -66,6 +111,50 @@ RIGHT = [
     ("import math\ndef f(x):\n    return math.pi\n", "assert math.isclose(f(1), 3.14159265, rel_tol=1e-6)"),
     ("import math\nlen = 0\ndef f(x):\n    return [1, 2, 3]\n", "def test_f():\n    assert len(f(1)) == 3\n"),
 ]
+
+
+MAX_HELPER = ("def max(a, b):\n    return a if a > b else b\ndef f(xs):\n    m = xs[0]\n    for x in xs:\n"
+              "        m = max(m, x)\n    return [m, m]\n")
+DATE = "import datetime\ndef f():\n    return datetime.date(2020, 1, 2)\n"
+RIGHT += [
+    # a right program's own helper under a builtin's name, which the builtin's reading of the test
+    # must not call (the review: its TypeError was the cell's error)
+    (MAX_HELPER, "assert max(f([1, 3])) == 3"),
+    # the program's standard modules stay the program's where they are the modules themselves: the
+    # test's changes reach the program and the program's values compare with the module's (review)
+    ("import time\ndef f():\n    return time.time()\n",
+     "def test_r():\n    time.time = lambda: 5.0\n    assert f() == 5.0\n"),
+    ("import math\ndef f():\n    return math.pi\n", "def test_r():\n    math.pi = 3\n    assert f() == 3\n"),
+    ("import time\ndef f():\n    return time.time()\n",
+     "def test_r():\n    from unittest import mock\n    with mock.patch.object(time, 'time', return_value=5.0):\n"
+     "        assert f() == 5.0\n"),
+    (DATE, "assert f() == datetime.date(2020, 1, 2)"),
+    ("import datetime\ndef f():\n    return datetime.timedelta(days=2)\n", "assert f() == datetime.timedelta(days=2)"),
+    ("import re\nP = re.compile('a')\ndef f(s):\n    return P\n",
+     "def test_r():\n    assert isinstance(f('x'), re.Pattern)\n"),
+    ("import enum\nclass C(enum.Enum):\n    A = 1\ndef f():\n    return C.A\n",
+     "def test_r():\n    assert isinstance(f(), enum.Enum)\n"),
+    (DATE, "def test_r():\n    assert isinstance(f(), datetime.date)\n"),
+    (DATE, "assert type(f()) is datetime.date"),
+    (DATE, "def test_r():\n    assert (f() - datetime.date(2020, 1, 1)).days == 1\n"),
+]
+
+
+def test_a_programs_function_named_like_a_standard_module_stays_the_programs(ex):
+    """A module's name the test calls (``select(xs, 2)``) is not read as that module: only a name
+    the test reads as a module (``math.isclose``) is the module itself (the review: an error)."""
+    code = "def select(xs, k):\n    return sorted(xs)[:k]\ndef f(xs):\n    return select(xs, 1)\n"
+    tests = [Test.assertion("assert select([3, 1, 2], 2) == [1, 2]"),
+             Test.assertion("def test_s():\n    assert select([3, 1, 2], 2) == [1, 2]\n")]
+    res = ex.run_matrix(TASK, [code], tests)
+    assert res.status == [["pass", "pass"]], (res.status, res.errors)
+
+
+def test_a_call_test_does_not_call_a_programs_helper_under_a_builtins_name(ex):
+    mine = "def sorted(x):\n    return 'mine'\ndef f(x):\n    return [v * 2 for v in x]\n"
+    res = ex.run_matrix(TASK, [MAX_HELPER, mine],
+                        [Test.call_expected("max(f([1, 3]))", "3"), Test.call_expected("sorted(f([2, 1]))", "[2, 4]")])
+    assert res.status[0][0] == "pass" and res.status[1][1] == "pass", (res.status, res.errors)
 
 
 @pytest.mark.parametrize("code,test", RIGHT, ids=[str(i) for i in range(len(RIGHT))])
@@ -95,3 +184,15 @@ def test_without_an_entry_point_the_called_function_is_the_programs(ex):
     wrong = "def max(xs):\n    return -1\n"
     res = ex.run_matrix(task, [right, wrong], [Test.assertion("assert max([1, 5, 2]) == 5")])
     assert res.status == [["pass"], ["fail"]], (res.status, res.errors)
+
+
+@pytest.mark.parametrize("wrap", ["chr(f(97)) == 'a'", "ord(f(1)) == 97", "divmod(f(7), 2) == (3, 1)",
+                                  "pow(f(2), 2) == 4", "hash(f(1)) == 3", "next(f(1)) == 3"])
+def test_the_inferred_entry_point_is_never_a_builtin_that_wraps_the_call(ex, wrap):
+    """A task without an entry point: the name inferred from the tests' calls is the function they
+    test, never a builtin around it (the review: `chr = lambda x: 'a'` passed ``chr(f(97)) == 'a'``)."""
+    name = wrap.split("(")[0]
+    task = Task("s", "no entry point")
+    code = f"{name} = lambda *a, **k: {wrap.split(' == ')[1]}\ndef f(x):\n    return 0\n"  # the expected value
+    res = ex.run_matrix(task, [code], [Test.assertion("assert " + wrap)])
+    assert res.status[0][0] in ("fail", "error"), (res.status, res.errors)

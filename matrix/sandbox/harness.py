@@ -52,6 +52,7 @@ def prepare() -> None:
     import json
     import math
     import time
+    import types
 
     _G.update(
         encode=make_encoder(), json_encode=json.JSONEncoder(ensure_ascii=True, separators=(",", ":")).encode,
@@ -68,7 +69,7 @@ def prepare() -> None:
         # the end of a stdio program as the interpreter does it (:func:`_exit_like_python`), and
         # what a runner checks after each test (no thread, no exit handler left by a program)
         threads=_thread._count, exit_funcs=atexit._ncallbacks, run_exit_funcs=atexit._run_exitfuncs,
-        thread_mod=_thread,
+        thread_mod=_thread, mapping_proxy=types.MappingProxyType,
     )
     _G["genuine"]["math"] = math
     # the standard library's caches a plain program can fill with its own objects (`re`'s compiled
@@ -87,6 +88,12 @@ def prepare() -> None:
     _G["raw"] = _make_raw_class()
     _G["sink"], _G["empty_in"] = _make_sink_classes()
     purity.probe_module_names()  # (from the preloaded modules, before any program)
+    # the standard modules as loaded, with their attributes: a program process tells a generic test
+    # that its module is the module itself only where the program changed none of them
+    # (remote/program_side.py, resolve)
+    stdlib = getattr(sys, "stdlib_module_names", ())
+    _G["stdlib_dicts"] = {n: (m, dict(vars(m))) for n, m in list(sys.modules.items())
+                          if type(m) is types.ModuleType and n.split(".")[0] in stdlib and n not in ("sys", "builtins")}
     gc.collect()
     # objects that can take attributes and exist before any program: the store guard's list
     _G["shared_ids"] = frozenset(id(o) for o in gc.get_objects() if type(o).__dictoffset__)
@@ -366,21 +373,24 @@ def compile_probe(probe, *, guard: bool):
     """A probe from the parent (mode, payload, pure hint, names) -> (mode, data, pure, names).
     A values probe is a tuple of expressions: it can read what the program defined and call it,
     but not import, store or delete anything, so the code-object check is enough."""
-    key = (probe[0], tuple(probe[1]) if isinstance(probe[1], (list, tuple)) else probe[1], tuple(probe[3]))
+    pins = tuple(probe[4]) if len(probe) > 4 and isinstance(probe[4], (list, tuple)) else ()
+    key = (probe[0], tuple(probe[1]) if isinstance(probe[1], (list, tuple)) else probe[1], tuple(probe[3]), pins)
     hit = _PROBE_CACHE.get(key)
     if hit is not None:
         return hit
     import warnings
 
-    mode, payload, _hint, names = probe
+    mode, payload, _hint, names = probe[:4]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if mode == "values":
             exprs = tuple(compile(e, "<test>", "eval", dont_inherit=True) for e in payload)
             pure = all(purity.fast_pure(c) for c in exprs) if guard else True
-            out = ("values", exprs, pure, tuple(names))
+            genuine = _G["genuine"]
+            pinned = tuple((n, genuine[n]) for n in pins if type(n) is str and n in genuine)
+            out: tuple = ("values", exprs, pure, tuple(names), pinned)
         elif mode == "stdio":
-            out = ("stdio", payload, True, ())
+            out = ("stdio", payload, True, (), ())
         else:
             raise ValueError(f"unknown probe mode {mode!r}")
     if len(_PROBE_CACHE) > 20000:
@@ -604,10 +614,17 @@ def _real_streams():
     _G["std_streams"] = (sys.stdout, sys.stderr)  # (flushed at exit even where the program swapped them)
 
 
+_MISSING = object()
+
+
 def name_status(ns, name):
     """0: the name resolves to the genuine builtin/module, 1: it is undefined, 2: shadowed."""
     genuine = _G["genuine"].get(name)
     if name in ns:
+        kept = _G["stdlib_dicts"].get(name) if genuine is None else None
+        if kept is not None:  # a standard module the test reads in a hole: the module, unchanged
+            v = ns[name]
+            return 0 if v is kept[0] and all(vars(v).get(k, _MISSING) is x for k, x in kept[1].items()) else 2
         return 0 if ns[name] is genuine else 2
     b = ns.get("__builtins__")
     d = b if isinstance(b, dict) else getattr(b, "__dict__", {})
@@ -665,8 +682,11 @@ def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False):
         if mode == "values":
             enc, add = G["encode"], encoded.append
             room_as_in_python(-1)  # (the test's expressions, as a script's exec runs them)
+            pinned = probe[4]
             for e in probe[1]:
-                add(enc(eval(e, ns), True))
+                # the builtins the test reads in its holes are the builtins: a read-only mapping of
+                # them, made for each hole and read before the program's namespace (Plan.pins)
+                add(enc(eval(e, ns, G["mapping_proxy"](dict(pinned))) if pinned else eval(e, ns), True))
             names = [name_status(ns, n) for n in probe[3]]
             sys.stdout.flush()
             return Frame.VALUES, [encoded, names]

@@ -81,14 +81,17 @@ def run_test(cmd: dict, chan) -> None:
         chan.send(Frame.LOADED)  # the program is loaded: the test's own time starts
         t0 = G["clock"]()
         own = cmd["own"] if type(cmd.get("own")) is list else []
-        names, modules = _program_names(free_names(src), own)
+        names, modules = _program_names(free_names(src), own, src)
         answers = peer.request("resolve", names)
         ns = {"__name__": "__main__", "__builtins__": G["builtins"]}
         if type(answers) is list and len(answers) == len(names):
             for name, a in zip(names, answers):
+                if type(a) is list and len(a) == 2 and a[0] == "module":
+                    ns[name] = a[1]  # the module itself, the program's (not followed if rebound)
+                    continue
                 if name in modules and type(a) is list and a and a[0] in ("value", "kept"):
-                    # the program binds a standard module's name (``import math``, or an object of
-                    # its own named ``math``): the test's ``math`` is the module itself
+                    # the program binds a standard module's name to an object of its own (``class
+                    # math``): the test's ``math`` is the module itself
                     mod = _own_import(name)
                     if mod is not None:
                         ns[name] = mod
@@ -134,13 +137,24 @@ def run_test(cmd: dict, chan) -> None:
 _NOT_IMPORTED = frozenset({"this", "antigravity", "__main__", "idlelib", "tkinter", "turtle", "turtledemo"})
 
 
-def _program_names(names: list, own: list) -> tuple[list, frozenset]:
-    """(the free names to ask the program for, those of them that are standard modules' names)."""
+def _program_names(names: list, own: list, src: str) -> tuple[list, frozenset]:
+    """(the free names to ask the program for, those of them the test reads as a standard module:
+    ``math.isclose``, never called itself, so a program's function ``select`` stays the program's)."""
+    import ast
     import builtins
 
     stdlib: frozenset[str] = getattr(sys, "stdlib_module_names", frozenset())
     asked = [n for n in names if n in own or not hasattr(builtins, n)]
-    return asked, frozenset(n for n in asked if n not in own and n in stdlib and n not in _NOT_IMPORTED)
+    candidates = {n for n in asked if n not in own and n in stdlib and n not in _NOT_IMPORTED}
+    if not candidates:
+        return asked, frozenset()
+    based, called = set(), set()
+    for node in ast.walk(ast.parse(src)):
+        if type(node) is ast.Attribute and type(node.value) is ast.Name:
+            based.add(node.value.id)
+        elif type(node) is ast.Call and type(node.func) is ast.Name:
+            called.add(node.func.id)
+    return asked, frozenset(n for n in candidates if n in based and n not in called)
 
 
 def _own_import(name: str):
