@@ -97,6 +97,8 @@ def _close(a, b, tol, depth):
     if type(a) in num and type(b) in num:
         if a == b:
             return True
+        if type(a) is int and type(b) is int:  # integers are exact (1000000008 is not 1000000007)
+            return False
         try:
             return math.isclose(float(a), float(b), rel_tol=tol, abs_tol=tol)
         except OverflowError:
@@ -167,6 +169,9 @@ def _tokens(text: str) -> list[list[str]]:
     return [line.split() for line in text.strip().splitlines()]
 
 
+_INT_TOKEN = re.compile(r"[+-]?\d+")
+
+
 def stdout_matches(out: str, expected: str, tol: float | None = None) -> bool:
     """Whitespace-normalised comparison (see module doc); ``tol`` compares numeric tokens."""
     a, b = _tokens(out), _tokens(expected)
@@ -179,6 +184,10 @@ def stdout_matches(out: str, expected: str, tol: float | None = None) -> bool:
             return False
         for x, y in zip(la, lb):
             if x == y:
+                continue
+            if _INT_TOKEN.fullmatch(x) and _INT_TOKEN.fullmatch(y):  # integers are exact
+                if int(x) != int(y):
+                    return False
                 continue
             try:
                 fx, fy = float(x), float(y)

@@ -164,6 +164,13 @@ def test_float_tolerance_option():
         assert one(e, code, "assert f() == 0.3").status == "pass"
         assert one(e, code, Test.call_expected("f()", "[0.3]")).status == "fail"
         assert one(e, "print(0.30000001)", Test.stdio("", "0.3"), P).status == "pass"
+        # integers stay exact under a float tolerance (red-team review 20: an off-by-one on a
+        # large count, or a result modulo 10**9 + 9 instead of 10**9 + 7, passed)
+        big = "def f(x):\n    return 1000000008\n"
+        assert one(e, big, "assert f(5) == 1000000007").status == "fail"
+        assert one(e, big, Test.call_expected("f(5)", "1000000007")).status == "fail"
+        assert one(e, "print(1000000008)", Test.stdio("", "1000000007"), P).status == "fail"
+        assert one(e, "print(2.0000000001)", Test.stdio("", "2"), P).status == "pass"
 
 
 def test_exact_float_comparison_by_default(ex):

@@ -51,7 +51,7 @@ def add_arguments(parser) -> None:
                         help="sandbox level (default auto: namespaces when available)")
     parser.add_argument("--float-tolerance", type=float, default=None, metavar="TOL",
                         help="compare numbers in expected values and stdout tokens with this "
-                             "relative/absolute tolerance (default: exact)")
+                             "relative/absolute tolerance; integers stay exact (default: exact)")
     parser.add_argument("--no-batch", action="store_true",
                         help="one fresh process per cell even for pure code (same verdicts, slower)")
     from coevo.commands.codes_input import add_raw_code_argument
