@@ -6,14 +6,19 @@ which keeps a little "curriculum" state. It SIGKILLs itself in the middle of wri
 then after a checkpoint folder is in place but before the ``latest`` pointer moved; then the
 parent kills it from outside at a random moment (mostly inside a step, past the last checkpoint).
 The finished run must match an uninterrupted one (run in this process) step by step and bitwise.
+
+Each run is a process of its own, forked from a "zygote" process that imported torch and
+transformers once (and ran nothing else): four fresh interpreters spent 3-7 s each on those imports.
 """
 
 import json
 import os
+import queue
 import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -111,8 +116,41 @@ torch.save(torch.cat([p.detach().reshape(-1) for p in trainer.model.parameters()
 '''
 
 
-def _cmd(script, run_dir, kill):
-    return [sys.executable, str(script), str(run_dir), str(TOTAL), kill]
+# Imports the modules once, then per line of stdin (``[script, run_dir, total, kill, log]``) forks a
+# child that runs ``script`` as __main__ with that argv, its stdout and stderr in ``log``; says
+# {"pid": ...} when the child started and {"status": ...} (as Popen.returncode) when it ended.
+ZYGOTE = r'''
+import json, os, runpy, sys, traceback
+import numpy, torch, transformers  # noqa: F401
+from transformers import LlamaConfig, LlamaForCausalLM  # noqa: F401
+from training import checkpoint, config, rollout, runner, trainer  # noqa: F401
+
+for line in sys.stdin:
+    argv = json.loads(line)
+    log = argv.pop()
+    pid = os.fork()
+    if pid == 0:
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        code = 0
+        try:
+            sys.argv = argv
+            runpy.run_path(argv[0], run_name="__main__")
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else 1
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    print(json.dumps({"pid": pid}), flush=True)
+    _, status = os.waitpid(pid, 0)
+    print(json.dumps({"status": os.waitstatus_to_exitcode(status)}), flush=True)
+'''
 
 
 def _env():
@@ -121,9 +159,59 @@ def _env():
     return env
 
 
-def _run(script, run_dir, kill="none"):
-    p = subprocess.run(_cmd(script, run_dir, kill), env=_env(), capture_output=True, text=True, timeout=300)
-    return p
+class Run:
+    """One run of the script, a child of the zygote: ``pid``, ``poll()``, ``wait()``, ``log()``."""
+
+    def __init__(self, zygote, pid, log):
+        self.zygote, self.pid, self.log_path, self.returncode = zygote, pid, log, None
+
+    def poll(self):
+        if self.returncode is None:
+            try:
+                self.returncode = self.zygote.lines.get_nowait()["status"]
+            except queue.Empty:
+                pass
+        return self.returncode
+
+    def wait(self, timeout):
+        if self.returncode is None:
+            self.returncode = self.zygote.lines.get(timeout=timeout)["status"]
+        return self.returncode
+
+    def log(self):
+        return Path(self.log_path).read_text(errors="replace")
+
+
+class Zygote:
+    def __init__(self, script, tmp):
+        self.script, self.tmp, self.n = script, tmp, 0
+        self.proc = subprocess.Popen([sys.executable, "-c", ZYGOTE], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, env=_env())
+        self.lines: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.put(json.loads(line))
+
+    def start(self, run_dir, kill):
+        self.n += 1
+        log = self.tmp / f"run{self.n}.log"
+        self.proc.stdin.write(json.dumps([str(self.script), str(run_dir), str(TOTAL), kill, str(log)]) + "\n")
+        self.proc.stdin.flush()
+        return Run(self, self.lines.get(timeout=120)["pid"], log)
+
+    def close(self):  # its runs have ended: nothing of the zygote's own is left to finish
+        self.proc.kill()
+        self.proc.wait()
+        self.proc.stdin.close()
+        self.proc.stdout.close()
+
+
+def _run(zygote, run_dir, kill="none"):
+    run = zygote.start(run_dir, kill)
+    run.wait(timeout=300)
+    return run
 
 
 def _steps(run_dir):
@@ -139,6 +227,13 @@ def script(tmp_path_factory):
     p = tmp_path_factory.mktemp("kill") / "loop.py"
     p.write_text(SCRIPT)
     return p
+
+
+@pytest.fixture(scope="module")
+def zygote(script, tmp_path_factory):
+    z = Zygote(script, tmp_path_factory.mktemp("logs"))
+    yield z
+    z.close()
 
 
 @pytest.fixture(scope="module")
@@ -169,24 +264,23 @@ def _check_same_as_reference(run_dir, reference):
     assert names == ["latest", f"step-{TOTAL - 1:08d}", f"step-{TOTAL:08d}"]
 
 
-def test_kill9_at_the_worst_moments_then_resume(script, reference, tmp_path):
+def test_kill9_at_the_worst_moments_then_resume(zygote, reference, tmp_path):
     run_dir = tmp_path / "run"
     # 1. killed while writing checkpoint 4: steps 1-4 logged, latest is 2 -> lines 3, 4 are dropped and rerun
-    p = _run(script, run_dir, "save:4")
-    assert p.returncode == -signal.SIGKILL, p.stderr[-3000:]
+    p = _run(zygote, run_dir, "save:4")
+    assert p.returncode == -signal.SIGKILL, p.log()[-3000:]
     assert _steps(run_dir) == [1, 2, 3, 4]
     assert (run_dir / "checkpoints" / "latest").read_text().strip() == "step-00000002"
     assert (run_dir / "checkpoints" / ".tmp-step-00000004").exists()
     # 2. resumes at 3, killed after checkpoint 6 is in place but before the pointer moved
-    p = _run(script, run_dir, "pointer:6")
-    assert p.returncode == -signal.SIGKILL
+    p = _run(zygote, run_dir, "pointer:6")
+    assert p.returncode == -signal.SIGKILL, p.log()[-3000:]
     assert _steps(run_dir) == [1, 2, 3, 4, 5, 6]
     assert (run_dir / "checkpoints" / "latest").read_text().strip() == "step-00000004"
     assert (run_dir / "checkpoints" / "step-00000006").exists()
     # 3. resumes at 5 (step 5's and 6's lines dropped), killed from outside at a random moment after step 6 is logged
     launched = time.time()
-    proc = subprocess.Popen(_cmd(script, run_dir, "sleep"), env=_env(), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = zygote.start(run_dir, "sleep")
     metrics = run_dir / "metrics.jsonl"
     deadline = time.time() + 120
     while time.time() < deadline and proc.poll() is None:  # wait for the *new* line of step 6
@@ -199,10 +293,11 @@ def test_kill9_at_the_worst_moments_then_resume(script, reference, tmp_path):
             break
         time.sleep(0.02)
     time.sleep(random.uniform(0.0, 0.6))  # inside step 7 or 8, or while checkpoint 8 is written
-    proc.send_signal(signal.SIGKILL)
+    assert proc.poll() is None, proc.log()[-3000:]  # still running: the pid is still its own
+    os.kill(proc.pid, signal.SIGKILL)
     assert proc.wait(timeout=60) == -signal.SIGKILL
     assert 6 <= len(_steps(run_dir)) < TOTAL
     # 4. resumes and finishes
-    p = _run(script, run_dir)
-    assert p.returncode == 0, p.stderr[-3000:]
+    p = _run(zygote, run_dir)
+    assert p.returncode == 0, p.log()[-3000:]
     _check_same_as_reference(run_dir, reference)
