@@ -3,6 +3,7 @@ with progress, write the suites, reports and manifest, print a summary and the s
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import sys
@@ -146,15 +147,16 @@ def run_path_mode(args) -> int:
 
         project = find_project_config(out)
         copies = {str(k): str(v) for k, v in mapping.items() if k != v}
-        # the first module's budget is what is left of it once Python, coevo and the sandbox have
-        # started (a few seconds on a loaded machine), less a margin for writing the suites out:
-        # one module's command ends within --time-budget
-        first_budget = max(0.5 * args.time_budget, args.time_budget - _process_age() - 0.03 * args.time_budget)
+        # the command's deadline: its start (Python, coevo and the sandbox start first: a few
+        # seconds on a loaded machine) plus --time-budget per module. (Counted up to a quarter of
+        # the budget: a process older than that is not a command just started, but one calling
+        # gen-tests, such as a test run, whose age says nothing of this command's start.)
+        started = time.monotonic() - min(_process_age(), 0.25 * args.time_budget)
+        deadline = started + len(modules) * args.time_budget
         for k, m in enumerate(modules):
             key = m.name + (f"::{m.selected}" if m.selected else "")
             m_opts = replace(opts, project=project.job(names[key] + ".py", copies)) if project is not None else opts
-            if k == 0:
-                m_opts = replace(m_opts, time_budget=first_budget)
+            m_opts = replace(m_opts, time_budget=module_budget(k, args.time_budget, started, time.monotonic()))
             try:
                 res = generate_suite(m, ex, long_executor=long_executor, options=m_opts,
                                      progress=progress.module(k, m.name))
@@ -166,7 +168,7 @@ def run_path_mode(args) -> int:
             from coevo.testgen.module_suite import verify_together
 
             progress.module(len(modules) - 1, "all modules")(1.0, "verifying the suites together")
-            verify_together(results, names)
+            verify_together(results, names, deadline=deadline)
     finally:
         ex.close()
         if progress is not None:
@@ -185,7 +187,8 @@ def run_path_mode(args) -> int:
             msg += f" (and {len(errors) - 1} more module(s) failed)"
         raise InputError(msg, file=str(m.path))
     triples = [(r.module, r.text, r.report) for r in results]
-    written = write_outputs(out, triples, names, scope)
+    with _signals_held():
+        written = write_outputs(out, triples, names, scope)
     for m, msg in errors:
         print(f"coevo gen-tests: warning: {m.path}: {msg}", file=sys.stderr)
     for r in results:
@@ -209,10 +212,48 @@ def run_path_mode(args) -> int:
         else:
             from matrix.jsonl import write_text_atomic
 
-            write_text_atomic(args.report, text)
+            with _signals_held():
+                write_text_atomic(args.report, text)
     _say(args, f"wrote {len([p for p in written if p.suffix == '.py' and p.name != 'conftest.py'])} suite(s) "
                f"to {out} in {time.monotonic() - t0:.1f}s")
     return 1 if errors else 0
+
+
+@contextlib.contextmanager
+def _signals_held():
+    """SIGINT and SIGTERM held back while the suites, their reports and the manifest are written
+    (milliseconds): Ctrl-C leaves all of them or none (each file is written atomically; suites
+    without the manifest entry that records them would be taken for the user's own files by the
+    next run). A signal that came meanwhile is raised again as soon as they are written. (Handlers
+    that note the signal, not a blocked mask: a mask holds only for the thread that sets it.)"""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[int] = []
+
+    def note(signum, frame):
+        pending.append(signum)
+
+    before = {sig: signal.signal(sig, note) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler if handler is not None else signal.SIG_DFL)
+        if pending:
+            signal.raise_signal(pending[0])
+
+
+def module_budget(k: int, budget: float, started: float, now: float) -> float:
+    """Module ``k``'s budget (0-based): what is left until the command's start plus ``k + 1``
+    budgets, less a margin (3%) for writing the suites out, at most ``budget`` (a module that ends
+    early gives its time to no other) and at least half of it (a module after one that ran far
+    over still gets a run worth having)."""
+    left = started + (k + 1) * budget - 0.03 * budget - now
+    return min(budget, max(0.5 * budget, left))
 
 
 def _process_age() -> float:
@@ -247,6 +288,8 @@ def _summary(args, r, out: Path, names: dict) -> None:
                f"{'n/a' if ms is None else f'{ms:.2f}'} ({rep['mutants']['killed']}/{rep['mutants']['run']}), "
                f"lines {_pct(rep['line_coverage'])}, branches {_pct(rep['branch_coverage'])}, "
                f"{rep['seconds']:.1f}s -> {where}")
+    for what in rep.get("budget_cuts", []):
+        _say(args, f"  cut to end within --time-budget: {what}")
     for s in rep.get("suspects", []):
         _say(args, f"  suspect {s['where']}: {s['input']} -> the code gives {s['code_returns']}; "
                    f"{s['evidence']}")

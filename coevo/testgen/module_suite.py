@@ -229,6 +229,12 @@ class _SuiteBuilder:
         self.kills: dict[int, set[int]] = {}
         self.extra = None
         self.warnings: list[str] = []
+        self.cuts: list[str] = []  # work left out to end within --time-budget (reported)
+        self.verify_seconds = 0.0  # the longest verification round
+
+    def cut(self, what: str) -> None:
+        if what not in self.cuts:
+            self.cuts.append(what)
 
     def phase_done(self, name: str) -> None:
         self.phases[name] = round(self.clock.elapsed() - sum(self.phases.values()), 2)
@@ -510,8 +516,14 @@ class _SuiteBuilder:
         mutants evaluated."""
         module, clock = self.module, self.clock
         clock.say(EXPLORE, "building mutants")
+        # (making them may take a few percent of the budget: more would not be run in time)
+        made_by = max(clock.until(EXPLORE + 0.06), time.monotonic() + 1.0)
+        not_made: list[int] = []
         self.mutants = module_mutants(module.source, lines=self.target_lines, limit=self.opts.max_mutants,
-                                      seed=self.opts.seed)
+                                      seed=self.opts.seed, deadline=made_by, at_least=200, left_out=not_made)
+        if not_made:
+            self.cut(f"mutants: {len(self.mutants)} made, about {not_made[0]} more not (making them would have "
+                     f"taken the time to run them)")
         mutants = self.mutants
         self.tried = {m.index: set() for m in mutants}
         self.in_function = set()
@@ -529,6 +541,9 @@ class _SuiteBuilder:
         self.aim_at_survivors()
         done = {m.index for m in mutants if self.tried[m.index] or
                 (not self.by_line.get(m.reach_line) and m.reach_line in self.in_function)}
+        if len(done) < len(mutants) and clock.left(MUTANTS - 0.02) < 0.5:
+            self.cut(f"mutants: {len(mutants) - len(done)} of {len(mutants)} not run (their share of the "
+                     f"budget was spent; the mutation score counts those run)")
         # a candidate is kept only when a second run in a fresh process agrees on every assertion
         self.stable = [pid for pid in self.cand_checks if pid in self.second
                        and observe.stable_pair(self.outcomes[pid], self.second[pid], self.names)]
@@ -564,6 +579,10 @@ class _SuiteBuilder:
         # (24 mutants of a package's module, each importing the package, took 25 s at load 7)
         n = min(step, 8)
         first = True
+        spent, ran = 0.0, 0  # mutants run so far and the time they took (all slices: a slice of
+        # mutants that hang costs many times one of quick ones; toml's decoder, load 10: 75 in 1.6 s,
+        # the next 82 in 11.8 s, 9.6 s past the phase's end)
+        workers = max(1, int(getattr(getattr(getattr(self, "executor", None), "config", None), "workers", 2) or 2))
         while (pos < len(items) or (first and originals)) and (first or clock.left(share_end) > 0.5):
             part = items[pos:pos + n]
             pos += n
@@ -582,8 +601,16 @@ class _SuiteBuilder:
             by_key = self.runner.probes_many(work, self.table, cov=False, limit=limits, stop_on_timeout=stops)
             self.second.update(by_key.get("original", ({}, {}))[0])
             if part:
-                per = (time.monotonic() - t0) / len(part)
-                n = max(1, min(step, int(clock.left(share_end) / max(per, 1e-4))))
+                spent += time.monotonic() - t0
+                ran += len(part)
+                left = clock.left(share_end)
+                # the next slice: half the time left at the mean cost so far (the later mutants,
+                # those of the lines with the most, cost more), and no more than could run in twice
+                # that time if every mutant hung on its first call (its limit and the module's
+                # import): a slice of slow mutants overruns the phase by a few seconds at most,
+                # which the shorter phases after it absorb
+                worst = max(limits.values()) + float(getattr(self.runner, "import_seconds", 0.0) or 0.0)
+                n = max(1, min(step, int(0.5 * left / max(spent / ran, 1e-4)), int(2 * workers * left / worst)))
             for m, ids in part:
                 res = by_key.get(f"m{m.index}", ({}, {}))[0]
                 self.tried[m.index].update(ids)
@@ -801,7 +828,17 @@ class _SuiteBuilder:
         failed_total = 0
         regreedy = True
         chosen: list[Candidate] = []
+        longest = 0.0  # the longest verification round so far (four pytest processes)
+        complete = True
+        last_failed = 0
         for attempt in range(7):
+            # a round after the first starts only if a round as long as the longest so far ends
+            # within the budget: else the suite is the last one verified less the tests that failed
+            # there (only removals, nothing unverified added), and the report says so
+            # (not after a run that died in a test: the tests after it did not run there)
+            no_time = attempt > 0 and complete and self.clock.left(1.0) < longest
+            if no_time:
+                regreedy = False
             if regreedy:
                 chosen = greedy_suite([c for c in cands if c.pid not in dropped], self.opts.max_tests)
                 if attempt == 0:
@@ -815,8 +852,17 @@ class _SuiteBuilder:
                                self.defined, import_bindings(self.module.tree)) if cases else ""
             if not self.opts.verify or not cases:
                 break
+            if no_time:
+                note = (f"{note}; the {len(cases)} tests left were not run again without them: another run "
+                        f"(about {longest:.0f} s) would have ended past --time-budget")
+                self.cut(f"verification: the suite less {last_failed} failing test(s) was not verified again "
+                         f"(another {longest:.0f} s run would have ended past the budget)")
+                break
             self.clock.say(SHORTEN + 0.02 * attempt, "verifying the suite in four fresh processes")
-            bad, note, warning = _verify(self.runner, module, text, self.opts.project)
+            started = time.monotonic()
+            bad, note, warning, complete = _verify(self.runner, module, text, self.opts.project)
+            longest = max(longest, time.monotonic() - started)
+            self.verify_seconds = longest
             if warning and warning not in self.warnings:
                 self.warnings.append(warning)
             if bad is None:
@@ -826,7 +872,8 @@ class _SuiteBuilder:
             by_name = {tc.name: tc for tc in cases}
             if not (set(bad) & set(by_name)):  # the file itself fails (a collection error)
                 raise ModuleError(f"the generated suite does not run: {note}")
-            failed_total += len(set(bad) & set(by_name))
+            last_failed = len(set(bad) & set(by_name))
+            failed_total += last_failed
             if self.opts.project and not warning and \
                     any(self.outcomes[self.keys[by_name[n].probe.steps]].get("warned") for n in bad if n in by_name):
                 # under the project's configuration a test whose calls warn failed: likely all of
@@ -880,6 +927,8 @@ class _SuiteBuilder:
             "time_budget": self.opts.time_budget,
             "isolation": getattr(self.executor, "isolation", None),
         }
+        if self.cuts:
+            report["budget_cuts"] = list(self.cuts)
         if self.warnings:
             report["warnings"] = list(self.warnings)
         if self.extra is not None:
@@ -1009,14 +1058,15 @@ def _preselect(cand_checks: dict[int, list], table, outcomes, arcs_of, per_group
 
 
 def _verify(runner: SandboxRunner, module: ModuleInfo, text: str,
-            project: dict | None = None) -> tuple[list[str] | None, str, str]:
+            project: dict | None = None) -> tuple[list[str] | None, str, str, bool]:
     """Run the suite four times in fresh processes in the sandbox (four hash seeds, so that a test
     asserting a set's iteration order survives with odds of one in 16 for two items, less for more;
     both test orders; every other run as another user on another machine 400 days later: see
     ``harness``), inside a mirror of the user's project when ``project`` is given (its pytest
     configuration and conftests apply, as when the user runs ``pytest`` there; where they cannot
     be applied in the sandbox, the runs are repeated without them and a warning says why);
-    (names of failing tests, note, warning), or (None, why, warning) when pytest could not run at all."""
+    (names of failing tests, note, warning, whether every run ran every test: none died in one), or
+    (None, why, warning, True) when pytest could not run at all."""
     import random
     from pathlib import Path
 
@@ -1047,24 +1097,26 @@ def _verify(runner: SandboxRunner, module: ModuleInfo, text: str,
                 res = plain
         applied = bool(ran)
     if not res or "runs" not in res:
-        return None, (res or {}).get("error", "no result"), warning
+        return None, (res or {}).get("error", "no result"), warning, True
     runs = res["runs"]
     bad: set[str] = set()
     total = None
+    complete = True
     for r in runs:
         if "__culprit__" in r:  # the run died or hung in this test: it goes, the others are known
             bad.add(str(r["__culprit__"]).rpartition("::")[2])
+            complete = False  # the tests after it did not run
             continue
         if "__timeout__" in r:
-            return None, "pytest did not finish in time", warning
+            return None, "pytest did not finish in time", warning, True
         if "__error__" in r:
             tail = res.get("tail", "").strip().splitlines()
-            return None, (tail[-1] if tail else r["__error__"]), warning
+            return None, (tail[-1] if tail else r["__error__"]), warning, True
         names = {k: v for k, v in r.items() if not k.startswith("__")}  # (those that did not pass)
         total = r.get("__total__", len(names))
         if not total and r.get("__rc__") not in (0, 5):
             tail = res.get("tail", "").strip().splitlines()
-            return None, " | ".join(tail[-3:]) if tail else "pytest failed", warning
+            return None, " | ".join(tail[-3:]) if tail else "pytest failed", warning, True
         for k, v in names.items():
             if v != "passed":
                 bad.add(k.rpartition("::")[2])
@@ -1080,23 +1132,45 @@ def _verify(runner: SandboxRunner, module: ModuleInfo, text: str,
             how += f" under the project's pytest configuration ({project['describe']})" if project else ""
         elif applied:
             how += f", some under the project's pytest configuration ({project['describe']})" if project else ""
-    note = f"{total} tests passed {len(runs)} times {how}" if not bad else f"{len(bad)} failing test(s) dropped"
-    return sorted(bad), note, warning
+    if not bad:
+        note = f"{total} tests passed {len(runs)} times {how}"
+    elif complete:
+        note = f"{len(bad)} failing test(s) dropped; the others passed {len(runs)} times {how}"
+    else:
+        note = f"{len(bad)} failing test(s) dropped"
+    return sorted(bad), note, warning, complete
 
 
-def verify_together(results: list[ModuleResult], names: dict[str, str], rounds: int = 3) -> None:
+def verify_together(results: list[ModuleResult], names: dict[str, str], rounds: int = 3,
+                    deadline: float | None = None) -> None:
     """The suites of one run, verified together in fresh processes (forward and reverse order, two
     hash seeds): modules of a package share state (one module's registry, filled by another's
     functions), and a test asserting it passes next to its own suite and fails after another's.
-    A test that fails there is dropped from its suite (which is written and reported again)."""
+    A test that fails there is dropped from its suite (which is written and reported again).
+    ``deadline`` (``time.monotonic()``): a round starts only if one as long as the suites' own
+    verification rounds together ends by then; one left out is reported in every suite's report."""
     import random
     from pathlib import Path
 
     from coevo.testgen.outdir import shadowed, with_import_root
 
-    for _ in range(rounds):
+    for k in range(rounds):
         live = [r for r in results if r.text and isinstance(r.builder, _SuiteBuilder)]
         if len(live) < 2:
+            return
+        # the suites run together in two fresh pytest processes: mostly pytest's start-up, as
+        # for one suite (isodate's 8 suites, load 10: 4 s each alone, about 4 s together)
+        estimate = 1.5 * max(r.builder.verify_seconds for r in live)  # type: ignore[attr-defined]
+        if deadline is not None and time.monotonic() + estimate > deadline:
+            what = ("the suites were not run together (about {:.0f} s: past the run's --time-budget); a test "
+                    "that fails only next to another module's suite may be kept" if k == 0 else
+                    "the suites less the tests that failed next to each other were not run together again "
+                    "(about {:.0f} s: past the run's --time-budget)").format(estimate)
+            for r in live:
+                b = r.builder
+                assert isinstance(b, _SuiteBuilder)
+                b.cut("verification together: " + what)
+                r.report["budget_cuts"] = list(b.cuts)
             return
         files: dict[str, ModuleResult] = {}
         texts: dict[str, str] = {}
