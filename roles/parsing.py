@@ -801,6 +801,12 @@ def printed_checks(tree: ast.Module, src: str, entry: str | None) -> str | None:
                 st.body = rewrite(st.body) or [ast.Pass()]
                 if st.orelse if not isinstance(st, (ast.With, ast.AsyncWith)) else False:
                     st.orelse = rewrite(st.orelse)  # type: ignore[union-attr]
+            elif isinstance(st, ast.Assign) and isinstance(st.value, ast.IfExp) \
+                    and _check_compare(st.value.test, entry, results) and _verdict_word(st.value.body) == "pass" \
+                    and _verdict_word(st.value.orelse) == "fail":
+                out += [ast.Assert(st.value.test, None), st]  # status = "PASS" if got == want else "FAIL"
+                changed = True
+                continue
             elif isinstance(st, ast.Expr):
                 v = st.value
                 is_print = isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "print"

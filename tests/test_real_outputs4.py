@@ -195,3 +195,24 @@ def test_tests_rows_written_as_scripts_run_their_checks(tmp_path):
                           "    unittest.main()\n"]
     status, errors = _matrix(tmp_path, MEAN, [MEAN_RIGHT, MEAN_WRONG], rows)
     assert status == [["pass"] * len(rows), ["fail"] * len(rows)], errors
+
+
+REPORTING_ROWS = [  # a failed check reported and carried on from: every program passed these
+    "try:\n    assert mean([1, 2]) == 1.5\n    print('Test 1 passed')\nexcept AssertionError:\n"
+    "    print('Test 1 failed')\n",
+    "for xs, want in [([1, 2], 1.5), ([3], 3)]:\n    try:\n        assert mean(xs) == want, f'{xs}'\n"
+    "    except AssertionError as e:\n        print(f'FAILED: {e}')\n",
+    "try:\n    assert mean([1, 2]) == 1.5\nexcept Exception as e:\n    print('Error:', e)\n",
+    "def test(xs, want):\n    result = mean(xs)\n    status = 'PASS' if result == want else 'FAIL'\n"
+    "    print(f'{status}: mean({xs}) = {result}, expected {want}')\n\ntest([1, 2], 1.5)\ntest([3], 3)\n",
+]
+
+
+def test_tests_rows_that_report_a_failed_check_and_carry_on_fail_it(tmp_path):
+    """An ``except AssertionError`` (or ``Exception``) that prints the failure, and a PASS/FAIL
+    status line, let every program pass; the failure is now raised. A ``try`` checking an
+    exception itself (``assert False`` in its body) is left alone: the right program passes."""
+    rows = [*REPORTING_ROWS, "try:\n    mean([])\n    assert False, 'no error'\nexcept Exception:\n    pass\n"]
+    right = "def mean(xs):\n    if not xs:\n        raise ValueError('empty')\n    return sum(xs) / len(xs)\n"
+    status, errors = _matrix(tmp_path, MEAN, [right, MEAN_WRONG], rows)
+    assert status == [["pass"] * 5, ["fail"] * 4 + ["pass"]], errors

@@ -454,6 +454,48 @@ def _literal_tests(tree: ast.Module, entry_point: str) -> str | None:
     return "\n".join(out) + "\n"
 
 
+_SWALLOWS = ("AssertionError", "Exception", "BaseException")
+
+
+def _swallowing(h: ast.ExceptHandler) -> bool:
+    """Whether an ``except`` clause catches a failed assert (bare, AssertionError, Exception)."""
+    types = h.type.elts if isinstance(h.type, ast.Tuple) else [h.type]
+    return any(t is None or isinstance(t, ast.Name) and t.id in _SWALLOWS
+               or isinstance(t, ast.Attribute) and t.attr in _SWALLOWS for t in types)
+
+
+def _reraised_checks(tree: ast.Module) -> str | None:
+    """A tests row whose asserts sit in a ``try`` whose ``except AssertionError`` (or ``Exception``,
+    or a bare one) only reports the failure (``print("Test 1 failed")``) and carries on, so every
+    program passed it: each such handler re-raises after its report. A ``try`` that checks an
+    exception itself (an ``assert False`` / ``raise`` in its body: the exception is the pass) is
+    left alone. None where the row has no such handler."""
+    changed = False
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Try) or not any(isinstance(n, ast.Assert) for st in node.body
+                                                    for n in ast.walk(st)):
+            continue
+        if any(isinstance(n, ast.Raise) or isinstance(n, ast.Assert) and isinstance(n.test, ast.Constant)
+               and not n.test.value for st in node.body for n in ast.walk(st)):
+            continue
+        for h in node.handlers:
+            if _swallowing(h) and not any(isinstance(n, ast.Raise) for st in h.body for n in ast.walk(st)):
+                h.body = [*h.body, ast.Raise(None, None)]
+                changed = True
+    return ast.unparse(ast.fix_missing_locations(tree)) + "\n" if changed else None
+
+
+def _script_checks(tree: ast.Module, src: str, entry_point: str) -> str | None:
+    """The row as a script runs its checks (:func:`_as_script`), with the failures it only reports
+    raised (:func:`_reraised_checks`, :func:`roles.parsing.printed_checks`); None where it is
+    run as written."""
+    script = _as_script(tree, entry_point)
+    mod = ast.parse(script) if script is not None else copy.deepcopy(tree)
+    script = _reraised_checks(mod) or script  # try: assert ... except AssertionError: print("failed")
+    text = script if script is not None else src
+    return printed_checks(ast.parse(text), text, entry_point) or script  # prints in a loop, # Output: 1.5
+
+
 def _runner_main(node: ast.AST) -> bool:
     """Whether ``node`` calls a test runner's ``main`` (``unittest.main()``, ``pytest.main([...])``)."""
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "main"
@@ -526,10 +568,7 @@ def readable_test(src: str, entry_point: str | None) -> str | None:
         if listed is not None:  # ["assert f(1) == 2", ...], {"tests": [...]}, [{"input": ..., "output": ...}]
             return listed
         if _runs_as_written(tree, entry_point):
-            script = _as_script(tree, entry_point)
-            if script is not None:
-                return printed_checks(ast.parse(script), script, entry_point) or script
-            return printed_checks(tree, src, entry_point)  # print(f(x))  # Output: 1.5; prints in a loop
+            return _script_checks(tree, src, entry_point)
     from roles.parsing import MAX_CHARS, _function_tests, after_reasoning
 
     answer = after_reasoning(src)
@@ -547,7 +586,8 @@ def readable_test(src: str, entry_point: str | None) -> str | None:
         got = prompt_examples(answer, entry_point, limit=shown + 1)
         if got and len(got) == shown and all(t.kind == "assert" and t.test for t in got):
             return "\n".join(t.test or "" for t in got) + "\n"
-    return None
+    # a script no runner reads (a `def test(xs, want):` helper it calls itself) runs as a script does
+    return _script_checks(tree, src, entry_point) if tree is not None else None
 
 
 def stdio_cases(src: str) -> list | None:
