@@ -135,3 +135,42 @@ def test_only_the_safe_shapes_are_admitted():
                      ("f(math.pi)", True)):
         co = compile(expr, "<test>", "eval")
         assert purity.plain_probe(co) is ok, expr
+
+
+# A test's expression calling the program's own function named with one leading underscore
+# (MBPP 798: `assert _sum([1, 2, 3]) == 6`) ran every cell in a fresh process of its own (30 cells
+# of the MBPP pool, ~17 ms each, half a second on one worker): a test may read such a *name*, which
+# is the program's (no builtin starts with one underscore), never such an *attribute* (``re._cache``
+# is a shared dict).
+def test_a_test_reads_the_programs_underscore_names_but_no_private_attribute():
+    from matrix.sandbox import harness, purity
+
+    for m in purity.PRELOAD:
+        importlib.import_module(m)
+    if "genuine" not in harness._G:
+        harness.prepare()  # (what a zygote captures before any program: compile_probe reads it)
+    for expr, ok in (("_sum([1, 2, 3])", True), ("[_f(x) for x in _xs]", True), ("_sum(re._cache)", False),
+                     ("re._cache.clear()", False), ("_sum(x._y)", False), ("__import__('os')", False),
+                     ("_A__x", False), ("(lambda: re._cache)()", False)):
+        co = compile(expr, "<test>", "eval")
+        assert purity.fast_pure(co, own_names=True) is ok, expr
+        assert (purity.fast_pure(co, own_names=True) and purity.plain_probe(co)) is ok, expr
+    compiled = harness.compile_probe(("values", ("_sum([1, 2, 3])",), None, ()), guard=True)
+    assert compiled[2] and harness._plain_compiled(compiled)
+
+
+CACHE_POISON = ("import re\ndef _sum(xs):\n    return sum(xs)\n"
+                "def f(x):\n    return '2.0'\n")
+
+
+def test_a_test_cannot_reach_a_private_attribute_through_an_underscore_name(one_worker):
+    # the attack: a test that empties and refills `re`'s shared pattern cache (a private attribute)
+    attack = "assert f(_sum([len(re._cache), re._cache.clear() or 0])) == '2.0'"
+    res = one_worker.run_matrix(SQRT, [CACHE_POISON, *VICTIMS, DEEP, DIGITS, *FILLERS],
+                                [Test.assertion(attack), Test.assertion(TEST)])
+    assert res.status[0][1] == "pass"
+    _victims_unharmed(res, 1)
+    right = "def _sum(xs):\n    return sum(xs)\n"
+    res = one_worker.run_matrix(Task("s", "sum", entry_point="_sum"), [right, "def _sum(xs):\n    return 0\n"],
+                                [Test.assertion("assert _sum([1, 2, 3]) == 6")])
+    assert res.status == [["pass"], ["fail"]]

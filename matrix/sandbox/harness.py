@@ -385,7 +385,7 @@ def compile_probe(probe, *, guard: bool):
         warnings.simplefilter("ignore")
         if mode == "values":
             exprs = tuple(compile(e, "<test>", "eval", dont_inherit=True) for e in payload)
-            pure = all(purity.fast_pure(c) for c in exprs) if guard else True
+            pure = all(purity.fast_pure(c, own_names=True) for c in exprs) if guard else True
             genuine = _G["genuine"]
             pinned = tuple((n, genuine[n]) for n in pins if type(n) is str and n in genuine)
             out: tuple = ("values", exprs, pure, tuple(names), pinned)

@@ -438,11 +438,14 @@ def _import_or_store_ops() -> frozenset:
 _IMPORT_OR_STORE_OPS = _import_or_store_ops()
 
 
-def fast_pure(co) -> bool:
+def fast_pure(co, *, own_names: bool = False) -> bool:
     """Purity read off a code's code objects alone, for code that neither imports (so no module is
     reachable) nor stores into or deletes an attribute (so nothing needs the store guard): no
     import, attribute-store or class-pattern instruction, no forbidden, private or unusual dunder name, no string
-    holding ``__``, nothing async. False means "ask :func:`pure_code`"."""
+    holding ``__``, nothing async. False means "ask :func:`pure_code`".
+    ``own_names`` (a test's expressions): a name with one leading underscore may be read as a
+    variable (the program's: ``_sum([1, 2])``; no builtin has such a name), never as an attribute
+    (:func:`variable_only`)."""
     stack = [co]
     code_type = type(co)
     while stack:
@@ -453,7 +456,7 @@ def fast_pure(co) -> bool:
             return False
         for name in c.co_names:
             if name[:1] == "_":
-                if name not in _FAST_DUNDERS:
+                if name not in _FAST_DUNDERS and not (own_names and variable_only(c, name)):
                     return False
             elif name in FORBIDDEN_NAMES or name in FORBIDDEN_ATTRS or name in _BANNED_NAMES:
                 return False
@@ -472,6 +475,20 @@ def fast_pure(co) -> bool:
             elif t is tuple or t is frozenset:
                 consts.extend(k)
     return True
+
+
+_VARIABLE_OPS = frozenset({"LOAD_NAME", "LOAD_GLOBAL"})
+
+
+def variable_only(c, name: str, ops: frozenset = _VARIABLE_OPS) -> bool:
+    """``name`` (one leading underscore, no ``__`` in it) is used in code object ``c`` only as a
+    variable (by the instructions ``ops``), by no other instruction (an attribute read or store)."""
+    if "__" in name:
+        return False
+    import dis
+
+    return all(ins.opname in ops for ins in dis.get_instructions(c) if ins.argval == name and
+               type(ins.argval) is str and ins.opcode in dis.hasname)
 
 
 # ----------------------------------------------------------------------------- the store guard
@@ -743,17 +760,19 @@ def probe_module_names() -> frozenset:
     return _MODULE_NAMES[0]
 
 
-def plain_probe(co, *, module_names: bool = True) -> bool:
+def plain_probe(co, *, module_names: bool = True, own_names: frozenset | None = _VARIABLE_OPS) -> bool:
     """The same for a test's compiled expression (already :func:`fast_pure`): no denied name,
     attribute or format string anywhere in it, and (``module_names``) no name under which a plain
-    module holds a module that is not plain (:func:`probe_module_names`)."""
+    module holds a module that is not plain (:func:`probe_module_names`). A name with one leading
+    underscore only as a variable (``own_names``: the instructions that may use it; None: never)."""
     stack = [co]
     code_type = type(co)
     modules = probe_module_names() if module_names else frozenset()
     while stack:
         c = stack.pop()
         for name in c.co_names:
-            if name in PLAIN_DENIED_NAMES or name in PLAIN_DENIED_ATTRS or name[:1] == "_" or name in modules:
+            if name in PLAIN_DENIED_NAMES or name in PLAIN_DENIED_ATTRS or name in modules or \
+                    (name[:1] == "_" and not (own_names is not None and variable_only(c, name, own_names))):
                 return False
         for k in c.co_consts:
             if type(k) is code_type:
