@@ -126,13 +126,14 @@ JSON_ROWS = [  # a Tester's JSON-mode answer: a dict or list literal to Python, 
     '{"tests": ["assert mean([1, 2]) == 1.5", "assert mean([3]) == 3"]}',
     '["assert mean([1, 2]) == 1.5", "mean([1, 2, 3, 4]) == 2.5"]',
     '[{"input": "[1, 2]", "output": "1.5"}, {"input": [[3, 4]], "expected": 3.5}]',
+    '{"input": "[1, 2, 3, 4]", "expected_output": "2.5"}',
 ]
 
 
 def test_tests_rows_in_json_mode_assert_their_cases(tmp_path):
     """Every program passed these rows (Python builds the literal and checks nothing)."""
     status, errors = _matrix(tmp_path, MEAN, [MEAN_RIGHT, MEAN_WRONG], JSON_ROWS)
-    assert status == [["pass"] * 3, ["fail"] * 3], errors
+    assert status == [["pass"] * 4, ["fail"] * 4], errors
 
 
 def test_a_call_with_its_value_in_a_comment_and_a_cut_tester_answer(tmp_path):

@@ -414,6 +414,8 @@ def _literal_tests(tree: ast.Module, entry_point: str) -> str | None:
         value = ast.literal_eval(tree.body[0].value)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return None
+    if isinstance(value, dict) and any(str(k).lower() in _IO_KEYS[0] for k in value):
+        value = [value]  # one case: {"input": ..., "output": ...}
     if isinstance(value, dict):
         lists = [v for v in value.values() if isinstance(v, list)]
         if len(lists) != 1:
