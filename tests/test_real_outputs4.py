@@ -184,13 +184,16 @@ SCRIPT_ROWS = [  # tests written to be run as a script: their checks never ran w
     "def check_mean():\n    assert mean([1, 2]) == 1.5\n\nif __name__ == '__main__':\n    check_mean()\n",
     "def verify(fn):\n    assert fn([1, 2]) == 1.5\n",
     "if __name__ == '__main__':\n    for xs, want in [([1, 2], 1.5)]:\n        print(mean(xs) == want)\n",
+    "import sys\n\ndef main():\n    ok = mean([1, 2]) == 1.5\n    print('ok' if ok else 'bad')\n"
+    "    sys.exit(0 if ok else 1)\n\nif __name__ == '__main__':\n    main()\n",  # (SystemExit: 0 was an error)
+    "import sys\nif mean([1, 2]) != 1.5:\n    print('FAIL')\n    sys.exit(1)\nprint('all passed')\nsys.exit()\n",
 ]
 
 
 def test_tests_rows_written_as_scripts_run_their_checks(tmp_path):
     """Checks under ``if __name__ == "__main__":`` and in a function the row never calls passed
     every program; a script runs them (a runner's ``unittest.main()`` there still leaves the tests
-    to the runner)."""
+    to the runner). A script's ``sys.exit(status)`` passes on 0 or none and fails otherwise."""
     rows = [*SCRIPT_ROWS, "import unittest\n\nclass T(unittest.TestCase):\n    def test_a(self):\n"
                           "        self.assertEqual(mean([1, 2]), 1.5)\n\nif __name__ == '__main__':\n"
                           "    unittest.main()\n"]

@@ -487,12 +487,47 @@ def _reraised_checks(tree: ast.Module) -> str | None:
     return ast.unparse(ast.fix_missing_locations(tree)) + "\n" if changed else None
 
 
+def _exit_call(st: ast.stmt) -> ast.Call | None:
+    """The call of a statement ``sys.exit(...)`` / ``exit(...)`` / ``quit(...)``, else None."""
+    v = st.value if isinstance(st, ast.Expr) else None
+    if not isinstance(v, ast.Call) or v.keywords or len(v.args) > 1:
+        return None
+    f = v.func
+    if isinstance(f, ast.Attribute) and f.attr == "exit" and isinstance(f.value, ast.Name) and f.value.id == "sys" \
+            or isinstance(f, ast.Name) and f.id in ("exit", "quit"):
+        return v
+    return None
+
+
+def _exits_as_asserts(tree: ast.Module) -> bool:
+    """A script's ``sys.exit(status)`` that ends its block read as what the status says, in place:
+    ``assert status in (0, None)`` (a script exiting 0 or without a status passes, any other
+    status or a message fails; SystemExit itself is an error where a test runs). True where one was."""
+    changed = False
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(node, field, None)
+            if not isinstance(block, list) or not block or not isinstance(block[-1], ast.stmt):
+                continue
+            call = _exit_call(block[-1])
+            if call is None:
+                continue
+            status = call.args[0] if call.args else ast.Constant(None)
+            block[-1] = ast.Assert(ast.Compare(status, [ast.In()], [ast.Tuple([ast.Constant(0), ast.Constant(None)],
+                                                                                  ast.Load())]),
+                                   copy.deepcopy(status))
+            changed = True
+    return changed
+
+
 def _script_checks(tree: ast.Module, src: str, entry_point: str) -> str | None:
     """The row as a script runs its checks (:func:`_as_script`), with the failures it only reports
     raised (:func:`_reraised_checks`, :func:`roles.parsing.printed_checks`); None where it is
     run as written."""
     script = _as_script(tree, entry_point)
     mod = ast.parse(script) if script is not None else copy.deepcopy(tree)
+    if _exits_as_asserts(mod):  # sys.exit(0 if ok else 1)
+        script = ast.unparse(ast.fix_missing_locations(mod)) + "\n"
     script = _reraised_checks(mod) or script  # try: assert ... except AssertionError: print("failed")
     text = script if script is not None else src
     return printed_checks(ast.parse(text), text, entry_point) or script  # prints in a loop, # Output: 1.5
