@@ -1136,6 +1136,11 @@ class _Splitter:
                 if name is not None:
                     self.sent.add(name)
         pins, nested = _builtins_read(node)
+        if nested & _STDLIB and not any(type(n) is ast.Name and n.id not in _BUILTINS and n.id not in _STDLIB
+                                        for n, _ in _walk(node)):
+            # a standard module's value with no call of the program's in it (`datetime.date(2020,
+            # 1, 2)`, an expected value): never computed where the program runs (review 21)
+            raise _Generic("a standard module's value without the candidate")
         self.pins |= pins  # (`sum(10, 15)` below too: a task asking for `sum` has it unpinned, dispatch)
         self.names |= nested
         text = None

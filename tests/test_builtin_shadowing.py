@@ -77,6 +77,22 @@ FORGERIES += [
      "assert heapq.nlargest(2, f(1)) == [3, 2]"),
 ]
 
+# review 21: a program that patches a standard module inside its function, after the test read
+# the module's name, computed the test's expected value (generic tests; a split test's expected
+# side ran where the program runs); also under a test that catches what it reads
+RE_LATE = "import re\ndef f(s):\n    re.sub = lambda *a, **k: 'nope'\n    return 'nope'\n"
+COUNTER_LATE = ("import collections\ndef f(s):\n    collections.Counter = lambda *a, **k: {'z': 1}\n"
+                "    return {'z': 1}\n")
+FORGERIES += [
+    (RE_LATE, "def test_a():\n    assert f('x') == re.sub('l+', 'l', 'hellllo')\n"),
+    (COUNTER_LATE, "def test_a():\n    assert f('ab') == collections.Counter('ab')\n"),
+    (RE_LATE, "assert f('x') == re.sub('l+', 'l', 'hellllo')"),
+    (RE_LATE, "got = f('x')\ntry:\n    want = re.sub('l+', 'l', 'hellllo')\nexcept Exception:\n    want = got\n"
+              "assert got == want"),
+    ("import re\n_o = re.sub\ndef _s(*a, **k):\n    re.sub = _o\n    return 'nope'\nre.sub = _s\n"
+     "def f(s):\n    return 'nope'\n", "assert f('x') == re.sub('l+', 'l', 'hellllo')"),
+]
+
 CALL_FORGERIES = [
     (SELF_DELETING.format(n="sorted", v="[1, 2]") + "def f(x):\n    return [9]\n", "sorted(f([2, 1]))", "[1, 2]"),
     (WRONG_SORTED, "sorted(f([2, 1]))", "[1, 2]"),

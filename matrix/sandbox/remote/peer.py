@@ -1072,6 +1072,10 @@ class _Peer:
         if self.side == "T" and len(msg) == 5 and msg[1] == "global" and type(msg[2]) is str:
             self.take_global(msg[2], msg[3], msg[4])
             return
+        if self.side == "T" and len(msg) == 3 and msg[1] == "changed" and type(msg[2]) is str:
+            # the test read a standard module's attribute the program had changed: the test's
+            # verdict is an error whatever it catches (:meth:`.program_side._Server._module_read`)
+            raise self.broke(msg[2][:300])
         if self.side != "T" or len(msg) != 3 or msg[1] not in ("out", "err") or type(msg[2]) is not str:
             raise self.broke("malformed output message")
         stream = getattr(sys, "stdout" if msg[1] == "out" else "stderr", None)

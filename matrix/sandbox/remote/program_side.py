@@ -282,6 +282,23 @@ class _Server(_Peer):
         self.kept: list[list] = []
         self.kept_ids: dict[int, int] = {}
         self.log_on = False  # (the test asked for the program's log records: :func:`_log_through_test`)
+        self.test_set: set[tuple[int, str]] = set()  # (module, attribute) the test set or deleted
+
+    def _module_read(self, module, name) -> None:
+        """The test reads ``module.name`` of a standard module the program gave it: it must be what
+        the module held before the program ran, unless the test set it itself; a program that
+        patched ``re.sub`` (after its name was resolved, or in the call the test made) would
+        compute the test's expected value (review 21)."""
+        from .. import harness
+
+        kept = harness._G["stdlib_dicts"].get(getattr(module, "__name__", None))
+        if kept is None or kept[0] is not module or (id(module), name) in self.test_set:
+            return
+        now, was = vars(module).get(name, _MISSING), kept[1].get(name, _MISSING)
+        if now is not was and not (was is _MISSING and type(now) is type(sys)):  # (a submodule imported since)
+            why = f"the program changed {kept[0].__name__}.{name}"
+            _Peer.send(self, ["o", "changed", why])  # (the test's verdict: an error, caught or not)
+            raise RemoteError(why)
 
     def send(self, msg, *args, **kwargs) -> None:
         """Each message, after what the program printed before it (:class:`_Tee`) and the state of
@@ -492,11 +509,17 @@ class _Server(_Peer):
                     entry[1] = self._kept_contents(entry[0])
             return None, None
         if op == "getattr":
+            if type(obj) is type(sys):
+                self._module_read(obj, args[1])
             return getattr(obj, args[1]), None
         if op == "setattr":
+            if type(obj) is type(sys):  # (the test's own patch, ``time.time = ...``: it reads it back)
+                self.test_set.add((id(obj), args[1]))
             setattr(obj, args[1], args[2])
             return None, None
         if op == "delattr":
+            if type(obj) is type(sys):
+                self.test_set.add((id(obj), args[1]))
             delattr(obj, args[1])
             return None, None
         if op == "getitem":
