@@ -831,15 +831,16 @@ class _SuiteBuilder:
         longest = 0.0  # the longest verification round so far (four pytest processes)
         complete = True
         last_failed = 0
+        failed_pids: set[int] = set()
         for attempt in range(7):
             # a round after the first starts only if a round as long as the longest so far ends
             # within the budget: else the suite is the last one verified less the tests that failed
             # there (only removals, nothing unverified added), and the report says so
             # (not after a run that died in a test: the tests after it did not run there)
             no_time = attempt > 0 and complete and self.clock.left(1.0) < longest
-            if no_time:
-                regreedy = False
-            if regreedy:
+            if no_time:  # only the tests that failed go (their look-alikes passed every run)
+                chosen = [c for c in chosen if c.pid not in failed_pids]
+            elif regreedy:
                 chosen = greedy_suite([c for c in cands if c.pid not in dropped], self.opts.max_tests)
                 if attempt == 0:
                     chosen = self.shorten(chosen)
@@ -873,6 +874,7 @@ class _SuiteBuilder:
             if not (set(bad) & set(by_name)):  # the file itself fails (a collection error)
                 raise ModuleError(f"the generated suite does not run: {note}")
             last_failed = len(set(bad) & set(by_name))
+            failed_pids = {self.keys[by_name[n].probe.steps] for n in bad if n in by_name}
             failed_total += last_failed
             if self.opts.project and not warning and \
                     any(self.outcomes[self.keys[by_name[n].probe.steps]].get("warned") for n in bad if n in by_name):
