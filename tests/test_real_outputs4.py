@@ -220,3 +220,20 @@ def test_tests_rows_that_report_a_failed_check_and_carry_on_fail_it(tmp_path):
     right = "def mean(xs):\n    if not xs:\n        raise ValueError('empty')\n    return sum(xs) / len(xs)\n"
     status, errors = _matrix(tmp_path, MEAN, [right, MEAN_WRONG], rows)
     assert status == [["pass"] * 5, ["fail"] * 4 + ["pass"]], errors
+
+
+def test_samples_in_mbpps_few_shot_frame_run_the_code_between_its_markers(tmp_path):
+    """MBPP's few-shot prompt (the paper's, OpenCompass's, DeepSeek-Coder's) frames each answer as
+    ``[BEGIN]\\n 'code'\\n[DONE]``; those harnesses take the code between the markers, less its
+    quotes. Each right answer was a NameError ([BEGIN], [DONE]) or a syntax_error (the quotes);
+    CodeGemma's ``<|file_separator|>`` after the code was a syntax_error too."""
+    answers = [f"[BEGIN]\n{PAL_RIGHT}[DONE]",
+               f"{PAL_RIGHT}[DONE]\n\nYou are an expert Python programmer, and here is your task: ...",
+               f"'{PAL_RIGHT}'\n[DONE]",
+               f"[BEGIN]\n '{PAL_RIGHT}'\n[DONE]",
+               f"{PAL_RIGHT}\n<|file_separator|>",
+               f"[BEGIN]\n{PAL_WRONG}[DONE]",
+               # a program of its own with the marker inside a string runs as written
+               f'{PAL_RIGHT}NOTE = """\n[DONE]\n"""\n']
+    status, errors = _matrix(tmp_path, PAL, answers, [PAL_TEST])
+    assert status == [["pass"]] * 5 + [["fail"], ["pass"]], errors

@@ -134,9 +134,10 @@ def _before_prose(text: str) -> str | None:
 
 
 # end-of-sequence texts a sample decoded without skipping special tokens ends with (GPT-2 / Qwen /
-# StarCoder, ChatML, Llama 3, Llama 2 / Mistral, Gemma, DeepSeek, Phi-3, DeepSeek-Coder-Instruct)
+# StarCoder, ChatML, Llama 3, Llama 2 / Mistral, Gemma, DeepSeek, Phi-3, DeepSeek-Coder-Instruct; CodeGemma's
+# and StarCoder2's file separators)
 _EOS = re.compile(r"<\|endoftext\|>|<\|im_end\|>|<\|eot_id\|>|<\|end_of_text\|>|</s>|<eos>|<\|end\|>|<\|EOT\|>"
-                  r"|<｜end▁of▁sentence｜>|<\|eom_id\|>|<end_of_turn>|<\|return\|>")
+                  r"|<｜end▁of▁sentence｜>|<\|eom_id\|>|<end_of_turn>|<\|return\|>|<\|file_separator\|>|<file_sep>")
 
 # gpt-oss's harmony format decoded with its special tokens: the analysis channel (drafts), then the
 # final answer after "<|channel|>final<|message|>"
@@ -159,6 +160,44 @@ def _before_eos(text: str) -> str | None:
     return text[:m.start()] if m else None
 
 
+_BEGIN = re.compile(r"\A\s*\[BEGIN\][ \t]*\r?\n?")
+_DONE = re.compile(r"^[ \t]*\[DONE\]", re.M)
+_QUOTES = ("'" * 3, '"' * 3, "'", '"')
+
+
+def _marker_statement(code: str) -> bool:
+    """Whether a program that compiles has ``[BEGIN]`` or ``[DONE]`` as a statement of its own at
+    its top level (a NameError as written: the frame's marker, not the program's)."""
+    try:
+        body = ast.parse(code).body
+    except (SyntaxError, ValueError):
+        return False
+    return any(type(st) is ast.Expr and type(st.value) is ast.List and len(st.value.elts) == 1
+               and type(st.value.elts[0]) is ast.Name and st.value.elts[0].id in ("BEGIN", "DONE")
+               for st in body)
+
+
+def _mbpp_frame(code: str) -> str | None:
+    """The code of a sample answering MBPP's few-shot prompt (``[BEGIN]\\n 'code'\\n[DONE]``, the
+    frame of the original paper's prompt, OpenCompass's and DeepSeek-Coder's MBPP evaluations): the
+    text after ``[BEGIN]`` up to the first ``[DONE]`` line (generation stops there), less the quotes
+    the prompt's examples put around the code, as those harnesses take it; None where ``code`` has
+    neither marker."""
+    begin = _BEGIN.match(code)
+    done = _DONE.search(code)
+    if begin is None and done is None:
+        return None
+    if _compiles(code) and not _marker_statement(code):
+        return None  # a program of its own with "[DONE]" inside a string: run as written
+    body = code[begin.end() if begin else 0:done.start() if done else len(code)].strip()
+    for q in _QUOTES:
+        if body.startswith(q) and body.endswith(q) and len(body) > 2 * len(q) \
+                and not _compiles(body) and _compiles(body[len(q):-len(q)].strip()):
+            body = body[len(q):-len(q)].strip()
+            break
+    return body + "\n" if body else None
+
+
 def extracted_code(code: str, entry_point: str | None) -> str | None:
     """The code to run in place of the field ``code``, or None to run the field as written
     (it compiles, or no code is found in it). A field that does not compile and holds a model's
@@ -172,6 +211,10 @@ def extracted_code(code: str, entry_point: str | None) -> str | None:
         return got if got is not None else final
     if re.match(r"\s*(?:<\|start\|>assistant)?<\|channel\|>[ \t]*analysis", code):
         return ""  # cut off in its analysis: no answer was given (as a reasoning block never closed)
+    framed = _mbpp_frame(code)
+    if framed is not None:  # MBPP's few-shot frame: [BEGIN] 'code' [DONE]
+        got = extracted_code(framed, entry_point)
+        return got if got is not None else framed
     cut = _before_eos(code)
     if cut is not None and cut.strip() and not _compiles(code):
         got = extracted_code(cut, entry_point)
