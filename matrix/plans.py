@@ -50,7 +50,7 @@ _WRAPPERS = frozenset({
 })
 
 
-_STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) - {"sys", "builtins"}
+_STDLIB = frozenset(getattr(sys, "stdlib_module_names", ()))
 _SCOPES = (ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
 
 
@@ -82,6 +82,9 @@ class _Generic(Exception):
 
 # ----------------------------------------------------------------------------- judges
 
+_EXACT_INT = 2 ** 53  # past it an integer expected value is met by equal values only
+
+
 def plain_equal(a: Any, b: Any, tol: float | None = None) -> bool:
     """``a == b`` on plain data; with ``tol``, numbers (not bools) compare with
     ``math.isclose(rel_tol=tol, abs_tol=tol)`` inside lists, tuples and dict values."""
@@ -97,8 +100,11 @@ def _close(a, b, tol, depth):
     if type(a) in num and type(b) in num:
         if a == b:
             return True
-        if type(a) is int and type(b) is int:  # integers are exact (1000000008 is not 1000000007)
-            return False
+        if type(b) is int:  # an integer expected value: two integers are exact (1000000008 is not
+            # 1000000007); a float answer is within the absolute tolerance only, and past 2**53 (no
+            # float there stands for one integer) exact (1000000008.0 passed == 1000000007 by the
+            # relative part: red-team pass 20)
+            return type(a) is float and abs(b) <= _EXACT_INT and abs(a - b) <= tol
         try:
             return math.isclose(float(a), float(b), rel_tol=tol, abs_tol=tol)
         except OverflowError:
@@ -193,6 +199,10 @@ def stdout_matches(out: str, expected: str, tol: float | None = None) -> bool:
                 fx, fy = float(x), float(y)
             except ValueError:
                 return False
+            if _INT_TOKEN.fullmatch(y):  # an expected integer: the absolute tolerance only (_close)
+                if not (math.isfinite(fx) and abs(int(y)) <= _EXACT_INT and abs(fx - int(y)) <= tol):
+                    return False
+                continue
             if not (math.isfinite(fx) and math.isfinite(fy)
                     and math.isclose(fx, fy, rel_tol=tol, abs_tol=tol)):
                 return False
@@ -1136,11 +1146,13 @@ class _Splitter:
                 if name is not None:
                     self.sent.add(name)
         pins, nested = _builtins_read(node)
-        if nested & _STDLIB and not any(type(n) is ast.Name and n.id not in _BUILTINS and n.id not in _STDLIB
-                                        for n, _ in _walk(node)):
-            # a standard module's value with no call of the program's in it (`datetime.date(2020,
-            # 1, 2)`, an expected value): never computed where the program runs (review 21)
-            raise _Generic("a standard module's value without the candidate")
+        if nested & _STDLIB:
+            # a standard module read in a hole (`datetime.date(2020, 1, 2)`, an expected value, or
+            # `collections.Counter(f(x)).most_common(1)`): never computed where the program runs,
+            # whose process may have patched the module's classes or inner functions and put them
+            # back (review 21; red-team pass 20: `Counter.most_common`, `os.path.join`, `sys.getsizeof`
+            # patched passed); the test runs generic, reading the module in a process of its own
+            raise _Generic("a standard module read where the candidate runs")
         self.pins |= pins  # (`sum(10, 15)` below too: a task asking for `sum` has it unpinned, dispatch)
         self.names |= nested
         text = None

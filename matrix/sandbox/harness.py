@@ -94,9 +94,91 @@ def prepare() -> None:
     stdlib = getattr(sys, "stdlib_module_names", ())
     _G["stdlib_dicts"] = {n: (m, dict(vars(m))) for n, m in list(sys.modules.items())
                           if type(m) is types.ModuleType and n.split(".")[0] in stdlib and n not in ("sys", "builtins")}
+    _G["stdlib_classes"] = _stdlib_classes(_G["stdlib_dicts"])
     gc.collect()
     # objects that can take attributes and exist before any program: the store guard's list
     _G["shared_ids"] = frozenset(id(o) for o in gc.get_objects() if type(o).__dictoffset__)
+
+
+_HEAPTYPE = 1 << 9
+# attributes Python itself adds to a class the first time they are asked for (copyreg's cache, an
+# empty annotations dict): not a change of the program's
+_LAZY_CLASS_ATTRS = frozenset({"__slotnames__", "__annotations__"})
+
+
+def _stdlib_classes(dicts: dict) -> dict:
+    """For each standard module of ``dicts``: the classes it holds that a program could patch
+    (heap types: ``collections.Counter``, ``difflib.SequenceMatcher``) with their attributes as
+    the zygote loaded them (one snapshot per class, shared by the modules holding it)."""
+    seen: dict = {}
+    out = {}
+    for n, (_m, d) in dicts.items():
+        own = []
+        for v in d.values():
+            if isinstance(v, type) and v.__flags__ & _HEAPTYPE:
+                snap = seen.get(id(v))
+                if snap is None:
+                    snap = seen[id(v)] = (v, dict(vars(v)))
+                own.append(snap)
+        out[n] = tuple(own)
+    return out
+
+
+def stdlib_change(module, skip=frozenset(), _depth=0) -> str | None:
+    """What differs in ``module``, a standard module as the zygote loaded it, from then: one of its
+    attributes, an attribute of a class it holds (``collections.Counter.most_common``), or of a
+    standard module it holds (``os.path.join``, ``json.decoder``); ``"module.attr"``, or None
+    when nothing did (or ``module`` is not such a module). ``skip``: ``(id(object), name)`` pairs
+    set by the test or by the harness itself. A program that patches a module's class or inner
+    function (``statistics._sum``, ``re._compile``) would compute what the test computes with it
+    (red-team pass 20)."""
+    G = _G
+    name = getattr(module, "__name__", None)
+    kept = G["stdlib_dicts"].get(name) if type(name) is str else None
+    if kept is None or kept[0] is not module:
+        return None
+    now = vars(module)
+    for k, x in kept[1].items():
+        v = now.get(k, _MISSING)
+        if v is not x and (id(module), k) not in skip:
+            return f"{name}.{k}"
+    for cls, was in G["stdlib_classes"].get(name, ()):
+        cnow = vars(cls)
+        for k, x in was.items():
+            if cnow.get(k, _MISSING) is not x and (id(cls), k) not in skip:
+                return f"{name}.{cls.__name__}.{k}"
+        if len(cnow) != len(was):
+            for k in cnow:
+                if k not in was and k not in _LAZY_CLASS_ATTRS and (id(cls), k) not in skip:
+                    return f"{name}.{cls.__name__}.{k}"
+    if _depth == 0:
+        dicts, modtype = G["stdlib_dicts"], G["modtype"]
+        for k, x in kept[1].items():  # (its own submodules: `os.path`, `json.decoder`, `re._parser`)
+            if type(x) is modtype and x is not module and f"{name}.{k}" in dicts:
+                why = stdlib_change(x, skip, 1)
+                if why is not None:
+                    return why
+    return None
+
+
+def stdlib_accept(obj, name: str) -> None:
+    """The harness itself set ``obj.name`` (a standard module's or class's attribute, in a program
+    process: ``warnings.warn``, ``logging.Logger.isEnabledFor``): the snapshot takes it."""
+    G = _G
+    value = vars(obj).get(name, _MISSING)
+    if type(obj) is G["modtype"]:
+        kept = G["stdlib_dicts"].get(getattr(obj, "__name__", None))
+        if kept is not None and kept[0] is obj and value is not _MISSING:
+            kept[1][name] = value
+        return
+    for snaps in G["stdlib_classes"].values():
+        for cls, was in snaps:
+            if cls is obj:
+                if value is _MISSING:
+                    was.pop(name, None)
+                else:
+                    was[name] = value
+                return
 
 
 class _OutputCap(BaseException):
@@ -655,6 +737,35 @@ def _partial_body(exc, cap: int) -> bytes:
     return body if len(body) <= cap else b""
 
 
+def run_setup(setup_co, ns) -> None:
+    """A function task's setup (MBPP's ``test_setup_code``), after the program: it reads the
+    program's definitions (MBPP 367 builds trees of the program's ``Node``), but the builtins and
+    standard modules themselves, not the program's names for them: it runs in a namespace of its
+    own holding the program's names less those that shadow a builtin (or bind a standard
+    module's name to another object), over a copy of the builtins; what it binds is then bound in
+    the program's namespace for the test. Before, a helper it defined (``def norm(x): return
+    sorted(x)``) read the program's ``sorted`` when a test called it (red-team pass 20)."""
+    G = _G
+    genuine, kept = G["genuine"], G["stdlib_dicts"]
+    own = {}
+    for k, v in ns.items():
+        g = genuine.get(k, _MISSING)
+        if g is not _MISSING and k[:2] != "__":
+            if v is g:
+                own[k] = v
+            continue
+        m = kept.get(k)
+        own[k] = m[0] if m is not None and v is not m[0] and type(v) is not G["modtype"] else v
+    b = dict(genuine)
+    b.pop("math", None)
+    own["__builtins__"] = b
+    before = dict(own)
+    exec(setup_co, own)
+    for k, v in own.items():
+        if k != "__builtins__" and before.get(k, _MISSING) is not v:
+            ns[k] = v
+
+
 def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False):
     """Run one test in ``ns``: the program (unless ``skip_load``), the setup, the probe.
     Returns (frame kind, JSON-able body) of the claim; raises what the harness must see
@@ -677,7 +788,7 @@ def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False):
                     raise
         if kind != "stdio" and setup_co is not None:
             where = "setup"
-            exec(setup_co, ns)
+            run_setup(setup_co, ns)
         where = "test"
         if mode == "values":
             enc, add = G["encode"], encoded.append

@@ -202,6 +202,7 @@ def _warn_through_test(server) -> None:
         server.request("warn", text, category, where, line)
 
     warnings.warn = warn
+    _accept(warnings, "warn")
 
 
 def _log_through_test(server) -> None:
@@ -248,6 +249,8 @@ def _log_through_test(server) -> None:
 
         logging.Logger.isEnabledFor = is_enabled_for
         logging.Logger.callHandlers = call_handlers
+        _accept(logging.Logger, "isEnabledFor")
+        _accept(logging.Logger, "callHandlers")
 
     if "logging" in sys.modules:
         install(sys.modules["logging"])
@@ -282,7 +285,8 @@ class _Server(_Peer):
         self.kept: list[list] = []
         self.kept_ids: dict[int, int] = {}
         self.log_on = False  # (the test asked for the program's log records: :func:`_log_through_test`)
-        self.test_set: set[tuple[int, str]] = set()  # (module, attribute) the test set or deleted
+        self.test_set: set[tuple[int, str]] = set()  # (module or class, attribute) the test set or deleted
+        self.given: set = set()  # the standard modules of this process the test reads (_check_given)
 
     def _module_read(self, module, name) -> None:
         """The test reads ``module.name`` of a standard module the program gave it: it must be what
@@ -294,9 +298,31 @@ class _Server(_Peer):
         kept = harness._G["stdlib_dicts"].get(getattr(module, "__name__", None))
         if kept is None or kept[0] is not module or (id(module), name) in self.test_set:
             return
+        self.given.add(module)
         now, was = vars(module).get(name, _MISSING), kept[1].get(name, _MISSING)
+        changed = None
         if now is not was and not (was is _MISSING and type(now) is type(sys)):  # (a submodule imported since)
-            why = f"the program changed {kept[0].__name__}.{name}"
+            changed = f"{kept[0].__name__}.{name}"
+        elif type(now) is type(sys) and harness._G["stdlib_dicts"].get(getattr(now, "__name__", None)):
+            self.given.add(now)  # (`os.path`: its functions are read next)
+        self._check_given(changed)
+
+    def _check_given(self, changed=None) -> None:
+        """The standard modules the test was handed from this process (and their classes and own
+        submodules) are as the zygote loaded them, but for what the test or the harness set: else
+        the test's verdict is an error, caught or not. Checked where the test reads one of them and
+        before each call it makes here: a program that patched ``Counter.most_common``,
+        ``statistics._sum`` or ``re._compile`` (at load or inside its call) would compute what the
+        test computes with the module (red-team pass 20)."""
+        from .. import harness
+
+        skip = self.test_set
+        for module in self.given if changed is None else ():
+            changed = harness.stdlib_change(module, skip)
+            if changed is not None:
+                break
+        if changed is not None:
+            why = f"the program changed {changed}"
             _Peer.send(self, ["o", "changed", why])  # (the test's verdict: an error, caught or not)
             raise RemoteError(why)
 
@@ -429,6 +455,7 @@ class _Server(_Peer):
                         out.append(["builtin"])
                         continue
                     if _unchanged_module(v):
+                        self.given.add(v)
                         out.append(["module", v])  # the standard module itself (``import time``): the
                         continue  # test reads the program's, as in one interpreter (its patches reach it)
                     self.watched[name] = v
@@ -451,6 +478,8 @@ class _Server(_Peer):
                 [(k, a, self._root(a, marks)) for k, a in kwargs.items()]
             self.pending.append((nodes, marks, before))  # (the containers it reads from the test's objects join)
             refs = [_refs(nodes, n) if x is not None else 0 for n, x in enumerate(nodes)]
+            if self.given:
+                self._check_given()
             _room(-3)  # (a function the test calls, as in ``exec(program); exec(test)``)
             try:
                 result = obj(*call_args, **kwargs)
@@ -513,12 +542,12 @@ class _Server(_Peer):
                 self._module_read(obj, args[1])
             return getattr(obj, args[1]), None
         if op == "setattr":
-            if type(obj) is type(sys):  # (the test's own patch, ``time.time = ...``: it reads it back)
+            if type(obj) is type(sys) or isinstance(obj, type):  # (the test's own patch, ``time.time = ...``)
                 self.test_set.add((id(obj), args[1]))
             setattr(obj, args[1], args[2])
             return None, None
         if op == "delattr":
-            if type(obj) is type(sys):
+            if type(obj) is type(sys) or isinstance(obj, type):
                 self.test_set.add((id(obj), args[1]))
             delattr(obj, args[1])
             return None, None
@@ -601,6 +630,13 @@ class _Server(_Peer):
 _MISSING = object()
 
 
+def _accept(obj, name: str) -> None:
+    """The harness's own patch of a standard module or class is no change of the program's."""
+    from .. import harness
+
+    harness.stdlib_accept(obj, name)
+
+
 def _unchanged_module(v) -> bool:
     """``v`` is a standard module as the zygote loaded it, every attribute it had then still the
     same object (a program that rebinds ``re.sub`` or ``datetime.date`` has its own module: the
@@ -612,8 +648,7 @@ def _unchanged_module(v) -> bool:
     kept = harness._G["stdlib_dicts"].get(getattr(v, "__name__", None))
     if kept is None or kept[0] is not v:
         return False
-    now = vars(v)
-    return all(now.get(k, _MISSING) is x for k, x in kept[1].items())
+    return harness.stdlib_change(v) is None  # (its classes and own submodules too: pass 20)
 
 
 def _room(offset: int) -> None:
@@ -665,7 +700,7 @@ def serve(cmd: dict, chan) -> None:
         if cmd["setup"] and cmd["setup"].strip():
             setup_co, _, _ = harness.compile_source(cmd["setup"], "<setup>", guard=False)
             try:
-                exec(setup_co, ns)
+                harness.run_setup(setup_co, ns)
             except BaseException as exc:  # noqa: BLE001
                 server.send(["r", ["load_error", harness.exc_info(exc, "setup", None)], None])
                 return
