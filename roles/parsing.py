@@ -658,7 +658,7 @@ def _check_compare(v: ast.expr, entry: str | None, results: frozenset[str]) -> b
 
 
 _PASS_WORD = re.compile(r"pass|ok\b|correct|success|true|✓|✔|✅", re.I)
-_FAIL_WORD = re.compile(r"fail|wrong|incorrect|error|false|✗|✘|❌", re.I)
+_FAIL_WORD = re.compile(r"fail|wrong|incorrect|error|false|mismatch|✗|✘|✖|❌", re.I)
 
 
 def _verdict_word(node: ast.expr | None) -> str:
@@ -691,7 +691,26 @@ def _printed_comparisons(call: ast.Call, entry: str | None, results: frozenset[s
             elif isinstance(v, ast.IfExp) and _check_compare(v.test, entry, results) \
                     and _verdict_word(v.body) == "pass" and _verdict_word(v.orelse) == "fail":
                 found.append(v.test)
+    if found:
+        return found
+    # the value and what it should be side by side: print(f(x), want), print(f"got {r}, expected {want}")
+    parts: list[ast.expr | str] = []
+    for a in call.args:
+        if isinstance(a, ast.JoinedStr):
+            parts += [v.value if isinstance(v, ast.FormattedValue) else str(getattr(v, "value", "")) for v in a.values]
+        else:
+            parts.append(a)
+    got = [p for p in parts if isinstance(p, ast.expr) and _calls(p, entry, results)]
+    want = [p for i, p in enumerate(parts) if isinstance(p, ast.expr) and p not in got and (
+        isinstance(p, ast.Name) and _EXPECTED_NAME.fullmatch(p.id) and not any(isinstance(q, str) for q in parts)
+        or i > 0 and isinstance(parts[i - 1], str) and _EXPECTED_BEFORE.search(str(parts[i - 1])))]
+    if len(got) == 1 and len(want) == 1 and not any(isinstance(n, ast.Call) for n in ast.walk(want[0])):
+        found.append(ast.Compare(got[0], [ast.Eq()], [want[0]]))
     return found
+
+
+_EXPECTED_NAME = re.compile(r"(?:expected|expect|exp|want|wanted|answer|ans|target|correct)(?:_\w*)?", re.I)
+_EXPECTED_BEFORE = re.compile(r"\b(?:expected|expecting|want|wanted|should[ \t]+be)\b[ \t:=]*$", re.I)
 
 
 _FAILED = re.compile(r"\b(?:fail|failed|wrong|incorrect|mismatch)\b|✗|✘|❌", re.I)
@@ -716,6 +735,39 @@ def _prints_verdict(body: list[ast.stmt]) -> str:
     return _verdict_word(c.args[0])
 
 
+_GOOD_NAME = re.compile(r"pass|ok(?:ay)?(?:_|$)|correct|success|succeed|right|good|valid|all_", re.I)
+_BAD_NAME = re.compile(r"fail|err|wrong|bad|mismatch|incorrect|problem", re.I)
+
+
+def _tally(body: list[ast.stmt]) -> str:
+    """'pass' where a branch taken on a check counts a success (``passed += 1``, ``ok = True``,
+    ``passed.append(x)``), 'fail' where it counts a failure (``failures += 1``, ``all_ok = False``,
+    ``errors.append(x)``); '' for any other branch (prints aside)."""
+    said = set()
+    for st in body:
+        target: ast.expr | None = None
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and isinstance(st.value.func, ast.Name) \
+                and st.value.func.id == "print":
+            continue
+        if isinstance(st, ast.AugAssign) and isinstance(st.op, ast.Add) and isinstance(st.value, ast.Constant) \
+                and st.value.value == 1:
+            target, up = st.target, True
+        elif isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.value, ast.Constant) \
+                and isinstance(st.value.value, bool):
+            target, up = st.targets[0], st.value.value
+        elif isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and isinstance(st.value.func, ast.Attribute) \
+                and st.value.func.attr == "append":
+            target, up = st.value.func.value, True
+        else:
+            return ""
+        name = target.id if isinstance(target, ast.Name) else target.attr if isinstance(target, ast.Attribute) else ""
+        bad, good = bool(_BAD_NAME.search(name)), bool(_GOOD_NAME.search(name))
+        if bad == good:
+            return ""
+        said.add("pass" if good == up else "fail")
+    return said.pop() if len(said) == 1 else ""
+
+
 _EXPECT_LABEL = re.compile(r"(?:expected(?:[ \t]+(?:output|result|value))?|outputs?|returns?|results?|prints?"
                            r"|answer|should[ \t]+(?:print|return|be|output|give)|gives?)\b[ \t]*[:=]?[ \t]*"
                            r"|(?:->|=>|➞|→)[ \t]*", re.I)
@@ -735,10 +787,13 @@ def _expected_text(comment: str, labelled_only: bool) -> tuple[str, bool] | None
     return text, m is not None and bool(re.search(r"[:=>→➞][ \t]*$", m.group()))
 
 
-def _expectation(call: ast.expr, text: str, labelled: bool) -> ast.stmt | None:
+def _expectation(call: ast.expr, text: str, labelled: bool, bound: frozenset[str] = frozenset()) -> ast.stmt | None:
     """The assert that the printed value of ``call`` is ``text`` (a comment's expected output): equal
-    to it as a Python literal (a float to the digits written), else printed as that text where a
-    label says it is the output."""
+    to it as a Python literal (a float to the digits written), or to a name the row binds (``for xs,
+    want in cases: print(f(xs))  # expected: want``), else printed as that text where a label says it
+    is the output."""
+    if text.isidentifier() and text in bound:
+        return ast.Assert(ast.Compare(call, [ast.Eq()], [ast.Name(text, ast.Load())]), None)
     try:
         lit = ast.literal_eval(text)
         literal = True
@@ -782,6 +837,7 @@ def printed_checks(tree: ast.Module, src: str, entry: str | None) -> str | None:
     changed = False
     results = frozenset(t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and _calls(n.value, entry)
                         for t in n.targets if isinstance(t, ast.Name))
+    bound = frozenset(n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
 
     def rewrite(body: list[ast.stmt]) -> list[ast.stmt]:
         nonlocal changed
@@ -795,6 +851,23 @@ def printed_checks(tree: ast.Module, src: str, entry: str | None) -> str | None:
             elif isinstance(st, ast.If) and _check_compare(st.test, entry, results) \
                     and _prints_verdict(st.body) == "pass" and _prints_verdict(st.orelse) == "fail":
                 out.append(ast.Assert(st.test, None))  # if f(x) == y: print("PASS") else: print("FAIL")
+                changed = True
+                continue
+            elif isinstance(st, ast.If) and not st.orelse and _check_compare(st.test, entry, results) \
+                    and _tally(st.body):
+                # if f(x) == y: passed += 1 / if f(x) != y: ok = False, failures.append(x)
+                test = st.test if _tally(st.body) == "pass" else ast.UnaryOp(ast.Not(), st.test)
+                out += [ast.Assert(test, None), st]
+                changed = True
+                continue
+            elif isinstance(st, ast.Assign) and isinstance(st.value, (ast.List, ast.ListComp, ast.Tuple)) \
+                    and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) and (
+                        [e for e in getattr(st.value, "elts", [getattr(st.value, "elt", None)])]) \
+                    and all(_check_compare(e, entry, results)
+                            for e in getattr(st.value, "elts", [getattr(st.value, "elt", None)])):
+                # results = [f(x) == y for x, y in cases]; print(results)
+                out += [st, ast.Assert(ast.Call(ast.Name("all", ast.Load()), [ast.Name(st.targets[0].id, ast.Load())],
+                                                []), None)]
                 changed = True
                 continue
             elif isinstance(st, (ast.For, ast.AsyncFor, ast.While, ast.If, ast.With, ast.AsyncWith)):
@@ -826,7 +899,7 @@ def printed_checks(tree: ast.Module, src: str, entry: str | None) -> str | None:
                     nxt = comments.get(st.lineno + 1)
                     if got is None and nxt and nxt[1]:
                         got = _expected_text(nxt[0], True)
-                    new = _expectation(shown, *got) if got else None
+                    new = _expectation(shown, *got, bound) if got else None
                     if new is not None:
                         out.append(new)
                         changed = True
