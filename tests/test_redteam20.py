@@ -46,6 +46,24 @@ SETUP_FORGERIES = [
 ]
 
 
+# the program rebinding (`global want`) or changing in place what the setup bound, inside its call,
+# or a setup helper's globals through the helper (`norm.__globals__`)
+NORM, WANT = "def norm(x):\n    return sorted(x)\n", "want = [1, 3]\n"
+REBIND_NORM = "def f(x):\n    global norm\n    norm = lambda y: 'zz'\n    return 'zz'\n"
+REBIND_WANT = "def f(x):\n    global want\n    want = 'zz'\n    return 'zz'\n"
+SETUP_FORGERIES += [
+    (NORM, REBIND_NORM, "assert f([3, 1]) == norm([3, 1])"),
+    (NORM, REBIND_NORM, "def test_a():\n    assert f([3, 1]) == norm([3, 1])\n"),
+    (WANT, REBIND_WANT, "assert f([3, 1]) == want"),
+    (WANT, REBIND_WANT, "def test_a():\n    assert f([3, 1]) == want\n"),
+    (WANT, "def f(x):\n    want[:] = ['zz']\n    return ['zz']\n", "assert f([3, 1]) == want"),
+    (NORM, IMPURE + "def f(x):\n    norm.__globals__['sorted'] = lambda y: 'zz'\n    return 'zz'\n",
+     "assert f([3, 1]) == norm([3, 1])"),
+    (NORM, IMPURE + "def f(x):\n    norm.__globals__['__builtins__']['sorted'] = lambda y: 'zz'\n    return 'zz'\n",
+     "assert f([3, 1]) == norm([3, 1])"),
+]
+
+
 @pytest.mark.parametrize("setup,code,test", SETUP_FORGERIES, ids=[t[:30] for _, _, t in SETUP_FORGERIES])
 def test_a_setup_helper_reads_the_builtins_not_the_programs_names(ex, setup, code, test):
     task = Task("t", "p", entry_point="f", setup=setup)
@@ -62,6 +80,11 @@ def test_a_setup_still_sees_the_programs_definitions(ex):
     for test in ("assert f(root) == [4, 3]", "def test_a():\n    assert f(root) == [4, 3]\n"):
         assert _status(ex, task, code, test)[0] == "pass"
     assert _status(ex, task, IMPURE + code, "assert f(root) == [4, 3]")[0] == "pass"
+    right = "def f(x):\n    return sorted(x)\n"
+    for setup, test in ((WANT, "assert f([3, 1]) == want"), (WANT, "def test_a():\n    assert f([3, 1]) == want\n"),
+                        (NORM, "assert f([3, 1]) == norm([3, 1])"), (NORM, "assert norm(f([3, 1])) == [1, 3]"),
+                        (WANT + "want.append(4)\n", "assert f([3, 4, 1]) == want")):
+        assert _status(ex, Task("t", "p", entry_point="f", setup=setup), right, test)[0] == "pass", test
 
 
 # A4: a standard module's class or inner function patched, one level below what was checked; the

@@ -737,14 +737,16 @@ def _partial_body(exc, cap: int) -> bytes:
     return body if len(body) <= cap else b""
 
 
-def run_setup(setup_co, ns) -> None:
+def run_setup(setup_co, ns) -> dict:
     """A function task's setup (MBPP's ``test_setup_code``), after the program: it reads the
     program's definitions (MBPP 367 builds trees of the program's ``Node``), but the builtins and
     standard modules themselves, not the program's names for them: it runs in a namespace of its
     own holding the program's names less those that shadow a builtin (or bind a standard
     module's name to another object), over a copy of the builtins; what it binds is then bound in
     the program's namespace for the test. Before, a helper it defined (``def norm(x): return
-    sorted(x)``) read the program's ``sorted`` when a test called it (red-team pass 20)."""
+    sorted(x)``) read the program's ``sorted`` when a test called it (red-team pass 20). Returns
+    the names it bound: a test reads them as the setup bound them (a program's ``global want;
+    want = ...`` inside its call does not change the test's ``want``)."""
     G = _G
     genuine, kept = G["genuine"], G["stdlib_dicts"]
     own = {}
@@ -761,9 +763,34 @@ def run_setup(setup_co, ns) -> None:
     own["__builtins__"] = b
     before = dict(own)
     exec(setup_co, own)
+    bound = {}
     for k, v in own.items():
         if k != "__builtins__" and before.get(k, _MISSING) is not v:
-            ns[k] = v
+            ns[k] = bound[k] = v
+    return bound
+
+
+def _setup_values(exprs, ns, pinned, bound) -> dict:
+    """The encoded values of the holes that read nothing but what the task's setup bound and the
+    pinned builtins (an expected value, ``want`` or ``norm([3, 1])``), computed before any hole
+    calls the program: a program changing ``want`` in place, or a setup helper's globals, inside
+    its call no longer changes them (red-team pass 20). A hole that raises here is left to its
+    turn. ``{hole index: encoded value}``."""
+    G = _G
+    allowed = {n for n, _ in pinned}
+    code_type = G["type"](_setup_values.__code__)
+    out = {}
+    for i, e in enumerate(exprs):
+        if not e.co_names or not all(n in allowed for n in e.co_names) \
+                or any(G["type"](c) is code_type for c in e.co_consts) or not any(n in bound for n in e.co_names):
+            continue
+        try:
+            out[i] = G["encode"](eval(e, ns, G["mapping_proxy"](dict(pinned))), True)
+        except (_Timeout, _OutputCap, purity.StoreIntoShared):
+            raise
+        except G["BaseException"]:
+            continue
+    return out
 
 
 def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False):
@@ -774,6 +801,7 @@ def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False):
     mode = probe[0]
     where = "code"
     encoded: list = []  # the values of the holes that have run (sent with a raise or a timeout)
+    bound = None  # what the task's setup bound (run_setup)
     try:
         if kind == "stdio" and setup_co is not None:
             where = "setup"
@@ -788,15 +816,22 @@ def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False):
                     raise
         if kind != "stdio" and setup_co is not None:
             where = "setup"
-            run_setup(setup_co, ns)
+            bound = run_setup(setup_co, ns)
         where = "test"
         if mode == "values":
             enc, add = G["encode"], encoded.append
             room_as_in_python(-1)  # (the test's expressions, as a script's exec runs them)
             pinned = probe[4]
-            for e in probe[1]:
+            early = None
+            if bound:  # the setup's names too, as it bound them (red-team pass 20)
+                pinned = tuple(pinned) + tuple(bound.items())
+                early = _setup_values(probe[1], ns, pinned, bound)
+            for i, e in enumerate(probe[1]):
                 # the builtins the test reads in its holes are the builtins: a read-only mapping of
                 # them, made for each hole and read before the program's namespace (Plan.pins)
+                if early and i in early:
+                    add(early[i])
+                    continue
                 add(enc(eval(e, ns, G["mapping_proxy"](dict(pinned))) if pinned else eval(e, ns), True))
             names = [name_status(ns, n) for n in probe[3]]
             sys.stdout.flush()

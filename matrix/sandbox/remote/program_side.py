@@ -287,6 +287,7 @@ class _Server(_Peer):
         self.log_on = False  # (the test asked for the program's log records: :func:`_log_through_test`)
         self.test_set: set[tuple[int, str]] = set()  # (module or class, attribute) the test set or deleted
         self.given: set = set()  # the standard modules of this process the test reads (_check_given)
+        self.setup_bound: dict = {}  # what the task's setup bound: the test reads it as bound (run_setup)
 
     def _module_read(self, module, name) -> None:
         """The test reads ``module.name`` of a standard module the program gave it: it must be what
@@ -449,6 +450,10 @@ class _Server(_Peer):
             for name in args[0]:
                 if type(name) is not str:
                     out.append(None)
+                elif name in self.setup_bound:  # (not the program's rebinding: `global want` in its call)
+                    v = self.setup_bound[name]
+                    k = self.keep_value(v, held=2)
+                    out.append(["value", v] if k is None else ["kept", v, k])
                 elif name in self.ns and name != "__builtins__":
                     v = self.ns[name]
                     if getattr(builtins, name, _MISSING) is v:
@@ -700,7 +705,7 @@ def serve(cmd: dict, chan) -> None:
         if cmd["setup"] and cmd["setup"].strip():
             setup_co, _, _ = harness.compile_source(cmd["setup"], "<setup>", guard=False)
             try:
-                harness.run_setup(setup_co, ns)
+                server.setup_bound = harness.run_setup(setup_co, ns)
             except BaseException as exc:  # noqa: BLE001
                 server.send(["r", ["load_error", harness.exc_info(exc, "setup", None)], None])
                 return
