@@ -179,3 +179,29 @@ def test_a_float_answer_does_not_pass_a_large_integer_by_the_relative_tolerance(
         assert st("print(1000000007.0)", Test.stdio("", "1000000007"), P) == "pass"
         assert st("def f(x):\n    return 0.1 + 0.2\n", Test.assertion("assert f(5) == 0.3")) == "pass"
         assert st("def f(x):\n    return 1000000008.0\n", Test.assertion("assert f(5) == 1000000007.5")) == "pass"
+
+
+@pytest.mark.timeout(60)
+def test_reading_proc_meminfo_is_no_memory_access_in_process_isolation():
+    """The audit hook stopped any open of a /proc path containing "mem": a right program reading
+    /proc/meminfo (the machine's memory, as a cache sizing itself does) was an error in process
+    isolation. A process's ``mem`` is still refused (tests/test_sandbox_process.py holds the routes)."""
+    from matrix import workers as sandbox
+
+    sandbox._WARNED.clear()
+    code = "def f():\n    with open('/proc/meminfo') as fh:\n        return fh.readline().split(':')[0]\n"
+    mem = "def f():\n    with open('/proc/self/mem', 'rb') as fh:\n        return 'MemTotal'\n"
+    with Executor(ExecConfig(timeout=2.0, workers=1, isolation="process")) as e:
+        res = e.run_matrix(TASK, [code, mem], [Test.assertion("assert f() == 'MemTotal'")])
+    assert res.status[0] == ["pass"], res.errors
+    assert res.status[1] != ["pass"], res.errors
+
+
+def test_cffi_is_refused_like_ctypes(ex):
+    """cffi's backend reads and writes raw memory (``ffi.cast``, ``ffi.buffer``) as ctypes does; it
+    was not among the modules the sandbox refuses. Its import now fails as ctypes' does, where it
+    is installed or not."""
+    code = ("def f():\n    try:\n        import _cffi_backend\n    except ImportError as exc:\n"
+            "        return 'sandbox' in str(exc)\n    return 'imported'\n")
+    status, err = _status(ex, TASK, code, "assert f() is True")
+    assert status == "pass", err

@@ -38,7 +38,8 @@ FORBIDDEN_EVENTS = frozenset({
 })
 FORBIDDEN_MODULES = frozenset({"ctypes", "_ctypes", "_testcapi", "_testinternalcapi", "_testbuffer",
                                "_testmultiphase", "_testimportmultiple", "_xxsubinterpreters",
-                               "_xxtestfuzz", "_ctypes_test", "_testclinic"})
+                               "_xxtestfuzz", "_ctypes_test", "_testclinic",
+                               "cffi", "_cffi_backend"})  # (cffi: ffi.cast, ffi.buffer: raw memory, as ctypes)
 
 
 # modules the harness imports inside the processes it forks: loaded here, before any of them
@@ -61,7 +62,7 @@ def install_audit_hook(allow_ctypes: bool = False) -> None:
     module is not installed (numpy and other libraries import ``ctypes`` inside ``try: ... except
     ImportError`` and work without it; a program that goes on without the module gains nothing).
     Audit hooks cannot be removed; this one keeps what it needs in default arguments."""
-    forbidden_modules = FORBIDDEN_MODULES - ({"ctypes", "_ctypes"} if allow_ctypes else set())
+    forbidden_modules = FORBIDDEN_MODULES - ({"ctypes", "_ctypes", "cffi", "_cffi_backend"} if allow_ctypes else set())
 
     def hook(event, args, _forbidden=FORBIDDEN_EVENTS, _modules=forbidden_modules, _write=os.write,
              _exit=os._exit, _ctypes=not allow_ctypes, _str=str, _type=type, _int=int, _fspath=os.fspath,
@@ -88,8 +89,9 @@ def install_audit_hook(allow_ctypes: bool = False) -> None:
                     path = path.decode("utf-8", "replace")
             except BaseException:  # the open itself fails the same way
                 return
-            if not (_type(path) is _str and path[:6] == "/proc/" and ("mem" in path or "map_files" in path)):
-                return
+            if not (_type(path) is _str and path[:6] == "/proc/"
+                    and (path.rsplit("/", 1)[-1] == "mem" or "/map_files" in path)):
+                return  # (a process's `mem` or `map_files`; `/proc/meminfo` is no one's memory)
         else:
             return
         try:
