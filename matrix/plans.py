@@ -175,7 +175,10 @@ def _tokens(text: str) -> list[list[str]]:
     return [line.split() for line in text.strip().splitlines()]
 
 
-_INT_TOKEN = re.compile(r"[+-]?\d+")
+_INT_TOKEN = re.compile(r"[+-]?[0-9]+")
+# a number as a judge reads it: ASCII only (float() and int() also read '１０', '١٠' and '1_0',
+# which passed an expected "10" under a tolerance: red-team pass 20)
+_NUMBER_TOKEN = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 def stdout_matches(out: str, expected: str, tol: float | None = None) -> bool:
@@ -195,10 +198,9 @@ def stdout_matches(out: str, expected: str, tol: float | None = None) -> bool:
                 if int(x) != int(y):
                     return False
                 continue
-            try:
-                fx, fy = float(x), float(y)
-            except ValueError:
+            if not (_NUMBER_TOKEN.fullmatch(x) and _NUMBER_TOKEN.fullmatch(y)):
                 return False
+            fx, fy = float(x), float(y)
             if _INT_TOKEN.fullmatch(y):  # an expected integer: the absolute tolerance only (_close)
                 if not (math.isfinite(fx) and abs(int(y)) <= _EXACT_INT and abs(fx - int(y)) <= tol):
                     return False

@@ -179,6 +179,11 @@ def test_a_float_answer_does_not_pass_a_large_integer_by_the_relative_tolerance(
         assert st("print(1000000007.0)", Test.stdio("", "1000000007"), P) == "pass"
         assert st("def f(x):\n    return 0.1 + 0.2\n", Test.assertion("assert f(5) == 0.3")) == "pass"
         assert st("def f(x):\n    return 1000000008.0\n", Test.assertion("assert f(5) == 1000000007.5")) == "pass"
+        # a number as a judge reads it: float() and int() also read fullwidth and Arabic-Indic
+        # digits and underscores, which passed an expected "10" under the tolerance
+        for shown in ("\uff11\uff10", "\u0661\u0660", "1_0"):
+            assert st(f"print({shown!r})", Test.stdio("", "10"), P) == "fail", shown
+        assert st("print('1e1 +5 -.5')", Test.stdio("", "10 5 -0.5"), P) == "pass"
 
 
 @pytest.mark.timeout(60)
