@@ -553,6 +553,27 @@ def _param_sets(fn: ast.FunctionDef | ast.AsyncFunctionDef, ctx: _TestCtx) -> li
         last = what.split(".")[-1]
         if last in ("skip", "skipif", "xfail", "fixture", "skipIf", "skipUnless", "expectedFailure"):
             return None
+        if last == "given" and isinstance(d, ast.Call):  # hypothesis: drawn examples as parameter sets
+            from roles.given_examples import given_sets
+
+            params = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
+            if params[:1] in (["self"], ["cls"]):
+                params = params[1:]
+
+            def lookup(name: str) -> ast.expr | None:
+                found = ctx.defs.get(name, [])
+                node = found[-1].node if found else None
+                return node.value if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+
+            drawn = given_sets(fn, params, lookup)  # type: ignore[arg-type]
+            if drawn is None:
+                return None
+            read = {n.id for st in fn.body for n in ast.walk(st) if isinstance(n, ast.Name)}
+            keys: set[str] = set()  # examples differing only where the body never reads: one test
+            drawn = [x for x in drawn if not (
+                (k := ast.dump(ast.Tuple([x[p] for p in params if p in read], ast.Load()))) in keys or keys.add(k))]
+            sets = [{**a, **b} for a, b in itertools.islice(itertools.product(sets, drawn), MAX_PARAM_SETS)]
+            continue
         if last != "parametrize" or not isinstance(d, ast.Call):
             continue
         kw = {k.arg: k.value for k in d.keywords}
@@ -608,6 +629,15 @@ def _function_cases(fn: ast.stmt, ctx: _TestCtx, method: bool = False, setup: li
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
             and isinstance(body[0].value.value, str):
         body = body[1:]  # the docstring
+    drawn = any(_attr_name(d.func if isinstance(d, ast.Call) else d).split(".")[-1] == "given"
+                for d in fn.decorator_list)
+    if drawn:
+        from roles.given_examples import assumed
+
+        got = assumed(body, ctx.testing_names)  # assume(cond): the rest under `if cond:`
+        if got is None:
+            return [], 1
+        body = got
     out: list[str] = []
     dropped = 0
     for values in sets:
@@ -633,7 +663,7 @@ def _function_cases(fn: ast.stmt, ctx: _TestCtx, method: bool = False, setup: li
         if not stmts or not _has_check(pre + stmts):
             dropped += 1
             continue
-        if not pre and all(isinstance(st, ast.Assert) or _is_raises_try(st) for st in stmts):
+        if not pre and not drawn and all(isinstance(st, ast.Assert) or _is_raises_try(st) for st in stmts):
             for st in stmts:  # asserts that stand alone: a test each
                 t = ctx.test([st], None)
                 if t is None:

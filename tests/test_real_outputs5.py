@@ -63,3 +63,47 @@ def test_rows_printing_values_without_a_stated_expectation_run_as_written(tmp_pa
             "n = 0\nfor xs in ([1, 2], [3]):\n    if mean(xs) > 0:\n        n += 1\nprint(n)\n"]
     status, errors = _matrix(tmp_path, MEAN, [MEAN_RIGHT, MEAN_WRONG], rows)
     assert status == [["pass", "pass"], ["pass", "pass"]], errors
+
+
+GIVEN_ROWS = [  # property-based tests as Testers write them with hypothesis
+    "from hypothesis import given, strategies as st\n\n@given(st.integers(), st.integers())\n"
+    "def test_add_matches_plus(a, b):\n    assert add(a, b) == a + b\n",
+    "import hypothesis.strategies as st\nfrom hypothesis import given, settings, example\n\n"
+    "@settings(max_examples=50)\n@example(a=60, b=1)\n"
+    "@given(a=st.integers(min_value=0, max_value=10**6), b=st.integers(0, 9))\n"
+    "def test_add_inverse(a, b):\n    assert add(a, b) - b == a\n",
+    "import unittest\nfrom hypothesis import given, assume\nfrom hypothesis.strategies import integers, lists\n\n"
+    "class TestAdd(unittest.TestCase):\n"
+    "    @given(lists(integers(-100, 100), min_size=2, max_size=5))\n"
+    "    def test_fold(self, xs):\n        assume(xs[0] >= 0)\n"
+    "        self.assertEqual(add(xs[0], xs[1]), xs[0] + xs[1])\n",
+    "from hypothesis import given\nimport hypothesis.strategies as st\n\nsmall = st.integers(-1000, 1000)\n\n"
+    "@given(small, small)\ndef test_commutes(a, b):\n    assert add(a, b) == add(b, a) == a + b\n\n"
+    "def test_plain():\n    assert add(1, 2) == 3\n",
+]
+
+
+def test_hypothesis_given_tests_run_on_drawn_examples(tmp_path):
+    """A hypothesis ``@given`` test was an error for every program (the row imports hypothesis,
+    which the sandbox refuses) or bad_test ("takes arguments coevo cannot provide"): the program
+    right on small values only passed no less than the right one. Its strategies are drawn from
+    (reproducibly, the same values for every program) and the test runs on each drawn example, as
+    a parametrized test: the right program passes, the wrong one fails."""
+    status, errors = _matrix(tmp_path, ADD, [ADD_RIGHT, ADD_WRONG], GIVEN_ROWS)
+    assert status == [["pass"] * len(GIVEN_ROWS), ["fail"] * len(GIVEN_ROWS)], errors
+
+
+def test_hypothesis_strategies_coevo_cannot_draw_make_the_row_a_bad_test(tmp_path):
+    """A strategy built from the row's own code (``st.builds`` of a class, ``.map`` of a lambda,
+    ``@st.composite``) is not drawn (coevo runs no row code outside the sandbox): the row is a
+    bad_test naming the test it cannot run, never an error charged to every program (the class
+    form was one: the sandbox refuses the import of hypothesis)."""
+    rows = ["from hypothesis import given, strategies as st\n\n@given(st.integers().map(lambda x: x * 2))\n"
+            "def test_even(a):\n    assert add(a, a) % 2 == 0\n",
+            "import unittest\nfrom hypothesis import given, strategies as st\n\nclass T(unittest.TestCase):\n"
+            "    @given(st.builds(dict, a=st.integers()))\n    def test_it(self, d):\n"
+            "        self.assertEqual(add(d['a'], 0), d['a'])\n"
+            "\n    def test_plain(self):\n        self.assertEqual(add(1, 2), 3)\n"]
+    status, errors = _matrix(tmp_path, ADD, [ADD_RIGHT, ADD_WRONG], rows)
+    assert status == [["bad_test", "bad_test"], ["bad_test", "bad_test"]], errors
+    assert all("test_even(a)" in e or "test_it(d)" in e for e in errors[0]), errors

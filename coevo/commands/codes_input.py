@@ -626,6 +626,31 @@ def _as_script(tree: ast.Module, entry_point: str) -> str | None:
     return ast.unparse(tree) + "\n" + "".join(c + "\n" for c in calls)
 
 
+def _undrawn_given(tree: ast.Module) -> str | None:
+    """The hypothesis ``@given`` tests of a row whose strategies coevo cannot draw from
+    (:mod:`roles.given_examples`), as bare functions taking their parameters: a test no runner can
+    call, which the matrix reports as a bad_test naming them; None where the row has none."""
+    from roles.given_examples import given_sets
+
+    tops = {t.id: st.value for st in tree.body if isinstance(st, ast.Assign) and len(st.targets) == 1
+            for t in st.targets if isinstance(t, ast.Name)}
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not any(
+                (d.func.attr if isinstance(d.func, ast.Attribute) else getattr(d.func, "id", "")) == "given"
+                for d in node.decorator_list if isinstance(d, ast.Call)):
+            continue
+        params = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
+        params = params[1:] if params[:1] in (["self"], ["cls"]) else params
+        if isinstance(node, ast.FunctionDef) and given_sets(node, params, tops.get) is not None:
+            continue
+        given = [ast.unparse(d) for d in node.decorator_list
+                 if isinstance(d, ast.Call) and "given" in ast.unparse(d.func)]
+        out.append(f"# hypothesis: a strategy coevo cannot draw from\n@{given[0]}\n"
+                   f"def {node.name}({', '.join(params) or '_'}):\n    pass\n")
+    return "\n\n".join(out) if out else None
+
+
 def readable_test(src: str, entry_point: str | None) -> str | None:
     """The test to run in place of a tests row's ``test`` field (function tasks), or None to run it
     as written. A field that runs as written is left alone. Else it is read as a test runner reads
@@ -657,6 +682,10 @@ def readable_test(src: str, entry_point: str | None) -> str | None:
     found, dropped = _function_tests(answer, entry_point)
     if found and not dropped:
         return "\n\n".join(found) + "\n"
+    if dropped and tree is not None:
+        left = _undrawn_given(tree)
+        if left is not None:  # hypothesis cannot run in the sandbox: a bad_test, never every program's error
+            return left
     shown = sum(1 for ln in answer.splitlines() if ln.lstrip().startswith(">>>")) if tree is None else 0
     if not shown:  # LeetCode's "Input: s = 'ab'" then "Output: 2"
         shown = sum(1 for ln in answer.splitlines() if re.match(r"\s*(?:\*\*)?input\b", ln, re.I))
