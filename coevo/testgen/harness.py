@@ -372,7 +372,9 @@ def _cv_env(mod):
     import datetime
     import decimal
     import fractions
+    import io
     env = {"datetime": datetime, "Decimal": decimal.Decimal, "Fraction": fractions.Fraction,
+           "StringIO": io.StringIO, "BytesIO": io.BytesIO,
            "OrderedDict": collections.OrderedDict, "deque": collections.deque,
            "defaultdict": collections.defaultdict, "Counter": collections.Counter}
     if mod is not None:

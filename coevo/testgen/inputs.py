@@ -105,6 +105,10 @@ _STD_ARGS = {"date": ["2024, 2, 29", "2023, 1, 1", "1999, 12, 31", "2024, 12, 25
              "datetime": ["2024, 2, 29, 12, 30", "2023, 1, 1, 0, 0", "1999, 12, 31, 23, 59, 59"],
              "decimal": ["'2.50'", "'0'", "'-1.25'", "'100'"],
              "fraction": ["1, 3", "0, 1", "-5, 2", "7, 1"]}
+# what text files hold, for a stream parameter: lines, key = value pairs, comments, quotes
+_TEXT_FILES = ["hello\nworld\n", "", "a=1\nb=2\n", "key = value\n# a comment\nname='two words'\n",
+               "one line without an end", "first\n\n  indented\n\ttab\n", "[section]\nx = 1\n",
+               "name,age\nbob,42\n", 'q="a \\"quoted\\" word"\r\nempty=\n']
 _STD_CLASSES = {"date": ("datetime", "date"), "datetime": ("datetime", "datetime"),
                 "decimal": ("decimal", "Decimal"), "fraction": ("fractions", "Fraction")}
 
@@ -302,6 +306,7 @@ class InputGenerator:
         self.units = {u.qualname if u.kind != "init" else u.owner: u for u in module.units}
         self.regex_strings = _regex_examples(module.regexes, seed)
         self._matches: list[str] | None = None
+        self._patterns: list[str] | None = None
         self.std = std_sources(module.tree)
         self.argv = argv_lists(module.tree)
         self.argv_reads, self.argv_params = argv_readers(module.tree)
@@ -447,6 +452,10 @@ class InputGenerator:
             out = list(_CALLABLES)
         elif k == "match":
             out = self.matches or ["None"]
+        elif k == "pattern":
+            out = self.patterns or ["None"]
+        elif k == "stream":
+            out = self._streams(spec.args[0] if spec.args else "str", consts)
         elif k == "argv":
             out = (self.argv or ["[]", "['5']", "['hello']", "['hello', 'world']"]) + ["None"]
         elif k in _STD_ARGS:
@@ -814,6 +823,24 @@ class InputGenerator:
         return _dedupe([self.probe(unit, ch, "hypothesis") for (unit, _, _), chs in zip(plan, found) for ch in chs])
 
     @property
+    def patterns(self) -> list[str]:
+        """The names of the module's compiled patterns: ``NAME = re.compile(...)``, or a call of a
+        function of the module that returns one (``_newline = make_regex(r'...')``)."""
+        if self._patterns is None:
+            self._patterns = _pattern_names(self.module.tree)
+        return self._patterns
+
+    def _streams(self, kind: str, consts: list) -> list[str]:
+        """``StringIO('...')`` sources (``BytesIO(b'...')`` for a binary stream): lines of text as
+        files hold them (the module's strings, and those drawn from its patterns, among them)."""
+        own = [c for c in [*self.regex_strings, *consts] if type(c) is str and c.strip()][:12]
+        texts = list(dict.fromkeys(_TEXT_FILES[:4] + [c if c.endswith("\n") else c + "\n" for c in own]
+                                   + _TEXT_FILES[4:]))
+        if kind == "bytes":
+            return [f"BytesIO({_lit(t.encode('utf-8', 'surrogatepass'))})" for t in texts]
+        return [f"StringIO({_lit(t)})" for t in texts]
+
+    @property
     def matches(self) -> list[str]:
         """``RE_X.match('...')`` sources: matches of the module's compiled patterns (module-level
         ``NAME = re.compile(...)``), on strings drawn from each pattern with its flags."""
@@ -840,28 +867,35 @@ class InputGenerator:
                     examples = parser.get_examples(doc)
                 except ValueError:
                     continue
-                out += self._doc_sequence(examples)
+                out += self._doc_sequence(examples, doc)
         mod_doc = ast.get_docstring(self.module.tree)
         if mod_doc:
             try:
-                out += self._doc_sequence(parser.get_examples(mod_doc))
+                out += self._doc_sequence(parser.get_examples(mod_doc), mod_doc)
             except ValueError:
                 pass
         return _dedupe(out)
 
-    def _doc_sequence(self, examples) -> list[Probe]:
+    def _doc_sequence(self, examples, doc: str = "") -> list[Probe]:
         out: list[Probe] = []
         bound: dict[str, str] = {}  # doctest variable -> class
         literals: dict[str, ast.expr] = {}  # doctest variable -> the literal it was bound to
         steps: list[Step] = []
+        # the names the examples call the module by (``>>> import xmltodict``, then
+        # ``xmltodict.parse(...)``): such a call is the call of the module's own name
+        own = self.module.name.rpartition(".")[2]
+        aliases = {own, self.module.name}
         for ex in examples:
-            try:
-                node = ast.parse(ex.source.strip())
-            except SyntaxError:
-                continue
-            if len(node.body) != 1:
+            node = _example_tree(ex, doc)
+            if node is None or len(node.body) != 1:
                 continue
             stmt = node.body[0]
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                for a in stmt.names:
+                    if a.name in (own, self.module.name) or (isinstance(stmt, ast.ImportFrom) and a.name == own):
+                        aliases.add(a.asname or a.name)
+                continue
+            stmt = _Unqualify(aliases, set(self.units) | set(self.vars)).visit(stmt)
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
                 name = stmt.targets[0].id
                 literals.pop(name, None)
@@ -1196,6 +1230,47 @@ class _Swap(ast.NodeTransformer):
         return self.generic_visit(node)
 
 
+def _example_tree(ex, doc: str) -> ast.Module | None:
+    """A doctest example's statement. One whose source does not end (``>>> doc = '''`` with the
+    text on the following lines, written without ``...`` prompts, as docopt's docstring does) is
+    completed with the docstring's lines after it, up to the next prompt."""
+    try:
+        return ast.parse(ex.source.strip())
+    except SyntaxError:
+        pass
+    if not doc or ex.lineno is None:
+        return None
+    lines = doc.splitlines()
+    first = ex.lineno + ex.source.count("\n")
+    src = ex.source
+    for line in lines[first:first + 80]:
+        if line.lstrip().startswith(">>>"):
+            return None
+        src += (line[ex.indent:] if line[:ex.indent].strip() == "" else line.lstrip()) + "\n"
+        try:
+            return ast.parse(src.strip())
+        except SyntaxError:
+            continue
+    return None
+
+
+class _Unqualify(ast.NodeTransformer):
+    """``xmltodict.parse(...)`` -> ``parse(...)``, for the names the module is imported as."""
+
+    def __init__(self, aliases: set[str], names: set[str]):
+        self.aliases, self.names = aliases, names
+
+    def visit_Attribute(self, node):
+        if node.attr in self.names and isinstance(node.ctx, ast.Load):
+            try:
+                owner = ast.unparse(node.value)
+            except Exception:  # noqa: BLE001 - an odd tree: left as it is
+                return self.generic_visit(node)
+            if owner in self.aliases:
+                return ast.copy_location(ast.Name(node.attr, ast.Load()), node)
+        return self.generic_visit(node)
+
+
 class _Substitute(ast.NodeTransformer):
     """Names bound to literals in earlier doctest examples, replaced by those literals."""
 
@@ -1206,6 +1281,25 @@ class _Substitute(ast.NodeTransformer):
         if isinstance(node.ctx, ast.Load) and node.id in self.literals:
             return self.literals[node.id]
         return node
+
+
+def _pattern_names(tree: ast.Module) -> list[str]:
+    """The module's top-level names bound to a compiled pattern: ``re.compile(...)`` (``compile``
+    imported from ``re``), or a call of a module function whose ``return`` is such a call."""
+    def compiles(node) -> bool:
+        return isinstance(node, ast.Call) and (
+            (isinstance(node.func, ast.Attribute) and node.func.attr == "compile"
+             and isinstance(node.func.value, ast.Name) and node.func.value.id in ("re", "regex"))
+            or (isinstance(node.func, ast.Name) and node.func.id == "compile"))
+    helpers = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)
+               and any(isinstance(r, ast.Return) and compiles(r.value) for r in ast.walk(n))}
+    out = []
+    for n in tree.body:
+        if isinstance(n, (ast.Assign, ast.AnnAssign)) and isinstance(n.value, ast.Call):
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            if compiles(n.value) or (isinstance(n.value.func, ast.Name) and n.value.func.id in helpers):
+                out += [t.id for t in targets if isinstance(t, ast.Name)]
+    return list(dict.fromkeys(out))
 
 
 def _compiled_patterns(tree: ast.Module) -> dict:

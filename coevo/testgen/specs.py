@@ -3,7 +3,8 @@ body uses it, and its name, in that order of trust.
 
 A :class:`Spec` is a small type description (``Spec("list", (Spec("int"),))``). Kinds:
 ``int float bool str bytes none complex list tuple dict set frozenset optional union literal
-callable instance enum any date datetime decimal fraction``. ``instance`` and ``enum`` name a class
+callable instance enum any date datetime decimal fraction match pattern stream``
+(``stream`` holds ``"str"`` or ``"bytes"``). ``instance`` and ``enum`` name a class
 of the module under test (``args[0]``); ``literal`` holds its values; ``tuple`` holds one spec per
 position, or one spec and ``Ellipsis``.
 """
@@ -41,6 +42,9 @@ _DICTS = {"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict", "defaultdi
 _SETS = {"set", "Set", "AbstractSet", "MutableSet"}
 _FROZEN = {"frozenset", "FrozenSet"}
 _TUPLES = {"tuple", "Tuple"}
+# streams: a text one (IO[str], TextIO) gets StringIO('...'), a binary one BytesIO(b'...')
+_TEXT_STREAMS = {"IO", "TextIO", "StringIO", "TextIOBase", "TextIOWrapper", "SupportsRead"}
+_BINARY_STREAMS = {"BinaryIO", "BytesIO", "BufferedIOBase", "RawIOBase", "BufferedReader"}
 
 
 def _name_of(node: ast.AST) -> str | None:
@@ -89,6 +93,12 @@ def from_annotation(node: ast.AST | None, classes: dict[str, str] | None = None,
             return Spec("callable")
         if name == "Match":  # re.Match: a match of the module's own patterns
             return Spec("match")
+        if name == "Pattern":  # re.Pattern: the module's own compiled patterns
+            return Spec("pattern")
+        if name in _TEXT_STREAMS:
+            return Spec("stream", ("str",))
+        if name in _BINARY_STREAMS:
+            return Spec("stream", ("bytes",))
         return ANY
     if isinstance(node, ast.Subscript):
         outer = _name_of(node.value)
@@ -111,6 +121,10 @@ def from_annotation(node: ast.AST | None, classes: dict[str, str] | None = None,
             return specs[0]
         if outer == "Match":
             return Spec("match")
+        if outer == "Pattern":
+            return Spec("pattern")
+        if outer in _TEXT_STREAMS:  # IO[str], IO[bytes], SupportsRead[bytes]
+            return Spec("stream", ("bytes",) if specs[0].kind == "bytes" else ("str",))
         if outer in _LISTS:
             return Spec("list", (specs[0],))
         if outer in _SETS:

@@ -36,7 +36,8 @@ _STDLIB_NAMES = {"datetime": "import datetime", "date": "from datetime import da
                  "Decimal": "from decimal import Decimal",
                  "Fraction": "from fractions import Fraction", "OrderedDict": "from collections import OrderedDict",
                  "deque": "from collections import deque", "Counter": "from collections import Counter",
-                 "defaultdict": "from collections import defaultdict"}
+                 "defaultdict": "from collections import defaultdict",
+                 "StringIO": "from io import StringIO", "BytesIO": "from io import BytesIO"}
 _REGEX_SPECIAL = re.compile(r"([.^$*+?{}\[\]\\|()])")
 
 
