@@ -107,3 +107,28 @@ def test_hypothesis_strategies_coevo_cannot_draw_make_the_row_a_bad_test(tmp_pat
     status, errors = _matrix(tmp_path, ADD, [ADD_RIGHT, ADD_WRONG], rows)
     assert status == [["bad_test", "bad_test"], ["bad_test", "bad_test"]], errors
     assert all("test_even(a)" in e or "test_it(d)" in e for e in errors[0]), errors
+
+
+def _fim_samples(body: str) -> list[str]:
+    """One program (``def mean(xs):`` + ``body``) as fill-in-the-middle samples are stored where the
+    prompt's special tokens were decoded with the model's middle: StarCoder / SantaCoder,
+    Qwen2.5-Coder / CodeGemma, DeepSeek-Coder, CodeLlama and Codestral (suffix first), and a middle
+    alone that ends with its padding or end-of-infill token."""
+    pre, suf = "def mean(xs):\n    total = sum(xs)\n", "\n\nprint(mean([2, 4]))\n"
+    return [f"<fim_prefix>{pre}<fim_suffix>{suf}<fim_middle>{body}<|endoftext|>",
+            f"<fim-prefix>{pre}<fim-suffix>{suf}<fim-middle>{body}",
+            f"<|fim_prefix|>{pre}<|fim_suffix|>{suf}<|fim_middle|>{body}<|fim_pad|><|fim_pad|>",
+            f"<｜fim▁begin｜>{pre}<｜fim▁hole｜>{suf}<｜fim▁end｜>{body}<｜end▁of▁sentence｜>",
+            f"<PRE> {pre} <SUF>{suf} <MID>{body} <EOT>",
+            f"[SUFFIX]{suf}[PREFIX]{pre}{body}</s>",
+            f"{pre}{body}<|fim_pad|><|fim_pad|>",
+            f"{pre}{body}<EOT>"]
+
+
+def test_fill_in_the_middle_samples_run_prefix_middle_and_suffix(tmp_path):
+    """A FIM sample saved with its prompt's special tokens (or its middle with the padding and
+    end-of-infill tokens after it) was a syntax_error, the right one too; the program is the
+    prefix, the middle and the suffix, as the model's infill means it."""
+    right, wrong = _fim_samples("    return total / len(xs)"), _fim_samples("    return total // len(xs)")
+    status, errors = _matrix(tmp_path, MEAN, right + wrong, ["assert mean([1, 2]) == 1.5\nassert mean([3]) == 3\n"])
+    assert status == [["pass"]] * len(right) + [["fail"]] * len(wrong), errors

@@ -160,6 +160,39 @@ def _before_eos(text: str) -> str | None:
     return text[:m.start()] if m else None
 
 
+# fill-in-the-middle prompts decoded with the model's middle: (prefix, suffix, middle) markers in the
+# order a prefix-suffix-middle prompt writes them (StarCoder/SantaCoder, Qwen2.5-Coder/CodeGemma,
+# DeepSeek-Coder, CodeLlama); Codestral writes the suffix first
+_FIM_PSM = [(r"<fim[_-]prefix>", r"<fim[_-]suffix>", r"<fim[_-]middle>"),
+            (r"<\|fim_prefix\|>", r"<\|fim_suffix\|>", r"<\|fim_middle\|>"),
+            (r"<｜fim▁begin｜>", r"<｜fim▁hole｜>", r"<｜fim▁end｜>"),
+            (r"<PRE> ?", r" ?<SUF>", r" ?<MID>")]
+_FIM_SPM = re.compile(r"\A\s*(?:<s>)?\s*\[SUFFIX\](.*?)\[PREFIX\]", re.S)
+_FIM_END = re.compile(r"(?:<\|fim_pad\|>|<fim_pad>| ?<EOT>|<\|fim_middle\|>|<fim_middle>)+\s*\Z")
+
+
+def _fim_program(code: str) -> str | None:
+    """The program a fill-in-the-middle sample means: prefix + middle + suffix where the sample holds
+    its prompt's FIM tokens (the middle ends at its end-of-sequence text), or the middle alone less
+    the padding / end-of-infill tokens after it; None where it holds neither."""
+    for p, s, m in _FIM_PSM:
+        got = re.match(rf"\A\s*(?:<s>|<\|endoftext\|>)?{p}(.*?){s}(.*?){m}(.*)\Z", code, re.S)
+        if got:
+            prefix, suffix, middle = got.groups()
+            break
+    else:
+        spm = _FIM_SPM.match(code)
+        if spm is None:
+            end = _FIM_END.search(code)
+            return code[:end.start()] if end and end.start() else None
+        suffix, prefix, middle = spm.group(1), "", code[spm.end():]  # (the prefix and its middle)
+    cut = _before_eos(middle)
+    middle = cut if cut is not None else middle
+    end = _FIM_END.search(middle)
+    middle = middle[:end.start()] if end else middle
+    return prefix + middle + suffix
+
+
 _BEGIN = re.compile(r"\A\s*\[BEGIN\][ \t]*\r?\n?")
 _DONE = re.compile(r"^[ \t]*\[DONE\]", re.M)
 _QUOTES = ("'" * 3, '"' * 3, "'", '"')
@@ -211,6 +244,11 @@ def extracted_code(code: str, entry_point: str | None) -> str | None:
         return got if got is not None else final
     if re.match(r"\s*(?:<\|start\|>assistant)?<\|channel\|>[ \t]*analysis", code):
         return ""  # cut off in its analysis: no answer was given (as a reasoning block never closed)
+    if "fim" in code or "<PRE>" in code or "[SUFFIX]" in code or "<EOT>" in code:
+        filled = _fim_program(code) if not _compiles(code) else None
+        if filled is not None:  # a fill-in-the-middle sample: prefix + middle + suffix
+            got = extracted_code(filled, entry_point)
+            return got if got is not None else filled
     framed = _mbpp_frame(code)
     if framed is not None:  # MBPP's few-shot frame: [BEGIN] 'code' [DONE]
         got = extracted_code(framed, entry_point)
