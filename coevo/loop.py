@@ -88,6 +88,10 @@ class LoopConfig:
     n_proposals: int = 8  # Proposer samples per step (one prompt, one GRPO group)
     n_solves: int = 4  # solver samples per valid proposal: its solve rate is the learnability signal
     proposer_refs: int = 2  # reference tasks in the Proposer prompt (seed tasks and accepted proposals)
+    # the chance that each reference is drawn from the accepted proposals (while there are any)
+    # rather than from the whole pool: their variants are longer, seldom duplicates (README,
+    # self-play); 0 draws from the whole pool as before
+    proposer_refs_proposed: float = 0.0
     proposer_format: str = "program"  # program (solution + inputs; description derived) | task (+ description)
     repetition_penalty: float = 0.5  # R-Zero: a valid proposal repeated k times in its batch loses 0.5 k/(n-1)
     proposer_valid_bonus: float = 0.25  # added to every valid proposal's learnability (a new task that works)
@@ -142,6 +146,8 @@ class LoopConfig:
             raise ValueError("fix_public_tests: must be >= 0 (fix_invalid_penalty >= 0)")
         if self.proposer_format not in ("program", "task"):
             raise ValueError("proposer_format: must be 'program' or 'task'")
+        if not 0 <= self.proposer_refs_proposed <= 1:
+            raise ValueError("proposer_refs_proposed: must be in [0, 1]")
         if self.proposer_temperature is not None and not self.proposer_temperature > 0:
             raise ValueError("proposer_temperature: must be > 0 (or null: loop.temperature)")
         for name in ("proposer_refs", "seed_proposals", "n_proposals", "n_solves"):
@@ -361,8 +367,9 @@ class CoEvolution:
         pool = [t for t in self.curriculum.tasks.values() if t.solutions] or [t for t in self.examples if t.solutions]
         if not pool:
             return None
-        k = min(self.cfg.proposer_refs, len(pool))
-        refs = [pool[int(i)] for i in rng.choice(len(pool), size=k, replace=False)] if k else []
+        stats = self.curriculum.stats
+        flags = [bool(stats[t.task_id].proposed) if t.task_id in stats else False for t in pool]
+        refs = draw_references(pool, flags, self.cfg.proposer_refs, self.cfg.proposer_refs_proposed, rng)
         kind = refs[0].kind if refs else "function"
         prompt = build_prompt("proposer", None, self.tokenizer, references=refs, kind=kind,
                               describe=self.cfg.proposer_format == "task")
@@ -458,6 +465,26 @@ class CoEvolution:
             if part or local:  # under data parallelism every rank makes the same calls
                 merged.update({f"{role}/{k}": v for k, v in self.trainer.step(part, **local).items()})
         return merged
+
+
+def draw_references(pool: list, proposed: list[bool], k: int, share: float, rng) -> list:
+    """``k`` distinct references from ``pool`` (fewer if it is smaller). ``share`` 0: uniformly
+    from the whole pool (one ``rng.choice``, the draw the loop always made). Otherwise each of
+    the ``k`` comes from the items flagged ``proposed`` with probability ``share`` (a binomial
+    count), the rest from the others; a side with too few items is filled from the other side."""
+    k = min(k, len(pool))
+    if k <= 0:
+        return []
+    if share <= 0:
+        return [pool[int(i)] for i in rng.choice(len(pool), size=k, replace=False)]
+    props = [i for i, p in enumerate(proposed) if p]
+    others = [i for i, p in enumerate(proposed) if not p]
+    n_prop = int(rng.binomial(k, share))
+    n_prop = max(min(n_prop, len(props)), k - len(others))
+    picks = [props[int(i)] for i in rng.choice(len(props), size=n_prop, replace=False)] if n_prop else []
+    if k - n_prop:
+        picks += [others[int(i)] for i in rng.choice(len(others), size=k - n_prop, replace=False)]
+    return [pool[i] for i in picks]
 
 
 def sampling_config(cfg: LoopConfig, seed: int | None = None):
