@@ -57,10 +57,15 @@ SETUP_FORGERIES += [
     (WANT, REBIND_WANT, "assert f([3, 1]) == want"),
     (WANT, REBIND_WANT, "def test_a():\n    assert f([3, 1]) == want\n"),
     (WANT, "def f(x):\n    want[:] = ['zz']\n    return ['zz']\n", "assert f([3, 1]) == want"),
+    (WANT, "def f(x):\n    want[:] = ['zz']\n    return ['zz']\n", "def test_a():\n    assert f([3, 1]) == want\n"),
     (NORM, IMPURE + "def f(x):\n    norm.__globals__['sorted'] = lambda y: 'zz'\n    return 'zz'\n",
      "assert f([3, 1]) == norm([3, 1])"),
     (NORM, IMPURE + "def f(x):\n    norm.__globals__['__builtins__']['sorted'] = lambda y: 'zz'\n    return 'zz'\n",
      "assert f([3, 1]) == norm([3, 1])"),
+    (NORM, IMPURE + "def f(x):\n    norm.__globals__['sorted'] = lambda y: 'zz'\n    return 'zz'\n",
+     "def test_a():\n    assert f([3, 1]) == norm([3, 1])\n"),
+    (NORM, IMPURE + "def f(x):\n    norm.__globals__['__builtins__']['sorted'] = lambda y: 'zz'\n    return 'zz'\n",
+     "def test_a():\n    assert f([3, 1]) == norm([3, 1])\n"),
 ]
 
 

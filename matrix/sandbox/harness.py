@@ -737,7 +737,7 @@ def _partial_body(exc, cap: int) -> bytes:
     return body if len(body) <= cap else b""
 
 
-def run_setup(setup_co, ns) -> dict:
+def run_setup(setup_co, ns, keep: list | None = None) -> dict:
     """A function task's setup (MBPP's ``test_setup_code``), after the program: it reads the
     program's definitions (MBPP 367 builds trees of the program's ``Node``), but the builtins and
     standard modules themselves, not the program's names for them: it runs in a namespace of its
@@ -767,7 +767,18 @@ def run_setup(setup_co, ns) -> dict:
     for k, v in own.items():
         if k != "__builtins__" and before.get(k, _MISSING) is not v:
             ns[k] = bound[k] = v
+    if keep is not None:  # (its namespace and builtins as it left them: :func:`setup_changed`)
+        keep.extend([(own, dict(own)), (b, dict(b))])
     return bound
+
+
+def setup_changed(kept: list) -> bool:
+    """Whether the setup's namespace or builtins (``kept`` by :func:`run_setup`) changed since:
+    a program reaching them through a setup helper (``norm.__globals__['sorted'] = ...``)."""
+    for d, was in kept:
+        if len(d) != len(was) or any(d.get(k, _MISSING) is not v for k, v in was.items()):
+            return True
+    return False
 
 
 def _setup_values(exprs, ns, pinned, bound) -> dict:

@@ -288,6 +288,7 @@ class _Server(_Peer):
         self.test_set: set[tuple[int, str]] = set()  # (module or class, attribute) the test set or deleted
         self.given: set = set()  # the standard modules of this process the test reads (_check_given)
         self.setup_bound: dict = {}  # what the task's setup bound: the test reads it as bound (run_setup)
+        self.setup_kept: list = []  # the setup's namespace and builtins as it left them (_check_given)
 
     def _module_read(self, module, name) -> None:
         """The test reads ``module.name`` of a standard module the program gave it: it must be what
@@ -451,9 +452,8 @@ class _Server(_Peer):
                 if type(name) is not str:
                     out.append(None)
                 elif name in self.setup_bound:  # (not the program's rebinding: `global want` in its call)
-                    v = self.setup_bound[name]
-                    k = self.keep_value(v, held=2)
-                    out.append(["value", v] if k is None else ["kept", v, k])
+                    out.append(["value", self.setup_bound[name]])  # (a copy, as the test starts: not
+                    # the program's later change in place, `want.clear()`)
                 elif name in self.ns and name != "__builtins__":
                     v = self.ns[name]
                     if getattr(builtins, name, _MISSING) is v:
@@ -485,6 +485,10 @@ class _Server(_Peer):
             refs = [_refs(nodes, n) if x is not None else 0 for n, x in enumerate(nodes)]
             if self.given:
                 self._check_given()
+            if self.setup_kept and harness_setup_changed(self.setup_kept):
+                why = "the program changed the task's setup"
+                _Peer.send(self, ["o", "changed", why])  # (an error, caught or not)
+                raise RemoteError(why)
             _room(-3)  # (a function the test calls, as in ``exec(program); exec(test)``)
             try:
                 result = obj(*call_args, **kwargs)
@@ -635,6 +639,12 @@ class _Server(_Peer):
 _MISSING = object()
 
 
+def harness_setup_changed(kept: list) -> bool:
+    from .. import harness
+
+    return harness.setup_changed(kept)
+
+
 def _accept(obj, name: str) -> None:
     """The harness's own patch of a standard module or class is no change of the program's."""
     from .. import harness
@@ -705,7 +715,7 @@ def serve(cmd: dict, chan) -> None:
         if cmd["setup"] and cmd["setup"].strip():
             setup_co, _, _ = harness.compile_source(cmd["setup"], "<setup>", guard=False)
             try:
-                server.setup_bound = harness.run_setup(setup_co, ns)
+                server.setup_bound = harness.run_setup(setup_co, ns, server.setup_kept)
             except BaseException as exc:  # noqa: BLE001
                 server.send(["r", ["load_error", harness.exc_info(exc, "setup", None)], None])
                 return
