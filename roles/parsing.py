@@ -1069,16 +1069,41 @@ def _fixtures_as_parameters(mod: ast.Module) -> None:
             values[st.name] = [v]  # type: ignore[attr-defined]
         elif (ps := _fixture_params(st)) is not None:
             values[st.name] = ps  # type: ignore[attr-defined]
+    for cls in mod.body:  # a test class's own fixtures (methods taking only self), for its methods
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        own: dict[str, list[ast.expr]] = {}
+        for m in cls.body:
+            if isinstance(m, ast.FunctionDef) and [a.arg for a in m.args.args] == ["self"] \
+                    and not m.args.posonlyargs and not m.args.kwonlyargs:
+                plain = copy.copy(m)
+                plain.args = copy.copy(m.args)
+                plain.args.args = []
+                v = _fixture_value(plain)
+                if v is not None and not any(isinstance(n, ast.Name) and n.id == "self" for n in ast.walk(v)):
+                    own[m.name] = [v]
+        if own:
+            cls.body = [m for m in cls.body if not (isinstance(m, ast.FunctionDef) and m.name in own)] \
+                or [ast.Pass()]
+            _parametrize([m for m in cls.body if isinstance(m, ast.FunctionDef)], {**values, **own})
     if not values:
         return
     mod.body = [st for st in mod.body if not (isinstance(st, ast.FunctionDef) and st.name in values)]
     fns = [st for st in mod.body if isinstance(st, ast.FunctionDef)]
     fns += [m for st in mod.body if isinstance(st, ast.ClassDef) for m in st.body if isinstance(m, ast.FunctionDef)]
+    _parametrize(fns, values)
+
+
+def _parametrize(fns: list[ast.FunctionDef], values: dict[str, list[ast.expr]]) -> None:
+    """Each of ``fns`` asking for a fixture in ``values`` parametrized with its values, in place
+    (once: a parameter it is parametrized over already is left alone)."""
     for fn in fns:
         if fn.name in values:
             continue
+        done = {str(d.args[0].value) for d in fn.decorator_list if isinstance(d, ast.Call) and len(d.args) > 1
+                and isinstance(d.args[0], ast.Constant) and _mark_name(d) == "parametrize"}
         for arg in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs:
-            if arg.arg in values:
+            if arg.arg in values and arg.arg not in done:
                 mark = ast.Attribute(ast.Attribute(ast.Name("pytest", ast.Load()), "mark", ast.Load()),
                                      "parametrize", ast.Load())
                 fn.decorator_list.append(ast.Call(mark, [ast.Constant(arg.arg), ast.List(values[arg.arg],

@@ -132,3 +132,23 @@ def test_fill_in_the_middle_samples_run_prefix_middle_and_suffix(tmp_path):
     right, wrong = _fim_samples("    return total / len(xs)"), _fim_samples("    return total // len(xs)")
     status, errors = _matrix(tmp_path, MEAN, right + wrong, ["assert mean([1, 2]) == 1.5\nassert mean([3]) == 3\n"])
     assert status == [["pass"]] * len(right) + [["fail"]] * len(wrong), errors
+
+
+DIV = {"task_id": "t/div", "prompt": "Write safe_div(a, b): a / b; raise ValueError when b == 0.",
+       "entry_point": "safe_div"}
+DIV_RIGHT = "def safe_div(a, b):\n    if b == 0:\n        raise ValueError('division by zero')\n    return a / b\n"
+DIV_WRONG = "def safe_div(a, b):\n    if b == 0:\n        raise ValueError('division by zero')\n    return a // b\n"
+
+
+def test_a_test_class_fixture_method_gives_its_value(tmp_path):
+    """A pytest class (no TestCase) whose test method asks for a fixture the class defines
+    (``@pytest.fixture def pairs(self): return [...]``) checked nothing: the row passed every
+    program (the method takes an argument, so no runner call was made)."""
+    rows = ["import pytest\n\nclass TestDiv:\n    @pytest.fixture\n    def pairs(self):\n"
+            "        return [(1, 2, 0.5), (9, 3, 3.0)]\n\n    def test_pairs(self, pairs):\n"
+            "        for a, b, w in pairs:\n            assert safe_div(a, b) == w\n\n"
+            "    def test_zero(self):\n        with pytest.raises(ValueError):\n            safe_div(1, 0)\n",
+            "import pytest\n\nclass TestDiv:\n    @pytest.fixture()\n    def half(self):\n        yield 0.5\n\n"
+            "    def test_half(self, half):\n        assert safe_div(1, 2) == half\n"]
+    status, errors = _matrix(tmp_path, DIV, [DIV_RIGHT, DIV_WRONG], rows)
+    assert status == [["pass", "pass"], ["fail", "fail"]], errors
