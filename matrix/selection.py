@@ -81,7 +81,8 @@ Methods
         choice, read the same evidence in units of one test passed (``evidence_scale`` = 11.5,
         the pass weight: a cluster passing one test more is e times as likely) and add a
         hypothesis the clusters lack, that *no* sample is correct: as well supported by the tests
-        as the best cluster, but no sample behaves so, it weighs as ``unseen_weight`` (1) sample
+        as the best cluster, and passing the statement's worked examples that cluster fails (a right
+        program passes them), but no sample behaves so, it weighs as ``unseen_weight`` (1) sample
         against the best cluster's ``c`` samples; under it a test is right with the smoothed share
         of codes passing it, ``(passes + 1) / (n + 2)``. Test scores are the probability that the
         correct behaviour passes each test, ``sum_k P(k | data) * passes_k(test) + P(none) *
@@ -519,7 +520,10 @@ def coevo_default(passed, consensus=None, *, examples=None, example_weight: floa
     scaled = logs / evidence_scale
     share = (p[:, :m].sum(axis=0) + 1.0) / (n + 2.0)
     # two logs: the quotient of a tiny weight (5e-324) by a cluster size is 0.0, whose log fails
-    unseen = float(scaled[g]) + math.log(unseen_weight) - math.log(sizes[g]) if unseen_weight > 0 else None
+    # ... and a right program passes the statement's worked examples: each one the best cluster
+    # fails, the no-sample hypothesis passes (a test and ``example_weight`` more)
+    missed = float(ex.shape[1] - reps[g, m:].sum()) * (pass_weight + example_weight) / evidence_scale
+    unseen = float(scaled[g]) + missed + math.log(unseen_weight) - math.log(sizes[g]) if unseen_weight > 0 else None
     post = _softmax(scaled if unseen is None else np.append(scaled, unseen))
     test_scores = post[:k] @ reps[:, :m].astype(float) if m else np.zeros(0)
     if unseen is not None and m:

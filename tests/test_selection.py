@@ -1,5 +1,7 @@
 """Selection methods on hand-worked pools, plus hypothesis properties."""
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -459,3 +461,30 @@ def test_without_evidence_the_first_plausible_candidate_is_picked():
     assert sel.index == 4 and list(sel.code_scores[:4]) == [0, 0, 0, 0] and sel.code_scores[4] == pytest.approx(1 / 3)
     nothing = select(np.zeros((2, 0), dtype=bool))
     assert without_evidence(nothing, [False, False]) is nothing
+
+
+def test_a_pool_that_fails_the_statements_examples_is_not_scored_as_right():
+    """Three identical candidates pass the one generated test and fail the statement's one
+    worked example (``add`` multiplying: ``add(2, 2) == 4`` passes, ``add(1, 2) == 3`` fails).
+    The right program passes the example, so the hypothesis that no sample is right is the
+    better supported one: under it the example passes (a test and ``example_weight`` more, 2.0 in
+    the scores' units). They scored 0.75 each (3 / (3 + 1), as if the example did not count)."""
+    p = np.ones((3, 1), dtype=bool)
+    ex = np.zeros((3, 1), dtype=bool)
+    s = coevo_default(p, examples=ex)
+    assert s.details["examples_passed"] == 0
+    want = 1 / (1 + math.exp(2.0) / 3)  # 3 / (3 + e^2): the unseen hypothesis weighs e^2 samples
+    assert s.code_scores.tolist() == pytest.approx([want] * 3)
+    assert s.details["unseen"] == pytest.approx(1 - want)
+    # two examples failed: e^4 / 3 against one
+    s2 = coevo_default(p, examples=np.zeros((3, 2), dtype=bool))
+    assert s2.code_scores[0] == pytest.approx(1 / (1 + math.exp(4.0) / 3))
+    # the same pool passing its example keeps c / (c + 1), and the choice never moves
+    ok = coevo_default(p, examples=np.ones((3, 1), dtype=bool))
+    assert ok.code_scores.tolist() == pytest.approx([0.75] * 3)
+    assert s.index == ok.index == 0
+    # a pool where another cluster passes the example: that cluster is chosen, the rest is as before
+    q = np.array([[1], [1], [0]], dtype=bool)
+    e = np.array([[0], [0], [1]], dtype=bool)
+    t = coevo_default(q, examples=e)
+    assert t.index == 2 and t.details["examples_passed"] == 1
