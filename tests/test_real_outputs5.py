@@ -152,3 +152,17 @@ def test_a_test_class_fixture_method_gives_its_value(tmp_path):
             "    def test_half(self, half):\n        assert safe_div(1, 2) == half\n"]
     status, errors = _matrix(tmp_path, DIV, [DIV_RIGHT, DIV_WRONG], rows)
     assert status == [["pass", "pass"], ["fail", "fail"]], errors
+
+
+def test_a_test_asking_for_a_fixture_no_one_defines_makes_the_row_a_bad_test(tmp_path):
+    """A test method (or function beside others) asking for a fixture the row never defines
+    (``numbers``, pytest's ``capsys``): pytest errors on it, and the row passed every program (the
+    method was never called; the function left out while the others ran). The row is a bad_test
+    naming that test."""
+    rows = ["class TestAdd:\n    def test_a(self, numbers):\n        assert add(*numbers) == 3\n",
+            "import pytest\n\nclass TestAdd:\n    def test_a(self, capsys):\n        print(add(1, 2))\n"
+            "        assert capsys.readouterr().out == '3\\n'\n",
+            "def test_a(numbers):\n    assert add(*numbers) == 3\n\ndef test_b():\n    assert add(1, 1) == 2\n"]
+    status, errors = _matrix(tmp_path, ADD, [ADD_RIGHT, "def add(a, b):\n    return a - b\n"], rows)
+    assert status == [["bad_test"] * 3] * 2, errors
+    assert "test_a(numbers)" in errors[0][0] and "test_a(capsys)" in errors[0][1], errors

@@ -664,28 +664,47 @@ def _as_script(tree: ast.Module, entry_point: str) -> str | None:
     return ast.unparse(tree) + "\n" + "".join(c + "\n" for c in calls)
 
 
-def _undrawn_given(tree: ast.Module) -> str | None:
-    """The hypothesis ``@given`` tests of a row whose strategies coevo cannot draw from
-    (:mod:`roles.given_examples`), as bare functions taking their parameters: a test no runner can
-    call, which the matrix reports as a bad_test naming them; None where the row has none."""
+def _unrunnable_tests(tree: ast.Module) -> str | None:
+    """The tests of a row that no runner can call, as bare functions taking their parameters (the
+    matrix reports such a row as a bad_test naming them); None where it has none. They are a test
+    function (that the row does not call itself: a script's helper) or a test method asking for a
+    fixture the row does not define (pytest errors on it;
+    ``numbers``, ``capsys``: coevo provides none of pytest's own), and a hypothesis ``@given`` test
+    whose strategies coevo cannot draw from (:mod:`roles.given_examples`)."""
     from roles.given_examples import given_sets
+    from roles.parsing import _mark_name
 
     tops = {t.id: st.value for st in tree.body if isinstance(st, ast.Assign) and len(st.targets) == 1
             for t in st.targets if isinstance(t, ast.Name)}
+    fixtures = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and any(_mark_name(d) == "fixture" for d in n.decorator_list)}
+    tests = [(st, False) for st in tree.body if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    tests += [(m, True) for st in tree.body if isinstance(st, ast.ClassDef) for m in st.body
+              if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    called = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
     out: list[str] = []
-    for node in ast.walk(tree):
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or not any(
-                (d.func.attr if isinstance(d.func, ast.Attribute) else getattr(d.func, "id", "")) == "given"
-                for d in node.decorator_list if isinstance(d, ast.Call)):
+    for node, method in tests:
+        if not node.name.startswith("test") or not method and node.name in called \
+                or any(_mark_name(d) in _OUTCOME_MARKS | {"fixture"} for d in node.decorator_list):
             continue
         params = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
-        params = params[1:] if params[:1] in (["self"], ["cls"]) else params
-        if isinstance(node, ast.FunctionDef) and given_sets(node, params, tops.get) is not None:
+        params = params[1:] if method and params else params
+        if node.args.defaults:
+            params = params[:len(params) - len(node.args.defaults)]
+        marks = {_mark_name(d) for d in node.decorator_list}
+        if "given" in marks:
+            if isinstance(node, ast.FunctionDef) and given_sets(node, params, tops.get) is not None:
+                continue
+            given = [ast.unparse(d) for d in node.decorator_list if _mark_name(d) == "given"]
+            out.append(f"# hypothesis: a strategy coevo cannot draw from\n@{given[0]}\n"
+                       f"def {node.name}({', '.join(params) or '_'}):\n    pass\n")
             continue
-        given = [ast.unparse(d) for d in node.decorator_list
-                 if isinstance(d, ast.Call) and "given" in ast.unparse(d.func)]
-        out.append(f"# hypothesis: a strategy coevo cannot draw from\n@{given[0]}\n"
-                   f"def {node.name}({', '.join(params) or '_'}):\n    pass\n")
+        if "parametrize" in marks or not params:
+            continue
+        missing = [p for p in params if p not in fixtures]
+        if missing:
+            out.append(f"# asks for fixtures the row does not define: {', '.join(missing)}\n"
+                       f"def {node.name}({', '.join(params)}):\n    pass\n")
     return "\n\n".join(out) if out else None
 
 
@@ -721,8 +740,8 @@ def readable_test(src: str, entry_point: str | None) -> str | None:
     if found and not dropped:
         return "\n\n".join(found) + "\n"
     if dropped and tree is not None:
-        left = _undrawn_given(tree)
-        if left is not None:  # hypothesis cannot run in the sandbox: a bad_test, never every program's error
+        left = _unrunnable_tests(tree)
+        if left is not None:  # a bad_test, never a pass (or an error) charged to every program
             return left
     shown = sum(1 for ln in answer.splitlines() if ln.lstrip().startswith(">>>")) if tree is None else 0
     if not shown:  # LeetCode's "Input: s = 'ab'" then "Output: 2"
