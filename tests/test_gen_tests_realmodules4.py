@@ -131,3 +131,18 @@ def test_a_run_cut_short_samples_its_mutants_from_the_whole_module():
         later = sum(1 for m in mutants[:k] if m.line > middle)
         assert 0.3 * k <= later <= 0.7 * k, (k, later, [m.line for m in mutants[:k]])
     assert mutants == module_mutants(source, limit=None)  # the same order every run
+
+
+def test_a_parameter_read_or_written_as_a_stream_gets_streams():
+    """xmltodict's `unparse(input_dict, output=None, ...)` writes to `output.write(...)` and
+    `parse(xml_input)` reads `xml_input.read()` when it is a file; with no hint they got 5 ('int'
+    object has no attribute 'write'), never a stream: a parameter the code calls read, readline,
+    readlines, write or writelines on (and nothing of a string, list or dict) gets streams."""
+    module = analyze(FIX / "xmlish.py")
+    gen = InputGenerator(module, seed=0)
+    units = {u.qualname: u for u in module.units}
+    for fn, param in (("load", "source"), ("dump", "output")):
+        spec, pool = _pool(gen, units[fn], param)
+        assert any(s.startswith("StringIO(") for s in pool[:3]), (fn, spec, pool)
+    spec, pool = _pool(gen, units["parse"], "text")  # text.strip(), text.startswith(...): a string
+    assert not any(s.startswith("StringIO(") for s in pool), (spec, pool)

@@ -214,6 +214,7 @@ _STR_METHODS = frozenset({
     "isidentifier", "isprintable", "removeprefix", "removesuffix", "translate", "maketrans",
 })
 _LIST_METHODS = frozenset({"append", "extend", "insert", "remove", "sort", "reverse", "pop", "clear"})
+_STREAM_METHODS = frozenset({"read", "readline", "readlines", "write", "writelines"})
 _DICT_METHODS = frozenset({"items", "keys", "values", "get", "setdefault", "update", "popitem"})
 _SET_METHODS = frozenset({"add", "discard", "union", "intersection", "difference", "issubset",
                           "issuperset", "symmetric_difference", "isdisjoint"})
@@ -594,8 +595,12 @@ def _decide(ev: _Evidence, name: str, classes: dict[str, list[str]], hint: Spec 
         fits = [c for c, members in classes.items() if special <= set(members)]
         if fits:
             ev.add("instance:" + fits[0], 5)
-    if ev.attrs & {"group", "groups", "groupdict"} and not ev.attrs & (_STR_METHODS | _LIST_METHODS | _DICT_METHODS):
+    plain = _STR_METHODS | _LIST_METHODS | _DICT_METHODS
+    if ev.attrs & {"group", "groups", "groupdict"} and not ev.attrs & plain:
         base = Spec("match")  # m.group(1), m.groups(): a match object
+    elif ev.attrs & _STREAM_METHODS and not ev.attrs & (plain | _SET_METHODS) \
+            and not any(k.startswith("instance:") for k in ev.scores):
+        base = Spec("stream", ("str",))  # f.read(), out.write(text): a file (xmltodict's output)
     elif not ev.scores:
         base = hint or _by_name(name) or ANY
     else:
