@@ -18,12 +18,30 @@ from matrix.errors import InputError
 STDOUT = "-"  # an output path meaning standard output
 
 
-def open_text(path: Path):
-    """A tasks, codes or tests file as text (gzip by its suffix), a byte order mark read past."""
-    # utf-8-sig: a byte order mark at the start (Windows editors, PowerShell) is read past
+def _gzipped(path: Path) -> bool:
+    """Whether ``path`` is gzip data: by its suffix, or by its first bytes under another name."""
     if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8-sig")
-    return open(path, encoding="utf-8-sig")
+        return True
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(2) == b"\x1f\x8b"
+    except OSError:
+        return False
+
+
+def open_text(path: Path):
+    """A tasks, codes or tests file as text (gzip by its suffix or its first bytes), a byte order
+    mark read past: UTF-8's (Windows editors), or UTF-16's (PowerShell 5's ``>`` writes UTF-16),
+    the text then read as UTF-16."""
+    opener: Callable = gzip.open if _gzipped(path) else open
+    encoding = "utf-8-sig"
+    try:
+        with opener(path, "rb") as fh:
+            if fh.read(2) in (b"\xff\xfe", b"\xfe\xff"):
+                encoding = "utf-16"
+    except (OSError, EOFError, zlib.error):
+        pass  # (the error again where the file is read)
+    return opener(path, "rt", encoding=encoding)
 
 
 def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -44,6 +62,8 @@ def read_jsonl(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
         for lineno, raw in lines:
             if not raw.strip():
                 continue
+            if raw.startswith("\ufeff"):  # files joined with cat, the second one saved with a byte order mark
+                raw = raw[1:]
             try:
                 obj = json.loads(raw)
             except json.JSONDecodeError as exc:
@@ -101,7 +121,7 @@ def not_utf8(path: str | os.PathLike, opener: Callable | None = None) -> InputEr
 
     p = Path(path)
     if opener is None:
-        opener = gzip.open if p.suffix == ".gz" else open
+        opener = gzip.open if _gzipped(p) else open
     dec = codecs.getincrementaldecoder("utf-8")()
     line = 1
     try:

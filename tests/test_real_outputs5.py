@@ -166,3 +166,25 @@ def test_a_test_asking_for_a_fixture_no_one_defines_makes_the_row_a_bad_test(tmp
     status, errors = _matrix(tmp_path, ADD, [ADD_RIGHT, "def add(a, b):\n    return a - b\n"], rows)
     assert status == [["bad_test"] * 3] * 2, errors
     assert "test_a(numbers)" in errors[0][0] and "test_a(capsys)" in errors[0][1], errors
+
+
+def test_codes_files_saved_by_windows_tools_or_concatenated_are_read(tmp_path):
+    """A codes file written by PowerShell 5's ``>`` (UTF-16 with its byte order mark), gzip data
+    under a .jsonl name, and files joined with ``cat`` where the second began with a byte order
+    mark: each was 'not UTF-8 text' or 'malformed JSON (Unexpected UTF-8 BOM)'."""
+    (tmp_path / "tasks.jsonl").write_text(json.dumps(ADD) + "\n", encoding="utf-8")
+    (tmp_path / "tests.jsonl").write_text(json.dumps({"task_id": "t/add", "test": "assert add(1, 2) == 3"}) + "\n",
+                                          encoding="utf-8")
+    import gzip
+
+    rows = "".join(json.dumps({"task_id": "t/add", "code": c}) + "\n"
+                   for c in (ADD_RIGHT, "def add(a, b):\n    return 0\n"))
+    one, two = rows.splitlines(keepends=True)
+    files = {"utf16.jsonl": rows.encode("utf-16"), "utf16be.jsonl": b"\xfe\xff" + rows.encode("utf-16-be"),
+             "gzipped.jsonl": gzip.compress(rows.encode()), "joined.jsonl": (one + "\ufeff" + two).encode("utf-8")}
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+        out = tmp_path / f"{name}.out"
+        assert main(["matrix", "--tasks", str(tmp_path / "tasks.jsonl"), "--codes", str(tmp_path / name), "--tests",
+                     str(tmp_path / "tests.jsonl"), "--out", str(out), "-q"]) == 0, name
+        assert json.loads(out.read_text())["status"] == [["pass"], ["fail"]], name
