@@ -178,7 +178,8 @@ def resolve_task_id(raw: Any, known: Iterable[str] | None) -> str:
     a ``Prefix/N`` id names the task whose id is the same but for case or whose prefix begins
     with it (evalplus's ``Mbpp/2``: ``mbpp/2`` or ``mbpp-sanitized/2``), when exactly one does;
     ``Prefix_N`` / ``Prefix-N`` (evalplus's folder spelling, also in rows) and MultiPL-E's
-    ``Prefix_N_name`` are read as ``Prefix/N``."""
+    ``Prefix_N_name`` are read as ``Prefix/N``; any other id without '/' names the task whose id
+    ends in ``/`` and it (LiveCodeBench's ``question_id`` ``abc301_a`` for ``lcb/abc301_a``)."""
     if isinstance(raw, bool) or not isinstance(raw, (str, int)):
         raise TypeError(f"must be a string or an integer, got {type(raw).__name__}")
     tid = str(raw)
@@ -198,6 +199,8 @@ def resolve_task_id(raw: Any, known: Iterable[str] | None) -> str:
         if not hits and prefix and num:
             hits = [k for k in known if k.rpartition("/")[2].lower() == num
                     and k.rpartition("/")[0].lower().startswith(prefix)]
+    if not hits and "/" not in tid:  # LiveCodeBench's "add-two" / "abc301_a" for "lcb/add-two"
+        hits = [k for k in known if k.rpartition("/")[0] and k.rpartition("/")[2] == tid]
     if len(hits) == 1:
         return hits[0]
     if hits:

@@ -188,3 +188,28 @@ def test_codes_files_saved_by_windows_tools_or_concatenated_are_read(tmp_path):
         assert main(["matrix", "--tasks", str(tmp_path / "tasks.jsonl"), "--codes", str(tmp_path / name), "--tests",
                      str(tmp_path / "tests.jsonl"), "--out", str(out), "-q"]) == 0, name
         assert json.loads(out.read_text())["status"] == [["pass"], ["fail"]], name
+
+
+def test_livecodebench_generations_name_the_tasks_of_its_problem_file(tmp_path):
+    """LiveCodeBench's problem file (converted: ``lcb/<question_id>``) beside its saved generations
+    (``question_id``, ``code_list``) was 'unknown task_id' for ids that are not numbers
+    (``add-two``, AtCoder's ``abc301_a``): the id of the generations names the task whose id ends
+    in ``/<id>``, as ``11`` names ``mbpp/11``."""
+    starter = "class Solution:\n    def addTwo(self, a: int, b: int) -> int:\n        "
+    tasks, codes = [], []
+    for qid in ("add-two", "abc301_a"):
+        tasks.append({"question_title": "Add", "question_content": "Given a and b return their sum.",
+                      "platform": "leetcode", "question_id": qid, "contest_id": "w1",
+                      "contest_date": "2024-01-01T00:00:00", "starter_code": starter, "difficulty": "easy",
+                      "public_test_cases": json.dumps([{"input": "1\n2", "output": "3", "testtype": "functional"}]),
+                      "private_test_cases": "", "metadata": json.dumps({"func_name": "addTwo"})})
+        right = starter + "return a + b\n"
+        codes.append({"question_id": qid, "code_list": [right, right.replace("a + b", "a - b")]})
+    (tmp_path / "lcb.jsonl").write_text("".join(json.dumps(t) + "\n" for t in tasks), encoding="utf-8")
+    (tmp_path / "gens.json").write_text(json.dumps(codes), encoding="utf-8")
+    out = tmp_path / "r.json"
+    assert main(["eval", "--tasks", str(tmp_path / "lcb.jsonl"), "--codes", str(tmp_path / "gens.json"),
+                 "--out", str(out), "-q"]) == 0
+    per_task = json.loads(out.read_text())["per_task"]
+    assert [(r["task_id"], r["n_codes"], r["n_correct"]) for r in per_task] == [
+        ("lcb/add-two", 2, 1), ("lcb/abc301_a", 2, 1)], per_task
