@@ -51,7 +51,14 @@ SETUP_FORGERIES = [
 NORM, WANT = "def norm(x):\n    return sorted(x)\n", "want = [1, 3]\n"
 REBIND_NORM = "def f(x):\n    global norm\n    norm = lambda y: 'zz'\n    return 'zz'\n"
 REBIND_WANT = "def f(x):\n    global want\n    want = 'zz'\n    return 'zz'\n"
+RE_NORM = "import re\ndef norm(s):\n    return re.sub('l+', 'l', s)\n"
 SETUP_FORGERIES += [
+    (RE_NORM, IMPURE + "import re\nre.sub = lambda *a, **k: 'zz'\ndef f(s):\n    return 'zz'\n",
+     "assert f('hello') == norm('hello')"),
+    (RE_NORM, IMPURE + "import re\nre.sub = lambda *a, **k: 'zz'\ndef f(s):\n    return 'zz'\n",
+     "def test_a():\n    assert f('hello') == norm('hello')\n"),
+    (RE_NORM, IMPURE + "import re\ndef f(s):\n    re.sub = lambda *a, **k: 'zz'\n    return 'zz'\n",
+     "def test_a():\n    assert f('hello') == norm('hello')\n"),
     (NORM, REBIND_NORM, "assert f([3, 1]) == norm([3, 1])"),
     (NORM, REBIND_NORM, "def test_a():\n    assert f([3, 1]) == norm([3, 1])\n"),
     (WANT, REBIND_WANT, "assert f([3, 1]) == want"),
@@ -88,7 +95,8 @@ def test_a_setup_still_sees_the_programs_definitions(ex):
     right = "def f(x):\n    return sorted(x)\n"
     for setup, test in ((WANT, "assert f([3, 1]) == want"), (WANT, "def test_a():\n    assert f([3, 1]) == want\n"),
                         (NORM, "assert f([3, 1]) == norm([3, 1])"), (NORM, "assert norm(f([3, 1])) == [1, 3]"),
-                        (WANT + "want.append(4)\n", "assert f([3, 4, 1]) == want")):
+                        (WANT + "want.append(4)\n", "assert f([3, 4, 1]) == want"),
+                        (RE_NORM, "def test_a():\n    assert norm('hello') == 'helo'\n")):
         assert _status(ex, Task("t", "p", entry_point="f", setup=setup), right, test)[0] == "pass", test
 
 

@@ -767,18 +767,65 @@ def run_setup(setup_co, ns, keep: list | None = None) -> dict:
     for k, v in own.items():
         if k != "__builtins__" and before.get(k, _MISSING) is not v:
             ns[k] = bound[k] = v
+    names = _code_names(setup_co)
+    changed = _setup_modules_changed(own, names)
+    if changed is not None:  # (its helpers would compute with the program's patch: an error)
+        raise RuntimeError(f"the program changed {changed}, which the task's setup reads")
     if keep is not None:  # (its namespace and builtins as it left them: :func:`setup_changed`)
-        keep.extend([(own, dict(own)), (b, dict(b))])
+        keep.extend([(own, dict(own)), (b, dict(b)), (names, names)])
     return bound
+
+
+def _code_names(co) -> frozenset:
+    """Every name ``co`` and the code nested in it read (globals and attributes alike)."""
+    out, stack, code_type = set(), [co], _G["type"](co)
+    while stack:
+        c = stack.pop()
+        out.update(c.co_names)
+        stack.extend(x for x in c.co_consts if _G["type"](x) is code_type)
+    return frozenset(out)
+
+
+def _setup_modules_changed(own: dict, names: frozenset) -> str | None:
+    """A standard module the setup's namespace holds (its own imports, the program's) under a name
+    the setup's code reads, whose attribute the setup's code names is not what the zygote loaded
+    (``re.sub`` patched by the program; for a class, its functions and descriptors): what changed,
+    or None. Only those: the standard library fills some of its own globals on first use
+    (``base64``'s tables), which are no change of the program's."""
+    G = _G
+    modtype, dicts, classes = G["modtype"], G["stdlib_dicts"], G["stdlib_classes"]
+    for k, m in list(own.items()):
+        if type(m) is not modtype or k not in names:
+            continue
+        kept = dicts.get(getattr(m, "__name__", None))
+        if kept is None or kept[0] is not m:
+            continue
+        now = vars(m)
+        for attr in names:
+            was = kept[1].get(attr, _MISSING)
+            v = now.get(attr, _MISSING)
+            if v is not was and not (was is _MISSING and type(v) is modtype):
+                return f"{m.__name__}.{attr}"
+            if isinstance(v, type):
+                for cls, cwas in classes.get(m.__name__, ()):
+                    if cls is v:
+                        cnow = vars(cls)
+                        for a, x in cwas.items():
+                            if (callable(x) or isinstance(x, (staticmethod, classmethod, property))) \
+                                    and cnow.get(a, _MISSING) is not x:
+                                return f"{m.__name__}.{cls.__name__}.{a}"
+                        break
+    return None
 
 
 def setup_changed(kept: list) -> bool:
     """Whether the setup's namespace or builtins (``kept`` by :func:`run_setup`) changed since:
-    a program reaching them through a setup helper (``norm.__globals__['sorted'] = ...``)."""
-    for d, was in kept:
+    a program reaching them through a setup helper (``norm.__globals__['sorted'] = ...``), or a
+    standard module the setup reads (``re.sub`` patched inside the program's call)."""
+    for d, was in kept[:2]:
         if len(d) != len(was) or any(d.get(k, _MISSING) is not v for k, v in was.items()):
             return True
-    return False
+    return len(kept) > 2 and _setup_modules_changed(kept[0][0], kept[2][0]) is not None
 
 
 def _setup_values(exprs, ns, pinned, bound) -> dict:
