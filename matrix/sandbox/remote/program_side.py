@@ -291,42 +291,42 @@ class _Server(_Peer):
         self.setup_kept: list = []  # the setup's namespace and builtins as it left them (_check_given)
 
     def _module_read(self, module, name) -> None:
-        """The test reads ``module.name`` of a standard module the program gave it: it must be what
-        the module held before the program ran, unless the test set it itself; a program that
-        patched ``re.sub`` (after its name was resolved, or in the call the test made) would
-        compute the test's expected value (review 21)."""
+        """The test reads ``module.name`` of a standard module the program gave it: the module (and
+        a standard submodule read so, ``os.path``) joins those checked (:meth:`_check_given`); a
+        program that patched ``re.sub`` (after its name was resolved, or in the call the test
+        made) would compute the test's expected value (review 21)."""
         from .. import harness
 
-        kept = harness._G["stdlib_dicts"].get(getattr(module, "__name__", None))
-        if kept is None or kept[0] is not module or (id(module), name) in self.test_set:
+        dicts = harness._G["stdlib_dicts"]
+        kept = dicts.get(getattr(module, "__name__", None))
+        if kept is None or kept[0] is not module:
             return
         self.given.add(module)
-        now, was = vars(module).get(name, _MISSING), kept[1].get(name, _MISSING)
-        changed = None
-        if now is not was and not (was is _MISSING and type(now) is type(sys)):  # (a submodule imported since)
-            changed = f"{kept[0].__name__}.{name}"
-        elif type(now) is type(sys) and harness._G["stdlib_dicts"].get(getattr(now, "__name__", None)):
+        now = vars(module).get(name, _MISSING)
+        if type(now) is type(sys) and dicts.get(getattr(now, "__name__", None), (None,))[0] is now:
             self.given.add(now)  # (`os.path`: its functions are read next)
-        self._check_given(changed)
+        self._check_given()
 
-    def _check_given(self, changed=None) -> None:
-        """The standard modules the test was handed from this process (and their classes and own
-        submodules) are as the zygote loaded them, but for what the test or the harness set: else
-        the test's verdict is an error, caught or not. Checked where the test reads one of them and
-        before each call it makes here: a program that patched ``Counter.most_common``,
-        ``statistics._sum`` or ``re._compile`` (at load or inside its call) would compute what the
-        test computes with the module (red-team pass 20)."""
+    def _check_given(self) -> None:
+        """The standard modules the test was handed from this process (with their classes and
+        own submodules) behave as the zygote loaded them, but for what the test or the harness
+        set: else the test's verdict is an error, caught or not. Checked where the test reads one
+        of them and before each call it makes here: a program that patched ``re.sub``,
+        ``Counter.most_common``, ``statistics._sum`` or ``json._default_decoder`` (at load or
+        inside its call) would compute what the test computes with the module (red-team pass
+        20). Behaviour only (:func:`_replaced`): data the standard library fills itself on first
+        use (``base64``'s tables, ``posixpath``'s pattern, asyncio's policy, ``time.tzname``, a
+        class's counter) is no change of the program's (review 22: each made every right program
+        an error)."""
         from .. import harness
 
-        skip = self.test_set
-        for module in self.given if changed is None else ():
-            changed = harness.stdlib_change(module, skip)
+        G = harness._G
+        for module in self.given:
+            changed = _module_change(G, module, self.test_set)
             if changed is not None:
-                break
-        if changed is not None:
-            why = f"the program changed {changed}"
-            _Peer.send(self, ["o", "changed", why])  # (the test's verdict: an error, caught or not)
-            raise RemoteError(why)
+                why = f"the program changed {changed}"
+                _Peer.send(self, ["o", "changed", why])  # (the test's verdict: an error, caught or not)
+                raise RemoteError(why)
 
     def send(self, msg, *args, **kwargs) -> None:
         """Each message, after what the program printed before it (:class:`_Tee`) and the state of
@@ -460,7 +460,6 @@ class _Server(_Peer):
                         out.append(["builtin"])
                         continue
                     if _unchanged_module(v):
-                        self.given.add(v)
                         out.append(["module", v])  # the standard module itself (``import time``): the
                         continue  # test reads the program's, as in one interpreter (its patches reach it)
                     self.watched[name] = v
@@ -596,6 +595,8 @@ class _Server(_Peer):
             return _Raw(self.encode_flat(obj)), None
         if op == "isinstance":
             return isinstance(args[1], obj), None
+        if op == "stdlib_class":  # (isinstance of a test's value: :func:`.stand_ins._own_class`)
+            return _stdlib_name(obj), None
         if op == "issubclass":
             return issubclass(args[1], obj), None
         if op in ("binop", "rbinop"):
@@ -650,6 +651,84 @@ def _accept(obj, name: str) -> None:
     from .. import harness
 
     harness.stdlib_accept(obj, name)
+
+
+def _stdlib_name(obj) -> list | None:
+    """``[module, name]`` where ``obj`` is a standard module's class or type alias as the zygote
+    loaded it (``collections.Counter``, ``typing.Mapping``), else None: the test then reads its
+    own class of that name (a value it was sent is the test's own object: ``isinstance(f(s),
+    collections.Counter)`` failed for every program; review 22)."""
+    from .. import harness
+
+    try:
+        mod, name = getattr(obj, "__module__", None), getattr(obj, "__name__", None)
+    except Exception:  # noqa: BLE001 - (an odd object: no standard class)
+        return None
+    if type(mod) is not str or type(name) is not str:
+        return None
+    kept = harness._G["stdlib_dicts"].get(mod)
+    return [mod, name] if kept is not None and kept[1].get(name, _MISSING) is obj else None
+
+
+def _behaviour(x) -> bool:
+    """Whether a module's or class's attribute is behaviour (a function, a class, a descriptor, a
+    module) rather than data (a table, a counter, a cache the standard library fills itself)."""
+    return callable(x) or isinstance(x, (classmethod, staticmethod, property, type(sys))) \
+        or hasattr(type(x), "__get__")
+
+
+def _replaced(was, now) -> bool:
+    """Whether an attribute the zygote saw as ``was`` (``_MISSING``: none) now holding ``now`` is
+    the program's change: behaviour replaced, added or deleted, or data replaced by data of
+    another type (``json._default_decoder``); not data filled where there was None, nor data
+    of the same type (``time.tzname`` after ``strptime``, a counter), nor a submodule imported."""
+    if now is was:
+        return False
+    if was is _MISSING:
+        return _behaviour(now) and type(now) is not type(sys)
+    if _behaviour(was) or _behaviour(now):
+        return True
+    if was is None:
+        return False
+    return now is _MISSING or type(now) is not type(was)
+
+
+def _module_change(G, module, skip, depth: int = 0) -> str | None:
+    """``"module.attr"`` / ``"module.Class.attr"`` of the first change of the program's
+    (:func:`_replaced`) in the standard module ``module``, its classes and its own standard
+    submodules (``os.path``, ``json.decoder``), else None. ``skip``: ``(id(object), name)`` the
+    test set itself."""
+    from .. import harness
+
+    name = module.__name__
+    kept = G["stdlib_dicts"].get(name)
+    if kept is None or kept[0] is not module:
+        return None
+    now = vars(module)
+    for k, x in kept[1].items():
+        if _replaced(x, now.get(k, _MISSING)) and (id(module), k) not in skip:
+            return f"{name}.{k}"
+    if len(now) != len(kept[1]):
+        for k, v in list(now.items()):
+            if k not in kept[1] and _replaced(_MISSING, v) and (id(module), k) not in skip:
+                return f"{name}.{k}"
+    for cls, was in G["stdlib_classes"].get(name, ()):
+        cnow = vars(cls)
+        for k, x in was.items():
+            if _replaced(x, cnow.get(k, _MISSING)) and (id(cls), k) not in skip:
+                return f"{name}.{cls.__name__}.{k}"
+        if len(cnow) != len(was):
+            for k, v in list(cnow.items()):
+                if k not in was and k not in harness._LAZY_CLASS_ATTRS and _replaced(_MISSING, v) \
+                        and (id(cls), k) not in skip:
+                    return f"{name}.{cls.__name__}.{k}"
+    if depth == 0:
+        for k, x in kept[1].items():  # (its own submodules: `os.path`, `json.decoder`)
+            if type(x) is type(sys) and x is not module and f"{name}.{k}" in G["stdlib_dicts"]:
+                why = _module_change(G, x, skip, 1)
+                if why is not None:
+                    return why
+    return None
 
 
 def _unchanged_module(v) -> bool:
