@@ -93,6 +93,15 @@ def plain_equal(a: Any, b: Any, tol: float | None = None) -> bool:
     return _close(a, b, tol, 0)
 
 
+def _near_int(a: float, b: int, tol: float) -> bool:
+    """A float answer ``a`` meets the expected integer ``b`` (at most 2**53) within the absolute
+    tolerance, or within the relative one where ``b`` is its nearest integer (``(0.1 + 0.2) *
+    10**10`` meets 3000000000; ``1000000008.0`` does not meet 1000000007: red-team pass 20)."""
+    if not math.isfinite(a) or abs(b) > _EXACT_INT:
+        return False
+    return abs(a - b) <= tol or (round(a) == b and math.isclose(a, b, rel_tol=tol, abs_tol=tol))
+
+
 def _close(a, b, tol, depth):
     if depth > 200:
         return a == b
@@ -101,10 +110,10 @@ def _close(a, b, tol, depth):
         if a == b:
             return True
         if type(b) is int:  # an integer expected value: two integers are exact (1000000008 is not
-            # 1000000007); a float answer is within the absolute tolerance only, and past 2**53 (no
-            # float there stands for one integer) exact (1000000008.0 passed == 1000000007 by the
-            # relative part: red-team pass 20)
-            return type(a) is float and abs(b) <= _EXACT_INT and abs(a - b) <= tol
+            # 1000000007); a float answer as _near_int says, past 2**53 (no float there stands for
+            # one integer) exact (1000000008.0 passed == 1000000007 by the relative part: red-team
+            # pass 20)
+            return type(a) is float and _near_int(a, b, tol)
         try:
             return math.isclose(float(a), float(b), rel_tol=tol, abs_tol=tol)
         except OverflowError:
@@ -201,8 +210,8 @@ def stdout_matches(out: str, expected: str, tol: float | None = None) -> bool:
             if not (_NUMBER_TOKEN.fullmatch(x) and _NUMBER_TOKEN.fullmatch(y)):
                 return False
             fx, fy = float(x), float(y)
-            if _INT_TOKEN.fullmatch(y):  # an expected integer: the absolute tolerance only (_close)
-                if not (math.isfinite(fx) and abs(int(y)) <= _EXACT_INT and abs(fx - int(y)) <= tol):
+            if _INT_TOKEN.fullmatch(y):  # an expected integer: as _close reads it (_near_int)
+                if not _near_int(fx, int(y), tol):
                     return False
                 continue
             if not (math.isfinite(fx) and math.isfinite(fy)

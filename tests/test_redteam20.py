@@ -192,6 +192,12 @@ def test_a_float_answer_does_not_pass_a_large_integer_by_the_relative_tolerance(
         assert st("print(1000000007.0)", Test.stdio("", "1000000007"), P) == "pass"
         assert st("def f(x):\n    return 0.1 + 0.2\n", Test.assertion("assert f(5) == 0.3")) == "pass"
         assert st("def f(x):\n    return 1000000008.0\n", Test.assertion("assert f(5) == 1000000007.5")) == "pass"
+        # a float whose nearest integer is the expected one keeps the relative tolerance (review
+        # 22: (0.1 + 0.2) * 10**10 = 3000000000.0000005 failed against 3000000000)
+        near = "def f(x):\n    return (0.1 + 0.2) * x\n"
+        assert st(near, Test.call_expected("f(10**10)", "3000000000")) == "pass"
+        assert st(near, Test.assertion("assert f(10**10) == [3000000000][0]")) == "pass"
+        assert st("print((0.1 + 0.2) * 10**10)", Test.stdio("", "3000000000"), P) == "pass"
         # a number as a judge reads it: float() and int() also read fullwidth and Arabic-Indic
         # digits and underscores, which passed an expected "10" under the tolerance
         for shown in ("\uff11\uff10", "\u0661\u0660", "1_0"):
