@@ -98,6 +98,13 @@ def test_a_setup_still_sees_the_programs_definitions(ex):
                         (WANT + "want.append(4)\n", "assert f([3, 4, 1]) == want"),
                         (RE_NORM, "def test_a():\n    assert norm('hello') == 'helo'\n")):
         assert _status(ex, Task("t", "p", entry_point="f", setup=setup), right, test)[0] == "pass", test
+    # data the standard library fills on first use (time.tzname after strptime) is no change of the
+    # program's, where the setup reads it (014a6f9 took it for one: an error for a right program)
+    task = Task("t", "p", entry_point="f", setup="import time\ndef tz():\n    return len(time.tzname)\n")
+    code = "import time\ntime.strptime('2020', '%Y')\ndef f():\n    return 1\n"
+    for prog in (code, IMPURE + code):
+        for test in ("assert f() == 1 and tz() == 2", "def test_a():\n    assert f() == 1 and tz() == 2\n"):
+            assert _status(ex, task, prog, test)[0] == "pass", (prog, test)
 
 
 # A4: a standard module's class or inner function patched, one level below what was checked; the

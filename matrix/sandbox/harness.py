@@ -792,6 +792,9 @@ def _setup_modules_changed(own: dict, names: frozenset) -> str | None:
     (``re.sub`` patched by the program; for a class, its functions and descriptors): what changed,
     or None. Only those: the standard library fills some of its own globals on first use
     (``base64``'s tables), which are no change of the program's."""
+    from .remote.program_side import _MISSING as none  # (review 22's rule: behaviour, not data filled on use)
+    from .remote.program_side import _replaced
+
     G = _G
     modtype, dicts, classes = G["modtype"], G["stdlib_dicts"], G["stdlib_classes"]
     for k, m in list(own.items()):
@@ -802,9 +805,9 @@ def _setup_modules_changed(own: dict, names: frozenset) -> str | None:
             continue
         now = vars(m)
         for attr in names:
-            was = kept[1].get(attr, _MISSING)
-            v = now.get(attr, _MISSING)
-            if v is not was and not (was is _MISSING and type(v) is modtype):
+            was = kept[1].get(attr, none)
+            v = now.get(attr, none)
+            if _replaced(was, v):
                 return f"{m.__name__}.{attr}"
             if isinstance(v, type):
                 for cls, cwas in classes.get(m.__name__, ()):
