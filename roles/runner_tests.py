@@ -194,6 +194,16 @@ def _own_builtins(src: str) -> str:
     return f"{head}\n{body_indent}from builtins import {', '.join(names)}\n{rest}"
 
 
+_HELPER_SRC["_coevo_readouterr"] = '''
+def _coevo_readouterr(out, err):
+    """capsys.readouterr(): what was printed (to stdout, to stderr) since the last call."""
+    import collections
+    got = collections.namedtuple("CaptureResult", "out err")(out.getvalue(), err.getvalue())
+    for buf in (out, err):
+        buf.seek(0)
+        buf.truncate()
+    return got
+'''
 _HELPER_SRC = {name: _own_builtins(src) for name, src in _HELPER_SRC.items()}
 _HELPERS = {name: ast.parse(src.strip()).body[0] for name, src in _HELPER_SRC.items()}
 _RAISED = "_raised"  # the name a converted raises-with-a-pattern test binds the exception to
@@ -623,6 +633,8 @@ def _function_cases(fn: ast.stmt, ctx: _TestCtx, method: bool = False, setup: li
     params = [a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs]
     if method:
         params = params[1:]
+    capture = [p for p in params if p in ("capsys", "capfd") and sets is not None and all(p not in s for s in sets)]
+    params = [p for p in params if p not in capture]
     if sets is None or fn.args.vararg or fn.args.kwarg or any(set(params) != set(s) for s in sets):
         return [], 1  # fixtures, skipped or expected to fail
     body = fn.body
@@ -635,6 +647,11 @@ def _function_cases(fn: ast.stmt, ctx: _TestCtx, method: bool = False, setup: li
         from roles.given_examples import assumed
 
         got = assumed(body, ctx.testing_names)  # assume(cond): the rest under `if cond:`
+        if got is None:
+            return [], 1
+        body = got
+    if capture:  # pytest's capsys: the output captured around the statements before each readouterr()
+        got = _captured(body)
         if got is None:
             return [], 1
         body = got
@@ -677,6 +694,52 @@ def _function_cases(fn: ast.stmt, ctx: _TestCtx, method: bool = False, setup: li
         else:
             out.append(t)
     return out, dropped
+
+
+def _readouterr(node: ast.AST) -> bool:
+    """Whether ``node`` is a call ``capsys.readouterr()`` (or capfd's)."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "readouterr" \
+        and isinstance(node.func.value, ast.Name) and node.func.value.id in ("capsys", "capfd") \
+        and not node.args and not node.keywords
+
+
+def _captured(body: list[ast.stmt]) -> list[ast.stmt] | None:
+    """A test body reading pytest's ``capsys`` as plain statements: the statements before each
+    ``capsys.readouterr()`` run with stdout and stderr captured, the call giving what they printed
+    (``.out``, ``.err``, or unpacked); None where the fixture is read otherwise (in a loop, a
+    nested block, by any other name)."""
+    head = ast.parse("import io, contextlib\n_coevo_out, _coevo_err = io.StringIO(), io.StringIO()").body
+    out: list[ast.stmt] = list(head)
+    pending: list[ast.stmt] = []
+
+    def flush() -> None:
+        if pending:
+            w = ast.parse("with contextlib.redirect_stdout(_coevo_out), contextlib.redirect_stderr(_coevo_err):\n"
+                          "    pass").body[0]
+            assert isinstance(w, ast.With)
+            w.body = list(pending)
+            out.append(w)
+            pending.clear()
+
+    class _Swap(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            if _readouterr(node):
+                return ast.Call(ast.Name("_coevo_readouterr", ast.Load()),
+                                [ast.Name("_coevo_out", ast.Load()), ast.Name("_coevo_err", ast.Load())], [])
+            return self.generic_visit(node)
+
+    for st in body:
+        uses = [n for n in ast.walk(st) if isinstance(n, ast.Name) and n.id in ("capsys", "capfd")]
+        if not uses:
+            pending.append(st)
+            continue
+        if isinstance(st, (ast.For, ast.While, ast.If, ast.With, ast.Try, ast.FunctionDef, ast.ClassDef)) \
+                or len(uses) != sum(_readouterr(n) for n in ast.walk(st)):
+            return None
+        flush()
+        out.append(_Swap().visit(st))
+    flush()
+    return out
 
 
 def _as_list(x) -> list[ast.stmt]:

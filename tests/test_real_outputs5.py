@@ -156,16 +156,18 @@ def test_a_test_class_fixture_method_gives_its_value(tmp_path):
 
 def test_a_test_asking_for_a_fixture_no_one_defines_makes_the_row_a_bad_test(tmp_path):
     """A test method (or function beside others) asking for a fixture the row never defines
-    (``numbers``, pytest's ``capsys``): pytest errors on it, and the row passed every program (the
+    (``numbers``; pytest's ``monkeypatch``, which coevo does not provide): pytest errors on it, and
+    the row passed every program (the
     method was never called; the function left out while the others ran). The row is a bad_test
     naming that test."""
     rows = ["class TestAdd:\n    def test_a(self, numbers):\n        assert add(*numbers) == 3\n",
-            "import pytest\n\nclass TestAdd:\n    def test_a(self, capsys):\n        print(add(1, 2))\n"
-            "        assert capsys.readouterr().out == '3\\n'\n",
+            "import pytest\n\nclass TestAdd:\n    def test_a(self, monkeypatch):\n"
+            "        monkeypatch.setattr('builtins.input', lambda: '1 2')\n"
+            "        assert add(*map(int, input().split())) == 3\n",
             "def test_a(numbers):\n    assert add(*numbers) == 3\n\ndef test_b():\n    assert add(1, 1) == 2\n"]
     status, errors = _matrix(tmp_path, ADD, [ADD_RIGHT, "def add(a, b):\n    return a - b\n"], rows)
     assert status == [["bad_test"] * 3] * 2, errors
-    assert "test_a(numbers)" in errors[0][0] and "test_a(capsys)" in errors[0][1], errors
+    assert "test_a(numbers)" in errors[0][0] and "test_a(monkeypatch)" in errors[0][1], errors
 
 
 def test_codes_files_saved_by_windows_tools_or_concatenated_are_read(tmp_path):
@@ -213,3 +215,23 @@ def test_livecodebench_generations_name_the_tasks_of_its_problem_file(tmp_path):
     per_task = json.loads(out.read_text())["per_task"]
     assert [(r["task_id"], r["n_codes"], r["n_correct"]) for r in per_task] == [
         ("lcb/add-two", 2, 1), ("lcb/abc301_a", 2, 1)], per_task
+
+
+GREET = {"task_id": "t/greet", "prompt": "Write greet(name) printing 'Hello, <name>'.", "entry_point": "greet"}
+
+
+def test_pytest_capsys_tests_check_what_the_program_prints(tmp_path):
+    """pytest's ``capsys`` fixture, as Testers check a printing function (``captured =
+    capsys.readouterr()`` then ``captured.out``, ``out, err = ...``, twice in one test): each row was
+    a bad_test. The test's statements before each ``readouterr()`` run with the output captured."""
+    rows = ["def test_greet(capsys):\n    greet('Bob')\n    captured = capsys.readouterr()\n"
+            "    assert captured.out == 'Hello, Bob\\n'\n",
+            "import pytest\n\n@pytest.mark.parametrize('name', ['Ann', 'Bo'])\ndef test_greet(name, capsys):\n"
+            "    greet(name)\n    out, err = capsys.readouterr()\n    assert out.strip() == f'Hello, {name}'\n"
+            "    assert err == ''\n",
+            "class TestGreet:\n    def test_twice(self, capsys):\n        greet('A')\n"
+            "        assert capsys.readouterr().out == 'Hello, A\\n'\n        greet('B')\n"
+            "        assert capsys.readouterr().out == 'Hello, B\\n'\n"]
+    codes = ["def greet(name):\n    print(f'Hello, {name}')\n", "def greet(name):\n    print(f'Hi, {name}')\n"]
+    status, errors = _matrix(tmp_path, GREET, codes, rows)
+    assert status == [["pass"] * 3, ["fail"] * 3], errors
