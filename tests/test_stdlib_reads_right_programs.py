@@ -49,6 +49,10 @@ RIGHT = [
      "assert asyncio.run(f(1)) == 2\nassert asyncio.run(f(2)) == 3"),
     ("import time, datetime\ndef f(s):\n    return datetime.datetime.strptime(s, '%Y-%m-%d').year\n",
      "def test_a():\n    t = time.time()\n    assert f('2020-01-02') == 2020\n    assert time.time() - t < 5\n"),
+    # a right program reading stdin, whose input() the harness replaced, beside a module the test reads
+    ("import statistics\ndef f(xs):\n    return statistics.median(xs)\n",
+     "def test_a():\n    import io, sys\n    sys.stdin = io.StringIO('1 2 3')\n"
+     "    assert f([1, 2, 3]) == statistics.median([3, 2, 1])\n"),
     ("import difflib\ndef f(a, b):\n    return 'table' in difflib.HtmlDiff().make_table(a, b)\n",
      "assert f(['a'], ['b']) == ('table' in difflib.HtmlDiff().make_table(['a'], ['b']))"),
 ]
@@ -59,6 +63,12 @@ WRONG = [
      "assert isinstance(f('aab'), collections.Counter)"),
     ("import fractions\ndef f(x):\n    return 1 / x\n", "assert isinstance(f(3), fractions.Fraction)"),
     ("import base64\ndef f(b):\n    return b'x'\n", "assert f(b'hi') == base64.b85encode(b'hi')"),
+    # the builtins of the program's process, which the module's functions call there (H1)
+    ("import os\nimport statistics, builtins\nbuiltins.sorted = lambda d, **k: [9, 9, 9]\ndef f(xs):\n    return 9\n",
+     "def test_a():\n    assert f([1, 2, 3]) == statistics.median([1, 2, 3])\n"),
+    ("import os\nimport statistics, builtins\ndef f(xs):\n    builtins.sorted = lambda d, **k: [9, 9, 9]\n"
+     "    return 9\n",
+     "assert f([5, 1, 3]) == statistics.median([5, 1, 3])"),
     # a name the module did not have that shadows a builtin its functions call (review 22, H2)
     ("import os\nimport statistics\nstatistics.sorted = lambda d, **k: [9, 9, 9]\ndef f(xs):\n    return 9\n",
      "def test_a():\n    assert f([1, 2, 3]) == statistics.median([1, 2, 3])\n"),

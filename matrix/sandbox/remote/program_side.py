@@ -169,6 +169,7 @@ def _read_the_tests_input(server) -> None:
         return server.request("stdin", "input", str(prompt[0]) if prompt else None, False)
 
     builtins.input = test_input
+    _HARNESS_BUILTINS["input"] = test_input
     sys.stdin = _TestStdin(server, own=sys.stdin)
 
 
@@ -267,6 +268,10 @@ def _log_through_test(server) -> None:
         return module
 
     _b.__import__ = watching_import
+    _HARNESS_BUILTINS["__import__"] = watching_import
+
+
+_HARNESS_BUILTINS: dict = {}  # builtins this process's harness replaced (the stdin stand-in's input)
 
 
 class _Server(_Peer):
@@ -287,6 +292,7 @@ class _Server(_Peer):
         self.log_on = False  # (the test asked for the program's log records: :func:`_log_through_test`)
         self.test_set: set[tuple[int, str]] = set()  # (module or class, attribute) the test set or deleted
         self.given: set = set()  # the standard modules of this process the test reads (_check_given)
+        self.builtins_set: set[str] = set()  # builtins the test replaced here (op "builtins")
         self.setup_bound: dict = {}  # what the task's setup bound: the test reads it as bound (run_setup)
         self.setup_kept: list = []  # the setup's namespace and builtins as it left them (_check_given)
 
@@ -321,6 +327,14 @@ class _Server(_Peer):
         from .. import harness
 
         G = harness._G
+        if self.given:  # (the builtins their functions call: `builtins.sorted = ...` in this process)
+            now = vars(builtins)
+            for k, x in G["genuine"].items():
+                v = now.get(k, _MISSING)
+                if v is not x and v is not _HARNESS_BUILTINS.get(k, x) and k != "math" and k not in self.builtins_set:
+                    why = f"the program changed builtins.{k}"
+                    _Peer.send(self, ["o", "changed", why])  # (an error, caught or not)
+                    raise RemoteError(why)
         for module in self.given:
             changed = _module_change(G, module, self.test_set)
             if changed is not None:
@@ -521,6 +535,7 @@ class _Server(_Peer):
             genuine = harness._G["genuine"]
             for name, v in (obj.items() if type(obj) is dict else ()):
                 if type(name) is str and name in FORWARDED_BUILTINS:
+                    self.builtins_set.add(name)
                     setattr(builtins, name, genuine[name] if v is None else v)
             return None, None
         if op == "logging":  # the test may read what the program logs (:func:`_log_through_test`)
