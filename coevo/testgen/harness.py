@@ -321,6 +321,11 @@ def _cv_load(fresh=False):
     _cv_sys.modules[name] = mod
     if "." in name:
         setattr(_cv_sys.modules[name.rpartition(".")[0]], name.rpartition(".")[2], mod)
+    # the interpreter's builtins, as an import gives a module (exec would hand it this harness's
+    # globals' builtins: the sandbox runs a task's setup over a copy of them, where the harness's
+    # own wrappers, open(0) and the environment's reads, are not)
+    import builtins
+    mod.__dict__["__builtins__"] = builtins
     exec(_cv_code(), mod.__dict__)
     if v.get("patch"):
         exec(compile(v["patch"], "<implementation>", "exec", dont_inherit=True), mod.__dict__)
