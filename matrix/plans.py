@@ -524,8 +524,11 @@ def _run_definitions(module: ast.Module, src: str) -> tuple[str, str] | None:
             elif any("skip" in d for d in decorators):
                 left_out.append(f"{stmt.name} (skipped)")
             elif _required_args(stmt):
+                why = ("hypothesis @given with a strategy coevo cannot draw values from"
+                       if any(d.rpartition(".")[2] == "given" for d in decorators)
+                       else "pytest fixtures or parameters")
                 left_out.append(f"{stmt.name}({', '.join(_required_args(stmt))}): takes arguments coevo "
-                                "cannot provide (pytest fixtures or parameters)")
+                                f"cannot provide ({why})")
             else:
                 functions.append(stmt.name)
         elif isinstance(stmt, ast.ClassDef):
@@ -545,7 +548,12 @@ def _run_definitions(module: ast.Module, src: str) -> tuple[str, str] | None:
             elif stmt.name.startswith("Test") and not [b for b in bases if b != "object"]:
                 methods = [m.name for m in stmt.body if _is_test_method(m) and isinstance(m, ast.FunctionDef)
                            and len(_required_args(m)) == 1]
-                if any(isinstance(m, ast.FunctionDef) and m.name == "__init__" for m in stmt.body) or not methods:
+                if any(isinstance(m, ast.FunctionDef) and m.name == "__init__" for m in stmt.body):
+                    continue
+                if not methods:  # (its test methods all take fixtures: named, as a function's are)
+                    left_out.extend(f"{stmt.name}.{m.name}({', '.join(_required_args(m)[1:])}): takes arguments "
+                                    "coevo cannot provide (pytest fixtures or parameters)"
+                                    for m in stmt.body if _is_test_method(m) and isinstance(m, ast.FunctionDef))
                     continue
                 if stmt.name in used:
                     runs_itself = True

@@ -92,6 +92,21 @@ def test_fixtures_are_left_out_and_named_when_nothing_runs(ex):
     assert [s for s, _ in row(ex, mixed, (RIGHT, WRONG))] == ["pass", "fail"]
 
 
+def test_a_test_class_whose_methods_all_need_fixtures_is_a_bad_test_naming_them(ex):
+    """Rows run as written (``--raw-code``): a pytest ``Test*`` class whose test methods all take
+    arguments was skipped silently, so the row checked nothing and passed every program (a
+    top-level function was already named); a hypothesis ``@given`` test coevo could not draw for
+    is named as such."""
+    test = "class TestAdd:\n    def test_a(self, numbers):\n        assert f(*numbers) == 3\n"
+    plan = plan_test(Test.assertion(test))
+    assert plan.mode == "bad" and "TestAdd.test_a" in plan.error and "numbers" in plan.error, plan.error
+    assert [s for s, _ in row(ex, test, (RIGHT, WRONG))] == ["bad_test", "bad_test"]
+    given = ("from hypothesis import given, strategies as st\n\n@given(st.builds(int))\n"
+             "def test_g(x):\n    assert f(x) == 2 * x\n")
+    plan = plan_test(Test.assertion(given))
+    assert plan.mode == "bad" and "hypothesis" in plan.error and "test_g" in plan.error, plan.error
+
+
 def test_a_testcase_without_test_methods_is_a_bad_test(ex):
     test = "import unittest\n\nclass T(unittest.TestCase):\n    def helper(self):\n        assert f(1) == 2\n"
     assert plan_test(Test.assertion(test)).mode == "bad"
