@@ -317,7 +317,15 @@ def test_a_signal_stops_gen_tests_at_once_with_nothing_written_and_no_process_le
     with the CLI's exit status (130, 143), one line on stderr and no traceback, no file in --out
     and none of its sandbox processes (pytest's included) left running."""
     if phase == "verifying":
-        rc, took, err, left = _stop(tmp_path, sig, lambda pid, t: _verifying(pid))
+        for attempt in range(3):
+            run = tmp_path / f"try{attempt}"
+            run.mkdir()
+            rc, took, err, left = _stop(run, sig, lambda pid, t: _verifying(pid))
+            # (on a loaded machine the poll can see the last verification's pytest process as the
+            # command ends: a signal after its work is done finds nothing to stop, exit 0; try again)
+            if rc != 0:
+                break
+        tmp_path = run
     else:
         rc, took, err, left = _stop(tmp_path, sig, lambda pid, t: t > 3 and len(_children(pid)) >= 2)
     assert rc == status, (rc, err)
