@@ -210,10 +210,10 @@ def resolve_task_id(raw: Any, known: Iterable[str] | None) -> str:
     raise ValueError(f"unknown task_id {raw!r} (not in the tasks file)")
 
 
-def _check_known(obj, known: set[str] | None, file, lineno, seen: dict | None = None) -> str:
+def _check_known(obj, known: set[str] | None, file, lineno, seen: dict | None = None, dot: str = "") -> str:
     """The row's task id (:func:`resolve_task_id`); ``seen`` caches the ids already resolved."""
     if "task_id" not in obj:
-        raise InputError("missing", file=file, line=lineno, field="task_id")
+        raise InputError("missing", file=file, line=lineno, field=dot + "task_id")
     raw = obj["task_id"]
     key = (type(raw), raw) if isinstance(raw, (str, int)) else None
     if seen is not None and key in seen:
@@ -221,7 +221,7 @@ def _check_known(obj, known: set[str] | None, file, lineno, seen: dict | None = 
     try:
         tid = resolve_task_id(raw, known)
     except (TypeError, ValueError) as exc:
-        raise InputError(str(exc), file=file, line=lineno, field="task_id") from None
+        raise InputError(str(exc), file=file, line=lineno, field=dot + "task_id") from None
     if seen is not None and key is not None:
         seen[key] = tid
     return tid
@@ -250,7 +250,8 @@ _NO_PROGRAM = ("missing (a codes row needs 'code', or evalplus's 'solution' (the
 # fields other tools keep sampled answers in, one string or a list of them (MultiPL-E's "completions":
 # completions as "completion"), read where a row has none of PROGRAM_FIELDS
 ANSWER_FIELDS = ("completions", "response", "responses", "generation", "generations", "output", "outputs",
-                 "answer", "answers", "prediction", "predictions", "model_output", "samples", "raw_generation")
+                 "answer", "answers", "prediction", "predictions", "model_output", "samples", "raw_generation",
+                 "generated_code")  # (CURE's outputs file: the code it took out of each answer)
 CHAT_FIELDS = ("messages", "conversations", "conversation")  # a conversation: its last assistant turn
 _ASSISTANT = frozenset({"assistant", "gpt", "model", "bot", "chatbot"})
 
@@ -303,6 +304,12 @@ def _code_records(path: Path) -> Iterator[tuple[int | None, str, Any]]:
     if path.is_dir():
         yield from _samples_dir(path)
         return
+    yield from _json_records(path)
+
+
+def _json_records(path: Path) -> Iterator[tuple[int | None, str, Any]]:
+    """``(line, field prefix, item)`` of a JSON Lines file or of a file that is one JSON array (see
+    :func:`_code_records`)."""
     with read_errors(path), open_text(path) as fh:
         is_array = fh.read(4096).lstrip().startswith("[")
         if is_array:
@@ -375,6 +382,8 @@ def _batch_programs(item: dict, dot: str, where: dict) -> list[str]:
     choices = body.get("choices") if isinstance(body, dict) else None
     if choices is None and resp.get("status_code", 200) != 200:
         return [""]
+    if choices is None and isinstance(body, dict) and "output" in body:  # the /v1/responses endpoint
+        return [_responses_text(body["output"], dot + "response.body.output", where)]
     if not isinstance(choices, list):
         raise InputError("missing (a Batch API output row holds the answers in response.body.choices)",
                          field=dot + "response.body.choices", **where)
@@ -394,6 +403,98 @@ def _batch_programs(item: dict, dot: str, where: dict) -> list[str]:
     return out
 
 
+def _responses_text(output: Any, field: str, where: dict) -> str:
+    """The answer of a Responses API body's ``output`` items: the ``output_text`` parts of its
+    ``message`` items, joined (reasoning items, refusals and tool calls are no answer: "" when
+    nothing else came, as for a response cut off while it reasoned)."""
+    if not isinstance(output, list):
+        raise InputError(f"must be a list of output items, got {type(output).__name__}", field=field, **where)
+    texts = []
+    for k, item in enumerate(output):
+        if not isinstance(item, dict):
+            raise InputError(f"must be an object, got {type(item).__name__}", field=f"{field}[{k}]", **where)
+        if item.get("type") != "message" or not isinstance(item.get("content"), list):
+            continue
+        for j, part in enumerate(item["content"]):
+            if isinstance(part, dict) and part.get("type") == "output_text":
+                text = part.get("text")
+                if not isinstance(text, str):
+                    raise InputError(f"must be a string, got {type(text).__name__}",
+                                     field=f"{field}[{k}].content[{j}].text", **where)
+                texts.append(text)
+    return "\n".join(texts)
+
+
+def _claude_result(result: Any, dot: str, where: dict) -> list[str]:
+    """The answer of one line of Claude's Message Batches results: a ``succeeded`` result's
+    message's ``text`` blocks, joined (its ``thinking`` blocks are reasoning, not the answer); a
+    request that ``errored``, was ``canceled`` or ``expired`` gave no program: one empty one, a
+    wrong sample as pass@k counts it."""
+    if not isinstance(result, dict):
+        raise InputError(f"must be an object, got {type(result).__name__}", field=dot + "result", **where)
+    if result.get("type") != "succeeded":
+        return [""]
+    msg = result.get("message")
+    content = msg.get("content") if isinstance(msg, dict) else None
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        raise InputError("missing (a succeeded result holds the answer in message.content)",
+                         field=dot + "result.message.content", **where)
+    texts = []
+    for k, block in enumerate(content):
+        if isinstance(block, dict) and block.get("type") == "text":
+            text = block.get("text")
+            if not isinstance(text, str):
+                raise InputError(f"must be a string, got {type(text).__name__}",
+                                 field=f"{dot}result.message.content[{k}].text", **where)
+            texts.append(text)
+    return ["".join(texts)]
+
+
+CODET_STOP = ("\nclass", "\ndef", "\n#", "\nif", "\nprint")  # CodeT's src/postprocess.py STOP_TOKEN
+NAMING_FIELDS = ("prompt", "question")  # a row without task_id: the text of the task it answers
+
+
+def codet_cut(sample: str) -> str:
+    """A sample as CodeT reads it: cut at the first of its stop words."""
+    for stop in CODET_STOP:
+        sample = sample.split(stop)[0]
+    return sample
+
+
+def _texts_index(tasks: Iterable[Task]) -> dict[str, list[str]]:
+    """``stripped statement -> ids`` of the tasks, in file order."""
+    index: dict[str, list[str]] = {}
+    for t in tasks:
+        if t.prompt.strip():
+            index.setdefault(t.prompt.strip(), []).append(t.task_id)
+    return index
+
+
+def task_by_text(item: dict, index: dict[str, list[str]], order: list[str], pos: int, dot: str,
+                 where: dict, text_of: Any = None) -> tuple[str, str] | None:
+    """``(task id, field)`` of a row without ``task_id`` that names its task by its text, as CodeT's
+    files (``prompt``: the prompt the model continued) and CURE's outputs file (``question``) do:
+    the task whose statement it is (where several tasks have it, the one at the row's position in
+    the file); None for a row without such a field. ``text_of`` maps the field's text to the
+    statement (CodeT's test-case prompts end in words of their own)."""
+    name = next((f for f in NAMING_FIELDS if isinstance(item.get(f), str)), None)
+    if name is None:
+        return None
+    text = item[name] if text_of is None else text_of(item[name])
+    hits = index.get(text.strip(), []) if isinstance(text, str) else []
+    if len(hits) > 1 and pos < len(order) and order[pos] in hits:
+        hits = [order[pos]]
+    if len(hits) == 1:
+        return hits[0], name
+    if hits:
+        raise InputError(f"{len(hits)} tasks of the tasks file have this {name} ({', '.join(map(repr, hits[:3]))}); "
+                         "give the row a task_id", field=dot + name, **where)
+    raise InputError(f"no task of the tasks file has this {name} (a row without task_id names its task by its "
+                     f"{name}, as CodeT's and CURE's files do; give the row a task_id)", field=dot + name, **where)
+
+
 def _other_rows(item: dict, dot: str, where: dict) -> tuple[str, Any, list[str]] | None:
     """``(id field, id, programs)`` of a row another tool wrote with several programs in it: a
     Batch API output row (``custom_id``, :func:`_batch_programs`) or LiveCodeBench's saved
@@ -403,6 +504,8 @@ def _other_rows(item: dict, dot: str, where: dict) -> tuple[str, Any, list[str]]
         return None
     if "custom_id" in item and ("response" in item or "error" in item):
         return "custom_id", item["custom_id"], _batch_programs(item, dot, where)
+    if "custom_id" in item and "result" in item:  # Claude's Message Batches results
+        return "custom_id", item["custom_id"], _claude_result(item["result"], dot, where)
     if "question_id" in item and "code_list" in item:
         codes = item["code_list"]
         if not isinstance(codes, list):
@@ -443,6 +546,7 @@ def read_codes(path: str | os.PathLike, tasks: Iterable[Task | str] | None,
     resolved: dict = {}
     out: dict[str, list[str]] = {}
     positional = None
+    text_index: dict[str, list[str]] | None = None
     for pos, (line, prefix, item) in enumerate(_code_records(p)):
         if prefix and positional is None:
             positional = isinstance(item, list)
@@ -484,7 +588,23 @@ def read_codes(path: str | os.PathLike, tasks: Iterable[Task | str] | None,
             out.setdefault(tid, []).extend(p.removeprefix("\ufeff") for p in progs)
             continue
         if "task_id" not in item:
-            raise InputError("missing", field=dot + "task_id", **where)
+            named = None
+            if prompts:
+                if text_index is None:
+                    text_index = _texts_index(t for t in given if isinstance(t, Task))
+                named = task_by_text(item, text_index, order, pos, dot, where)
+            if named is None:
+                raise InputError("missing", field=dot + "task_id", **where)
+            tid, via = named
+            if via == "prompt" and "samples" in item and not any(f in item for f in PROGRAM_FIELDS):
+                # CodeT's generated solutions: the prompt + each sample cut at CodeT's stop words
+                for value in _strings(item["samples"], dot + "samples", where):
+                    cut = codet_cut(value.removeprefix("\ufeff"))
+                    if completions is not None:
+                        completions[(tid, len(out.get(tid, [])))] = cut
+                    out.setdefault(tid, []).append(item["prompt"] + cut)
+                continue
+            item = {**item, "task_id": tid}
         raw = item["task_id"]
         key = (type(raw), raw) if isinstance(raw, (str, int)) else None
         if key is not None and key in resolved:
@@ -528,7 +648,7 @@ def read_codes(path: str | os.PathLike, tasks: Iterable[Task | str] | None,
     return out
 
 
-def _row_tests(obj: dict[str, Any], file: str, line: int) -> list[Test]:
+def _row_tests(obj: dict[str, Any], file: str, line: int | None, dot: str = "") -> list[Test]:
     """The tests of one tests-file row: one test object, or a task's tests kept together in a list
     (under ``test``, as the tasks contract's ``tests``, or MBPP's ``test_list``), each item an
     assert test's text or a test object, in order."""
@@ -536,32 +656,107 @@ def _row_tests(obj: dict[str, Any], file: str, line: int) -> list[Test]:
     if name is None and not any(k in obj for k in ("test", "input", "output", "call", "expected")):
         name = next((k for k in ("tests", "test_list") if k in obj), None)
     if name is None:
-        return [Test.from_json(obj, file=file, line=line)]
+        return [Test.from_json(obj, file=file, line=line, prefix=dot)]
     items = obj[name]
     if not isinstance(items, list):
-        raise InputError(f"must be a list of tests, got {type(items).__name__}", file=file, line=line, field=name)
+        raise InputError(f"must be a list of tests, got {type(items).__name__}", file=file, line=line,
+                         field=dot + name)
     out = []
     for k, item in enumerate(items):
         if isinstance(item, str):
             out.append(Test.assertion(item))
         elif isinstance(item, dict):
-            out.append(Test.from_json(item, file=file, line=line, prefix=f"{name}[{k}]."))
+            out.append(Test.from_json(item, file=file, line=line, prefix=f"{dot}{name}[{k}]."))
         else:
             raise InputError(f"must be a string or a test object, got {type(item).__name__}", file=file, line=line,
-                             field=f"{name}[{k}]")
+                             field=f"{dot}{name}[{k}]")
     return out
 
 
-def load_tests(path: str | os.PathLike, known_ids: Iterable[str] | None = None, *,
+_CODET_TEST_PROMPT = re.compile(r"[ \t]*pass[ \t]*\n\s*#[ \t]*check the correctness of[ \t]+[\w.]+[ \t]*\n"
+                                r"[ \t]*assert[ \t]*$")
+
+
+def codet_statement(prompt: str) -> str:
+    """The task's prompt inside a CodeT test-case prompt (the prompt + ``    pass`` + ``# check the
+    correctness of f`` + ``assert ``); the text itself where it is not one."""
+    m = _CODET_TEST_PROMPT.search(prompt)
+    return prompt[:m.start()] if m else prompt
+
+
+def codet_tests(sample: str, entry_point: str) -> list[str]:
+    """The tests CodeT reads in one test-case sample (src/postprocess.py, test_case_extract): the
+    sample after ``assert `` split at each ``assert ``, the parts naming the entry point, each cut
+    at CodeT's stop words, kept where it compiles inside a ``try`` block."""
+    out = []
+    for part in f"assert {sample}".split("assert "):
+        if not part.strip() or entry_point.strip() not in part:
+            continue
+        case = codet_cut(f"assert {part}".strip()).strip()
+        if "assert" not in case:
+            continue
+        body = case.replace("\n", "\n    ")
+        try:
+            compile(f"try:\n    {body}\nexcept:\n    pass\n", "", "exec")
+        except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
+            continue
+        out.append(case)
+    return out
+
+
+def _named_row_tests(obj: dict[str, Any], via: str, task: Task, file: str, line: int | None,
+                     dot: str) -> list[Test] | None:
+    """The tests of a row that named its task by its text (:func:`task_by_text`): CodeT's test-case
+    samples (``prompt``, ``samples``: :func:`codet_tests`) or the unit tests CURE's model wrote
+    (``question``, ``case_input`` / ``case_output``, stdio; a pair CURE could not read from the
+    answer, both texts empty, is no test); None for a row holding tests as any row does."""
+    where: dict[str, Any] = {"file": file, "line": line}
+    if via == "prompt" and "samples" in obj and task.entry_point:
+        return [Test.assertion(case) for sample in _strings(obj["samples"], dot + "samples", where)
+                for case in codet_tests(sample, task.entry_point)]
+    if "case_input" in obj and "test" not in obj and "input" not in obj:
+        ins = _strings(obj["case_input"], dot + "case_input", where)
+        outs = _strings(obj.get("case_output", []), dot + "case_output", where)
+        if len(ins) != len(outs):
+            raise InputError(f"has {len(outs)} outputs for {len(ins)} inputs in case_input", field=dot + "case_output",
+                             **where)
+        return [Test.stdio(i, o) for i, o in zip(ins, outs) if i or o]
+    return None
+
+
+def load_tests(path: str | os.PathLike, known_ids: Iterable[Task | str] | None = None, *,
                allow_empty: bool = False) -> dict[str, list[Test]]:
-    """Load a tests file: ``task_id -> [Test, ...]`` in file order (an empty file is an error
-    unless ``allow_empty``)."""
-    known = set(known_ids) if known_ids is not None else None
+    """Load a tests file (JSON Lines, or one JSON array of rows): ``task_id -> [Test, ...]`` in
+    file order (an empty file is an error unless ``allow_empty``). ``known_ids``: the tasks or
+    their ids (None: any id); given the tasks, a row without ``task_id`` may name its task by its
+    text, as CodeT's test-case file and CURE's outputs file do (:func:`task_by_text`)."""
+    given = list(known_ids) if known_ids is not None else None
+    known = {t.task_id if isinstance(t, Task) else t for t in given} if given is not None else None
+    by_id = {t.task_id: t for t in given or [] if isinstance(t, Task)}
+    order = [t.task_id if isinstance(t, Task) else t for t in given or []]
+    index: dict[str, list[str]] | None = None
+    file = str(path)
     out: dict[str, list[Test]] = {}
     seen: dict = {}
-    for lineno, obj in read_jsonl(path):
-        tid = _check_known(obj, known, str(path), lineno, seen)
-        out.setdefault(tid, []).extend(_row_tests(obj, str(path), lineno))
+    p = Path(path)
+    if not p.exists():
+        raise InputError("no such file", file=file)
+    for pos, (lineno, prefix, obj) in enumerate(_json_records(p)):
+        dot = prefix + "." if prefix else ""
+        if not isinstance(obj, dict):
+            raise InputError(f"must be an object, got {type(obj).__name__}", file=file, line=lineno, field=prefix)
+        if "task_id" not in obj and by_id:
+            if index is None:
+                index = _texts_index(by_id.values())
+            named = task_by_text(obj, index, order, pos, dot, {"file": file, "line": lineno},
+                                 text_of=codet_statement)
+            if named is not None:
+                tid, via = named
+                got = _named_row_tests(obj, via, by_id[tid], file, lineno, dot)
+                out.setdefault(tid, []).extend(got if got is not None else _row_tests(obj, file, lineno, dot))
+                continue
+        tid = _check_known(obj, known, file, lineno, seen, dot)
+        out.setdefault(tid, []).extend(_row_tests(obj, file, lineno, dot))
     if not out and not allow_empty:
         raise InputError("no tests in file", file=str(path))
     return out

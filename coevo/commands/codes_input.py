@@ -796,7 +796,7 @@ def load_candidate_tests(path, tasks, raw: bool = False, allow_empty: bool = Fal
     :func:`readable_test` (``raw``: every field as written)."""
     from matrix.tasks import Test, load_tests
 
-    tests = load_tests(path, [t.task_id for t in tasks], allow_empty=allow_empty)
+    tests = load_tests(path, list(tasks), allow_empty=allow_empty)
     if raw:
         return tests, 0
     by_id = {t.task_id: t for t in tasks}

