@@ -128,6 +128,24 @@ def freeze_requests():
     return reqs, probes, list(seen.values())
 
 
+def shared_imports() -> None:
+    """What both zygotes of a pair load before any program exists: the standard modules programs
+    and the harness use (:data:`.purity.PRELOAD`, :data:`HARNESS_IMPORTS`, :data:`PROGRAM_IMPORTS`)
+    and the sandbox's own package for generic tests (``remote``). That package was the plain
+    zygote's alone, but a runner's row with a task's setup reads it too (the setup's check of the
+    standard modules it names), and each such row's process loaded it again, seven modules (issue
+    23). Loaded before the freeze, whatever standard module it pulls in is frozen with the rest,
+    and before :func:`.harness.prepare`, its objects are among those the store guard keeps."""
+    from .purity import PRELOAD
+
+    for name in PRELOAD + HARNESS_IMPORTS + PROGRAM_IMPORTS:
+        try:
+            __import__(name)
+        except Exception:
+            pass
+    from . import remote  # noqa: F401
+
+
 def main(config: dict) -> None:
     """Run as the zygote: ``config`` comes from the worker (limits, preload list, detail)."""
     import gc
@@ -137,14 +155,9 @@ def main(config: dict) -> None:
     import socket
 
     from . import harness
-    from .purity import PRELOAD
 
     ctl = socket.socket(fileno=0)
-    for name in PRELOAD + HARNESS_IMPORTS + PROGRAM_IMPORTS:
-        try:
-            __import__(name)
-        except Exception:
-            pass
+    shared_imports()
     for p in config.get("import_paths", ()):
         if p not in sys.path:
             sys.path.insert(0, p)
@@ -156,8 +169,6 @@ def main(config: dict) -> None:
         ctl.send(marshal.dumps(("freeze", reqs, probes)))
         reply = marshal.loads(ctl.recv(1 << 16))
         frozen = bool(reply[1]) and all(c.__flags__ & _IMMUTABLE for c in classes)
-    else:  # the plain zygote serves generic tests too: their module is loaded once, here
-        from . import remote  # noqa: F401
     harness.prepare()
     harness._G["frozen"] = frozen
     install_audit_hook(bool(config.get("allow_ctypes")))
