@@ -1393,7 +1393,93 @@ def _json_values(text: str, limit: int = 2000):
         pos = end
 
 
+# a label line over a stdin or stdout block: "Input:", "**Test Input:**", "### Test 1 Input", "- Expected Output:"
+# (bounded repeats only, and the rest of the line read without a regex: runs of blanks split between
+# several `[ \t]*` made a line of 200 blanks after "Input" take minutes)
+_IO_LABEL = re.compile(r"[ \t>*#+-]{0,12}(?:\d{1,3}[.)][ \t]{0,4})?(?:\*\*|__)?[ \t]{0,4}"
+                       r"(?:(?:test|sample|example)[ \t]{0,4}(?:case[ \t]{0,4})?#?\d{0,3}[ \t]{0,4})?"
+                       r"(?:(?:expected|correct)[ \t]{1,4})?(input|output)(?![a-z])", re.I)
+
+
+def _io_label(line: str) -> tuple[str, str] | None:
+    """``(kind, rest)`` of a label line (``rest``: "" or the fence text after the label), else None."""
+    m = _IO_LABEL.match(line)
+    if m is None:
+        return None
+    tail = line[m.end():].strip()
+    if tail.startswith("#"):  # "Input #1"
+        tail = tail[1:]
+    tail = tail.lstrip("0123456789").strip(" \t:*_")
+    if tail and not tail.startswith("```"):
+        return None
+    return m.group(1).lower(), tail
+
+
+_CURE_LABEL = re.compile(r"\*\*Test Input:\*\*")
+
+
+def _labelled_stdio(text: str) -> list[tuple[str, str]]:
+    """Stdio tests written as labelled blocks: an ``Input`` label line (``Input:``, ``**Test
+    Input:**``, ``- Input:``, ``Sample Input 1``) over a fenced block, then an ``Output`` label
+    (``Expected Output:``...) over another; each such pair in order, duplicates once. An answer in
+    CURE's format (``**Test Input:**`` / ``**Test Output:**``) gives its last pair, as CURE reads it
+    (the pairs before are its drafts). A value must be fenced (or inline ```like this```): a label
+    followed by plain lines is a statement's sample block (:mod:`matrix.statement_examples`)."""
+    lines = text.splitlines()
+    found: list[tuple[str, str]] = []  # (kind, value)
+    i = 0
+    while i < len(lines):
+        label = _io_label(lines[i]) if len(lines[i]) < 200 else None
+        if label is None:
+            i += 1
+            continue
+        kind, rest = label
+        if rest.count("```") >= 2:  # inline: ```3 1 2 3```
+            found.append((kind, rest.strip("`").strip()))
+            i += 1
+            continue
+        j = i + 1
+        if rest:  # the fence opens on the label's line
+            j = i
+        else:
+            while j < len(lines) and not lines[j].strip():
+                j += 1
+            if j >= len(lines) or not lines[j].lstrip().startswith("```"):
+                i += 1
+                continue
+        body = []
+        k = j + 1
+        while k < len(lines) and not lines[k].lstrip().startswith("```"):
+            body.append(lines[k].rstrip())
+            k += 1
+        if k >= len(lines):  # never closed: no value
+            break
+        while body and not body[-1]:
+            body.pop()
+        while body and not body[0]:
+            body.pop(0)
+        found.append((kind, "\n".join(body)))
+        i = k + 1
+    pairs: list[tuple[str, str]] = []
+    seen: set[tuple[str, str]] = set()
+    for (k1, v1), (k2, v2) in zip(found, found[1:]):
+        pair = (v1 + "\n" if v1 else "", v2 + "\n")
+        if k1 == "input" and k2 == "output" and v2 and pair not in seen:
+            seen.add(pair)
+            pairs.append(pair)
+    if pairs and _CURE_LABEL.search(text):
+        return pairs[-1:]
+    return pairs
+
+
 def _stdio_tests(text: str) -> tuple[list[tuple[str, str]], int]:
+    pairs, dropped = _json_stdio_tests(text)
+    if not pairs and not dropped:
+        pairs = _labelled_stdio(text)
+    return pairs, dropped
+
+
+def _json_stdio_tests(text: str) -> tuple[list[tuple[str, str]], int]:
     blocks = [b for b in fenced_blocks(text) if b.lang in JSON_LANGS]
     chunks = [b.body for b in blocks] if blocks else [text]
     pairs, seen, dropped = [], set(), 0

@@ -166,3 +166,46 @@ def test_claude_batch_results_and_openai_responses_batch_output_are_codes_files(
                      "--out", str(out), "--workers", "2", "-q"]) == 0, name
         got = _statuses(out)["HumanEval/0"]
         assert [s[0] for s in got] == [w[0] for w in want] and got[0] == want[0] and got[-1] == want[-1], (name, got)
+
+
+SUM = {"task_id": "t/sum", "prompt": "Read n, then n integers on one line; print their sum.", "kind": "stdio"}
+SUM_RIGHT = "n = int(input())\nprint(sum(map(int, input().split())))\n"
+SUM_WRONG = "n = int(input())\nprint(max(map(int, input().split())))\n"
+
+STDIO_TESTER_ANSWERS = [
+    # CURE's format (its prompt asks for it; ReasonFlux-Coder writes it): the last pair is the test
+    "Let me design an input with a negative number.\n\nThe sum of 5 and -7 is -2.\n\n"
+    "**Test Input:**\n```\n2\n5 -7\n```\n\n**Test Output:**\n```\n-2\n```\n\n**Explanation:**\n\n5 + (-7) = -2.",
+    "**Test Input:**\n```plaintext\n3\n1 2 3\n```\n\n**Test Output:**\n```plaintext\n6\n```",
+    # a chat model's markdown: numbered tests, labels on their own lines, fenced blocks
+    "Here are some test cases:\n\n### Test 1\nInput:\n```\n3\n1 2 3\n```\nExpected Output:\n```\n6\n```\n\n"
+    "### Test 2\n**Input:**\n```\n2\n5 -7\n```\n**Expected Output:**\n```\n-2\n```\n",
+    "Test case 1:\n- Input:\n```text\n1\n42\n```\n- Output:\n```text\n42\n```\n\nTest case 2:\n- Input:\n```text\n"
+    "2\n-1 -2\n```\n- Output:\n```text\n-3\n```",
+]
+
+
+def test_stdio_tester_answers_with_labelled_input_and_output_blocks_are_stdio_tests(tmp_path):
+    """A stdio task's tests rows holding a Tester's answer as CURE's prompt asks for it (``**Test
+    Input:**`` / ``**Test Output:**`` with fenced blocks) or as chat models write test cases
+    (``Input:`` / ``Expected Output:`` headers over fenced blocks) were bad_test for every program
+    ("test does not compile"); each pair is now a stdio test (CURE's answer: its last pair, as CURE
+    reads it)."""
+    tasks = _rows(tmp_path / "tasks.jsonl", [SUM])
+    codes = _rows(tmp_path / "codes.jsonl", [{"task_id": "t/sum", "code": c} for c in (SUM_RIGHT, SUM_WRONG)])
+    tests = _rows(tmp_path / "tests.jsonl", [{"task_id": "t/sum", "test": t} for t in STDIO_TESTER_ANSWERS])
+    out = tmp_path / "m.jsonl"
+    assert main(["matrix", "--tasks", tasks, "--codes", codes, "--tests", tests, "--out", str(out),
+                 "--workers", "2", "-q"]) == 0
+    assert _statuses(out) == {"t/sum": [["pass"] * 6, ["fail", "fail", "fail", "fail", "pass", "fail"]]}
+
+
+def test_a_stdio_tester_sample_with_labelled_blocks_gives_its_tests():
+    from matrix.tasks import Task
+    from roles.parsing import parse_tests
+
+    task = Task(task_id="t/sum", prompt=SUM["prompt"], kind="stdio")
+    got = parse_tests(STDIO_TESTER_ANSWERS[2], task)
+    assert got.ok and [(t.input, t.output.strip()) for t in got.tests] == [("3\n1 2 3\n", "6"), ("2\n5 -7\n", "-2")]
+    got = parse_tests(STDIO_TESTER_ANSWERS[0], task)
+    assert [(t.input, t.output.strip()) for t in got.tests] == [("2\n5 -7\n", "-2")]
