@@ -209,3 +209,33 @@ def test_a_stdio_tester_sample_with_labelled_blocks_gives_its_tests():
     assert got.ok and [(t.input, t.output.strip()) for t in got.tests] == [("3\n1 2 3\n", "6"), ("2\n5 -7\n", "-2")]
     got = parse_tests(STDIO_TESTER_ANSWERS[0], task)
     assert [(t.input, t.output.strip()) for t in got.tests] == [("2\n5 -7\n", "-2")]
+
+
+SUBPROCESS_ROWS = [  # pytest tests a Tester writes for a script: the program run as a subprocess
+    "import subprocess\nimport sys\n\n\ndef run_solution(input_data):\n    result = subprocess.run(\n"
+    "        [sys.executable, 'solution.py'], input=input_data, capture_output=True, text=True, timeout=5\n    )\n"
+    "    return result.stdout.strip()\n\n\ndef test_sample():\n    assert run_solution('3\\n1 2 3\\n') == '6'\n\n\n"
+    "def test_negative():\n    assert run_solution('2\\n5 -7\\n') == '-2'\n",
+    "import subprocess\nimport pytest\n\n\ndef run(inp: str) -> str:\n"
+    "    p = subprocess.Popen(['python3', 'main.py'], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)\n"
+    "    out, _ = p.communicate(input=inp)\n    return out\n\n\n"
+    "@pytest.mark.parametrize('inp, expected', [\n    ('1\\n42\\n', '42\\n'),\n    ('4\\n1 1 1 1\\n', '4\\n'),\n])\n"
+    "def test_cases(inp, expected):\n    assert run(inp) == expected\n",
+    "Here are the tests:\n\n```python\nimport subprocess\n\n\ndef test_sum():\n"
+    "    out = subprocess.check_output(['python', 'solution.py'], input=b'2\\n-1 -2\\n')\n"
+    "    assert out.decode().strip() == '-3'\n```\n\nRun them with `pytest`.",
+]
+
+
+def test_tests_running_a_stdio_program_as_a_subprocess_are_stdio_tests(tmp_path):
+    """A stdio task's tests row written as pytest tests that run the script with subprocess (a
+    helper taking the input, parametrize, check_output inline) was an error for every program (the
+    program was loaded with no stdin: EOFError); each call with a literal input compared with a
+    literal output is now a stdio test."""
+    tasks = _rows(tmp_path / "tasks.jsonl", [SUM])
+    codes = _rows(tmp_path / "codes.jsonl", [{"task_id": "t/sum", "code": c} for c in (SUM_RIGHT, SUM_WRONG)])
+    tests = _rows(tmp_path / "tests.jsonl", [{"task_id": "t/sum", "test": t} for t in SUBPROCESS_ROWS])
+    out = tmp_path / "m.jsonl"
+    assert main(["matrix", "--tasks", tasks, "--codes", codes, "--tests", tests, "--out", str(out),
+                 "--workers", "2", "-q"]) == 0
+    assert _statuses(out) == {"t/sum": [["pass"] * 5, ["fail", "fail", "pass", "fail", "fail"]]}

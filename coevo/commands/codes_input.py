@@ -759,6 +759,136 @@ def readable_test(src: str, entry_point: str | None) -> str | None:
     return _script_checks(tree, src, entry_point) if tree is not None else None
 
 
+_RUNS = frozenset({"run", "check_output", "communicate", "call"})  # subprocess calls that take input=
+_OUTPUT_READS = frozenset({"strip", "rstrip", "decode", "stdout", "splitlines"})
+
+
+def _subprocess_call(node: ast.AST) -> ast.expr | None:
+    """The ``input=`` value of a call running the program (``subprocess.run`` / ``check_output`` /
+    ``Popen(...).communicate``), else None."""
+    if not isinstance(node, ast.Call):
+        return None
+    name = node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id if isinstance(
+        node.func, ast.Name) else None
+    if name not in _RUNS:
+        return None
+    return next((k.value for k in node.keywords if k.arg == "input"), None)
+
+
+def _peel(expr: ast.expr) -> ast.expr:
+    """``x`` of ``x.stdout.strip()``, ``x.decode()``, ``x.encode()`` (what is read of a run's output
+    or given as its input)."""
+    while True:
+        if isinstance(expr, ast.Call) and not expr.args and isinstance(expr.func, ast.Attribute) and \
+                expr.func.attr in _OUTPUT_READS | {"encode"}:
+            expr = expr.func.value
+        elif isinstance(expr, ast.Attribute) and expr.attr in _OUTPUT_READS:
+            expr = expr.value
+        else:
+            return expr
+
+
+def _text_literal(expr: ast.expr, env: dict[str, ast.expr]) -> str | None:
+    if isinstance(expr, ast.Name) and expr.id in env:
+        expr = env[expr.id]
+    expr = _peel(expr)
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, (str, bytes)):
+        value = expr.value
+        try:
+            return value.decode() if isinstance(value, bytes) else value
+        except UnicodeDecodeError:
+            return None
+    return None
+
+
+def _param_rows(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[dict[str, ast.expr]]:
+    """The argument sets of a test's ``@pytest.mark.parametrize`` of literal rows ([{}]: none)."""
+    rows: list[dict[str, ast.expr]] = [{}]
+    for dec in fn.decorator_list:
+        if not (isinstance(dec, ast.Call) and isinstance(dec.func, ast.Attribute) and dec.func.attr == "parametrize"
+                and len(dec.args) >= 2 and isinstance(dec.args[0], ast.Constant)
+                and isinstance(dec.args[0].value, str) and isinstance(dec.args[1], (ast.List, ast.Tuple))):
+            continue
+        names = [n.strip() for n in dec.args[0].value.split(",") if n.strip()]
+        new = []
+        for item in dec.args[1].elts:
+            values = item.elts if isinstance(item, ast.Tuple) and len(names) > 1 else [item]
+            if len(values) == len(names):
+                new.extend({**r, **dict(zip(names, values))} for r in rows)
+        rows = new
+    return rows
+
+
+def subprocess_cases(tree: ast.Module) -> list | None:
+    """The stdio tests of pytest tests that run the program with subprocess: a helper taking the
+    input (``def run(inp): return subprocess.run([...], input=inp, ...).stdout``) called with a
+    literal input and compared with a literal output (``assert run('3\\n1 2 3') == '6'``, also
+    under a ``parametrize`` of literal rows), or a run inline (``out = subprocess.check_output(...,
+    input=b'...')`` then ``assert out.decode().strip() == '...'``). None where the row runs no
+    program so, or a comparison naming such a run is not read (run as written)."""
+    from matrix.tasks import Test
+
+    helpers: set[str] = set()
+    for fn in tree.body:
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and not fn.name.startswith("test"):
+            params = {a.arg for a in fn.args.args}
+            for node in ast.walk(fn):
+                given = _subprocess_call(node)
+                if given is not None and isinstance(_peel(given), ast.Name) and _peel(given).id in params:
+                    helpers.add(fn.name)
+    found: list = []
+    unread = 0
+    top = ast.Module(body=[st for st in tree.body if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                          ast.ClassDef))], type_ignores=[])
+    scopes: list[tuple[ast.AST, list[dict[str, ast.expr]]]] = [(top, [{}])]
+    scopes += [(fn, _param_rows(fn)) for fn in ast.walk(tree) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+               and fn.name not in helpers]
+    for scope, rows in scopes:
+        for env in rows:
+            runs: dict[str, str] = {}  # a name bound to a run's output -> its input
+            for node in ast.walk(scope):
+                if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                    given = _subprocess_call(node.value)
+                    target = node.targets[0]
+                    if isinstance(target, ast.Tuple) and target.elts:
+                        target = target.elts[0]  # out, err = p.communicate(input=...)
+                    if given is not None and isinstance(target, ast.Name):
+                        inp = _text_literal(given, env)
+                        if inp is not None:
+                            runs[target.id] = inp
+                if not (isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare)):
+                    continue
+                test = node.test
+                sides = [test.left, *test.comparators]
+                if not any(isinstance(_peel(x), ast.Call) and _peel(x).func.__class__ is ast.Name
+                           and getattr(_peel(x).func, "id", None) in helpers or
+                           isinstance(_peel(x), ast.Name) and _peel(x).id in runs for x in sides):
+                    continue
+                case = None
+                if len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq):
+                    for run_side, want_side in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+                        got, want = _peel(run_side), _text_literal(want_side, env)
+                        if want is None:
+                            continue
+                        if isinstance(got, ast.Call) and isinstance(got.func, ast.Name) and got.func.id in helpers \
+                                and len(got.args) == 1:
+                            inp = _text_literal(got.args[0], env)
+                        elif isinstance(got, ast.Name) and got.id in runs:
+                            inp = runs[got.id]
+                        else:
+                            continue
+                        if inp is not None:
+                            case = (inp if inp.endswith("\n") or not inp else inp + "\n", want)
+                            break
+                if case is None:
+                    unread += 1
+                elif case not in found:
+                    found.append(case)
+    if not found or unread:
+        return None
+    return [Test.stdio(i, o) for i, o in found]
+
+
 def stdio_cases(src: str) -> list | None:
     """The stdio tests a stdio task's tests row gives in a ``test`` field that is no Python test (a
     Tester's answer): JSON cases with an input and an output (``[{"input": "3\\n1 2 3", "output":
@@ -775,9 +905,20 @@ def stdio_cases(src: str) -> list | None:
         tree = None
     if tree is not None and not (len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr)
                                  and isinstance(tree.body[0].value, (ast.List, ast.Dict, ast.Tuple))):
-        return None  # Python that does something: run as written
+        return subprocess_cases(tree)  # Python that does something: run as written, unless it runs the program
     from matrix.tasks import Test
 
+    if tree is None:  # a chat answer: the pytest tests in its fenced blocks may run the program
+        from roles.parsing import PY_LANGS, fenced_blocks
+
+        for block in fenced_blocks(answer):
+            if block.lang in PY_LANGS and "input" in block.body:
+                try:
+                    got = subprocess_cases(ast.parse(block.body))
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    continue
+                if got:
+                    return got
     pairs, dropped = _stdio_tests(answer)
     if pairs and not dropped:
         return [Test.stdio(i if i.endswith("\n") or not i else i + "\n", o) for i, o in pairs]
