@@ -239,3 +239,47 @@ def test_tests_running_a_stdio_program_as_a_subprocess_are_stdio_tests(tmp_path)
     assert main(["matrix", "--tasks", tasks, "--codes", codes, "--tests", tests, "--out", str(out),
                  "--workers", "2", "-q"]) == 0
     assert _statuses(out) == {"t/sum": [["pass"] * 5, ["fail", "fail", "pass", "fail", "fail"]]}
+
+
+MOCK_ROWS = [  # unittest / pytest tests a Tester writes for a script's main(): stdin and stdout replaced
+    "import unittest\nfrom unittest.mock import patch\nfrom io import StringIO\nfrom solution import main\n\n\n"
+    "class TestSum(unittest.TestCase):\n    @patch('sys.stdout', new_callable=StringIO)\n"
+    "    @patch('builtins.input', side_effect=['3', '1 2 3'])\n    def test_sample(self, mock_input, mock_stdout):\n"
+    "        main()\n        self.assertEqual(mock_stdout.getvalue().strip(), '6')\n\n"
+    "    @patch('sys.stdout', new_callable=StringIO)\n    @patch('sys.stdin', StringIO('2\\n5 -7\\n'))\n"
+    "    def test_negative(self, mock_stdout):\n        main()\n"
+    "        self.assertEqual(mock_stdout.getvalue(), '-2\\n')\n\n\n"
+    "if __name__ == '__main__':\n    unittest.main()\n",
+    "import io\nimport sys\nfrom unittest import mock\n\nimport solution\n\n\ndef test_one_number():\n"
+    "    with mock.patch('sys.stdin', io.StringIO('1\\n42\\n')), \\\n"
+    "            mock.patch('sys.stdout', new_callable=io.StringIO) as out:\n"
+    "        solution.main()\n    assert out.getvalue().strip() == '42'\n",
+]
+
+
+def test_tests_feeding_a_stdio_programs_main_through_mocks_are_stdio_tests(tmp_path):
+    """A stdio task's tests row that calls the script's main() with stdin and stdout patched
+    (``@patch('builtins.input', side_effect=[...])``, ``@patch('sys.stdin', StringIO(...))``,
+    ``mock.patch(...)`` in a with) was an error for every program (the program was loaded with no
+    stdin); each test's input and the literal its captured output is compared with are now a stdio
+    test."""
+    tasks = _rows(tmp_path / "tasks.jsonl", [SUM])
+    main_right = "def main():\n    n = int(input())\n    print(sum(map(int, input().split())))\n\n\n" \
+                 "if __name__ == '__main__':\n    main()\n"
+    codes = _rows(tmp_path / "codes.jsonl", [{"task_id": "t/sum", "code": c} for c in (main_right, SUM_WRONG)])
+    tests = _rows(tmp_path / "tests.jsonl", [{"task_id": "t/sum", "test": t} for t in MOCK_ROWS])
+    out = tmp_path / "m.jsonl"
+    assert main(["matrix", "--tasks", tasks, "--codes", codes, "--tests", tests, "--out", str(out),
+                 "--workers", "2", "-q"]) == 0
+    assert _statuses(out) == {"t/sum": [["pass"] * 3, ["fail", "fail", "pass"]]}
+
+
+def test_a_row_with_other_tests_beside_the_program_runs_stays_as_written():
+    """A test calling a function of the program directly beside the mock/subprocess tests: the row
+    is not read as stdio tests (that would drop it); it runs as written, as before."""
+    from coevo.commands.codes_input import stdio_cases
+
+    direct = "\n\ndef test_solve_direct():\n    assert solve([1, 2]) == 3\n"
+    for row in MOCK_ROWS + SUBPROCESS_ROWS[:2]:
+        assert stdio_cases(row), row
+        assert stdio_cases(row + direct) is None, row

@@ -843,7 +843,9 @@ def subprocess_cases(tree: ast.Module) -> list | None:
     scopes: list[tuple[ast.AST, list[dict[str, ast.expr]]]] = [(top, [{}])]
     scopes += [(fn, _param_rows(fn)) for fn in ast.walk(tree) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
                and fn.name not in helpers]
+    silent = 0  # test functions giving no case (checks of another kind: the row runs as written)
     for scope, rows in scopes:
+        before = len(found)
         for env in rows:
             runs: dict[str, str] = {}  # a name bound to a run's output -> its input
             for node in ast.walk(scope):
@@ -884,9 +886,93 @@ def subprocess_cases(tree: ast.Module) -> list | None:
                     unread += 1
                 elif case not in found:
                     found.append(case)
-    if not found or unread:
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) and scope.name.startswith("test") and \
+                len(found) == before:
+            silent += 1
+    if not found or unread or silent:
         return None
     return [Test.stdio(i, o) for i, o in found]
+
+
+def _patched_stdin(call: ast.expr, env: dict[str, ast.expr]) -> str | None:
+    """The stdin a ``patch('builtins.input', side_effect=[...] / return_value=...)`` or
+    ``patch('sys.stdin', StringIO('...'))`` (also ``new=``) gives; None for any other call."""
+    if not (isinstance(call, ast.Call) and call.args and isinstance(call.args[0], ast.Constant)):
+        return None
+    func = call.func.attr if isinstance(call.func, ast.Attribute) else getattr(call.func, "id", None)
+    if func != "patch":
+        return None
+    target = call.args[0].value
+    kw = {k.arg: k.value for k in call.keywords}
+    if target == "builtins.input":
+        lines = kw.get("side_effect")
+        if isinstance(lines, (ast.List, ast.Tuple)):
+            got = [_text_literal(x, env) for x in lines.elts]
+            return None if any(g is None for g in got) else "".join(f"{g}\n" for g in got)
+        one = _text_literal(kw["return_value"], env) if "return_value" in kw else None
+        return None if one is None else one + "\n"
+    if target == "sys.stdin":
+        new = call.args[1] if len(call.args) > 1 else kw.get("new")
+        if isinstance(new, ast.Call) and getattr(new.func, "attr", getattr(new.func, "id", None)) == "StringIO" \
+                and len(new.args) == 1:
+            text = _text_literal(new.args[0], env)
+            return None if text is None else text if text.endswith("\n") or not text else text + "\n"
+    return None
+
+
+def _captured(expr: ast.expr) -> bool:
+    """Whether ``expr`` reads a replaced stdout (``mock_stdout.getvalue()``, ``.strip()`` after)."""
+    while isinstance(expr, ast.Call) and not expr.args and isinstance(expr.func, ast.Attribute):
+        if expr.func.attr == "getvalue":
+            return True
+        expr = expr.func.value
+    return False
+
+
+def mock_io_cases(tree: ast.Module) -> list | None:
+    """The stdio tests of tests that call the program's main() with stdin and stdout patched: each
+    test function (a ``parametrize`` of literal rows: each row) with one stdin given by
+    :func:`_patched_stdin` (a decorator or a ``with``) and its replaced stdout's ``getvalue()``
+    compared with a literal (``assert`` or ``assertEqual``). None where no test does so, or one
+    patching stdin is not read so (run as written)."""
+    from matrix.tasks import Test
+
+    found: list = []
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for env in _param_rows(fn):
+            calls = [*fn.decorator_list, *(n for n in ast.walk(fn) if isinstance(n, ast.Call))]
+            stdins = {x for x in (_patched_stdin(c, env) for c in calls) if x is not None}
+            patching = any(isinstance(c, ast.Call) and c.args and isinstance(c.args[0], ast.Constant)
+                           and c.args[0].value in ("builtins.input", "sys.stdin") for c in calls)
+            if not patching:
+                if fn.name.startswith("test"):
+                    return None  # a test of another kind beside them: the row runs as written
+                continue
+            wants = []
+            for node in ast.walk(fn):
+                pair = None
+                if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare) and len(node.test.ops) == 1 \
+                        and isinstance(node.test.ops[0], ast.Eq):
+                    pair = (node.test.left, node.test.comparators[0])
+                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                        node.func.attr == "assertEqual" and len(node.args) >= 2:
+                    pair = (node.args[0], node.args[1])
+                if pair is None:
+                    continue
+                for got, want in (pair, pair[::-1]):
+                    text = _text_literal(want, env)
+                    if _captured(got) and text is not None:
+                        wants.append(text)
+                        break
+            if len(stdins) != 1 or not wants:
+                return None
+            stdin = stdins.pop()
+            for want in wants:
+                if (stdin, want) not in found:
+                    found.append((stdin, want))
+    return [Test.stdio(i, o) for i, o in found] if found else None
 
 
 def stdio_cases(src: str) -> list | None:
@@ -905,7 +991,8 @@ def stdio_cases(src: str) -> list | None:
         tree = None
     if tree is not None and not (len(tree.body) == 1 and isinstance(tree.body[0], ast.Expr)
                                  and isinstance(tree.body[0].value, (ast.List, ast.Dict, ast.Tuple))):
-        return subprocess_cases(tree)  # Python that does something: run as written, unless it runs the program
+        # Python that does something: run as written, unless it runs the program with its own stdin
+        return subprocess_cases(tree) or mock_io_cases(tree)
     from matrix.tasks import Test
 
     if tree is None:  # a chat answer: the pytest tests in its fenced blocks may run the program
@@ -914,9 +1001,10 @@ def stdio_cases(src: str) -> list | None:
         for block in fenced_blocks(answer):
             if block.lang in PY_LANGS and "input" in block.body:
                 try:
-                    got = subprocess_cases(ast.parse(block.body))
+                    parsed = ast.parse(block.body)
                 except (SyntaxError, ValueError, RecursionError, MemoryError):
                     continue
+                got = subprocess_cases(parsed) or mock_io_cases(parsed)
                 if got:
                     return got
     pairs, dropped = _stdio_tests(answer)
