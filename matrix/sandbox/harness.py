@@ -124,41 +124,85 @@ def _stdlib_classes(dicts: dict) -> dict:
     return out
 
 
-def stdlib_change(module, skip=frozenset(), _depth=0) -> str | None:
-    """What differs in ``module``, a standard module as the zygote loaded it, from then: one of its
-    attributes, an attribute of a class it holds (``collections.Counter.most_common``), or of a
-    standard module it holds (``os.path.join``, ``json.decoder``); ``"module.attr"``, or None
-    when nothing did (or ``module`` is not such a module). ``skip``: ``(id(object), name)`` pairs
-    set by the test or by the harness itself. A program that patches a module's class or inner
-    function (``statistics._sum``, ``re._compile``) would compute what the test computes with it
-    (red-team pass 20)."""
+def _behaviour(x) -> bool:
+    """Whether a module's or class's attribute is behaviour (a function, a class, a descriptor, a
+    module) rather than data (a table, a counter, a cache the standard library fills itself)."""
+    return callable(x) or isinstance(x, (classmethod, staticmethod, property, _G["modtype"])) \
+        or hasattr(type(x), "__get__")
+
+
+def replaced(was, now, in_class: bool = False) -> bool:
+    """The program's change of an attribute the zygote saw as ``was`` (``_MISSING``: none) now
+    holding ``now`` (review 22's rule): behaviour replaced, added or deleted, or data replaced by
+    data of another type (``json._default_decoder``); not data filled where there was None, nor
+    data of the same type (``time.tzname`` after ``strptime``, a counter), nor a submodule
+    imported. The rule of a generic test's and a setup's checks (:func:`module_change`)."""
+    if now is was:
+        return False
+    if was is _MISSING:
+        return _behaviour(now) and type(now) is not _G["modtype"]
+    if _behaviour(was) or _behaviour(now):
+        return True
+    if was is None:
+        return False
+    return now is _MISSING or type(now) is not type(was)
+
+
+def identical(was, now, in_class: bool = False) -> bool:
+    """Any attribute not the zygote's object, and any a class gained (a module's new names are
+    not: submodules imported since): whether a program's module is the standard module itself
+    (:func:`stdlib_change`)."""
+    return now is not was and (was is not _MISSING or in_class)
+
+
+def module_change(module, rule=replaced, skip=frozenset(), names=None, _depth=0) -> str | None:
+    """``"module.attr"`` / ``"module.Class.attr"`` of the first change by ``rule`` (:func:`replaced`,
+    :func:`identical`) in ``module``, a standard module as the zygote loaded it: its attributes,
+    the attributes of the classes it holds (``collections.Counter.most_common``) and of its own
+    standard submodules (``os.path.join``, ``json.decoder``); None when nothing changed (or
+    ``module`` is no such module). ``skip``: ``(id(object), name)`` pairs the test or the harness
+    set. ``names``: only those attributes, classes and submodules (what a setup's code reads).
+    The one walk of the standard modules (red-team pass 20, review 22)."""
     G = _G
     name = getattr(module, "__name__", None)
-    kept = G["stdlib_dicts"].get(name) if type(name) is str else None
+    dicts = G["stdlib_dicts"]
+    kept = dicts.get(name) if type(name) is str else None
     if kept is None or kept[0] is not module:
         return None
-    now = vars(module)
-    for k, x in kept[1].items():
-        v = now.get(k, _MISSING)
-        if v is not x and (id(module), k) not in skip:
+    now, was = vars(module), kept[1]
+    for k in (was if names is None else [n for n in names if n in was or n in now]):
+        if rule(was.get(k, _MISSING), now.get(k, _MISSING)) and (id(module), k) not in skip:
             return f"{name}.{k}"
-    for cls, was in G["stdlib_classes"].get(name, ()):
+    if names is None and len(now) != len(was):
+        for k, v in list(now.items()):
+            if k not in was and rule(_MISSING, v) and (id(module), k) not in skip:
+                return f"{name}.{k}"
+    for cls, cwas in G["stdlib_classes"].get(name, ()):
+        if names is not None and not any(now.get(n) is cls for n in names):
+            continue
         cnow = vars(cls)
-        for k, x in was.items():
-            if cnow.get(k, _MISSING) is not x and (id(cls), k) not in skip:
+        for k, x in cwas.items():
+            if rule(x, cnow.get(k, _MISSING), True) and (id(cls), k) not in skip:
                 return f"{name}.{cls.__name__}.{k}"
-        if len(cnow) != len(was):
-            for k in cnow:
-                if k not in was and k not in _LAZY_CLASS_ATTRS and (id(cls), k) not in skip:
+        if len(cnow) != len(cwas):
+            for k, v in list(cnow.items()):
+                if k not in cwas and k not in _LAZY_CLASS_ATTRS and rule(_MISSING, v, True) \
+                        and (id(cls), k) not in skip:
                     return f"{name}.{cls.__name__}.{k}"
     if _depth == 0:
-        dicts, modtype = G["stdlib_dicts"], G["modtype"]
-        for k, x in kept[1].items():  # (its own submodules: `os.path`, `json.decoder`, `re._parser`)
-            if type(x) is modtype and x is not module and f"{name}.{k}" in dicts:
-                why = stdlib_change(x, skip, 1)
+        modtype = G["modtype"]
+        for k, x in was.items():  # (its own submodules: `os.path`, `json.decoder`, `re._parser`)
+            if type(x) is modtype and x is not module and f"{name}.{k}" in dicts and (names is None or k in names):
+                why = module_change(x, rule, skip, None, 1)
                 if why is not None:
                     return why
     return None
+
+
+def stdlib_change(module, skip=frozenset()) -> str | None:
+    """What differs at all in ``module`` from the zygote's (:func:`module_change` by
+    :func:`identical`): a program's module that is the standard module itself."""
+    return module_change(module, identical, skip)
 
 
 def stdlib_accept(obj, name: str) -> None:
@@ -757,23 +801,73 @@ def run_setup(setup_co, ns, keep: list | None = None) -> dict:
                 own[k] = v
             continue
         m = kept.get(k)
-        own[k] = m[0] if m is not None and v is not m[0] and type(v) is not G["modtype"] else v
+        # (a standard module's name is the module as the zygote loaded it, whatever the program
+        # bound there: its own module object too, ``re = types.ModuleType('re')``; review 22 H5)
+        own[k] = m[0] if m is not None and v is not m[0] else v
     b = dict(genuine)
     b.pop("math", None)
+    b["__import__"] = _setup_import(genuine["__import__"])
     own["__builtins__"] = b
     before = dict(own)
     exec(setup_co, own)
+    live = _stored_globals(setup_co)
     bound = {}
     for k, v in own.items():
         if k != "__builtins__" and before.get(k, _MISSING) is not v:
-            ns[k] = bound[k] = v
+            ns[k] = v
+            if k not in live:
+                bound[k] = v
     names = _code_names(setup_co)
     changed = _setup_modules_changed(own, names)
     if changed is not None:  # (its helpers would compute with the program's patch: an error)
         raise RuntimeError(f"the program changed {changed}, which the task's setup reads")
     if keep is not None:  # (its namespace and builtins as it left them: :func:`setup_changed`)
-        keep.extend([(own, dict(own)), (b, dict(b)), (names, names)])
+        keep.extend([(own, {k: v for k, v in own.items() if k not in live}), (b, dict(b)), (names, names),
+                     (live, live)])
     return bound
+
+
+def _setup_import(real):
+    """The setup's ``__import__``: a standard module the zygote loaded is that module, whatever
+    the program put in ``sys.modules`` (``sys.modules['math'] = fake`` before the setup's own
+    ``import math``), and the names ``from math import isclose`` takes must be the module's as
+    loaded (a program's ``math.isclose = ...`` at load: an error). Review 22 H5."""
+    G = _G
+
+    def setup_import(name, globals=None, locals=None, fromlist=(), level=0):
+        kept = G["stdlib_dicts"]
+        if level == 0 and type(name) is str and name in kept and name.partition(".")[0] in kept:
+            mod = kept[name][0]
+            if fromlist and "*" in fromlist:
+                why = module_change(mod, replaced)
+                if why is not None:
+                    raise RuntimeError(f"the program changed {why}, which the task's setup reads")
+            if fromlist:
+                now = vars(mod)
+                for attr in fromlist:
+                    if type(attr) is str and replaced(kept[name][1].get(attr, _MISSING), now.get(attr, _MISSING)):
+                        raise RuntimeError(f"the program changed {name}.{attr}, which the task's setup reads")
+                return mod
+            return kept[name.partition(".")[0]][0]
+        return real(name, globals, locals, fromlist, level)
+
+    return setup_import
+
+
+def _stored_globals(co) -> frozenset:
+    """The names the functions ``co`` defines rebind as globals (``global calls; calls += 1``):
+    the setup's own state, which its helpers change (review 22 M3: a right program was an error,
+    "the program changed the task's setup", or a fail, ``calls`` read as the setup bound it)."""
+    import dis
+
+    out, stack, code_type = set(), [x for x in co.co_consts if _G["type"](x) is _G["type"](co)], _G["type"](co)
+    while stack:
+        c = stack.pop()
+        for ins in dis.get_instructions(c):
+            if ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL"):
+                out.add(ins.argval)
+        stack.extend(x for x in c.co_consts if _G["type"](x) is code_type)
+    return frozenset(out)
 
 
 def _code_names(co) -> frozenset:
@@ -788,36 +882,16 @@ def _code_names(co) -> frozenset:
 
 def _setup_modules_changed(own: dict, names: frozenset) -> str | None:
     """A standard module the setup's namespace holds (its own imports, the program's) under a name
-    the setup's code reads, whose attribute the setup's code names is not what the zygote loaded
-    (``re.sub`` patched by the program; for a class, its functions and descriptors): what changed,
-    or None. Only those: the standard library fills some of its own globals on first use
-    (``base64``'s tables), which are no change of the program's."""
-    from .remote.program_side import _MISSING as none  # (review 22's rule: behaviour, not data filled on use)
-    from .remote.program_side import _replaced
-
-    G = _G
-    modtype, dicts, classes = G["modtype"], G["stdlib_dicts"], G["stdlib_classes"]
+    the setup's code reads, whose attribute the setup's code names changed (:func:`module_change`
+    by :func:`replaced`, those names only: ``re.sub`` patched by the program): what changed, or
+    None. The standard library fills some of its own globals on first use (``base64``'s
+    tables), which are no change of the program's."""
+    modtype = _G["modtype"]
     for k, m in list(own.items()):
-        if type(m) is not modtype or k not in names:
-            continue
-        kept = dicts.get(getattr(m, "__name__", None))
-        if kept is None or kept[0] is not m:
-            continue
-        now = vars(m)
-        for attr in names:
-            was = kept[1].get(attr, none)
-            v = now.get(attr, none)
-            if _replaced(was, v):
-                return f"{m.__name__}.{attr}"
-            if isinstance(v, type):
-                for cls, cwas in classes.get(m.__name__, ()):
-                    if cls is v:
-                        cnow = vars(cls)
-                        for a, x in cwas.items():
-                            if (callable(x) or isinstance(x, (staticmethod, classmethod, property))) \
-                                    and cnow.get(a, _MISSING) is not x:
-                                return f"{m.__name__}.{cls.__name__}.{a}"
-                        break
+        if type(m) is modtype and k in names:
+            why = module_change(m, replaced, frozenset(), names)
+            if why is not None:
+                return why
     return None
 
 
@@ -825,8 +899,10 @@ def setup_changed(kept: list) -> bool:
     """Whether the setup's namespace or builtins (``kept`` by :func:`run_setup`) changed since:
     a program reaching them through a setup helper (``norm.__globals__['sorted'] = ...``), or a
     standard module the setup reads (``re.sub`` patched inside the program's call)."""
+    live = kept[3][0] if len(kept) > 3 else frozenset()
     for d, was in kept[:2]:
-        if len(d) != len(was) or any(d.get(k, _MISSING) is not v for k, v in was.items()):
+        if any(d.get(k, _MISSING) is not v for k, v in was.items()) \
+                or (len(d) != len(was) and any(k not in was and k not in live for k in d)):
             return True
     return len(kept) > 2 and _setup_modules_changed(kept[0][0], kept[2][0]) is not None
 
@@ -854,6 +930,75 @@ def _setup_values(exprs, ns, pinned, bound) -> dict:
     return out
 
 
+class _LivePins:
+    """A split hole's pinned names (read-only) where the setup's helpers rebind globals of their
+    own (``global calls; calls += 1``): those read from the setup's namespace as they are now."""
+
+    __slots__ = ("pins", "own", "live")
+
+    def __init__(self, pins, own, live):
+        self.pins, self.own, self.live = pins, own, live
+
+    def __getitem__(self, k):
+        if k in self.live:
+            return self.own[k]
+        return self.pins[k]
+
+    def __contains__(self, k):
+        return k in self.pins or (k in self.live and k in self.own)
+
+    def keys(self):
+        return list(self.pins) + [k for k in self.live if k in self.own]
+
+
+def _guarded(bound: dict, kept: list) -> dict:
+    """What the setup bound as a split test's holes read it: its helpers (functions it defined)
+    check, as each is called, that the program changed neither the setup's namespace and builtins
+    nor what they read of the standard modules (``math.isclose = ...`` inside the program's call,
+    before ``close(f(1), 3.14)`` calls ``close``: review 22 H5); a standard module it bound
+    (``import math as m``) reads its attributes only as the zygote loaded them."""
+    G = _G
+    out = {}
+    for k, v in bound.items():
+        if type(v) is G["modtype"] and G["stdlib_dicts"].get(getattr(v, "__name__", None), (None,))[0] is v:
+            out[k] = _SetupModule(v)
+        elif kept and type(v) is type(_guarded) and getattr(v, "__globals__", None) is kept[0][0]:
+            out[k] = _guard_helper(v, kept)
+        else:
+            out[k] = v
+    return out
+
+
+def _guard_helper(fn, kept):
+    def helper(*args, **kwargs):
+        if setup_changed(kept):
+            raise RuntimeError("the program changed the task's setup or a standard module it reads")
+        return fn(*args, **kwargs)
+
+    helper.__name__ = getattr(fn, "__name__", "helper")
+    helper.__qualname__ = getattr(fn, "__qualname__", "helper")
+    helper.__wrapped__ = fn
+    return helper
+
+
+class _SetupModule:
+    """A standard module the setup bound, as a split hole reads it: an attribute the program
+    changed (:func:`replaced`) is an error."""
+
+    __slots__ = ("_m",)
+
+    def __init__(self, m):
+        object.__setattr__(self, "_m", m)
+
+    def __getattr__(self, attr):
+        m = object.__getattribute__(self, "_m")
+        kept = _G["stdlib_dicts"][m.__name__]
+        if replaced(kept[1].get(attr, _MISSING), vars(m).get(attr, _MISSING)) \
+                or (isinstance(vars(m).get(attr), type) and module_change(m, replaced, frozenset(), (attr,))):
+            raise RuntimeError(f"the program changed {m.__name__}.{attr}, which the task's setup bound")
+        return getattr(m, attr)
+
+
 def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False):
     """Run one test in ``ns``: the program (unless ``skip_load``), the setup, the probe.
     Returns (frame kind, JSON-able body) of the claim; raises what the harness must see
@@ -875,23 +1020,28 @@ def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False):
             except G["SystemExit"] as exc:
                 if mode != "stdio" or exc.code not in (None, 0):
                     raise
+        setup_kept: list = []
         if kind != "stdio" and setup_co is not None:
             where = "setup"
-            bound = run_setup(setup_co, ns)
+            bound = run_setup(setup_co, ns, setup_kept)
         where = "test"
         if mode == "values":
             enc, add = G["encode"], encoded.append
             room_as_in_python(-1)  # (the test's expressions, as a script's exec runs them)
             pinned = probe[4]
             early = None
+            live = setup_kept[3][0] if len(setup_kept) > 3 else ()
             if bound:  # the setup's names too, as it bound them (red-team pass 20)
-                pinned = tuple(pinned) + tuple(bound.items())
+                pinned = tuple(pinned) + tuple(_guarded(bound, setup_kept).items())
                 early = _setup_values(probe[1], ns, pinned, bound)
             for i, e in enumerate(probe[1]):
                 # the builtins the test reads in its holes are the builtins: a read-only mapping of
                 # them, made for each hole and read before the program's namespace (Plan.pins)
                 if early and i in early:
                     add(early[i])
+                    continue
+                if live:  # (the setup's own state its helpers rebind: read as it is now)
+                    add(enc(eval(e, ns, _LivePins(dict(pinned), setup_kept[0][0], live)), True))
                     continue
                 add(enc(eval(e, ns, G["mapping_proxy"](dict(pinned))) if pinned else eval(e, ns), True))
             names = [name_status(ns, n) for n in probe[3]]

@@ -264,6 +264,38 @@ class _Raw:
 _NOT_BY_NAME = frozenset({"unittest", "doctest", "bdb", "pdb", "test", "idlelib", "builtins", "__main__"})
 
 
+# standard modules whose functions and classes compute from their arguments (and the module's own
+# state): where the test calls one of them without any object of the program's among its arguments,
+# it computes in its own process (:meth:`_Peer.call`); not the modules that read or change the
+# process (``os``, ``io``, ``contextlib``, ``logging``, ``asyncio``, ``time``: their calls are the
+# program's, as in one interpreter)
+OWN_COMPUTING = frozenset({
+    "math", "cmath", "json", "_json", "re", "copy", "statistics", "_statistics", "heapq", "_heapq", "bisect",
+    "_bisect", "collections", "_collections", "itertools", "functools", "_functools", "operator", "_operator",
+    "string", "_string", "textwrap", "difflib", "fractions", "decimal", "_decimal", "_pydecimal", "numbers",
+    "random", "_random", "datetime", "_datetime", "_pydatetime", "calendar", "base64", "binascii", "hashlib",
+    "_hashlib", "struct", "_struct", "unicodedata", "zlib", "html", "keyword", "colorsys", "fnmatch",
+})
+_OWN_INDEX: dict[int, tuple[object, str]] = {}  # the program side: id -> (object, "module:name")
+
+
+def _own_computing(obj) -> str | None:
+    """``"module:name"`` where ``obj`` is a function or class of a module of :data:`OWN_COMPUTING`
+    as the zygote loaded it, else None (by identity: nothing of ``obj`` is read)."""
+    if not _OWN_INDEX:
+        from .. import harness
+
+        for n, (_m, d) in harness._G.get("stdlib_dicts", {}).items():
+            if n.split(".")[0] not in OWN_COMPUTING:
+                continue
+            for k, v in d.items():
+                if type(k) is str and callable(v) and type(v) is not type(sys) and id(v) not in _OWN_INDEX:
+                    _OWN_INDEX[id(v)] = (v, f"{n}:{k}")
+        _OWN_INDEX.setdefault(0, (None, ""))  # (built once)
+    hit = _OWN_INDEX.get(id(obj))
+    return hit[1] if hit is not None and hit[0] is obj else None
+
+
 def _stdlib_name(cls) -> str | None:
     """``module:qualname`` of an exception class of the standard library (red-team pass 19: a
     program's ``json.JSONDecodeError`` reached the test as a stand-in that ``except
@@ -349,6 +381,8 @@ class _Peer:
         self.member_types: set[type] = set()
         self.program_classes = 0
         self.dataclasses_made = 0
+        # the test side: references to standard functions and classes the test computes with itself (:meth:`call`)
+        self.own_std: dict[int, tuple[str, str]] = {}
         self.encode = make_encoder(subclass_hook=self._plain_ref if side == "C" else self._flat)
         self.encode_flat = make_encoder(subclass_hook=_flat)
         self.buf = bytearray()
@@ -522,6 +556,9 @@ class _Peer:
             flags += self._dataclass_flags(obj)
         if callable(obj):
             flags.append("callable")
+            own = _own_computing(obj) if self.side == "C" else None
+            if own is not None:  # (a standard function or class as the zygote loaded it: :meth:`call`)
+                flags.append("own:" + own)
         b = _BUILTIN_NAMES.get(id(obj))
         if b is not None and getattr(builtins, b, None) is obj and (self.side == "T" or isinstance(obj, type)):
             flags.append("builtin:" + b)  # (``int``, ``len``: the other side's own; a program's types only)
@@ -644,6 +681,9 @@ class _Peer:
             exc = next((f[4:] for f in flags if f.startswith("exc:")), None)
             fields = next((f[7:] for f in flags if f.startswith("fields:")), None)
             std = next((f[4:] for f in flags if f.startswith("std:")), None) if self.side == "T" else None
+            own = next((f[4:] for f in flags if f.startswith("own:")), None) if self.side == "T" else None
+            if own is not None and own.count(":") == 1 and len(self.own_std) < _MAX_OBJECTS:
+                self.own_std[rid] = tuple(own.split(":"))
             if exc is not None and std is not None and (p := _stdlib_class(std)) is not None:
                 pass
             elif exc is not None and self.side == "T":
@@ -698,10 +738,64 @@ class _Peer:
         containers in them, each once, and where one is met again: :class:`_Shape`), so that the
         program sees the test's aliasing and cycles, and the containers it changes in place come
         back as changes of the test's own objects (nested ones too)."""
+        own = self._own_function(fn)
+        if own is not None and not self._holds_program(args, kwargs):
+            value = own(*args, **kwargs)
+            enc = self.encode(value)
+            if not (type(enc) is dict and "N" in enc) \
+                    or any(hasattr(type(a), "__next__") for a in list(args) + list(kwargs.values())):
+                return value  # (plain data; or an iterator of the test's it may have consumed: not twice)
         shape = _Shape(max(16, min(_MAX_ENTRIES, self.max_msg // 256)), self.encode)
         sent = [shape.walk(a, None, [i], 0) for i, a in enumerate(args)]
         ksent = {k: shape.walk(v, None, [k], 0) for k, v in kwargs.items()}
         return self.request("call", fn, sent, ksent, shape.entries, nodes=shape.nodes)
+
+    def _own_function(self, fn):
+        """The test process's own function or class for ``fn``, a reference to a standard one of a
+        module that computes from its arguments (:data:`OWN_COMPUTING`) as the program's process
+        loaded it, else None. A test's ``json.loads(s)``, ``re.sub(...)``, ``statistics.mode(xs)``,
+        ``collections.Counter(s)`` computed in the program's process, whose objects the program
+        can change in place (``json._default_decoder.decode = ...``, a ``re._cache`` entry,
+        ``copy._deepcopy_dispatch[list]``, ``random._inst._randbelow``) or through modules no
+        check covers (``heapq`` imported by ``Counter.most_common``, ``numbers.Rational.__float__``,
+        ``sys.modules['heapq']``): red-team pass 21 (review 22 H3, H4)."""
+        if type(fn) is _ProgramClass:
+            rid = type.__getattribute__(fn, "_coevo_rid")
+        elif isinstance(fn, _Proxy):
+            rid = object.__getattribute__(fn, "_coevo_r")
+        else:
+            return None
+        spec = self.own_std.get(rid)
+        if spec is None:
+            return None
+        import importlib
+
+        try:
+            own = vars(importlib.import_module(spec[0])).get(spec[1])
+        except Exception:  # noqa: BLE001 - (a module this process cannot import: the program's)
+            return None
+        return own if callable(own) and not isinstance(own, _Proxy) else None
+
+    def _holds_program(self, args, kwargs) -> bool:
+        """Whether the arguments of a call hold an object of the program's (a reference, a
+        program's class or member), in their containers too: such a call is the program's
+        (``asyncio.run(f(1))`` runs the program's coroutine where it lives)."""
+        stack: list = [list(args), list(kwargs.values())]
+        seen = 0
+        while stack:
+            x = stack.pop()
+            seen += 1
+            if seen > 100_000:
+                return True
+            t = type(x)
+            if t is _ProgramClass or t in self.member_types or isinstance(x, _Proxy):
+                return True
+            if t in (list, tuple, set, frozenset):
+                stack.extend(x)
+            elif t is dict:
+                stack.extend(x.keys())
+                stack.extend(x.values())
+        return False
 
     def request(self, op, *args, nodes=None):
         if self.kept_test and not self.kept_syncing:

@@ -295,6 +295,13 @@ class _Server(_Peer):
         self.builtins_set: set[str] = set()  # builtins the test replaced here (op "builtins")
         self.setup_bound: dict = {}  # what the task's setup bound: the test reads it as bound (run_setup)
         self.setup_kept: list = []  # the setup's namespace and builtins as it left them (_check_given)
+        # the globals the setup's own functions rebind (``global calls; calls += 1``) and the
+        # setup's namespace they live in: the test reads them as they are now (review 22 M3)
+        self.setup_live: frozenset = frozenset()
+        self.setup_own: dict = {}
+        # whether code of the program's may have run since the last check (:meth:`_check_given`):
+        # every request but reading a standard module's attribute can run it
+        self.ran = True
 
     def _module_read(self, module, name) -> None:
         """The test reads ``module.name`` of a standard module the program gave it: the module (and
@@ -320,13 +327,15 @@ class _Server(_Peer):
         of them and before each call it makes here: a program that patched ``re.sub``,
         ``Counter.most_common``, ``statistics._sum`` or ``json._default_decoder`` (at load or
         inside its call) would compute what the test computes with the module (red-team pass
-        20). Behaviour only (:func:`_replaced`): data the standard library fills itself on first
+        20). Behaviour only (:func:`.harness.replaced`): data the standard library fills itself on first
         use (``base64``'s tables, ``posixpath``'s pattern, asyncio's policy, ``time.tzname``, a
         class's counter) is no change of the program's (review 22: each made every right program
         an error)."""
         from .. import harness
 
         G = harness._G
+        if not self.ran and not G["threads"]():  # (no program code ran since the last check: review 22 M4)
+            return
         if self.given:  # (the builtins their functions call: `builtins.sorted = ...` in this process)
             now = vars(builtins)
             for k, x in G["genuine"].items():
@@ -336,11 +345,12 @@ class _Server(_Peer):
                     _Peer.send(self, ["o", "changed", why])  # (an error, caught or not)
                     raise RemoteError(why)
         for module in self.given:
-            changed = _module_change(G, module, self.test_set)
+            changed = harness.module_change(module, harness.replaced, self.test_set)
             if changed is not None:
                 why = f"the program changed {changed}"
                 _Peer.send(self, ["o", "changed", why])  # (the test's verdict: an error, caught or not)
                 raise RemoteError(why)
+        self.ran = False
 
     def send(self, msg, *args, **kwargs) -> None:
         """Each message, after what the program printed before it (:class:`_Tee`) and the state of
@@ -353,7 +363,7 @@ class _Server(_Peer):
                 self.random_state = state
                 super().send(["o", "random", random_wire(state)])
             for name, was in list(self.watched.items()):
-                now = self.ns.get(name, _MISSING)
+                now = (self.setup_own if name in self.setup_live else self.ns).get(name, _MISSING)
                 if now is not was and now is not _MISSING:  # (``calls += 1``, ``log = []``)
                     self.watched[name] = now
                     k = self.keep_value(now, held=2)
@@ -460,6 +470,9 @@ class _Server(_Peer):
     def handle(self, op, args):
         import operator
 
+        if op not in ("resolve", "stdlib_class") and not (op == "getattr" and args and type(args[0]) is type(sys)
+                                                         and args[0] in self.given):
+            self.ran = True
         if op == "resolve":
             out = []
             for name in args[0]:
@@ -468,6 +481,10 @@ class _Server(_Peer):
                 elif name in self.setup_bound:  # (not the program's rebinding: `global want` in its call)
                     out.append(["value", self.setup_bound[name]])  # (a copy, as the test starts: not
                     # the program's later change in place, `want.clear()`)
+                elif name in self.setup_live and name in self.setup_own:
+                    v = self.watched[name] = self.setup_own[name]
+                    k = self.keep_value(v, held=2)
+                    out.append(["value", v] if k is None else ["kept", v, k])
                 elif name in self.ns and name != "__builtins__":
                     v = self.ns[name]
                     if getattr(builtins, name, _MISSING) is v:
@@ -486,6 +503,8 @@ class _Server(_Peer):
             return out, None
         obj = args[0] if args else None
         if op == "call":
+            from .. import harness
+
             call_args = args[1] if len(args) > 1 and type(args[1]) is list else []
             kwargs = args[2] if len(args) > 2 and type(args[2]) is dict else {}
             entries = args[3] if len(args) > 3 and type(args[3]) is list else []
@@ -498,7 +517,7 @@ class _Server(_Peer):
             refs = [_refs(nodes, n) if x is not None else 0 for n, x in enumerate(nodes)]
             if self.given:
                 self._check_given()
-            if self.setup_kept and harness_setup_changed(self.setup_kept):
+            if self.setup_kept and harness.setup_changed(self.setup_kept):
                 why = "the program changed the task's setup"
                 _Peer.send(self, ["o", "changed", why])  # (an error, caught or not)
                 raise RemoteError(why)
@@ -528,6 +547,22 @@ class _Server(_Peer):
             sys.setrecursionlimit(max(obj, 64))  # (room for this request's own frames)
             harness._G["recursion"] = obj  # (the base each call's room is measured from)
             harness._G.pop("room_set", None)
+            return None, None
+        if op == "stdset":  # the test set a standard module's attribute of its own (``mock.patch('time.time')``)
+            from .. import harness
+
+            name, how = (args[1] if len(args) > 1 else None), (args[2] if len(args) > 2 else None)
+            kept = harness._G["stdlib_dicts"].get(obj) if type(obj) is str else None
+            if kept is None or type(name) is not str or how not in ("set", "del", "own"):
+                raise ValueError("malformed module change")
+            module = kept[0]
+            self.test_set.add((id(module), name))
+            if how == "set":
+                setattr(module, name, args[3] if len(args) > 3 else None)
+            elif how == "own" and name in kept[1]:
+                setattr(module, name, kept[1][name])
+            elif name in vars(module):
+                delattr(module, name)
             return None, None
         if op == "builtins":  # builtins the test replaced (``mock.patch('builtins.open', ...)``) or put back
             from .. import harness
@@ -655,12 +690,6 @@ class _Server(_Peer):
 _MISSING = object()
 
 
-def harness_setup_changed(kept: list) -> bool:
-    from .. import harness
-
-    return harness.setup_changed(kept)
-
-
 def _accept(obj, name: str) -> None:
     """The harness's own patch of a standard module or class is no change of the program's."""
     from .. import harness
@@ -683,67 +712,6 @@ def _stdlib_name(obj) -> list | None:
         return None
     kept = harness._G["stdlib_dicts"].get(mod)
     return [mod, name] if kept is not None and kept[1].get(name, _MISSING) is obj else None
-
-
-def _behaviour(x) -> bool:
-    """Whether a module's or class's attribute is behaviour (a function, a class, a descriptor, a
-    module) rather than data (a table, a counter, a cache the standard library fills itself)."""
-    return callable(x) or isinstance(x, (classmethod, staticmethod, property, type(sys))) \
-        or hasattr(type(x), "__get__")
-
-
-def _replaced(was, now) -> bool:
-    """Whether an attribute the zygote saw as ``was`` (``_MISSING``: none) now holding ``now`` is
-    the program's change: behaviour replaced, added or deleted, or data replaced by data of
-    another type (``json._default_decoder``); not data filled where there was None, nor data
-    of the same type (``time.tzname`` after ``strptime``, a counter), nor a submodule imported."""
-    if now is was:
-        return False
-    if was is _MISSING:
-        return _behaviour(now) and type(now) is not type(sys)
-    if _behaviour(was) or _behaviour(now):
-        return True
-    if was is None:
-        return False
-    return now is _MISSING or type(now) is not type(was)
-
-
-def _module_change(G, module, skip, depth: int = 0) -> str | None:
-    """``"module.attr"`` / ``"module.Class.attr"`` of the first change of the program's
-    (:func:`_replaced`) in the standard module ``module``, its classes and its own standard
-    submodules (``os.path``, ``json.decoder``), else None. ``skip``: ``(id(object), name)`` the
-    test set itself."""
-    from .. import harness
-
-    name = module.__name__
-    kept = G["stdlib_dicts"].get(name)
-    if kept is None or kept[0] is not module:
-        return None
-    now = vars(module)
-    for k, x in kept[1].items():
-        if _replaced(x, now.get(k, _MISSING)) and (id(module), k) not in skip:
-            return f"{name}.{k}"
-    if len(now) != len(kept[1]):
-        for k, v in list(now.items()):
-            if k not in kept[1] and _replaced(_MISSING, v) and (id(module), k) not in skip:
-                return f"{name}.{k}"
-    for cls, was in G["stdlib_classes"].get(name, ()):
-        cnow = vars(cls)
-        for k, x in was.items():
-            if _replaced(x, cnow.get(k, _MISSING)) and (id(cls), k) not in skip:
-                return f"{name}.{cls.__name__}.{k}"
-        if len(cnow) != len(was):
-            for k, v in list(cnow.items()):
-                if k not in was and k not in harness._LAZY_CLASS_ATTRS and _replaced(_MISSING, v) \
-                        and (id(cls), k) not in skip:
-                    return f"{name}.{cls.__name__}.{k}"
-    if depth == 0:
-        for k, x in kept[1].items():  # (its own submodules: `os.path`, `json.decoder`)
-            if type(x) is type(sys) and x is not module and f"{name}.{k}" in G["stdlib_dicts"]:
-                why = _module_change(G, x, skip, 1)
-                if why is not None:
-                    return why
-    return None
 
 
 def _unchanged_module(v) -> bool:
@@ -810,6 +778,7 @@ def serve(cmd: dict, chan) -> None:
             setup_co, _, _ = harness.compile_source(cmd["setup"], "<setup>", guard=False)
             try:
                 server.setup_bound = harness.run_setup(setup_co, ns, server.setup_kept)
+                server.setup_own, server.setup_live = server.setup_kept[0][0], server.setup_kept[3][0]
             except BaseException as exc:  # noqa: BLE001
                 server.send(["r", ["load_error", harness.exc_info(exc, "setup", None)], None])
                 return

@@ -102,6 +102,7 @@ def run_test(cmd: dict, chan) -> None:
                     # a container of the program's globals (a log, a cache): shared, kept in sync
                     ns[name] = peer.globals_given[name] = peer._kept_value(a[1], [["K", "v", a[2]]])
         peer.test_ns = ns
+        _forward_module_patches(peer, src)
         if "logging" in src or "assertLogs" in src or "assertNoLogs" in src:  # (what the program logs: the test's)
             peer.request("logging", True)
         G["sysmods"]["solution"] = _program_module(peer)  # `from solution import f`, as test files write
@@ -155,6 +156,69 @@ def _program_names(names: list, own: list, src: str) -> tuple[list, frozenset]:
         elif type(node) is ast.Call and type(node.func) is ast.Name:
             called.add(node.func.id)
     return asked, frozenset(n for n in candidates if n in based and n not in called)
+
+
+class _ForwardingModule(types.ModuleType):
+    """A standard module of the test process whose attributes the test sets or deletes (``time.time
+    = ...``, ``mock.patch('time.time')``, ``mock.patch.object(time, 'time')``): the program's
+    module of that name gets the same change, as in one interpreter, where the test and the program
+    import one module (the test's own ``import time`` and ``mock.patch('time.time', ...)`` did not
+    reach the program's ``time.time()``: review 22)."""
+
+    def __setattr__(self, name, value):
+        types.ModuleType.__setattr__(self, name, value)
+        _forward(self, name, value, "set")
+
+    def __delattr__(self, name):
+        types.ModuleType.__delattr__(self, name)
+        _forward(self, name, None, "del")
+
+
+_FORWARD: list = []  # [the test side's peer] once the test runs
+
+
+def _forward(module, name, value, how) -> None:
+    from .. import harness
+
+    if not _FORWARD or type(name) is not str:
+        return
+    mod = types.ModuleType.__getattribute__(module, "__name__")
+    kept = harness._G["stdlib_dicts"].get(mod)
+    if kept is None:
+        return
+    if how == "set" and kept[1].get(name, harness._MISSING) is value:  # (put back: the program's own)
+        how, value = "own", None
+    _FORWARD[0].request("stdset", mod, name, how, value)
+
+
+# the modules whose attributes the test may set for the program (not ``sys``, ``builtins``: the
+# harness forwards what of them the test sets, :data:`.peer.FORWARDED_BUILTINS`, PROCESS_WORDS)
+_NOT_FORWARDED = frozenset({"sys", "builtins", "importlib", "unittest", "warnings", "logging", "gc", "types",
+                            "abc", "io", "_io", "typing", "enum", "weakref", "copyreg", "marshal", "traceback"})
+
+
+def _forward_module_patches(peer, src: str) -> None:
+    """The standard modules the test's text names (``time``, ``os.path``; the zygote's) forward the
+    test's changes of their attributes to the program's (:class:`_ForwardingModule`)."""
+    import re
+
+    from .. import harness
+
+    dicts = harness._G["stdlib_dicts"]
+    names = set()
+    for word in re.findall(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*", src):
+        parts = word.split(".")
+        for i in range(1, len(parts) + 1):
+            names.add(".".join(parts[:i]))
+    _FORWARD[:] = [peer]
+    for n in names:
+        kept = dicts.get(n)
+        if kept is None or n.split(".")[0] in _NOT_FORWARDED or type(kept[0]) is not types.ModuleType:
+            continue
+        try:
+            kept[0].__class__ = _ForwardingModule
+        except TypeError:  # (a module object that cannot change its class: not forwarded)
+            continue
 
 
 def _own_import(name: str):
