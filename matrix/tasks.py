@@ -495,6 +495,38 @@ def task_by_text(item: dict, index: dict[str, list[str]], order: list[str], pos:
                      f"{name}, as CodeT's and CURE's files do; give the row a task_id)", field=dot + name, **where)
 
 
+def _gemini_programs(resp: Any, dot: str, where: dict) -> list[str]:
+    """The answers of one line of a Gemini batch output file: each candidate's text parts joined
+    (parts marked ``thought`` are its thinking, not the answer); a failed request (a status
+    object, no response) gave no program: one empty one."""
+    if resp is None:
+        return [""]
+    if isinstance(resp, (str, list)):  # a script's own {"key", "response": "..."}: the answer itself
+        return _strings(resp, dot + "response", where)
+    if not isinstance(resp, dict):
+        raise InputError(f"must be an object, got {type(resp).__name__}", field=dot + "response", **where)
+    cands = resp.get("candidates")
+    if not isinstance(cands, list) or not cands:
+        return [""]  # blocked (promptFeedback) or empty
+    out = []
+    for k, cand in enumerate(cands):
+        content = cand.get("content") if isinstance(cand, dict) else None
+        parts = content.get("parts") if isinstance(content, dict) else None
+        if not isinstance(parts, list):
+            out.append("")
+            continue
+        texts = []
+        for j, part in enumerate(parts):
+            if not isinstance(part, dict) or part.get("thought") or "text" not in part:
+                continue
+            if not isinstance(part["text"], str):
+                raise InputError(f"must be a string, got {type(part['text']).__name__}",
+                                 field=f"{dot}response.candidates[{k}].content.parts[{j}].text", **where)
+            texts.append(part["text"])
+        out.append("".join(texts))
+    return out
+
+
 def _other_rows(item: dict, dot: str, where: dict) -> tuple[str, Any, list[str]] | None:
     """``(id field, id, programs)`` of a row another tool wrote with several programs in it: a
     Batch API output row (``custom_id``, :func:`_batch_programs`) or LiveCodeBench's saved
@@ -506,6 +538,8 @@ def _other_rows(item: dict, dot: str, where: dict) -> tuple[str, Any, list[str]]
         return "custom_id", item["custom_id"], _batch_programs(item, dot, where)
     if "custom_id" in item and "result" in item:  # Claude's Message Batches results
         return "custom_id", item["custom_id"], _claude_result(item["result"], dot, where)
+    if "key" in item and ("response" in item or "error" in item or "status" in item):  # the Gemini API's batch output
+        return "key", item["key"], _gemini_programs(item.get("response"), dot, where)
     if "question_id" in item and "code_list" in item:
         codes = item["code_list"]
         if not isinstance(codes, list):

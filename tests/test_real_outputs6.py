@@ -283,3 +283,27 @@ def test_a_row_with_other_tests_beside_the_program_runs_stays_as_written():
     for row in MOCK_ROWS + SUBPROCESS_ROWS[:2]:
         assert stdio_cases(row), row
         assert stdio_cases(row + direct) is None, row
+
+
+def test_gemini_batch_output_is_a_codes_file(tmp_path):
+    """The Gemini API's batch output file (one GenerateContentResponse a line under ``response``, the
+    request's ``key`` beside it; a thought summary is a part marked ``"thought": true``; a failed
+    request a status object) was "field 'task_id': missing". Each candidate's text parts are one
+    answer (thought parts left out); a failed request is one empty, wrong program."""
+    tasks = _rows(tmp_path / "tasks.jsonl", [HE_TASK])
+    rows = [
+        {"key": "HumanEval/0", "response": {"candidates": [{"content": {"role": "model", "parts": [
+            {"text": "Drafting:\n```python\n" + DRAFT + "```", "thought": True}, {"text": CLAUDE_ANSWER}]},
+            "finishReason": "STOP", "index": 0}], "usageMetadata": {"promptTokenCount": 80}, "modelVersion": "gemini"}},
+        {"key": "HumanEval/0#2", "response": {"candidates": [{"content": {"role": "model", "parts": [
+            {"text": "```python\ndef has_close_elements(numbers, threshold):\n"}, {"text": HE_WRONG + "```"}]},
+            "finishReason": "STOP"}]}},
+        {"key": "HumanEval/0#3", "error": {"code": 429, "message": "Resource exhausted",
+                                           "status": "RESOURCE_EXHAUSTED"}},
+    ]
+    test_rows = _rows(tmp_path / "tests.jsonl", [
+        {"task_id": "HumanEval/0", "test": "assert has_close_elements([1.0, 2.0, 1.1], 0.2) == True"}])
+    out = tmp_path / "m.jsonl"
+    assert main(["matrix", "--tasks", tasks, "--codes", _rows(tmp_path / "gemini.jsonl", rows), "--tests", test_rows,
+                 "--out", str(out), "--workers", "2", "-q"]) == 0
+    assert _statuses(out) == {"HumanEval/0": [["pass"], ["fail"], ["error"]]}
