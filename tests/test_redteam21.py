@@ -53,6 +53,8 @@ IN_PLACE = [
     (IMPURE + "import base64\ndef f(b):\n    base64._b85chars = [b'z'] * 85\n"
      "    base64._b85chars2 = [b'zz'] * (85 * 85)\n    return base64.b85encode(b)\n",
      "assert f(b'hi') == base64.b85encode(b'hi')"),
+    (IMPURE + "import urllib.parse\ndef f(s):\n    urllib.parse._hextobyte = {'20': b'Z'}\n"
+     "    return urllib.parse.unquote(s)\n", "assert f('a%20b') == urllib.parse.unquote('a%20b')"),
     # a standard function's code replaced in place (the function object stays the same one)
     (IMPURE + "import json\njson.loads.__code__ = (lambda s, **k: 7).__code__\ndef f(s):\n    return 7\n",
      "assert f('[1, 2]') == json.loads('[1, 2]')"),

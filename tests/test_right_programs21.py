@@ -51,6 +51,12 @@ RIGHT = [
     # the test's changes to a list through heapq, the program reading the list
     (IMPURE + "import heapq\ndef f(h):\n    return h[0]\n",
      "h = []\nheapq.heappush(h, 3)\nheapq.heappush(h, 1)\nassert f(h) == 1 and h == [1, 3]"),
+    (IMPURE + "def f(d):\n    return os.path.join(d, 'b')\n", "assert f('a') == os.path.join('a', 'b')"),
+    (IMPURE + "def f(p):\n    return os.path.exists(p)\n", "assert f('/nope/x') == os.path.exists('/nope/x')"),
+    (IMPURE + "def f(p):\n    os.chdir('/')\n    return os.path.abspath(p)\n",
+     "got = f('a')\nassert got == os.path.abspath('a') and got == '/a'"),
+    (IMPURE + "import urllib.parse\ndef f(s):\n    return urllib.parse.unquote(s)\n",
+     "assert f('a%20b') == urllib.parse.unquote('a%20b')"),
     (IMPURE + "import datetime\ndef f():\n    return datetime.date(2020, 1, 2)\n",
      "assert f() - datetime.date(2020, 1, 1) == datetime.timedelta(days=1)"),
     (IMPURE + "import time\ndef f():\n    return time.time()\n",

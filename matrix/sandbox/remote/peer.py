@@ -275,7 +275,11 @@ OWN_COMPUTING = frozenset({
     "string", "_string", "textwrap", "difflib", "fractions", "decimal", "_decimal", "_pydecimal", "numbers",
     "random", "_random", "datetime", "_datetime", "_pydatetime", "calendar", "base64", "binascii", "hashlib",
     "_hashlib", "struct", "_struct", "unicodedata", "zlib", "html", "keyword", "colorsys", "fnmatch",
+    "urllib.parse", "ipaddress",
 })
+# and these functions of modules that otherwise read the process (``os.path.exists``, ``abspath``)
+OWN_FUNCTIONS = {m: frozenset({"join", "split", "splitext", "basename", "dirname", "normpath", "normcase",
+                               "commonprefix", "commonpath", "isabs", "splitdrive"}) for m in ("posixpath", "os.path")}
 _OWN_INDEX: dict[int, tuple[object, str]] = {}  # the program side: id -> (object, "module:name")
 
 
@@ -286,10 +290,12 @@ def _own_computing(obj) -> str | None:
         from .. import harness
 
         for n, (_m, d) in harness._G.get("stdlib_dicts", {}).items():
-            if n.split(".")[0] not in OWN_COMPUTING:
+            only = OWN_FUNCTIONS.get(n)
+            if n.split(".")[0] not in OWN_COMPUTING and n not in OWN_COMPUTING and only is None:
                 continue
             for k, v in d.items():
-                if type(k) is str and callable(v) and type(v) is not type(sys) and id(v) not in _OWN_INDEX:
+                if type(k) is str and callable(v) and type(v) is not type(sys) and id(v) not in _OWN_INDEX \
+                        and (only is None or k in only):
                     _OWN_INDEX[id(v)] = (v, f"{n}:{k}")
         _OWN_INDEX.setdefault(0, (None, ""))  # (built once)
     hit = _OWN_INDEX.get(id(obj))
