@@ -307,3 +307,31 @@ def test_gemini_batch_output_is_a_codes_file(tmp_path):
     assert main(["matrix", "--tasks", tasks, "--codes", _rows(tmp_path / "gemini.jsonl", rows), "--tests", test_rows,
                  "--out", str(out), "--workers", "2", "-q"]) == 0
     assert _statuses(out) == {"HumanEval/0": [["pass"], ["fail"], ["error"]]}
+
+
+MEAN = {"task_id": "t/mean", "prompt": "Write mean(xs) returning the arithmetic mean of a non-empty list.",
+        "entry_point": "mean"}
+PATH_ROWS = [  # a Tester making the solution importable from the test file's folder, as pytest runs it
+    "import sys, os\nsys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))\nfrom solution import mean\n\n\n"
+    "def test_mean():\n    assert mean([1, 2]) == 1.5\n",
+    "import os\nimport sys\nimport unittest\n\nsys.path.append(os.path.join(os.path.dirname(__file__), '..'))\n\n"
+    "from solution import mean\n\n\nclass TestMean(unittest.TestCase):\n    def test_half(self):\n"
+    "        self.assertEqual(mean([2, 3]), 2.5)\n\n\nif __name__ == '__main__':\n    unittest.main()\n",
+    "import sys\nfrom pathlib import Path\n\n"
+    "sys.path.insert(0, str(Path(__file__).resolve().parent.parent / 'src'))\n\n"
+    "from solution import mean  # noqa: E402\n\n\ndef test_mean():\n    assert mean([1, 4]) == 2.5\n",
+]
+
+
+def test_tests_putting_their_own_folder_on_sys_path_run(tmp_path):
+    """``sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))`` before ``from solution
+    import f`` (and its pathlib and '..' forms) was an error for every program (NameError: name
+    '__file__' is not defined); pytest runs the file with its name bound, and so does coevo now."""
+    tasks = _rows(tmp_path / "tasks.jsonl", [MEAN])
+    codes = _rows(tmp_path / "codes.jsonl", [{"task_id": "t/mean", "code": c} for c in (
+        "def mean(xs):\n    return sum(xs) / len(xs)\n", "def mean(xs):\n    return sum(xs) // len(xs)\n")])
+    tests = _rows(tmp_path / "tests.jsonl", [{"task_id": "t/mean", "test": t} for t in PATH_ROWS])
+    out = tmp_path / "m.jsonl"
+    assert main(["matrix", "--tasks", tasks, "--codes", codes, "--tests", tests, "--out", str(out),
+                 "--workers", "2", "-q"]) == 0
+    assert _statuses(out) == {"t/mean": [["pass"] * 3, ["fail"] * 3]}

@@ -711,7 +711,50 @@ def _unrunnable_tests(tree: ast.Module) -> str | None:
     return "\n\n".join(out) if out else None
 
 
+def _reads_file_name(src: str) -> bool:
+    """Whether a test reads ``__file__`` (``sys.path.insert(0, os.path.dirname(__file__))`` before
+    importing the solution) and never binds it: pytest runs a file with its name bound."""
+    if "__file__" not in src:
+        return False
+    try:
+        tree = ast.parse(src)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    names = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == "__file__"]
+    return bool(names) and all(isinstance(n.ctx, ast.Load) for n in names)
+
+
+FILE_NAME_LINE = "__file__ = 'test_solution.py'\n"  # (one line: error line numbers move by one)
+
+
+def with_file_name(src: str) -> str | None:
+    """``src`` with ``__file__`` bound, for a test that reads it unbound (:func:`_reads_file_name`);
+    None where nothing is to be done."""
+    if not _reads_file_name(src):
+        return None
+    lines = src.splitlines(keepends=True)
+    k = 0  # after a leading docstring and __future__ imports, which must come first
+    try:
+        body = ast.parse(src).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    for st in body:
+        if isinstance(st, ast.ImportFrom) and st.module == "__future__" or \
+                isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant) and isinstance(st.value.value, str):
+            k = st.end_lineno or k
+        else:
+            break
+    return "".join(lines[:k]) + FILE_NAME_LINE + "".join(lines[k:])
+
+
 def readable_test(src: str, entry_point: str | None) -> str | None:
+    """:func:`_readable_test`, with ``__file__`` bound where the test reads it (:func:`with_file_name`)."""
+    got = _readable_test(src, entry_point)
+    named = with_file_name(got if got is not None else src)
+    return named if named is not None else got
+
+
+def _readable_test(src: str, entry_point: str | None) -> str | None:
     """The test to run in place of a tests row's ``test`` field (function tasks), or None to run it
     as written. A field that runs as written is left alone. Else it is read as a test runner reads
     a Tester model's answer (:func:`roles.parsing.parse_tests`'s rules: the code blocks of a chat
@@ -1036,7 +1079,8 @@ def load_candidate_tests(path, tasks, raw: bool = False, allow_empty: bool = Fal
             new: list = []
             for t in rows:
                 got = stdio_cases(t.test) if t.kind == "assert" and t.test else None
-                new.extend(got if got is not None else [t])
+                named = with_file_name(t.test) if got is None and t.kind == "assert" and t.test else None
+                new.extend(got if got is not None else [Test.assertion(named)] if named is not None else [t])
                 n += got is not None
             rows[:] = new
             continue
