@@ -99,15 +99,35 @@ class _Cells:
         return len(self.cells)
 
 
+UNIT_CELLS = 256  # the most cells a unit holds
+TAIL_UNIT_CELLS = 16  # the least a unit is cut down to toward the end (a row may still be shorter)
+
+
 def units(entries: list[Entry], n_workers: int, tol, on_skip=None, on_grow=None):
     """Plan the entries one by one and pack their cells into units of about ``target`` cells,
-    whole rows of consecutive tasks (long rows are cut). A generator."""
+    whole rows of consecutive tasks (long rows are cut). A generator.
+
+    ``target`` is a quarter of a worker's share of the cells left (at most :data:`UNIT_CELLS`,
+    at least :data:`TAIL_UNIT_CELLS` once the start's share is larger), so units shrink toward
+    the end: a cell may cost 20 us or a whole timeout, and a last unit of 256 cells of rows that
+    hang kept one worker busy for seconds while the other had nothing left (real-output pool:
+    9.3 s idle, issue 23)."""
+    workers = max(1, n_workers)
     total = sum(e.n_cells() for e in entries)
-    target = int(max(1, min(256, math.ceil(total / (4 * max(1, n_workers))))))
+    first = int(max(1, min(UNIT_CELLS, math.ceil(total / (4 * workers)))))
+    least = min(first, TAIL_UNIT_CELLS)
+    packed = 0
+
+    def size() -> int:
+        return int(max(least, min(first, math.ceil((total - packed) / (4 * workers)))))
+
+    target = first
     current: list = []
     for ei, e in enumerate(entries):
         before = e.n_cells()
         e.plan(tol)
+        if e.n_cells() != before:
+            total += e.n_cells() - before
         if on_grow is not None and e.n_cells() > before:
             on_grow(e.n_cells() - before)  # extra inputs drawn meanwhile
         plans: list[Plan] = e.plans  # type: ignore[assignment]  # set by e.plan(tol)
@@ -121,17 +141,31 @@ def units(entries: list[Entry], n_workers: int, tol, on_skip=None, on_grow=None)
                     on_skip(len(e.codes))
             else:
                 cols.append(j)
+        total -= (len(plans) - len(cols)) * len(e.codes)  # (bad tests: settled here, not packed)
         if not cols:
             continue
         for i in range(len(e.codes)):
-            for s0 in range(0, len(cols), target):
-                piece = [(ei, i, j) for j in cols[s0:s0 + target]]
+            target = size()
+            step = math.ceil(len(cols) / math.ceil(len(cols) / target))  # (a long row in even pieces)
+            for s0 in range(0, len(cols), step):
+                piece = [(ei, i, j) for j in cols[s0:s0 + step]]
                 if current and len(current) + len(piece) > target:
+                    packed += len(current)
                     yield _Cells(current)
                     current = []
                 current.extend(piece)
     if current:
         yield _Cells(current)
+
+
+def _may_queue_second(outstanding: int, waiting: int, n_workers: int) -> bool:
+    """Whether a worker with ``outstanding`` units may be given another while ``waiting`` units
+    wait in the parent: a first one always; a second one (queued behind the first, so that the
+    worker goes on without a round trip) only while, after it, every other worker can still get
+    one. At the end of a run a unit queued at a busy worker cannot move to an idle one."""
+    if outstanding == 0:
+        return waiting > 0
+    return outstanding == 1 and waiting - 1 >= n_workers - 1
 
 
 def to_wire(u: _Cells, entries: list[Entry], timeout: float) -> dict:
@@ -199,11 +233,25 @@ class Dispatcher:
         queue: deque = deque()
         source = iter(source)
         pool = self.pool
+        source_done = False
 
         def take():
             if queue:
                 return queue.popleft()
             return next(source, None)
+
+        def waiting(k: int) -> int:
+            """Units waiting in the parent, the source read ahead for up to ``k`` of them."""
+            nonlocal source_done
+            while not source_done and len(queue) < k:
+                u = next(source, None)
+                if u is None:
+                    source_done = True
+                else:
+                    queue.append(u)
+            return len(queue)
+
+        n_workers = len(pool.workers)
 
         inflight: dict[int, tuple[_Cells, object]] = {}
         poller = select.poll()
@@ -219,6 +267,8 @@ class Dispatcher:
 
         def feed(w):
             while len(w.outstanding) < 2:
+                if not _may_queue_second(len(w.outstanding), waiting(n_workers), n_workers):
+                    return True
                 u = take()
                 if u is None:
                     return True
