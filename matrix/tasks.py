@@ -527,6 +527,52 @@ def _gemini_programs(resp: Any, dot: str, where: dict) -> list[str]:
     return out
 
 
+def _api_answers(obj: dict, field: str, where: dict) -> list[str] | None:
+    """The answers in an API's response object kept whole (a script's ``resp.model_dump()``): an
+    OpenAI chat completion or completion (``choices``), a Responses API response (``output``), a
+    Claude message (``content`` blocks), a Gemini response (``candidates``); None for another object."""
+    if isinstance(obj.get("choices"), list):
+        return _choices_texts(obj["choices"], field, where)
+    if isinstance(obj.get("output"), list):
+        return [_responses_text(obj["output"], field + ".output", where)]
+    if isinstance(obj.get("content"), list) and (obj.get("type") == "message" or obj.get("role") == "assistant"):
+        return _claude_result({"type": "succeeded", "message": obj}, "", where)
+    if "candidates" in obj:
+        return _gemini_programs(obj, "", where)
+    return None
+
+
+def _choices_texts(choices: list, field: str, where: dict) -> list[str]:
+    out = []
+    for k, ch in enumerate(choices):
+        msg = ch.get("message") if isinstance(ch, dict) else None
+        text = msg.get("content") if isinstance(msg, dict) else ch.get("text") if isinstance(ch, dict) else None
+        if text is not None and not isinstance(text, str):
+            raise InputError(f"must be a string, got {type(text).__name__}", field=f"{field}.choices[{k}]", **where)
+        out.append(text or "")
+    return out
+
+
+def _answer_values(value: Any, field: str, where: dict) -> list[str]:
+    """An answer field's answers: strings (:func:`_strings`), or API response objects kept whole
+    (:func:`_api_answers`), one or a list."""
+    items = value if isinstance(value, list) else [value]
+    out: list[str] = []
+    for k, v in enumerate(items):
+        here = f"{field}[{k}]" if isinstance(value, list) else field
+        if isinstance(v, dict):
+            got = _api_answers(v, here, where)
+            if got is None:
+                raise InputError("must be a string or an API response object (choices, output, content or "
+                                 "candidates), got an object without them", field=here, **where)
+            out.extend(got)
+        elif isinstance(v, str):
+            out.append(v)
+        else:
+            raise InputError(f"must be a string, got {type(v).__name__}", field=here, **where)
+    return out
+
+
 def _other_rows(item: dict, dot: str, where: dict) -> tuple[str, Any, list[str]] | None:
     """``(id field, id, programs)`` of a row another tool wrote with several programs in it: a
     Batch API output row (``custom_id``, :func:`_batch_programs`) or LiveCodeBench's saved
@@ -655,7 +701,8 @@ def read_codes(path: str | os.PathLike, tasks: Iterable[Task | str] | None,
         if name is None and not tests_row:
             name = next((f for f in ANSWER_FIELDS if item.get(f) is not None), None)
         if name is not None:
-            values = _strings(item[name], dot + name, where)
+            values = _answer_values(item[name], dot + name, where) if name in ANSWER_FIELDS else \
+                _strings(item[name], dot + name, where)
         elif not tests_row and (chat := next((f for f in CHAT_FIELDS if f in item), None)) is not None:
             name, values = chat, [_last_answer(item[chat], dot + chat, where)]
         else:

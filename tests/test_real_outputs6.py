@@ -335,3 +335,31 @@ def test_tests_putting_their_own_folder_on_sys_path_run(tmp_path):
     assert main(["matrix", "--tasks", tasks, "--codes", codes, "--tests", tests, "--out", str(out),
                  "--workers", "2", "-q"]) == 0
     assert _statuses(out) == {"t/mean": [["pass"] * 3, ["fail"] * 3]}
+
+
+def test_codes_rows_holding_the_apis_response_objects_are_read(tmp_path):
+    """A script's own rows keeping the API's whole response object ({"task_id", "response":
+    resp.model_dump()}: an OpenAI chat completion, a Responses API response, a Claude message, a
+    Gemini response; one or a list) were "field 'response': must be a string, got dict"; each
+    object's answer is read as the batch files' are."""
+    tasks = _rows(tmp_path / "tasks.jsonl", [MEAN])
+    right = "```python\ndef mean(xs):\n    return sum(xs) / len(xs)\n```"
+    wrong = "```python\ndef mean(xs):\n    return sum(xs) // len(xs)\n```"
+    chat = {"id": "chatcmpl-1", "object": "chat.completion", "model": "gpt-4o", "choices": [
+        {"index": 0, "message": {"role": "assistant", "content": right, "refusal": None}, "finish_reason": "stop"},
+        {"index": 1, "message": {"role": "assistant", "content": wrong}, "finish_reason": "stop"}]}
+    responses = {"id": "resp_1", "object": "response", "output": [
+        {"type": "reasoning", "summary": []},
+        {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": right}]}]}
+    claude = {"id": "msg_1", "type": "message", "role": "assistant", "content": [
+        {"type": "thinking", "thinking": "```python\ndef mean(xs):\n    return 0\n```"},
+        {"type": "text", "text": wrong}]}
+    gemini = {"candidates": [{"content": {"role": "model", "parts": [{"text": right}]}}]}
+    codes = _rows(tmp_path / "codes.jsonl", [{"task_id": "t/mean", "response": chat},
+                                             {"task_id": "t/mean", "responses": [responses, claude]},
+                                             {"task_id": "t/mean", "output": gemini}])
+    tests = _rows(tmp_path / "tests.jsonl", [{"task_id": "t/mean", "test": "assert mean([1, 2]) == 1.5"}])
+    out = tmp_path / "m.jsonl"
+    assert main(["matrix", "--tasks", tasks, "--codes", codes, "--tests", tests, "--out", str(out),
+                 "--workers", "2", "-q"]) == 0
+    assert _statuses(out) == {"t/mean": [["pass"], ["fail"], ["pass"], ["fail"], ["pass"]]}
