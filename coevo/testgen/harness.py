@@ -61,6 +61,20 @@ class _CvNoStdin:
     def close(self):
         pass
 
+    def __enter__(self):  # ``with sys.stdin as f: f.read()`` (titlecase's command line)
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+    def __getattr__(self, name):
+        # what else the code takes of stdin (its buffer, encoding, name...) is what pytest's
+        # capture or the user's terminal has: no test is written from it (not this class's
+        # AttributeError, which pytest's stdin would not raise)
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise _CvStdin()
+
 
 # variables whose effect shows in the value (the terminal's size: the second verification run sets
 # another, and a test that depends on it fails there and is dropped) or that only choose a language
@@ -267,6 +281,26 @@ class _CvSink:
     def getvalue(self):
         return "".join(self.parts)
 
+    encoding = "utf-8"
+
+    # closing stdout (titlecase's ``with ofile: ofile.write(...)``, ofile being sys.stdout) closes
+    # pytest's capture under a test: that test and every later one fail ('I/O operation on closed
+    # file'), so no test is written from such a call; nor from what else it takes of the process's
+    # stdout (its buffer, its descriptor), which is pytest's capture or the user's terminal
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        raise _CvStdin()
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise _CvStdin()
+
 
 class _CvDiscard(_CvSink):
     """A stdout for importing the module: what it prints there is never asserted, so past the cap
@@ -279,6 +313,12 @@ class _CvDiscard(_CvSink):
             self.parts.append(s)
         self.size += len(s)
         return len(s)
+
+    def close(self):  # (what an import does to stdout is no test's)
+        pass
+
+    def __getattr__(self, name):
+        raise AttributeError(name)
 
 
 def _cv_variant(v):
@@ -784,12 +824,31 @@ def _cv_track_stdin_fd():
         return
 
     def open(file, *args, **kwargs):
-        if type(file) is int and file == 0 and _CV_STATE.get("ctx") is not None:
-            raise _CvStdin()
+        if type(file) is int and file >= 0 and _CV_STATE.get("ctx") is not None:
+            # a descriptor the call did not open itself (os.open, os.pipe, os.dup, tempfile's
+            # mkstemp) is the process's: stdout, stderr, the harness's channel, under pytest its
+            # capture files, or none (what it is under pytest differs): netrc(file=1) closed
+            # stdout, and under pytest every later test failed
+            own = _CV_STATE.get("fds")
+            if file == 0 or own is None or file not in own:
+                raise _CvStdin()
         return real(file, *args, **kwargs)
 
     open._cv_wrapped = True
     builtins.open = io.open = open
+
+    def noted(real_fn):
+        def opens(*args, **kwargs):
+            got = real_fn(*args, **kwargs)
+            own = _CV_STATE.get("fds")
+            if own is not None:
+                own.update(got if type(got) is tuple else (got,))
+            return got
+        return opens
+
+    import os
+    for name in ("open", "dup", "pipe"):
+        setattr(os, name, noted(getattr(os, name)))
 
 
 def _cv_probes(job):
@@ -816,6 +875,7 @@ def _cv_probes(job):
         try:
             for pid in v["ids"]:
                 _CV_STATE["ctx"] = str(pid)
+                _CV_STATE["fds"] = set()  # the descriptors this probe opens itself
                 _CV_STATE["overflow"] = _CV_STATE["described"] = False
                 _cv_ctx()
                 try:
