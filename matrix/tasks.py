@@ -482,8 +482,10 @@ def task_by_text(item: dict, index: dict[str, list[str]], order: list[str], pos:
     name = next((f for f in NAMING_FIELDS if isinstance(item.get(f), str)), None)
     if name is None:
         return None
-    text = item[name] if text_of is None else text_of(item[name])
-    hits = index.get(text.strip(), []) if isinstance(text, str) else []
+    hits = index.get(item[name].strip(), [])
+    if not hits and text_of is not None:
+        text = text_of(item[name])
+        hits = index.get(text.strip(), []) if isinstance(text, str) else []
     if len(hits) > 1 and pos < len(order) and order[pos] in hits:
         hits = [order[pos]]
     if len(hits) == 1:

@@ -363,3 +363,21 @@ def test_codes_rows_holding_the_apis_response_objects_are_read(tmp_path):
     assert main(["matrix", "--tasks", tasks, "--codes", codes, "--tests", tests, "--out", str(out),
                  "--workers", "2", "-q"]) == 0
     assert _statuses(out) == {"t/mean": [["pass"], ["fail"], ["pass"], ["fail"], ["pass"]]}
+
+
+def test_codet_test_cases_read_with_codets_test_case_dataset_as_the_tasks(tmp_path):
+    """CodeT's own dataset for test-case generation (data/dataset/*_for_test_case_generation.jsonl:
+    HumanEval records whose prompt already ends in '# check the correctness of f' / 'assert ') given
+    as --tasks: the test-case rows' prompt is that task's prompt as it stands."""
+    prompt = HE_PROMPT + "    pass\n\n# check the correctness of has_close_elements\nassert "
+    tasks = _rows(tmp_path / "HumanEval_for_test_case_generation.jsonl", [{**HE_TASK, "prompt": prompt}])
+    tests = _rows(tmp_path / "codet_test_case.jsonl", [{"prompt": prompt, "samples": [
+        " has_close_elements([1.0, 2.0, 1.1], 0.2) == True\nassert has_close_elements([1.0], 0.5) == False\n"]}])
+    codes = _rows(tmp_path / "codes.jsonl", [
+        {"task_id": "HumanEval/0", "code": "from typing import List\n\ndef has_close_elements(numbers, threshold):\n"
+                                           + HE_RIGHT},
+        {"task_id": "HumanEval/0", "code": "def has_close_elements(numbers, threshold):\n" + HE_WRONG}])
+    out = tmp_path / "m.jsonl"
+    assert main(["matrix", "--tasks", tasks, "--codes", codes, "--tests", tests, "--out", str(out),
+                 "--workers", "2", "-q"]) == 0
+    assert _statuses(out) == {"HumanEval/0": [["pass", "pass"], ["fail", "pass"]]}
