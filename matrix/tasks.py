@@ -678,14 +678,19 @@ def read_codes(path: str | os.PathLike, tasks: Iterable[Task | str] | None,
             if named is None:
                 raise InputError("missing", field=dot + "task_id", **where)
             tid, via = named
-            if via == "prompt" and "samples" in item and not any(f in item for f in PROGRAM_FIELDS):
-                # CodeT's generated solutions: the prompt + each sample cut at CodeT's stop words
-                for value in _strings(item["samples"], dot + "samples", where):
-                    cut = codet_cut(value.removeprefix("\ufeff"))
-                    if completions is not None:
-                        completions[(tid, len(out.get(tid, [])))] = cut
-                    out.setdefault(tid, []).append(item["prompt"] + cut)
-                continue
+            field = next((f for f in ANSWER_FIELDS if item.get(f) is not None), None)
+            if via == "prompt" and field is not None and not any(f in item for f in PROGRAM_FIELDS):
+                if tid not in continues:
+                    continues[tid] = _continues(prompts[tid])
+                if continues[tid]:
+                    # what the model wrote after the prompt it was given (CodeT's samples: cut at its stop words)
+                    for value in _answer_values(item[field], dot + field, where):
+                        value = value.removeprefix("\ufeff")
+                        cut = codet_cut(value) if field == "samples" else value
+                        if completions is not None:
+                            completions[(tid, len(out.get(tid, [])))] = cut
+                        out.setdefault(tid, []).append(item["prompt"] + cut)
+                    continue
             item = {**item, "task_id": tid}
         raw = item["task_id"]
         key = (type(raw), raw) if isinstance(raw, (str, int)) else None

@@ -381,3 +381,20 @@ def test_codet_test_cases_read_with_codets_test_case_dataset_as_the_tasks(tmp_pa
     assert main(["matrix", "--tasks", tasks, "--codes", codes, "--tests", tests, "--out", str(out),
                  "--workers", "2", "-q"]) == 0
     assert _statuses(out) == {"HumanEval/0": [["pass", "pass"], ["fail", "pass"]]}
+
+
+def test_rows_naming_a_python_prompt_hold_its_continuations(tmp_path):
+    """A script saving vLLM's outputs beside the prompt it sent ({"prompt", "outputs": [o.text for o
+    in out.outputs]}, no task id) for HumanEval: the texts continue that prompt (a base model's
+    body, or a chat answer), as CodeT's samples do; they were run as whole programs (a body alone:
+    a syntax error for the right completion)."""
+    tasks = _rows(tmp_path / "HumanEval.jsonl", [HE_TASK])
+    chat = "```python\nfrom typing import List\n\ndef has_close_elements(numbers: List[float], threshold: float) -> bool:\n" \
+           + HE_RIGHT + "```"
+    codes = _rows(tmp_path / "vllm_outputs.jsonl", [{"prompt": HE_PROMPT, "outputs": [HE_RIGHT, HE_WRONG, chat]}])
+    tests = _rows(tmp_path / "tests.jsonl", [
+        {"task_id": "HumanEval/0", "test": "assert has_close_elements([1.0, 2.0, 1.1], 0.2) == True"}])
+    out = tmp_path / "m.jsonl"
+    assert main(["matrix", "--tasks", tasks, "--codes", codes, "--tests", tests, "--out", str(out),
+                 "--workers", "2", "-q"]) == 0
+    assert _statuses(out) == {"HumanEval/0": [["pass"], ["fail"], ["pass"]]}
