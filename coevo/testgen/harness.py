@@ -824,7 +824,7 @@ def _cv_track_stdin_fd():
         return
 
     def open(file, *args, **kwargs):
-        if type(file) is int and file >= 0 and _CV_STATE.get("ctx") is not None:
+        if isinstance(file, int) and file >= 0 and _CV_STATE.get("ctx") is not None:  # (True is 1)
             # a descriptor the call did not open itself (os.open, os.pipe, os.dup, tempfile's
             # mkstemp) is the process's: stdout, stderr, the harness's channel, under pytest its
             # capture files, or none (what it is under pytest differs): netrc(file=1) closed

@@ -838,7 +838,14 @@ class InputGenerator:
                                    + _TEXT_FILES[4:]))
         if kind == "bytes":
             return [f"BytesIO({_lit(t.encode('utf-8', 'surrogatepass'))})" for t in texts]
-        return [f"StringIO({_lit(t)})" for t in texts]
+        out = [f"StringIO({_lit(t)})" for t in texts]
+        own_bytes = [c for c in consts if type(c) is bytes and c][:6]
+        if own_bytes:  # a module of bytes literals (plistlib's b'bplist00') may read binary files
+            binary = [f"BytesIO({_lit(b)})" for b in own_bytes] + \
+                     [f"BytesIO({_lit(t.encode('utf-8', 'surrogatepass'))})" for t in texts[:2]]
+            out = out[:2] + [x for pair in zip(binary, out[2:]) for x in pair] + \
+                out[2 + len(binary):] + binary[len(out[2:]):]
+        return out
 
     @property
     def matches(self) -> list[str]:

@@ -232,6 +232,11 @@ _FLOAT_FUNCS = frozenset({"sqrt", "log", "exp", "sin", "cos", "tan", "isnan", "i
 _STR_FUNCS = frozenset({"ord", "compile", "match", "search", "fullmatch", "findall", "finditer",
                         "sub", "subn", "fromisoformat", "strptime", "loads", "urlparse", "b64decode"})
 
+# what takes bytes (a parameter handed to one is bytes: plistlib's loads(value) -> BytesIO(value))
+_BYTES_FUNCS = frozenset({"BytesIO", "memoryview", "b64encode", "urlsafe_b64encode", "b32encode", "b16encode",
+                          "hexlify", "b2a_hex", "crc32", "adler32", "from_bytes", "md5", "sha1", "sha256",
+                          "sha512", "blake2b", "blake2s"})
+
 _INT_NAMES = frozenset({"n", "i", "j", "k", "m", "count", "num", "number", "size", "length", "index",
                         "idx", "width", "height", "depth", "level", "limit", "times", "start", "stop",
                         "end", "step", "year", "month", "day", "age", "total", "base", "exp", "exponent",
@@ -502,6 +507,8 @@ def _evidence(body: list[ast.stmt], name: str, classes: dict[str, list[str]], de
                 ev.add(fname, 1)
             elif fname in _STR_FUNCS:
                 ev.add("str", 2)
+            elif fname in _BYTES_FUNCS and p.args and p.args[0] is n:
+                ev.add("bytes", 3)
             elif fname in ("str", "repr"):
                 ev.add("int", 0.3)
             elif fname == "join" and isinstance(p.func, ast.Attribute):
