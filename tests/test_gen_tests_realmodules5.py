@@ -194,3 +194,39 @@ def test_a_stream_of_a_module_that_reads_bytes_gets_binary_streams_and_bytesio_s
     spec, values = pool("loads", "value")
     assert spec.kind == "bytes", spec
     assert "xml" in kinds("loads", values), values
+
+
+ATTRDICT = '''\
+class Dict(dict):
+    def __setattr__(self, name, value):
+        if hasattr(dict, name):
+            raise AttributeError("'Dict' object attribute '{0}' is read-only".format(name))
+        self[name] = value
+
+    def __getattr__(self, item):
+        return self.__getitem__(item)
+
+    def __missing__(self, name):
+        value = self[name] = Dict()
+        return value
+
+    def to_dict(self):
+        return {k: v.to_dict() if isinstance(v, Dict) else v for k, v in self.items()}
+'''
+
+
+def test_a_class_defining_attribute_access_is_driven_through_attributes(tmp_path):
+    """addict's Dict (a dict whose keys are attributes: `d.a.b = 1`, `__getattr__`,
+    `__setattr__`): its suite called copy, update, setdefault, to_dict and never read or set an
+    attribute, the class's whole point (the mutants of __getattr__/__setattr__ survived). A class
+    that defines `__getattr__` gets attribute reads (`obj.a`), one that defines `__setattr__`
+    attribute assignments (`obj.a = 5`, also of a name the class has, `obj.to_dict = 5`), read
+    back."""
+    text, report = _gen(tmp_path, "attrdict", ATTRDICT)
+    import re
+    assert re.search(r"^\s+dict_obj\.a = ", text, re.M), text
+    assert re.search(r"dict_obj\.a\b(?! =)", text), text
+    assert not re.search(r"^\s+setattr\(dict_obj", text, re.M), text
+    assert "set_a_5" in text, text  # named for what it does
+    run = _pytest(tmp_path)
+    assert run.returncode == 0 and " passed" in run.stdout, run.stdout + run.stderr

@@ -765,6 +765,17 @@ class InputGenerator:
                 for ch in ctors[:2]:
                     for x in ("0", "1", "'a'"):
                         add(ch, f"{x} in {_HOLE}")
+            elif name == "__getattr__":  # attributes it makes up (addict's Dict: d.a)
+                for ch in ctors[:2]:
+                    for attr in ("a", "name"):
+                        add(ch, f"{_HOLE}.{attr}")
+            elif name == "__setattr__":  # obj.a = 5, then obj.a; also a name the class has
+                own = [m.name for m in cls.methods if m.name.isidentifier() and not m.name.startswith("_")]
+                for attr, value in [("a", "5"), ("a", "'x'"), ("name", "[1, 2]")] + [(a, "5") for a in own[:1]]:
+                    ctor = self._ctor_step(cls_name, ctors[0])
+                    var = ctor.bind or "obj"
+                    out.append(Probe(cls_name, (ctor, Step("call", "setattr", (var, repr(attr), value)),
+                                                Step("attr", f"{var}.{attr}")), "pool"))
         return _dedupe(out)
 
     def _dunder_values(self, cls, name: str) -> list[str]:

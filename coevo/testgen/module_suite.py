@@ -119,7 +119,11 @@ def _procedures(module: ModuleInfo) -> set[str]:
 
 def _drop_procedure_nones(probe: Probe, cs: list, procedures: set[str]) -> list:
     drop = {("ret", i) for i, st in enumerate(probe.steps) if st.unit in procedures}
-    return [c for c in cs if not (c.root in drop and c.op == "is" and c.value is None and not c.path)]
+    # an attribute set (setattr(obj, 'a', 5), written obj.a = 5) is a statement: nothing of it is
+    # asserted there (the object's attributes are, after it)
+    assigns = {i for i, st in enumerate(probe.steps) if st.kind == "call" and st.callee == "setattr"}
+    return [c for c in cs if not (c.root in drop and c.op == "is" and c.value is None and not c.path)
+            and not (c.root[0] in ("ret", "arg") and c.root[1] in assigns)]
 
 
 def _behaviour(probe: Probe, outcome: dict) -> tuple:

@@ -198,6 +198,18 @@ def test_name(tc: TestCase, unit_words: str) -> str:
                 line = []
             words.append("argv_" + ("_".join(_snake(x) or "blank" for x in line)[:30] or "empty"))
     calls = [s for s in steps if s.bind is None]
+    out = _outcome_word(tc)
+    if calls and calls[0].callee == "setattr" and len(calls[0].args) == 3:  # obj.a = 5: "set_a_5"
+        try:
+            attr = str(ast.literal_eval(calls[0].args[1]))
+        except (ValueError, SyntaxError):
+            attr = "attribute"
+        words.append(f"set_{_snake(attr)}_{_word_for(calls[0].args[2])}")
+        words += ["then_" + s.callee.rpartition(".")[2] for s in calls[1:2]]
+        if len(calls) == 1 and out == "returns_none":
+            out = ""
+        name = _snake("_".join(w for w in words if w))
+        return "test_" + (_cut(name, 70) if not out else _cut(name, max(70 - len(out) - 1, 1)) + "_" + out)
     if len(calls) >= 2:
         names = [s.callee.rpartition(".")[2] for s in calls]
         words.append("_then_".join(dict.fromkeys(names)) if len(set(names)) > 1 else f"{names[0]}_twice")
@@ -217,7 +229,6 @@ def test_name(tc: TestCase, unit_words: str) -> str:
         elif target.kind == "call" and not (steps[0].bind is not None and len(steps) == 1) \
                 and len(steps) == len(tc.probe.steps):  # (under a command line: its words say it)
             words.append("no_arguments")
-    out = _outcome_word(tc)
     name = _snake("_".join(w for w in words if w))
     if out:  # the outcome is kept whole; the words before it are cut between words
         room = max(70 - len(out) - 1, len(unit_words))
@@ -437,6 +448,13 @@ def _call_src(step: Step, ctx: _Ctx, arg_vars: dict[int, str], column: int = 0, 
         return "asyncio.run(" + _call_src(step, ctx, arg_vars, column + 12, width) + ")"
     if step.kind == "attr":
         return ctx.src(step.callee)
+    if step.callee == "setattr" and len(step.args) == 3 and not step.kwargs and not arg_vars:
+        try:
+            attr = ast.literal_eval(step.args[1])
+        except (ValueError, SyntaxError):
+            attr = None
+        if isinstance(attr, str) and attr.isidentifier() and not keyword.iskeyword(attr):
+            return f"{ctx.src(step.args[0])}.{attr} = {ctx.src(step.args[2])}"  # an attribute set
     pos = [arg_vars.get(j) or ctx.src(a) for j, a in enumerate(step.args)]
     kws = [(k, ctx.src(v)) for k, v in step.kwargs]
     head = f"{ctx.src(step.callee)}("
