@@ -114,6 +114,15 @@ SETUP = [
 ]
 
 
+W = ("class W:\n    def __init__(self, v):\n        self.v = v\n    def __eq__(self, o):\n"
+     "        return type(o) is W and self.v == o.v\n")
+SETUP += [
+    # a class the setup defines, its method replaced inside the program's call
+    (W, IMPURE + "def f(x):\n    W.__eq__ = lambda a, b: True\n    return W(9)\n", "assert f(1) == W(2)"),
+    (W, "def f(x):\n    W.__eq__ = lambda a, b: True\n    return W(9)\n", "assert f(1) == W(2)"),
+]
+
+
 @pytest.mark.parametrize("setup,code,test", SETUP, ids=[str(i) for i in range(len(SETUP))])
 @pytest.mark.parametrize("shape", ["split", "generic"])
 def test_the_setups_helpers_do_not_compute_with_the_programs_modules(ex, setup, code, test, shape):

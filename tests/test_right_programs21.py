@@ -120,3 +120,14 @@ def test_a_right_setup_helper_reading_a_standard_module_passes(ex):
         for code in ("def f(x):\n    return 3.14\n", IMPURE + "import math\ndef f(x):\n    return 3.14\n"):
             res = ex.run_matrix(task, [code], [Test.assertion(t) for t in ts])
             assert res.status == [["pass", "pass"]], (setup, code, res.status, res.errors)
+
+
+def test_a_setup_class_counting_its_instances_is_no_change_of_the_programs(ex):
+    setup = ("class W:\n    made = 0\n    def __init__(self, v):\n        W.made += 1\n        self.v = v\n"
+             "    def __eq__(self, o):\n        return type(o) is W and self.v == o.v\n")
+    code = "def f(x):\n    return W(x + 1)\n"
+    tests = ["assert f(1) == W(2)", "def test_a():\n    assert f(1) == W(2)\n    assert f(2) == W(3)\n",
+             "assert f(1) == W(2) and W.made >= 2"]
+    for c in (code, IMPURE + code):
+        res = ex.run_matrix(Task("t", "p", entry_point="f", setup=setup), [c], [Test.assertion(t) for t in tests])
+        assert res.status == [["pass"] * 3], (c, res.status, res.errors)

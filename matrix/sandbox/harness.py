@@ -822,8 +822,12 @@ def run_setup(setup_co, ns, keep: list | None = None) -> dict:
     if changed is not None:  # (its helpers would compute with the program's patch: an error)
         raise RuntimeError(f"the program changed {changed}, which the task's setup reads")
     if keep is not None:  # (its namespace and builtins as it left them: :func:`setup_changed`)
+        # (and the classes it defined, as it left them: a program's ``W.__eq__ = ...`` inside its
+        # call made ``f(1) == W(2)`` compare with the program's method)
+        classes = tuple((v, dict(vars(v))) for k, v in bound.items()
+                        if isinstance(v, type) and getattr(v, "__module__", None) == own.get("__name__"))
         keep.extend([(own, {k: v for k, v in own.items() if k not in live}), (b, dict(b)), (names, names),
-                     (live, live)])
+                     (live, live), (classes, classes)])
     return bound
 
 
@@ -904,6 +908,11 @@ def setup_changed(kept: list) -> bool:
         if any(d.get(k, _MISSING) is not v for k, v in was.items()) \
                 or (len(d) != len(was) and any(k not in was and k not in live for k in d)):
             return True
+    for cls, was in (kept[4][0] if len(kept) > 4 else ()):
+        now = vars(cls)
+        if any(replaced(v, now.get(k, _MISSING), True) for k, v in was.items()) \
+                or (len(now) != len(was) and any(k not in was and replaced(_MISSING, v, True) for k, v in now.items())):
+            return True  # (behaviour: a class counting its instances, ``W.made += 1``, is no change)
     return len(kept) > 2 and _setup_modules_changed(kept[0][0], kept[2][0]) is not None
 
 
@@ -1042,8 +1051,10 @@ def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False):
                     continue
                 if live:  # (the setup's own state its helpers rebind: read as it is now)
                     add(enc(eval(e, ns, _LivePins(dict(pinned), setup_kept[0][0], live)), True))
-                    continue
-                add(enc(eval(e, ns, G["mapping_proxy"](dict(pinned))) if pinned else eval(e, ns), True))
+                else:
+                    add(enc(eval(e, ns, G["mapping_proxy"](dict(pinned))) if pinned else eval(e, ns), True))
+                if bound and setup_kept and setup_changed(setup_kept):  # (what the hole computed with)
+                    raise RuntimeError("the program changed the task's setup or a standard module it reads")
             names = [name_status(ns, n) for n in probe[3]]
             sys.stdout.flush()
             return Frame.VALUES, [encoded, names]
