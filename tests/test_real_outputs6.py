@@ -389,8 +389,8 @@ def test_rows_naming_a_python_prompt_hold_its_continuations(tmp_path):
     body, or a chat answer), as CodeT's samples do; they were run as whole programs (a body alone:
     a syntax error for the right completion)."""
     tasks = _rows(tmp_path / "HumanEval.jsonl", [HE_TASK])
-    chat = "```python\nfrom typing import List\n\ndef has_close_elements(numbers: List[float], threshold: float) -> bool:\n" \
-           + HE_RIGHT + "```"
+    chat = ("```python\nfrom typing import List\n\n"
+            "def has_close_elements(numbers: List[float], threshold: float) -> bool:\n" + HE_RIGHT + "```")
     codes = _rows(tmp_path / "vllm_outputs.jsonl", [{"prompt": HE_PROMPT, "outputs": [HE_RIGHT, HE_WRONG, chat]}])
     tests = _rows(tmp_path / "tests.jsonl", [
         {"task_id": "HumanEval/0", "test": "assert has_close_elements([1.0, 2.0, 1.1], 0.2) == True"}])
