@@ -415,14 +415,23 @@ def _responses_text(output: Any, field: str, where: dict) -> str:
             raise InputError(f"must be an object, got {type(item).__name__}", field=f"{field}[{k}]", **where)
         if item.get("type") != "message" or not isinstance(item.get("content"), list):
             continue
-        for j, part in enumerate(item["content"]):
-            if isinstance(part, dict) and part.get("type") == "output_text":
-                text = part.get("text")
-                if not isinstance(text, str):
-                    raise InputError(f"must be a string, got {type(text).__name__}",
-                                     field=f"{field}[{k}].content[{j}].text", **where)
-                texts.append(text)
+        texts += _text_parts(item["content"], lambda p: p.get("type") == "output_text",
+                             f"{field}[{k}].content", where)
     return "\n".join(texts)
+
+
+def _text_parts(parts: list, keep, field: str, where: dict) -> list[str]:
+    """The ``text`` of each part (an object) that ``keep`` takes, in order, each a string
+    (``field[j].text`` names one that is not): the answer's parts of an API response (Responses
+    API ``output_text`` parts, Claude's ``text`` blocks, Gemini's non-thought parts)."""
+    texts = []
+    for j, part in enumerate(parts):
+        if isinstance(part, dict) and keep(part):
+            text = part.get("text")
+            if not isinstance(text, str):
+                raise InputError(f"must be a string, got {type(text).__name__}", field=f"{field}[{j}].text", **where)
+            texts.append(text)
+    return texts
 
 
 def _claude_result(result: Any, dot: str, where: dict) -> list[str]:
@@ -441,15 +450,7 @@ def _claude_result(result: Any, dot: str, where: dict) -> list[str]:
     if not isinstance(content, list):
         raise InputError("missing (a succeeded result holds the answer in message.content)",
                          field=dot + "result.message.content", **where)
-    texts = []
-    for k, block in enumerate(content):
-        if isinstance(block, dict) and block.get("type") == "text":
-            text = block.get("text")
-            if not isinstance(text, str):
-                raise InputError(f"must be a string, got {type(text).__name__}",
-                                 field=f"{dot}result.message.content[{k}].text", **where)
-            texts.append(text)
-    return ["".join(texts)]
+    return ["".join(_text_parts(content, lambda b: b.get("type") == "text", dot + "result.message.content", where))]
 
 
 CODET_STOP = ("\nclass", "\ndef", "\n#", "\nif", "\nprint")  # CodeT's src/postprocess.py STOP_TOKEN
@@ -517,15 +518,8 @@ def _gemini_programs(resp: Any, dot: str, where: dict) -> list[str]:
         if not isinstance(parts, list):
             out.append("")
             continue
-        texts = []
-        for j, part in enumerate(parts):
-            if not isinstance(part, dict) or part.get("thought") or "text" not in part:
-                continue
-            if not isinstance(part["text"], str):
-                raise InputError(f"must be a string, got {type(part['text']).__name__}",
-                                 field=f"{dot}response.candidates[{k}].content.parts[{j}].text", **where)
-            texts.append(part["text"])
-        out.append("".join(texts))
+        out.append("".join(_text_parts(parts, lambda p: not p.get("thought") and "text" in p,
+                                       f"{dot}response.candidates[{k}].content.parts", where)))
     return out
 
 
