@@ -134,7 +134,7 @@ def test_arguments_that_change_nothing_are_left_out_of_the_written_calls(tmp_pat
 
     shutil.copy2(FIX / "deltas.py", tmp_path / "deltas.py")
     assert main(["gen-tests", str(tmp_path / "deltas.py"), "--out", str(tmp_path / "out"),
-                 "--time-budget", "40", "--max-mutants", "80", "--quiet"]) == 0
+                 "--time-budget", "90", "--max-mutants", "80", "--quiet"]) == 0
     tree = ast.parse((tmp_path / "out" / "test_deltas.py").read_text())
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") in ("Delta", "span")]
     assert len(calls) >= 4
