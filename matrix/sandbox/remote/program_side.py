@@ -4,6 +4,7 @@ requests on its objects."""
 from __future__ import annotations
 
 import builtins
+import operator
 import socket
 import sys
 
@@ -12,8 +13,10 @@ from .peer import (
     _MAX_KEPT,
     _MAX_KEPT_ITEMS,
     FORWARDED_BUILTINS,
+    OWN_COMPUTING,
     RPC_FD,
     RemoteError,
+    _own_computing,
     _Peer,
     _Raised,
     _Raw,
@@ -302,6 +305,10 @@ class _Server(_Peer):
         # whether code of the program's may have run since the last check (:meth:`_check_given`):
         # every request but reading a standard module's attribute can run it
         self.ran = True
+        # the tables and objects of the modules that compute from their arguments, as loaded
+        # (:func:`computing_state`, taken before the program runs)
+        self.state: dict = {}
+        self.caches: list = []  # (:func:`computing_state`)
 
     def _module_read(self, module, name) -> None:
         """The test reads ``module.name`` of a standard module the program gave it: the module (and
@@ -345,7 +352,10 @@ class _Server(_Peer):
                     _Peer.send(self, ["o", "changed", why])  # (an error, caught or not)
                     raise RemoteError(why)
         for module in self.given:
-            changed = harness.module_change(module, harness.replaced, self.test_set)
+            computing = _computing(getattr(module, "__name__", None))
+            changed = harness.module_change(module, _computing_rule if computing else harness.replaced, self.test_set)
+            if changed is None and computing:
+                changed = _state_change(module, self.state)
             if changed is not None:
                 why = f"the program changed {changed}"
                 _Peer.send(self, ["o", "changed", why])  # (the test's verdict: an error, caught or not)
@@ -521,6 +531,8 @@ class _Server(_Peer):
                 why = "the program changed the task's setup"
                 _Peer.send(self, ["o", "changed", why])  # (an error, caught or not)
                 raise RemoteError(why)
+            if self.caches and _own_computing(obj) is not None:  # (a standard function, computing here)
+                _empty_caches(self.caches)
             _room(-3)  # (a function the test calls, as in ``exec(program); exec(test)``)
             try:
                 result = obj(*call_args, **kwargs)
@@ -533,6 +545,9 @@ class _Server(_Peer):
                 raise
             finally:
                 self.pending.pop()
+                self.ran = True  # (the program's code ran after the check above: the test's next read
+                # of a standard module checks again; red-team pass 22, `string.digits` read, `f(5)`
+                # changing `string.ascii_lowercase`, then read)
             changes = self._changes(nodes, before, roots, marks) + self._keep(nodes, refs)
             if id(result) not in marks:  # its own state a method returns (``return self.items``)
                 k = self.keep_value(result)
@@ -690,6 +705,186 @@ class _Server(_Peer):
 _MISSING = object()
 
 
+# ----------------------------------------------------------------------------- the computing modules' state
+
+# the constants a module or class of the standard library holds (`math.pi`, `string.digits`,
+# `json.JSONEncoder.item_separator`): exact builtin types, tuples and frozensets of them
+_CONSTANT_TYPES = frozenset({int, float, complex, str, bytes, bool})
+_MAX_TABLE = 20_000  # (a module's table followed entry by entry up to this size)
+
+
+def _constant(x, depth: int = 0) -> bool:
+    t = type(x)
+    if t in _CONSTANT_TYPES:
+        return True
+    if (t is tuple or t is frozenset) and depth < 4 and len(x) <= 256:
+        return all(_constant(i, depth + 1) for i in x)
+    return False
+
+
+def _same(was, now) -> bool:
+    """``now`` is a constant of ``was``'s value (``nan`` is ``nan``, ``-0.0`` is not ``0.0``); both
+    exact builtins (:func:`_constant`), so comparing them runs no code of the program's."""
+    t = type(was)
+    if type(now) is not t or not _constant(now):
+        return False
+    if t is float:
+        return (was == now and str(was)[0] == str(now)[0]) or (was != was and now != now)
+    if t is complex:
+        return _same(was.real, now.real) and _same(was.imag, now.imag)
+    if t is tuple:
+        return len(was) == len(now) and all(_same(a, b) for a, b in zip(was, now))
+    return was == now
+
+
+def _computing(name) -> bool:
+    """``name`` is a module of :data:`.peer.OWN_COMPUTING` (or one of their submodules)."""
+    return type(name) is str and (name in OWN_COMPUTING or name.split(".")[0] in OWN_COMPUTING)
+
+
+def _computing_rule(was, now, in_class: bool = False) -> bool:
+    """:func:`.harness.replaced`, and a constant of a module that computes from its arguments
+    replaced by another value (``math.pi = 3.0`` inside the program's call, read by the test
+    next; ``json.JSONEncoder.item_separator = ','`` read by a ``json.dumps`` given a program's
+    object): red-team pass 22. Such a module's constants are its computation, not state its own
+    functions move (``time.tzname``), but for a class's integers: its counters
+    (``difflib.HtmlDiff._default_prefix``, review 22)."""
+    if now is was:  # (nearly every attribute: no call)
+        return False
+    from .. import harness
+
+    return harness.replaced(was, now, in_class) or (_constant(was) and not _same(was, now)
+                                                    and not (in_class and type(was) is int))
+
+
+_VALUE_TYPES = (type, int, float, complex, str, bytes, tuple, frozenset)
+
+
+def _snapshot(modules) -> tuple[dict, list]:
+    """For each module of :data:`.peer.OWN_COMPUTING` among ``modules`` (``(module, its attributes)``):
+    the tables (dicts) and objects (instances) it holds with what they hold (``id(module)`` ->
+    ``[(name, object, type, contents)]``), and its caches: ``(module dict, name)`` of an attribute
+    that is None (a table the module fills on first use: ``base64._b85chars``,
+    ``urllib.parse._hextobyte``), ``(table, None)`` of an empty dict (``base64._b32rev``)."""
+    modtype = type(sys)
+    state: dict = {}
+    caches: list = []
+    for m, d in modules:
+        held = []
+        for k, v in d.items():
+            t = type(v)
+            if v is None:
+                if k[:2] != "__":
+                    caches.append((vars(m), k))
+            elif t is dict:
+                if k != "__builtins__":  # (the builtins: checked as such)
+                    if not v:
+                        caches.append((v, None))
+                    elif len(v) <= _MAX_TABLE:
+                        held.append((k, v, t, v.copy()))
+            elif t.__dictoffset__ and t is not modtype and not isinstance(v, _VALUE_TYPES) and not callable(v) \
+                    and k[:2] != "__":  # (not a class, nor a named value: `re.IGNORECASE`, an opcode)
+                try:
+                    own = object.__getattribute__(v, "__dict__")
+                except Exception:  # noqa: BLE001 - (no attributes of its own: nothing to follow)
+                    continue
+                if type(own) is dict:
+                    held.append((k, v, t, own.copy()))
+        if held:
+            state[id(m)] = held
+    return state, caches
+
+
+# taken where this module is imported: in the zygote, before any program (a fork's own start
+# would pay for it in every cell); a computing module the zygote loads later is taken as the
+# program process starts (:func:`computing_state`)
+_BASE = _snapshot([(m, dict(vars(m))) for n, m in list(sys.modules.items())
+                   if type(m) is type(sys) and _computing(n)])
+_BASE_IDS = frozenset(id(m) for n, m in list(sys.modules.items()) if type(m) is type(sys) and _computing(n))
+
+
+def computing_state() -> tuple[dict, list]:
+    """:func:`_snapshot` of the modules of :data:`.peer.OWN_COMPUTING` as the zygote loaded them
+    (before the program runs), and ``re``'s ``purge`` (its compiled patterns) among the caches."""
+    from .. import harness
+
+    dicts = harness._G["stdlib_dicts"]
+    state, caches = dict(_BASE[0]), list(_BASE[1])
+    later = [(m, d) for n, (m, d) in dicts.items() if id(m) not in _BASE_IDS and _computing(n)]
+    if later:
+        more = _snapshot(later)
+        state.update(more[0])
+        caches += more[1]
+    purge = dicts.get("re", (None, {}))[1].get("purge")
+    if callable(purge):
+        caches.append((purge, None))
+    return state, caches
+
+
+def _empty_caches(caches: list) -> None:
+    """Before a standard function of a module that computes from its arguments runs in this process
+    for the test (given an object of the program's, or giving one back: ``re.compile('[a-z]+')``),
+    the module's caches are emptied, as its own functions refill them: what the program planted
+    there (a ``re._cache`` entry compiled from another pattern, ``base64._b85chars``) computes
+    nothing for the test (red-team pass 22). Emptying a cache changes no result."""
+    for obj, k in caches:
+        if k is not None:
+            if obj.get(k) is not None:
+                obj[k] = None
+        elif type(obj) is dict:
+            obj.clear()
+        else:
+            obj()
+
+
+def _state_change(module, state: dict) -> str | None:
+    """``"module.name"`` where the program changed a table or an object ``module`` (a module of
+    :data:`.peer.OWN_COMPUTING`) or one of its own standard submodules held when the program
+    started (:func:`computing_state`): the module holds another object there, a table's entry
+    that was behaviour or a constant is another (``copy._deepcopy_dispatch[list] = ...``), an
+    object's class is another or it has behaviour or attributes it had not
+    (``json._default_encoder.encode = ...``); the data the module's own functions move in its
+    objects (``random``'s ``gauss_next``, ``calendar.setfirstweekday``) is no change. A call the
+    test makes given an object of the program's computes in the program's process, with these
+    (red-team pass 22)."""
+    from .. import harness
+
+    mods = _SUBMODULES.get(id(module))
+    if mods is None:  # (the module and its own standard submodules, as the zygote loaded them)
+        dicts = harness._G["stdlib_dicts"]
+        name = getattr(module, "__name__", None)
+        kept = dicts.get(name) if type(name) is str else None
+        mods = _SUBMODULES[id(module)] = [(module, name)] + ([] if kept is None or kept[0] is not module else [
+            (x, f"{name}.{k}") for k, x in kept[1].items()
+            if type(x) is type(sys) and x is not module and f"{name}.{k}" in dicts])
+    for m, name in mods:
+        now = vars(m)
+        for k, obj, t, snap in state.get(id(m), ()):
+            if now.get(k, _MISSING) is not obj or type(obj) is not t:
+                return f"{name}.{k}"
+            own = obj if t is dict else object.__getattribute__(obj, "__dict__")
+            if len(own) == len(snap) and all(map(_is, own.values(), snap.values())) \
+                    and all(map(_is, own, snap)):  # (as it was, entry for entry: the usual case, at C speed)
+                continue
+            if t is dict:  # (its entries that were behaviour or constants: not a cache's)
+                for key, x in snap.items():
+                    y = obj.get(key, _MISSING)
+                    if y is not x and (harness._behaviour(x) or (_constant(x) and not _same(x, y))):
+                        return f"{name}.{k}[{key!r:.60}]"
+                continue
+            for a, y in own.items():
+                x = snap.get(a, _MISSING)
+                if x is _MISSING or (y is not x and harness.replaced(x, y)):
+                    return f"{name}.{k}.{a}"
+            if len(own) != len(snap):
+                return f"{name}.{k}.{next(iter(set(snap) - set(own)), '?')}"
+    return None
+
+
+_is = operator.is_
+_SUBMODULES: dict = {}  # id(module) -> [(module or submodule, name)] (:func:`_state_change`)
+
+
 def _accept(obj, name: str) -> None:
     """The harness's own patch of a standard module or class is no change of the program's."""
     from .. import harness
@@ -772,6 +967,7 @@ def serve(cmd: dict, chan) -> None:
     except harness._COMPILE_ERRORS as exc:
         server.send(["r", ["syntax", harness.fmt_syntax(exc)], None])
         return
+    server.state, server.caches = computing_state()  # (before any code of the program's)
     try:
         exec(code_co, ns)
         if cmd["setup"] and cmd["setup"].strip():

@@ -1,0 +1,104 @@
+"""Red-team pass 22 on the matrix's verdicts: a wrong program must not pass a generic test by
+changing, inside the call the test made, the state of a standard module that computes from its
+arguments (``OWN_COMPUTING``) where the checks of pass 20 and 21 did not look: a constant replaced
+by another value of its type (``math.pi = 3.0``, ``string.ascii_lowercase``, a class's
+``json.JSONEncoder.item_separator``), behaviour put on an instance the module holds
+(``json._default_encoder.encode``), an entry of a module's table replaced
+(``copy._deepcopy_dispatch[list]``, a ``re._cache`` entry) -- read by the test's later reads of the
+module or by its calls given an object of the program's (a ``str`` subclass's value, an instance),
+which compute in the program's process. Each forgery here passed on 954746b."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from matrix.engine import ExecConfig, Executor
+from matrix.tasks import Task, Test
+
+pytestmark = [pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork"), pytest.mark.timeout(180)]
+
+TASK = Task("t", "p", entry_point="f")
+IMPURE = "import os\n"  # (one process per test, as most programs that import os)
+
+
+@pytest.fixture(scope="module")
+def ex():
+    with Executor(ExecConfig(timeout=5.0, workers=1)) as e:
+        yield e
+
+
+def _generic(test: str) -> str:
+    return "def test_a():\n" + "".join("    " + line + "\n" for line in test.splitlines())
+
+
+# (program, test): a constant of a standard module the test reads after the program's call
+CONSTANTS = [
+    (IMPURE + "import math\ndef f(x):\n    math.pi = 3.0\n    return 3.0 * x\n",
+     "assert f(0) == math.pi * 0\nassert f(1) == math.pi"),
+    ("import math\ndef f(x):\n    math.pi = 3.0\n    return 3.0 * x\n",
+     "assert f(0) == math.pi * 0\nassert f(1) == math.pi"),
+    (IMPURE + "import string\ndef f(n):\n    string.ascii_lowercase = '0123456789'\n    return '12345'[:n]\n",
+     "assert len(string.digits) == 10\nassert all(c in string.ascii_lowercase for c in f(5))"),
+]
+# (program, test): a standard module the test read before the program's call, changed inside it,
+# read again (the check before the call counted as the one after it)
+AFTER_CALL = [
+    (IMPURE + "import collections\ndef f(n):\n    collections.OrderedDict = dict\n    return {}\n",
+     "c = collections.Counter('a')\nx = f(1)\nassert isinstance(x, collections.OrderedDict)"),
+    (IMPURE + "import string\ndef f(n):\n    string.ascii_lowercase = '0123456789'\n    return '12345'[:n]\n",
+     "assert len(string.digits) == 10\nx = f(5)\nassert string.ascii_lowercase == '0123456789'"),
+]
+# (program, test): calls given an object of the program's, computing in the program's process
+GIVEN = [
+    # a class's constant (the encoder's separator), json.dumps given a str subclass's value
+    (IMPURE + "import json\nclass S(str):\n    pass\ndef f(x):\n    json.JSONEncoder.item_separator = ','\n"
+     "    return S('a')\n", "assert json.dumps([f(1), 'b']) == '[\"a\",\"b\"]'"),
+    # behaviour put on the instance json.dumps uses
+    (IMPURE + "import json\njson._default_encoder.encode = lambda o: '[1, 2]'\ndef f(x):\n    return object()\n",
+     "assert json.loads(json.dumps(f(1))) == [1, 2]"),
+    (IMPURE + "import json\ndef f(x):\n    json._default_encoder.encode = lambda o: '[1, 2]'\n    return object()\n",
+     "assert json.dumps(f(1)) == '[1, 2]'"),
+    # an entry of copy's dispatch table
+    (IMPURE + "import copy\nclass B:\n    def __init__(s, xs):\n        s.xs = xs\ndef f(x):\n"
+     "    copy._deepcopy_dispatch[list] = lambda x, memo: [1, 2, 3]\n    return B([9])\n",
+     "b = copy.deepcopy(f(1))\nassert b.xs == [1, 2, 3]"),
+]
+
+
+STATE = CONSTANTS + AFTER_CALL + GIVEN
+
+
+@pytest.mark.parametrize("code,test", STATE, ids=[str(i) for i in range(len(STATE))])
+@pytest.mark.parametrize("shape", ["split", "generic"])
+def test_a_programs_change_of_a_computing_modules_state_does_not_reach_the_test(ex, code, test, shape):
+    t = test if shape == "split" else _generic(test)
+    res = ex.run_matrix(TASK, [code], [Test.assertion(t)])
+    assert res.status[0][0] in ("fail", "error"), (res.status, res.errors)
+
+
+# (program, test): a cache of a computing module, planted, read by a call that computes in the
+# program's process (given a program's object, or giving one back: a compiled pattern)
+CACHES = [
+    # a re._cache entry, re given a str subclass's value
+    (IMPURE + "import re\nclass S(str):\n    pass\nre._cache[(str, '[a-z]+', 0)] = re.compile('.*')\n"
+     "def f(x):\n    return S('123')\n", "assert re.fullmatch('[a-z]+', f(1))"),
+    (IMPURE + "import re\nclass S(str):\n    pass\ndef f(x):\n    re._cache[(str, '[a-z]+', 0)] = re.compile('.*')\n"
+     "    return S('123')\n", "assert re.fullmatch('[a-z]+', f(1))"),
+    (IMPURE + "import re\nre._cache[(str, '[a-z]+', 0)] = re.compile('.*')\ndef f(x):\n    return '123'\n",
+     "assert re.compile('[a-z]+').fullmatch(f(1))"),
+    # base64's tables (None until first used), planted so that b'ho' encodes as b'hi' does
+    (IMPURE + "import base64\nclass B(bytes):\n    pass\ndef f(b):\n    w = int.from_bytes(b'ho\\0\\0', 'big')\n"
+     "    c2 = [b'Xl'] * 7225\n    c2[(w // 85) % 7225] = b'V!'\n    base64._b85chars2 = c2\n"
+     "    base64._b85chars = [b'!'] * 85\n    return B(b'ho')\n",
+     "assert base64.b85encode(f(b'hi')) == base64.b85encode(b'hi')"),
+]
+
+
+@pytest.mark.parametrize("code,test", CACHES, ids=[str(i) for i in range(len(CACHES))])
+@pytest.mark.parametrize("shape", ["split", "generic"])
+def test_a_cache_the_program_planted_computes_nothing_for_the_test(ex, code, test, shape):
+    t = test if shape == "split" else _generic(test)
+    res = ex.run_matrix(TASK, [code], [Test.assertion(t)])
+    assert res.status[0][0] in ("fail", "error"), (res.status, res.errors)

@@ -1,0 +1,67 @@
+"""Right programs that must keep passing beside red-team pass 22 (tests/test_redteam22.py): the
+program moves, through the modules' own functions, state that a module computing from its
+arguments keeps (``random``'s generator and ``gauss_next``, ``calendar.setfirstweekday``,
+``hashlib``'s constructor cache, ``re``'s cache filled past its size, a ``decimal`` context), or
+uses its own subclasses and objects with the module (an encoder subclass, ``__deepcopy__``, a
+``string.Template`` subclass), while a generic test reads the module and calls it."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from matrix.engine import ExecConfig, Executor
+from matrix.tasks import Task, Test
+
+pytestmark = [pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork"), pytest.mark.timeout(180)]
+
+TASK = Task("t", "p", entry_point="f")
+IMPURE = "import os\n"
+
+
+def _generic(test: str) -> str:
+    return "def test_a():\n" + "".join("    " + line + "\n" for line in test.splitlines())
+
+
+RIGHT = [
+    (IMPURE + "import random\ndef f(n):\n    random.seed(n)\n    return [random.gauss(0, 1) for _ in range(3)]\n",
+     "random.seed(1)\nwant = [random.gauss(0, 1) for _ in range(3)]\nassert f(1) == want\nassert random.random() < 1"),
+    (IMPURE + "import calendar\ndef f(y, m):\n    calendar.setfirstweekday(calendar.SUNDAY)\n"
+     "    return calendar.monthcalendar(y, m)[0][0]\n",
+     "assert f(2024, 1) == 0\nassert calendar.monthrange(2024, 2) == (3, 29)"),
+    (IMPURE + "import hashlib\ndef f(s):\n    return hashlib.new('sha1', s.encode()).hexdigest()\n",
+     "assert f('a') == hashlib.sha1(b'a').hexdigest()\nassert f('b') == hashlib.new('sha1', b'b').hexdigest()"),
+    (IMPURE + "import re\ndef f(n):\n    return sum(1 for i in range(n) if re.fullmatch('a{%d}' % i, 'a' * i))\n",
+     "assert f(600) == 600\nassert re.fullmatch('[a-z]+', 'abc')\nassert re.compile('b+').sub('b', 'abbb') == 'ab'"),
+    (IMPURE + "import decimal\ndef f(a, b):\n    decimal.getcontext().prec = 5\n"
+     "    return decimal.Decimal(a) / decimal.Decimal(b)\n",
+     "got = f(1, 3)\nassert str(got) == '0.33333'\nassert decimal.Decimal(2) * 2 == 4"),
+    (IMPURE + "import json\nclass E(json.JSONEncoder):\n    item_separator = ';'\n"
+     "def f(x):\n    return json.dumps(x, cls=E)\n",
+     "assert f([1, 2]) == '[1;2]'\nassert json.dumps([1, 2]) == '[1, 2]'"),
+    (IMPURE + "import copy\nclass B:\n    def __init__(s, xs):\n        s.xs = xs\n"
+     "    def __deepcopy__(s, memo):\n        return B(list(s.xs))\ndef f(x):\n    return B([x])\n",
+     "b = f(1)\nc = copy.deepcopy(b)\nassert c.xs == [1] and c is not b"),
+    (IMPURE + "import string\nclass T(string.Template):\n    delimiter = '%'\ndef f(s):\n"
+     "    return T(s).substitute(x=1)\n",
+     "assert f('a%x') == 'a1'\nassert string.Template('$x').substitute(x=2) == '2'"),
+    (IMPURE + "import math\ndef f(r):\n    return math.pi * r * r\n",
+     "assert math.isclose(f(2), 4 * math.pi)\nassert math.tau == 2 * math.pi"),
+    (IMPURE + "import json\nclass S(str):\n    pass\ndef f(x):\n    return S(x)\n",
+     "assert json.dumps([f('a'), 'b']) == '[\"a\", \"b\"]'"),
+]
+
+
+@pytest.fixture(scope="module")
+def ex():
+    with Executor(ExecConfig(timeout=10.0, workers=1)) as e:
+        yield e
+
+
+@pytest.mark.parametrize("code,test", RIGHT, ids=[str(i) for i in range(len(RIGHT))])
+@pytest.mark.parametrize("shape", ["split", "generic"])
+def test_a_right_program_moving_a_computing_modules_state_still_passes(ex, code, test, shape):
+    t = test if shape == "split" else _generic(test)
+    res = ex.run_matrix(TASK, [code], [Test.assertion(t)])
+    assert res.status[0][0] == "pass", (res.status, res.errors)
