@@ -102,3 +102,31 @@ def test_a_cache_the_program_planted_computes_nothing_for_the_test(ex, code, tes
     t = test if shape == "split" else _generic(test)
     res = ex.run_matrix(TASK, [code], [Test.assertion(t)])
     assert res.status[0][0] in ("fail", "error"), (res.status, res.errors)
+
+
+# (program, test): the program takes over its process (the harness's module through sys.modules) and
+# turns the checks made there off, then changes what the test reads of a computing module
+_HARNESS = "    H = [m for n, m in list(sys.modules.items()) if n.endswith('sandbox.harness')][0]\n"
+_SERVER = "    S = [m for n, m in list(sys.modules.items()) if n.endswith('remote.program_side')][0]\n"
+TAKEN_OVER = [
+    (IMPURE + "import sys, statistics\ndef f(xs):\n    statistics.mean = lambda xs: 7\n" + _HARNESS
+     + "    H.module_change = lambda *a, **k: None\n    return 7\n",
+     "got = f([1, 2])\nassert got == statistics.mean([1, 2])"),
+    (IMPURE + "import sys, statistics\ndef f(xs):\n    statistics.mean = lambda xs: 7\n" + _HARNESS
+     + "    H.module_change = lambda *a, **k: None\n    return 7\n",
+     "m = statistics.median([1])\ngot = f([1, 2])\nassert got == statistics.mean([1, 2])"),
+    (IMPURE + "import sys, math\ndef f(x):\n    math.pi = 3.0\n" + _SERVER
+     + "    S._Server._check_given = lambda self: None\n    return 3.0\n",
+     "assert f(0) == 3.0\nassert f(1) == math.pi"),
+    (IMPURE + "import sys, collections\ndef f(n):\n    collections.OrderedDict = dict\n" + _SERVER
+     + "    S._Server._check_given = lambda self: None\n    return {}\n",
+     "c = collections.Counter('a')\nx = f(1)\nassert isinstance(x, collections.OrderedDict)"),
+]
+
+
+@pytest.mark.parametrize("code,test", TAKEN_OVER, ids=[str(i) for i in range(len(TAKEN_OVER))])
+@pytest.mark.parametrize("shape", ["split", "generic"])
+def test_a_program_that_turns_off_its_process_checks_still_reads_no_changed_module(ex, code, test, shape):
+    t = test if shape == "split" else _generic(test)
+    res = ex.run_matrix(TASK, [code], [Test.assertion(t)])
+    assert res.status[0][0] in ("fail", "error"), (res.status, res.errors)

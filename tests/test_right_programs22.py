@@ -50,6 +50,20 @@ RIGHT = [
      "assert math.isclose(f(2), 4 * math.pi)\nassert math.tau == 2 * math.pi"),
     (IMPURE + "import json\nclass S(str):\n    pass\ndef f(x):\n    return S(x)\n",
      "assert json.dumps([f('a'), 'b']) == '[\"a\", \"b\"]'"),
+    # what the test sets on the program's standard module (or its own, forwarded), read back
+    (IMPURE + "import statistics\ndef f(xs):\n    return statistics.mean(xs)\n",
+     "from unittest import mock\nwith mock.patch.object(statistics, 'mean', return_value=7):\n"
+     "    assert f([1, 2]) == 7\n    assert statistics.mean([1]) == 7\nassert statistics.mean([1, 2]) == 1.5"),
+    (IMPURE + "import random\ndef f():\n    return random.random()\n",
+     "import random\nfrom unittest import mock\nwith mock.patch('random.random', return_value=0.5):\n"
+     "    assert f() == 0.5 and random.random() == 0.5"),
+    (IMPURE + "import math\ndef f(x):\n    return x\n",
+     "math.tau = 6.0\nassert f(math.tau) == 6.0\nassert math.pi > 3.14"),
+    (IMPURE + "import json\ndef f(s):\n    return json.loads(s)\n",
+     "try:\n    f('{')\nexcept json.decoder.JSONDecodeError as e:\n    assert e.pos == 1\n"
+     "assert json.decoder.scanstring('a\"', 0) == ('a', 2)"),
+    (IMPURE + "import string, re\ndef f(s):\n    return re.sub('[%s]' % re.escape(string.punctuation), '', s)\n",
+     "assert f('a,b!') == 'ab'\nassert string.punctuation[0] == '!'\nassert re.IGNORECASE == 2"),
 ]
 
 

@@ -283,6 +283,40 @@ OWN_FUNCTIONS = {m: frozenset({"join", "split", "splitext", "basename", "dirname
 _OWN_INDEX: dict[int, tuple[object, str]] = {}  # the program side: id -> (object, "module:name")
 
 
+# the constants a module or class of the standard library holds (`math.pi`, `string.digits`,
+# `json.JSONEncoder.item_separator`): exact builtin types, tuples and frozensets of them
+_CONSTANT_TYPES = frozenset({int, float, complex, str, bytes, bool})
+
+
+def _constant(x, depth: int = 0) -> bool:
+    t = type(x)
+    if t in _CONSTANT_TYPES:
+        return True
+    if (t is tuple or t is frozenset) and depth < 4 and len(x) <= 256:
+        return all(_constant(i, depth + 1) for i in x)
+    return False
+
+
+def _same(was, now) -> bool:
+    """``now`` is a constant of ``was``'s value (``nan`` is ``nan``, ``-0.0`` is not ``0.0``); both
+    exact builtins (:func:`_constant`), so comparing them runs no code of the program's."""
+    t = type(was)
+    if type(now) is not t or not _constant(now):
+        return False
+    if t is float:
+        return (was == now and str(was)[0] == str(now)[0]) or (was != was and now != now)
+    if t is complex:
+        return _same(was.real, now.real) and _same(was.imag, now.imag)
+    if t is tuple:
+        return len(was) == len(now) and all(_same(a, b) for a, b in zip(was, now))
+    return was == now
+
+
+def _computing(name) -> bool:
+    """``name`` is a module of :data:`.peer.OWN_COMPUTING` (or one of their submodules)."""
+    return type(name) is str and (name in OWN_COMPUTING or name.split(".")[0] in OWN_COMPUTING)
+
+
 def _own_computing(obj) -> str | None:
     """``"module:name"`` where ``obj`` is a function or class of a module of :data:`OWN_COMPUTING`
     as the zygote loaded it, else None (by identity: nothing of ``obj`` is read)."""
@@ -389,6 +423,11 @@ class _Peer:
         self.dataclasses_made = 0
         # the test side: references to standard functions and classes the test computes with itself (:meth:`call`)
         self.own_std: dict[int, tuple[str, str]] = {}
+        # the test side: references to the program's standard modules (their names), whose
+        # attributes the test reads and checks against its own (:meth:`verify_std`), and the
+        # attributes the test set there itself
+        self.std_modules: dict[int, str] = {}
+        self.std_set: set[tuple[str, str]] = set()
         self.encode = make_encoder(subclass_hook=self._plain_ref if side == "C" else self._flat)
         self.encode_flat = make_encoder(subclass_hook=_flat)
         self.buf = bytearray()
@@ -420,6 +459,45 @@ class _Peer:
         # those it had replaced when last sent (``mock.patch('builtins.print')``; pass 19)
         self.builtins_base: dict | None = None
         self.builtins_sent: dict = {}
+
+    def verify_std(self, proxy, attr, value) -> None:
+        """The test side, ``value`` read as ``attr`` of ``proxy``, a reference to the program's
+        standard module: where that module computes from its arguments (:data:`OWN_COMPUTING`),
+        a function or class it held as the zygote loaded it must come back as that one (flagged
+        ``own``, so the test computes with its own), and a constant (``math.pi``,
+        ``string.ascii_lowercase``) with its value, unless the test set it itself: else the
+        verdict is an error, caught or not. The program's process checks the same, but a program
+        that takes over its process (``sandbox.harness.module_change = ...`` through
+        ``sys.modules``) turns those checks off; this one runs in the test's (red-team pass 22).
+        A standard submodule read so (``json.decoder``) is followed too."""
+        from .. import harness
+
+        rid = object.__getattribute__(proxy, "_coevo_r")
+        mod = self.std_modules.get(rid)
+        if mod is None or type(attr) is not str or (mod, attr) in self.std_set:
+            return
+        kept = harness._G["stdlib_dicts"].get(mod)
+        if kept is None:
+            return
+        own = kept[1].get(attr, harness._MISSING)
+        if own is harness._MISSING:
+            return
+        if type(own) is harness._G["modtype"]:
+            name = vars(own).get("__name__")
+            if isinstance(value, _Proxy) and type(name) is str and name in harness._G["stdlib_dicts"]:
+                self.std_modules[object.__getattribute__(value, "_coevo_r")] = name
+            return
+        if not _computing(mod):
+            return
+        if _constant(own):
+            ok = _same(own, value)
+        elif callable(own):
+            ok = value is own or ((type(value) is _ProgramClass or isinstance(value, _Proxy))
+                                  and self._own_function(value) is own)  # (its own class, or flagged own)
+        else:
+            return
+        if not ok:
+            raise self.broke(f"the program changed {mod}.{attr}")
 
     def broke(self, why: str) -> RemoteError:
         """The conversation is broken (:attr:`broken`): the error to raise."""
@@ -680,6 +758,11 @@ class _Peer:
                 raise ValueError("unknown reference")
             return self.exports[rid]
         p = self.proxies.get(rid)
+        if p is not None and self.side == "T" and rid not in self.own_std and type(flags) is list:
+            # (a class met first as an instance's, ``cls:``, without its flags: its own flag now)
+            own = next((f[4:] for f in flags if type(f) is str and f.startswith("own:")), None)
+            if own is not None and own.count(":") == 1 and len(self.own_std) < _MAX_OBJECTS:
+                self.own_std[rid] = tuple(own.split(":"))
         if p is None:
             if len(self.proxies) >= _MAX_OBJECTS:
                 raise ValueError("too many references")

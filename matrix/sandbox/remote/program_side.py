@@ -13,13 +13,15 @@ from .peer import (
     _MAX_KEPT,
     _MAX_KEPT_ITEMS,
     FORWARDED_BUILTINS,
-    OWN_COMPUTING,
     RPC_FD,
     RemoteError,
+    _computing,
+    _constant,
     _own_computing,
     _Peer,
     _Raised,
     _Raw,
+    _same,
     process_state,
     random_state,
     random_wire,
@@ -501,7 +503,7 @@ class _Server(_Peer):
                         out.append(["builtin"])
                         continue
                     if _unchanged_module(v):
-                        out.append(["module", v])  # the standard module itself (``import time``): the
+                        out.append(["module", v, v.__name__])  # the standard module itself (``import time``): the
                         continue  # test reads the program's, as in one interpreter (its patches reach it)
                     self.watched[name] = v
                     k = self.keep_value(v, held=2)
@@ -707,41 +709,6 @@ _MISSING = object()
 
 # ----------------------------------------------------------------------------- the computing modules' state
 
-# the constants a module or class of the standard library holds (`math.pi`, `string.digits`,
-# `json.JSONEncoder.item_separator`): exact builtin types, tuples and frozensets of them
-_CONSTANT_TYPES = frozenset({int, float, complex, str, bytes, bool})
-_MAX_TABLE = 20_000  # (a module's table followed entry by entry up to this size)
-
-
-def _constant(x, depth: int = 0) -> bool:
-    t = type(x)
-    if t in _CONSTANT_TYPES:
-        return True
-    if (t is tuple or t is frozenset) and depth < 4 and len(x) <= 256:
-        return all(_constant(i, depth + 1) for i in x)
-    return False
-
-
-def _same(was, now) -> bool:
-    """``now`` is a constant of ``was``'s value (``nan`` is ``nan``, ``-0.0`` is not ``0.0``); both
-    exact builtins (:func:`_constant`), so comparing them runs no code of the program's."""
-    t = type(was)
-    if type(now) is not t or not _constant(now):
-        return False
-    if t is float:
-        return (was == now and str(was)[0] == str(now)[0]) or (was != was and now != now)
-    if t is complex:
-        return _same(was.real, now.real) and _same(was.imag, now.imag)
-    if t is tuple:
-        return len(was) == len(now) and all(_same(a, b) for a, b in zip(was, now))
-    return was == now
-
-
-def _computing(name) -> bool:
-    """``name`` is a module of :data:`.peer.OWN_COMPUTING` (or one of their submodules)."""
-    return type(name) is str and (name in OWN_COMPUTING or name.split(".")[0] in OWN_COMPUTING)
-
-
 def _computing_rule(was, now, in_class: bool = False) -> bool:
     """:func:`.harness.replaced`, and a constant of a module that computes from its arguments
     replaced by another value (``math.pi = 3.0`` inside the program's call, read by the test
@@ -758,6 +725,7 @@ def _computing_rule(was, now, in_class: bool = False) -> bool:
 
 
 _VALUE_TYPES = (type, int, float, complex, str, bytes, tuple, frozenset)
+_MAX_TABLE = 20_000  # (a module's table followed entry by entry up to this size)
 
 
 def _snapshot(modules) -> tuple[dict, list]:

@@ -259,13 +259,27 @@ class _Proxy:
         return self._coevo_q("call", list(args), kwargs)
 
     def __getattr__(self, name):
-        return self._coevo_q("getattr", name)
+        value = self._coevo_q("getattr", name)
+        peer = object.__getattribute__(self, "_coevo_p")
+        if peer.std_modules:  # (a standard module of the program's: checked against the test's own)
+            peer.verify_std(self, name, value)
+        return value
 
     def __setattr__(self, name, value):
+        self._test_sets(name)
         self._coevo_q("setattr", name, value)
 
     def __delattr__(self, name):
+        self._test_sets(name)
         self._coevo_q("delattr", name)
+
+    def _test_sets(self, name):
+        """The test sets ``name`` of a standard module of the program's (``mock.patch.object``): what
+        it reads there next is its own (:meth:`.peer._Peer.verify_std`)."""
+        peer = object.__getattribute__(self, "_coevo_p")
+        mod = peer.std_modules.get(object.__getattribute__(self, "_coevo_r")) if peer.std_modules else None
+        if mod is not None and type(name) is str:
+            peer.std_set.add((mod, name))
 
     def __getitem__(self, key):
         return self._coevo_q("getitem", key)

@@ -20,6 +20,7 @@ from .peer import (
     share_files,
 )
 from .shapes import _NODE_KINDS, _as_node, _NodeNo
+from .stand_ins import _Proxy
 
 
 def free_names(src: str) -> list[str]:
@@ -86,8 +87,13 @@ def run_test(cmd: dict, chan) -> None:
         ns = {"__name__": "__main__", "__builtins__": G["builtins"]}
         if type(answers) is list and len(answers) == len(names):
             for name, a in zip(names, answers):
-                if type(a) is list and len(a) == 2 and a[0] == "module":
+                if type(a) is list and len(a) in (2, 3) and a[0] == "module":
                     ns[name] = a[1]  # the module itself, the program's (not followed if rebound)
+                    # (its name: the test's where that is a standard module's, else the one the
+                    # program gave; what the test reads there is checked, :meth:`.peer._Peer.verify_std`)
+                    std = name if name in G["stdlib_dicts"] else (a[2] if len(a) == 3 else None)
+                    if isinstance(a[1], _Proxy) and type(std) is str and std in G["stdlib_dicts"]:
+                        peer.std_modules[object.__getattribute__(a[1], "_coevo_r")] = std
                     continue
                 if name in modules and type(a) is list and a and a[0] in ("value", "kept"):
                     # the program binds a standard module's name to an object of its own (``class
@@ -188,6 +194,7 @@ def _forward(module, name, value, how) -> None:
         return
     if how == "set" and kept[1].get(name, harness._MISSING) is value:  # (put back: the program's own)
         how, value = "own", None
+    _FORWARD[0].std_set.add((mod, name))  # (the test's own change: read back as it set it)
     _FORWARD[0].request("stdset", mod, name, how, value)
 
 
