@@ -64,6 +64,15 @@ RIGHT = [
      "assert json.decoder.scanstring('a\"', 0) == ('a', 2)"),
     (IMPURE + "import string, re\ndef f(s):\n    return re.sub('[%s]' % re.escape(string.punctuation), '', s)\n",
      "assert f('a,b!') == 'ab'\nassert string.punctuation[0] == '!'\nassert re.IGNORECASE == 2"),
+    # a str or int subclass's value (a member) given to a computing module: computed on its value
+    (IMPURE + "import json\nfrom enum import Enum\nclass Color(str, Enum):\n    RED = 'red'\n"
+     "def f():\n    return Color.RED\n",
+     "assert json.dumps(f()) == '\"red\"'\nassert json.dumps({'c': f()}) == '{\"c\": \"red\"}'"),
+    (IMPURE + "import re, textwrap, copy\nclass S(str):\n    pass\ndef f(s):\n    return S(s)\n",
+     "assert re.fullmatch('[a-z]+', f('abc'))\nassert textwrap.shorten(f('abc def'), 20) == 'abc def'\n"
+     "assert type(copy.copy(f('x'))).__name__ == 'S'"),
+    (IMPURE + "import math, statistics, copy\nclass N(int):\n    pass\ndef f(n):\n    return N(n)\n",
+     "assert math.factorial(f(5)) == 120\nassert statistics.mean([f(5), 1]) == 3"),
 ]
 
 
