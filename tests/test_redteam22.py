@@ -130,3 +130,29 @@ def test_a_program_that_turns_off_its_process_checks_still_reads_no_changed_modu
     t = test if shape == "split" else _generic(test)
     res = ex.run_matrix(TASK, [code], [Test.assertion(t)])
     assert res.status[0][0] in ("fail", "error"), (res.status, res.errors)
+
+
+# (program, test): a dict subclass whose iteration, keys and items lie about what it holds: the
+# encoder copied it through them (dict.copy of a class with its own __iter__ calls keys() and
+# __getitem__), so the value judged was not the one plain Python compares
+_LYING = ("    def items(self):\n        return [('a', 1)]\n    def keys(self):\n        return ['a']\n"
+          "    def __iter__(self):\n        return iter(['a'])\n    def __getitem__(self, k):\n        return 1\n"
+          "    def __len__(self):\n        return 1\n")
+ENCODED = [
+    ("class D(dict):\n" + _LYING + "def f(x):\n    return D(b=2)\n", "assert f(1) == {'a': 1}"),
+    (IMPURE + "class D(dict):\n" + _LYING + "def f(x):\n    return D(b=2)\n", "assert f(1) == {'a': 1}"),
+    ("import collections\nclass D(collections.OrderedDict):\n" + _LYING + "def f(x):\n    return D(b=2)\n",
+     "assert f(1) == {'a': 1}"),
+    ("import collections\nclass D(collections.Counter):\n" + _LYING + "def f(x):\n    return D(b=2)\n",
+     "assert f(1) == {'a': 1}"),
+    ("import collections\nclass D(collections.defaultdict):\n" + _LYING + "def f(x):\n"
+     "    return D(int, b=2)\n", "assert f(1) == {'a': 1}"),
+]
+
+
+@pytest.mark.parametrize("code,test", ENCODED, ids=[str(i) for i in range(len(ENCODED))])
+@pytest.mark.parametrize("shape", ["split", "generic"])
+def test_a_dict_subclass_is_judged_on_what_it_holds(ex, code, test, shape):
+    t = test if shape == "split" else _generic(test)
+    res = ex.run_matrix(TASK, [code], [Test.assertion(t)])
+    assert res.status[0][0] in ("fail", "error"), (res.status, res.errors)

@@ -73,6 +73,15 @@ RIGHT = [
      "assert type(copy.copy(f('x'))).__name__ == 'S'"),
     (IMPURE + "import math, statistics, copy\nclass N(int):\n    pass\ndef f(n):\n    return N(n)\n",
      "assert math.factorial(f(5)) == 120\nassert statistics.mean([f(5), 1]) == 3"),
+    # dict subclasses, judged on what they hold (the encoder reads dict's own views)
+    ("import collections\nclass D(collections.OrderedDict):\n    def first(self):\n        return next(iter(self))\n"
+     "def f(x):\n    d = D(a=1, b=2)\n    d.move_to_end('a')\n    return d\n",
+     "assert list(f(1)) == ['b', 'a']\nassert f(1).first() == 'b'"),
+    ("class D(dict):\n    def __iter__(self):\n        return iter(sorted(dict.keys(self)))\n    def keys(self):\n"
+     "        return list(iter(self))\ndef f(x):\n    return D(b=2, a=1)\n",
+     "assert f(1) == {'a': 1, 'b': 2}\nassert list(f(1)) == ['a', 'b']\nassert dict(f(1)) == {'a': 1, 'b': 2}"),
+    ("class D(dict):\n    def __missing__(self, k):\n        return 0\ndef f(x):\n    return D(a=x)\n",
+     "assert f(3) == {'a': 3}\nassert f(3)['z'] == 0"),
 ]
 
 

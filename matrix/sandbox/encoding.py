@@ -214,6 +214,8 @@ def make_encoder(subclass_hook=None):
     dd_factory = defaultdict.__dict__["default_factory"].__get__
     dict_keys, dict_items = type({}.keys()), type({}.items())
     keys_iter, items_iter = dict_keys.__iter__, dict_items.__iter__
+    dict_items_of, odict_items = _dict.items, OrderedDict.items
+    odict_items_iter = type(OrderedDict().items()).__iter__
     factories = {f: f.__name__ for f in DEFAULT_FACTORIES}
     nt_shape = namedtuple_checker()
     list_copy, dict_copy, tuple_iter, set_iter = list.copy, dict.copy, tuple.__iter__, set.__iter__
@@ -289,8 +291,12 @@ def make_encoder(subclass_hook=None):
             return list_copy(v), True
         if base is _tuple:
             return _tuple(tuple_iter(v)), True
-        if base is _dict:
-            return dict_copy(v), True
+        if base is _dict:  # (what it holds, read through dict's own views: ``dict.copy`` of a class
+            # with its own ``__iter__`` goes through its ``keys()`` and ``__getitem__``, which may
+            # lie about it; red-team pass 22)
+            if _issub(t, OrderedDict):
+                return _dict(_list(odict_items_iter(odict_items(v)))), True
+            return _dict(_list(items_iter(dict_items_of(v)))), True
         if base is _set:
             return _set(set_iter(v)), True
         if base is _fset:
