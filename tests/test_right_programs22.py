@@ -97,3 +97,27 @@ def test_a_right_program_moving_a_computing_modules_state_still_passes(ex, code,
     t = test if shape == "split" else _generic(test)
     res = ex.run_matrix(TASK, [code], [Test.assertion(t)])
     assert res.status[0][0] == "pass", (res.status, res.errors)
+
+
+# subclasses of the standard library's dict subclasses whose == is their own (OrderedDict's is
+# order-sensitive against another OrderedDict, Counter's a multiset's): verdicts as plain Python
+ODICT = ("import collections\nclass D(collections.OrderedDict):\n    def first(self):\n"
+         "        return next(iter(self))\ndef f(x):\n    d = D(a=1, b=2)\n    d.move_to_end('a')\n    return d\n")
+COUNTER = ("import collections\nclass C(collections.Counter):\n    def top(self):\n"
+           "        return self.most_common(1)\ndef f(s):\n    return C(s)\n")
+STD_SUBCLASSES = [
+    (ODICT, "assert f(1) == {'a': 1, 'b': 2}", "pass"),
+    (ODICT, "assert f(1) == collections.OrderedDict([('b', 2), ('a', 1)])", "pass"),
+    (ODICT, "assert f(1) == collections.OrderedDict([('a', 1), ('b', 2)])", "fail"),
+    (COUNTER, "assert f('aab') == {'a': 2, 'b': 1}", "pass"),
+    (COUNTER, "assert f('aab') == collections.Counter('aba')", "pass"),
+    (COUNTER, "assert f('aab') == {'a': 2}", "fail"),
+]
+
+
+@pytest.mark.parametrize("code,test,want", STD_SUBCLASSES, ids=[str(i) for i in range(len(STD_SUBCLASSES))])
+@pytest.mark.parametrize("shape", ["split", "generic"])
+def test_a_subclass_of_a_standard_dict_compares_as_plain_python_says(ex, code, test, want, shape):
+    t = test if shape == "split" else _generic(test)
+    res = ex.run_matrix(TASK, [code], [Test.assertion(t)])
+    assert res.status[0][0] == want, (res.status, res.errors)

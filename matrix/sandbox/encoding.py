@@ -218,7 +218,7 @@ def make_encoder(subclass_hook=None):
     odict_items_iter = type(OrderedDict().items()).__iter__
     factories = {f: f.__name__ for f in DEFAULT_FACTORIES}
     nt_shape = namedtuple_checker()
-    list_copy, dict_copy, tuple_iter, set_iter = list.copy, dict.copy, tuple.__iter__, set.__iter__
+    list_copy, tuple_iter, set_iter = list.copy, tuple.__iter__, set.__iter__
     fset_iter = frozenset.__iter__
     int_int, float_float, str_str, bytes_bytes = int.__int__, float.__float__, str.__str__, bytes.__bytes__
     complex_real, complex_imag = complex.real.__get__, complex.imag.__get__
@@ -307,6 +307,19 @@ def make_encoder(subclass_hook=None):
             return _barr(v), True
         return None, False
 
+    def std_dict(v, std, depth, path):
+        """A Counter, OrderedDict or defaultdict ``v`` (or an object of a subclass) as ``std``'s
+        form, its pairs read through the standard views (never the subclass's methods)."""
+        if std is OrderedDict:
+            items = _list(odict_items_iter(odict_items(v)))
+        else:
+            items = _list(items_iter(dict_items_of(v)))
+        pairs = inside(v, depth, path, lambda d: [[enc(k, d, path), enc(x, d, path)] for k, x in items])
+        if std is defaultdict:
+            f = dd_factory(v)
+            return {"DD": [factories.get(f) if f is not None else None, pairs]}
+        return {"C" if std is Counter else "O": pairs}
+
     def enc_int(v):
         return v if -big < v < big else {"I": _fmt(v, "x")}
 
@@ -374,12 +387,18 @@ def make_encoder(subclass_hook=None):
             return {"IT": inside(v, depth, path, lambda d: [[enc(k, d, path), enc(x, d, path)]
                                                             for k, x in _list(items_iter(v))])}
         if t is Counter or t is OrderedDict or t is defaultdict:
-            pairs = inside(v, depth, path, lambda d: [[enc(k, d, path), enc(x, d, path)]
-                                                      for k, x in dict_copy(v).items()])
-            if t is defaultdict:
-                f = dd_factory(v)
-                return {"DD": [factories.get(f) if f is not None else None, pairs]}
-            return {"C" if t is Counter else "O": pairs}
+            return std_dict(v, t, depth, path)
+        if _issub(t, _dict) and t not in trusted:
+            # a program's subclass of one of them (``class D(OrderedDict)``, ``class C(Counter)``):
+            # that class's value, its ``==`` being the standard one (where no class of the
+            # program's overrides it): an OrderedDict's order-sensitive, a Counter's a multiset's
+            # (it was no plain value at all: ``D(a=1) == {'a': 1}`` failed; red-team pass 22)
+            std = next((c for c in trusted if _issub(t, c)), None)
+            if std is not None:
+                if overrides_eq(t, std):
+                    raise _NotPlain(f"{type_name(t)} (a {type_name(std)} subclass overriding __eq__)")
+                flat = std_dict(v, std, depth, path)
+                return hook(v, flat, _dict) if hook is not None else flat
         if _issub(_type(t), enum_meta):
             return enum_member(v, t, depth, path)
         if _issub(t, _tuple):
