@@ -614,11 +614,42 @@ def _cv_track(v):
                                                 and not callable(v))
 
 
+def _cv_write_file(name, src, env, local):
+    """``pathlib.Path(name).write_text(text)`` (``write_bytes`` for bytes) in the working
+    directory; removed when the probe ends (:func:`_cv_probe`)."""
+    import os
+    try:
+        content = eval(src, env, local)
+    except BaseException as exc:
+        if isinstance(exc, (_CvTimeout, _CvOutputCap, KeyboardInterrupt)):
+            raise
+        return ["badarg", type(exc).__name__ + ": " + str(exc)[:200]]
+    if type(name) is not str or not name or name.startswith(".") or os.sep in name or "/" in name:
+        return ["badarg", "a file name of the working directory"]
+    if type(content) not in (str, bytes):
+        return ["badarg", "a file holds text or bytes"]
+    if os.path.lexists(name):
+        return ["badarg", "the file is there already"]
+    try:
+        if type(content) is str:
+            data = content.encode("utf-8")
+        else:
+            data = content
+    except UnicodeError:
+        return ["badarg", "text that UTF-8 cannot encode"]
+    _CV_STATE.setdefault("files", []).append(os.path.abspath(name))
+    with open(name, "wb") as fh:
+        fh.write(data)
+    return ["ok", ["opaque", ["builtins", "file"]], "", []]
+
+
 def _cv_step(mod, env, local, step):
     """Run one step: ``[kind, callee, [arg sources], [[kw, source]], bind]``."""
     import contextlib
     kind, callee, args, kwargs, bind = step
     job = __coevo_job__
+    if kind == "file":  # a file the calls that follow read, written where they run (a test's tmp_path)
+        return _cv_write_file(callee, args[0], env, local)
     if kind == "argv":  # the command line of the calls that follow (a script's main())
         try:
             line = eval(args[0], env, local)
@@ -788,7 +819,14 @@ def _cv_probe(steps, limit, import_limit=None):
                 heard = [w for w in caught[seen:] if not issubclass(w.category, ResourceWarning)
                          and "never awaited" not in str(w.message)]
                 if outs[-1][0] in ("ok", "raise") and heard:
-                    warns.append([k, [_cv_path(c) for c in heard[0].category.__mro__], str(heard[0].message)[:2000]])
+                    kinds = {(w.category, str(w.message)) for w in heard}
+                    if len(kinds) == 1:
+                        warns.append([k, [_cv_path(c) for c in heard[0].category.__mro__],
+                                      str(heard[0].message)[:2000]])
+                    else:  # several (a deprecated function of a deprecated one: parse(format_version(...))):
+                        # the category all are, no message (pytest.warns emits again what it does not match)
+                        common = [c for c in heard[0].category.__mro__ if all(issubclass(w.category, c) for w in heard)]
+                        warns.append([k, [_cv_path(c) for c in common], ""])
                 if outs[-1][0] in ("memory", "recursion", "badarg", "stdin", "env", "random"):
                     break
                 if step[4] and outs[-1][0] == "raise" and k + 1 < len(steps):
@@ -804,6 +842,7 @@ def _cv_probe(steps, limit, import_limit=None):
     finally:
         _cv_disarm()
         _cv_sys.unraisablehook = hook
+        _cv_remove_files()
     out = {"steps": outs, "state": state, "t": time.perf_counter() - t0}
     if warned:
         out["warned"] = sorted(set(warned))[:10]
@@ -812,6 +851,16 @@ def _cv_probe(steps, limit, import_limit=None):
     if awaited:
         out["awaited"] = awaited
     return out
+
+
+def _cv_remove_files():
+    """The files the probe's file steps wrote (each test writes them in a directory of its own)."""
+    import os
+    for path in _CV_STATE.pop("files", None) or ():
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
 
 
 def _cv_track_stdin_fd():
@@ -849,6 +898,21 @@ def _cv_track_stdin_fd():
     import os
     for name in ("open", "dup", "pipe"):
         setattr(os, name, noted(getattr(os, name)))
+
+    def by_descriptor(real_fn):
+        # os.stat(5) (filecmp's cmp(5, 5): os.stat(f1), then open(f1, 'rb')): a descriptor the
+        # call did not open is the process's, as for open(5) above (os.path's getsize, isfile...
+        # call os.stat)
+        def stat(path, *args, **kwargs):
+            if isinstance(path, int) and _CV_STATE.get("ctx") is not None:
+                own = _CV_STATE.get("fds")
+                if own is None or path not in own:
+                    raise _CvStdin()
+            return real_fn(path, *args, **kwargs)
+        return stat
+
+    for name in ("stat", "lstat", "fstat"):
+        setattr(os, name, by_descriptor(getattr(os, name)))
 
 
 def _cv_probes(job):

@@ -56,6 +56,9 @@ class Step:
             return self.callee
         if self.kind == "argv":  # the command line the next calls see (after sys.argv[0])
             return f"sys.argv[1:] = {self.args[0]}"
+        if self.kind == "file":  # a file the next calls read, in the directory the test runs in
+            write = "write_bytes" if self.args[0].lstrip()[:1] in ("b", "B") else "write_text"
+            return f"pathlib.Path({self.callee!r}).{write}({self.args[0]})"
         parts = list(self.args) + [f"{k}={v}" for k, v in self.kwargs]
         return f"{self.callee}({', '.join(parts)})"
 
@@ -300,6 +303,7 @@ class InputGenerator:
                   if isinstance(t, ast.Name)}
         self.vars = {c.name: var_name(c.name, taken) for c in module.classes}
         self._spec_cache: dict[str, list[tuple[Param, Spec]]] = {}
+        self._path_cache: dict[str, list[Param]] = {}
         self.module_consts = module.constants
         # the module's literal tables (its top level): their keys
         self.tables = container_keys([n for n in module.tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))])
@@ -556,7 +560,25 @@ class InputGenerator:
         out = ["{" + pairs(2) + "}", "{}", "{" + pairs(1) + "}", "{" + pairs(3, 1) + "}"]
         if len(vp) > 2:
             out.append("{" + f"{kp[0]}: {vp[2]}" + "}")
+        if vs.kind in ("list", "set", "frozenset") and vs.args and vs.args[0] == ks and len(kp) >= 3:
+            out = self._graphs(kp[:3], vs.kind) + out  # values that are collections of its keys
         return list(dict.fromkeys(out))
+
+    @staticmethod
+    def _graphs(keys: list[str], kind: str) -> list[str]:
+        """Dicts whose values are collections of the dict's own keys (a graph: node ->
+        successors or predecessors): a chain, a diamond, a cycle, a self-loop, edges to nodes
+        that are no keys."""
+        a, b, c = keys
+
+        def coll(items: list[str]) -> str:
+            if kind == "list":
+                return "[" + ", ".join(items) + "]"
+            inner = "{" + ", ".join(items) + "}" if items else "set()"
+            return inner if kind == "set" else f"frozenset({inner if items else ''})"
+        shapes = [{a: [b], b: [c], c: []}, {a: [b, c], b: [c], c: []}, {a: [b], b: [a]},
+                  {a: [b, c]}, {a: [a]}, {a: [], b: [a]}]
+        return ["{" + ", ".join(f"{k}: {coll(v)}" for k, v in g.items()) + "}" for g in shapes]
 
     def _instances(self, cls: str, depth: int) -> list[str]:
         if cls in self.enums:
@@ -576,6 +598,10 @@ class InputGenerator:
             for c in self.module.classes:
                 if c.name == unit.owner:
                     owner_consts = [v for m in [c.init] + c.methods for v in m.constants]
+                    # and its private methods' (netrc's _parse: the words its files hold)
+                    owner_consts += [v for n in c.node.body if isinstance(n, ast.FunctionDef)
+                                     and n.name.startswith("_") and not n.name.startswith("__")
+                                     for v in _constants(n.body)]
         others = [v for u in self.module.units for v in u.constants] + self._helper_consts
         return list(dict.fromkeys([*unit.constants, *owner_consts, *self.module_consts, *others]))[:80]
 
@@ -693,9 +719,153 @@ class InputGenerator:
                 base = self._choices(unit)[0]
                 for ctor in self._choices(init)[1:6]:
                     out.append(self.probe(unit, base, "pool", ctor))
+        out += self.file_probes(unit)
         for _ in range(n_random):
             out.append(self.probe(unit, self._random_choice(unit), "random"))
         return _dedupe(out)
+
+    def round_trips(self, n: int = 8) -> list[Probe]:
+        """Functions named as inverses of each other (``dumps``/``loads``, ``encode``/``decode``,
+        ``format_x``/``parse_x``, ``join``/``split``, ``to_x``/``from_x``), chained: the decoder
+        called on what the encoder returns (``loads(dumps({'a': 1}))``), a document the code
+        accepts, whose test asserts that the value comes back."""
+        functions = {u.name: u for u in self.module.units if u.kind == "function" and not u.is_generator}
+        out: list[Probe] = []
+        for enc_name, enc in functions.items():
+            if enc.node is None or not any(isinstance(r, ast.Return) and r.value is not None
+                                           for r in ast.walk(enc.node)):
+                continue  # it writes (dump(value, fp)): nothing to hand on
+            for dec_name in _inverse_names(enc_name, set(functions)):
+                dec = functions[dec_name]
+                first = next((p for p in dec.params if p.kind in ("pos", "posonly")), None)
+                if first is None:
+                    continue
+                base = self._choices(dec)[0]
+                choices = self._choices(enc)[:n]
+                value = next((p for p in enc.params if p.kind in ("pos", "posonly")), None)
+                if value is not None and value.annotation is None and choices:
+                    # what an encoder of documents takes: nested data, text, words to quote
+                    choices += [{**choices[0], value.name: v} for v in _DOCUMENTS]
+                for ch in choices:
+                    inner = self._call_src(enc_name, enc, ch)
+                    if len(inner) > _MAX_SRC:
+                        continue
+                    outer = dict(base)
+                    outer[first.name] = inner
+                    out.append(Probe(dec.qualname, (self._unit_step(dec, outer),), "pool"))
+        return _dedupe(out)
+
+    # ------------------------------------------------------------------ files named by a path
+    def path_params(self, unit: Unit) -> list[Param]:
+        """The parameters the code opens or stats as a path (``open(file)``, ``os.stat(f1)``,
+        ``Path(p).read_text()``), also through the module's functions and, for a constructor, the
+        class's methods (``self.file = file`` ... ``open(self.file)``)."""
+        if unit.node is None:
+            return []
+        key = unit.qualname + "#" + unit.kind
+        if key not in self._path_cache:
+            self._path_cache[key] = self._path_params(unit)
+        return self._path_cache[key]
+
+    def _path_params(self, unit: Unit) -> list[Param]:
+        body = list(unit.node.body)
+        if unit.kind == "init":
+            cls = next((n for n in self.module.tree.body if isinstance(n, ast.ClassDef) and n.name == unit.owner), None)
+            kept = {t.attr: n.value.id for n in ast.walk(unit.node) if isinstance(n, ast.Assign)
+                    and isinstance(n.value, ast.Name) for t in n.targets
+                    if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
+            if cls is not None and kept:
+                class Back(ast.NodeTransformer):  # self.file -> file
+                    def visit_Attribute(self, node):
+                        if isinstance(node.value, ast.Name) and node.value.id == "self" and node.attr in kept:
+                            return ast.copy_location(ast.Name(kept[node.attr], ast.Load()), node)
+                        return self.generic_visit(node)
+                for m in cls.body:
+                    if isinstance(m, ast.FunctionDef) and m is not unit.node:
+                        body += [Back().visit(copy.deepcopy(stmt)) for stmt in m.body]
+        names = self._path_names(body, 0)
+        return [p for p in unit.params if p.name in names and p.kind in ("pos", "posonly", "kwonly")]
+
+    def _path_names(self, body: list, depth: int) -> set[str]:
+        out: set[str] = set()
+        for stmt in body:
+            for n in ast.walk(stmt):
+                if not isinstance(n, ast.Call) or not n.args:
+                    continue
+                first = n.args[0]
+                fname = n.func.id if isinstance(n.func, ast.Name) else \
+                    n.func.attr if isinstance(n.func, ast.Attribute) else None
+                if fname in _PATH_CALLS and isinstance(first, ast.Name):
+                    out.add(first.id)
+                elif depth < 2 and fname in self._module_functions and isinstance(n.func, ast.Name):
+                    node = self._module_functions[fname]
+                    params = [q for q in _params(node.args, False) if q.kind in ("pos", "posonly")]
+                    inner = self._path_names(node.body, depth + 1)
+                    out |= {a.id for q, a in zip(params, n.args) if isinstance(a, ast.Name) and q.name in inner}
+        return out
+
+    def _file_texts(self, consts: list) -> list[str]:
+        """What files handed to the code hold: lines of the module's own words, each followed
+        by a value (netrc's ``machine hello login abc``), the module's strings as lines, plain
+        text, an empty file; its bytes where it has bytes literals."""
+        words = list(dict.fromkeys(c for c in consts if type(c) is str and c.isidentifier() and 1 < len(c) <= 20
+                                   and c.lower() not in _NOT_WORDS))[:8]
+        texts = []
+        for k in range(min(3, len(words))):  # (starting from each of the first three words)
+            texts.append(" ".join(f"{w} {_FILL[i]}" for i, w in enumerate(words[k:k + 4])) + "\n")
+            if k < 2 and len(words) > 3:  # and every other word (netrc: machine hello login abc ...)
+                texts.append(" ".join(f"{w} {_FILL[i]}" for i, w in enumerate(words[k::2][:3])) + "\n")
+        if words:
+            texts.insert(1, "".join(f"{w} {_FILL[i % len(_FILL)]}\n" for i, w in enumerate(words)))
+        own = [c if c.endswith("\n") else c + "\n" for c in consts if type(c) is str and c.strip()
+               and "\0" not in c][:4]
+        texts = texts[:1] + _TEXT_FILES[:1] + texts[1:] + [""] + own + _TEXT_FILES[2:4]
+        out = [_lit(t) for t in dict.fromkeys(texts)]
+        own_bytes = [c for c in consts if type(c) is bytes and c][:2]
+        return out[:2] + [_lit(b) for b in own_bytes] + out[2:10]
+
+    def file_probes(self, unit: Unit) -> list[Probe]:
+        """Calls whose path parameters name files the test writes first (the same text in
+        each, or another text in the second), and methods called on an object built from
+        such files."""
+        out: list[Probe] = []
+        paths = self.path_params(unit)
+        texts = self._file_texts(self._consts(unit))
+        if paths and texts:
+            base = self._choices(unit)[0]
+            for k in range(len(texts)):
+                files, ch = self._files_for(paths, texts, k, base)
+                out.append(Probe(unit.qualname if unit.kind != "init" else unit.owner,
+                                 files + self.probe(unit, ch, "pool").steps, "pool"))
+        init = self._inits.get(unit.owner) if unit.kind in ("method", "property") else None
+        init_paths = self.path_params(init) if init is not None else []
+        if init_paths:
+            itexts = self._file_texts(self._consts(init))
+            ibase = self._choices(init)[0]
+            calls = [self._choices(unit)[0]]
+            first = next((p for p, spec in self.specs(unit) if p.kind in ("pos", "posonly")
+                          and spec.kind not in ("bool", "callable", "instance", "enum")), None)
+            if first is not None:  # a value the files hold (netrc's authenticators('hello'): its
+                # host is a key of a dict, read as an index)
+                calls += [{**calls[0], first.name: _lit(w)} for w in _FILL[:2]]
+            for k in range(min(5, len(itexts))):
+                files, ctor = self._files_for(init_paths, itexts, k, ibase)
+                for ch in calls:
+                    out.append(Probe(unit.qualname, files + (self._ctor_step(unit.owner, ctor),
+                                                             self._unit_step(unit, ch)), "pool"))
+        return out
+
+    @staticmethod
+    def _files_for(paths: list[Param], texts: list[str], k: int, base: dict[str, str]) -> tuple[tuple[Step, ...],
+                                                                                                dict[str, str]]:
+        ch = dict(base)
+        files = []
+        for j, p in enumerate(paths):
+            name = p.name + ".txt" if "." not in p.name else p.name
+            text = texts[k] if j == 0 or k % 2 == 0 else texts[(k + 1) % len(texts)]
+            files.append(Step("file", name, (text,)))
+            ch[p.name] = repr(name)
+        return tuple(files), ch
 
     def sequences(self, cls_name: str, n: int = 12) -> list[Probe]:
         """Constructor then 2-4 method calls of a class (state that builds up)."""
@@ -1027,20 +1197,21 @@ class InputGenerator:
         for _ in range(6):
             r = self.rng.random()
             steps = list(probe.steps)
-            has_ctor = steps and steps[0].bind is not None and len(steps) >= 1
-            cls = steps[0].callee if has_ctor else None
+            c0 = next((j for j, st in enumerate(steps) if st.kind != "file"), 0)  # (after the files it reads)
+            has_ctor = c0 < len(steps) and steps[c0].bind is not None
+            cls = steps[c0].callee if has_ctor else None
             cinfo = self.module.class_named(cls) if cls else None
             if cinfo is not None and cinfo.methods and r < 0.3:
                 methods = [m for m in cinfo.methods if m.kind in ("method", "property")]
                 if methods:
                     op = self.rng.random()
-                    if op < 0.5 and len(steps) < 7:
+                    if op < 0.5 and len(steps) < 7 + c0:
                         m = self.rng.choice(methods)
-                        pos = self.rng.randint(1, len(steps))
+                        pos = self.rng.randint(c0 + 1, len(steps))
                         steps.insert(pos, self._unit_step(m, self._random_choice(m)))
-                    elif len(steps) > 2:
-                        del steps[self.rng.randint(1, len(steps) - 1)]
-                    elif len(steps) > 1 and len(steps) < 7:
+                    elif len(steps) > c0 + 2:
+                        del steps[self.rng.randint(c0 + 1, len(steps) - 1)]
+                    elif len(steps) > c0 + 1 and len(steps) < 7 + c0:
                         steps.append(steps[-1])
                     new = Probe(probe.unit, tuple(steps), "mutation")
                     if new != probe:
@@ -1433,6 +1604,52 @@ def _operand(src: str) -> str:
     return src if atom else f"({src})"
 
 
+_FILL = [_STRS[0], "abc", "a", "x1", "y2", "z3"]  # the values after the module's words in a file's lines
+# words of a module that say how it opens a file, not what the file holds
+_NOT_WORDS = frozenset({"r", "rb", "w", "wb", "rt", "wt", "ab", "utf8", "ascii", "latin1", "locale", "strict",
+                        "ignore", "replace", "surrogateescape", "backslashreplace", "encoding", "errors",
+                        "newline", "mode", "self", "cls", "none", "true", "false"})
+# calls whose first argument is a path: the file is read (or stat'ed) there
+_PATH_CALLS = frozenset({"open", "stat", "lstat", "getsize", "getmtime", "getatime", "getctime", "isfile",
+                         "Path", "copyfile", "copy2"})
+
+# encoder verb -> decoder verb (a function named with the first has an inverse named with the second)
+_DOCUMENTS = ["{'name': 'a b', 'items': [1, 2.5, True], 'nested': {'key': 'value'}}", "['hello world', 'a', \"it's\"]",
+              "'text with spaces'", "{}", "[]", "{'a': 1}", "42"]
+_INVERSE_VERBS = (("dumps", "loads"), ("dump", "load"), ("encode", "decode"), ("format", "parse"),
+                  ("unparse", "parse"), ("serialize", "deserialize"), ("pack", "unpack"),
+                  ("compress", "decompress"), ("quote", "unquote"), ("escape", "unescape"),
+                  ("encrypt", "decrypt"), ("join", "split"), ("marshal", "unmarshal"), ("stringify", "parse"),
+                  ("to", "from"), ("render", "parse"), ("compile", "decompile"), ("encipher", "decipher"))
+
+
+def _inverse_names(name: str, names: set[str]) -> list[str]:
+    """The functions among ``names`` that undo ``name``: its verb replaced by the inverse one
+    (``b64encode`` -> ``b64decode``, ``to_json`` -> ``from_json``, ``format_version`` ->
+    ``parse_version``), or the inverse verb alone (``format_version`` -> ``parse``)."""
+    out = []
+    words = name.lower().split("_")
+    for enc, dec in _INVERSE_VERBS:
+        if enc == "to":  # a word of its own: to_json / from_json, json_to_x / x_from_json
+            if "to" in words:
+                k = words.index("to")
+                cands = ["_".join(words[:k] + ["from"] + words[k + 1:])]
+                if 0 < k < len(words) - 1:
+                    cands.append("_".join(words[k + 1:] + ["to"] + words[:k]))
+            else:
+                cands = []
+        elif re.search(rf"(?<![a-z]){enc}|{enc}(?![a-z])", name.lower()):
+            cands = [re.sub(enc, dec, name, count=1, flags=re.I)] + ([dec] if "_" in name else [])
+            if dec.startswith("un") and ("un" + enc) in name.lower():
+                cands = []  # unquote is no encoder of "ununquote"
+        else:
+            cands = []
+        for c in cands:
+            if c in names and c != name and c not in out:
+                out.append(c)
+    return out
+
+
 def _dedupe(probes: list[Probe]) -> list[Probe]:
     seen, out = set(), []
     for p in probes:
@@ -1453,6 +1670,21 @@ def _regex_examples(patterns: list[str], seed: int, per_pattern: int = 4) -> lis
     return out
 
 
+def _drop_hypothesis_gc_callbacks() -> None:
+    """Hypothesis times the garbage collector with a callback it leaves registered for the rest of
+    the process: a SIGTERM (raised as an exception by the CLI's handler) arriving during a
+    collection was raised inside it and ignored by Python, and the command went on to the end.
+    The callback goes, and is not made again (hypothesis registers it once per process)."""
+    import gc
+    gc.callbacks[:] = [c for c in gc.callbacks if "hypothesis" not in (getattr(c, "__module__", "") or "")]
+    try:  # and is not registered while hypothesis runs (its GC timing stays 0: only its own statistics)
+        from hypothesis.internal.conjecture import junkdrawer
+        if hasattr(junkdrawer, "_gc_initialized"):
+            junkdrawer._gc_initialized = True
+    except ImportError:
+        pass
+
+
 @contextlib.contextmanager
 def _private_hypothesis_home() -> Iterator[None]:
     """Hypothesis's home directory (by default ``./.hypothesis``, where it caches what it reads of
@@ -1462,12 +1694,14 @@ def _private_hypothesis_home() -> Iterator[None]:
 
     from hypothesis.configuration import set_hypothesis_home_dir
 
+    _drop_hypothesis_gc_callbacks()
     with tempfile.TemporaryDirectory(prefix="coevo-hypothesis-") as home:
         set_hypothesis_home_dir(home)
         try:
             yield
         finally:
             set_hypothesis_home_dir(None)
+            _drop_hypothesis_gc_callbacks()
 
 
 def _draw_regex(pat: str, seed: int, n: int) -> list[str]:

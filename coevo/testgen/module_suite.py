@@ -390,6 +390,7 @@ class _SuiteBuilder:
             seeds += self.extra.probes
         for u in module.units:
             seeds += gen.initial(u)
+        seeds += gen.round_trips()
         for c in module.classes:
             seeds += gen.sequences(c.name)
             seeds += gen.protocol_probes(c.name)
@@ -892,9 +893,9 @@ class _SuiteBuilder:
                 dropped.add(self.keys[tc.probe.steps])
                 # what runs differently under pytest than in the sandbox (stdin, the working
                 # directory...) likely does so for the same call: its look-alikes go too
-                first = tc.probe.steps[0].source()
+                first = _first_call(tc.probe)
                 dropped.update(c.pid for c in cands if table[c.pid].unit == tc.probe.unit
-                               and table[c.pid].steps[0].source() == first)
+                               and _first_call(table[c.pid]) == first)
             # later rounds (or any past the budget) only remove, so that the suite converges
             regreedy = attempt < 2 and self.clock.left(1.0) > 3.0
         else:
@@ -1061,6 +1062,13 @@ def _preselect(cand_checks: dict[int, list], table, outcomes, arcs_of, per_group
                 seen.add(val)
                 picked.append(pid)
     return picked
+
+
+def _first_call(probe: Probe) -> str:
+    """The source of a probe's first call, with the files written before it (the same call on a
+    file of other text is no look-alike)."""
+    k = next((i for i, st in enumerate(probe.steps) if st.kind != "file"), len(probe.steps) - 1)
+    return "; ".join(st.source() for st in probe.steps[:k + 1])
 
 
 def _verify(runner: SandboxRunner, module: ModuleInfo, text: str,

@@ -134,6 +134,20 @@ def with_import_root(text: str, rel_root: str, evict: str | None = None) -> str:
     imported earlier."""
     lines = text.split("\n")
     at = next((i for i, line in enumerate(lines) if line.startswith(("import ", "from "))), len(lines))
+    # the suite's own `import pathlib` / `import sys` (a test writing a file) are the lines below
+    end = next((i for i, line in enumerate(lines) if i >= at and line.startswith(("def ", "@", "class "))), len(lines))
+    head: list[str] = []
+    dropped = False
+    for line in lines[at:end]:
+        if line in ("import pathlib", "import sys"):
+            dropped = True
+            continue
+        if not line and dropped and (not head or not head[-1]):
+            dropped = False
+            continue  # (the group they were alone in: one blank line between groups, as before)
+        dropped = False
+        head.append(line)
+    lines[at:end] = head
     where = "pathlib.Path(__file__).resolve().parent / " + repr(rel_root) if not os.path.isabs(rel_root) \
         else "pathlib.Path(" + repr(rel_root) + ")"
     pre = ["import pathlib",

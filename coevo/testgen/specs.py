@@ -275,6 +275,8 @@ _DICT_NAMES = frozenset({"d", "dct", "mapping", "table", "counts", "config", "op
                          "inventory", "prices_by_name", "record", "row_dict", "obj", "payload", "headers_map",
                          "scores_by_name", "graph", "adjacency", "freq", "frequencies", "histogram",
                          "env", "settings", "attrs", "dictionary", "lookup", "cache", "memo"})
+_GRAPH_NAMES = frozenset({"graph", "adjacency", "adj", "adj_list", "adjacency_list", "dependencies", "deps",
+                          "dag", "digraph"})
 _BOOL_PREFIXES = ("is_", "has_", "allow_", "use_", "include_", "enable", "should_", "with_", "skip_",
                   "ignore_", "keep_", "strip_", "case_", "dry_", "only_")
 _BOOL_NAMES = frozenset({"flag", "verbose", "strict", "reverse", "recursive", "inclusive", "exclusive",
@@ -294,6 +296,7 @@ class _Evidence:
         self.attrs: set[str] = set()
         self.literals: list = []
         self.type_checked = False  # isinstance(x, ...) in the body
+        self.values: list[Spec] = []  # a dict's values, from how ``for k, v in x.items()`` uses v
 
     def add(self, kind: str, w: float = 1.0) -> None:
         self.scores[kind] = self.scores.get(kind, 0.0) + w
@@ -391,6 +394,10 @@ def _evidence(body: list[ast.stmt], name: str, classes: dict[str, list[str]], de
                 ev.add("list", 3)
             elif attr in _DICT_METHODS:
                 ev.add("dict", 3)
+                if attr in ("items", "values") and depth < 2:
+                    value = _loop_value(p, parents, attr)
+                    if value is not None:
+                        ev.values.append(_infer(value[0], value[1], classes, depth + 1, None))
             elif attr in _SET_METHODS:
                 ev.add("set", 3)
             elif attr in ("real", "imag", "conjugate", "bit_length", "is_integer"):
@@ -546,7 +553,33 @@ def _evidence(body: list[ast.stmt], name: str, classes: dict[str, list[str]], de
             ev.add("bool", 0.5)
         elif isinstance(p, ast.JoinedStr) or isinstance(p, ast.FormattedValue):
             ev.add("str", 0.2)
+        elif isinstance(p, ast.Starred):  # f(*x): x's items are arguments
+            ev.add("list", 2)
     return ev
+
+
+def _loop_value(attr: ast.Attribute, parents: dict[int, ast.AST], method: str) -> tuple[list[ast.stmt], str] | None:
+    """``for k, v in x.items(): BODY`` / ``for v in x.values(): BODY`` (or a comprehension
+    over them): ``(BODY, 'v')``, where the body says what the dict's values are."""
+    call = parents.get(id(attr))
+    if not (isinstance(call, ast.Call) and call.func is attr and not call.args):
+        return None
+    loop = parents.get(id(call))
+    if isinstance(loop, (ast.For, ast.comprehension)) and loop.iter is call:
+        target = loop.target
+        if method == "items":
+            if not (isinstance(target, ast.Tuple) and len(target.elts) == 2):
+                return None
+            target = target.elts[1]
+        if not isinstance(target, ast.Name):
+            return None
+        if isinstance(loop, ast.For):
+            return loop.body, target.id
+        comp = parents.get(id(loop))
+        parts = [getattr(comp, f) for f in ("elt", "key", "value") if getattr(comp, f, None) is not None]
+        parts += [c for g in getattr(comp, "generators", []) for c in g.ifs]
+        return [ast.Expr(e) for e in parts], target.id
+    return None
 
 
 def _item_is_text(item: ast.Subscript, parents: dict[int, ast.AST], body: list[ast.stmt],
@@ -578,6 +611,8 @@ def _by_name(name: str) -> Spec | None:
         if low in ("matrix", "grid", "board"):
             return Spec("list", (Spec("list", (INT,)),))
         return Spec("list", (INT,))
+    if low in _GRAPH_NAMES:  # node -> the nodes it points to
+        return Spec("dict", (STR, Spec("list", (STR,))))
     if low in _DICT_NAMES:
         return Spec("dict", (STR, INT))
     if low in _STR_NAMES or low.endswith(("_str", "_string", "_name", "_text", "_char", "_word")):
@@ -623,8 +658,15 @@ def _decide(ev: _Evidence, name: str, classes: dict[str, list[str]], hint: Spec 
         elif kind == "dict":
             by_name = _by_name(name)
             base = Spec("dict", (STR, by_name.args[1] if by_name is not None and by_name.kind == "dict" else INT))
+            value = next((v for v in ev.values if v.kind in ("list", "set", "dict")), None)
+            if value is not None and value.kind in ("list", "set"):
+                # values iterated or unpacked (graphlib's add(node, *predecessors)): collections
+                # of the dict's own keys, a graph
+                base = Spec("dict", (STR, Spec(value.kind, (STR,))))
+            elif value is not None:
+                base = Spec("dict", (STR, value))
             if ev.keys:
-                base = Spec("dict", (Spec("literal", tuple(dict.fromkeys(ev.keys))), INT))
+                base = Spec("dict", (Spec("literal", tuple(dict.fromkeys(ev.keys))), base.args[1]))
         elif kind == "set":
             base = Spec("set", (INT,))
         elif kind in ("int", "float"):

@@ -188,7 +188,7 @@ def _outcome_word(tc: TestCase) -> str:
 
 def test_name(tc: TestCase, unit_words: str) -> str:
     """``test_<unit>_<arguments>_<outcome>``, at most about 70 characters."""
-    steps = tuple(s for s in tc.probe.steps if s.kind != "argv")
+    steps = tuple(s for s in tc.probe.steps if s.kind not in ("argv", "file"))
     words: list[str] = [unit_words]
     for s in tc.probe.steps:
         if s.kind == "argv":  # main() under a command line: its words
@@ -275,7 +275,7 @@ def _op_word(expr: str) -> str:
 
 
 def _unit_words(probe: Probe) -> str:
-    first = next((s for s in probe.steps if s.kind != "argv"), probe.steps[0])
+    first = next((s for s in probe.steps if s.kind not in ("argv", "file")), probe.steps[0])
     if first.bind is not None:
         return _snake(first.callee)
     callee = first.callee
@@ -498,6 +498,11 @@ def render_test(tc: TestCase, ctx: _Ctx, units: dict) -> str:
             head = "monkeypatch.setattr('sys.argv', "
             src = pretty(literal(line), 0, _WIDTH - ind, column=len(head)) if line is not None else step.args[0]
             body.append(f"{head}{src})")
+            continue
+        if step.kind == "file":  # a file the calls below read, where the test runs (its tmp_path)
+            ctx.extra_imports.add("import pathlib")
+            head = step.source()[:len(step.source()) - len(step.args[0]) - 1]  # pathlib.Path('f').write_text(
+            body.append(head + pretty(ctx.src(step.args[0]), 0, _WIDTH - ind, column=len(head)) + ")")
             continue
         # arguments changed in place get a variable first
         arg_vars: dict[int, str] = {}
