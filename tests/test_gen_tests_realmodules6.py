@@ -159,7 +159,8 @@ def test_the_path_parameters_of_filecmp_and_netrc_get_files():
     texts = [p.steps[0].args[0] for p in gen.file_probes(units["netrc"])]
     assert "'machine hello login abc account a\\n'" in texts, texts
     methods = gen.file_probes(units["netrc.authenticators"])
-    assert any(p.steps[-1].source() == "netrc_obj.authenticators('hello')" for p in methods), methods
+    assert any(p.steps[-1].source() == "netrc_obj.authenticators('hello')"
+               and p.steps[0].args[0] == "'machine hello login abc account a\\n'" for p in methods), methods
 
 
 def test_a_parameter_opened_as_a_path_gets_a_file_the_test_writes_first(tmp_path):
