@@ -283,8 +283,14 @@ class _Terminated(KeyboardInterrupt):
 
 def _stop_on_sigterm():
     """Make SIGTERM raise :class:`_Terminated` in this process's main thread (where the handler is
-    still the default); returns the handler to restore, or None. A process forked from this one
-    gets the default back on its first SIGTERM and dies by it, as a terminated worker must."""
+    still the default); returns what :func:`_restore_stop_handlers` puts back, or None. A process
+    forked from this one gets the default back on its first SIGTERM and dies by it, as a terminated
+    worker must.
+
+    A stop raised where Python drops exceptions (a garbage-collector callback such as hypothesis',
+    a ``__del__``, a weakref callback: "Exception ignored in ...") would be lost and the command
+    would run on to its end and exit 0; :func:`_stop_again` sends that signal again, so that it is
+    raised in the command's own code (SIGTERM as ``_Terminated``, Ctrl-C as ``KeyboardInterrupt``)."""
     import threading
 
     if threading.current_thread() is not threading.main_thread():
@@ -292,6 +298,7 @@ def _stop_on_sigterm():
     if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
         return None
     pid = os.getpid()
+    previous_hook = sys.unraisablehook
 
     def on_sigterm(signum, frame):
         if os.getpid() != pid:  # a forked child: die as the default would
@@ -300,7 +307,40 @@ def _stop_on_sigterm():
             return
         raise _Terminated()
 
-    return signal.signal(signal.SIGTERM, on_sigterm)
+    def on_unraisable(unraisable):
+        kind = unraisable.exc_type
+        if os.getpid() == pid and isinstance(kind, type) and issubclass(kind, KeyboardInterrupt):
+            sig = signal.SIGTERM if issubclass(kind, _Terminated) else signal.SIGINT
+            if sig == signal.SIGTERM or signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+                _stop_again(pid, sig)
+                return
+        previous_hook(unraisable)
+
+    sys.unraisablehook = on_unraisable
+    return signal.signal(signal.SIGTERM, on_sigterm), previous_hook, on_unraisable
+
+
+def _stop_again(pid: int, sig: int) -> None:
+    """Send ``sig`` to this process again, a moment later, from a timer thread: sent at once, the
+    handler would run inside the hook (or the callback still running) and be dropped there again;
+    50 ms later it runs at the main thread's next check, in the code the collector or ``__del__``
+    interrupted (if that is one of them again, it comes back here once more)."""
+    import threading
+
+    timer = threading.Timer(0.05, os.kill, args=(pid, sig))
+    timer.daemon = True
+    timer.name = "coevo-stop-again"
+    timer.start()
+
+
+def _restore_stop_handlers(previous) -> None:
+    """Undo :func:`_stop_on_sigterm` (given what it returned)."""
+    if previous is None:
+        return
+    handler, hook, ours = previous
+    signal.signal(signal.SIGTERM, handler)
+    if sys.unraisablehook is ours:
+        sys.unraisablehook = hook
 
 
 def _resume_hint(args) -> str:
@@ -369,8 +409,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"coevo {args.command}: error: {line}{_resume_hint(args)}", file=sys.stderr)
         return 1
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        _restore_stop_handlers(previous)
 
 
 if __name__ == "__main__":
