@@ -332,13 +332,22 @@ class _SuiteBuilder:
         returns those that reached something new."""
         new = []
         pos = 0
+        per_call = None  # seconds a call took so far
         while pos < len(ids):
-            if pos and share is not None and self.clock.left(share) < 0.5:
-                break
-            part = [pid for pid in ids[pos:pos + 120] if self.hung.get(self.table[pid].unit, 0) < 3]
-            pos += 120
+            size = 120
+            if pos and share is not None:
+                left = self.clock.left(share)
+                if left < 0.5:
+                    break
+                if per_call:  # what fits in the share left (a slice runs to its end once started)
+                    size = max(8, min(120, int(left / per_call)))
+            part = [pid for pid in ids[pos:pos + size] if self.hung.get(self.table[pid].unit, 0) < 3]
+            pos += size
             if part:
+                t0 = time.monotonic()
                 new += self._run_slice(part)
+                took = (time.monotonic() - t0) / len(part)
+                per_call = took if per_call is None else max(took, 0.5 * (per_call + took))
         return new
 
     def _run_slice(self, ids: list[int]) -> list[int]:
