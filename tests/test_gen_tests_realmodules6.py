@@ -306,3 +306,8 @@ def test_a_later_slice_of_calls_is_cut_to_what_fits_in_the_share_left():
     b._run_slice = slow_slice
     b.run_batch(list(range(1000)), 0.15)  # the share ends 3 s in: the first slice of 120 takes 2.4 s
     assert 120 <= len(ran) < 240, len(ran)  # (a second slice of 120 ran to 4.8 s)
+    # a later batch (the mutant phase's calls aimed at survivors) near the end of its share: the
+    # calls so far say how many fit (it ran its first 120 whatever they cost)
+    ran.clear()
+    b.run_batch(list(range(1000)), 0.16)  # 0.2 s left at most
+    assert 0 < len(ran) <= 10, len(ran)

@@ -332,14 +332,15 @@ class _SuiteBuilder:
         returns those that reached something new."""
         new = []
         pos = 0
-        per_call = None  # seconds a call took so far
+        per_call = getattr(self, "_per_call", None)  # seconds a call took so far (earlier batches too)
         while pos < len(ids):
             size = 120
-            if pos and share is not None:
+            if share is not None:
                 left = self.clock.left(share)
-                if left < 0.5:
+                if pos and left < 0.5:
                     break
-                if per_call:  # what fits in the share left (a slice runs to its end once started)
+                if per_call:  # what fits in the share left (a slice runs to its end once started;
+                    # the first one of a batch runs 8 calls at least)
                     size = max(8, min(120, int(left / per_call)))
             part = [pid for pid in ids[pos:pos + size] if self.hung.get(self.table[pid].unit, 0) < 3]
             pos += size
@@ -348,6 +349,7 @@ class _SuiteBuilder:
                 new += self._run_slice(part)
                 took = (time.monotonic() - t0) / len(part)
                 per_call = took if per_call is None else max(took, 0.5 * (per_call + took))
+                self._per_call = per_call
         return new
 
     def _run_slice(self, ids: list[int]) -> list[int]:
