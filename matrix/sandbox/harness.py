@@ -469,15 +469,16 @@ def _compile_guarded(src: str, filename: str, as_main: bool):
         warnings.simplefilter("ignore")  # a program's SyntaxWarnings are its own business
         state = any(w in src for w in purity.STATE_WORDS)
         out = None
+        src_co = None  # the source's code, when compiled: the tree's while the tree is unchanged
         if "import" not in src:
-            co = compile(src, filename, "exec", dont_inherit=True)
+            co = src_co = compile(src, filename, "exec", dont_inherit=True)
             if purity.fast_pure(co):  # no module to reach, no attribute store to guard
                 # (no import: no name of it is a module's)
                 out = (co, True, state, purity.plain_probe(co, module_names=False) and purity.plain_names(co))
         if out is None:
             tree = ast.parse(src, filename, "exec")
-            if not as_main:
-                purity.drop_dead_main(tree)
+            if not as_main and purity.drop_dead_main(tree):
+                src_co = None  # the tree lost a block
             pairs = purity.walk(tree)
             try:
                 pure = purity.pure_code(tree, pairs=pairs)
@@ -486,7 +487,8 @@ def _compile_guarded(src: str, filename: str, as_main: bool):
                 pure = plain = False
             if pure:
                 purity.guard_in_place(pairs)
-            co = compile(tree, filename, "exec", dont_inherit=True)
+                src_co = None  # the tree's attribute stores are guarded
+            co = src_co if src_co is not None else compile(tree, filename, "exec", dont_inherit=True)
             out = (co, pure, state, plain and purity.plain_names(co))
     _COMPILED[0], _COMPILED[1] = key, out
     return out

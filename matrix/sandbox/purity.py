@@ -592,7 +592,8 @@ def plain_code(tree: ast.AST) -> bool:
     modules: dict[str, object] = {}  # names the program binds to modules
     node: Any  # dispatched on t = type(node), which mypy does not narrow
     classes = False
-    for node in ast.walk(tree):
+    nodes = list(ast.walk(tree))  # one walk for both passes (nothing changes the tree between them)
+    for node in nodes:
         if type(node) is ast.Import:
             for a in node.names:
                 top = a.name.split(".")[0]
@@ -606,7 +607,7 @@ def plain_code(tree: ast.AST) -> bool:
     # never a private attribute (those stay refused); not in a program with classes, whose
     # ``_``-named members a shared class's machinery might look up
     private = _private_name_in_class if classes else _private_name
-    for node in ast.walk(tree):
+    for node in nodes:
         t = type(node)
         if t is ast.Attribute and not _plain_chain(node, modules):
             return False
