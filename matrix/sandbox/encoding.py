@@ -294,9 +294,7 @@ def make_encoder(subclass_hook=None):
         if base is _dict:  # (what it holds, read through dict's own views: ``dict.copy`` of a class
             # with its own ``__iter__`` goes through its ``keys()`` and ``__getitem__``, which may
             # lie about it; red-team pass 22)
-            if _issub(t, OrderedDict):
-                return _dict(_list(odict_items_iter(odict_items(v)))), True
-            return _dict(_list(items_iter(dict_items_of(v)))), True
+            return _dict(held_items(v, _issub(t, OrderedDict))), True
         if base is _set:
             return _set(set_iter(v)), True
         if base is _fset:
@@ -307,13 +305,17 @@ def make_encoder(subclass_hook=None):
             return _barr(v), True
         return None, False
 
+    def held_items(v, ordered):
+        """``v``'s pairs (a dict or a subclass's object) read through dict's own views, or
+        OrderedDict's where ``ordered``: never through the class's own methods."""
+        if ordered:
+            return _list(odict_items_iter(odict_items(v)))
+        return _list(items_iter(dict_items_of(v)))
+
     def std_dict(v, std, depth, path):
         """A Counter, OrderedDict or defaultdict ``v`` (or an object of a subclass) as ``std``'s
         form, its pairs read through the standard views (never the subclass's methods)."""
-        if std is OrderedDict:
-            items = _list(odict_items_iter(odict_items(v)))
-        else:
-            items = _list(items_iter(dict_items_of(v)))
+        items = held_items(v, std is OrderedDict)
         pairs = inside(v, depth, path, lambda d: [[enc(k, d, path), enc(x, d, path)] for k, x in items])
         if std is defaultdict:
             f = dd_factory(v)
