@@ -1570,9 +1570,14 @@ def _sections(text: str) -> dict[str, str]:
 
 
 def _section_lines(body: str) -> list[str]:
+    """The lines of a Proposer section: its first fenced block's; when that block is empty (an
+    extra fence written before the lines), every line of the section that is not a fence."""
     blocks = fenced_blocks(body)
     src = blocks[0].body if blocks else body
-    return [ln.strip() for ln in src.split("\n") if ln.strip()]
+    lines = [ln.strip() for ln in src.split("\n") if ln.strip()]
+    if lines or not blocks:
+        return lines
+    return [ln.strip() for ln in body.split("\n") if ln.strip() and not ln.strip().startswith(("```", "~~~"))]
 
 
 def _call_input(line: str, entry: str | None) -> str | None:
