@@ -62,17 +62,31 @@ def _builtins_read(node: ast.AST) -> tuple[set[str], set[str]]:
     top: set[str] = set()
     nested: set[str] = set()
     stack: list[tuple[ast.AST, bool]] = [(node, False)]
+    push, pop = stack.append, stack.pop
+    AST, Name, Attribute = ast.AST, ast.Name, ast.Attribute
+    n: Any  # (dispatched on t = type(n), which mypy does not narrow)
     while stack:
-        n, inner = stack.pop()
-        if type(n) is ast.Name:
+        n, inner = pop()
+        t = type(n)
+        if t is Name:
             if n.id in _BUILTINS:
                 (nested if inner else top).add(n.id)
             continue
-        if type(n) is ast.Attribute and type(n.value) is ast.Name and n.value.id in _STDLIB \
+        if t is Attribute and type(n.value) is Name and n.value.id in _STDLIB \
                 and n.value.id not in _BUILTINS:  # (`collections.Counter(f(x))`: a module's name read
             nested.add(n.value.id)  # as one, checked to be the module itself, unchanged)
         inner = inner or isinstance(n, _SCOPES)
-        stack.extend((c, inner) for c in ast.iter_child_nodes(n))
+        for f in n._fields:  # (ast.iter_child_nodes' children, without its generators)
+            try:
+                v = getattr(n, f)
+            except AttributeError:
+                continue
+            if isinstance(v, AST):
+                push((v, inner))
+            elif isinstance(v, list):
+                for x in v:
+                    if isinstance(x, AST):
+                        push((x, inner))
     return top, nested
 
 

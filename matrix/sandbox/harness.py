@@ -544,8 +544,8 @@ def _plain_compiled(compiled) -> bool:
 
 # ----------------------------------------------------------------------------- running one test
 
-def room_as_in_python(offset: int, up: int = 1, _getframe=sys._getframe, _set=sys.setrecursionlimit,
-                      _get=sys.getrecursionlimit) -> None:
+def room_as_in_python(offset: int, up: int = 1, memo: dict | None = None, _getframe=sys._getframe,
+                      _set=sys.setrecursionlimit, _get=sys.getrecursionlimit) -> None:
     """Python's recursion limit counts every frame on the stack (and some C calls), and what the
     harness runs sits under its own frames: set the limit so that as many nested calls fit below
     the caller's frame (``up`` frames above this one) as fit in plain Python, ``limit + offset``
@@ -553,11 +553,19 @@ def room_as_in_python(offset: int, up: int = 1, _getframe=sys._getframe, _set=sy
     module, ``-1`` below the caller of ``exec(program); exec(test)``'s code at a script's top
     level, ``-3`` below the test's code calling a function). Found once for each place; a limit
     the program set itself stands (red-team pass 17: ``f(990)`` raised RecursionError in the
-    sandbox and not in Python)."""
+    sandbox and not in Python). ``memo``: the limits found by calls made from one frame (the
+    caller's place and depth are the same for all of them: :func:`run_one`'s in one row), so that
+    the stack is walked once per place, not once per call."""
     G = _G
     base = G.get("recursion")
     if base is None or _get() not in (base, G.get("room_set")):
         return
+    if memo is not None:
+        limit = memo.get((offset, up))
+        if limit is not None:
+            _set(limit)
+            G["room_set"] = limit
+            return
     try:
         f, depth = _getframe(up), 0
         code = f.f_code
@@ -571,6 +579,8 @@ def room_as_in_python(offset: int, up: int = 1, _getframe=sys._getframe, _set=sy
             _set(trial)
             fit = _calls_that_fit() + up  # (and this frame, and the ones between it and the caller)
             limit = G[key] = max(base, trial + base + offset - fit)
+        if memo is not None:
+            memo[(offset, up)] = limit
         _set(limit)
         G["room_set"] = limit
     except (_Timeout, _OutputCap):  # (the test's timer: its own business)
@@ -1010,7 +1020,7 @@ class _SetupModule:
         return getattr(m, attr)
 
 
-def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False):
+def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False, rooms=None):
     """Run one test in ``ns``: the program (unless ``skip_load``), the setup, the probe.
     Returns (frame kind, JSON-able body) of the claim; raises what the harness must see
     (``_OutputCap``, ``MemoryError`` when in-process, ``StoreIntoShared``)."""
@@ -1026,7 +1036,7 @@ def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False):
         where = "code"
         if not skip_load:
             try:
-                room_as_in_python(1 if kind == "stdio" else -1)  # (``python prog.py``; a script's exec)
+                room_as_in_python(1 if kind == "stdio" else -1, 1, rooms)  # (``python prog.py``; a script's exec)
                 exec(code_co, ns)
             except G["SystemExit"] as exc:
                 if mode != "stdio" or exc.code not in (None, 0):
@@ -1038,7 +1048,7 @@ def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False):
         where = "test"
         if mode == "values":
             enc, add = G["encode"], encoded.append
-            room_as_in_python(-1)  # (the test's expressions, as a script's exec runs them)
+            room_as_in_python(-1, 1, rooms)  # (the test's expressions, as a script's exec runs them)
             pinned = probe[4]
             early = None
             live = setup_kept[3][0] if len(setup_kept) > 3 else ()
@@ -1129,6 +1139,7 @@ def run_program(cmd: dict, chan: _Channel, compiled: list | None = None) -> None
     modname = "__main__" if kind == "stdio" else "solution"
     argv0 = "main.py" if kind == "stdio" else "solution.py"
     loaded = False
+    rooms: dict = {}  # (run_one's recursion limits: its frame's depth is the same for every test of the row)
     timeout = float(cmd.get("timeout") or 0) or None
     deadline, clock, never = _DEADLINE, G["clock"], float("inf")
     optional = cmd.get("optional") or [False] * len(probes)
@@ -1173,7 +1184,7 @@ def run_program(cmd: dict, chan: _Channel, compiled: list | None = None) -> None
                 loaded = skip = True
                 chan.send(Frame.LOADED)
             phase = "test"
-            kind_out, body = run_one(code_co, lines, setup_co, probe, kind, ns, skip_load=skip)
+            kind_out, body = run_one(code_co, lines, setup_co, probe, kind, ns, skip_load=skip, rooms=rooms)
             deadline[0] = never
         except _Timeout as exc:
             deadline[0] = never
