@@ -1696,6 +1696,10 @@ def child_main() -> None:
             run_cell(cmd, chan)
         elif mode == "runner":
             run_rows(chan)
+        elif mode == "setup":  # the task's setup alone, no program (red-team pass 23)
+            from .setup_cell import run_setup_cell
+
+            run_setup_cell(cmd, chan)
         elif mode in ("serve", "test"):
             from . import remote
 

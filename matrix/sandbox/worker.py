@@ -35,6 +35,7 @@ import sys
 import time
 from typing import Any
 
+from . import setup_cell
 from .harness import EXIT_CHANNEL, EXIT_FORBIDDEN, EXIT_HARNESS
 from .records import LOAD_ALLOWANCE, LOAD_HANG, MAX_ERR, STDERR_TAIL, CellRecord, Frame, Outcome, Row, Unit
 from .wire import (
@@ -378,6 +379,7 @@ class Worker:
         self.run_direct(unit, states, out)
         for st in states:
             self.finish_row(unit, st, out)
+        self.setup_values(unit, states, out)
         keys = [k for row in unit.rows for k, _, _ in row.cells]
         return [out.get(k) or CellRecord(k, Outcome.SANDBOX, 0, 0.0, b"cell not run") for k in keys]
 
@@ -544,6 +546,54 @@ class Worker:
                         out[k2] = CellRecord(k2, rec.outcome, 0, 0.0, rec.payload)
                 return
 
+    # ------------------------------------------------------------------ the setup, alone
+    def setup_values(self, unit: Unit, states: list, out: dict) -> None:
+        """The split tests' values that read only the task's setup (and builtins), computed in a
+        process where no program ran (:mod:`.setup_cell`, one for each setup of the unit), put in
+        place of what the program's process claimed for them (red-team pass 23: a program that
+        reached the harness through ``sys.modules`` chose ``want``)."""
+        wanted: dict[str, dict[int, list]] = {}  # setup -> probe index -> keys of the claims
+        for st in states:
+            if not st.setup or not st.setup.strip() or st.kind == "stdio":
+                continue
+            for key, pi, _ in st.row.cells:
+                rec = out.get(key)
+                if rec is not None and rec.outcome == Outcome.CLAIM and unit.probes[pi][0] == "values" \
+                        and rec.payload[:1] in (_KIND_BYTE[Frame.VALUES], _KIND_BYTE[Frame.RAISED]):
+                    wanted.setdefault(st.setup, {}).setdefault(pi, []).append(key)
+        for setup, by_probe in wanted.items():
+            pis = sorted(by_probe)
+            trusted = self.run_setup_cell(setup, [unit.probes[pi] for pi in pis], unit.timeout)
+            for j, pi in enumerate(pis):
+                got = trusted[j] if trusted is not None else {}
+                for key in by_probe[pi]:
+                    rec = out[key]
+                    if got:
+                        rec.payload = setup_cell.merge(rec.payload, got)
+
+    def run_setup_cell(self, setup, probes, timeout) -> list | None:
+        """:func:`.setup_cell.run_setup_cell` in a process of its own: ``{hole: value}`` for each
+        probe, or None (the setup does not run without the program, or the process failed)."""
+        cmd = {"mode": "setup", "code": "", "setup": setup, "kind": "function", "probes": probes,
+               "max_out": self.max_out}
+        try:
+            proc = self.start("setup", cmd, cpu=int(timeout) * max(1, len(probes)) + 2)
+        except (OSError, RuntimeError):
+            return None
+        deadline = time.monotonic() + max(timeout * max(1, len(probes)), LOAD_ALLOWANCE)
+        try:
+            while True:
+                ev = self.next_event(proc, deadline)
+                if ev[0] != "frames":
+                    return None
+                for fkind, _, body in ev[1]:
+                    if fkind == Frame.VALUES:
+                        return setup_cell.parse(body, len(probes))
+                    if fkind != Frame.LOADED:
+                        return None
+        finally:
+            self.finish(proc, tmp=True)
+
     # ------------------------------------------------------------------ one isolated cell
     def run_isolated(self, code, setup, kind, probe, key, timeout) -> CellRecord:
         stdin = probe[1] if probe[0] == "stdio" else None
@@ -637,7 +687,8 @@ class Worker:
                 named = probe[3] if len(probe) > 3 and type(probe[3]) in (list, tuple) else ()
                 own = [n for n in named if type(n) is str]  # the entry point (remote/test_side.py)
                 test_cmd = {"mode": "test", "test": probe[1], "code": "", "setup": "", "kind": "function",
-                            "probes": [], "max_out": self.max_out, "own": own}
+                            "probes": [], "max_out": self.max_out, "own": own,
+                            "task_setup": setup or ""}  # (the test process runs it alone: remote/test_side.py)
                 procs.append(self.start("test", test_cmd, cpu=int(timeout) + 2, rpc=b.fileno()))
             except (OSError, RuntimeError) as exc:
                 return CellRecord(key, Outcome.SANDBOX, 0, 0.0, str(exc).encode()[:MAX_ERR])

@@ -65,6 +65,7 @@ def run_test(cmd: dict, chan) -> None:
         import builtins
 
         peer.builtins_base = {k: getattr(builtins, k) for k in FORWARDED_BUILTINS}
+    setup_own = _own_setup(cmd.get("task_setup"))  # (before any answer of the program's process)
     peer.random_state = random_state() if peer.random_on else None  # (moved by the test from here on:
     # synced with the program's)
     try:
@@ -83,6 +84,7 @@ def run_test(cmd: dict, chan) -> None:
         t0 = G["clock"]()
         own = cmd["own"] if type(cmd.get("own")) is list else []
         names, modules = _program_names(free_names(src), own, src)
+        names = [n for n in names if n not in setup_own or n in own]  # (the setup's data: its own)
         answers = peer.request("resolve", names)
         ns = {"__name__": "__main__", "__builtins__": G["builtins"]}
         if type(answers) is list and len(answers) == len(names):
@@ -107,6 +109,9 @@ def run_test(cmd: dict, chan) -> None:
                 elif type(a) is list and a and a[0] == "kept" and len(a) == 3 and type(a[2]) is int:
                     # a container of the program's globals (a log, a cache): shared, kept in sync
                     ns[name] = peer.globals_given[name] = peer._kept_value(a[1], [["K", "v", a[2]]])
+        for k, v in setup_own.items():
+            if k not in own:
+                ns[k] = v
         peer.test_ns = ns
         _forward_module_patches(peer, src)
         if "logging" in src or "assertLogs" in src or "assertNoLogs" in src:  # (what the program logs: the test's)
@@ -131,6 +136,106 @@ def run_test(cmd: dict, chan) -> None:
         peer.send(["q", "bye"])
     except (RemoteError, OSError):
         pass
+
+
+def _own_setup(src) -> dict:
+    """The plain data (numbers, strings, bytes, None and lists, tuples, sets, dicts of them) a pure
+    task setup binds when this process runs it alone, before the program's process answers
+    anything: the test reads those names as computed here (red-team pass 23: the setup's values
+    came from the program's process, where a program that reached the harness through
+    ``sys.modules`` chose them: ``run_setup`` wrapped, ``want`` read ``[9]``). A setup that is not
+    pure (files, the environment), or that does not run alone (it reads the program's definitions),
+    gives nothing here: its names are the program's process's, as before. The random generator's
+    state is put back (the test's own draws are synced with the program's)."""
+    if type(src) is not str or not src.strip():
+        return {}
+    import random
+
+    from .. import harness
+
+    try:
+        _, pure, _ = harness.compile_source(src, "<setup>", guard=True)
+        if not pure:
+            return {}
+        co = compile(src, "<setup>", "exec", dont_inherit=True)
+    except harness._COMPILE_ERRORS:
+        return {}
+    state = random.getstate()
+    ns: dict = {"__name__": "solution", "__builtins__": harness._G["builtins"]}
+    try:
+        exec(co, ns)
+    except BaseException:  # noqa: BLE001 - it needs the program (or fails there too): not its own
+        return {}
+    finally:
+        random.setstate(state)
+    out = {k: v for k, v in ns.items() if k[:2] != "__" and _plain(v)}
+    # its helpers (``def norm(xs): return sorted(xs)``) too, those whose global names are all its
+    # own data, builtins, or such helpers: they compute here, as the test's own functions
+    builtins = vars(harness._G["builtins"])
+    std = harness._G["stdlib_dicts"]
+    modules = {k for k, v in ns.items() if type(v) is types.ModuleType and std.get(getattr(v, "__name__", None),
+                                                                                  (None,))[0] is v}
+    fns = {k: v for k, v in ns.items() if type(v) is types.FunctionType and v.__globals__ is ns
+           and k[:2] != "__"}
+    both = {k: _global_reads(v.__code__) for k, v in fns.items()}
+    # (state its helpers rebind, ``global calls; calls += 1``, stays the program process's, read
+    # there as it is now, with those helpers)
+    live = set().union(*(r[1] for r in both.values())) if both else set()
+    for k in live:
+        out.pop(k, None)
+    fns = {k: v for k, v in fns.items() if not both[k][1]}
+    reads = {k: r[0] for k, r in both.items()}
+    while True:
+        bad = [k for k in fns if any(n not in out and n not in fns and n not in modules and n not in builtins
+                                    for n in reads[k])]
+        if not bad:
+            break
+        for k in bad:
+            del fns[k]
+    out.update(fns)
+    return out
+
+
+def _global_reads(co) -> tuple[set, set]:
+    """The global names ``co`` and the code nested in it read, and those it stores or deletes."""
+    import dis
+
+    reads: set = set()
+    stores: set = set()
+    stack = [co]
+    while stack:
+        c = stack.pop()
+        for ins in dis.get_instructions(c):
+            if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+                reads.add(ins.argval)
+            elif ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL"):
+                stores.add(ins.argval)
+        stack.extend(x for x in c.co_consts if type(x) is type(co))
+    return reads, stores
+
+
+_PLAIN_SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None)})
+
+
+def _plain(v, budget: int = 100_000) -> bool:
+    """Whether ``v`` is plain data (exact types, no cycles, at most ``budget`` items)."""
+    stack = [v]
+    while stack:
+        x = stack.pop()
+        budget -= 1
+        if budget < 0:
+            return False
+        t = type(x)
+        if t in _PLAIN_SCALARS:
+            continue
+        if t is list or t is tuple or t is set or t is frozenset:
+            stack.extend(x)
+        elif t is dict:
+            stack.extend(x.keys())
+            stack.extend(x.values())
+        else:
+            return False
+    return True
 
 
 # A test's builtins are the builtins and its standard modules the modules, whatever names the

@@ -1,0 +1,114 @@
+"""The task's setup computed where no program code ever ran (red-team pass 23).
+
+A split test's holes that read nothing but what the task's setup bound and the builtins (``want``,
+``sorted(want)``, a setup helper's ``norm([3, 1])``) were computed and encoded in the program's
+process, after the program: a program reaching the harness through ``sys.modules`` chose them
+(``_G['encode']`` wrapped, ``run_setup`` wrapped, the harness's table of genuine builtins or of
+the standard modules changed, the result channel's frames rewritten), and ``assert f(3) == want``
+passed a wrong ``f``. Here a process of its own (mode ``setup``: the zygote's fork, no program
+loaded) runs the setup alone and computes those holes; the worker puts its values in place of the
+program process's (:func:`merge`). A setup that cannot run alone (it reads the program's
+definitions: MBPP's trees of the program's ``Node``) gives nothing here, and its values stay the
+program process's, as they are the program's anyway."""
+
+from __future__ import annotations
+
+import json
+
+from .records import Frame
+
+_VALUES = bytes([int(Frame.VALUES)])
+_RAISED = bytes([int(Frame.RAISED)])
+
+
+def run_setup_cell(cmd: dict, chan) -> None:
+    """Mode ``setup``: for each probe of ``cmd["probes"]``, the setup run afresh (a helper counting
+    its calls counts from the start, as in the test's own process) and the values of the probe's
+    setup-only holes: ``[[hole index, encoded value], ...]`` (``[]`` for a probe with none, or one
+    that is not a values probe); null for all when the setup does not run alone."""
+    from . import harness
+
+    G = harness._G
+    harness._real_streams()
+    try:
+        setup_co, _, _ = harness.compile_source(cmd["setup"], "<setup>", guard=False)
+    except harness._COMPILE_ERRORS:
+        chan.send_json(Frame.VALUES, None)
+        return
+    harness._reset_interpreter("solution.py", False)
+    out: list = []
+    for raw in cmd["probes"]:
+        try:
+            probe = harness.compile_probe(raw, guard=False)
+        except harness._COMPILE_ERRORS + (ValueError,):
+            out.append([])
+            continue
+        if probe[0] != "values":
+            out.append([])
+            continue
+        mod = G["modtype"]("solution")
+        ns = mod.__dict__
+        ns["__builtins__"] = G["builtins"]
+        G["sysmods"]["solution"] = mod
+        kept: list = []
+        try:
+            bound = harness.run_setup(setup_co, ns, kept)
+        except G["BaseException"]:
+            chan.send_json(Frame.VALUES, None)  # (it needs the program: its values are the program's)
+            return
+        if not bound:
+            out.append([])
+            continue
+        pinned = tuple(probe[4]) + tuple(harness._guarded(bound, kept).items())
+        try:
+            early = harness._setup_values(probe[1], ns, pinned, bound)
+        except G["BaseException"]:
+            early = {}
+        out.append([[i, v] for i, v in early.items()])
+    chan.send_json(Frame.VALUES, out)
+
+
+def parse(payload: bytes, n: int) -> list | None:
+    """The setup cell's claim (a ``Frame.VALUES`` body) for ``n`` probes: one ``{hole: value}``
+    for each, or None (the setup did not run alone, or the answer is malformed)."""
+    try:
+        data = json.loads(payload)
+    except (ValueError, RecursionError):
+        return None
+    if type(data) is not list or len(data) != n:
+        return None
+    out = []
+    for pairs in data:
+        if type(pairs) is not list:
+            return None
+        got = {}
+        for p in pairs:
+            if type(p) is not list or len(p) != 2 or type(p[0]) is not int or p[0] < 0:
+                return None
+            got[p[0]] = p[1]
+        out.append(got)
+    return out
+
+
+def merge(payload: bytes, trusted: dict) -> bytes:
+    """A program cell's claim (the frame kind's byte, then its JSON body) with the setup-only
+    holes' values put in from ``trusted`` (``{hole: encoded value}``): a ``Frame.VALUES`` claim's
+    values, or the values a ``Frame.RAISED`` claim carries of the holes that ran before the raise.
+    Anything else, or a body that does not parse, is returned as it is (it claims no value)."""
+    if not trusted or payload[:1] not in (_VALUES, _RAISED):
+        return payload
+    try:
+        body = json.loads(payload[1:])
+    except (ValueError, RecursionError):
+        return payload
+    if payload[:1] == _VALUES:
+        encoded = body[0] if type(body) is list and len(body) == 2 and type(body[0]) is list else None
+    else:
+        part = body[4] if type(body) is list and len(body) > 4 else None
+        encoded = part[0] if type(part) is list and part and type(part[0]) is list else None
+    if encoded is None:
+        return payload
+    for i, v in trusted.items():
+        if i < len(encoded):
+            encoded[i] = v
+    return payload[:1] + json.dumps(body, ensure_ascii=True, separators=(",", ":")).encode("ascii")

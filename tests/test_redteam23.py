@@ -1,0 +1,77 @@
+"""Red-team pass 23 on the matrix's verdicts: a program must not choose what the task's setup
+computes for the test. A task's setup (MBPP's ``test_setup_code``) ran in the program's process,
+after the program: a program reaching the sandbox's harness through ``sys.modules`` rewired what
+computes or sends the setup's values (``_G['encode']``, ``run_setup``, the builtins and standard
+modules the setup reads, the result channel), so ``want`` read what the program wanted and
+``assert f(3) == want`` passed a wrong ``f``. Each forgery here passed on 4369a55 (split tests,
+and generic ones where the setup's values came from the program's process)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from matrix.engine import ExecConfig, Executor
+from matrix.tasks import Task, Test
+
+pytestmark = [pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork"), pytest.mark.timeout(180)]
+
+HARNESS = ("import os, sys\n"
+           "H = [m for n, m in list(sys.modules.items()) if n.endswith('sandbox.harness')][0]\n")
+
+
+@pytest.fixture(scope="module")
+def ex():
+    with Executor(ExecConfig(timeout=5.0, workers=1)) as e:
+        yield e
+
+
+def _generic(test: str) -> str:
+    return "def test_a():\n" + "".join("    " + line + "\n" for line in test.splitlines())
+
+
+# (name, program, setup, tests, shapes): a wrong program (f returns [9] or 9) and a setup whose
+# value it makes the test read
+ATTACKS = [
+    # the harness's encoder, wrapped: the setup-only holes are encoded in the program's process
+    ("encode", HARNESS + "_enc = H._G['encode']\n"
+     "def _lie(v, *a, **k):\n    return _enc([9] if v == [1, 2, 3] else v, *a, **k)\n"
+     "H._G['encode'] = _lie\ndef f(x):\n    return [9]\n",
+     "want = [1, 2, 3]\n", ["assert f(3) == want", "assert f(3) == sorted(want)"], ["split"]),
+    # run_setup wrapped at the program's load: the bound `want` is [9]
+    ("run_setup", HARNESS + "_run = H.run_setup\n"
+     "def _fake(co, ns, keep=None):\n    bound = _run(co, ns, keep)\n"
+     "    if 'want' in bound:\n        bound['want'] = [9]\n    return bound\n"
+     "H.run_setup = _fake\ndef f(x):\n    return [9]\n",
+     "want = [1, 2, 3]\n", ["assert f(3) == want"], ["split", "generic"]),
+    # the genuine builtins the setup computes with, replaced in the harness's table
+    ("builtins", HARNESS + "H._G['genuine']['sorted'] = lambda *a, **k: [9]\ndef f(x):\n    return [9]\n",
+     "want = sorted([3, 1, 2])\n", ["assert f(3) == want"], ["split", "generic"]),
+    # a standard module the setup imports, changed together with the harness's record of it
+    ("module", HARNESS + "m, d = H._G['stdlib_dicts']['math']\n_fake = lambda x: 9\n"
+     "m.floor = _fake\nd['floor'] = _fake\ndef f(x):\n    return 9\n",
+     "import math\nwant = math.floor(2.5)\n", ["assert f(3) == want"], ["split", "generic"]),
+    # the result channel: the values frame rewritten as it is sent (hole 1 is `want`)
+    ("channel", HARNESS + "_sj = H._Channel.send_json\n"
+     "def _send(self, kind, obj, secs=0.0):\n"
+     "    try:\n        obj[0][1] = obj[0][0]\n    except Exception:\n        pass\n"
+     "    return _sj(self, kind, obj, secs)\n"
+     "H._Channel.send_json = _send\ndef f(x):\n    return [9]\n",
+     "want = [1, 2, 3]\n", ["assert f(3) == want"], ["split"]),
+    # a setup helper: its result computed in the program's process with the program's sorted
+    ("helper", HARNESS + "H._G['genuine']['sorted'] = lambda *a, **k: [9]\ndef f(x):\n    return [9]\n",
+     "def norm(xs):\n    return sorted(xs)\n", ["assert f(3) == norm([3, 1, 2])"], ["split", "generic"]),
+]
+
+CELLS = [(name, code, setup, test, shape) for name, code, setup, tests, shapes in ATTACKS
+         for test in tests for shape in shapes]
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape", CELLS,
+                         ids=[f"{c[0]}-{i}-{c[4]}" for i, c in enumerate(CELLS)])
+def test_a_program_does_not_choose_what_the_tasks_setup_computes(ex, name, code, setup, test, shape):
+    task = Task("t", "p", entry_point="f", setup=setup)
+    t = test if shape == "split" else _generic(test)
+    res = ex.run_matrix(task, [code], [Test.assertion(t)])
+    assert res.status[0][0] in ("fail", "error"), (res.status, res.errors)

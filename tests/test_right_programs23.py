@@ -1,0 +1,91 @@
+"""Right programs around a task's setup (MBPP's ``test_setup_code``) keep passing, split and
+generic, pure and impure, now that the setup's values are computed where no program ran (red-team
+pass 23: a process of the setup alone for split tests, the test process for generic ones): data
+the setup binds, helpers and classes it defines that the test and the program share, modules it
+imports, state its helpers keep, files it writes, and setups that read the program's own
+definitions (which cannot run alone)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from matrix.engine import ExecConfig, Executor
+from matrix.tasks import Task, Test
+
+pytestmark = [pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork"), pytest.mark.timeout(180)]
+
+IMPURE = "import os\n"
+
+
+@pytest.fixture(scope="module")
+def ex():
+    with Executor(ExecConfig(timeout=5.0, workers=1)) as e:
+        yield e
+
+
+def _generic(test: str) -> str:
+    return "def test_a():\n" + "".join("    " + line + "\n" for line in test.splitlines())
+
+
+# (name, program, setup, tests): every test passes in plain Python (setup, then program, then test)
+RIGHT = [
+    ("data", "def f(x):\n    return [1, 2, 3]\n", "want = [1, 2, 3]\n",
+     ["assert f(3) == want", "assert f(3) == sorted(want)", "assert f(3) == want[:]\nassert len(want) == 3"]),
+    ("dict", "def f(x):\n    return {'a': x}\n", "cases = {1: {'a': 1}, 2: {'a': 2}}\n",
+     ["assert f(1) == cases[1]", "for k, v in cases.items():\n    assert f(k) == v"]),
+    ("helper", "def f(x):\n    return [3, 1, 2]\n", "def norm(xs):\n    return sorted(xs)\n",
+     ["assert norm(f(3)) == [1, 2, 3]", "assert sorted(f(3)) == norm([2, 3, 1])"]),
+    ("module", "import math\ndef f(x):\n    return math.floor(x)\n", "import math\nwant = math.floor(2.5)\n",
+     ["assert f(2.5) == want", "assert f(2.5) == math.floor(2.5)"]),
+    ("class", "def f(n):\n    return 0 if n is None else 1 + max(f(n.l), f(n.r))\n",
+     "class Node:\n    def __init__(self, v, l=None, r=None):\n        self.v, self.l, self.r = v, l, r\n"
+     "root = Node(1, Node(2, Node(4)), Node(3))\n",
+     ["assert f(root) == 3", "assert f(Node(1)) == 1"]),
+    ("reads_program", "def f(x):\n    return 2 * x\nclass Box:\n    def __init__(self, v):\n        self.v = v\n",
+     "base = f(1)\nbox = Box(5)\n", ["assert f(3) == base * 3", "assert f(box.v) == 10", "assert base == 2"]),
+    ("counter", "def f(x):\n    return x + 1\n",
+     "calls = 0\ndef g(x):\n    global calls\n    calls += 1\n    return calls\n",
+     ["assert f(0) == g(5)", "assert g(0) == 1\nassert f(1) == g(0)"]),
+    ("random", "def f(x):\n    return x\n", "import random\nrandom.seed(7)\nwant = random.randint(0, 10 ** 6)\n",
+     ["assert f(want) == want", "import random\nrandom.seed(7)\nassert f(random.randint(0, 10 ** 6)) == want"]),
+    ("file", IMPURE + "def f(p):\n    with open(p) as fh:\n        return fh.read()\n",
+     "with open('data.txt', 'w') as fh:\n    fh.write('abc')\nwant = 'abc'\n",
+     ["assert f('data.txt') == want"]),
+    ("tuple_set", "def f(x):\n    return (1, frozenset({2}))\n", "want = (1, frozenset({2}))\nnone = None\n",
+     ["assert f(0) == want", "assert none is None\nassert f(1) == want"]),
+]
+
+CELLS = [(name, prefix + code, setup, test, shape) for name, code, setup, tests in RIGHT for test in tests
+         for prefix in ("", IMPURE) for shape in ("split", "generic")]
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape", CELLS,
+                         ids=[f"{c[0]}-{i}-{c[4]}" for i, c in enumerate(CELLS)])
+def test_a_right_program_around_a_setup_passes(ex, name, code, setup, test, shape):
+    task = Task("t", "p", entry_point="f", setup=setup)
+    t = test if shape == "split" else _generic(test)
+    res = ex.run_matrix(task, [code], [Test.assertion(t)])
+    assert res.status[0][0] == "pass", (res.status, res.errors)
+
+
+# a wrong program around the same setups still fails
+WRONG = [
+    ("data", "def f(x):\n    return [9]\n", "want = [1, 2, 3]\n", "assert f(3) == want"),
+    ("helper", "def f(x):\n    return [9]\n", "def norm(xs):\n    return sorted(xs)\n",
+     "assert f(3) == norm([3, 1, 2])"),
+    ("class", "def f(n):\n    return 7\n",
+     "class Node:\n    def __init__(self, v, l=None):\n        self.v, self.l = v, l\nroot = Node(1, Node(2))\n",
+     "assert f(root) == 2"),
+]
+
+
+@pytest.mark.parametrize("name,code,setup,test", WRONG, ids=[w[0] for w in WRONG])
+@pytest.mark.parametrize("shape", ["split", "generic"])
+@pytest.mark.parametrize("prefix", ["", IMPURE], ids=["pure", "impure"])
+def test_a_wrong_program_around_a_setup_fails(ex, name, code, setup, test, shape, prefix):
+    task = Task("t", "p", entry_point="f", setup=setup)
+    t = test if shape == "split" else _generic(test)
+    res = ex.run_matrix(task, [prefix + code], [Test.assertion(t)])
+    assert res.status[0][0] == "fail", (res.status, res.errors)
