@@ -624,8 +624,9 @@ def _cv_write_file(name, src, env, local):
         if isinstance(exc, (_CvTimeout, _CvOutputCap, KeyboardInterrupt)):
             raise
         return ["badarg", type(exc).__name__ + ": " + str(exc)[:200]]
-    if type(name) is not str or not name or name.startswith(".") or os.sep in name or "/" in name:
-        return ["badarg", "a file name of the working directory"]
+    parts = name.split("/") if type(name) is str else []
+    if not parts or len(parts) > 3 or any(not x or x.startswith(".") or os.sep in x for x in parts):
+        return ["badarg", "a file name of the working directory (or of a directory in it)"]
     if type(content) not in (str, bytes):
         return ["badarg", "a file holds text or bytes"]
     if os.path.lexists(name):
@@ -637,7 +638,14 @@ def _cv_write_file(name, src, env, local):
             data = content
     except UnicodeError:
         return ["badarg", "text that UTF-8 cannot encode"]
-    _CV_STATE.setdefault("files", []).append(os.path.abspath(name))
+    if len(parts) > 1:  # a file in a directory the test makes (a directory parameter's tree)
+        if not os.path.isdir(parts[0]):
+            if os.path.lexists(parts[0]):
+                return ["badarg", "the file is there already"]
+            _CV_STATE.setdefault("files", []).append(os.path.abspath(parts[0]))
+        os.makedirs(os.path.dirname(name), exist_ok=True)
+    else:
+        _CV_STATE.setdefault("files", []).append(os.path.abspath(name))
     with open(name, "wb") as fh:
         fh.write(data)
     return ["ok", ["opaque", ["builtins", "file"]], "", []]
@@ -856,11 +864,68 @@ def _cv_probe(steps, limit, import_limit=None):
 def _cv_remove_files():
     """The files the probe's file steps wrote (each test writes them in a directory of its own)."""
     import os
+    import shutil
     for path in _CV_STATE.pop("files", None) or ():
         try:
-            os.unlink(path)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                os.unlink(path)
         except OSError:
             pass
+
+
+# directories that are no one's own files: a path under them is the machine's, not the project's
+_CV_SYSTEM_ROOTS = frozenset({"/", "/usr/local", "/opt", "/etc", "/var", "/home", "/tmp", "/root", "/srv", "/mnt",
+                              "/media", "/dev", "/proc", "/sys", "/run"})
+# what the sandbox shows as the machine has it (matrix/sandbox/namespace.py: read-only binds of
+# these; its /etc is its own, but for these three files)
+_CV_SHOWN = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin", "/etc/localtime", "/etc/ld.so.cache",
+             "/etc/nsswitch.conf", "/dev/null", "/dev/zero", "/dev/full")
+
+
+def _cv_visible_roots():
+    """What the sandbox shows as the user's machine has it: the code's own tree, the Python
+    installation, the dependencies (``sys.path``), the system's libraries."""
+    import os
+    roots = _CV_STATE.get("visible")
+    if roots is None:
+        job = __coevo_job__
+        prefix = _cv_code_prefix(job)
+        mine = [os.path.dirname(prefix.rstrip(os.sep)), os.path.dirname(job["file"]), _cv_sys.prefix,
+                _cv_sys.base_prefix, _cv_sys.exec_prefix]
+        roots = list(_CV_SHOWN)
+        for p in mine + [x for x in _cv_sys.path if isinstance(x, str) and os.path.isabs(x)]:
+            p = os.path.normpath(p)
+            if p not in _CV_SYSTEM_ROOTS and p not in roots:
+                roots.append(p)
+        _CV_STATE["visible"] = roots
+    return roots
+
+
+def _cv_note_path(path, stat=False):
+    """A call's open, stat or listing of a path outside the project, the working directory and
+    the Python installation (/etc/mime.types, /etc/services, /usr/share/...): the sandbox does not
+    show such files, the user's machine has its own, so what the call gives is noted as an
+    environment read (no test asserts it)."""
+    seen = _CV_STATE.get("env")
+    if seen is None or isinstance(path, int) or (_CV_STATE.get("mine") and not _cv_by_the_code()):
+        return
+    import os
+    try:
+        p = os.fsdecode(os.fspath(path))
+        if not os.path.isabs(p):
+            p = os.path.join(os.getcwd(), p)
+        p = os.path.normpath(p)
+        cwd = os.getcwd()
+    except Exception:
+        return
+    for root in [cwd] + _cv_visible_roots():
+        if p == root or p.startswith(root.rstrip(os.sep) + os.sep):
+            return
+        if stat and root.startswith(p.rstrip(os.sep) + os.sep):  # (os.path.realpath's walk to it)
+            return
+    seen.add("file " + p)
 
 
 def _cv_track_stdin_fd():
@@ -881,6 +946,7 @@ def _cv_track_stdin_fd():
             own = _CV_STATE.get("fds")
             if file == 0 or own is None or file not in own:
                 raise _CvStdin()
+        _cv_note_path(file)
         return real(file, *args, **kwargs)
 
     open._cv_wrapped = True
@@ -888,6 +954,8 @@ def _cv_track_stdin_fd():
 
     def noted(real_fn):
         def opens(*args, **kwargs):
+            if args:  # os.open(path, ...)
+                _cv_note_path(args[0])
             got = real_fn(*args, **kwargs)
             own = _CV_STATE.get("fds")
             if own is not None:
@@ -908,11 +976,34 @@ def _cv_track_stdin_fd():
                 own = _CV_STATE.get("fds")
                 if own is None or path not in own:
                     raise _CvStdin()
+            _cv_note_path(path, stat=True)
             return real_fn(path, *args, **kwargs)
         return stat
 
     for name in ("stat", "lstat", "fstat"):
         setattr(os, name, by_descriptor(getattr(os, name)))
+
+    def listed(real_fn):
+        def lists(*args, **kwargs):
+            path = args[0] if args and args[0] is not None else kwargs.get("path") or "."
+            if isinstance(path, int) and _CV_STATE.get("ctx") is not None:  # (as os.stat(5) above)
+                own = _CV_STATE.get("fds")
+                if own is None or path not in own:
+                    raise _CvStdin()
+            _cv_note_path(path)
+            return real_fn(*args, **kwargs)
+        return lists
+
+    for name in ("listdir", "scandir"):
+        setattr(os, name, listed(getattr(os, name)))
+
+    def checked(real_fn):
+        def access(path, *args, **kwargs):
+            _cv_note_path(path)
+            return real_fn(path, *args, **kwargs)
+        return access
+
+    os.access = checked(os.access)
 
 
 def _cv_probes(job):

@@ -767,7 +767,17 @@ class InputGenerator:
             self._path_cache[key] = self._path_params(unit)
         return self._path_cache[key]
 
-    def _path_params(self, unit: Unit) -> list[Param]:
+    def dir_params(self, unit: Unit) -> list[Param]:
+        """The parameters the code lists or walks as a directory (``os.listdir(top)``,
+        ``os.walk(top)``, ``source.rglob('*')``), found as :meth:`path_params` finds files."""
+        if unit.node is None:
+            return []
+        key = unit.qualname + "#" + unit.kind + "#dir"
+        if key not in self._path_cache:
+            self._path_cache[key] = self._path_params(unit, dirs=True)
+        return self._path_cache[key]
+
+    def _path_params(self, unit: Unit, dirs: bool = False) -> list[Param]:
         body = list(unit.node.body)
         if unit.kind == "init":
             cls = next((n for n in self.module.tree.body if isinstance(n, ast.ClassDef) and n.name == unit.owner), None)
@@ -783,24 +793,30 @@ class InputGenerator:
                 for m in cls.body:
                     if isinstance(m, ast.FunctionDef) and m is not unit.node:
                         body += [Back().visit(copy.deepcopy(stmt)) for stmt in m.body]
-        names = self._path_names(body, 0)
+        names = self._path_names(body, 0, dirs)
         return [p for p in unit.params if p.name in names and p.kind in ("pos", "posonly", "kwonly")]
 
-    def _path_names(self, body: list, depth: int) -> set[str]:
+    def _path_names(self, body: list, depth: int, dirs: bool = False) -> set[str]:
         out: set[str] = set()
+        calls = _DIR_CALLS if dirs else _PATH_CALLS
         for stmt in body:
             for n in ast.walk(stmt):
-                if not isinstance(n, ast.Call) or not n.args:
+                if not isinstance(n, ast.Call):
+                    continue
+                if dirs and isinstance(n.func, ast.Attribute) and n.func.attr in _DIR_METHODS and \
+                        isinstance(n.func.value, ast.Name):  # source.rglob('*'), top.iterdir()
+                    out.add(n.func.value.id)
+                if not n.args:
                     continue
                 first = n.args[0]
                 fname = n.func.id if isinstance(n.func, ast.Name) else \
                     n.func.attr if isinstance(n.func, ast.Attribute) else None
-                if fname in _PATH_CALLS and isinstance(first, ast.Name):
+                if fname in calls and isinstance(first, ast.Name):
                     out.add(first.id)
                 elif depth < 2 and fname in self._module_functions and isinstance(n.func, ast.Name):
                     node = self._module_functions[fname]
                     params = [q for q in _params(node.args, False) if q.kind in ("pos", "posonly")]
-                    inner = self._path_names(node.body, depth + 1)
+                    inner = self._path_names(node.body, depth + 1, dirs)
                     out |= {a.id for q, a in zip(params, n.args) if isinstance(a, ast.Name) and q.name in inner}
         return out
 
@@ -837,9 +853,34 @@ class InputGenerator:
                 files, ch = self._files_for(paths, texts, k, base)
                 out.append(Probe(unit.qualname if unit.kind != "init" else unit.owner,
                                  files + self.probe(unit, ch, "pool").steps, "pool"))
+        dirs = self.dir_params(unit)
+        if dirs and texts:
+            base = self._choices(unit)[0]
+            names = self._tree_names(self._consts(unit))
+            for k in range(min(4, len(texts))):
+                files, ch = self._dirs_for(dirs, texts, names, k, base)
+                rest = [p for p in paths if p not in dirs]
+                if rest:
+                    more, ch = self._files_for(rest, texts, k, ch)
+                    files = more + files
+                out.append(Probe(unit.qualname if unit.kind != "init" else unit.owner,
+                                 files + self.probe(unit, ch, "pool").steps, "pool"))
         init = self._inits.get(unit.owner) if unit.kind in ("method", "property") else None
         init_paths = self.path_params(init) if init is not None else []
-        if init_paths:
+        init_dirs = self.dir_params(init) if init is not None else []
+        if init_dirs:
+            itexts = self._file_texts(self._consts(init)) or [_lit("hello\n")]
+            ibase = self._choices(init)[0]
+            names = self._tree_names(self._consts(init) + self._consts(unit))
+            for k in range(min(4, len(itexts))):
+                files, ctor = self._dirs_for(init_dirs, itexts, names, k, ibase)
+                rest = [p for p in init_paths if p not in init_dirs]
+                if rest:
+                    more, ctor = self._files_for(rest, itexts, k, ctor)
+                    files = more + files
+                out.append(Probe(unit.qualname, files + (self._ctor_step(unit.owner, ctor),
+                                                         self._unit_step(unit, self._choices(unit)[0])), "pool"))
+        if init_paths and not init_dirs:
             itexts = self._file_texts(self._consts(init))
             ibase = self._choices(init)[0]
             calls = [self._choices(unit)[0]]
@@ -854,6 +895,33 @@ class InputGenerator:
                     out.append(Probe(unit.qualname, files + (self._ctor_step(unit.owner, ctor),
                                                              self._unit_step(unit, ch)), "pool"))
         return out
+
+    @staticmethod
+    def _tree_names(consts: list) -> list[str]:
+        """The names of the files in a directory handed to the code: the module's own file names
+        (zipapp's '__main__.py'), then a.txt, b.txt and sub/c.txt."""
+        own = [c for c in consts if type(c) is str and "." in c.strip(".") and not c.startswith(".")
+               and all(part.replace("_", "a").replace("-", "a").isalnum() for part in c.split("."))
+               and len(c) <= 30][:2]
+        return list(dict.fromkeys(own + ["a.txt", "b.txt", "sub/c.txt"]))[:4]
+
+    @staticmethod
+    def _dirs_for(params: list[Param], texts: list[str], names: list[str], k: int,
+                  base: dict[str, str]) -> tuple[tuple[Step, ...], dict[str, str]]:
+        """Files in a directory for each of ``params`` (named after the parameter): the first
+        the tree of ``names``, a second the same tree (even ``k``) or another one (odd ``k``:
+        its first file named otherwise, another text in its second)."""
+        ch = dict(base)
+        files = []
+        for j, p in enumerate(params):
+            same = j == 0 or k % 2 == 0
+            for i, fn in enumerate(names):
+                text = texts[(k + i) % len(texts)] if same or i != 1 else texts[(k + i + 1) % len(texts)]
+                if not same and i == 0:
+                    fn = f"only_{p.name}.txt"
+                files.append(Step("file", f"{p.name}/{fn}", (text,)))
+            ch[p.name] = repr(p.name)
+        return tuple(files), ch
 
     @staticmethod
     def _files_for(paths: list[Param], texts: list[str], k: int, base: dict[str, str]) -> tuple[tuple[Step, ...],
@@ -1612,6 +1680,10 @@ _NOT_WORDS = frozenset({"r", "rb", "w", "wb", "rt", "wt", "ab", "utf8", "ascii",
 # calls whose first argument is a path: the file is read (or stat'ed) there
 _PATH_CALLS = frozenset({"open", "stat", "lstat", "getsize", "getmtime", "getatime", "getctime", "isfile",
                          "Path", "copyfile", "copy2"})
+
+# calls whose first argument is a directory the code lists or walks, and methods of a path that do
+_DIR_CALLS = frozenset({"listdir", "scandir", "walk", "rmtree", "copytree", "isdir", "fwalk"})
+_DIR_METHODS = frozenset({"iterdir", "rglob", "glob", "walk"})
 
 # encoder verb -> decoder verb (a function named with the first has an inverse named with the second)
 _DOCUMENTS = ["{'name': 'a b', 'items': [1, 2.5, True], 'nested': {'key': 'value'}}", "['hello world', 'a', \"it's\"]",

@@ -489,6 +489,7 @@ def render_test(tc: TestCase, ctx: _Ctx, units: dict) -> str:
     uses_argv = any(s.kind == "argv" for s in steps)
     taken = {s.bind for s in steps if s.bind} | ctx.module_names | {"pytest", "math"}
     n_results = 0
+    made: set[str] = set()  # the directories the test made
     for i, step in enumerate(steps):
         if step.kind == "argv":  # the command line the calls below see
             try:
@@ -501,6 +502,10 @@ def render_test(tc: TestCase, ctx: _Ctx, units: dict) -> str:
             continue
         if step.kind == "file":  # a file the calls below read, where the test runs (its tmp_path)
             ctx.extra_imports.add("import pathlib")
+            parent = step.callee.rpartition("/")[0]
+            if parent and parent not in made:  # (a file in a directory: a directory parameter's tree)
+                made.add(parent)
+                body.append(f"pathlib.Path({parent!r}).mkdir(parents=True, exist_ok=True)")
             head = step.source()[:len(step.source()) - len(step.args[0]) - 1]  # pathlib.Path('f').write_text(
             body.append(head + pretty(ctx.src(step.args[0]), 0, _WIDTH - ind, column=len(head)) + ")")
             continue

@@ -1,0 +1,95 @@
+"""gen-tests on what the sixth pass on published modules left (gentests22's report): code that
+reads system files outside the project (CPython's mimetypes reads /etc/mime.types, which the
+sandbox does not show), directory parameters (zipapp.create_archive(source), filecmp.dircmp(a, b)).
+Fixtures in tests/fixtures/gentests23/ (with their licence notes)."""
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from coevo.cli import main
+
+FIX = Path(__file__).parent / "fixtures" / "gentests23"
+
+
+def _gen(tmp_path, name: str, source: str, budget: str = "25") -> tuple[str, dict]:
+    (tmp_path / f"{name}.py").write_text(source)
+    assert main(["gen-tests", str(tmp_path / f"{name}.py"), "--out", str(tmp_path / "out"),
+                 "--time-budget", budget, "--quiet"]) == 0
+    text = (tmp_path / "out" / f"test_{name}.py").read_text()
+    report = json.loads((tmp_path / "out" / f"test_{name}.json").read_text())
+    return text, report
+
+
+def _pytest(out: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "-p", "no:cacheprovider",
+                           str(out)], capture_output=True, text=True, cwd=out.parent, timeout=120)
+
+
+def test_a_call_that_reads_a_system_file_outside_the_project_is_no_test(tmp_path):
+    """A module reading the system's services and protocols databases (/etc/services,
+    /etc/protocols: `os.path.isfile(path)`, `open(path)`, `os.path.exists`): the sandbox does not
+    show them, so `load_services() == {'http': 80, 'https': 443, 'ssh': 22}` and
+    `has_system_table() is False` were kept, and failed under pytest on this machine (2 failed,
+    13 passed, 3 runs of 3). A call that opens, stats or lists an absolute path outside the
+    project, the working directory and the Python installation is no test, as a call reading an
+    environment variable is; the module's other functions are tested."""
+    text, report = _gen(tmp_path, "sysfiles", (FIX / "sysfiles.py").read_text())
+    tests = text[text.index("\ndef test"):]
+    assert "parse_line(" in tests, text
+    for call in (r"load_services\(\)", r"port_of\(", r"name_of\(", r"protocol_number\(", r"has_system_table\("):
+        assert not re.search(call, tests), (call, text)
+    run = _pytest(tmp_path / "out")
+    assert run.returncode == 0 and " passed" in run.stdout, run.stdout + run.stderr
+
+
+DIRS = '''\
+import os
+
+
+def listing(top):
+    """The files under top, with their sizes, sorted."""
+    out = []
+    for root, dirs, files in os.walk(top):
+        for name in files:
+            path = os.path.join(root, name)
+            out.append((os.path.relpath(path, top), os.path.getsize(path)))
+    return sorted(out)
+
+
+def names(top):
+    return sorted(os.listdir(top))
+
+
+class dircmp:
+    def __init__(self, a, b):
+        self.left = a
+        self.right = b
+
+    def common(self):
+        return sorted(set(os.listdir(self.left)) & set(os.listdir(self.right)))
+
+    def left_only(self):
+        return sorted(set(os.listdir(self.left)) - set(os.listdir(self.right)))
+'''
+
+
+def test_a_parameter_used_as_a_directory_gets_a_directory_with_files(tmp_path):
+    """CPython's zipapp (`create_archive(source)`: `source.rglob('*')`) and filecmp (`dircmp(a,
+    b)`: `os.listdir(self.left)`): a directory parameter only got strings of the pool or a file
+    (NotADirectoryError, FileNotFoundError), so no test listed a tree. A parameter the code
+    lists or walks as a directory gets a directory the test writes first, with files (and a
+    subdirectory) in it; a second one the same tree or another."""
+    text, report = _gen(tmp_path, "dirs", DIRS)
+    assert "mkdir(" in text and re.search(r"pathlib\.Path\('top/[\w/.]+'\)\.write_text\(", text), text
+    assert re.search(r"assert listing\('top'\) == \[\(", text), text  # a tree's files, with sizes
+    assert re.search(r"\.common\(\) == \['\w+", text), text  # files in both directories
+    assert re.search(r"\.left_only\(\) == \['\w+", text), text  # a file in one of them only
+    # os.listdir(3) lists a descriptor the call did not open (under pytest: one of its capture
+    # files, or none), as os.stat(5) was: no test
+    assert not re.search(r"names\(-?\d+\)", text), text
+    run = _pytest(tmp_path / "out")
+    assert run.returncode == 0 and " passed" in run.stdout, run.stdout + run.stderr
+    assert not list(tmp_path.glob("top")), list(tmp_path.iterdir())  # written where each test runs
