@@ -1569,13 +1569,15 @@ def _sections(text: str) -> dict[str, str]:
     return {k: "\n".join(v).strip() for k, v in secs.items()}
 
 
-def _section_lines(body: str) -> list[str]:
+def _section_lines(body: str, everywhere: bool = False) -> list[str]:
     """The lines of a Proposer section: its first fenced block's; when that block is empty (an
-    extra fence written before the lines), every line of the section that is not a fence."""
+    extra fence written before the lines) or ``everywhere`` (a function task's calls, which no
+    prose line can pass for: a block closed after its first call), every line of the section that
+    is not a fence."""
     blocks = fenced_blocks(body)
     src = blocks[0].body if blocks else body
     lines = [ln.strip() for ln in src.split("\n") if ln.strip()]
-    if lines or not blocks:
+    if (lines and not everywhere) or not blocks:
         return lines
     return [ln.strip() for ln in body.split("\n") if ln.strip() and not ln.strip().startswith(("```", "~~~"))]
 
@@ -1652,7 +1654,7 @@ def _parse_task(text: str, kind: str | None) -> ParsedTask:
     if "inputs" not in secs:
         return ParsedTask(None, [], False, "no inputs")
     inputs: list[str] = []
-    for line in _section_lines(secs["inputs"]):
+    for line in _section_lines(secs["inputs"], everywhere=task_kind == "function"):
         v = _call_input(line, entry) if task_kind == "function" else _stdin_input(line)
         if v is not None and v not in inputs:
             inputs.append(v)

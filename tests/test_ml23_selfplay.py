@@ -29,10 +29,31 @@ def test_inputs_after_an_empty_fenced_block_are_read():
     assert pt.inputs == ["f([0, -2, 0, 0])", "f([-2, -1, 1, 0, -2])"]
 
 
-def test_inputs_in_their_block_are_read_as_before_and_lines_outside_are_not():
-    text = PROPOSAL.replace("```\n```\nf([0, -2, 0, 0])", "```\nf([0, -2, 0, 0])") + "f([9])\n"
+def test_inputs_in_their_block_are_read_as_before():
+    text = PROPOSAL.replace("```\n```\nf([0, -2, 0, 0])", "```\nf([0, -2, 0, 0])")
     pt = parse_task(text, kind="function")
     assert pt.ok and pt.inputs == ["f([0, -2, 0, 0])", "f([-2, -1, 1, 0, -2])"]
+
+
+def test_calls_after_a_block_closed_too_early_are_read():
+    # the SFT start's proposals (T=1): "f([6])\n```\nf([6, 5, 2, -2])\n```" was refused as few_inputs
+    text = PROPOSAL.replace("```\n```\nf([0, -2, 0, 0])\nf([-2, -1, 1, 0, -2])\n```",
+                            "```\nf([6])\n```\nf([6, 5, 2, -2])\n```")
+    pt = parse_task(text, kind="function")
+    assert pt.ok and pt.inputs == ["f([6])", "f([6, 5, 2, -2])"]
+
+
+def test_only_calls_of_the_function_count_as_inputs_outside_a_block():
+    text = PROPOSAL.replace("```\n```\nf([0, -2, 0, 0])\nf([-2, -1, 1, 0, -2])\n```",
+                            "```\nf([6])\n```\nThese inputs cover an empty list.\ng([1])\nprint(f([2]))\n")
+    pt = parse_task(text, kind="function")
+    assert pt.ok and pt.inputs == ["f([6])"]
+
+
+def test_a_stdio_proposal_reads_its_first_block_only():
+    text = "### Solution\n```python\nprint(input()[::-1])\n```\n### Inputs\n```\nabc\n```\nsome words\n"
+    pt = parse_task(text, kind="stdio")
+    assert pt.ok and pt.inputs == ["abc\n"]
 
 
 def test_an_empty_inputs_block_with_nothing_after_it_is_still_no_inputs():
