@@ -165,6 +165,30 @@ def walk(tree):
     return out
 
 
+def walk_in_order(tree) -> list:
+    """Every node of ``tree`` in :func:`ast.walk`'s order (breadth first, each node's children in
+    field order), without its generators: a third of the time."""
+    out = [tree]
+    AST = ast.AST
+    app = out.append
+    i = 0
+    while i < len(out):
+        node = out[i]
+        i += 1
+        for f in node._fields:
+            try:
+                v = getattr(node, f)
+            except AttributeError:
+                continue
+            if type(v) is list:
+                for x in v:
+                    if isinstance(x, AST):
+                        app(x)
+            elif isinstance(v, AST):
+                app(v)
+    return out
+
+
 def _is_main_test(node) -> bool:
     """``__name__ == "__main__"`` (either way round)."""
     if type(node) is not ast.Compare or len(node.ops) != 1 or type(node.ops[0]) is not ast.Eq:
@@ -592,7 +616,7 @@ def plain_code(tree: ast.AST) -> bool:
     modules: dict[str, object] = {}  # names the program binds to modules
     node: Any  # dispatched on t = type(node), which mypy does not narrow
     classes = False
-    nodes = list(ast.walk(tree))  # one walk for both passes (nothing changes the tree between them)
+    nodes = walk_in_order(tree)  # one walk for both passes (nothing changes the tree between them)
     for node in nodes:
         if type(node) is ast.Import:
             for a in node.names:
