@@ -59,6 +59,16 @@ def listing(top):
     return sorted(out)
 
 
+def count_py_lines(top):
+    total = 0
+    for root, dirs, files in os.walk(top):
+        for name in files:
+            if name.endswith(".py"):
+                with open(os.path.join(root, name)) as fh:
+                    total += len(fh.readlines())
+    return total
+
+
 def names(top):
     return sorted(os.listdir(top))
 
@@ -85,6 +95,7 @@ def test_a_parameter_used_as_a_directory_gets_a_directory_with_files(tmp_path):
     text, report = _gen(tmp_path, "dirs", DIRS)
     assert "mkdir(" in text and re.search(r"pathlib\.Path\('top/[\w/.]+'\)\.write_text\(", text), text
     assert re.search(r"assert listing\('top'\) == \[\(", text), text  # a tree's files, with sizes
+    assert re.search(r"count_py_lines\('top'\) == [1-9]", text), text  # a file with the extension it looks for
     assert re.search(r"\.common\(\) == \['\w+", text), text  # files in both directories
     assert re.search(r"\.left_only\(\) == \['\w+", text), text  # a file in one of them only
     # os.listdir(3) lists a descriptor the call did not open (under pytest: one of its capture

@@ -899,25 +899,30 @@ class InputGenerator:
     @staticmethod
     def _tree_names(consts: list) -> list[str]:
         """The names of the files in a directory handed to the code: the module's own file names
-        (zipapp's '__main__.py'), then a.txt, b.txt and sub/c.txt."""
+        (zipapp's '__main__.py'), a file with an extension it names, then a.txt, b.txt and
+        sub/c.txt."""
         own = [c for c in consts if type(c) is str and "." in c.strip(".") and not c.startswith(".")
                and all(part.replace("_", "a").replace("-", "a").isalnum() for part in c.split("."))
                and len(c) <= 30][:2]
-        return list(dict.fromkeys(own + ["a.txt", "b.txt", "sub/c.txt"]))[:4]
+        # and a file for each extension it looks for (tabnanny's '.py': sub/a.py)
+        own += [f"sub/a{c}" for c in consts if type(c) is str and c.startswith(".") and 1 < len(c) <= 6
+                and c[1:].isalnum() and c != ".txt"][:1]
+        return list(dict.fromkeys(own + ["a.txt", "b.txt", "sub/c.txt"]))[:5]
 
     @staticmethod
     def _dirs_for(params: list[Param], texts: list[str], names: list[str], k: int,
                   base: dict[str, str]) -> tuple[tuple[Step, ...], dict[str, str]]:
         """Files in a directory for each of ``params`` (named after the parameter): the first
         the tree of ``names``, a second the same tree (even ``k``) or another one (odd ``k``:
-        its first file named otherwise, another text in its second)."""
+        its first file outside sub/ named otherwise, another text in the file after it)."""
         ch = dict(base)
         files = []
+        top = next((i for i, fn in enumerate(names) if "/" not in fn), 0)  # (a file in it, not in sub/)
         for j, p in enumerate(params):
             same = j == 0 or k % 2 == 0
             for i, fn in enumerate(names):
-                text = texts[(k + i) % len(texts)] if same or i != 1 else texts[(k + i + 1) % len(texts)]
-                if not same and i == 0:
+                text = texts[(k + i) % len(texts)] if same or i != top + 1 else texts[(k + i + 1) % len(texts)]
+                if not same and i == top:
                     fn = f"only_{p.name}.txt"
                 files.append(Step("file", f"{p.name}/{fn}", (text,)))
             ch[p.name] = repr(p.name)
