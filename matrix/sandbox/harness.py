@@ -1092,9 +1092,10 @@ def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False, rooms
 
 # ----------------------------------------------------------------------------- program mode
 
-def run_program(cmd: dict, chan: _Channel, compiled: list | None = None) -> None:
+def run_program(cmd: dict, chan: _Channel, compiled: list | None = None, first_import=_MISSING) -> None:
     """Many tests of one program, in this process (see the module docstring). ``compiled``: the
-    row's probes as :func:`_plain_row` compiled them (else they are compiled here)."""
+    row's probes as :func:`_plain_row` compiled them (else they are compiled here);
+    ``first_import``: :func:`_failing_first_import`'s answer for the program, when found already."""
     G = _G
     kind = cmd["kind"]
     try:
@@ -1121,7 +1122,7 @@ def run_program(cmd: dict, chan: _Channel, compiled: list | None = None) -> None
                 chan.send_json(Frame.BAD_PROBE, [i, f"test does not compile: {fmt_syntax(exc)}"])
                 probes.append(None)
     if not code_pure and kind != "stdio":
-        failed = _failing_first_import(cmd["code"])
+        failed = _failing_first_import(cmd["code"]) if first_import is _MISSING else first_import
         if failed is not None:  # it fails the same way whatever the test: say so once
             chan.send_json(Frame.PLAN, {"isolate": [], "deterministic": True})
             chan.send_json(Frame.LOAD_FAILED, failed)
@@ -1323,12 +1324,17 @@ def _forget_row() -> None:
     _G["gc"].collect()
 
 
-def _failing_first_import(src: str):
+_SEARCHES = object()  # (_failing_first_import: the failing import is one the runner leaves to the row's process)
+
+
+def _failing_first_import(src: str, searches: bool = True):
     """Exception info when the program's loading certainly fails at an import before anything
     else of it runs: the first statement (after a docstring, ``__future__`` imports and imports of
     the preloaded batch-safe modules) imports a module that cannot be found, or is a relative
     import (a program has no package). That statement alone is run here (importing nothing, it
-    has no effect) for the exact error. None otherwise."""
+    has no effect) for the exact error. None otherwise. Without ``searches``, a failing import of
+    a module by its absolute name (which runs the import system's search of the file system
+    again) is not run: :data:`_SEARCHES` instead (the runner leaves it to the row's process)."""
     import ast
     import importlib.util
 
@@ -1361,6 +1367,8 @@ def _failing_first_import(src: str):
                 break
         if not missing:
             continue
+        if not searches and not (isinstance(node, ast.ImportFrom) and node.level):
+            return _SEARCHES
         mod = ast.Module(body=[node], type_ignores=[])
         ns = {"__name__": "solution", "__builtins__": _G["builtins"]}
         try:
@@ -1388,6 +1396,31 @@ def _plain_row(cmd: dict) -> list | None:
     except _COMPILE_ERRORS + (ValueError,):
         return None  # the row's own process reports it
     return compiled
+
+
+def _planned_here(cmd: dict):
+    """For a row :func:`run_program` settles without running any of its code or searching for a
+    module (the program does not compile; it or the setup is impure, so every cell runs alone;
+    its first statement is a relative import, so loading fails there): the first import's answer
+    to pass on to it (the runner runs it itself, not in a process forked for the row). Else
+    :data:`_MISSING` (the row is forked)."""
+    kind = cmd["kind"]
+    try:
+        pure = compile_source(cmd["code"], "<solution>", guard=True, as_main=kind == "stdio")[1]
+    except _COMPILE_ERRORS:
+        return None
+    if pure:
+        setup = cmd["setup"]
+        if not (setup and setup.strip()):
+            return _MISSING
+        try:
+            return _MISSING if compile_source(setup, "<setup>", guard=True)[1] else None
+        except _COMPILE_ERRORS:
+            return None
+    if kind == "stdio":
+        return None
+    failed = _failing_first_import(cmd["code"], searches=False)
+    return _MISSING if failed is _SEARCHES else failed
 
 
 def run_rows(chan: _Channel) -> None:
@@ -1435,6 +1468,12 @@ def run_rows(chan: _Channel) -> None:
                 G["gc"].freeze()  # what survives is the runner's own: later collections skip it
                 chan.send(Frame.DONE)
                 chan.flush()  # a row's frames in one write
+                continue
+            first_import = _planned_here(cmd)
+            if first_import is not _MISSING:  # none of its code would run in a process of its own
+                run_program(cmd, chan, None, first_import)
+                chan.send(Frame.DONE)
+                chan.flush()
                 continue
             r, w = G["pipe"]()
             pid = G["fork"]()
