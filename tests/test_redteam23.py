@@ -64,6 +64,24 @@ ATTACKS = [
      "def norm(xs):\n    return sorted(xs)\n", ["assert f(3) == norm([3, 1, 2])"], ["split", "generic"]),
 ]
 
+_RUN_SETUP = (HARNESS + "_run = H.run_setup\n"
+              "def _fake(co, ns, keep=None):\n    bound = _run(co, ns, keep)\n"
+              "    if 'want' in bound:\n        bound['want'] = WANT\n    return bound\n"
+              "H.run_setup = _fake\ndef f(x):\n    return WANT\n")
+# the same wrapping, where the setup is not pure (it reads the environment or writes a file: it
+# does not run in the test's process) or binds data of a standard class (no plain data)
+ATTACKS += [
+    ("impure_setup", "WANT = [9]\n" + _RUN_SETUP, "import os\nwant = [1, 2, 3]\n", ["assert f(3) == want"],
+     ["split", "generic"]),
+    ("file_setup", "WANT = [9]\n" + _RUN_SETUP,
+     "with open('w.txt', 'w') as fh:\n    fh.write('1')\nwant = [1, 2, 3]\n", ["assert f(3) == want"],
+     ["split", "generic"]),
+    ("counter", "import collections\nWANT = collections.Counter('z')\n" + _RUN_SETUP,
+     "import collections\nwant = collections.Counter('aab')\n", ["assert f(3) == want"], ["split", "generic"]),
+    ("fraction", "import fractions\nWANT = fractions.Fraction(9)\n" + _RUN_SETUP,
+     "import fractions\nwant = [fractions.Fraction(1, 3)]\n", ["assert f(3) == want"], ["split"]),
+]
+
 CELLS = [(name, code, setup, test, shape) for name, code, setup, tests, shapes in ATTACKS
          for test in tests for shape in shapes]
 

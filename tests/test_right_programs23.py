@@ -55,6 +55,26 @@ RIGHT = [
      ["assert f('data.txt') == want"]),
     ("tuple_set", "def f(x):\n    return (1, frozenset({2}))\n", "want = (1, frozenset({2}))\nnone = None\n",
      ["assert f(0) == want", "assert none is None\nassert f(1) == want"]),
+    ("counter_data", "import collections\ndef f(s):\n    return collections.Counter(s)\n",
+     "import collections\nwant = collections.Counter('aab')\n",
+     ["assert f('aba') == want", "assert f('aab')['a'] == want['a']\nassert want.most_common(1) == [('a', 2)]"]),
+    ("fraction", "from fractions import Fraction\ndef f(x):\n    return Fraction(1, x)\n",
+     "from fractions import Fraction\nwant = [Fraction(1, 3)]\n", ["assert [f(3)] == want"]),
+    ("decimal_ctx", "import decimal\ndef f(x):\n    return decimal.Decimal(1) / decimal.Decimal(x)\n",
+     "import decimal\ndecimal.getcontext().prec = 5\nwant = decimal.Decimal('0.33333')\n", ["assert f(3) == want"]),
+    ("env", "import os\ndef f(x):\n    return int(os.environ.get('COEVO_X23', '0')) + x\n",
+     "import os\nos.environ['COEVO_X23'] = '7'\nwant = 7\n", ["assert f(0) == want"]),
+    ("datetime", "import datetime\ndef f(d):\n    return d + datetime.timedelta(days=1)\n",
+     "import datetime\nday = datetime.date(2020, 1, 31)\nwant = datetime.date(2020, 2, 1)\n",
+     ["assert f(day) == want"]),
+    ("counter_arg", "import collections\ndef f(c):\n    return c + collections.Counter('a')\n",
+     "import collections\nwant_in = collections.Counter('ab')\nq = collections.deque([1, 2])\n",
+     ["assert f(want_in) == collections.Counter('aab')", "assert list(q) == [1, 2]\nassert f(want_in)['a'] == 2"]),
+    # a setup whose values differ from run to run: the program's and the test's must be one run's
+    ("unseeded", "def f(x):\n    return x * 2\ndef g():\n    return VAL\n",
+     "import random\nwant = random.random()\nVAL = [random.random()]\n",
+     ["assert f(want) == want * 2", "assert g() == VAL", "assert g()[0] * 2 == f(VAL[0])"]),
+    ("limit", "def f(x):\n    return min(x, LIMIT)\n", "LIMIT = 10\n", ["assert f(50) == LIMIT", "assert f(3) == 3"]),
 ]
 
 CELLS = [(name, prefix + code, setup, test, shape) for name, code, setup, tests in RIGHT for test in tests

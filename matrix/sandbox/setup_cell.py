@@ -46,26 +46,35 @@ def run_setup_cell(cmd: dict, chan) -> None:
         if probe[0] != "values":
             out.append([])
             continue
-        mod = G["modtype"]("solution")
-        ns = mod.__dict__
-        ns["__builtins__"] = G["builtins"]
-        G["sysmods"]["solution"] = mod
-        kept: list = []
-        try:
-            bound = harness.run_setup(setup_co, ns, kept)
-        except G["BaseException"]:
-            chan.send_json(Frame.VALUES, None)  # (it needs the program: its values are the program's)
-            return
-        if not bound:
-            out.append([])
-            continue
-        pinned = tuple(probe[4]) + tuple(harness._guarded(bound, kept).items())
-        try:
-            early = harness._setup_values(probe[1], ns, pinned, bound)
-        except G["BaseException"]:
-            early = {}
-        out.append([[i, v] for i, v in early.items()])
+        runs = []
+        for _ in range(2):  # (twice: a value that differs from run to run, ``random.random()``
+            # unseeded, is the program process's run's, which its holes computed with)
+            mod = G["modtype"]("solution")
+            ns = mod.__dict__
+            ns["__builtins__"] = G["builtins"]
+            G["sysmods"]["solution"] = mod
+            kept: list = []
+            try:
+                bound = harness.run_setup(setup_co, ns, kept)
+            except G["BaseException"]:
+                chan.send_json(Frame.VALUES, None)  # (it needs the program: its values are the program's)
+                return
+            pinned = tuple(probe[4]) + tuple(harness._guarded(bound, kept).items())
+            try:
+                runs.append(harness._setup_values(probe[1], ns, pinned, bound) if bound else {})
+            except G["BaseException"]:
+                runs.append({})
+        same = [[i, v] for i, v in runs[0].items() if i in runs[1] and _same(v, runs[1][i])]
+        out.append(same)
     chan.send_json(Frame.VALUES, out)
+
+
+def _same(a, b) -> bool:
+    """Whether two encoded values are the same (their JSON text: a NaN is not equal to itself)."""
+    try:
+        return json.dumps(a, sort_keys=False) == json.dumps(b, sort_keys=False)
+    except (TypeError, ValueError, RecursionError):
+        return False
 
 
 def parse(payload: bytes, n: int) -> list | None:

@@ -155,20 +155,45 @@ def _own_setup(src) -> dict:
 
     try:
         _, pure, _ = harness.compile_source(src, "<setup>", guard=True)
-        if not pure:
-            return {}
         co = compile(src, "<setup>", "exec", dont_inherit=True)
     except harness._COMPILE_ERRORS:
         return {}
+    import os
+    import shutil
+    import tempfile
+
     state = random.getstate()
+    env = dict(os.environ)
+    dec = sys.modules.get("decimal")
+    ctx = dec.getcontext().copy() if dec is not None else None
     ns: dict = {"__name__": "solution", "__builtins__": harness._G["builtins"]}
+    again: dict = {"__name__": "solution", "__builtins__": harness._G["builtins"]}
+    here = away = None
     try:
+        if not pure:  # (files it writes or reads: in a directory of its own, not the program's)
+            here = os.getcwd()
+            away = tempfile.mkdtemp(prefix="setup")
+            os.chdir(away)
         exec(co, ns)
+        exec(co, again)  # (twice: data that differs from run to run is the program process's run's)
     except BaseException:  # noqa: BLE001 - it needs the program (or fails there too): not its own
         return {}
     finally:
-        random.setstate(state)
-    out = {k: v for k, v in ns.items() if k[:2] != "__" and _plain(v)}
+        try:
+            random.setstate(state)
+            if here is not None:
+                os.chdir(here)
+            if away is not None:
+                shutil.rmtree(away, ignore_errors=True)
+            if dict(os.environ) != env:
+                os.environ.clear()
+                os.environ.update(env)
+            if ctx is not None:
+                dec.setcontext(ctx)  # type: ignore[union-attr]  # (not None with ctx)
+        except BaseException:  # noqa: BLE001 - this process's own state not restored: nothing here
+            ns = {}
+    out = {k: v for k, v in ns.items() if k[:2] != "__" and _plain(v) and type(again.get(k)) is type(v)
+           and _plain(again[k]) and again[k] == v}
     # its helpers (``def norm(xs): return sorted(xs)``) too, those whose global names are all its
     # own data, builtins, or such helpers: they compute here, as the test's own functions
     builtins = vars(harness._G["builtins"])
@@ -217,8 +242,29 @@ def _global_reads(co) -> tuple[set, set]:
 _PLAIN_SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None)})
 
 
+# data classes of the standard library a setup's values may be (the test's own classes here,
+# which travel to the program's process as values: not Fraction, Decimal or dates, references)
+_STD_DATA = (("collections", ("Counter", "OrderedDict", "deque")),)
+
+
+def _std_data() -> tuple[frozenset, frozenset]:
+    """(scalar-like classes, container classes) of :data:`_STD_DATA` among the modules loaded."""
+    scalars: set = set()
+    containers: set = set()
+    for mod, names in _STD_DATA:
+        m = sys.modules.get(mod)
+        for n in names:
+            c = getattr(m, n, None) if m is not None else None
+            if isinstance(c, type):
+                (containers if mod == "collections" else scalars).add(c)
+    return frozenset(scalars), frozenset(containers)
+
+
 def _plain(v, budget: int = 100_000) -> bool:
-    """Whether ``v`` is plain data (exact types, no cycles, at most ``budget`` items)."""
+    """Whether ``v`` is plain data (exact types, no cycles, at most ``budget`` items): numbers,
+    strings, bytes, None, lists, tuples, sets and dicts of them, and the standard library's data
+    classes (:data:`_STD_DATA`)."""
+    scalars, containers = _std_data()
     stack = [v]
     while stack:
         x = stack.pop()
@@ -226,11 +272,11 @@ def _plain(v, budget: int = 100_000) -> bool:
         if budget < 0:
             return False
         t = type(x)
-        if t in _PLAIN_SCALARS:
+        if t in _PLAIN_SCALARS or t in scalars:
             continue
-        if t is list or t is tuple or t is set or t is frozenset:
+        if t is list or t is tuple or t is set or t is frozenset or (t in containers and t.__name__ == "deque"):
             stack.extend(x)
-        elif t is dict:
+        elif t is dict or t in containers:
             stack.extend(x.keys())
             stack.extend(x.values())
         else:
