@@ -74,6 +74,15 @@ RIGHT = [
     ("unseeded", "def f(x):\n    return x * 2\ndef g():\n    return VAL\n",
      "import random\nwant = random.random()\nVAL = [random.random()]\n",
      ["assert f(want) == want * 2", "assert g() == VAL", "assert g()[0] * 2 == f(VAL[0])"]),
+    # HumanEval: the task's test file is the setup (METADATA, ``def check(candidate)``), the test
+    # ``check(f)`` where its asserts could not be split out (a loop)
+    ("humaneval", "def f(xs, k=1):\n    xs.sort()\n    return [x * k for x in xs]\n",
+     "METADATA = {'author': 'x', 'dataset': 'test'}\n\n"
+     "def check(candidate):\n    for i in range(3):\n        assert candidate([i, 0]) == sorted([i, 0])\n"
+     "    lst = [3, 1, 2]\n    candidate(lst)\n    assert lst == [1, 2, 3]\n"
+     "    assert abs(candidate([0.1], 3)[0] - 0.3) < 1e-6\n    try:\n        candidate(None)\n"
+     "    except AttributeError:\n        pass\n    else:\n        assert False\n",
+     ["check(f)", "assert METADATA['dataset'] == 'test'\ncheck(f)"]),
     ("limit", "def f(x):\n    return min(x, LIMIT)\n", "LIMIT = 10\n", ["assert f(50) == LIMIT", "assert f(3) == 3"]),
 ]
 
@@ -95,6 +104,9 @@ WRONG = [
     ("data", "def f(x):\n    return [9]\n", "want = [1, 2, 3]\n", "assert f(3) == want"),
     ("helper", "def f(x):\n    return [9]\n", "def norm(xs):\n    return sorted(xs)\n",
      "assert f(3) == norm([3, 1, 2])"),
+    ("humaneval", "def f(xs, k=1):\n    return [x * k for x in xs]\n",
+     "def check(candidate):\n    for i in range(3):\n        assert candidate([i, 0]) == sorted([i, 0])\n",
+     "check(f)"),
     ("class", "def f(n):\n    return 7\n",
      "class Node:\n    def __init__(self, v, l=None):\n        self.v, self.l = v, l\nroot = Node(1, Node(2))\n",
      "assert f(root) == 2"),
