@@ -82,6 +82,20 @@ ATTACKS += [
      "import fractions\nwant = [fractions.Fraction(1, 3)]\n", ["assert f(3) == want"], ["split"]),
 ]
 
+# the values frame's body in a shape the worker's replacement of the setup's values did not read
+# (68c62e5): the values as a tagged tuple
+_FRAME = (HARNESS + "_sj = H._Channel.send_json\n"
+          "def _send(self, kind, obj, secs=0.0):\n"
+          "    if int(kind) == int(H.Frame.VALUES) and type(obj) is list and len(obj) == 2:\n"
+          "        BODY\n"
+          "    return _sj(self, kind, obj, secs)\n"
+          "H._Channel.send_json = _send\ndef f(x):\n    return [9]\n")
+ATTACKS += [
+    ("tuple_body",
+     _FRAME.replace("BODY", "return _sj(self, kind, [{'t': [obj[0][0], obj[0][0]]}, obj[1]], secs)"),
+     "want = [1, 2, 3]\n", ["assert f(3) == want"], ["split"]),
+]
+
 CELLS = [(name, code, setup, test, shape) for name, code, setup, tests, shapes in ATTACKS
          for test in tests for shape in shapes]
 

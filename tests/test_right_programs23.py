@@ -83,6 +83,10 @@ RIGHT = [
      "    assert abs(candidate([0.1], 3)[0] - 0.3) < 1e-6\n    try:\n        candidate(None)\n"
      "    except AttributeError:\n        pass\n    else:\n        assert False\n",
      ["check(f)", "assert METADATA['dataset'] == 'test'\ncheck(f)"]),
+    # an int of more digits than Python's JSON reads, beside a setup's value (the worker's
+    # replacement of the setup's values reads the claim's body)
+    ("big_int", "def f(n):\n    return 7 ** n\n", "want = 5\n",
+     ["assert f(6000) == 7 ** 6000 and want == 5", "assert [f(6000) % 10, want] == [1, 5]"]),
     ("limit", "def f(x):\n    return min(x, LIMIT)\n", "LIMIT = 10\n", ["assert f(50) == LIMIT", "assert f(3) == 3"]),
 ]
 
