@@ -139,14 +139,17 @@ def run_test(cmd: dict, chan) -> None:
 
 
 def _own_setup(src) -> dict:
-    """The plain data (numbers, strings, bytes, None and lists, tuples, sets, dicts of them) a pure
-    task setup binds when this process runs it alone, before the program's process answers
-    anything: the test reads those names as computed here (red-team pass 23: the setup's values
-    came from the program's process, where a program that reached the harness through
+    """The plain data (numbers, strings, bytes, None, lists, tuples, sets, dicts of them, and
+    Counter/OrderedDict/deque) a task setup binds when this process runs it alone (twice), before
+    the program's process answers anything, and its helpers that read only those, builtins and
+    standard modules: the test reads those names as computed here (red-team pass 23: the setup's
+    values came from the program's process, where a program that reached the harness through
     ``sys.modules`` chose them: ``run_setup`` wrapped, ``want`` read ``[9]``). A setup that is not
-    pure (files, the environment), or that does not run alone (it reads the program's definitions),
-    gives nothing here: its names are the program's process's, as before. The random generator's
-    state is put back (the test's own draws are synced with the program's)."""
+    pure (files, the environment) runs in a directory of its own, the environment put back after. A
+    setup that does not run alone (it reads the program's definitions), or data that differs
+    between the two runs, gives nothing here: those names are the program's process's, as before.
+    The random generator's state and the decimal context are put back (the test's own draws are
+    synced with the program's)."""
     if type(src) is not str or not src.strip():
         return {}
     import random
