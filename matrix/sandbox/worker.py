@@ -576,11 +576,14 @@ class Worker:
         probe, or None (the setup does not run without the program, or the process failed)."""
         cmd = {"mode": "setup", "code": "", "setup": setup, "kind": "function", "probes": probes,
                "max_out": self.max_out}
+        # (one test's time for the lot, at least the loading allowance: a setup too slow for it
+        # leaves the values the program process's, and a unit's worker does not wait on it longer)
+        limit = max(2.0 * timeout, LOAD_ALLOWANCE)
         try:
-            proc = self.start("setup", cmd, cpu=int(timeout) * max(1, len(probes)) + 2)
+            proc = self.start("setup", cmd, cpu=int(limit) + 2)
         except (OSError, RuntimeError):
             return None
-        deadline = time.monotonic() + max(timeout * max(1, len(probes)), LOAD_ALLOWANCE)
+        deadline = time.monotonic() + limit
         try:
             while True:
                 ev = self.next_event(proc, deadline)
