@@ -18,8 +18,8 @@ A proposed task (parsed by :func:`roles.parsing.parse_task`) is accepted only if
 
 Every rejection carries one reason code of :data:`REJECT_REASONS` (the loop logs their shares
 per step as ``reject/<reason>``) and a :data:`GRADE` for the Proposer's graded penalty:
-``broken`` (the program does not work as a task), ``copy`` (a known task or a copy within the
-batch) or ``degenerate`` (a new program that works but teaches nothing). A world may add its own
+``broken`` (the program does not work as a task), ``copy`` (a known task, a held-out one, or a
+copy within the batch) or ``degenerate`` (a new program that works but teaches nothing). A world may add its own
 admission check before this (the tiny world's: the task must be a training-world composition, see
 :mod:`coevo.tinyworld.proposals`).
 
@@ -72,10 +72,13 @@ REJECT_REASONS = ("malformed", "not_world", "forbidden", "few_inputs", "duplicat
 # graded penalty per reason (matrix.rewards.PROPOSAL_REWARDS): "broken" = not a working task, "copy" = a
 # known task (even renamed, or behaving like one) or a copy of another proposal of the batch, graded like a
 # broken task: copying what the model already knows must never be the easy step up from garbage;
-# "degenerate" = a working new program that teaches nothing (constant, identity, held out)
+# "degenerate" = a working new program that teaches nothing (constant, identity). A held-out task
+# (``heldout``) is graded as a copy: it is a known task, only kept out of training; graded
+# degenerate (-0.25, above a copy's -0.5) it earned a positive advantage in a group of copies and
+# garbage, and the shared model was pushed towards the held-out evaluation's programs
 GRADE = {"malformed": "malformed", "not_world": "broken", "forbidden": "broken", "few_inputs": "broken",
          "ref_error": "broken", "ref_timeout": "broken", "nondeterministic": "broken", "bad_outputs": "broken",
-         "duplicate": "copy", "repeat": "copy", "heldout": "degenerate", "constant": "degenerate",
+         "duplicate": "copy", "repeat": "copy", "heldout": "copy", "constant": "degenerate",
          "identity": "degenerate"}
 assert set(GRADE) == set(REJECT_REASONS)
 
