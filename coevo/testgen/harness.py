@@ -1374,6 +1374,37 @@ if os.environ.get('CV_OTHER') == '1':  # the run on 'another machine': host, CPU
     if hasattr(platform, '_platform_cache'):
         platform._platform_cache.clear()
 
+    # and another file system: a directory's entries come in the order the file system keeps
+    # them (the sandbox's tmpfs, the user's ext4 or APFS), here reversed: a test asserting that
+    # order (os.listdir(d)[0], glob's unsorted result) fails this run and is dropped
+    _ld, _sd = os.listdir, os.scandir
+
+    def _cv_listdir(*args, **kwargs):
+        return _ld(*args, **kwargs)[::-1]
+
+    class _CvScandir:
+        def __init__(self, it):
+            self._it = it
+            self._left = iter(list(it)[::-1])
+
+        def __iter__(self):
+            return self
+
+        def __next__(self):
+            return next(self._left)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self._it.close()
+
+        def close(self):
+            self._it.close()
+
+    os.listdir = _cv_listdir
+    os.scandir = lambda *args, **kwargs: _CvScandir(_sd(*args, **kwargs))
+
     # and 400 days and 12 hours later: what depends on the clock (time.time(), date.today(),
     # the year, the weekday) fails this run and is dropped. The C datetime reads the system clock
     # itself: the code gets the standard library's pure-Python datetime (and zoneinfo, and

@@ -31,7 +31,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from coevo.testgen.specs import ANY, Spec, container_keys, infer_param
+from coevo.testgen.specs import ANY, INT, Spec, container_keys, infer_param
 from coevo.testgen.target import ModuleInfo, Param, Unit, _constants, _params
 
 __all__ = ["Step", "Probe", "InputGenerator", "var_name"]
@@ -335,6 +335,11 @@ class InputGenerator:
                     spec = self._kept_on_object(p, unit) or spec
                 if spec == ANY and p.kind in ("pos", "posonly", "kwonly"):
                     spec = self._passed_on(p.name, body, 0) or spec
+                if spec == Spec("list", (INT,)) and p.annotation is None:
+                    # (ints: the default of a list with no evidence of its items) the items a
+                    # loop hands to a module function (shlex's join: quote(arg) for arg in
+                    # split_command) take that function's parameter's type
+                    spec = Spec("list", (self._items_passed_on(p.name, body) or INT,))
                 if unit.owner is None and p.name in self.argv_params.get(unit.name, ()):
                     spec = Spec("argv")  # handed to an argparse parser: command lines
                 out.append((p, spec))
@@ -367,6 +372,24 @@ class InputGenerator:
                 body += [Back().visit(copy.deepcopy(stmt)) for stmt in m.body]
         spec = infer_param(p, body, self.class_members, self.tables)
         return spec if spec != ANY else None
+
+    def _items_passed_on(self, name: str, body: list) -> Spec | None:
+        """The spec the items of ``name`` get where a ``for`` loop or a comprehension over it
+        hands them to a module function (:meth:`_passed_on`); None when none does."""
+        for stmt in body:
+            for n in ast.walk(stmt):
+                if isinstance(n, ast.For) and isinstance(n.iter, ast.Name) and n.iter.id == name and \
+                        isinstance(n.target, ast.Name):
+                    got = self._passed_on(n.target.id, n.body, 0)
+                elif isinstance(n, (ast.GeneratorExp, ast.ListComp, ast.SetComp)) and len(n.generators) == 1 and \
+                        isinstance(n.generators[0].iter, ast.Name) and n.generators[0].iter.id == name and \
+                        isinstance(n.generators[0].target, ast.Name):
+                    got = self._passed_on(n.generators[0].target.id, [ast.Expr(n.elt)], 0)
+                else:
+                    continue
+                if got is not None and got.kind in ("str", "bytes", "float", "bool"):
+                    return got
+        return None
 
     def _passed_on(self, name: str, body: list, depth: int) -> Spec | None:
         """The spec of the module function's parameter that ``name`` is handed to unchanged
