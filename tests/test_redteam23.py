@@ -96,6 +96,14 @@ ATTACKS += [
      "want = [1, 2, 3]\n", ["assert f(3) == want"], ["split"]),
 ]
 
+# a setup that needs the program's definitions after binding its data: the data, bound before and
+# never named again, is computed without the program
+ATTACKS += [
+    ("needs_program", "WANT = [9]\n" + _RUN_SETUP.replace("def f(x):", "class Node:\n    def __init__(self, v):\n"
+                                                         "        self.v = v\ndef f(x):"),
+     "want = [1, 2, 3]\nroot = Node(1)\n", ["assert f(3) == want"], ["split", "generic"]),
+]
+
 CELLS = [(name, code, setup, test, shape) for name, code, setup, tests, shapes in ATTACKS
          for test in tests for shape in shapes]
 

@@ -87,6 +87,15 @@ RIGHT = [
     # replacement of the setup's values reads the claim's body)
     ("big_int", "def f(n):\n    return 7 ** n\n", "want = 5\n",
      ["assert f(6000) == 7 ** 6000 and want == 5", "assert [f(6000) % 10, want] == [1, 5]"]),
+    # data bound before the setup reads the program, and data it changes afterwards
+    ("data_then_program", "class Node:\n    def __init__(self, v):\n        self.v = v\n"
+     "def f(x):\n    return [x.v, 2, 3]\n",
+     "want = [1, 2, 3]\nroot = Node(1)\nlater = []\nlater.append(root.v)\nsame = [1]\nsame = same + [root.v]\n",
+     ["assert f(root) == want", "assert later == [1] and same == [1, 1]\nassert f(root) == want"]),
+    # a function bound before the setup reads the program, reading a name rebound afterwards
+    ("rebound_after", "class Node:\n    def __init__(self, v):\n        self.v = v\ndef f(x):\n    return [2]\n",
+     "want = [1]\ndef g():\n    return want\nroot = Node(1)\nwant = [2]\nk = (3, 'a')\n",
+     ["assert f(0) == g()", "assert f(0) == want and k == (3, 'a')"]),
     ("limit", "def f(x):\n    return min(x, LIMIT)\n", "LIMIT = 10\n", ["assert f(50) == LIMIT", "assert f(3) == 3"]),
 ]
 

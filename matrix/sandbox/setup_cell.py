@@ -58,8 +58,12 @@ def run_setup_cell(cmd: dict, chan) -> None:
             try:
                 bound = harness.run_setup(setup_co, ns, kept)
             except G["BaseException"]:
-                chan.send_json(Frame.VALUES, None)  # (it needs the program: its values are the program's)
-                return
+                # it needs the program: only what it bound before, never named again, is its own
+                alone = run_alone(setup_co, G)
+                if alone is None:
+                    chan.send_json(Frame.VALUES, None)  # (its values are the program's)
+                    return
+                bound, kept = alone, []
             pinned = tuple(probe[4]) + tuple(harness._guarded(bound, kept).items())
             try:
                 runs.append(harness._setup_values(probe[1], ns, pinned, bound) if bound else {})
@@ -76,6 +80,78 @@ def _same(a, b) -> bool:
         return json.dumps(a, sort_keys=False) == json.dumps(b, sort_keys=False)
     except (TypeError, ValueError, RecursionError):
         return False
+
+
+_ANY_NAME = frozenset({"globals", "locals", "vars", "exec", "eval", "__dict__", "setattr", "delattr",
+                       "__import__", "__builtins__", "sys", "builtins", "gc", "inspect"})
+
+
+def alone_names(co) -> frozenset:
+    """The names a setup binds once and names nowhere else (no read, no other store, in its code or
+    the code nested in it), nor reaches by another way (``globals()``, ``exec``, ``import *``): bound
+    before the setup first reads the program's definitions (``want = [1, 2, 3]`` then ``root =
+    Node(1)``), what they hold is computed without the program, whatever follows."""
+    import dis
+
+    seen: dict = {}
+    stack = [co]
+    while stack:
+        c = stack.pop()
+        for ins in dis.get_instructions(c):
+            if ins.opname == "IMPORT_STAR":
+                return frozenset()
+            if type(ins.argval) is str:
+                if ins.argval in _ANY_NAME:
+                    return frozenset()
+                n = seen.setdefault(ins.argval, [0, 0])
+                n[0] += 1
+                n[1] += ins.opname == "STORE_NAME" and c is co
+        stack.extend(x for x in c.co_consts if type(x) is type(co))
+    return frozenset(k for k, (uses, stores) in seen.items() if uses == 1 and stores == 1 and k[:2] != "__")
+
+
+def run_alone(setup_co, G) -> dict | None:
+    """The setup run without the program (a fresh ``solution`` module over the builtins): what it
+    bound, or when it raised (it reads the program's definitions), what :func:`alone_names` holds of
+    what it bound before that; None when that is nothing."""
+    mod = G["modtype"]("solution")
+    ns = mod.__dict__
+    ns["__builtins__"] = dict(G["genuine"])
+    G["sysmods"]["solution"] = mod
+    before = dict(ns)
+    try:
+        exec(setup_co, ns)
+    except G["BaseException"]:
+        safe = alone_names(setup_co)  # (data only: a function reads names the rest may rebind)
+        got = {k: v for k, v in ns.items() if k in safe and k not in before and plain_data(v)}
+        return got or None
+    return {k: v for k, v in ns.items() if k != "__builtins__" and before.get(k, _NONE) is not v}
+
+
+_NONE = object()
+_SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None)})
+
+
+def plain_data(v, budget: int = 100_000) -> bool:
+    """Whether ``v`` is plain data: exact numbers, strings, bytes, None, and lists, tuples, sets,
+    frozensets and dicts of them (no cycle, at most ``budget`` items)."""
+    stack = [v]
+    while stack:
+        x = stack.pop()
+        budget -= 1
+        if budget < 0:
+            return False
+        t = type(x)
+        if t in _SCALARS:
+            continue
+        if t is list or t is tuple or t is set or t is frozenset:
+            stack.extend(x)
+        elif t is dict:
+            stack.extend(x.keys())
+            stack.extend(x.values())
+        else:
+            return False
+    return True
 
 
 def parse(payload: bytes, n: int) -> list | None:

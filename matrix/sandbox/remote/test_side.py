@@ -8,6 +8,7 @@ import sys
 import types
 
 from ..records import Frame
+from ..setup_cell import alone_names, plain_data
 from .peer import (
     FORWARDED_BUILTINS,
     PROCESS_WORDS,
@@ -172,14 +173,21 @@ def _own_setup(src) -> dict:
     ns: dict = {"__name__": "solution", "__builtins__": harness._G["builtins"]}
     again: dict = {"__name__": "solution", "__builtins__": harness._G["builtins"]}
     here = away = None
+    failed = False
     try:
         if not pure:  # (files it writes or reads: in a directory of its own, not the program's)
             here = os.getcwd()
             away = tempfile.mkdtemp(prefix="setup")
             os.chdir(away)
-        exec(co, ns)
-        exec(co, again)  # (twice: data that differs from run to run is the program process's run's)
-    except BaseException:  # noqa: BLE001 - it needs the program (or fails there too): not its own
+        for d in (ns, again):  # (twice: data that differs from run to run is the program process's run's)
+            try:
+                exec(co, d)
+            except BaseException:  # noqa: BLE001 - it needs the program: only what it bound before
+                safe = alone_names(co)  # and never names again is its own (setup_cell.alone_names),
+                failed = True  # data only (a function reads names the rest may rebind)
+                for k in [k for k in d if (k not in safe or not plain_data(d[k])) and k[:2] != "__"]:
+                    del d[k]
+    except BaseException:  # noqa: BLE001 - this process's directory: not its own
         return {}
     finally:
         try:
@@ -204,7 +212,7 @@ def _own_setup(src) -> dict:
     modules = {k for k, v in ns.items() if type(v) is types.ModuleType and std.get(getattr(v, "__name__", None),
                                                                                   (None,))[0] is v}
     fns = {k: v for k, v in ns.items() if type(v) is types.FunctionType and v.__globals__ is ns
-           and k[:2] != "__"}
+           and k[:2] != "__" and not failed}
     both = {k: _global_reads(v.__code__) for k, v in fns.items()}
     # (state its helpers rebind, ``global calls; calls += 1``, stays the program process's, read
     # there as it is now, with those helpers)
