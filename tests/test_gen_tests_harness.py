@@ -160,3 +160,23 @@ def test_calls_that_warn_are_marked(runner):
     assert out[0]["warned"] == ["DeprecationWarning"] and out[0]["steps"][0][1] == ["v", 1]
     assert out[1]["warned"] == ["unraisable"] and out[1]["steps"][0][1][2] == "more"
     assert "warned" not in out[2]
+
+
+def test_what_the_sandbox_shows_from_the_machine_has_one_source():
+    """The harness tells a call reading the machine's files (an environment read: no test) from
+    one reading what the sandbox binds read-only; that list is the sandbox's own
+    (matrix/sandbox/namespace.py), not a copy that could drift from it."""
+    import ast
+    import inspect
+
+    import coevo.testgen.harness as harness
+    from matrix.sandbox import namespace
+
+    line = next(x for x in harness.SOURCE.splitlines() if x.startswith("_CV_SHOWN = "))
+    shown = ast.literal_eval(line.split(" = ", 1)[1].replace(") + (", ", "))
+    assert set(shown) == set(namespace.SYSTEM_BINDS) | set(namespace.HOST_ETC_FILES) | {
+        "/dev/null", "/dev/zero", "/dev/full"}
+    # the harness's file spells none of the sandbox's binds itself
+    assert "/libx32" not in inspect.getsource(harness) and "/etc/nsswitch.conf" not in inspect.getsource(harness)
+    assert "/libx32" in inspect.getsource(namespace.step_binds) or "SYSTEM_BINDS" in inspect.getsource(
+        namespace.step_binds)

@@ -26,6 +26,8 @@ Jobs (``__coevo_job__["op"]``):
 
 from __future__ import annotations
 
+from matrix.sandbox.namespace import HOST_ETC_FILES, SYSTEM_BINDS
+
 SOURCE = r'''
 import sys as _cv_sys
 
@@ -878,10 +880,10 @@ def _cv_remove_files():
 # directories that are no one's own files: a path under them is the machine's, not the project's
 _CV_SYSTEM_ROOTS = frozenset({"/", "/usr/local", "/opt", "/etc", "/var", "/home", "/tmp", "/root", "/srv", "/mnt",
                               "/media", "/dev", "/proc", "/sys", "/run"})
-# what the sandbox shows as the machine has it (matrix/sandbox/namespace.py: read-only binds of
-# these; its /etc is its own, but for these three files)
-_CV_SHOWN = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin", "/etc/localtime", "/etc/ld.so.cache",
-             "/etc/nsswitch.conf", "/dev/null", "/dev/zero", "/dev/full")
+# what the sandbox shows as the machine has it: its read-only binds and the few /etc files it
+# binds (matrix/sandbox/namespace.py's SYSTEM_BINDS and HOST_ETC_FILES, filled in below this
+# source), and the /dev nodes that give what the machine's give
+_CV_SHOWN = __CV_SHOWN__ + ("/dev/null", "/dev/zero", "/dev/full")
 
 
 def _cv_visible_roots():
@@ -1580,6 +1582,9 @@ def _cv_main():
         return _cv_pytest(job)
     raise ValueError("unknown job")
 '''
+
+# one source for what the sandbox binds from the machine: the sandbox's own list
+SOURCE = SOURCE.replace("__CV_SHOWN__", repr(SYSTEM_BINDS + HOST_ETC_FILES), 1)
 
 
 def source() -> str:

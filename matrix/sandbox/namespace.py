@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["setup", "fresh_tmp", "libc", "SANDBOX_DIR", "CGROUP_DIR"]
+__all__ = ["setup", "fresh_tmp", "libc", "SANDBOX_DIR", "CGROUP_DIR", "SYSTEM_BINDS", "HOST_ETC_FILES"]
 
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x00020000, 0x04000000, 0x08000000
 CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
@@ -33,6 +33,9 @@ PR_SET_PDEATHSIG = 1
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}
 SANDBOX_DIR = "/run/coevo/_coevo_sandbox"  # the sandbox package, inside the root
 CGROUP_DIR = "/run/coevo/cgroup"
+# what a cell sees as the machine has it, read-only (coevo/testgen/harness.py reads these too)
+SYSTEM_BINDS = ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin")
+HOST_ETC_FILES = ("/etc/ld.so.cache", "/etc/localtime", "/etc/nsswitch.conf")  # the rest of /etc is its own
 
 _libc = None
 
@@ -211,7 +214,7 @@ def step_binds(state):
             continue  # see step_sandbox_package and fresh_tmp
         if os.path.lexists(p) and not any(p == b or p.startswith(b.rstrip("/") + "/") for b in binds):
             binds.append(p)
-    for p in ("/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin"):
+    for p in SYSTEM_BINDS:
         if os.path.lexists(p) and p not in binds:
             binds.append(p)
     for p in sorted(binds, key=len):  # parents before children
@@ -252,7 +255,7 @@ def step_etc(state):
         fh.write("127.0.0.1 localhost\n::1 localhost\n")
     with open(etc + "/hostname", "w") as fh:
         fh.write("sandbox\n")
-    for f in ("/etc/ld.so.cache", "/etc/localtime", "/etc/nsswitch.conf"):
+    for f in HOST_ETC_FILES:
         try:
             if os.path.islink(f):
                 os.symlink(os.readlink(f), stage + f)
