@@ -43,13 +43,18 @@ _CODE_WORDS = re.compile(r"(?:def|class|import|from|if|elif|else|for|while|try|e
                          r"async|await|lambda|print|assert|raise|global|nonlocal|del|pass|yield)\b")
 
 
+_FENCE_LINE = re.compile(r"^[ \t]*(?:```|~~~|\[PYTHON\][ \t]*$)", re.M)
+_REASONING_TAG = re.compile(r"</?(?:think|thinking|reasoning)>|<\|(?:begin|end)_of_thought\|>|◁/?think▷", re.I)
+
+
 def _chat_answer(code: str) -> bool:
     """Markdown (a line opening a ``` fence, or CodeLlama-Instruct's ``[PYTHON]``), a reasoning
     block (``<think>``), a first line of prose or code followed by a line of prose
     (:func:`_first_prose`): not a program that merely fails to compile. Cheap: most fields are
     plain code and are never compiled here."""
-    if re.search(r"^[ \t]*(?:```|~~~|\[PYTHON\][ \t]*$)", code, re.M) or re.search(
-            r"</?(?:think|thinking|reasoning)>|<\|(?:begin|end)_of_thought\|>|◁/?think▷", code, re.I):
+    # (each search only where the text holds what every match starts with: most fields hold none)
+    if ("```" in code or "~~~" in code or "[PYTHON]" in code) and _FENCE_LINE.search(code) or (
+            "<" in code or "◁" in code) and _REASONING_TAG.search(code):
         return True  # markdown, CodeLlama-Instruct's [PYTHON] tags, or a reasoning model's <think> block
     lines = code.splitlines()
     first = next((ln.strip() for ln in lines if ln.strip()), "")
@@ -74,6 +79,8 @@ def _outside_strings(lines: list[str], start: int = 0) -> Iterator[tuple[int, st
     for i, ln in enumerate(lines):
         if not open_quote and i >= start:
             yield i, ln
+        if '"""' not in ln and "'''" not in ln:
+            continue  # (no triple quote: nothing opens or closes on this line)
         for m in re.finditer(r'"""|\'\'\'', ln):
             if not open_quote:
                 open_quote = m.group()
