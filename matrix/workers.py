@@ -365,11 +365,15 @@ class WorkerProcess:
             pass
         self._cleanup()
 
-    def close(self, wait: float = 2.0) -> None:
+    def end_input(self) -> None:
+        """Tell the worker to end: its stdin closed (it finishes and exits at end of input)."""
         try:
             self.proc.stdin.close()  # type: ignore[union-attr]  # stdin=PIPE
         except OSError:
             pass
+
+    def close(self, wait: float = 2.0) -> None:
+        self.end_input()
         try:
             self.proc.wait(wait)
         except subprocess.TimeoutExpired:
@@ -538,6 +542,8 @@ class Pool:
         self._release()
 
     def close(self) -> None:
+        for w in self.workers:  # every worker told first: they wind down together, not one after another
+            w.end_input()
         for w in self.workers:
             w.close()
         self._release()
