@@ -544,6 +544,29 @@ def _plain_compiled(compiled) -> bool:
 
 # ----------------------------------------------------------------------------- running one test
 
+# The offsets :func:`room_as_in_python` is given where the harness runs a program's code with
+# ``exec``/``eval``. CPython 3.11 counts a recursion unit for a builtin called through
+# ``cfunction_vectorcall``, which an unspecialised call site takes and a specialised one skips: a
+# script's top-level ``exec(program)`` runs once (unspecialised), while the runner's call sites
+# were specialised after a few rows, so a program's later rows had one frame more than Python
+# (session 22, speed25; ``f(997)`` passed where Python raises). The harness calls them through a
+# tuple (``exec(*(code, ns))``: ``CALL_FUNCTION_EX``, which 3.11 never specialises), the same units
+# on every row, cold or warm, and the offsets are measured on that call: ``exec(program);
+# exec(test)`` at a script's top level (the program's load, the test's expressions) and ``python
+# prog.py`` (a stdio program's load). tests/test_recursion_room24.py pins them against plain Python.
+_ROOM_EXEC = -1
+_ROOM_MAIN = 1
+
+
+def load_as_in_python(code_co, ns, memo: dict | None = None) -> None:
+    """Run a program's module code in ``ns`` with the room a script's ``exec(program)`` gives it
+    (a program recursing as it loads, ``X = f(990)``, raised RecursionError under the harness's
+    frames where Python loads it: session 23). :func:`run_one`'s load sits at the same depth when
+    called from :func:`run_program` (``memo``: the row's limits, shared with it)."""
+    room_as_in_python(_ROOM_EXEC, 1, memo)
+    exec(*(code_co, ns))
+
+
 def room_as_in_python(offset: int, up: int = 1, memo: dict | None = None, _getframe=sys._getframe,
                       _set=sys.setrecursionlimit, _get=sys.getrecursionlimit) -> None:
     """Python's recursion limit counts every frame on the stack (and some C calls), and what the
@@ -1036,8 +1059,9 @@ def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False, rooms
         where = "code"
         if not skip_load:
             try:
-                room_as_in_python(1 if kind == "stdio" else -1, 1, rooms)  # (``python prog.py``; a script's exec)
-                exec(code_co, ns)
+                # (``python prog.py``; a script's exec)
+                room_as_in_python(_ROOM_MAIN if kind == "stdio" else _ROOM_EXEC, 1, rooms)
+                exec(*(code_co, ns))  # (through a tuple: :data:`_ROOM_EXEC`)
             except G["SystemExit"] as exc:
                 if mode != "stdio" or exc.code not in (None, 0):
                     raise
@@ -1048,7 +1072,7 @@ def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False, rooms
         where = "test"
         if mode == "values":
             enc, add = G["encode"], encoded.append
-            room_as_in_python(-1, 1, rooms)  # (the test's expressions, as a script's exec runs them)
+            room_as_in_python(_ROOM_EXEC, 1, rooms)  # (the test's expressions, as a script's exec runs them)
             pinned = probe[4]
             early = None
             live = setup_kept[3][0] if len(setup_kept) > 3 else ()
@@ -1062,9 +1086,9 @@ def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False, rooms
                     add(early[i])
                     continue
                 if live:  # (the setup's own state its helpers rebind: read as it is now)
-                    add(enc(eval(e, ns, _LivePins(dict(pinned), setup_kept[0][0], live)), True))
-                else:
-                    add(enc(eval(e, ns, G["mapping_proxy"](dict(pinned))) if pinned else eval(e, ns), True))
+                    add(enc(eval(*(e, ns, _LivePins(dict(pinned), setup_kept[0][0], live))), True))
+                else:  # (eval through a tuple: :data:`_ROOM_EXEC`)
+                    add(enc(eval(*(e, ns, G["mapping_proxy"](dict(pinned)))) if pinned else eval(*(e, ns)), True))
                 if bound and setup_kept and setup_changed(setup_kept):  # (what the hole computed with)
                     raise RuntimeError("the program changed the task's setup or a standard module it reads")
             names = [name_status(ns, n) for n in probe[3]]
@@ -1167,7 +1191,7 @@ def run_program(cmd: dict, chan: _Channel, compiled: list | None = None, first_i
                 deadline[0] = t0 + timeout  # the test's own time, as CodeT and evalplus keep it
             if not loaded and kind != "stdio":  # the first load tells whether loading fails for all
                 try:
-                    exec(code_co, ns)
+                    load_as_in_python(code_co, ns, rooms)  # (at run_one's depth: its room)
                 except (_OutputCap, purity.StoreIntoShared, _Timeout, G["MemoryError"]):
                     raise
                 except G["BaseException"] as exc:
@@ -1614,7 +1638,7 @@ def run_cell(cmd: dict, chan: _Channel) -> None:
     t0 = G["clock"]()
     if kind != "stdio":
         try:
-            exec(code_co, ns)
+            load_as_in_python(code_co, ns)
         except G["BaseException"] as exc:
             chan.send_json(Frame.RAISED, exc_info(exc, "code", lines), G["clock"]() - t0)
             return

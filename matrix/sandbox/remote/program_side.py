@@ -937,7 +937,7 @@ def serve(cmd: dict, chan) -> None:
         return
     server.state, server.caches = computing_state()  # (before any code of the program's)
     try:
-        exec(code_co, ns)
+        harness.load_as_in_python(code_co, ns)  # (the room a script's exec(program) has)
         if cmd["setup"] and cmd["setup"].strip():
             setup_co, _, _ = harness.compile_source(cmd["setup"], "<setup>", guard=False)
             try:
