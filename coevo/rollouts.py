@@ -181,6 +181,10 @@ def proposer_rollouts(proposals: dict, jobs: list, solve_samples: list, results:
         rewards = R.proposer_batch_rewards(rates, proposals["grades"], proposals["keys"],
                                            repetition_weight=cfg.repetition_penalty,
                                            valid_bonus=cfg.proposer_valid_bonus)
+        # a proposal that writes a held-out task gets no reward (NaN: out of the group's statistics
+        # and the loss), so that RL moves the shared weights neither towards nor away from the
+        # held-out evaluation's programs (as a copy's -0.5 it still ranked above garbage)
+        rewards = np.where(np.array(proposals["reasons"]) == "heldout", np.nan, rewards)
         out += [Scored(s, "proposer/batch", float(r)) for s, r in zip(samples, rewards)]
         new_tasks = [proposals["tasks"][i] for i in sorted(proposals["tasks"])]
         metrics = proposal_metrics(proposals["reasons"], [rates[i] for i in sorted(proposals["tasks"])])
