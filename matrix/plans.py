@@ -63,11 +63,13 @@ def _builtins_read(node: ast.AST) -> tuple[set[str], set[str]]:
     nested: set[str] = set()
     stack: list[tuple[ast.AST, bool]] = [(node, False)]
     push, pop = stack.append, stack.pop
-    AST, Name, Attribute = ast.AST, ast.Name, ast.Attribute
+    AST, Name, Attribute, Constant, Load = ast.AST, ast.Name, ast.Attribute, ast.Constant, ast.Load
     n: Any  # (dispatched on t = type(n), which mypy does not narrow)
     while stack:
         n, inner = pop()
         t = type(n)
+        if t is Constant or t is Load:  # (no names below: a hole's literal arguments, a display's context)
+            continue
         if t is Name:
             if n.id in _BUILTINS:
                 (nested if inner else top).add(n.id)
