@@ -117,7 +117,8 @@ def run_test(cmd: dict, chan) -> None:
         _forward_module_patches(peer, src)
         if "logging" in src or "assertLogs" in src or "assertNoLogs" in src:  # (what the program logs: the test's)
             peer.request("logging", True)
-        G["sysmods"]["solution"] = _program_module(peer)  # `from solution import f`, as test files write
+        # `from solution import f`, as test files write (the setup's names it computed: its own)
+        G["sysmods"]["solution"] = _program_module(peer, {k: v for k, v in setup_own.items() if k not in own})
         code = compile(src, "<test>", "exec", dont_inherit=True)
     except (RemoteError, ValueError, OSError, SyntaxError) as exc:
         chan.send_json(Frame.VERDICT, ["test", "Error", f"the program process failed: {exc}"[:500], "other"],
@@ -254,8 +255,11 @@ _PLAIN_SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None)})
 
 
 # data classes of the standard library a setup's values may be (the test's own classes here,
-# which travel to the program's process as values: not Fraction, Decimal or dates, references)
-_STD_DATA = (("collections", ("Counter", "OrderedDict", "deque")),)
+# which travel to the program's process as values; Fraction and Decimal too (the wire's ``Q`` and
+# ``D``: red-team pass 24, ``want = Fraction(1, 3)`` was the program process's); not dates, which
+# travel as references the program may not compute with)
+_STD_DATA = (("collections", ("Counter", "OrderedDict", "deque")), ("fractions", ("Fraction",)),
+             ("decimal", ("Decimal",)))
 
 
 def _std_data() -> tuple[frozenset, frozenset]:
@@ -400,13 +404,18 @@ def _own_import(name: str):
         return None
 
 
-def _program_module(peer):
+def _program_module(peer, own: dict):
     """The program as the module ``solution`` of the test process (the name its module has where
-    it runs): ``from solution import f`` and ``solution.f(x)`` read the program's names."""
+    it runs): ``from solution import f`` and ``solution.f(x)`` read the program's names, but for
+    the task setup's names this process computed (``own``, :func:`_own_setup`): those are read here
+    (red-team pass 24: ``from solution import want`` read the program process's ``want``, which a
+    program that wrapped the harness's ``run_setup`` chose)."""
     import types
 
     class ProgramModule(types.ModuleType):
         def __getattr__(self, name):
+            if type(name) is str and name in own:
+                return own[name]
             if type(name) is str and not name.startswith("__"):
                 answer = peer.request("resolve", [name])
                 if type(answer) is list and len(answer) == 1 and type(answer[0]) is list \

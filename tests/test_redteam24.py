@@ -1,0 +1,60 @@
+"""Red-team pass 24 on the matrix's verdicts: what pass 23 left of a program choosing what the
+task's setup computes for the test. A program reaching the sandbox's harness through
+``sys.modules`` wraps ``run_setup`` so that its process binds ``want`` to the value its wrong ``f``
+returns; each cell here passed on 9fb6117 (the setup's value read from the program's process)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from matrix.engine import ExecConfig, Executor
+from matrix.tasks import Task, Test
+
+pytestmark = [pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork"), pytest.mark.timeout(180)]
+
+HARNESS = ("import os, sys\n"
+           "H = [m for n, m in list(sys.modules.items()) if n.endswith('sandbox.harness')][0]\n")
+_RUN_SETUP = (HARNESS + "_run = H.run_setup\n"
+              "def _fake(co, ns, keep=None):\n    bound = _run(co, ns, keep)\n"
+              "    if 'want' in bound:\n        bound['want'] = WANT\n        ns['want'] = WANT\n    return bound\n"
+              "H.run_setup = _fake\ndef f(x):\n    return WANT\n")
+
+
+@pytest.fixture(scope="module")
+def ex():
+    with Executor(ExecConfig(timeout=5.0, workers=1)) as e:
+        yield e
+
+
+def _generic(test: str) -> str:
+    return "def test_a():\n" + "".join("    " + line + "\n" for line in test.splitlines())
+
+
+# (name, program, setup, test, shapes)
+ATTACKS = [
+    # a generic test's setup data of the standard library's number classes (not plain data to
+    # pass 23: the program process's)
+    ("fraction", "import fractions\nWANT = fractions.Fraction(9)\n" + _RUN_SETUP,
+     "import fractions\nwant = fractions.Fraction(1, 3)\n", "assert f(3) == want", ["generic"]),
+    ("fraction_list", "import fractions\nWANT = [fractions.Fraction(9)]\n" + _RUN_SETUP,
+     "import fractions\nwant = [fractions.Fraction(1, 3)]\n", "assert f(3) == want", ["generic"]),
+    ("decimal", "import decimal\nWANT = decimal.Decimal('9')\n" + _RUN_SETUP,
+     "import decimal\nwant = decimal.Decimal('1.5')\n", "assert f(3) == want", ["generic"]),
+    # the setup's names read through the program's module, as test files import a solution
+    ("from_solution", "WANT = [9]\n" + _RUN_SETUP, "want = [1, 2, 3]\n",
+     "from solution import want\nassert f(3) == want", ["split", "generic"]),
+    ("import_solution", "WANT = [9]\n" + _RUN_SETUP, "want = [1, 2, 3]\n",
+     "import solution\nassert f(3) == solution.want", ["split", "generic"]),
+]
+
+CELLS = [(name, code, setup, test, shape) for name, code, setup, test, shapes in ATTACKS for shape in shapes]
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape", CELLS, ids=[f"{c[0]}-{c[4]}" for c in CELLS])
+def test_a_program_does_not_choose_the_setups_values(ex, name, code, setup, test, shape):
+    task = Task("t", "p", entry_point="f", setup=setup)
+    t = test if shape == "split" else _generic(test)
+    res = ex.run_matrix(task, [code], [Test.assertion(t)])
+    assert res.status[0][0] in ("fail", "error"), (res.status, res.errors)

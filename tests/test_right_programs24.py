@@ -1,0 +1,79 @@
+"""Right programs around the setups red-team pass 24 changed keep passing, split and generic,
+pure and impure (tests/test_right_programs23.py's shape): a setup's Fraction and Decimal data (now
+the generic test's own, travelling to the program as values), a decimal context the setup sets,
+and the setup's names read through ``from solution import ...`` / ``solution.name``."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from matrix.engine import ExecConfig, Executor
+from matrix.tasks import Task, Test
+
+pytestmark = [pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork"), pytest.mark.timeout(180)]
+
+IMPURE = "import os\n"
+
+
+@pytest.fixture(scope="module")
+def ex():
+    with Executor(ExecConfig(timeout=5.0, workers=1)) as e:
+        yield e
+
+
+def _generic(test: str) -> str:
+    return "def test_a():\n" + "".join("    " + line + "\n" for line in test.splitlines())
+
+
+# (name, program, setup, tests): every test passes in plain Python (setup, then program, then test)
+RIGHT = [
+    ("fraction", "import fractions\ndef f(x):\n    return x * 2 if isinstance(x, fractions.Fraction) else "
+     "fractions.Fraction(1, 3)\ndef g(v):\n    return sum(v)\n",
+     "import fractions\nwant = fractions.Fraction(1, 3)\nxs = [fractions.Fraction(1, 2), fractions.Fraction(2, 3)]\n",
+     ["assert f(want) == want * 2", "assert f(3) == want", "assert g(xs) == fractions.Fraction(7, 6)",
+      "assert f(want).denominator == 3 and isinstance(want, fractions.Fraction)"]),
+    ("decimal", "import decimal\ndef f(x):\n    return x + 1 if isinstance(x, decimal.Decimal) else "
+     "decimal.Decimal('1.5')\n",
+     "import decimal\nwant = decimal.Decimal('1.5')\n",
+     ["assert f(want) == decimal.Decimal('2.5')", "assert f(3) == want", "assert str(f(want)) == '2.5'"]),
+    ("decimal_ctx", "import decimal\ndef f(x):\n    return decimal.Decimal(1) / 3\n",
+     "import decimal\ndecimal.getcontext().prec = 4\nwant = decimal.Decimal(1) / 3\n",
+     ["assert f(3) == want", "assert str(want) == '0.3333'"]),
+    ("from_solution", "def f(x):\n    return [1, 2, 3]\ndef g():\n    return 5\n", "want = [1, 2, 3]\nk = 2\n",
+     ["from solution import want\nassert f(3) == want", "from solution import f, want, k\nassert f(k) == want",
+      "import solution\nassert solution.f(1) == solution.want and solution.g() == 5"]),
+]
+
+CELLS = [(name, prefix + code, setup, test, shape) for name, code, setup, tests in RIGHT for test in tests
+         for prefix in ("", IMPURE) for shape in ("split", "generic")]
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape", CELLS,
+                         ids=[f"{c[0]}-{i}-{c[4]}" for i, c in enumerate(CELLS)])
+def test_a_right_program_around_a_setup_passes(ex, name, code, setup, test, shape):
+    task = Task("t", "p", entry_point="f", setup=setup)
+    t = test if shape == "split" else _generic(test)
+    res = ex.run_matrix(task, [code], [Test.assertion(t)])
+    assert res.status[0][0] == "pass", (res.status, res.errors)
+
+
+WRONG = [
+    ("fraction", "import fractions\ndef f(x):\n    return fractions.Fraction(1, 4)\n",
+     "import fractions\nwant = fractions.Fraction(1, 3)\n", "assert f(3) == want"),
+    ("decimal", "import decimal\ndef f(x):\n    return decimal.Decimal('1.4')\n",
+     "import decimal\nwant = decimal.Decimal('1.5')\n", "assert f(3) == want"),
+    ("from_solution", "def f(x):\n    return [9]\n", "want = [1, 2, 3]\n",
+     "from solution import want\nassert f(3) == want"),
+]
+
+
+@pytest.mark.parametrize("name,code,setup,test", WRONG, ids=[w[0] for w in WRONG])
+@pytest.mark.parametrize("shape", ["split", "generic"])
+@pytest.mark.parametrize("prefix", ["", IMPURE], ids=["pure", "impure"])
+def test_a_wrong_program_around_a_setup_fails(ex, name, code, setup, test, shape, prefix):
+    task = Task("t", "p", entry_point="f", setup=setup)
+    t = test if shape == "split" else _generic(test)
+    res = ex.run_matrix(task, [prefix + code], [Test.assertion(t)])
+    assert res.status[0][0] == "fail", (res.status, res.errors)
