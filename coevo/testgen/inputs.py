@@ -315,6 +315,7 @@ class InputGenerator:
         self.argv = argv_lists(module.tree)
         self.argv_reads, self.argv_params = argv_readers(module.tree)
         self._module_functions = {n.name: n for n in module.tree.body if isinstance(n, ast.FunctionDef)}
+        self._lists_cache: dict[str, bool] = {}
         # the constants of the module's functions that are not tested themselves (private helpers:
         # the pattern compiler behind a public match function)
         tested = {u.name for u in module.units if u.owner is None}
@@ -836,12 +837,54 @@ class InputGenerator:
                     n.func.attr if isinstance(n.func, ast.Attribute) else None
                 if fname in calls and isinstance(first, ast.Name):
                     out.add(first.id)
-                elif depth < 2 and fname in self._module_functions and isinstance(n.func, ast.Name):
+                elif depth < (4 if dirs else 2) and fname in self._module_functions and isinstance(n.func, ast.Name):
                     node = self._module_functions[fname]
                     params = [q for q in _params(node.args, False) if q.kind in ("pos", "posonly")]
                     inner = self._path_names(node.body, depth + 1, dirs)
                     out |= {a.id for q, a in zip(params, n.args) if isinstance(a, ast.Name) and q.name in inner}
+        if dirs and out:  # a directory listed under a local name it was handed on to (glob's `arg = dirname`)
+            moved = [(n.targets[0].id, n.value.id) for stmt in body for n in ast.walk(stmt)
+                     if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+                     and isinstance(n.value, ast.Name)]
+            for _ in range(3):
+                out |= {src for dst, src in moved if dst in out}
         return out
+
+    def lists_dirs(self, unit: Unit) -> bool:
+        """Whether a call of ``unit`` lists or globs a directory (``os.listdir()``,
+        ``os.scandir(arg)``, ``Path('.').glob('*')``), itself or through the module's functions
+        and its class's methods, a few calls down: what it finds depends on the files around it."""
+        if unit.node is None:
+            return False
+        key = unit.qualname + "#" + unit.kind + "#lists"
+        if key not in self._lists_cache:
+            cls = next((n for n in self.module.tree.body if isinstance(n, ast.ClassDef) and n.name == unit.owner),
+                       None) if unit.owner else None
+            methods = {m.name: m for m in cls.body if isinstance(m, ast.FunctionDef)} if cls is not None else {}
+            seen: set[int] = set()
+            todo = [(unit.node, 0)]
+            found = False
+            while todo and not found:
+                node, depth = todo.pop()
+                if id(node) in seen:
+                    continue
+                seen.add(id(node))
+                for n in ast.walk(node):
+                    if not isinstance(n, ast.Call):
+                        continue
+                    f = n.func
+                    name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+                    if name in _LISTINGS and not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)
+                                                  and f.value.id == "ast"):
+                        found = True
+                        break
+                    if depth < 4 and isinstance(f, ast.Name) and f.id in self._module_functions:
+                        todo.append((self._module_functions[f.id], depth + 1))
+                    elif depth < 4 and isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and \
+                            f.value.id in ("self", "cls") and f.attr in methods:
+                        todo.append((methods[f.attr], depth + 1))
+            self._lists_cache[key] = found
+        return self._lists_cache[key]
 
     def _file_texts(self, consts: list) -> list[str]:
         """What files handed to the code hold: lines of the module's own words, each followed
@@ -888,6 +931,14 @@ class InputGenerator:
                     files = more + files
                 out.append(Probe(unit.qualname if unit.kind != "init" else unit.owner,
                                  files + self.probe(unit, ch, "pool").steps, "pool"))
+        if dirs and texts:  # its other strings naming what the tree holds (total_size(top, '.txt'))
+            files, ch = self._dirs_for(dirs, texts, names, 0, self._choices(unit)[0])
+            for p in self._named_params(unit, paths + dirs):
+                for v in self._tree_values(names):
+                    out.append(Probe(unit.qualname if unit.kind != "init" else unit.owner,
+                                     files + self.probe(unit, {**ch, p.name: v}, "pool").steps, "pool"))
+        if self.lists_dirs(unit):
+            out += self._tree_probes(unit, paths + dirs, texts)
         init = self._inits.get(unit.owner) if unit.kind in ("method", "property") else None
         init_paths = self.path_params(init) if init is not None else []
         init_dirs = self.dir_params(init) if init is not None else []
@@ -918,6 +969,44 @@ class InputGenerator:
                     out.append(Probe(unit.qualname, files + (self._ctor_step(unit.owner, ctor),
                                                              self._unit_step(unit, ch)), "pool"))
         return out
+
+    def _named_params(self, unit: Unit, taken: list[Param]) -> list[Param]:
+        """The (first two) parameters of ``unit`` that take a string or are named as a path or a
+        pattern (glob's ``pathname``, typed by ``pathname[:0]`` alone), but for ``taken``."""
+        return [p for p, spec in self.specs(unit) if p not in taken and p.kind in ("pos", "posonly", "kwonly")
+                and (spec.kind in ("str", "any") or _PATHY.search(p.name.lower()))][:2]
+
+    def _tree_values(self, names: list[str]) -> list[str]:
+        """Strings naming what a tree of ``names`` holds: a file, the subdirectory, a file in it,
+        an extension; and shell patterns matching them when the module matches patterns
+        (``fnmatch``, ``glob``, a ``*`` among its strings)."""
+        top = next((n for n in names if "/" not in n), names[0])
+        inner = next((n for n in names if "/" in n), "sub/c.txt")
+        ext = "." + top.rsplit(".", 1)[1] if "." in top.strip(".") else ".txt"
+        out = [top, inner.split("/")[0], inner, ext]
+        if self._matches_patterns():
+            out += ["*" + ext, "*", inner.split("/")[0] + "/*", "[ab]" + ext, "**"]
+        return [_lit(v) for v in dict.fromkeys(out)]
+
+    def _matches_patterns(self) -> bool:
+        tree = self.module.tree
+        imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names} | \
+            {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        return bool(imported & {"fnmatch", "glob"}) or any(
+            isinstance(n, ast.Constant) and type(n.value) is str and "*" in n.value and len(n.value) <= 20
+            for n in ast.walk(tree))
+
+    def _tree_probes(self, unit: Unit, taken: list[Param], texts: list[str]) -> list[Probe]:
+        """Calls of a unit that lists a directory (the working directory, or one it derives from
+        its arguments: ``glob('*.txt')``) in a working directory holding a tree of files the test
+        writes first; its string parameters naming what is there."""
+        names = self._tree_names(self._consts(unit))
+        texts = texts or [_lit("hello\n")]
+        tree = tuple(Step("file", fn, (texts[i % len(texts)],)) for i, fn in enumerate(names))
+        base = self._choices(unit)[0]
+        chs = [base] + [{**base, p.name: v} for p in self._named_params(unit, taken) for v in self._tree_values(names)]
+        owner = unit.qualname if unit.kind != "init" else unit.owner
+        return [Probe(owner, tree + self.probe(unit, ch, "pool").steps, "pool") for ch in chs]
 
     @staticmethod
     def _tree_names(consts: list) -> list[str]:
@@ -1712,6 +1801,10 @@ _PATH_CALLS = frozenset({"open", "stat", "lstat", "getsize", "getmtime", "getati
 # calls whose first argument is a directory the code lists or walks, and methods of a path that do
 _DIR_CALLS = frozenset({"listdir", "scandir", "walk", "rmtree", "copytree", "isdir", "fwalk"})
 _DIR_METHODS = frozenset({"iterdir", "rglob", "glob", "walk"})
+# names of parameters that name a file, a directory or a pattern
+_PATHY = re.compile(r"path|file|dir|name$|pat(tern)?$|glob|suffix|ext$")
+# calls that list a directory (the working directory when given none)
+_LISTINGS = frozenset({"listdir", "scandir", "walk", "fwalk", "iterdir", "rglob", "glob", "iglob"})
 
 # encoder verb -> decoder verb (a function named with the first has an inverse named with the second)
 _DOCUMENTS = ["{'name': 'a b', 'items': [1, 2.5, True], 'nested': {'key': 'value'}}", "['hello world', 'a', \"it's\"]",

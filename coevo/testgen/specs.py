@@ -379,6 +379,10 @@ def _evidence(body: list[ast.stmt], name: str, classes: dict[str, list[str]], de
             ev.add(kind, weight / len(kinds))
         ev.literals.extend(keys)
         return True
+    # `key in box` ... `box[key]`: a key of a mapping, looked up where it was found (netrc's
+    # `if host in self.hosts: return self.hosts[host]`), not an index
+    tested = {(ast.dump(c.left), ast.dump(c.comparators[0])) for c in nodes if isinstance(c, ast.Compare)
+              and len(c.ops) == 1 and isinstance(c.ops[0], (ast.In, ast.NotIn))}
     for n in nodes:
         if not _is(n, name):
             continue
@@ -481,6 +485,9 @@ def _evidence(body: list[ast.stmt], name: str, classes: dict[str, list[str]], de
             fname = _name_of(p.func)
             if p.func is n:
                 ev.add("callable", 4)
+            elif _module_path_call(p.func):  # os.path.join(top, name), fnmatch.filter(names, pattern)
+                if not (isinstance(p.func, ast.Attribute) and p.func.attr == "filter" and p.args and p.args[0] is n):
+                    ev.add("str", 4)
             elif fname == "isinstance" and p.args and p.args[0] is n and len(p.args) > 1:
                 ev.type_checked = True
                 t = p.args[1]
@@ -524,7 +531,9 @@ def _evidence(body: list[ast.stmt], name: str, classes: dict[str, list[str]], de
         elif isinstance(p, ast.Subscript) and p.value is n:
             sl = p.slice
             k = _const_kind(sl)
-            if k == "str":
+            if k is None and (ast.dump(sl), ast.dump(n)) in tested:
+                ev.add("dict", 3)  # looked up by a key tested to be in it
+            elif k == "str":
                 ev.add("dict", 3)
                 ev.keys.append(sl.value)
             elif isinstance(sl, ast.Slice):
@@ -537,7 +546,9 @@ def _evidence(body: list[ast.stmt], name: str, classes: dict[str, list[str]], de
                 ev.add("list", 1.5)
                 ev.add("dict", 0.3)
         elif isinstance(p, ast.Subscript) and p.slice is n:
-            if not table_keys(p.value, 3):
+            if (ast.dump(n), ast.dump(p.value)) in tested:
+                ev.add("str", 1)  # a key tested to be in the mapping first
+            elif not table_keys(p.value, 3):
                 ev.add("int", 2)
         elif isinstance(p, ast.comprehension) and p.iter is n:
             ev.add("list", 2)
@@ -594,6 +605,20 @@ def _item_is_text(item: ast.Subscript, parents: dict[int, ast.AST], body: list[a
         spec = _infer(body, up.targets[0].id, classes, depth + 1, None)
         return spec == STR or (spec.kind == "union" and STR in spec.args)  # "*", "?", ... or any text
     return False
+
+
+# modules whose functions take paths and patterns as strings (not str.join(iterable), not filter(f, it))
+_PATH_MODULES = frozenset({"os.path", "path", "posixpath", "ntpath", "fnmatch", "glob"})
+
+
+def _module_path_call(func: ast.expr) -> bool:
+    """``os.path.join(...)``, ``posixpath.split(...)``, ``fnmatch.filter(...)``, ``glob.glob(...)``."""
+    if not isinstance(func, ast.Attribute):
+        return False
+    v = func.value
+    dotted = v.id if isinstance(v, ast.Name) else \
+        f"{v.value.id}.{v.attr}" if isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) else None
+    return dotted in _PATH_MODULES
 
 
 def _by_name(name: str) -> Spec | None:
