@@ -62,15 +62,25 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+from matrix.tasks import Task, Test
+from matrix.workers import Pool
+
 if TYPE_CHECKING:
     import numpy as np
 
-from matrix import plain
-from matrix.dispatch import Dispatcher, Entry, units
-from matrix.plans import plan_call, plan_stdin
-from matrix.tasks import Task, Test
-from matrix.verdicts import CellResult
-from matrix.workers import Pool
+    from matrix.dispatch import Entry
+    from matrix.verdicts import CellResult
+# (the planner, the judge and the dispatch are imported where a run needs them: `coevo matrix`
+# spawns its workers first, and their boot goes on while the rest is imported)
+
+
+def __getattr__(name: str):
+    if name == "CellResult":  # (exported here since the first version)
+        from matrix.verdicts import CellResult
+
+        return CellResult
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["ExecConfig", "CellResult", "MatrixResult", "Executor", "STATUSES"]
 
@@ -167,12 +177,14 @@ class MatrixResult:
 
     def to_json(self) -> dict:
         """The ``coevo matrix`` output line (values in :func:`matrix.plain.to_jsonable` form)."""
+        from matrix.plain import to_jsonable
+
         return {
             "task_id": self.task_id,
             "passed": [[s == "pass" for s in row] for row in self.status],
             "status": self.status,
             "values": [[v if v is None or type(v) is bool or (type(v) is int and -_SMALL < v < _SMALL)
-                        else plain.to_jsonable(v) for v in row] for row in self.values],
+                        else to_jsonable(v) for v in row] for row in self.values],
             "errors": self.errors,
             "times": [[round(float(t), 6) for t in row] for row in self.time_rows],
             "isolation": self.isolation,
@@ -180,6 +192,8 @@ class MatrixResult:
         }
 
     def cell(self, code: int, test: int) -> CellResult:
+        from matrix.verdicts import CellResult
+
         return CellResult(self.status[code][test], self.values[code][test], self.errors[code][test],
                           float(self.time_rows[code][test]))
 
@@ -241,6 +255,8 @@ class Executor:
         them (called in job order while the workers run earlier tasks), to run as optional columns
         (:attr:`MatrixResult.extra`): a program that timed out in its row, or raised on every
         test, is not run on the extra inputs (they come back as ``timeout``)."""
+        from matrix.dispatch import Entry
+
         entries = []
         lazy = []
         for job in jobs:
@@ -278,12 +294,18 @@ class Executor:
     def run_calls(self, task: Task, codes: list[str], calls: list[str]) -> list[list[CellResult]]:
         """Value of each call expression (e.g. ``"f(1, [2])"``) for each code: status ``pass``
         and the plain value when the call returned plain data."""
+        from matrix.dispatch import Entry
+        from matrix.plans import plan_call
+
         entry = Entry(task, list(codes), [plan_call(c) for c in calls], [])
         self._run([entry], False)
         return entry.results  # type: ignore[return-value]  # _run filled every cell
 
     def run_stdin(self, task: Task, codes: list[str], inputs: list[str]) -> list[list[CellResult]]:
         """Stdout of each program on each stdin input (status ``pass`` when it exited normally)."""
+        from matrix.dispatch import Entry
+        from matrix.plans import plan_stdin
+
         entry = Entry(task, list(codes), [plan_stdin(x) for x in inputs], [])
         self._run([entry], False)
         return entry.results  # type: ignore[return-value]  # _run filled every cell
@@ -352,6 +374,8 @@ class Executor:
                                  for k, first in _firsts(where)]
 
     def _run_distinct(self, entries: list[Entry], progress: bool, idle=None) -> None:
+        from matrix.dispatch import Dispatcher, units
+
         if not self._ready and self._pool is not None:
             # the parent's own work (parsing and planning the tests) while the workers boot
             for e in entries:
@@ -506,4 +530,6 @@ def _firsts(where: list[int]):
 
 
 def _copy(c):
+    from matrix.verdicts import CellResult
+
     return None if c is None else CellResult(c.status, c.value, c.error, c.time)

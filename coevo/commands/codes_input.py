@@ -23,9 +23,14 @@ import keyword
 import re
 import textwrap
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from matrix.tasks import PROGRAM_FIELDS, _compiles, _continues, read_codes
-from roles.parsing import printed_checks, prompt_imports
+
+if TYPE_CHECKING:
+    from roles.parsing import prompt_imports
+# (roles.parsing, the chat-answer parser, is imported where a field needs it: `coevo matrix` and
+# `coevo select` read this module before they spawn their workers)
 
 __all__ = ["PROGRAM_FIELDS", "RAW_CODE_HELP", "add_raw_code_argument", "completion_code", "extracted_code",
            "extracted_note", "load_candidate_codes", "prompt_imports", "read_codes"]
@@ -33,6 +38,14 @@ __all__ = ["PROGRAM_FIELDS", "RAW_CODE_HELP", "add_raw_code_argument", "completi
 RAW_CODE_HELP = ("run every codes row's \"code\" as written (default: a field that is not valid Python "
                  "but a chat answer, with its code in a ```python block or between lines of prose, "
                  "runs that code, as for `coevo eval --api-base`)")
+
+
+def __getattr__(name: str):
+    if name in ("printed_checks", "prompt_imports"):  # (exported here: roles.parsing's own functions)
+        import roles.parsing
+
+        return getattr(roles.parsing, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def add_raw_code_argument(parser) -> None:
@@ -374,6 +387,8 @@ def load_candidate_codes(path, tasks, raw: bool = False) -> tuple[dict[str, list
                     if tid not in continues:
                         continues[tid] = _continues(task.prompt)
                     if continues[tid]:
+                        from roles.parsing import prompt_imports
+
                         got = prompt_imports(task.prompt, got) + got
             if got is not None:
                 rows[i] = got
@@ -618,6 +633,8 @@ def _script_checks(tree: ast.Module, src: str, entry_point: str) -> str | None:
         script = ast.unparse(ast.fix_missing_locations(mod)) + "\n"
     script = _reraised_checks(mod) or script  # try: assert ... except AssertionError: print("failed")
     text = script if script is not None else src
+    from roles.parsing import printed_checks
+
     return printed_checks(ast.parse(text), text, entry_point) or script  # prints in a loop, # Output: 1.5
 
 
