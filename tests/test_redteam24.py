@@ -42,6 +42,13 @@ ATTACKS = [
      "import fractions\nwant = [fractions.Fraction(1, 3)]\n", "assert f(3) == want", ["generic"]),
     ("decimal", "import decimal\nWANT = decimal.Decimal('9')\n" + _RUN_SETUP,
      "import decimal\nwant = decimal.Decimal('1.5')\n", "assert f(3) == want", ["generic"]),
+    # dates (they travelled as references: the program process's, split and generic)
+    ("date", "import datetime\nWANT = datetime.date(1999, 1, 1)\n" + _RUN_SETUP,
+     "import datetime\nwant = datetime.date(2020, 1, 31)\n", "assert f(3) == want", ["split", "generic"]),
+    ("datetime", "import datetime\nWANT = datetime.datetime(1999, 1, 1)\n" + _RUN_SETUP,
+     "import datetime\nwant = datetime.datetime(2020, 1, 31, 5)\n", "assert f(3) == want", ["split", "generic"]),
+    ("timedelta", "import datetime\nWANT = [datetime.timedelta(9)]\n" + _RUN_SETUP,
+     "import datetime\nwant = [datetime.timedelta(days=1, seconds=5)]\n", "assert f(3) == want", ["split", "generic"]),
     # the setup's names read through the program's module, as test files import a solution
     ("from_solution", "WANT = [9]\n" + _RUN_SETUP, "want = [1, 2, 3]\n",
      "from solution import want\nassert f(3) == want", ["split", "generic"]),

@@ -41,6 +41,21 @@ RIGHT = [
     ("decimal_ctx", "import decimal\ndef f(x):\n    return decimal.Decimal(1) / 3\n",
      "import decimal\ndecimal.getcontext().prec = 4\nwant = decimal.Decimal(1) / 3\n",
      ["assert f(3) == want", "assert str(want) == '0.3333'"]),
+    # dates: a test's or a setup's date given to the program, and one the program returns
+    # (every right program here was an error: "the program may not binop the test's objects")
+    ("date_arg", "import datetime\ndef f(d):\n    return d + datetime.timedelta(days=1)\n", "",
+     ["import datetime\nassert f(datetime.date(2020, 1, 31)) == datetime.date(2020, 2, 1)",
+      "import datetime\nd = f(datetime.date(2020, 1, 31))\nassert type(d) is datetime.date and d.month == 2",
+      "import datetime\nassert f(datetime.datetime(2020, 1, 31, 23, 59)) == datetime.datetime(2020, 2, 1, 23, 59)",
+      "import datetime\nassert f(datetime.timedelta(hours=1)) == datetime.timedelta(days=1, seconds=3600)",
+      "import datetime\nassert [f(x) for x in [datetime.date(2020, 12, 31)]] == [datetime.date(2021, 1, 1)]"]),
+    ("date_setup", "import datetime\ndef f(d):\n    return d + datetime.timedelta(days=1)\n"
+     "def g(t):\n    return t.replace(hour=t.hour + 1)\n",
+     "import datetime\nday = datetime.date(2020, 1, 31)\nwant = datetime.date(2020, 2, 1)\n"
+     "t = datetime.time(5, 30)\nwhen = datetime.datetime(2020, 1, 1, tzinfo=datetime.timezone.utc)\n",
+     ["assert f(day) == want", "assert g(t) == datetime.time(6, 30) and f(day).day == 1",
+      "assert f(when) == datetime.datetime(2020, 1, 2, tzinfo=datetime.timezone.utc)",
+      "assert f(when).tzinfo is datetime.timezone.utc"]),
     ("from_solution", "def f(x):\n    return [1, 2, 3]\ndef g():\n    return 5\n", "want = [1, 2, 3]\nk = 2\n",
      ["from solution import want\nassert f(3) == want", "from solution import f, want, k\nassert f(k) == want",
       "import solution\nassert solution.f(1) == solution.want and solution.g() == 5"]),
@@ -64,6 +79,8 @@ WRONG = [
      "import fractions\nwant = fractions.Fraction(1, 3)\n", "assert f(3) == want"),
     ("decimal", "import decimal\ndef f(x):\n    return decimal.Decimal('1.4')\n",
      "import decimal\nwant = decimal.Decimal('1.5')\n", "assert f(3) == want"),
+    ("date", "import datetime\ndef f(d):\n    return d + datetime.timedelta(days=2)\n", "import datetime\n"
+     "day = datetime.date(2020, 1, 31)\n", "assert f(day) == datetime.date(2020, 2, 1)"),
     ("from_solution", "def f(x):\n    return [9]\n", "want = [1, 2, 3]\n",
      "from solution import want\nassert f(3) == want"),
 ]

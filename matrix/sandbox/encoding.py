@@ -4,6 +4,8 @@ decoder that runs where a verdict is decided (the test process of a generic test
 The wire form is JSON in which what JSON lacks is a one-key object: ``t`` tuple, ``s`` set, ``f``
 frozenset, ``d`` dict as ``[key, value]`` pairs, ``b`` bytes, ``y`` bytearray, ``c`` complex, ``r``
 range, ``I`` int in hex (beyond ~4200 digits, where ``str`` stops), ``Q`` Fraction, ``D`` Decimal,
+``DT`` a date, naive datetime or time, or timedelta (``[class name, fields...]``: red-team pass 24;
+a date the test gave the program travelled as a reference it could not compute with),
 ``q`` deque, ``K`` / ``IT`` a dict's keys / items view (its keys, its pairs), ``C`` Counter,
 ``O`` OrderedDict (both as ``[key, value]`` pairs), ``DD`` defaultdict (``[default factory,
 pairs]``: the factory's name when it is a builtin type, else null), ``NT`` a namedtuple (``[class
@@ -29,6 +31,7 @@ would cost more than ``budget`` seconds (hashed containers of colliding keys) ra
 from __future__ import annotations
 
 import collections
+import datetime
 import decimal
 import enum
 import fractions
@@ -225,6 +228,13 @@ def make_encoder(subclass_hook=None):
     frac_num = Fraction.numerator.__get__ if hasattr(Fraction.numerator, "__get__") else None
     frac_den = Fraction.denominator.__get__ if hasattr(Fraction.denominator, "__get__") else None
     dec_str = Decimal.__str__
+    Date, DateTime, Time, Delta = datetime.date, datetime.datetime, datetime.time, datetime.timedelta
+    # (their fields through the classes' own descriptors, captured here)
+    d_fields = [Date.__dict__[n].__get__ for n in ("year", "month", "day")]
+    t_fields = [Time.__dict__[n].__get__ for n in ("hour", "minute", "second", "microsecond", "fold")]
+    dt_fields = d_fields + [DateTime.__dict__[n].__get__ for n in ("hour", "minute", "second", "microsecond", "fold")]
+    td_fields = [Delta.__dict__[n].__get__ for n in ("days", "seconds", "microseconds")]
+    dt_tz, t_tz = DateTime.__dict__["tzinfo"].__get__, Time.__dict__["tzinfo"].__get__
     bases = (_bool, _int, _float, _str, _bytes, _list, _tuple, _dict, _set, _fset, _complex, _barr)
     _type, _id, _issub, _fmt, _isinst = type, id, issubclass, format, isinstance
     type_name = type.__dict__["__name__"].__get__
@@ -383,6 +393,14 @@ def make_encoder(subclass_hook=None):
             return {"Q": [enc_int(int_int(frac_num(v))), enc_int(int_int(frac_den(v)))]}
         if t is Decimal:
             return {"D": str_str(dec_str(v))}
+        if t is Date:
+            return {"DT": ["date"] + [int_int(g(v)) for g in d_fields]}
+        if t is Delta:
+            return {"DT": ["timedelta"] + [int_int(g(v)) for g in td_fields]}
+        if t is DateTime and dt_tz(v) is None:  # (an aware one's tzinfo is an object: a reference)
+            return {"DT": ["datetime"] + [int_int(g(v)) for g in dt_fields]}
+        if t is Time and t_tz(v) is None:
+            return {"DT": ["time"] + [int_int(g(v)) for g in t_fields]}
         if t is dict_keys or t is dict_items:  # set-like views: equal to sets, ordered as their dict
             if t is dict_keys:
                 return {"K": inside(v, depth, path, lambda d: [enc(k, d, path) for k in _list(keys_iter(v))])}
@@ -455,6 +473,7 @@ def make_encoder(subclass_hook=None):
 # ----------------------------------------------------------------------------- the decoder
 
 _BUILD_CHECK = 256  # hashed containers larger than this are built step by step under the budget
+_DT_FIELDS = {"date": 3, "timedelta": 3, "datetime": 8, "time": 5}  # ``DT``'s fields of each class
 _MAX_HEX = 1 << 24  # hex digits of one int (bits / 4)
 
 
@@ -605,6 +624,17 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None, marks=None):
             if type(x) is not str or len(x) > 1 << 20:
                 raise ValueError("malformed decimal")
             return decimal.Decimal(x)
+        if tag == "DT":
+            if type(x) is not list or not x or x[0] not in _DT_FIELDS or len(x) != _DT_FIELDS[x[0]] + 1 \
+                    or any(type(n) is not int for n in x[1:]):
+                raise ValueError("malformed date")
+            if x[0] == "date":
+                return datetime.date(*x[1:])
+            if x[0] == "timedelta":
+                return datetime.timedelta(days=x[1], seconds=x[2], microseconds=x[3])
+            if x[0] == "datetime":
+                return datetime.datetime(*x[1:8], fold=x[8])
+            return datetime.time(*x[1:5], fold=x[5])
         if tag == "q":
             return collections.deque(items_of(x))
         if tag == "K":

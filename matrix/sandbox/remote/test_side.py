@@ -255,11 +255,12 @@ _PLAIN_SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None)})
 
 
 # data classes of the standard library a setup's values may be (the test's own classes here,
-# which travel to the program's process as values; Fraction and Decimal too (the wire's ``Q`` and
-# ``D``: red-team pass 24, ``want = Fraction(1, 3)`` was the program process's); not dates, which
-# travel as references the program may not compute with)
+# which travel to the program's process as values): Fraction, Decimal, dates, naive datetimes and
+# times and timedeltas too (the wire's ``Q``, ``D``, ``DT``: red-team pass 24, ``want =
+# Fraction(1, 3)`` or a date was the program process's); an aware datetime is not (its tzinfo
+# travels as a reference)
 _STD_DATA = (("collections", ("Counter", "OrderedDict", "deque")), ("fractions", ("Fraction",)),
-             ("decimal", ("Decimal",)))
+             ("decimal", ("Decimal",)), ("datetime", ("date", "datetime", "time", "timedelta")))
 
 
 def _std_data() -> tuple[frozenset, frozenset]:
@@ -287,7 +288,7 @@ def _plain(v, budget: int = 100_000) -> bool:
         if budget < 0:
             return False
         t = type(x)
-        if t in _PLAIN_SCALARS or t in scalars:
+        if t in _PLAIN_SCALARS or (t in scalars and getattr(x, "tzinfo", None) is None):
             continue
         if t is list or t is tuple or t is set or t is frozenset or (t in containers and t.__name__ == "deque"):
             stack.extend(x)
