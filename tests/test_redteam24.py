@@ -49,6 +49,14 @@ ATTACKS = [
      "import datetime\nwant = datetime.datetime(2020, 1, 31, 5)\n", "assert f(3) == want", ["split", "generic"]),
     ("timedelta", "import datetime\nWANT = [datetime.timedelta(9)]\n" + _RUN_SETUP,
      "import datetime\nwant = [datetime.timedelta(days=1, seconds=5)]\n", "assert f(3) == want", ["split", "generic"]),
+    # a split test's setup-only hole that raises when the setup runs alone (the test is an error
+    # for every program): the program process sent a value for it instead of the raise
+    ("raises_alone", HARNESS + "_sv = H._setup_values\n"
+     "def _fake(exprs, ns, pinned, bound):\n    return {1: H._G['encode']([9], True)}\n"
+     "H._setup_values = _fake\ndef f(x):\n    return [9]\n",
+     "want = [1, 2, 3]\n", "assert f(3) == want[7]", ["split"]),
+    ("raises_alone_key", "WANT = {'a': [9]}\n" + _RUN_SETUP.replace("return WANT", "return [9]"),
+     "want = {'b': 1}\n", "assert f(3) == want['a']", ["split"]),
     # the setup's names read through the program's module, as test files import a solution
     ("from_solution", "WANT = [9]\n" + _RUN_SETUP, "want = [1, 2, 3]\n",
      "from solution import want\nassert f(3) == want", ["split", "generic"]),

@@ -56,6 +56,14 @@ RIGHT = [
      ["assert f(day) == want", "assert g(t) == datetime.time(6, 30) and f(day).day == 1",
       "assert f(when) == datetime.datetime(2020, 1, 2, tzinfo=datetime.timezone.utc)",
       "assert f(when).tzinfo is datetime.timezone.utc"]),
+    # setup-only holes that raise alone only where they read the program (a setup helper calling
+    # the program's function), or that raise in the program's process too (caught by the test)
+    ("helper_reads_program", "def f(x):\n    return [1, 2]\ndef base():\n    return [1]\n",
+     "want = [1, 2]\ndef norm(xs):\n    return base() + xs\n",
+     ["assert f(3) == norm([2])", "assert f(3) == want and norm([]) == [1]"]),
+    ("raise_caught", "def f(x):\n    return x\n", "want = [1, 2, 3]\n",
+     ["try:\n    want[7]\nexcept IndexError:\n    pass\nassert f(3) == 3",
+      "assert f(want[0]) == 1 and len(want) == 3 or want[9]"]),
     ("from_solution", "def f(x):\n    return [1, 2, 3]\ndef g():\n    return 5\n", "want = [1, 2, 3]\nk = 2\n",
      ["from solution import want\nassert f(3) == want", "from solution import f, want, k\nassert f(k) == want",
       "import solution\nassert solution.f(1) == solution.want and solution.g() == 5"]),

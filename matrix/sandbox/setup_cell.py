@@ -66,12 +66,41 @@ def run_setup_cell(cmd: dict, chan) -> None:
                 bound, kept = alone, []
             pinned = tuple(probe[4]) + tuple(harness._guarded(bound, kept).items())
             try:
-                runs.append(harness._setup_values(probe[1], ns, pinned, bound) if bound else {})
+                got = harness._setup_values(probe[1], ns, pinned, bound) if bound else {}
+                if bound:
+                    got.update(_raised_alone(probe[1], ns, pinned, bound, got, harness))
+                runs.append(got)
             except G["BaseException"]:
                 runs.append({})
         same = [[i, v] for i, v in runs[0].items() if i in runs[1] and _same(v, runs[1][i])]
         out.append(same)
     chan.send_json(Frame.VALUES, out)
+
+
+def _raised_alone(exprs, ns, pinned, bound, got, harness) -> dict:
+    """``{hole: {"raised": exception info}}`` for the holes :func:`.harness._setup_values` left
+    (they raised here) that read nothing but the setup's plain data and the pinned builtins: such
+    a hole raises in the program's process too, where that data is the same (red-team pass 24: a
+    program sent a value for ``want[7]``, ``want = [1, 2, 3]``, and a test that is an error for every
+    program passed). Not a hole reading a function of the setup's (it may call the program's) nor
+    one failing with NameError (a name the setup binds only with the program)."""
+    G = harness._G
+    allowed = {n for n, _ in pinned}
+    code_type = G["type"](_raised_alone.__code__)
+    out = {}
+    for i, e in enumerate(exprs):
+        if i in got or not e.co_names or not all(n in allowed for n in e.co_names) \
+                or any(G["type"](c) is code_type for c in e.co_consts) or not any(n in bound for n in e.co_names) \
+                or not all(plain_data(bound[n]) for n in e.co_names if n in bound):
+            continue
+        try:
+            eval(e, ns, G["mapping_proxy"](dict(pinned)))
+        except (harness._Timeout, harness._OutputCap):
+            raise
+        except G["BaseException"] as exc:
+            if not isinstance(exc, (NameError, RecursionError, MemoryError)):
+                out[i] = {"raised": harness.exc_info(exc, "test", None)}
+    return out
 
 
 def _same(a, b) -> bool:
@@ -154,6 +183,11 @@ def plain_data(v, budget: int = 100_000) -> bool:
     return True
 
 
+def _is_raise(v) -> bool:
+    return type(v) is dict and len(v) == 1 and type(v.get("raised")) is list and len(v["raised"]) == 4 \
+        and all(type(x) is str for x in v["raised"])
+
+
 def parse(payload: bytes, n: int) -> list | None:
     """The setup cell's claim (a ``Frame.VALUES`` body) for ``n`` probes: one ``{hole: value}``
     for each, or None (the setup did not run alone, or the answer is malformed)."""
@@ -207,9 +241,18 @@ def merge(payload: bytes, trusted: dict) -> bytes:
         encoded = part[0] if type(part) is list and part and type(part[0]) is list else None
         if encoded is None:
             return payload
+    raised = [i for i, v in trusted.items() if _is_raise(v) and i < len(encoded)]
     for i, v in trusted.items():
-        if i < len(encoded):
+        if i < len(encoded) and not _is_raise(v):
             encoded[i] = v
+    if raised:  # (a hole that raises with the setup's data alone: the test raises there, in order)
+        first = min(raised)
+        names = body[1] if values else (body[4][1] if len(body[4]) > 1 else [])
+        body = trusted[first]["raised"] + [[encoded[:first], names]]
+        text = json.dumps(body, ensure_ascii=True, separators=(",", ":"))
+        for n in range(len(big) - 1, -1, -1):
+            text = text.replace(f'"{token}{n}"', big[n])
+        return _RAISED + text.encode("ascii")
     text = json.dumps(body, ensure_ascii=True, separators=(",", ":"))
     for n in range(len(big) - 1, -1, -1):  # (backwards: token + "1" is a prefix of token + "10")
         text = text.replace(f'"{token}{n}"', big[n])
