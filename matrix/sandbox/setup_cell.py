@@ -115,28 +115,42 @@ _ANY_NAME = frozenset({"globals", "locals", "vars", "exec", "eval", "__dict__", 
                        "__import__", "__builtins__", "sys", "builtins", "gc", "inspect"})
 
 
+def nested_instructions(co):
+    """``(code object, instruction)`` for each instruction of ``co`` and of the code nested in it."""
+    import dis
+
+    stack = [co]
+    while stack:
+        c = stack.pop()
+        for ins in dis.get_instructions(c):
+            yield c, ins
+        stack.extend(x for x in c.co_consts if type(x) is type(co))
+
+
 def alone_names(co) -> frozenset:
     """The names a setup binds once and names nowhere else (no read, no other store, in its code or
     the code nested in it), nor reaches by another way (``globals()``, ``exec``, ``import *``): bound
     before the setup first reads the program's definitions (``want = [1, 2, 3]`` then ``root =
     Node(1)``), what they hold is computed without the program, whatever follows."""
-    import dis
-
     seen: dict = {}
-    stack = [co]
-    while stack:
-        c = stack.pop()
-        for ins in dis.get_instructions(c):
-            if ins.opname == "IMPORT_STAR":
+    for c, ins in nested_instructions(co):
+        if ins.opname == "IMPORT_STAR":
+            return frozenset()
+        if type(ins.argval) is str:
+            if ins.argval in _ANY_NAME:
                 return frozenset()
-            if type(ins.argval) is str:
-                if ins.argval in _ANY_NAME:
-                    return frozenset()
-                n = seen.setdefault(ins.argval, [0, 0])
-                n[0] += 1
-                n[1] += ins.opname == "STORE_NAME" and c is co
-        stack.extend(x for x in c.co_consts if type(x) is type(co))
+            n = seen.setdefault(ins.argval, [0, 0])
+            n[0] += 1
+            n[1] += ins.opname == "STORE_NAME" and c is co
     return frozenset(k for k, (uses, stores) in seen.items() if uses == 1 and stores == 1 and k[:2] != "__")
+
+
+def alone_data(co, ns) -> dict:
+    """What a setup that raised (it reads the program's definitions) bound in ``ns`` before that
+    and holds as its own: the plain data under :func:`alone_names` (not a function: it reads names
+    the rest may rebind)."""
+    safe = alone_names(co)
+    return {k: v for k, v in ns.items() if k in safe and plain_data(v)}
 
 
 def run_alone(setup_co, G) -> dict | None:
@@ -151,9 +165,7 @@ def run_alone(setup_co, G) -> dict | None:
     try:
         exec(setup_co, ns)
     except G["BaseException"]:
-        safe = alone_names(setup_co)  # (data only: a function reads names the rest may rebind)
-        got = {k: v for k, v in ns.items() if k in safe and k not in before and plain_data(v)}
-        return got or None
+        return alone_data(setup_co, ns) or None
     return {k: v for k, v in ns.items() if k != "__builtins__" and before.get(k, _NONE) is not v}
 
 
@@ -161,9 +173,11 @@ _NONE = object()
 _SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None)})
 
 
-def plain_data(v, budget: int = 100_000) -> bool:
+def plain_data(v, budget: int = 100_000, scalars: frozenset = frozenset(), containers: frozenset = frozenset()) -> bool:
     """Whether ``v`` is plain data: exact numbers, strings, bytes, None, and lists, tuples, sets,
-    frozensets and dicts of them (no cycle, at most ``budget`` items)."""
+    frozensets and dicts of them (no cycle, at most ``budget`` items); and objects of the classes
+    ``scalars`` (a naive one where it has a ``tzinfo``) and ``containers`` (a ``deque`` holding
+    items, the others mappings) that the caller admits (the test process: :func:`.remote.test_side._plain`)."""
     stack = [v]
     while stack:
         x = stack.pop()
@@ -171,11 +185,11 @@ def plain_data(v, budget: int = 100_000) -> bool:
         if budget < 0:
             return False
         t = type(x)
-        if t in _SCALARS:
+        if t in _SCALARS or (t in scalars and getattr(x, "tzinfo", None) is None):
             continue
-        if t is list or t is tuple or t is set or t is frozenset:
+        if t is list or t is tuple or t is set or t is frozenset or (t in containers and t.__name__ == "deque"):
             stack.extend(x)
-        elif t is dict:
+        elif t is dict or t in containers:
             stack.extend(x.keys())
             stack.extend(x.values())
         else:

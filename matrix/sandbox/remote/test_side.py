@@ -8,7 +8,7 @@ import sys
 import types
 
 from ..records import Frame
-from ..setup_cell import alone_names, plain_data
+from ..setup_cell import alone_data, nested_instructions, plain_data
 from .peer import (
     FORWARDED_BUILTINS,
     PROCESS_WORDS,
@@ -184,9 +184,9 @@ def _own_setup(src) -> dict:
             try:
                 exec(co, d)
             except BaseException:  # noqa: BLE001 - it needs the program: only what it bound before
-                safe = alone_names(co)  # and never names again is its own (setup_cell.alone_names),
-                failed = True  # data only (a function reads names the rest may rebind)
-                for k in [k for k in d if (k not in safe or not plain_data(d[k])) and k[:2] != "__"]:
+                keep = alone_data(co, d)  # and never names again is its own (setup_cell.alone_data)
+                failed = True
+                for k in [k for k in d if k not in keep and k[:2] != "__"]:
                     del d[k]
     except BaseException:  # noqa: BLE001 - this process's directory: not its own
         return {}
@@ -235,23 +235,14 @@ def _own_setup(src) -> dict:
 
 def _global_reads(co) -> tuple[set, set]:
     """The global names ``co`` and the code nested in it read, and those it stores or deletes."""
-    import dis
-
     reads: set = set()
     stores: set = set()
-    stack = [co]
-    while stack:
-        c = stack.pop()
-        for ins in dis.get_instructions(c):
-            if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
-                reads.add(ins.argval)
-            elif ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL"):
-                stores.add(ins.argval)
-        stack.extend(x for x in c.co_consts if type(x) is type(co))
+    for _, ins in nested_instructions(co):
+        if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+            reads.add(ins.argval)
+        elif ins.opname in ("STORE_GLOBAL", "DELETE_GLOBAL"):
+            stores.add(ins.argval)
     return reads, stores
-
-
-_PLAIN_SCALARS = frozenset({int, float, complex, str, bytes, bool, type(None)})
 
 
 # data classes of the standard library a setup's values may be (the test's own classes here,
@@ -281,23 +272,7 @@ def _plain(v, budget: int = 100_000) -> bool:
     strings, bytes, None, lists, tuples, sets and dicts of them, and the standard library's data
     classes (:data:`_STD_DATA`)."""
     scalars, containers = _std_data()
-    stack = [v]
-    while stack:
-        x = stack.pop()
-        budget -= 1
-        if budget < 0:
-            return False
-        t = type(x)
-        if t in _PLAIN_SCALARS or (t in scalars and getattr(x, "tzinfo", None) is None):
-            continue
-        if t is list or t is tuple or t is set or t is frozenset or (t in containers and t.__name__ == "deque"):
-            stack.extend(x)
-        elif t is dict or t in containers:
-            stack.extend(x.keys())
-            stack.extend(x.values())
-        else:
-            return False
-    return True
+    return plain_data(v, budget, scalars, containers)
 
 
 # A test's builtins are the builtins and its standard modules the modules, whatever names the
