@@ -37,7 +37,8 @@ def test_code_listing_the_working_directory_or_a_directory_four_calls_down_sees_
             tree if name != "total_size" else (f"dirname/{t}" for t in tree))]
         assert files, [p.source() for p in probes[name]]
         calls = {p.steps[-1].source() for p in files}
-        want = {"find": "find('*.txt')", "count_here": "count_here('.txt')", "total_size": "total_size('dirname', '.txt')"}
+        want = {"find": "find('*.txt')", "count_here": "count_here('.txt')",
+                "total_size": "total_size('dirname', '.txt')"}
         assert want[name] in calls, calls
     text, _ = _gen(tmp_path, "finder", (FIX / "finder.py").read_text())
     # (which of the calls the suite keeps is chosen by what they cover and kill: at least one
