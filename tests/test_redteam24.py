@@ -57,6 +57,11 @@ ATTACKS = [
      "want = [1, 2, 3]\n", "assert f(3) == want[7]", ["split"]),
     ("raises_alone_key", "WANT = {'a': [9]}\n" + _RUN_SETUP.replace("return WANT", "return [9]"),
      "want = {'b': 1}\n", "assert f(3) == want['a']", ["split"]),
+    # a generic test's setup helper that rebinds a global of the setup's (its call counter): it
+    # and its state were the program process's, where the program replaced the setup's builtins
+    ("helper_global", HARNESS + "H._G['genuine']['sorted'] = lambda *a, **k: [9]\ndef f(x):\n    return [9]\n",
+     "calls = 0\ndef norm(xs):\n    global calls\n    calls += 1\n    return sorted(xs)\n",
+     "assert f(3) == norm([3, 1, 2])", ["generic"]),
     # the setup's names read through the program's module, as test files import a solution
     ("from_solution", "WANT = [9]\n" + _RUN_SETUP, "want = [1, 2, 3]\n",
      "from solution import want\nassert f(3) == want", ["split", "generic"]),

@@ -73,6 +73,19 @@ CELLS = [(name, prefix + code, setup, test, shape) for name, code, setup, tests 
          for prefix in ("", IMPURE) for shape in ("split", "generic")]
 
 
+# setup helpers keeping state in the setup's globals, read by a generic test as they change (split
+# tests compute a setup-only hole before the holes that call the program, so a counter read after
+# a call reads its old value there: pre-existing, left out)
+LIVE = ("def f(x):\n    return sorted(x)\n",
+        "import math\ncalls = 0\nseen = []\ndef norm(xs):\n    global calls\n    calls += 1\n    return sorted(xs)\n"
+        "def note(x):\n    global last\n    last = math.floor(x)\n    seen.append(x)\n    return x\n"
+        "def both(xs):\n    return norm(xs) + [calls]\n",
+        ["assert f([3, 1]) == norm([1, 3])\nassert calls == 1\nassert norm([2]) == [2] and calls == 2",
+         "assert both([2, 1]) == [1, 2, 1] and calls == 1", "assert f([2, 1]) == both([1, 2])[:2]",
+         "note(2.5)\nassert last == 2 and seen == [2.5]\nassert f([note(1), 0]) == [0, 1] and last == 1"])
+CELLS += [("live_helpers", prefix + LIVE[0], LIVE[1], test, "generic") for test in LIVE[2] for prefix in ("", IMPURE)]
+
+
 @pytest.mark.parametrize("name,code,setup,test,shape", CELLS,
                          ids=[f"{c[0]}-{i}-{c[4]}" for i, c in enumerate(CELLS)])
 def test_a_right_program_around_a_setup_passes(ex, name, code, setup, test, shape):

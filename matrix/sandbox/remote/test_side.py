@@ -67,6 +67,7 @@ def run_test(cmd: dict, chan) -> None:
 
         peer.builtins_base = {k: getattr(builtins, k) for k in FORWARDED_BUILTINS}
     setup_own = _own_setup(cmd.get("task_setup"))  # (before any answer of the program's process)
+    live = setup_own.pop(_LIVE, frozenset())
     peer.random_state = random_state() if peer.random_on else None  # (moved by the test from here on:
     # synced with the program's)
     try:
@@ -85,7 +86,7 @@ def run_test(cmd: dict, chan) -> None:
         t0 = G["clock"]()
         own = cmd["own"] if type(cmd.get("own")) is list else []
         names, modules = _program_names(free_names(src), own, src)
-        names = [n for n in names if n not in setup_own or n in own]  # (the setup's data: its own)
+        names = [n for n in names if (n not in setup_own or n in own) and n not in live]  # (the setup's: its own)
         answers = peer.request("resolve", names)
         ns = {"__name__": "__main__", "__builtins__": G["builtins"]}
         if type(answers) is list and len(answers) == len(names):
@@ -113,12 +114,15 @@ def run_test(cmd: dict, chan) -> None:
         for k, v in setup_own.items():
             if k not in own:
                 ns[k] = v
+        if live:
+            _live_helpers({k: v for k, v in setup_own.items() if k not in own}, ns)
         peer.test_ns = ns
         _forward_module_patches(peer, src)
         if "logging" in src or "assertLogs" in src or "assertNoLogs" in src:  # (what the program logs: the test's)
             peer.request("logging", True)
         # `from solution import f`, as test files write (the setup's names it computed: its own)
-        G["sysmods"]["solution"] = _program_module(peer, {k: v for k, v in setup_own.items() if k not in own})
+        mine = {k: ns.get(k, v) for k, v in setup_own.items() if k not in own}
+        G["sysmods"]["solution"] = _program_module(peer, mine)
         code = compile(src, "<test>", "exec", dont_inherit=True)
     except (RemoteError, ValueError, OSError, SyntaxError) as exc:
         chan.send_json(Frame.VERDICT, ["test", "Error", f"the program process failed: {exc}"[:500], "other"],
@@ -215,22 +219,48 @@ def _own_setup(src) -> dict:
     fns = {k: v for k, v in ns.items() if type(v) is types.FunctionType and v.__globals__ is ns
            and k[:2] != "__" and not failed}
     both = {k: _global_reads(v.__code__) for k, v in fns.items()}
-    # (state its helpers rebind, ``global calls; calls += 1``, stays the program process's, read
-    # there as it is now, with those helpers)
+    reads = {k: r[0] for k, r in both.items()}
+    # state its helpers rebind (``global calls; calls += 1``): its own too where each such name
+    # holds its own data or is one the setup does not bind (red-team pass 24: the helper and its
+    # counter were the program process's, which chose what it computed); the helpers then run with
+    # the test's namespace as their globals (:func:`_live_helpers`), as in one interpreter
     live = set().union(*(r[1] for r in both.values())) if both else set()
+    keep_live = bool(live) and all(k in out or k not in ns for k in live)
+
+    def own_helpers(fns: dict, allowed: set) -> dict:
+        while True:
+            bad = [k for k in fns if any(n not in out and n not in fns and n not in modules and n not in builtins
+                                        and n not in allowed for n in reads[k])]
+            if not bad:
+                return fns
+            for k in bad:
+                del fns[k]
+
+    kept = own_helpers(dict(fns), live) if keep_live else {}
+    if keep_live and all(k in kept for k in fns if both[k][1]):
+        out.update(kept)
+        out.update({k: ns[k] for k in modules if any(k in reads[f] for f in kept)})
+        out[_LIVE] = frozenset(live)  # (names it may bind: never the program process's)
+        return out
+    # (else that state stays the program process's, read there as it is now, with those helpers)
     for k in live:
         out.pop(k, None)
-    fns = {k: v for k, v in fns.items() if not both[k][1]}
-    reads = {k: r[0] for k, r in both.items()}
-    while True:
-        bad = [k for k in fns if any(n not in out and n not in fns and n not in modules and n not in builtins
-                                    for n in reads[k])]
-        if not bad:
-            break
-        for k in bad:
-            del fns[k]
-    out.update(fns)
+    out.update(own_helpers({k: v for k, v in fns.items() if not both[k][1]}, set()))
     return out
+
+
+_LIVE = "__live__"  # (a key of :func:`_own_setup`'s answer: its helpers run in the test's namespace)
+
+
+def _live_helpers(setup_own: dict, ns: dict) -> None:
+    """The setup's own helpers made again with the test's namespace ``ns`` as their globals, in
+    ``ns`` (their state rebinds there, where the test reads it)."""
+    for k, v in setup_own.items():
+        if type(v) is types.FunctionType:
+            fn = types.FunctionType(v.__code__, ns, v.__name__, v.__defaults__, v.__closure__)
+            fn.__kwdefaults__ = v.__kwdefaults__
+            fn.__qualname__ = v.__qualname__
+            ns[k] = fn
 
 
 def _global_reads(co) -> tuple[set, set]:
