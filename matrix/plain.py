@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import collections
+import datetime
 import decimal
 import fractions
 import json
@@ -451,6 +452,15 @@ _DICT_KEYS: type = type({}.keys())
 _DICT_ITEMS: type = type({}.items())
 
 
+# the sandbox's ``DT`` fields of each class (an aware datetime or time holds a tzinfo object: not plain)
+_DT_WRITE = {
+    datetime.date: ("year", "month", "day"),
+    datetime.datetime: ("year", "month", "day", "hour", "minute", "second", "microsecond", "fold"),
+    datetime.time: ("hour", "minute", "second", "microsecond", "fold"),
+    datetime.timedelta: ("days", "seconds", "microseconds"),
+}
+
+
 def to_jsonable(value: Any, depth: int = 0) -> Any:
     """A JSON-able form of a plain value: JSON-native values as they are, anything else as the
     tagged one-key objects of the sandbox encoding (lossless; :func:`decode` reads it back)."""
@@ -493,6 +503,8 @@ def to_jsonable(value: Any, depth: int = 0) -> Any:
         return {"D": str(value)}
     if t is collections.deque:
         return {"q": [to_jsonable(v, depth + 1) for v in value]}
+    if t in _DT_WRITE and (t in (datetime.date, datetime.timedelta) or value.tzinfo is None):
+        return {"DT": [t.__name__] + [getattr(value, f) for f in _DT_WRITE[t]]}
     if t is _DICT_KEYS:
         return {"K": [to_jsonable(k, depth + 1) for k in value]}
     if t is _DICT_ITEMS:
