@@ -81,7 +81,7 @@ class LoopConfig:
     # the Fixer's reward: "episode" (RLEF: up to fix_turns attempts with execution feedback, one
     # trajectory reward: +1 solved / -1 not, less fix_invalid_penalty per turn without a valid
     # program) | "gain" (one attempt; pass-fraction gain + full-pass bonus)
-    fixer_reward: str = "gain"  # default gain: episodes measured level on held-out fix_acc at 1.6x the step cost
+    fixer_reward: str = "episode"  # default episode: trains every turn the held-out eval plays (gain: the first)
     fix_turns: int = 2  # attempts per repair episode (fixer_reward "episode"; "gain" makes one)
     fix_public_tests: int = 0  # the first N ground-truth tests give feedback (public); 0 = all
     fix_invalid_penalty: float = 0.2  # per turn whose completion holds no valid program
@@ -121,6 +121,12 @@ class LoopConfig:
     eval_every: int = 40  # held-out evaluation every N steps (and at the start and the end)
     keep_checkpoints: int = 2  # checkpoints kept on disk (older ones deleted)
     seed: int = 0  # sampling and curriculum seed
+
+    @property
+    def fixer_turns(self) -> int:
+        """Repair turns the loop plays (and trains) per episode: ``fix_turns`` for RLEF episodes,
+        one for the single-turn gain reward."""
+        return self.fix_turns if self.fixer_reward == "episode" else 1
 
     def validate(self):
         bad = [r for r in self.roles if r not in ALL_ROLES]
@@ -240,7 +246,7 @@ class CoEvolution:
 
         rollouts: list[Scored] = []
         episodes: list = []  # repair episodes (coevo.repair) starting from failing programs
-        turns = cfg.fix_turns if cfg.fixer_reward == "episode" else 1
+        turns = cfg.fixer_turns
         for t, lay, res in zip(tasks, layouts, results):
             passed = np.asarray(res.passed, dtype=bool)
             score = score_task(t, lay, passed, cfg)
