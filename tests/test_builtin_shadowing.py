@@ -152,6 +152,10 @@ RIGHT += [
      "def test_r():\n    assert isinstance(f(), enum.Enum)\n"),
     (DATE, "def test_r():\n    assert isinstance(f(), datetime.date)\n"),
     (DATE, "assert type(f()) is datetime.date"),
+    # (session 23: the value classes read through the program's module are the test's own)
+    ("import fractions\ndef f():\n    return fractions.Fraction(1, 3)\n", "assert type(f()) is fractions.Fraction"),
+    ("import decimal\ndef f():\n    return decimal.Decimal('1.5')\n",
+     "def test_r():\n    assert type(f()) is decimal.Decimal and f() == decimal.Decimal('1.5')\n"),
     (DATE, "def test_r():\n    assert (f() - datetime.date(2020, 1, 1)).days == 1\n"),
 ]
 

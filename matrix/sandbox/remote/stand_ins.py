@@ -213,6 +213,15 @@ class _ProgramClass(type):
         return s if type(s) is str else "<class>"
 
 
+# standard classes whose instances (of the class itself) cross the process boundary as values
+# (matrix/sandbox/encoding.py: ``Q``, ``D``, ``DT``): a test reading one through the program's
+# module (``import datetime`` in the program only) gets the test's own class, so that
+# ``type(f()) is datetime.date`` holds for the value that arrived (session 23; a naive
+# ``datetime``/``time`` is a value too, an aware one a reference: those two stay the program's)
+_VALUE_CLASSES = frozenset({("datetime", "date"), ("datetime", "timedelta"), ("fractions", "Fraction"),
+                            ("decimal", "Decimal")})
+
+
 class _Proxy:
     """An object of the other process. Everything but identity is a request."""
 
@@ -263,6 +272,11 @@ class _Proxy:
         peer = object.__getattribute__(self, "_coevo_p")
         if peer.std_modules:  # (a standard module of the program's: checked against the test's own)
             peer.verify_std(self, name, value)
+            if type(value) is _ProgramClass:
+                own = peer._own_function(value)
+                if own is not None and (getattr(own, "__module__", None), getattr(own, "__qualname__", None)) \
+                        in _VALUE_CLASSES:
+                    return own  # (its instances cross as values: ``type(f()) is datetime.date`` holds)
         return value
 
     def __setattr__(self, name, value):
