@@ -10,27 +10,18 @@ forgery here passed on 74f2cc2."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
+from sandbox_cells import FORK_ONLY, as_generic, executor_fixture
 
-from matrix.engine import ExecConfig, Executor
 from matrix.tasks import Task, Test
 
-pytestmark = [pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork"), pytest.mark.timeout(180)]
+pytestmark = FORK_ONLY
 
 TASK = Task("t", "p", entry_point="f")
 IMPURE = "import os\n"  # (one process per test, as most programs that import os)
 
 
-@pytest.fixture(scope="module")
-def ex():
-    with Executor(ExecConfig(timeout=5.0, workers=1)) as e:
-        yield e
-
-
-def _generic(test: str) -> str:
-    return "def test_a():\n" + "".join("    " + line + "\n" for line in test.splitlines())
+ex = executor_fixture()
 
 
 # (program, test): each test in its split form and as a test function (generic)
@@ -81,7 +72,7 @@ OUTSIDE = [
 @pytest.mark.parametrize("code,test", IN_PLACE + OUTSIDE, ids=[str(i) for i in range(len(IN_PLACE + OUTSIDE))])
 @pytest.mark.parametrize("shape", ["split", "generic"])
 def test_a_programs_change_inside_a_standard_module_does_not_compute_the_tests_expected_value(ex, code, test, shape):
-    t = test if shape == "split" else _generic(test)
+    t = test if shape == "split" else as_generic(test)
     res = ex.run_matrix(TASK, [code], [Test.assertion(t)])
     assert res.status[0][0] in ("fail", "error"), (res.status, res.errors)
 
@@ -127,6 +118,6 @@ SETUP += [
 @pytest.mark.parametrize("shape", ["split", "generic"])
 def test_the_setups_helpers_do_not_compute_with_the_programs_modules(ex, setup, code, test, shape):
     task = Task("t", "p", entry_point="f", setup=setup)
-    t = test if shape == "split" else _generic(test)
+    t = test if shape == "split" else as_generic(test)
     res = ex.run_matrix(task, [code], [Test.assertion(t)])
     assert res.status[0][0] in ("fail", "error"), (res.status, res.errors)

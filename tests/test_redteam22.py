@@ -10,27 +10,18 @@ which compute in the program's process. Each forgery here passed on 954746b."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
+from sandbox_cells import FORK_ONLY, as_generic, executor_fixture
 
-from matrix.engine import ExecConfig, Executor
 from matrix.tasks import Task, Test
 
-pytestmark = [pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork"), pytest.mark.timeout(180)]
+pytestmark = FORK_ONLY
 
 TASK = Task("t", "p", entry_point="f")
 IMPURE = "import os\n"  # (one process per test, as most programs that import os)
 
 
-@pytest.fixture(scope="module")
-def ex():
-    with Executor(ExecConfig(timeout=5.0, workers=1)) as e:
-        yield e
-
-
-def _generic(test: str) -> str:
-    return "def test_a():\n" + "".join("    " + line + "\n" for line in test.splitlines())
+ex = executor_fixture()
 
 
 # (program, test): a constant of a standard module the test reads after the program's call
@@ -73,7 +64,7 @@ STATE = CONSTANTS + AFTER_CALL + GIVEN
 @pytest.mark.parametrize("code,test", STATE, ids=[str(i) for i in range(len(STATE))])
 @pytest.mark.parametrize("shape", ["split", "generic"])
 def test_a_programs_change_of_a_computing_modules_state_does_not_reach_the_test(ex, code, test, shape):
-    t = test if shape == "split" else _generic(test)
+    t = test if shape == "split" else as_generic(test)
     res = ex.run_matrix(TASK, [code], [Test.assertion(t)])
     assert res.status[0][0] in ("fail", "error"), (res.status, res.errors)
 
@@ -99,7 +90,7 @@ CACHES = [
 @pytest.mark.parametrize("code,test", CACHES, ids=[str(i) for i in range(len(CACHES))])
 @pytest.mark.parametrize("shape", ["split", "generic"])
 def test_a_cache_the_program_planted_computes_nothing_for_the_test(ex, code, test, shape):
-    t = test if shape == "split" else _generic(test)
+    t = test if shape == "split" else as_generic(test)
     res = ex.run_matrix(TASK, [code], [Test.assertion(t)])
     assert res.status[0][0] in ("fail", "error"), (res.status, res.errors)
 
@@ -127,7 +118,7 @@ TAKEN_OVER = [
 @pytest.mark.parametrize("code,test", TAKEN_OVER, ids=[str(i) for i in range(len(TAKEN_OVER))])
 @pytest.mark.parametrize("shape", ["split", "generic"])
 def test_a_program_that_turns_off_its_process_checks_still_reads_no_changed_module(ex, code, test, shape):
-    t = test if shape == "split" else _generic(test)
+    t = test if shape == "split" else as_generic(test)
     res = ex.run_matrix(TASK, [code], [Test.assertion(t)])
     assert res.status[0][0] in ("fail", "error"), (res.status, res.errors)
 
@@ -153,6 +144,6 @@ ENCODED = [
 @pytest.mark.parametrize("code,test", ENCODED, ids=[str(i) for i in range(len(ENCODED))])
 @pytest.mark.parametrize("shape", ["split", "generic"])
 def test_a_dict_subclass_is_judged_on_what_it_holds(ex, code, test, shape):
-    t = test if shape == "split" else _generic(test)
+    t = test if shape == "split" else as_generic(test)
     res = ex.run_matrix(TASK, [code], [Test.assertion(t)])
     assert res.status[0][0] in ("fail", "error"), (res.status, res.errors)

@@ -8,27 +8,16 @@ and generic ones where the setup's values came from the program's process)."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
+from sandbox_cells import FORK_ONLY, HARNESS, as_generic, executor_fixture
 
-from matrix.engine import ExecConfig, Executor
 from matrix.tasks import Task, Test
 
-pytestmark = [pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork"), pytest.mark.timeout(180)]
-
-HARNESS = ("import os, sys\n"
-           "H = [m for n, m in list(sys.modules.items()) if n.endswith('sandbox.harness')][0]\n")
+pytestmark = FORK_ONLY
 
 
-@pytest.fixture(scope="module")
-def ex():
-    with Executor(ExecConfig(timeout=5.0, workers=1)) as e:
-        yield e
 
-
-def _generic(test: str) -> str:
-    return "def test_a():\n" + "".join("    " + line + "\n" for line in test.splitlines())
+ex = executor_fixture()
 
 
 # (name, program, setup, tests, shapes): a wrong program (f returns [9] or 9) and a setup whose
@@ -112,6 +101,6 @@ CELLS = [(name, code, setup, test, shape) for name, code, setup, tests, shapes i
                          ids=[f"{c[0]}-{i}-{c[4]}" for i, c in enumerate(CELLS)])
 def test_a_program_does_not_choose_what_the_tasks_setup_computes(ex, name, code, setup, test, shape):
     task = Task("t", "p", entry_point="f", setup=setup)
-    t = test if shape == "split" else _generic(test)
+    t = test if shape == "split" else as_generic(test)
     res = ex.run_matrix(task, [code], [Test.assertion(t)])
     assert res.status[0][0] in ("fail", "error"), (res.status, res.errors)

@@ -5,31 +5,20 @@ returns; each cell here passed on 9fb6117 (the setup's value read from the progr
 
 from __future__ import annotations
 
-import os
-
 import pytest
+from sandbox_cells import FORK_ONLY, HARNESS, as_generic, executor_fixture
 
-from matrix.engine import ExecConfig, Executor
 from matrix.tasks import Task, Test
 
-pytestmark = [pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork"), pytest.mark.timeout(180)]
+pytestmark = FORK_ONLY
 
-HARNESS = ("import os, sys\n"
-           "H = [m for n, m in list(sys.modules.items()) if n.endswith('sandbox.harness')][0]\n")
 _RUN_SETUP = (HARNESS + "_run = H.run_setup\n"
               "def _fake(co, ns, keep=None):\n    bound = _run(co, ns, keep)\n"
               "    if 'want' in bound:\n        bound['want'] = WANT\n        ns['want'] = WANT\n    return bound\n"
               "H.run_setup = _fake\ndef f(x):\n    return WANT\n")
 
 
-@pytest.fixture(scope="module")
-def ex():
-    with Executor(ExecConfig(timeout=5.0, workers=1)) as e:
-        yield e
-
-
-def _generic(test: str) -> str:
-    return "def test_a():\n" + "".join("    " + line + "\n" for line in test.splitlines())
+ex = executor_fixture()
 
 
 # (name, program, setup, test, shapes)
@@ -75,6 +64,6 @@ CELLS = [(name, code, setup, test, shape) for name, code, setup, test, shapes in
 @pytest.mark.parametrize("name,code,setup,test,shape", CELLS, ids=[f"{c[0]}-{c[4]}" for c in CELLS])
 def test_a_program_does_not_choose_the_setups_values(ex, name, code, setup, test, shape):
     task = Task("t", "p", entry_point="f", setup=setup)
-    t = test if shape == "split" else _generic(test)
+    t = test if shape == "split" else as_generic(test)
     res = ex.run_matrix(task, [code], [Test.assertion(t)])
     assert res.status[0][0] in ("fail", "error"), (res.status, res.errors)

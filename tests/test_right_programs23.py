@@ -7,26 +7,17 @@ definitions (which cannot run alone)."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
+from sandbox_cells import FORK_ONLY, as_generic, executor_fixture
 
-from matrix.engine import ExecConfig, Executor
 from matrix.tasks import Task, Test
 
-pytestmark = [pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork"), pytest.mark.timeout(180)]
+pytestmark = FORK_ONLY
 
 IMPURE = "import os\n"
 
 
-@pytest.fixture(scope="module")
-def ex():
-    with Executor(ExecConfig(timeout=5.0, workers=1)) as e:
-        yield e
-
-
-def _generic(test: str) -> str:
-    return "def test_a():\n" + "".join("    " + line + "\n" for line in test.splitlines())
+ex = executor_fixture()
 
 
 # (name, program, setup, tests): every test passes in plain Python (setup, then program, then test)
@@ -107,7 +98,7 @@ CELLS = [(name, prefix + code, setup, test, shape) for name, code, setup, tests 
                          ids=[f"{c[0]}-{i}-{c[4]}" for i, c in enumerate(CELLS)])
 def test_a_right_program_around_a_setup_passes(ex, name, code, setup, test, shape):
     task = Task("t", "p", entry_point="f", setup=setup)
-    t = test if shape == "split" else _generic(test)
+    t = test if shape == "split" else as_generic(test)
     res = ex.run_matrix(task, [code], [Test.assertion(t)])
     assert res.status[0][0] == "pass", (res.status, res.errors)
 
@@ -131,6 +122,6 @@ WRONG = [
 @pytest.mark.parametrize("prefix", ["", IMPURE], ids=["pure", "impure"])
 def test_a_wrong_program_around_a_setup_fails(ex, name, code, setup, test, shape, prefix):
     task = Task("t", "p", entry_point="f", setup=setup)
-    t = test if shape == "split" else _generic(test)
+    t = test if shape == "split" else as_generic(test)
     res = ex.run_matrix(task, [prefix + code], [Test.assertion(t)])
     assert res.status[0][0] == "fail", (res.status, res.errors)
