@@ -22,6 +22,13 @@ solution against the ground-truth tests and the generated tests. From it:
   task), the fraction repaired within ``fix_turns`` turns of feedback (a repair episode of
   :mod:`coevo.repair`, the same as in training: feedback from the first failing public test,
   ``fix_public_tests``; repaired = the final program passes every ground-truth test);
+* ``fix_fixed_starts``: Fixer success on FIXED starts: the first evaluation of a run (step 0, the
+  SFT start) keeps its ``fix_acc`` starts (its failing programs, their feedback) in the run
+  directory (``fixer_starts.jsonl``, written atomically before step 0 is logged; a resumed run
+  reads it, never draws again); every later evaluation repairs those same programs (one episode
+  each, batched with ``fix_acc``'s: no extra generation pass). ``fix_acc`` mixes the Fixer with
+  its starts: after RL the Coder's remaining failures are harder, so ``fix_acc`` can fall while
+  the Fixer improves; ``fix_fixed_starts`` measures the Fixer alone (at step 0 the two are equal);
 * ``solve_1at1`` and ``solve_1atK`` (K = 1 + ``fix_turns``, e.g. ``solve_1at3``): RLEF's 1@K, for
   the first ``solve_starts`` Coder samples of every task: the share whose first attempt is
   correct, and the share solved within K attempts (the Coder's attempt, then Fixer turns while
@@ -45,6 +52,7 @@ served model again at a later step costs nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -52,6 +60,8 @@ from coevo.repair import cells  # noqa: F401  (re-exported: callers read matrix 
 from matrix.calibration import PRECISION_AT
 from matrix.tasks import Task
 from roles.api_config import ApiConfig
+
+FIXER_STARTS_FILE = "fixer_starts.jsonl"  # RUN_DIR/<this>: the first evaluation's repair starts
 
 
 @dataclass
@@ -84,22 +94,68 @@ class EvalConfig:
             raise ValueError("mutants: must be >= 0")
 
 
-def evaluate(model, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, *, progress: bool = False) -> dict:
+@dataclass
+class FixedStart:
+    """A failing program kept by the first evaluation: a start of the ``fix_fixed_starts`` episodes."""
+    task_id: str
+    row: int  # its Coder sample's index in that evaluation
+    code: str
+    feedback: str  # on the public tests, as the Fixer was shown it
+    before: float  # its share of ground-truth tests passed
+
+    def to_json(self) -> dict:
+        return {"task_id": self.task_id, "row": self.row, "code": self.code, "feedback": self.feedback,
+                "before": self.before}
+
+
+def read_fixed_starts(path: str | Path, tasks: list[Task]) -> list[tuple[Task, FixedStart]]:
+    """The kept starts in ``path`` with their tasks (from ``tasks``); a damaged line is a one-line
+    :class:`InputError` naming the file, the line and the field."""
+    from matrix.errors import InputError
+    from matrix.jsonl import read_jsonl
+
+    by_id = {t.task_id: t for t in tasks}
+    out = []
+    for line, rec in read_jsonl(path):
+        if not isinstance(rec, dict):
+            raise InputError("a kept repair start must be a JSON object", file=str(path), line=line)
+        for name, kind in (("task_id", str), ("row", int), ("code", str), ("feedback", str), ("before", (int, float))):
+            v = rec.get(name)
+            if not isinstance(v, kind) or isinstance(v, bool):
+                raise InputError("missing" if name not in rec else f"must be {getattr(kind, '__name__', 'a number')}",
+                                 file=str(path), line=line, field=name)
+        if rec["task_id"] not in by_id:
+            raise InputError(f"{rec['task_id']!r} is not a held-out task of this run", file=str(path), line=line,
+                             field="task_id")
+        out.append((by_id[rec["task_id"]], FixedStart(rec["task_id"], rec["row"], rec["code"], rec["feedback"],
+                                                      float(rec["before"]))))
+    return out
+
+
+def evaluate(model, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, *, progress: bool = False,
+             fixer_starts: str | Path | None = None, keep_starts: bool = False) -> dict:
     """The held-out figures (module doc) of ``model`` (with ``tokenizer``), or of the served model
     that ``cfg.api`` names (then ``model`` and ``tokenizer`` are not used: prompts are coevo's plain
-    format or chat messages, as ``cfg.api.prompt`` says)."""
+    format or chat messages, as ``cfg.api.prompt`` says).
+
+    ``fixer_starts``: the run's kept repair starts (``fix_fixed_starts``): repaired again when the
+    file exists; when it does not and ``keep_starts`` (the run's first evaluation), this
+    evaluation's ``fix_acc`` starts are written there (atomically) and are the figure's starts."""
     from roles.generation import GenerationConfig, GenerationEngine
 
     gen_cfg = GenerationConfig(temperature=cfg.temperature, max_new_tokens=cfg.max_new_tokens, seed=cfg.seed)
     if not cfg.api.enabled:
-        return _evaluate(GenerationEngine(model, tokenizer, gen_cfg), tokenizer, executor, tasks, cfg, progress)
+        return _evaluate(GenerationEngine(model, tokenizer, gen_cfg), tokenizer, executor, tasks, cfg, progress,
+                         fixer_starts=fixer_starts, keep_starts=keep_starts)
     from roles.api_client import ApiGenerator
 
     with ApiGenerator(cfg.api, gen_cfg) as generator:
-        return _evaluate(generator, None, executor, tasks, cfg, progress)
+        return _evaluate(generator, None, executor, tasks, cfg, progress, fixer_starts=fixer_starts,
+                         keep_starts=keep_starts)
 
 
-def _evaluate(engine, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, progress: bool) -> dict:
+def _evaluate(engine, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, progress: bool, *,
+              fixer_starts: str | Path | None = None, keep_starts: bool = False) -> dict:
     from coevo.repair import public_columns
     from matrix.metrics import mutation_score, unit_test_accuracy
     from matrix.selection import plausible, select_plausible
@@ -177,8 +233,19 @@ def _evaluate(engine, tokenizer, executor, tasks: list[Task], cfg: EvalConfig, p
     }
     if cfg.mutants:
         out["test_kill"] = float(np.mean(test_kill)) if test_kill else 0.0
-    if cfg.fix_turns and (broken or starts):
-        out.update(_repair_figures(engine, executor, tokenizer, broken, starts, cfg))
+    fixed: list[tuple[Task, FixedStart]] | None = None
+    if cfg.fix_turns and fixer_starts is not None:
+        if Path(fixer_starts).exists():
+            fixed = read_fixed_starts(fixer_starts, tasks)
+        elif keep_starts:  # the run's first evaluation: its failing programs become the fixed starts
+            from coevo.repair import public_feedback
+            from matrix.jsonl import write_jsonl_atomic
+
+            fixed = [(t, FixedStart(t.task_id, i, code, public_feedback(t, res, i, cfg.fix_public_tests),
+                                    float(row.mean()))) for t, i, code, row, res in broken]
+            write_jsonl_atomic(fixer_starts, (f.to_json() for _, f in fixed))
+    if cfg.fix_turns and (broken or starts or fixed):
+        out.update(_repair_figures(engine, executor, tokenizer, broken, starts, cfg, fixed))
     out.update(calibration_figures(picks, graded))
     return out
 
@@ -195,10 +262,14 @@ def _mutants(code: str, limit: int) -> list[str]:
         return []
 
 
-def _repair_figures(engine, executor, tokenizer, broken, starts, cfg: EvalConfig) -> dict:
-    """``fix_acc`` over the ``broken`` starts and RLEF's 1@K over ``starts``, from one set of repair
-    episodes (a program in both lists is repaired once). ``broken`` holds parsed programs only; a
-    1@K start without a program gets its feedback (the error) and Fixer turns like any other."""
+def _repair_figures(engine, executor, tokenizer, broken, starts, cfg: EvalConfig,
+                    fixed: list[tuple[Task, FixedStart]] | None = None) -> dict:
+    """``fix_acc`` over the ``broken`` starts, RLEF's 1@K over ``starts`` and ``fix_fixed_starts``
+    over the kept ``fixed`` starts, from one set of repair episodes played together (a program in
+    both ``broken`` and ``starts`` is repaired once; a kept start that is this evaluation's own
+    program, same task, sample and code, as at step 0, shares its episode). ``broken`` holds
+    parsed programs only; a 1@K start without a program gets its feedback (the error) and Fixer
+    turns like any other."""
     from coevo.repair import Episode, public_columns, public_feedback, run_episodes
 
     episodes: dict[tuple[str, int], Episode] = {}
@@ -207,10 +278,22 @@ def _repair_figures(engine, executor, tokenizer, broken, starts, cfg: EvalConfig
         if key not in episodes and not row[public_columns(t, cfg.fix_public_tests)].all():
             episodes[key] = Episode(t, code, public_feedback(t, res, i, cfg.fix_public_tests),
                                     float(row.mean()), cfg.fix_turns, cfg.fix_public_tests, key=f"{t.task_id}#{i}")
-    run_episodes(list(episodes.values()), engine, executor, tokenizer)
+    kept: list[Episode] = []  # one per fixed start
+    extra: list[Episode] = []  # the fixed starts' own episodes, played after this evaluation's own
+    for t, f in fixed or []:
+        e = episodes.get((t.task_id, f.row))
+        if e is None or e.code != f.code:
+            e = Episode(t, f.code, f.feedback, f.before, cfg.fix_turns, cfg.fix_public_tests,
+                        key=f"fixed/{t.task_id}#{f.row}")
+            extra.append(e)
+        kept.append(e)
+    # this evaluation's episodes first: their samples (seeded by prompt and occurrence) stay as before
+    run_episodes([*episodes.values(), *extra], engine, executor, tokenizer)
     out: dict = {}
     if broken:
         out["fix_acc"] = float(np.mean([episodes[(t.task_id, i)].solved for t, i, *_ in broken]))
+    if kept:
+        out["fix_fixed_starts"] = float(np.mean([e.solved for e in kept]))
     if starts:
         first, final = [], []
         for t, i, _code, row, _ in starts:

@@ -426,7 +426,7 @@ def execute(cfg: CoevoConfig, run: Path, *, progress: bool = True) -> dict:
 
 def _execute(cfg: CoevoConfig, run: Path, *, progress: bool = True) -> dict:
     from coevo.curriculum import Curriculum
-    from coevo.evaluate import evaluate
+    from coevo.evaluate import FIXER_STARTS_FILE, evaluate
     from coevo.loop import CoEvolution, sampling_config
     from roles.generation import GenerationEngine
     from training import distributed as D
@@ -464,7 +464,10 @@ def _execute(cfg: CoevoConfig, run: Path, *, progress: bool = True) -> dict:
                 return {}
             t0 = time.perf_counter()
             with trainer.generation_context(gather=True):  # the held-out evaluation samples with the HF model
-                res = evaluate(trainer.model, tok, executor, heldout, cfg.eval)
+                # fix_fixed_starts: step 0 keeps its repair starts in the run (atomically, before its
+                # record is logged); later evaluations, and a resumed step 0, repair those same programs
+                res = evaluate(trainer.model, tok, executor, heldout, cfg.eval, fixer_starts=run / FIXER_STARTS_FILE,
+                               keep_starts=step == 0 and D.is_main())
             res["seconds"] = time.perf_counter() - t0
             if step not in done_evals and D.is_main():
                 append_jsonl(eval_log, {"step": step, **res})
@@ -563,8 +566,8 @@ def _fmt(res: dict) -> str:
 def summarize(evals: list[dict]) -> dict:
     first, last = evals[0], evals[-1]
     solve = sorted({k for e in (first, last) for k in e if k.startswith("solve_1at")})  # RLEF's 1@K
-    keys = ("code_acc", "test_acc", "test_kill", "bon_acc", "fix_acc", *solve, "select_score", "select_ece",
-            "select_ece_cv", "test_score_ece", "test_score_ece_cv")
+    keys = ("code_acc", "test_acc", "test_kill", "bon_acc", "fix_acc", "fix_fixed_starts", *solve, "select_score",
+            "select_ece", "select_ece_cv", "test_score_ece", "test_score_ece_cv")
     return {"before": {k: first[k] for k in keys if k in first},
             "after": {k: last[k] for k in keys if k in last},
             "before_step": first["step"], "after_step": last["step"]}
