@@ -165,3 +165,11 @@ def test_a_run_keeps_its_first_evaluations_starts_and_a_resumed_run_reads_them(t
     evals = [json.loads(x) for x in (run / "eval.jsonl").read_text().splitlines()]
     assert [e["step"] for e in evals] == [0, 1, 2] and all("fix_fixed_starts" in e for e in evals)
     assert "fix_fixed_starts" in capsys.readouterr().out
+
+
+def test_the_demos_help_says_what_the_two_fixer_figures_measure():
+    from coevo.commands.demo_cmd import DESCRIPTION
+
+    text = " ".join(DESCRIPTION.split())
+    assert "fix_fixed_starts repairs the first evaluation's failing programs again" in text
+    assert f"DIR/{FIXER_STARTS_FILE}" in text

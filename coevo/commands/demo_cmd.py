@@ -9,7 +9,10 @@ DESCRIPTION = """The main job on a laptop CPU, with nothing downloaded:
 
 Writes DIR/summary.json {"before": {code_acc, test_acc, bon_acc, ...}, "after": {...}, "seconds",
 "roles"}, DIR/metrics.jsonl, DIR/curves.png, DIR/model (usable as --model by `coevo solve` /
-`coevo gen-tests`) and DIR/heldout.jsonl, and prints the before/after table (stdout).
+`coevo gen-tests`) and DIR/heldout.jsonl, and prints the before/after table (stdout). The Fixer's
+two figures: fix_acc repairs the evaluated model's own failing programs (after RL the Coder leaves
+harder ones), fix_fixed_starts repairs the first evaluation's failing programs again (kept in
+DIR/fixer_starts.jsonl): the Fixer alone, on the same starts before and after.
 
   coevo demo --out runs/demo
   coevo demo --out runs/demo-coder --roles coder        (ablation: train the Coder alone)
