@@ -515,6 +515,16 @@ def _cv_desc(v, mod, depth=0):
         if all(_cv_is_plain(k, [50]) for k in v):
             return ["map", [[k, _cv_desc(x, mod, depth + 1)] for k, x in v.items()]]
         return ["opaque", _cv_path(t)]
+    if t.__module__ in ("_io", "io") and t.__name__ in ("StringIO", "BytesIO"):
+        # a stream in memory (an output argument: quopri's encode(input, output)): what was
+        # written to it, ``stream.getvalue()``
+        try:
+            data = v.getvalue()
+        except ValueError:  # closed
+            return ["opaque", _cv_path(t)]
+        if len(data) > 2000:
+            return ["opaque", _cv_path(t)]
+        return ["obj", _cv_path(t), {}, {"getvalue": data}]
     r = _cv_reconstructs(v, mod)
     if r is not None:
         return ["repr", r, _cv_path(t)]

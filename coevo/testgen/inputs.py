@@ -514,10 +514,18 @@ class InputGenerator:
                 seen.append(s)
         return seen or ["None"]
 
-    def _pool_for(self, p: Param, spec: Spec, consts: list, depth: int = 0) -> list[str]:
+    def _pool_for(self, p: Param, spec: Spec, consts: list, depth: int = 0, unit: Unit | None = None) -> list[str]:
         """``pool(spec)``, with format strings for a parameter named for one (parse's
-        ``parse(format, string)`` never got a field: ``'{}'``, ``'{:d}'``)."""
+        ``parse(format, string)`` never got a field: ``'{}'``, ``'{:d}'``), and an empty stream
+        first for a stream the unit writes to (quopri's ``encode(input, output)``: what the call
+        wrote is then the whole of ``output.getvalue()``)."""
         pool = self.pool(spec, consts, depth)
+        if spec.kind == "stream" and unit is not None and p.name in _written_names(unit.node):
+            # (the kind of its first stream first; both where the pool holds both)
+            kinds = list(dict.fromkeys(x.split("(", 1)[0] for x in pool if x.startswith(("StringIO(", "BytesIO("))))
+            binary = spec.args and spec.args[0] == "bytes"
+            empty = [f"{k}()" for k in kinds] or ["BytesIO()" if binary else "StringIO()"]
+            pool = empty + [x for x in pool if x not in empty]
         low = p.name.lower()
         if (low in _FORMAT_NAMES or low.endswith(("_format", "_fmt", "_template"))) and \
                 spec.kind in ("str", "any", "optional", "union"):
@@ -634,7 +642,7 @@ class InputGenerator:
         missing key means "left to its default")."""
         specs = self.specs(unit)
         consts = self._consts(unit)
-        pools = {p.name: self._pool_for(p, s, consts, depth) for p, s in specs if p.kind != "starstar"}
+        pools = {p.name: self._pool_for(p, s, consts, depth, unit) for p, s in specs if p.kind != "starstar"}
         base = {p.name: pools[p.name][0] for p, _ in specs if p.required}
         out = [dict(base)]
         for p, _ in specs:
@@ -664,7 +672,7 @@ class InputGenerator:
                 continue
             if not p.required and self.rng.random() < 0.5:
                 continue
-            pool = self._pool_for(p, s, consts)
+            pool = self._pool_for(p, s, consts, unit=unit)
             if p.kind == "star":
                 ch[p.name] = ", ".join(self.rng.choice(pool) for _ in range(self.rng.randint(0, 3)))
             else:
@@ -1841,6 +1849,15 @@ def _inverse_names(name: str, names: set[str]) -> list[str]:
             if c in names and c != name and c not in out:
                 out.append(c)
     return out
+
+
+def _written_names(node: ast.AST | None) -> set[str]:
+    """Names the code calls ``.write(...)`` / ``.writelines(...)`` on (its output streams)."""
+    if node is None:
+        return set()
+    return {n.func.value.id for n in ast.walk(node)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+            and n.func.attr in ("write", "writelines") and isinstance(n.func.value, ast.Name)}
 
 
 def _dedupe(probes: list[Probe]) -> list[Probe]:

@@ -46,6 +46,7 @@ _MAX_ITEMS = 6
 class Check:
     root: tuple  # ("ret", i) | ("arg", i, j) | ("out", i) | ("var", name) | ("raise", i) | ("warn", i)
     # accessors: ("attr", name) | ("len",) | ("list",) | ("islice", n) | ("str",) | ("index", k) | ("key", k)
+    #   | ("getvalue",) (an in-memory stream's contents)
     path: tuple
     op: str  # "ok" | "eq" | "is" | "approx" | "isnan" | "enum" | "src" | "raises" | "warns"
     value: Any = None
@@ -124,6 +125,8 @@ def _value_checks(root: tuple, path: tuple, d, depth: int = 0, ctx=None) -> list
         items = extra.get("items")
         if items is not None and all(isinstance(i, list) and i and i[0] == "v" for i in items):
             out += _value_checks(root, path + (("list",),), ["v", [i[1] for i in items]], depth + 1, ctx)
+        if type(extra.get("getvalue")) in (str, bytes):  # an in-memory stream: what it holds
+            out.append(Check(root, path + (("getvalue",),), "eq", extra["getvalue"]))
         if "str" in extra:
             out.append(Check(root, path + (("str",),), "eq", extra["str"]))
         elif "repr" in extra:
@@ -309,7 +312,7 @@ def _walk(d, path: tuple):
             if kind != "obj" or acc[1] not in d[2]:
                 return _MISSING
             d = d[2][acc[1]]
-        elif a in ("len", "str", "repr"):
+        elif a in ("len", "str", "repr", "getvalue"):
             if kind == "obj" and a in (d[3] or {}):
                 d = ["v", d[3][a]]
             elif kind == "v" and a == "len":

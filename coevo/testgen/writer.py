@@ -356,6 +356,8 @@ def _access(expr: str, path: tuple, ctx: _Ctx) -> str:
             expr = f"{expr}[{literal(acc[1])}]"
         elif a == "type":
             expr = f"type({expr}).__name__"
+        elif a == "getvalue":
+            expr = f"{expr}.getvalue()"
     return expr
 
 
