@@ -31,7 +31,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from coevo.testgen.specs import ANY, INT, Spec, container_keys, infer_param
+from coevo.testgen.specs import ANY, INT, Spec, container_keys, guessed_by_name, infer_param
 from coevo.testgen.target import ModuleInfo, Param, Unit, _constants, _params
 
 __all__ = ["Step", "Probe", "InputGenerator", "var_name"]
@@ -334,7 +334,9 @@ class InputGenerator:
                 spec = infer_param(p, body, self.class_members, self.tables)
                 if unit.kind == "init" and p.annotation is None and p.default is None:
                     spec = self._kept_on_object(p, unit) or spec
-                if spec == ANY and p.kind in ("pos", "posonly", "kwonly"):
+                if (spec == ANY or guessed_by_name(p, body, spec)) and p.kind in ("pos", "posonly", "kwonly"):
+                    # no evidence of its own (or only its name's guess: getopt's shortopts, a
+                    # plural, is a string two calls down): the type of the parameter it is handed to
                     spec = self._passed_on(p.name, body, 0) or spec
                 if spec == Spec("list", (INT,)) and p.annotation is None:
                     # (ints: the default of a list with no evidence of its items) the items a
@@ -414,6 +416,8 @@ class InputGenerator:
                     spec = infer_param(q, node.body, self.class_members)
                     if spec == ANY:
                         spec = self._passed_on(q.name, node.body, depth + 1) or ANY
+                    elif guessed_by_name(q, node.body, spec):
+                        spec = self._passed_on(q.name, node.body, depth + 1) or spec
                     if spec != ANY:
                         return spec
         return None

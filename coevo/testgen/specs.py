@@ -711,6 +711,15 @@ def _decide(ev: _Evidence, name: str, classes: dict[str, list[str]], hint: Spec 
     return base
 
 
+def guessed_by_name(param, body: list[ast.stmt], spec: Spec) -> bool:
+    """``spec`` is only the guess from the parameter's name (``shortopts``: a plural, a list):
+    no hint, no default, nothing in ``body`` using it but handing it on."""
+    if param.annotation is not None or param.default is not None or spec != _by_name(param.name):
+        return False
+    ev = _evidence(body, param.name, {}, 0)
+    return not (ev.scores or ev.attrs or ev.elem or ev.keys or ev.literals or ev.values or ev.type_checked)
+
+
 def infer_param(param, body: list[ast.stmt], classes: dict[str, tuple[str, list[str]]],
                 tables: dict[str, list] | None = None) -> Spec:
     """The spec of one parameter: its hint, else its default's type (with usage deciding between
