@@ -26,7 +26,7 @@ import math
 import time
 from typing import Any
 
-from matrix.sandbox.encoding import DEFAULT_FACTORIES, Member, NonPlain, TooCostly
+from matrix.sandbox.encoding import DEFAULT_FACTORIES, DT_FIELDS, Member, NonPlain, TooCostly
 from matrix.sandbox.encoding import decode as _decode
 
 __all__ = ["NonPlain", "Member", "Unsupported", "TooBig", "TooCostly", "decode", "evaluate", "literal",
@@ -453,12 +453,7 @@ _DICT_ITEMS: type = type({}.items())
 
 
 # the sandbox's ``DT`` fields of each class (an aware datetime or time holds a tzinfo object: not plain)
-_DT_WRITE = {
-    datetime.date: ("year", "month", "day"),
-    datetime.datetime: ("year", "month", "day", "hour", "minute", "second", "microsecond", "fold"),
-    datetime.time: ("hour", "minute", "second", "microsecond", "fold"),
-    datetime.timedelta: ("days", "seconds", "microseconds"),
-}
+_DT_WRITE = {getattr(datetime, name): fields for name, fields in DT_FIELDS.items()}
 
 
 def to_jsonable(value: Any, depth: int = 0) -> Any:

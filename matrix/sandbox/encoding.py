@@ -122,6 +122,15 @@ class Member(NonPlain):
         return f"<{self.type_name} {self.value!r}>"
 
 
+# the wire's ``DT``: each class's name and the fields it sends, in order (read by the encoder through
+# the classes' own descriptors, checked by the decoder, written by matrix/plain.py's ``to_jsonable``)
+DT_FIELDS: dict[str, tuple[str, ...]] = {
+    "date": ("year", "month", "day"),
+    "datetime": ("year", "month", "day", "hour", "minute", "second", "microsecond", "fold"),
+    "time": ("hour", "minute", "second", "microsecond", "fold"),
+    "timedelta": ("days", "seconds", "microseconds"),
+}
+
 DEFAULT_FACTORIES = (list, dict, set, frozenset, tuple, int, float, complex, str, bytes, bytearray, bool,
                      collections.Counter, collections.OrderedDict, collections.deque)
 _MAX_FIELDS = 256
@@ -230,10 +239,9 @@ def make_encoder(subclass_hook=None):
     dec_str = Decimal.__str__
     Date, DateTime, Time, Delta = datetime.date, datetime.datetime, datetime.time, datetime.timedelta
     # (their fields through the classes' own descriptors, captured here)
-    d_fields = [Date.__dict__[n].__get__ for n in ("year", "month", "day")]
-    t_fields = [Time.__dict__[n].__get__ for n in ("hour", "minute", "second", "microsecond", "fold")]
-    dt_fields = d_fields + [DateTime.__dict__[n].__get__ for n in ("hour", "minute", "second", "microsecond", "fold")]
-    td_fields = [Delta.__dict__[n].__get__ for n in ("days", "seconds", "microseconds")]
+    d_fields, t_fields, dt_fields, td_fields = (
+        [next(c.__dict__[n] for c in cls.__mro__ if n in c.__dict__).__get__ for n in DT_FIELDS[cls.__name__]]
+        for cls in (Date, Time, DateTime, Delta))
     dt_tz, t_tz = DateTime.__dict__["tzinfo"].__get__, Time.__dict__["tzinfo"].__get__
     bases = (_bool, _int, _float, _str, _bytes, _list, _tuple, _dict, _set, _fset, _complex, _barr)
     _type, _id, _issub, _fmt, _isinst = type, id, issubclass, format, isinstance
@@ -473,7 +481,6 @@ def make_encoder(subclass_hook=None):
 # ----------------------------------------------------------------------------- the decoder
 
 _BUILD_CHECK = 256  # hashed containers larger than this are built step by step under the budget
-_DT_FIELDS = {"date": 3, "timedelta": 3, "datetime": 8, "time": 5}  # ``DT``'s fields of each class
 _MAX_HEX = 1 << 24  # hex digits of one int (bits / 4)
 
 
@@ -625,7 +632,7 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None, marks=None):
                 raise ValueError("malformed decimal")
             return decimal.Decimal(x)
         if tag == "DT":
-            if type(x) is not list or not x or x[0] not in _DT_FIELDS or len(x) != _DT_FIELDS[x[0]] + 1 \
+            if type(x) is not list or not x or x[0] not in DT_FIELDS or len(x) != len(DT_FIELDS[x[0]]) + 1 \
                     or any(type(n) is not int for n in x[1:]):
                 raise ValueError("malformed date")
             if x[0] == "date":
