@@ -213,13 +213,19 @@ class _ProgramClass(type):
         return s if type(s) is str else "<class>"
 
 
-# standard classes whose instances (of the class itself) cross the process boundary as values
-# (matrix/sandbox/encoding.py: ``Q``, ``D``, ``DT``): a test reading one through the program's
-# module (``import datetime`` in the program only) gets the test's own class, so that
-# ``type(f()) is datetime.date`` holds for the value that arrived (session 23; a naive
-# ``datetime``/``time`` is a value too, an aware one a reference: those two stay the program's)
-_VALUE_CLASSES = frozenset({("datetime", "date"), ("datetime", "timedelta"), ("fractions", "Fraction"),
-                            ("decimal", "Decimal")})
+# the standard library's data classes whose instances (of the class itself) cross the process
+# boundary as values (matrix/sandbox/encoding.py: ``C``, ``O``, ``q``, ``Q``, ``D``, ``DT``; a
+# datetime or time only when naive: an aware one's tzinfo travels as a reference): a generic test's
+# setup data of these classes is the test's own (remote/test_side.py, red-team pass 24)
+STD_VALUE_CLASSES = (("collections", ("Counter", "OrderedDict", "deque")), ("fractions", ("Fraction",)),
+                     ("decimal", ("Decimal",)), ("datetime", ("date", "datetime", "time", "timedelta")))
+
+# those a test reading one through the program's module (``import datetime`` in the program only)
+# gets as the test's own class, so that ``type(f()) is datetime.date`` holds for the value that
+# arrived (session 23; a naive ``datetime``/``time`` is a value too, an aware one a reference:
+# those two stay the program's)
+_VALUE_CLASSES = frozenset((mod, name) for mod, names in STD_VALUE_CLASSES for name in names
+                           if mod != "collections" and name not in ("datetime", "time"))
 
 
 class _Proxy:

@@ -21,7 +21,7 @@ from .peer import (
     share_files,
 )
 from .shapes import _NODE_KINDS, _as_node, _NodeNo
-from .stand_ins import _Proxy
+from .stand_ins import STD_VALUE_CLASSES, _Proxy
 
 
 def free_names(src: str) -> list[str]:
@@ -275,20 +275,14 @@ def _global_reads(co) -> tuple[set, set]:
     return reads, stores
 
 
-# data classes of the standard library a setup's values may be (the test's own classes here,
-# which travel to the program's process as values): Fraction, Decimal, dates, naive datetimes and
-# times and timedeltas too (the wire's ``Q``, ``D``, ``DT``: red-team pass 24, ``want =
-# Fraction(1, 3)`` or a date was the program process's); an aware datetime is not (its tzinfo
-# travels as a reference)
-_STD_DATA = (("collections", ("Counter", "OrderedDict", "deque")), ("fractions", ("Fraction",)),
-             ("decimal", ("Decimal",)), ("datetime", ("date", "datetime", "time", "timedelta")))
-
-
 def _std_data() -> tuple[frozenset, frozenset]:
-    """(scalar-like classes, container classes) of :data:`_STD_DATA` among the modules loaded."""
+    """(scalar-like classes, container classes) of :data:`.stand_ins.STD_VALUE_CLASSES` among the
+    modules loaded: a setup's values of them are the test's own, which travel to the program's
+    process as values (red-team pass 24: ``want = Fraction(1, 3)`` or a date was the program
+    process's)."""
     scalars: set = set()
     containers: set = set()
-    for mod, names in _STD_DATA:
+    for mod, names in STD_VALUE_CLASSES:
         m = sys.modules.get(mod)
         for n in names:
             c = getattr(m, n, None) if m is not None else None
@@ -300,7 +294,7 @@ def _std_data() -> tuple[frozenset, frozenset]:
 def _plain(v, budget: int = 100_000) -> bool:
     """Whether ``v`` is plain data (exact types, no cycles, at most ``budget`` items): numbers,
     strings, bytes, None, lists, tuples, sets and dicts of them, and the standard library's data
-    classes (:data:`_STD_DATA`)."""
+    classes (:data:`.stand_ins.STD_VALUE_CLASSES`)."""
     scalars, containers = _std_data()
     return plain_data(v, budget, scalars, containers)
 
