@@ -28,3 +28,24 @@ def test_a_parameter_only_passed_on_takes_its_callees_type_over_its_names_guess(
     assert specs["parse"]["shortopts"] == "str", specs  # two calls down
     # what the body itself shows still decides: args is indexed and its items are strings
     assert specs["parse"]["args"] == "list[str]", specs
+
+
+def test_a_list_of_paths_the_code_opens_names_files_the_test_writes():
+    """`for path in paths: open(path)` (fileinput's files): the list got ['hello', '0', ''] or
+    ints, never a file, so every call raised FileNotFoundError or read nothing. A list whose
+    items the code opens now also names files the test writes first."""
+    from coevo.testgen.inputs import InputGenerator
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "lines.py"
+        path.write_text((FIX / "lines.py").read_text())
+        module = analyze(path)
+    gen = InputGenerator(module, seed=0)
+    units = {u.qualname: u for u in module.units}
+    for name in ("count_lines", "longest"):
+        probes = gen.initial(units[name])
+        with_files = [p for p in probes if sum(s.kind == "file" for s in p.steps) >= 2]
+        assert with_files, [p.source() for p in probes]
+        p = with_files[0]
+        written = [s.callee for s in p.steps if s.kind == "file"]
+        call = p.steps[-1].source()
+        assert call.startswith(f"{name}([") and all(repr(w) in call for w in written), (call, written)

@@ -813,6 +813,22 @@ class InputGenerator:
             self._path_cache[key] = self._path_params(unit, dirs=True)
         return self._path_cache[key]
 
+    def path_list_params(self, unit: Unit) -> list[Param]:
+        """The parameters whose items the code opens or stats as paths (``for name in files:
+        open(name)``, fileinput's files), in its own body."""
+        if unit.node is None:
+            return []
+        key = unit.qualname + "#" + unit.kind + "#list"
+        if key not in self._path_cache:
+            names: set[str] = set()
+            for n in ast.walk(unit.node):
+                if isinstance(n, ast.For) and isinstance(n.iter, ast.Name) and isinstance(n.target, ast.Name) \
+                        and n.target.id in self._path_names(n.body, 0):
+                    names.add(n.iter.id)
+            self._path_cache[key] = [p for p in unit.params
+                                     if p.name in names and p.kind in ("pos", "posonly", "kwonly")]
+        return self._path_cache[key]
+
     def _path_params(self, unit: Unit, dirs: bool = False) -> list[Param]:
         body = list(unit.node.body)
         if unit.kind == "init":
@@ -931,6 +947,18 @@ class InputGenerator:
                 files, ch = self._files_for(paths, texts, k, base)
                 out.append(Probe(unit.qualname if unit.kind != "init" else unit.owner,
                                  files + self.probe(unit, ch, "pool").steps, "pool"))
+        lists = [p for p in self.path_list_params(unit) if p not in paths]
+        if lists and texts:  # a list of paths: two files the test writes first (one, for k odd)
+            base = self._choices(unit)[0]
+            for k in range(min(4, len(texts))):
+                ch = dict(base)
+                files: list[Step] = []
+                for p in lists:
+                    names = [f"{p.name}_{i + 1}.txt" for i in range(2 if k % 2 == 0 else 1)]
+                    files += [Step("file", n, (texts[(k + i) % len(texts)],)) for i, n in enumerate(names)]
+                    ch[p.name] = "[" + ", ".join(repr(n) for n in names) + "]"
+                out.append(Probe(unit.qualname if unit.kind != "init" else unit.owner,
+                                 tuple(files) + self.probe(unit, ch, "pool").steps, "pool"))
         dirs = self.dir_params(unit)
         if dirs and texts:
             base = self._choices(unit)[0]
