@@ -951,19 +951,26 @@ def setup_changed(kept: list) -> bool:
     return len(kept) > 2 and _setup_modules_changed(kept[0][0], kept[2][0]) is not None
 
 
-def _setup_values(exprs, ns, pinned, bound) -> dict:
+def _setup_values(exprs, ns, pinned, bound, live=()) -> dict:
     """The encoded values of the holes that read nothing but what the task's setup bound and the
     pinned builtins (an expected value, ``want`` or ``norm([3, 1])``), computed before any hole
     calls the program: a program changing ``want`` in place, or a setup helper's globals, inside
     its call no longer changes them (red-team pass 20). A hole that raises here is left to its
-    turn. ``{hole index: encoded value}``."""
+    turn. Where the setup's helpers rebind its globals (``live``: ``global calls``), a hole
+    reading one of those or calling a setup function is left to its turn too: computed early,
+    ``assert calls == 0`` then ``assert norm([1, 3]) == [1, 3]`` read the counter after the call
+    (a right program failed, and ``calls == 1`` passed: session 24). ``{hole index: encoded
+    value}``."""
     G = _G
     allowed = {n for n, _ in pinned}
     code_type = G["type"](_setup_values.__code__)
+    fn_type = G["type"](_setup_values)
     out = {}
     for i, e in enumerate(exprs):
         if not e.co_names or not all(n in allowed for n in e.co_names) \
                 or any(G["type"](c) is code_type for c in e.co_consts) or not any(n in bound for n in e.co_names):
+            continue
+        if live and any(n in live or G["type"](bound.get(n)) is fn_type for n in e.co_names):
             continue
         try:
             out[i] = G["encode"](eval(e, ns, G["mapping_proxy"](dict(pinned))), True)
@@ -1078,7 +1085,7 @@ def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False, rooms
             live = setup_kept[3][0] if len(setup_kept) > 3 else ()
             if bound:  # the setup's names too, as it bound them (red-team pass 20)
                 pinned = tuple(pinned) + tuple(_guarded(bound, setup_kept).items())
-                early = _setup_values(probe[1], ns, pinned, bound)
+                early = _setup_values(probe[1], ns, pinned, bound, live)
             for i, e in enumerate(probe[1]):
                 # the builtins the test reads in its holes are the builtins: a read-only mapping of
                 # them, made for each hole and read before the program's namespace (Plan.pins)
