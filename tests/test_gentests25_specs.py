@@ -62,3 +62,7 @@ def test_a_pattern_with_a_class_over_most_of_unicode_is_not_drawn_from():
     assert _regex_examples([wide, r"[a-c]{2}\d"], 0) and all(
         len(x) == 3 for x in _regex_examples([wide, r"[a-c]{2}\d"], 0))
     assert _regex_examples([r"[\u0100-\uffff]x"], 0) == []
+    # inside a group, a repeat or one branch of an alternation too
+    from coevo.testgen.inputs import _wide_class
+    assert _wide_class(r"(?:ab|c[\u0100-\uffff])+") and _wide_class(r"(x[^\xa1-\U0010FFFF]){2}")
+    assert not _wide_class(r"(?:ab|c[a-z])+") and not _wide_class(r"[\w.-]+@[^\s@]+")

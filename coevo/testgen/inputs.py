@@ -1934,8 +1934,8 @@ def _wide_class(pat: str) -> bool:
                 for x in av:
                     if isinstance(x, sre.SubPattern) and wide(x):
                         return True
-                    if isinstance(x, list) and wide([y for y in x if isinstance(y, tuple) and len(y) == 2]):
-                        return True
+                    if isinstance(x, list) and any(isinstance(y, sre.SubPattern) and wide(y) for y in x):
+                        return True  # the branches of an alternation
         return False
     return wide(tree)
 
