@@ -3,22 +3,11 @@
 str.join; `fnmatch.filter(names, pattern)` made pattern a list, read as filter(function,
 iterable)). Fixtures in tests/fixtures/gentests24/."""
 
-import tempfile
-from pathlib import Path
-
-from coevo.testgen.inputs import InputGenerator
-from coevo.testgen.target import analyze
-
-FIX = Path(__file__).parent / "fixtures" / "gentests24"
+from gentests_specs import fixture_specs
 
 
 def _specs(name: str) -> dict[str, dict[str, str]]:
-    with tempfile.TemporaryDirectory() as d:
-        path = Path(d) / f"{name}_copy.py"
-        path.write_text((FIX / f"{name}.py").read_text())
-        module = analyze(path)
-    gen = InputGenerator(module, seed=0)
-    return {u.qualname: {p.name: str(s) for p, s in gen.specs(u)} for u in module.units}
+    return fixture_specs("gentests24", name)
 
 
 def test_a_key_tested_to_be_in_a_mapping_is_a_key_not_an_index():

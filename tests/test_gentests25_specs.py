@@ -3,22 +3,11 @@
 the name's plural guess won over what the function it is handed to does with it (two calls
 down, `shortopts.startswith(':', i + 1)`). Fixtures in tests/fixtures/gentests25/."""
 
-import tempfile
-from pathlib import Path
-
-from coevo.testgen.inputs import InputGenerator
-from coevo.testgen.target import analyze
-
-FIX = Path(__file__).parent / "fixtures" / "gentests25"
+from gentests_specs import fixture_module, fixture_specs
 
 
 def _specs(name: str) -> dict[str, dict[str, str]]:
-    with tempfile.TemporaryDirectory() as d:
-        path = Path(d) / f"{name}_copy.py"
-        path.write_text((FIX / f"{name}.py").read_text())
-        module = analyze(path)
-    gen = InputGenerator(module, seed=0)
-    return {u.qualname: {p.name: str(s) for p, s in gen.specs(u)} for u in module.units}
+    return fixture_specs("gentests25", name)
 
 
 def test_a_parameter_only_passed_on_takes_its_callees_type_over_its_names_guess():
@@ -34,12 +23,7 @@ def test_a_list_of_paths_the_code_opens_names_files_the_test_writes():
     """`for path in paths: open(path)` (fileinput's files): the list got ['hello', '0', ''] or
     ints, never a file, so every call raised FileNotFoundError or read nothing. A list whose
     items the code opens now also names files the test writes first."""
-    from coevo.testgen.inputs import InputGenerator
-    with tempfile.TemporaryDirectory() as d:
-        path = Path(d) / "lines.py"
-        path.write_text((FIX / "lines.py").read_text())
-        module = analyze(path)
-    gen = InputGenerator(module, seed=0)
+    module, gen = fixture_module("gentests25", "lines", "lines.py")
     units = {u.qualname: u for u in module.units}
     for name in ("count_lines", "longest"):
         probes = gen.initial(units[name])
