@@ -1,6 +1,7 @@
 """What the sandbox's attack and right-program test files share (tests/test_redteam21-24.py,
-tests/test_right_programs23/24.py): the fork-only marks, one executor of one worker per file, a
-test written as a generic (``def test_a``) test, and a program's handle on the sandbox's harness."""
+tests/test_right_programs23-25.py): the fork-only marks, one executor of one worker per file, a
+test written as a generic (``def test_a``) test, one cell run in either shape, and a program's
+handle on the sandbox's harness."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import os
 import pytest
 
 from matrix.engine import ExecConfig, Executor
+from matrix.tasks import Task, Test
 
 FORK_ONLY = [pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork"), pytest.mark.timeout(180)]
 
@@ -30,3 +32,13 @@ def executor_fixture():
 def as_generic(test: str) -> str:
     """The assertion lines ``test`` as the body of a generic test function."""
     return "def test_a():\n" + "".join("    " + line + "\n" for line in test.splitlines())
+
+
+def run_cell(ex, code: str, setup: str, test: str, shape: str):
+    """Program ``code`` against the assertion lines ``test`` of a task (entry point ``f``) with
+    setup ``setup``, as a split test (``shape`` "split") or a generic one: ``(status, detail)``,
+    detail the matrix's statuses and errors for an assertion message."""
+    task = Task("t", "p", entry_point="f", setup=setup)
+    t = test if shape == "split" else as_generic(test)
+    res = ex.run_matrix(task, [code], [Test.assertion(t)])
+    return res.status[0][0], (res.status, res.errors)

@@ -11,7 +11,7 @@ forgery here passed on 74f2cc2."""
 from __future__ import annotations
 
 import pytest
-from sandbox_cells import FORK_ONLY, as_generic, executor_fixture
+from sandbox_cells import FORK_ONLY, as_generic, executor_fixture, run_cell
 
 from matrix.tasks import Task, Test
 
@@ -117,7 +117,5 @@ SETUP += [
 @pytest.mark.parametrize("setup,code,test", SETUP, ids=[str(i) for i in range(len(SETUP))])
 @pytest.mark.parametrize("shape", ["split", "generic"])
 def test_the_setups_helpers_do_not_compute_with_the_programs_modules(ex, setup, code, test, shape):
-    task = Task("t", "p", entry_point="f", setup=setup)
-    t = test if shape == "split" else as_generic(test)
-    res = ex.run_matrix(task, [code], [Test.assertion(t)])
-    assert res.status[0][0] in ("fail", "error"), (res.status, res.errors)
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status in ("fail", "error"), detail

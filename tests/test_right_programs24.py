@@ -6,9 +6,7 @@ and the setup's names read through ``from solution import ...`` / ``solution.nam
 from __future__ import annotations
 
 import pytest
-from sandbox_cells import FORK_ONLY, as_generic, executor_fixture
-
-from matrix.tasks import Task, Test
+from sandbox_cells import FORK_ONLY, executor_fixture, run_cell
 
 pytestmark = FORK_ONLY
 
@@ -80,10 +78,8 @@ CELLS += [("live_helpers", prefix + LIVE[0], LIVE[1], test, "generic") for test 
 @pytest.mark.parametrize("name,code,setup,test,shape", CELLS,
                          ids=[f"{c[0]}-{i}-{c[4]}" for i, c in enumerate(CELLS)])
 def test_a_right_program_around_a_setup_passes(ex, name, code, setup, test, shape):
-    task = Task("t", "p", entry_point="f", setup=setup)
-    t = test if shape == "split" else as_generic(test)
-    res = ex.run_matrix(task, [code], [Test.assertion(t)])
-    assert res.status[0][0] == "pass", (res.status, res.errors)
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == "pass", detail
 
 
 WRONG = [
@@ -102,7 +98,5 @@ WRONG = [
 @pytest.mark.parametrize("shape", ["split", "generic"])
 @pytest.mark.parametrize("prefix", ["", IMPURE], ids=["pure", "impure"])
 def test_a_wrong_program_around_a_setup_fails(ex, name, code, setup, test, shape, prefix):
-    task = Task("t", "p", entry_point="f", setup=setup)
-    t = test if shape == "split" else as_generic(test)
-    res = ex.run_matrix(task, [prefix + code], [Test.assertion(t)])
-    assert res.status[0][0] == "fail", (res.status, res.errors)
+    status, detail = run_cell(ex, prefix + code, setup, test, shape)
+    assert status == "fail", detail

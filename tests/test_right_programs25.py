@@ -17,9 +17,7 @@ in a fresh interpreter).
 from __future__ import annotations
 
 import pytest
-from sandbox_cells import FORK_ONLY, as_generic, executor_fixture
-
-from matrix.tasks import Task, Test
+from sandbox_cells import FORK_ONLY, executor_fixture, run_cell
 
 pytestmark = FORK_ONLY
 
@@ -71,10 +69,8 @@ CELLS = [(name, prefix + code, setup, test, shape) for name, code, setup, tests 
 @pytest.mark.parametrize("name,code,setup,test,shape", CELLS,
                          ids=[f"{c[0]}-{i}-{c[4]}" for i, c in enumerate(CELLS)])
 def test_a_right_program_passes(ex, name, code, setup, test, shape):
-    task = Task("t", "p", entry_point="f", setup=setup)
-    t = test if shape == "split" else as_generic(test)
-    res = ex.run_matrix(task, [code], [Test.assertion(t)])
-    assert res.status[0][0] == "pass", (res.status, res.errors)
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == "pass", detail
 
 
 WRONG = [
@@ -93,7 +89,5 @@ WRONG = [
 @pytest.mark.parametrize("shape", ["split", "generic"])
 @pytest.mark.parametrize("prefix", ["", IMPURE], ids=["pure", "impure"])
 def test_a_wrong_program_fails(ex, name, code, setup, test, shape, prefix):
-    task = Task("t", "p", entry_point="f", setup=setup)
-    t = test if shape == "split" else as_generic(test)
-    res = ex.run_matrix(task, [prefix + code], [Test.assertion(t)])
-    assert res.status[0][0] == "fail", (res.status, res.errors)
+    status, detail = run_cell(ex, prefix + code, setup, test, shape)
+    assert status == "fail", detail
