@@ -3,7 +3,8 @@
 A cell's value crosses from the sandbox as JSON in which what JSON lacks is a one-key object
 (``t`` tuple, ``s`` set, ``f`` frozenset, ``d`` dict as ``[key, value]`` pairs, ``b`` bytes, ``y``
 bytearray, ``c`` complex, ``r`` range, ``I`` big int in hex, ``Q`` Fraction, ``D`` Decimal, ``q``
-deque, ``N`` a value that is not plain data; in :func:`to_jsonable` output also ``F`` for
+deque, ``N`` a value that is not plain data, ``S`` / ``A`` a mutable container the value holds
+more than once, decoded to one object; in :func:`to_jsonable` output also ``F`` for
 non-finite floats and ``U`` for strings with lone surrogates). :func:`decode` turns it back into exact builtin
 objects (plus those three stdlib types), built here in the parent: no object the candidate created
 ever reaches the comparison, so an overridden ``__eq__`` cannot take part in it.
@@ -41,10 +42,20 @@ class TooBig(Exception):
     """Evaluating would build a value beyond the parent's size limits."""
 
 
-def decode(text: str | bytes, budget: float = 1.0) -> Any:
+# items a decoded value may hold with each reference to a shared part counted (``[[0] * n] * n``
+# crosses as one row and n references, red-team pass 26): twice what the largest flat value the
+# output cap lets through holds (4 MiB, ~2M items), so that what the parent walks (a comparison,
+# :func:`canonical`, :func:`to_jsonable`) stays of the order it was
+MAX_EXPANDED = 1 << 22
+
+
+def decode(text: str | bytes, budget: float = 1.0, together: bool = False) -> Any:
     """Decode the sandbox's tagged JSON; ``ValueError`` for anything malformed, and
-    :class:`~matrix.sandbox.encoding.TooCostly` (a ``ValueError``) past ``budget`` seconds."""
-    return _decode(text, budget)
+    :class:`~matrix.sandbox.encoding.TooCostly` (a ``ValueError``) past ``budget`` seconds or
+    past :data:`MAX_EXPANDED` items. ``together``: ``text`` holds the claims of several cells
+    (one array of them), where shared parts (``{"S": ...}``, ``{"A": n}``) are malformed: a
+    reference in one cell's claim must never reach another cell's value."""
+    return _decode(text, budget, aliases=not together, max_items=MAX_EXPANDED)
 
 
 # ----------------------------------------------------------------------------- evaluation

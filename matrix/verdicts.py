@@ -88,7 +88,7 @@ def decode_claims(records: list[CellRecord]) -> list[Any]:
             # other programs' cells among them
             if not _one_value_each(batch, bodies):
                 raise ValueError("a claim body is not one value")
-            values = plain.decode(batch, budget=DECODE_BUDGET)
+            values = plain.decode(batch, budget=DECODE_BUDGET, together=True)  # (a body with shared parts: alone)
             if type(values) is not list or len(values) != len(small):
                 raise ValueError("claim bodies and values differ in number")
             for i, v in zip(small, values):

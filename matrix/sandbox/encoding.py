@@ -12,7 +12,11 @@ pairs]``: the factory's name when it is a builtin type, else null), ``NT`` a nam
 name, field names, items]``), ``N`` a value that is not plain data: ``[type name, truthiness]``
 (truthiness is ``bool(value)`` computed beside the candidate, or null when that raised), ``F`` a
 NaN (``"math.nan"`` where it is that object, else ``"nan"``; each decoded to a new object, as
-containers of NaNs compare by identity first: ``[x] == [x]`` holds of one NaN only).
+containers of NaNs compare by identity first: ``[x] == [x]`` holds of one NaN only), ``S`` /
+``A`` a mutable container (list, dict, set, bytearray, deque, Counter, OrderedDict, defaultdict)
+that the value holds more than once: ``{"S": [n, form]}`` where its form ends, ``{"A": n}`` where
+it is met again, decoded to one object (red-team pass 26: ``[[0] * n] * n`` crossed as n distinct
+rows, and a wrong program passed tests that mutate a row).
 
 The encoder reads exact builtin types directly and subclasses of builtin types through the base
 type's own C methods (an overridden ``__iter__`` cannot change what is sent); a subclass that
@@ -254,6 +258,33 @@ def make_encoder(subclass_hook=None):
     hook = subclass_hook
     big = BIG_INT
     marks: dict | None = None  # id -> mark of containers sent as ``{"M": mark}`` (``encode(marks=)``)
+    # one mutable container met twice in a value (``[[0] * n] * n``): the first walk keeps each
+    # such container (``seen``, by id; kept alive, so no id is reused) and notes a repeat; only then
+    # a second walk sends the repeated ones (``shared``) as ``{"S": [n, form]}`` where their
+    # encoding ends and ``{"A": n}`` where met again (``numbered``: id -> n)
+    seen: dict | None = None
+    repeats: set = set()
+    shared: set | None = None
+    numbered: dict = {}
+
+    def once(v, make):
+        """``make()``, the form of the mutable container ``v``, within the walk's sharing."""
+        i = _id(v)
+        if shared is None:
+            if seen is not None:
+                if i in seen:
+                    repeats.add(i)
+                    return None  # (this walk's form is not sent: the second walk's is)
+                seen[i] = v
+            return make()
+        n = numbered.get(i)
+        if n is not None:
+            return {"A": n}
+        out = make()
+        if i in shared:
+            n = numbered[i] = len(numbered)
+            return {"S": [n, out]}
+        return out
 
     def builtin_base(t):
         for base in bases:
@@ -373,6 +404,17 @@ def make_encoder(subclass_hook=None):
             i = _id(v)
             if i in path:
                 raise _NotPlain("recursive value")
+            if t is not _tuple and t is not _fset:  # (a mutable one: its sharing is sent, :func:`once`)
+                if shared is None:
+                    if seen is not None:
+                        if i in seen:
+                            repeats.add(i)
+                            return None
+                        seen[i] = v
+                else:
+                    n = numbered.get(i)
+                    if n is not None:
+                        return {"A": n}
             path.add(i)
             d = depth + 1
             if t is _list:
@@ -388,11 +430,14 @@ def make_encoder(subclass_hook=None):
             else:
                 out = {"q": [enc(x, d, path) for x in v]}
             path.discard(i)
+            if shared is not None and i in shared:
+                n = numbered[i] = len(numbered)
+                return {"S": [n, out]}
             return out
         if t is _bytes:
             return {"b": v.hex()}
         if t is _barr:
-            return {"y": v.hex()}
+            return once(v, lambda: {"y": v.hex()})
         if t is _complex:
             return {"c": [v.real, v.imag]}
         if t is _range:
@@ -415,7 +460,7 @@ def make_encoder(subclass_hook=None):
             return {"IT": inside(v, depth, path, lambda d: [[enc(k, d, path), enc(x, d, path)]
                                                             for k, x in _list(items_iter(v))])}
         if t is Counter or t is OrderedDict or t is defaultdict:
-            return std_dict(v, t, depth, path)
+            return once(v, lambda: std_dict(v, t, depth, path))
         if _issub(t, _dict) and t not in trusted:
             # a program's subclass of one of them (``class D(OrderedDict)``, ``class C(Counter)``):
             # that class's value, its ``==`` being the standard one (where no class of the
@@ -425,8 +470,9 @@ def make_encoder(subclass_hook=None):
             if std is not None:
                 if overrides_eq(t, std):
                     raise _NotPlain(f"{type_name(t)} (a {type_name(std)} subclass overriding __eq__)")
-                flat = std_dict(v, std, depth, path)
-                return hook(v, flat, _dict) if hook is not None else flat
+                if hook is not None:
+                    return hook(v, std_dict(v, std, depth, path), _dict)
+                return once(v, lambda: std_dict(v, std, depth, path))
         if _issub(_type(t), enum_meta):
             return enum_member(v, t, depth, path)
         if _issub(t, _tuple):
@@ -451,6 +497,8 @@ def make_encoder(subclass_hook=None):
             return enc(item, depth + 1, path)  # numpy scalars compare like their Python value
         b, ok = base_value(v, t)
         if ok:
+            if hook is None and (_type(b) is _list or _type(b) is _dict or _type(b) is _set or _type(b) is _barr):
+                return once(v, lambda: enc(b, depth + 1, path))  # (its sharing as the object's own)
             flat = enc(b, depth + 1, path)
             if hook is not None and t not in trusted:
                 return hook(v, flat, builtin_base(t))
@@ -458,10 +506,15 @@ def make_encoder(subclass_hook=None):
         raise _NotPlain(type_name(t))
 
     def encode(v, truth=False, marked=None):
-        nonlocal marks
+        nonlocal marks, seen, shared
         marks = marked
         try:
-            return enc(v, 0, set())
+            seen = {}
+            out = enc(v, 0, set())
+            if repeats:  # (a container met twice: walked again, sending which ones are one object)
+                shared = set(repeats)
+                out = enc(v, 0, set())
+            return out
         except (_NotPlain, RecursionError) as exc:
             reason = str(exc.args[0])[:200] if isinstance(exc, _NotPlain) else "value nested too deeply"
             t = None
@@ -473,7 +526,9 @@ def make_encoder(subclass_hook=None):
                     t = None
             return {"N": [reason, t]}
         finally:
-            marks = None
+            marks = seen = shared = None
+            numbered.clear()
+            repeats.clear()
 
     return encode
 
@@ -539,15 +594,25 @@ class _BigInt:
         self.value = value
 
 
-def decode(text: str | bytes, budget: float = 1.0, refs=None, marks=None):
+def decode(text: str | bytes, budget: float = 1.0, refs=None, marks=None, aliases: bool = True,
+           max_items: int | None = None):
     """Decode the tagged JSON; ``ValueError`` when malformed, :class:`TooCostly` past ``budget``
     seconds of work. ``refs`` turns ``{"R": ...}`` references into objects (remote calls), and
-    ``marks`` ``{"M": n}`` marks into the containers they stand for (a call's arguments)."""
+    ``marks`` ``{"M": n}`` marks into the containers they stand for (a call's arguments).
+
+    ``{"S": [n, form]}`` is a mutable container that the value holds more than once, and each later
+    ``{"A": n}`` that same object (the latest ``S`` of that number: a message of several encoded
+    values numbers each from 0); without ``aliases`` (texts of several values' claims decoded
+    together) they are malformed. With sharing, a value may hold far more than its text
+    (``[[x] * 2] * 2`` ... nested 60 deep): ``max_items`` bounds the items it holds with each
+    reference counted (:func:`_expanded`), past which it is :class:`TooCostly`."""
     clock = time.perf_counter
     deadline = clock() + budget
     placeholders: list[_BigInt] = []
     fresh: list = []  # the namedtuple classes this value made
     marked: set[int] = set()  # the objects marks stand for (not this value's: not walked)
+    aliased: dict[int, object] = {}  # n -> the object of the latest ``{"S": [n, ...]}``
+    weights: dict[int, tuple] = {}  # id -> (items held, each reference counted; the object) of those objects
 
     def check():
         if clock() > deadline:
@@ -668,10 +733,11 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None, marks=None):
             if type(x) is not list or len(x) != 2 or type(x[0]) is not str:
                 raise ValueError("malformed member")
             return Member(x[0][:100], unbox(x[1]))
-        if tag == "N":
+        if tag == "N":  # (its text: ``str`` of a value holding shared parts may be far longer than the message)
             if type(x) is list and len(x) == 2:
-                return NonPlain(str(x[0])[:200], x[1] if x[1] is True or x[1] is False else None)
-            return NonPlain(str(x)[:200])
+                return NonPlain(x[0][:200] if type(x[0]) is str else str(x[0])[:200] if not aliased else "?",
+                                x[1] if x[1] is True or x[1] is False else None)
+            return NonPlain(x[:200] if type(x) is str else str(x)[:200] if not aliased else "?")
         if tag == "F":  # a NaN (``math.nan`` itself, or a new one), a non-finite float in to_jsonable output
             if x == "math.nan":
                 return math.nan
@@ -680,6 +746,21 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None, marks=None):
             return float(x)
         if tag == "U":  # a str with lone surrogates, as UTF-8 with surrogatepass
             return bytes.fromhex(x).decode("utf-8", "surrogatepass")
+        if tag == "S" and aliases:
+            if type(x) is not list or len(x) != 2 or type(x[0]) is not int or not 0 <= x[0] < 1 << 30:
+                raise ValueError("malformed shared value")
+            obj = unbox(x[1])
+            if type(obj) not in _SHAREABLE:
+                raise ValueError("malformed shared value")
+            if max_items is not None:
+                weights[id(obj)] = (_expanded(obj, weights, max_items, check), obj)
+            aliased[x[0]] = obj
+            return obj
+        if tag == "A" and aliases:
+            same = aliased.get(x) if type(x) is int else None
+            if same is None:
+                raise ValueError("malformed shared value")
+            return same
         if tag == "R" and refs is not None:
             return refs(x)
         if tag == "M" and marks is not None:
@@ -694,6 +775,8 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None, marks=None):
         value = json.loads(text, object_hook=hook, parse_constant=float)  # (a new NaN each: never one shared)
         if placeholders:
             value = _unbox_lists(value, marked)
+        if aliased and max_items is not None:
+            _expanded(value, weights, max_items, check)
         return value
     except TooCostly:
         raise
@@ -724,15 +807,63 @@ def _unbox_lists(value, skip=frozenset()):
                     v[i] = x.value
                 elif issubclass(type(x), _CONTAINERS):
                     stack.append(x)
-        elif issubclass(t, (tuple, collections.deque)):
+        elif issubclass(t, tuple):
             stack.extend(x for x in v if issubclass(type(x), _CONTAINERS))
-        elif issubclass(t, dict):
+        elif issubclass(t, (dict, collections.deque)):  # (a shared one once, as a list)
+            if id(v) in seen:
+                continue
+            seen.add(id(v))
+            if issubclass(t, collections.deque):
+                stack.extend(x for x in v if issubclass(type(x), _CONTAINERS))
+                continue
             stack.extend(x for x in v.values() if issubclass(type(x), _CONTAINERS))
     return value
 
 
 # by their real type: a remote reference answers isinstance() for the class it stands for
 _CONTAINERS = (list, tuple, dict, collections.deque)
+# what ``{"S": ...}`` may stand for: the mutable containers the decoder builds
+_SHAREABLE = (list, dict, set, bytearray, collections.deque, collections.Counter, collections.OrderedDict,
+              collections.defaultdict)
+
+
+def _expanded(value, weights: dict, cap: int, check) -> int:
+    """The items ``value`` holds, nested ones too and each reference counted (a string or bytes
+    as its length, an int as its 64-bit words): what ``str()`` of it or a comparison walks. The
+    shared objects' own counts are in ``weights`` (by id: they are not walked again, so the work
+    is that of the text). :class:`TooCostly` past ``cap``."""
+    total = 0
+    stack = [value]
+    steps = 0
+    while stack:
+        v = stack.pop()
+        t = type(v)
+        if t is str or t is bytes or t is bytearray:
+            total += len(v) + 1
+        elif t is int:
+            total += 1 + (v.bit_length() >> 6)
+        elif t is _BigInt:
+            total += 1 + (v.value.bit_length() >> 6)
+        elif v is not value and id(v) in weights:
+            total += weights[id(v)][0]
+        elif t is list or t is tuple or t is set or t is frozenset or t is collections.deque:
+            total += 1
+            stack.extend(v)
+        elif isinstance(v, dict):
+            total += 1
+            stack.extend(dict.keys(v))
+            stack.extend(dict.values(v))
+        elif isinstance(v, tuple):  # a namedtuple
+            total += 1
+            stack.extend(tuple.__iter__(v))
+        else:
+            total += 1
+        if total > cap:
+            raise TooCostly("the value holds too many items to keep (shared parts counted each time)")
+        steps += 1
+        if steps % 4096 == 0:
+            check()
+    return total
 
 
 def dumps(obj) -> bytes:

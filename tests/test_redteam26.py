@@ -1,0 +1,84 @@
+"""Red-team pass 26: a value whose parts are one object crossed as independent copies, so a wrong
+program passed tests that mutate its result (split and generic, pure and impure). Each test here
+FAILS in plain Python (``exec(setup + program); exec(test)`` in a fresh interpreter) and must fail
+in the sandbox too.
+
+* Aliasing inside a returned value (trust25's open forgery): ``[[0] * n] * n`` (every row one
+  list) passed ``g = f(3); g[0][0] = 1; assert g == [[1, 0, 0], [0, 0, 0], [0, 0, 0]]`` and
+  ``assert g[0] is not g[1]``: the wire sent each row as its own copy. Also a tuple of one list
+  twice, a list of one set twice, two levels of sharing."""
+
+from __future__ import annotations
+
+import pytest
+from sandbox_cells import FORK_ONLY, executor_fixture, run_cell
+
+pytestmark = FORK_ONLY
+
+IMPURE = "import os\n"
+
+ex = executor_fixture()
+
+ROWS = "def f(n):\n    return [[0] * n] * n\n"
+
+# (name, program, test)
+WRONG = [
+    ("rows_mutated", ROWS, "g = f(3)\ng[0][0] = 1\nassert g == [[1, 0, 0], [0, 0, 0], [0, 0, 0]]"),
+    ("rows_other_row", ROWS, "g = f(3)\ng[0][0] = 1\nassert g[1][0] == 0"),
+    ("rows_identity", ROWS, "g = f(2)\nassert g[0] is not g[1]"),
+    ("tuple_of_one_list", "def f(n):\n    r = [0] * n\n    return (r, r)\n",
+     "t = f(2)\nt[0][0] = 1\nassert t[1] == [0, 0]"),
+    ("list_of_one_set", "def f():\n    s = {1}\n    return [s, s]\n", "x = f()\nx[0].add(2)\nassert x[1] == {1}"),
+    ("dict_of_one_list", "def f():\n    x = []\n    return {'a': x, 'b': x}\n",
+     "d = f()\nd['a'].append(1)\nassert d['b'] == []"),
+    ("two_levels", "def f():\n    a = [0]\n    b = [a, a]\n    return [b, b]\n",
+     "x = f()\nx[0][0][0] = 1\nassert x[1][1] == [0]"),
+]
+
+CELLS = [(name, prefix + code, test, shape) for name, code, test in WRONG for prefix in ("", IMPURE)
+         for shape in ("split", "generic")]
+
+
+@pytest.mark.parametrize("name,code,test,shape", CELLS, ids=[f"{c[0]}-{i}-{c[3]}" for i, c in enumerate(CELLS)])
+def test_a_shared_part_of_a_value_is_one_object(ex, name, code, test, shape):
+    status, detail = run_cell(ex, code, "", test, shape)
+    assert status == "fail", detail
+
+
+# -- the wire form itself (no sandbox)
+
+def test_a_shared_row_decodes_to_one_object_and_still_equals_distinct_rows():
+    from matrix import plain
+    from matrix.sandbox.encoding import dumps, make_encoder
+
+    enc = make_encoder()
+    row = [0, 0]
+    g = plain.decode(dumps(enc([row, row])))
+    assert g == [[0, 0], [0, 0]] and g[0] is g[1]
+    assert dumps(enc([[0, 0], [0, 0]])) == b"[[0,0],[0,0]]"  # (no sharing: the form as before)
+    x = {1}
+    d = plain.decode(dumps(enc({"a": (x, [x]), "b": x})))
+    assert d["a"][0] is d["a"][1][0] is d["b"]
+
+
+def test_a_small_text_holding_a_huge_shared_value_is_too_costly():
+    from matrix import plain
+    from matrix.sandbox.encoding import dumps, make_encoder
+
+    v: list = [0]
+    for _ in range(60):  # (2**60 items when walked; the text is ~60 references long)
+        v = [v, v]
+    with pytest.raises(plain.TooCostly):
+        plain.decode(dumps(make_encoder()(v)))
+
+
+def test_a_cells_claim_cannot_reach_another_cells_shared_value():
+    from matrix.sandbox.records import CellRecord, Frame, Outcome
+    from matrix.verdicts import decode_claims
+
+    kind = bytes([int(Frame.VALUES)])
+    first = CellRecord(0, Outcome.CLAIM, 0, 0.0, kind + b'[[{"S":[0,[1]]}],[]]')
+    second = CellRecord(1, Outcome.CLAIM, 0, 0.0, kind + b'[[{"A":0}],[]]')
+    out = decode_claims([first, second])
+    assert out[0] == [[[1]], []]
+    assert isinstance(out[1], ValueError)

@@ -1,0 +1,48 @@
+"""Right programs around red-team pass 26 (a value whose parts are one object), split and generic,
+pure and impure; each test passes in plain Python (``exec(setup + program); exec(test)`` in a fresh
+interpreter) and must pass in the sandbox.
+
+* A right grid (``[[0] * n for _ in range(n)]``) under the tests that caught the wrong one.
+* A right program whose value shares a part on purpose: compared only (``f(2) == [[0, 0], [0,
+  0]]``, ``{'a': x, 'b': x}``), mutated through one name and read through the other (the sharing
+  is the program's meaning), and ``is`` between the parts."""
+
+from __future__ import annotations
+
+import pytest
+from sandbox_cells import FORK_ONLY, executor_fixture, run_cell
+
+pytestmark = FORK_ONLY
+
+IMPURE = "import os\n"
+
+ex = executor_fixture()
+
+ROWS = "def f(n):\n    return [[0] * n] * n\n"
+GRID = "def f(n):\n    return [[0] * n for _ in range(n)]\n"
+SHARED_DICT = "def f(n):\n    x = [n]\n    return {'a': x, 'b': x}\n"
+
+# (name, program, tests)
+RIGHT = [
+    ("grid", GRID, ["g = f(3)\ng[0][0] = 1\nassert g == [[1, 0, 0], [0, 0, 0], [0, 0, 0]]",
+                    "g = f(3)\ng[0][0] = 1\nassert g[1][0] == 0", "g = f(2)\nassert g[0] is not g[1]",
+                    "assert f(2) == [[0, 0], [0, 0]]"]),
+    ("shared_rows_compared", ROWS, ["assert f(2) == [[0, 0], [0, 0]]", "assert f(2)[1] == [0, 0] and len(f(2)) == 2",
+                                    "assert f(3) == [[0] * 3] * 3", "g = f(2)\nassert g[0] is g[1]",
+                                    "g = f(2)\ng[0][0] = 1\nassert g == [[1, 0], [1, 0]]",
+                                    "assert str(f(2)) == '[[0, 0], [0, 0]]'"]),
+    ("shared_dict", SHARED_DICT, ["assert f(2) == {'a': [2], 'b': [2]}",
+                                  "d = f(1)\nd['a'].append(2)\nassert d['b'] == [1, 2]",
+                                  "d = f(1)\nassert d['a'] is d['b']"]),
+    ("shared_in_tuple", "def f():\n    r = [1]\n    return (r, [r, r])\n",
+     ["t = f()\nt[0].append(2)\nassert t == ([1, 2], [[1, 2], [1, 2]])", "assert f() == ([1], [[1], [1]])"]),
+]
+
+CELLS = [(name, prefix + code, test, shape) for name, code, tests in RIGHT for test in tests
+         for prefix in ("", IMPURE) for shape in ("split", "generic")]
+
+
+@pytest.mark.parametrize("name,code,test,shape", CELLS, ids=[f"{c[0]}-{i}-{c[3]}" for i, c in enumerate(CELLS)])
+def test_a_right_program_passes(ex, name, code, test, shape):
+    status, detail = run_cell(ex, code, "", test, shape)
+    assert status == "pass", detail
