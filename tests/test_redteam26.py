@@ -6,7 +6,12 @@ in the sandbox too.
 * Aliasing inside a returned value (trust25's open forgery): ``[[0] * n] * n`` (every row one
   list) passed ``g = f(3); g[0][0] = 1; assert g == [[1, 0, 0], [0, 0, 0], [0, 0, 0]]`` and
   ``assert g[0] is not g[1]``: the wire sent each row as its own copy. Also a tuple of one list
-  twice, a list of one set twice, two levels of sharing."""
+  twice, a list of one set twice, two levels of sharing.
+* A value the program changes after returning it (a mutable default argument): ``a = f(1); b =
+  f(2); assert a == [1]`` with ``def f(x, acc=[])`` passed as a split test: the first call's value
+  was sent as it was when it returned, not as it is when the test reads it. The harness now
+  encodes each earlier hole's container again after the last hole and, where one changed, the
+  cell runs again as a generic test."""
 
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ IMPURE = "import os\n"
 ex = executor_fixture()
 
 ROWS = "def f(n):\n    return [[0] * n] * n\n"
+ACC = "def f(x, acc=[]):\n    acc.append(x)\n    return acc\n"
 
 # (name, program, test)
 WRONG = [
@@ -33,6 +39,8 @@ WRONG = [
      "d = f()\nd['a'].append(1)\nassert d['b'] == []"),
     ("two_levels", "def f():\n    a = [0]\n    b = [a, a]\n    return [b, b]\n",
      "x = f()\nx[0][0][0] = 1\nassert x[1][1] == [0]"),
+    ("default_argument_later_call", ACC, "a = f(1)\nb = f(2)\nassert a == [1]"),
+    ("default_argument_both_holes", ACC, "a = f(1)\nb = f(2)\nassert a == [1] and b == [1, 2]"),
 ]
 
 CELLS = [(name, prefix + code, test, shape) for name, code, test in WRONG for prefix in ("", IMPURE)

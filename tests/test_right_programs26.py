@@ -5,7 +5,10 @@ interpreter) and must pass in the sandbox.
 * A right grid (``[[0] * n for _ in range(n)]``) under the tests that caught the wrong one.
 * A right program whose value shares a part on purpose: compared only (``f(2) == [[0, 0], [0,
   0]]``, ``{'a': x, 'b': x}``), mutated through one name and read through the other (the sharing
-  is the program's meaning), and ``is`` between the parts."""
+  is the program's meaning), and ``is`` between the parts.
+* A mutable default argument the test reads after a later call (``a == [1, 2]``): the first
+  call's value as it is when read (a split test read it as it was when returned), and as it was
+  when a claim read it before the later call (``assert f(1) == [1]`` then ``f(2) == [1, 2]``)."""
 
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ ex = executor_fixture()
 ROWS = "def f(n):\n    return [[0] * n] * n\n"
 GRID = "def f(n):\n    return [[0] * n for _ in range(n)]\n"
 SHARED_DICT = "def f(n):\n    x = [n]\n    return {'a': x, 'b': x}\n"
+ACC = "def f(x, acc=[]):\n    acc.append(x)\n    return acc\n"
 
 # (name, program, tests)
 RIGHT = [
@@ -36,6 +40,8 @@ RIGHT = [
                                   "d = f(1)\nassert d['a'] is d['b']"]),
     ("shared_in_tuple", "def f():\n    r = [1]\n    return (r, [r, r])\n",
      ["t = f()\nt[0].append(2)\nassert t == ([1, 2], [[1, 2], [1, 2]])", "assert f() == ([1], [[1], [1]])"]),
+    ("default_argument", ACC, ["a = f(1)\nb = f(2)\nassert a == [1, 2]", "assert f(1) == [1]\nassert f(2) == [1, 2]",
+                               "a = f(1)\nb = f(2)\nassert a is b", "assert f(1) == [1] and f(2) == [1, 2]"]),
 ]
 
 CELLS = [(name, prefix + code, test, shape) for name, code, tests in RIGHT for test in tests

@@ -1086,6 +1086,8 @@ def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False, rooms
             if bound:  # the setup's names too, as it bound them (red-team pass 20)
                 pinned = tuple(pinned) + tuple(_guarded(bound, setup_kept).items())
                 early = _setup_values(probe[1], ns, pinned, bound, live)
+            last = len(probe[1]) - 1
+            held = []  # (value, its form) of the containers a later hole's call may still change
             for i, e in enumerate(probe[1]):
                 # the builtins the test reads in its holes are the builtins: a read-only mapping of
                 # them, made for each hole and read before the program's namespace (Plan.pins)
@@ -1093,14 +1095,22 @@ def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False, rooms
                     add(early[i])
                     continue
                 if live:  # (the setup's own state its helpers rebind: read as it is now)
-                    add(enc(eval(*(e, ns, _LivePins(dict(pinned), setup_kept[0][0], live))), True))
+                    v = eval(*(e, ns, _LivePins(dict(pinned), setup_kept[0][0], live)))
                 else:  # (eval through a tuple: :data:`_ROOM_EXEC`)
-                    add(enc(eval(*(e, ns, G["mapping_proxy"](dict(pinned)))) if pinned else eval(*(e, ns)), True))
+                    v = eval(*(e, ns, G["mapping_proxy"](dict(pinned)))) if pinned else eval(*(e, ns))
+                form = enc(v, True)
+                add(form)
+                if i < last and (type(form) is list or (type(form) is dict and "N" not in form)):
+                    held.append((v, form))
                 if bound and setup_kept and setup_changed(setup_kept):  # (what the hole computed with)
                     raise RuntimeError("the program changed the task's setup or a standard module it reads")
+            # a value the program changed after its hole ran (``a = f(1); b = f(2)`` with ``def f(x,
+            # acc=[])``): a claim reads it as it is when the claim runs, which only the test's own
+            # run can tell: flagged, the cell runs again as a generic test (red-team pass 26)
+            changed = any(enc(v) != form for v, form in held)
             names = [name_status(ns, n) for n in probe[3]]
             sys.stdout.flush()
-            return Frame.VALUES, [encoded, names]
+            return Frame.VALUES, [encoded, names, 1] if changed else [encoded, names]
         sys.stdout.flush()
         return Frame.STDOUT, None
     except _Timeout as exc:  # the parent may find a claim a plain run would have failed before the hang
