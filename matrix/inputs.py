@@ -1,5 +1,5 @@
-"""Extra inputs for output consensus: read the calls in the tests, infer argument types, and let
-hypothesis generate new calls of the same shape.
+"""Extra inputs for output consensus: read the calls in the tests, infer argument types, and draw
+new calls of the same shape.
 
 * :func:`extract_calls` finds calls of the entry point with literal arguments inside assert-style
   tests (``assert f(1, [2]) == 3``, ``assert set(f(x)) == {...}``, ``assert math.isclose(f(2.0),
@@ -10,8 +10,11 @@ hypothesis generate new calls of the same shape.
 * :func:`spec_strategy` turns a signature into a hypothesis strategy, staying close to what the tests
   exercise (ranges padded a little, non-negative stays non-negative, containers stay small) so that
   the inputs are mostly valid and cheap to run.
-* :func:`generate_calls` draws ``n`` distinct call expressions, reproducibly: hypothesis runs with
-  ``deadline=None``, ``database=None`` and a fixed seed, generate phase only (no shrinking).
+* :func:`spec_value` draws one value of a spec as :func:`spec_strategy` would, with edge values
+  (0, bounds, empty containers) often, from a ``random.Random`` (no hypothesis engine: microseconds
+  a value, not a millisecond).
+* :func:`generate_calls` draws ``n`` distinct call expressions, reproducibly: seeded by the run's
+  seed, the function's name and signature, the same in every process.
 * :func:`output_key` / :func:`output_keys` turn execution results into hashable keys for
   :mod:`matrix.selection` (``None`` for an error, timeout or other abstention).
 * :func:`perturb_stdin` makes new stdin inputs for stdio tasks from the tests' inputs by moving
@@ -21,7 +24,8 @@ hypothesis generate new calls of the same shape.
   ``codes x inputs`` key grid.
 
 Nothing here executes candidate code itself; the calls are strings that the engine evaluates in
-its sandbox (``Executor.run_calls`` / ``run_stdin``). hypothesis is imported lazily.
+its sandbox (``Executor.run_calls`` / ``run_stdin``). hypothesis is imported lazily (only by
+:func:`spec_strategy`).
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ __all__ = [
     "output_keys",
     "perturb_stdin",
     "spec_strategy",
+    "spec_value",
     "test_sources",
 ]
 
@@ -346,8 +351,132 @@ def spec_strategy(spec: Spec | None, depth: int = 0):
     return st.sampled_from(list(spec.values) or [None])
 
 
+BOUNDARY_SHARE = 0.3  # how often a number, length or character is drawn from the edge cases
+
+
+def _pick_int(rng: random.Random, lo: int, hi: int, simplest: bool = False) -> int:
+    """An int in [lo, hi]: the simplest (0 when in range, else the bound nearest 0) first; edge
+    values (the bounds, 0, +-1, next to the bounds) at ``BOUNDARY_SHARE``; small ones (|x| <= 3)
+    as often; uniform otherwise."""
+    zero = min(max(0, lo), hi)
+    if simplest:
+        return zero
+    r = rng.random()
+    if r < BOUNDARY_SHARE:
+        edges = [x for x in (lo, hi, 0, 1, -1, lo + 1, hi - 1, 2) if lo <= x <= hi]
+        return edges[rng.randrange(len(edges))]
+    if r < 2 * BOUNDARY_SHARE:
+        return rng.randint(max(lo, -3), min(hi, 3)) if max(lo, -3) <= min(hi, 3) else rng.randint(lo, hi)
+    return rng.randint(lo, hi)
+
+
+def _pick_len(rng: random.Random, lo: int, hi: int, simplest: bool = False) -> int:
+    """A length in [lo, hi]: the shortest first, the bounds and lo + 1 often, short ones
+    favoured (a uniform length, then as often the shorter of two)."""
+    if simplest or hi <= lo:
+        return lo
+    r = rng.random()
+    if r < BOUNDARY_SHARE:
+        return (lo, hi, lo + 1)[rng.randrange(3)]
+    a = rng.randint(lo, hi)
+    return a if r < 0.65 else min(a, rng.randint(lo, hi))
+
+
+def spec_value(spec: Spec | None, rng: random.Random, depth: int = 0, *, simplest: bool = False) -> Any:
+    """One value of ``spec``, drawn with ``rng``: what :func:`spec_strategy` draws (the same types,
+    bounds, "abc" alphabet when none was seen, floats at 3 places, None past depth 4), without
+    hypothesis's engine (a few microseconds a value instead of a millisecond). Edge values --
+    0, the bounds, empty and one-element containers, a repeated element or character -- come
+    often, as in hypothesis, since they are the inputs that tell programs apart; ``simplest``
+    gives the simplest value of every part (what hypothesis tries first)."""
+    if spec is None:
+        return _pick_int(rng, 0, 9, simplest)
+    k = spec.kind
+    if k == "none":
+        return None
+    if k == "bool":
+        return False if simplest else rng.random() < 0.5
+    if k == "int":
+        return _pick_int(rng, *_int_bounds(spec.lo, spec.hi), simplest=simplest)
+    if k == "float":
+        span = max(1.0, (spec.hi - spec.lo) / 2)
+        low = spec.lo - span if spec.lo < 0 else max(0.0, spec.lo - span)
+        high = spec.hi + span
+        zero = min(max(0.0, low), high)
+        if simplest:
+            return round(zero, 3)
+        r = rng.random()
+        if r < BOUNDARY_SHARE:
+            edges = [x for x in (low, high, 0.0, 1.0, -1.0, 0.5) if low <= x <= high]
+            return round(edges[rng.randrange(len(edges))], 3)
+        small_lo, small_hi = max(math.ceil(low), -3), min(math.floor(high), 3)
+        if r < 2 * BOUNDARY_SHARE and small_lo <= small_hi:  # a small whole number
+            return float(rng.randint(small_lo, small_hi))
+        return round(rng.uniform(low, high), 3)
+    if k in ("str", "bytes"):
+        lo, hi = _len_bounds(spec.lo, spec.hi)
+        alphabet = spec.alphabet or "abc"
+        size = _pick_len(rng, lo, hi, simplest)
+        if simplest:
+            text = alphabet[0] * size
+        elif rng.random() < BOUNDARY_SHARE / 2:  # one character repeated
+            text = alphabet[rng.randrange(len(alphabet))] * size
+        else:
+            text = "".join(alphabet[rng.randrange(len(alphabet))] for _ in range(size))
+        return text if k == "str" else text.encode()
+    if depth > 4:
+        return None
+    if k in ("list", "set", "tuplevar"):
+        lo, hi = _len_bounds(spec.lo, spec.hi)
+        size = _pick_len(rng, 0 if k == "set" else lo, hi, simplest)
+        if size and not simplest and rng.random() < BOUNDARY_SHARE / 2:  # repeats of a few values
+            few = [spec_value(spec.elem, rng, depth + 1) for _ in range(rng.randint(1, 2))]
+            items = [few[rng.randrange(len(few))] for _ in range(size)]
+        else:
+            items = [spec_value(spec.elem, rng, depth + 1, simplest=simplest) for _ in range(size)]
+        if k == "set":
+            return set(items)
+        return items if k == "list" else tuple(items)
+    if k == "tuple":
+        return tuple(spec_value(s, rng, depth + 1, simplest=simplest) for s in spec.items)
+    if k == "dict":
+        _, hi = _len_bounds(spec.lo, spec.hi)
+        size = _pick_len(rng, 0, hi, simplest)
+        return {spec_value(spec.key, rng, depth + 1, simplest=simplest):
+                spec_value(spec.elem, rng, depth + 1, simplest=simplest) for _ in range(size)}
+    if k == "union":
+        return spec_value(spec.items[0 if simplest else rng.randrange(len(spec.items))], rng, depth + 1,
+                          simplest=simplest)
+    values = list(spec.values) or [None]
+    return values[0 if simplest else rng.randrange(len(values))]
+
+
+def literal_source(value: Any) -> str:
+    """``repr(value)``, except that a set's items are written in sorted order: a set of strings
+    prints in an order that changes with ``PYTHONHASHSEED``, and the calls must not."""
+    if isinstance(value, (set, frozenset)):
+        items = sorted(literal_source(v) for v in value)
+        if not items:
+            return "set()" if isinstance(value, set) else "frozenset()"
+        body = "{" + ", ".join(items) + "}"
+        return body if isinstance(value, set) else f"frozenset({body})"
+    if type(value) is list:
+        return "[" + ", ".join(literal_source(v) for v in value) + "]"
+    if type(value) is tuple:
+        inner = ", ".join(literal_source(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if type(value) is dict:
+        return "{" + ", ".join(f"{literal_source(a)}: {literal_source(b)}" for a, b in value.items()) + "}"
+    return repr(value)
+
+
 def format_call(func: str, args: Sequence[Any], kwargs: Sequence[tuple[str, Any]] = ()) -> str:
-    parts = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs]
+    """The call's source, its arguments written by :func:`literal_source` (by ``repr`` when
+    nested too deep for it)."""
+    try:
+        parts = [literal_source(a) for a in args] + [f"{k}={literal_source(v)}" for k, v in kwargs]
+    except RecursionError:
+        parts = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs]
     return f"{func}({', '.join(parts)})"
 
 
@@ -368,10 +497,6 @@ def _valid_literal_call(src: str) -> bool:
 
 
 _HYPOTHESIS_HOME: list = []
-
-
-class _Enough(Exception):
-    """Raised to stop hypothesis once enough inputs are drawn."""
 
 
 def _private_hypothesis_home() -> None:
@@ -396,9 +521,13 @@ def _private_hypothesis_home() -> None:
 
 def generate_calls(tests: Iterable[Any], entry_point: str | None = None, n: int = 24, *, seed: int = 0,
                    include_test_inputs: bool = True, max_chars: int = 2000) -> list[str]:
-    """Up to ``n`` new call expressions shaped like the calls in ``tests`` (reproducible for a
-    given seed), preceded by the tests' own literal calls when ``include_test_inputs``. Returns []
-    when the tests contain no usable call."""
+    """Up to ``n`` new call expressions shaped like the calls in ``tests``, preceded by the tests'
+    own literal calls when ``include_test_inputs``. Returns [] when the tests contain no usable call.
+
+    The arguments are drawn by :func:`spec_value` from the inferred signature, with a generator
+    seeded by ``seed``, the function's name and its signature (the same inputs in every run and
+    process, whatever ``PYTHONHASHSEED``; another function of the same shape gets others): at most
+    ``max(4 * n, 20)`` draws, keeping those that are new, at most ``max_chars`` long and literal."""
     calls = extract_calls(tests, entry_point)
     if not calls:
         return []
@@ -409,37 +538,25 @@ def generate_calls(tests: Iterable[Any], entry_point: str | None = None, n: int 
     if n <= 0:
         return out
     pos, kw = infer_signature(calls)
-    _private_hypothesis_home()
-    from hypothesis import HealthCheck, Phase, given, settings
-    from hypothesis import seed as hseed
-    from hypothesis import strategies as st
-
-    strategy = st.tuples(st.tuples(*(spec_strategy(s) for s in pos)),
-                         st.tuples(*(spec_strategy(s) for _, s in kw)))
     names = [name for name, _ in kw]
+    signature = ", ".join([s.describe() for s in pos] + [f"{k}={s.describe()}" for k, s in kw])
+    rng = random.Random(f"coevo-consensus-inputs {seed} {func}({signature})")  # a str seed: sha512
     fresh: list[str] = []
-
-    @hseed(seed)
-    @settings(max_examples=max(4 * n, 20), deadline=None, database=None, derandomize=False,
-              phases=[Phase.generate], suppress_health_check=list(HealthCheck), report_multiple_bugs=False)
-    @given(strategy)
-    def collect(example):
+    for attempt in range(max(4 * n, 20)):
         if len(fresh) >= n:
-            return
-        args, kwvals = example
-        src = format_call(func, args, list(zip(names, kwvals)))
+            break
+        simplest = attempt == 0  # as hypothesis starts: every argument at its simplest
+        try:
+            args = [spec_value(s, rng, simplest=simplest) for s in pos]
+            kwvals = [spec_value(s, rng, simplest=simplest) for _, s in kw]
+            src = format_call(func, args, list(zip(names, kwvals)))
+        except (TypeError, ValueError, RecursionError):  # an unhashable set element, an odd const
+            continue
         if src in seen or len(src) > max_chars or not _valid_literal_call(src):
-            return
+            continue
         seen.add(src)
         fresh.append(src)
-        if len(fresh) >= n:
-            raise _Enough()  # stop drawing: the same inputs as drawing on, in a fraction of the time
-
-    try:
-        collect()
-    except Exception:  # _Enough (and hypothesis's report of it), or an odd signature: keep what was drawn
-        pass
-    return out + fresh[:n]
+    return out + fresh
 
 
 # ----------------------------------------------------------------------------- output keys
@@ -586,7 +703,7 @@ def consensus_keys(executor, task, codes: Sequence[str], tests: Sequence[Any], *
     """Output keys of every code on extra inputs, and the inputs, for one task's pool; None when no
     input can be built (no literal call in the tests, no stdin input, fewer than two codes).
 
-    Function tasks: the tests' own literal calls plus up to ``n_inputs`` hypothesis-drawn calls
+    Function tasks: the tests' own literal calls plus up to ``n_inputs`` drawn calls
     (:func:`generate_calls` with ``seed``), evaluated with ``executor.run_calls``. Stdio tasks: the
     distinct stdin inputs of the tests plus up to ``n_inputs`` perturbed ones
     (:func:`perturb_stdin`), run with ``executor.run_stdin``."""
