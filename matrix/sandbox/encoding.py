@@ -507,6 +507,11 @@ def make_encoder(subclass_hook=None):
 
     def encode(v, truth=False, marked=None):
         nonlocal marks, seen, shared
+        t = _type(v)
+        if t is _str or t is _bool or t is _none or (t is _float and v == v):  # (the most common values)
+            return v
+        if t is _int:
+            return enc_int(v)
         marks = marked
         try:
             seen = {}
@@ -526,9 +531,11 @@ def make_encoder(subclass_hook=None):
                     t = None
             return {"N": [reason, t]}
         finally:
-            marks = seen = shared = None
-            numbered.clear()
-            repeats.clear()
+            marks = seen = None
+            if repeats:
+                shared = None
+                numbered.clear()
+                repeats.clear()
 
     return encode
 
