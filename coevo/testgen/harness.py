@@ -691,6 +691,17 @@ def _cv_step(mod, env, local, step):
         return ["badarg", type(exc).__name__ + ": " + str(exc)[:200]]
     tracked = [i for i, a in enumerate(argv) if _cv_track(a)]
     before = {i: _cv_described(argv[i], mod) for i in tracked}
+    _CV_STATE["fdiff"] = None
+    tree = _cv_tree()  # what the call does to the files of the working directory: before and after
+    res = _cv_call(mod, env, local, step, kind, callee, argv, kw, fn, bind, tracked, before)
+    if res[0] in ("ok", "raise"):
+        _CV_STATE["fdiff"] = _cv_files_changed(tree, _cv_tree())
+    return res
+
+
+def _cv_call(mod, env, local, step, kind, callee, argv, kw, fn, bind, tracked, before):
+    import contextlib
+    job = __coevo_job__
     sink = _CvSink()
     read = None
     tmp = _cv_sys.modules.get("tempfile")
@@ -797,6 +808,7 @@ def _cv_probe(steps, limit, import_limit=None):
     _cv_sys.argv = [job["name"].rpartition(".")[2] + ".py"]
     failed = _cv_import(max(limit, import_limit or limit))
     if failed is not None:
+        _cv_clear_cwd()  # (what the import left)
         return failed
     if _CV_STATE.get("entropy") is not None:  # whichever test ran before, the global generator's
         _CV_STATE["entropy"].add(_CV_STATE["global_rng"])  # state is unknown to a test until it seeds it
@@ -804,6 +816,7 @@ def _cv_probe(steps, limit, import_limit=None):
     warned = []
     warns = []
     awaited = []
+    files = []
     hook = _cv_sys.unraisablehook
     _cv_arm(limit)
     try:
@@ -833,6 +846,9 @@ def _cv_probe(steps, limit, import_limit=None):
                 seen = len(caught)
                 _CV_STATE["awaited"] = False
                 outs.append(_cv_step(mod, env, names, step))
+                fdiff, _CV_STATE["fdiff"] = _CV_STATE.get("fdiff"), None
+                if fdiff:
+                    files.append([k, fdiff])
                 if _CV_STATE["awaited"]:
                     awaited.append(k)
                 # the first warning a step that returned emitted (a test asserts it: pytest.warns);
@@ -865,7 +881,10 @@ def _cv_probe(steps, limit, import_limit=None):
         _cv_disarm()
         _cv_sys.unraisablehook = hook
         _cv_remove_files()
+        _cv_clear_cwd()
     out = {"steps": outs, "state": state, "t": time.perf_counter() - t0}
+    if files:
+        out["files"] = files
     if warned:
         out["warned"] = sorted(set(warned))[:10]
     if warns:
@@ -873,6 +892,144 @@ def _cv_probe(steps, limit, import_limit=None):
     if awaited:
         out["awaited"] = awaited
     return out
+
+
+_CV_TREE_MAX = 400  # entries of the working directory a snapshot reads (more: no file is observed)
+_CV_TREE_DEPTH = 6
+_CV_FILE_MAX = 2000  # bytes of a file whose contents are observed (larger: its size)
+_CV_FILES_SHOWN = 50  # entries a step's change lists (the test asserts a few of them)
+
+
+def _cv_tree():
+    """The working directory's entries that the probe's steps made (not those the sandbox put
+    there: ``_CV_STATE["cwd0"]``, the code's own tree among them, never read), as ``{relative
+    path: (kind, size, mtime_ns, inode)}`` (symbolic links not followed); None when there are more
+    than ``_CV_TREE_MAX`` of them, or no working directory to read."""
+    import os
+    base = _CV_STATE.get("cwd0")
+    if base is None:
+        return None
+    root, sandbox = base
+    out = {}
+    stack = [("", 0)]
+    try:
+        while stack:
+            rel, depth = stack.pop()
+            with os.scandir(os.path.join(root, rel) if rel else root) as it:
+                for e in it:
+                    if not rel and e.name in sandbox:
+                        continue
+                    p = rel + "/" + e.name if rel else e.name
+                    st = e.stat(follow_symlinks=False)
+                    if e.is_symlink():
+                        out[p] = ("link", 0, st.st_mtime_ns, st.st_ino)
+                    elif e.is_dir(follow_symlinks=False):
+                        out[p] = ("dir", 0, 0, st.st_ino)
+                        if depth < _CV_TREE_DEPTH:
+                            stack.append((p, depth + 1))
+                    elif e.is_file(follow_symlinks=False):
+                        out[p] = ("file", st.st_size, st.st_mtime_ns, st.st_ino)
+                    else:
+                        out[p] = ("other", 0, st.st_mtime_ns, st.st_ino)
+                    if len(out) > _CV_TREE_MAX:
+                        return None
+    except OSError:
+        return None
+    return out
+
+
+def _cv_file_desc(path, entry):
+    """``["file", size, contents]`` (contents None past ``_CV_FILE_MAX`` bytes; size and contents
+    None where they hold the sandbox's working directory, a path the test's tmp_path differs
+    from), ``["dir"]``, ``["link"]`` or ``["other"]``."""
+    import os
+    kind, size = entry[0], entry[1]
+    if kind != "file":
+        return [kind]
+    if size > _CV_FILE_MAX:
+        return ["file", size, None]
+    root = _CV_STATE["cwd0"][0]
+    try:
+        with open(os.path.join(root, path), "rb") as fh:
+            data = fh.read(_CV_FILE_MAX + 1)
+    except OSError:
+        return ["file", None, None]
+    if len(data) > _CV_FILE_MAX:
+        return ["file", size, None]
+    if len(root) > 1 and (os.fsencode(root.rstrip(os.sep) + os.sep) in data or data.endswith(os.fsencode(root))):
+        return ["file", None, None]
+    return ["file", len(data), data]
+
+
+def _cv_files_changed(before, after):
+    """What a step did to the working directory's files: ``[[path, desc], ...]`` for the entries
+    it created or changed (:func:`_cv_file_desc`), ``["gone"]`` for those it removed (not the
+    entries of a removed directory), and ``["kept"]`` for up to two unchanged files beside a
+    removed one (a test asserts they are still there)."""
+    if before is None or after is None:
+        return None
+    out = []
+    removed = {p for p in before if p not in after}
+    gone = [p for p in before if p in removed and p.rpartition("/")[0] not in removed]
+    for p in gone:
+        out.append([p, ["gone"]])
+    for p, e in after.items():
+        b = before.get(p)
+        if b is None or b[0] != e[0] or (e[0] != "dir" and b != e):
+            out.append([p, e])
+    out.sort(key=lambda x: (x[0].count("/"), x[0]))
+    out = out[:_CV_FILES_SHOWN]
+    out = [[p, d if d == ["gone"] else _cv_file_desc(p, d)] for p, d in out]
+    kept = []
+    parents = {p.rpartition("/")[0] for p in gone}
+    for p in sorted(before):
+        if len(kept) == 2:
+            break
+        if p.rpartition("/")[0] in parents and before[p] == after.get(p) and before[p][0] == "file":
+            kept.append([p, ["kept"]])
+    return out + kept
+
+
+def _cv_clear_cwd():
+    """Remove what the probe's calls left in the working directory (each test starts in an empty
+    one): every entry the sandbox did not put there (``_CV_STATE["cwd0"]``); symbolic links are
+    removed, not followed; and the working directory is the cell's again (a call may change it)."""
+    import os
+    import shutil
+    import stat
+    base = _CV_STATE.get("cwd0")
+    if base is None:
+        return
+    root, sandbox = base
+    try:
+        os.chdir(root)
+    except OSError:
+        return
+
+    def unlock(fn, path, _exc):  # a directory the code made unwritable: writable again, then removed
+        try:
+            os.chmod(os.path.dirname(path) or ".", stat.S_IRWXU)
+            if os.path.isdir(path) and not os.path.islink(path):
+                os.chmod(path, stat.S_IRWXU)
+            fn(path)
+        except OSError:
+            pass
+
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
+    for name in names:
+        if name in sandbox:
+            continue
+        path = os.path.join(root, name)
+        try:
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, onerror=unlock)
+            else:
+                os.unlink(path)
+        except OSError:
+            pass
 
 
 def _cv_remove_files():
@@ -1045,6 +1202,11 @@ def _cv_probes(job):
     _cv_track_environ()
     _cv_track_random()
     _cv_track_stdin_fd()
+    import os
+    try:  # the cell's working directory as the sandbox made it (each probe leaves it so)
+        _CV_STATE["cwd0"] = (os.getcwd(), frozenset(os.listdir(".")))
+    except OSError:
+        _CV_STATE["cwd0"] = None
     for v in job["variants"]:
         _cv_variant(v)
         limit = v.get("limit", 1.0)

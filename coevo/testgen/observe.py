@@ -29,8 +29,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Check", "Names", "usable", "checks", "passes", "breaks", "stable_pair", "approx_form", "ADDRESS",
-           "asserts_message"]
+__all__ = ["Check", "Names", "usable", "checks", "passes", "breaks", "stable_pair", "stable_checks", "approx_form",
+           "ADDRESS", "asserts_message"]
 
 ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
 # "env": the call read environment variables (HOME, USER, COLUMNS, the code's own settings...):
@@ -40,13 +40,16 @@ ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
 _BAD_STEPS = ("timeout", "memory", "recursion", "output", "badarg", "stdin", "env", "random")
 _MAX_ATTRS = 8
 _MAX_ITEMS = 6
+_MAX_FILES = 4  # files a step created, changed or removed that its test asserts (and one it kept)
 
 
 @dataclass(frozen=True)
 class Check:
     root: tuple  # ("ret", i) | ("arg", i, j) | ("out", i) | ("var", name) | ("raise", i) | ("warn", i)
+    #   | ("file", i, path) (a file of the working directory after step i: :func:`_file_checks`)
     # accessors: ("attr", name) | ("len",) | ("list",) | ("islice", n) | ("str",) | ("index", k) | ("key", k)
     #   | ("getvalue",) (an in-memory stream's contents)
+    #   | a file's ("read_text",) ("read_bytes",) ("size",) ("exists",) ("is_file",) ("is_dir",) ("is_symlink",)
     path: tuple
     op: str  # "ok" | "eq" | "is" | "approx" | "isnan" | "enum" | "src" | "raises" | "warns"
     value: Any = None
@@ -256,6 +259,8 @@ def checks(outcome: dict, ctx: Names | None = None) -> list[Check]:
             out.append(Check(("raise", i), (), "raises", (exc, s[1][1] if asserts_message(s) else None)))
             if s[2]:
                 out.append(Check(("out", i), (), "eq", s[2]))
+        if s[0] in ("ok", "raise"):
+            out += _file_checks(outcome, i)
     built = {}
     steps = outcome["steps"]
     for i, s in enumerate(steps):
@@ -272,6 +277,93 @@ def checks(outcome: dict, ctx: Names | None = None) -> list[Check]:
                 state_checks = [c for c in state_checks if not passes(c, {"steps": [], "state": {var: first}})]
             out += state_checks
     return out
+
+
+def _file_changes(outcome: dict, i: int) -> list:
+    """What step ``i`` did to the files of the working directory (the harness's ``files``):
+    ``[[path, desc], ...]``, desc ``["file", size, contents]``, ``["dir"]``, ``["link"]``,
+    ``["other"]``, ``["gone"]`` (removed) or ``["kept"]`` (a file beside a removed one, unchanged)."""
+    for entry in outcome.get("files") or ():
+        if isinstance(entry, list) and len(entry) == 2 and entry[0] == i and isinstance(entry[1], list):
+            return [x for x in entry[1] if isinstance(x, list) and len(x) == 2 and type(x[0]) is str]
+    return []
+
+
+def _file_check(i: int, path: str, d) -> Check | None:
+    root = ("file", i, path)
+    kind = d[0] if isinstance(d, list) and d else None
+    if kind in ("gone", "kept"):
+        return Check(root, (("exists",),), "is", kind == "kept")
+    if kind in ("dir", "link"):
+        return Check(root, (("is_dir",) if kind == "dir" else ("is_symlink",),), "is", True)
+    if kind != "file" or len(d) != 3:
+        return None
+    data = d[2]
+    if type(data) is bytes:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        if text is not None and "\r" not in text:  # (read_text() reads "\r\n" as "\n")
+            return Check(root, (("read_text",),), "eq", text)
+        return Check(root, (("read_bytes",),), "eq", data)
+    if type(d[1]) is int:  # a large file: its size
+        return Check(root, (("size",),), "eq", d[1])
+    return Check(root, (("is_file",),), "is", True)
+
+
+def _file_checks(outcome: dict, i: int) -> list[Check]:
+    """The files step ``i`` created, changed or removed (the first ``_MAX_FILES``, the nearest the
+    working directory first), and one it kept beside a removed one: a small file by its contents
+    (text where it is UTF-8), a large one by its size, a directory, a link, a removed file."""
+    out: list[Check] = []
+    kept: list[Check] = []
+    for path, d in _file_changes(outcome, i):
+        c = _file_check(i, path, d)
+        if c is None:
+            continue
+        if d == ["kept"]:
+            kept.append(c)
+        elif len(out) < _MAX_FILES:
+            out.append(c)
+    return out + kept[:1]
+
+
+def _file_value(d, acc: str):
+    """The value a file accessor gives on a file the step left as ``d`` (None: unchanged by it)."""
+    if acc == "exists":  # (asserted of files that were there before the step)
+        return d != ["gone"]
+    if not isinstance(d, list) or not d:
+        return _MISSING
+    if acc in ("is_dir", "is_symlink"):
+        return d[0] == ("dir" if acc == "is_dir" else "link")
+    if acc == "is_file":
+        return d[0] == "file"
+    if d[0] != "file" or len(d) != 3:
+        return _MISSING
+    if acc == "size":
+        return d[1] if type(d[1]) is int else _MISSING
+    if type(d[2]) is not bytes:
+        return _MISSING
+    if acc == "read_bytes":
+        return d[2]
+    try:  # as read_text() reads it: universal newlines
+        return d[2].decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    except UnicodeDecodeError:
+        return _MISSING
+
+
+def _file_passes(check: Check, outcome: dict) -> bool:
+    _, i, path = check.root
+    d = next((x[1] for x in _file_changes(outcome, i) if x[0] == path), None)
+    if not check.path:
+        return False
+    v = _file_value(d, check.path[0][0])
+    if v is _MISSING:
+        return False
+    if check.op == "is":
+        return v is check.value
+    return type(v) is type(check.value) and v == check.value
 
 
 # ----------------------------------------------------------------------------- judging a variant
@@ -394,6 +486,8 @@ def passes(check: Check, outcome: dict) -> bool:
         want, msg = check.value
         return any(w[0] == check.root[1] and list(want) in [list(t) for t in w[1]] and (msg is None or msg in w[2])
                    for w in outcome.get("warns") or () if isinstance(w, list) and len(w) == 3)
+    if check.root[0] == "file":
+        return _file_passes(check, outcome)
     d = _root(outcome, check.root)
     if check.op == "raises":
         if d is _MISSING or d[0] != "raise":
@@ -442,3 +536,27 @@ def stable_pair(first: dict, second: dict, ctx: Names | None = None) -> bool:
     if not (usable(first) and usable(second)):
         return False
     return not breaks(checks(first, ctx), second) and not breaks(checks(second, ctx), first)
+
+
+def stable_checks(cs: list[Check], first: dict, second: dict, ctx: Names | None = None) -> list[Check] | None:
+    """``cs`` (the checks written from ``first``) where a second run of the probe on the same code
+    agrees on everything but the contents of some files (a time stamp, a temporary name): those
+    file checks left out (a file whose contents differ asserted to be there, where both runs agree
+    on that); None where the runs disagree on anything else (:func:`stable_pair`)."""
+    if not (usable(first) and usable(second)):
+        return None
+    plain = [c for c in cs if c.root[0] != "file"]
+    if breaks(plain, second) or breaks([c for c in checks(second, ctx) if c.root[0] != "file"], first):
+        return None
+    out = list(plain)
+    for c in cs:
+        if c.root[0] != "file":
+            continue
+        if passes(c, second):
+            out.append(c)
+            continue
+        there = Check(c.root, (("is_file",),), "is", True)
+        if c.path and c.path[0][0] in ("read_text", "read_bytes", "size") and passes(there, first) and \
+                passes(there, second):
+            out.append(there)
+    return out

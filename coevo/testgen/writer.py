@@ -402,6 +402,23 @@ def _assert_line(expr: str, c: Check, ctx: _Ctx, indent: int) -> str:
     return head + pretty(lit, 0, _WIDTH - indent, column=len(head))
 
 
+def _file_assert(c: Check, ctx: _Ctx, indent: int) -> str:
+    """``assert pathlib.Path('out.json').read_text() == '...'``, ``assert not
+    pathlib.Path('d/b.txt').exists()``, ``assert pathlib.Path('dst').is_dir()``..."""
+    ctx.extra_imports.add("import pathlib")
+    path = f"pathlib.Path({c.root[2]!r})"
+    acc = c.path[0][0] if c.path else "exists"
+    if c.op == "is":
+        return f"assert {'' if c.value else 'not '}{path}.{acc}()"
+    if acc == "size":
+        expr = f"{path}.stat().st_size"
+    elif acc == "read_text" and type(c.value) is str and not c.value.isascii():
+        expr = f"{path}.read_text(encoding='utf-8')"  # (not the locale's encoding)
+    else:
+        expr = f"{path}.{acc}()"
+    return _assert_line(expr, c, ctx, indent)
+
+
 _DATETIME_TYPES = ("date", "datetime", "time", "timedelta", "timezone")
 
 
@@ -578,6 +595,9 @@ def render_test(tc: TestCase, ctx: _Ctx, units: dict) -> str:
                     body.append(_assert_line(_access(name, c.path, ctx), c, ctx, sind))
         for c in by_root.get(("out", i), []):
             body.append(_assert_line("capsys.readouterr().out", c, ctx, sind))
+        for c in tc.checks:  # what the call did to the files where the test runs
+            if c.root[0] == "file" and c.root[1] == i:
+                body.append(_file_assert(c, ctx, sind))
         if warn_checks:
             t, msg = warn_checks[0].value
             ctx.uses_pytest = True
