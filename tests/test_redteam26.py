@@ -11,7 +11,11 @@ in the sandbox too.
   f(2); assert a == [1]`` with ``def f(x, acc=[])`` passed as a split test: the first call's value
   was sent as it was when it returned, not as it is when the test reads it. The harness now
   encodes each earlier hole's container again after the last hole and, where one changed, the
-  cell runs again as a generic test."""
+  cell runs again as a generic test.
+* The same for the task's setup data: with setup ``data = [3, 1, 2]``, ``def f(xs): xs.sort();
+  return xs`` passed ``assert f(data) == [1, 2, 3]`` then ``assert data == [3, 1, 2]`` as a split
+  test: a hole reading only the setup is computed before any hole calls the program (red-team pass
+  20), so it read the list as it was before the program sorted it."""
 
 from __future__ import annotations
 
@@ -50,6 +54,20 @@ CELLS = [(name, prefix + code, test, shape) for name, code, test in WRONG for pr
 @pytest.mark.parametrize("name,code,test,shape", CELLS, ids=[f"{c[0]}-{i}-{c[3]}" for i, c in enumerate(CELLS)])
 def test_a_shared_part_of_a_value_is_one_object(ex, name, code, test, shape):
     status, detail = run_cell(ex, code, "", test, shape)
+    assert status == "fail", detail
+
+
+SORT = "def f(xs):\n    xs.sort()\n    return xs\n"
+SETUP_CELLS = [(name, prefix + SORT, "data = [3, 1, 2]\n", test, shape)
+               for name, test in [("setup_data_sorted_after", "assert f(data) == [1, 2, 3]\nassert data == [3, 1, 2]"),
+                                  ("setup_data_one_assert", "assert f(data) == [1, 2, 3] and data == [3, 1, 2]")]
+               for prefix in ("", IMPURE) for shape in ("split", "generic")]
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape", SETUP_CELLS,
+                         ids=[f"{c[0]}-{i}-{c[4]}" for i, c in enumerate(SETUP_CELLS)])
+def test_the_setups_data_the_program_changed_is_read_as_changed(ex, name, code, setup, test, shape):
+    status, detail = run_cell(ex, code, setup, test, shape)
     assert status == "fail", detail
 
 

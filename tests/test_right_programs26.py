@@ -8,7 +8,10 @@ interpreter) and must pass in the sandbox.
   is the program's meaning), and ``is`` between the parts.
 * A mutable default argument the test reads after a later call (``a == [1, 2]``): the first
   call's value as it is when read (a split test read it as it was when returned), and as it was
-  when a claim read it before the later call (``assert f(1) == [1]`` then ``f(2) == [1, 2]``)."""
+  when a claim read it before the later call (``assert f(1) == [1]`` then ``f(2) == [1, 2]``).
+* The task's setup data a program sorts in place (``data = [3, 1, 2]``): a split test reading
+  ``data == [1, 2, 3]`` after the call read the setup's list as it was before the call; a program
+  that does not change it, and a test reading it before the call, keep passing."""
 
 from __future__ import annotations
 
@@ -51,4 +54,21 @@ CELLS = [(name, prefix + code, test, shape) for name, code, tests in RIGHT for t
 @pytest.mark.parametrize("name,code,test,shape", CELLS, ids=[f"{c[0]}-{i}-{c[3]}" for i, c in enumerate(CELLS)])
 def test_a_right_program_passes(ex, name, code, test, shape):
     status, detail = run_cell(ex, code, "", test, shape)
+    assert status == "pass", detail
+
+
+SORT = "def f(xs):\n    xs.sort()\n    return xs\n"
+COPY = "def f(xs):\n    return sorted(xs)\n"
+SETUP_CELLS = [(name, prefix + code, "data = [3, 1, 2]\n", test, shape)
+               for name, code, test in [
+                   ("sorted_in_place", SORT, "assert f(data) == [1, 2, 3]\nassert data == [1, 2, 3]"),
+                   ("sorted_copy", COPY, "assert f(data) == [1, 2, 3]\nassert data == [3, 1, 2]"),
+                   ("read_before", SORT, "assert data == [3, 1, 2]\nassert f(data) == [1, 2, 3]")]
+               for prefix in ("", IMPURE) for shape in ("split", "generic")]
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape", SETUP_CELLS,
+                         ids=[f"{c[0]}-{i}-{c[4]}" for i, c in enumerate(SETUP_CELLS)])
+def test_a_right_program_changing_the_setups_data_passes(ex, name, code, setup, test, shape):
+    status, detail = run_cell(ex, code, setup, test, shape)
     assert status == "pass", detail

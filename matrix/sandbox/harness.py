@@ -951,7 +951,7 @@ def setup_changed(kept: list) -> bool:
     return len(kept) > 2 and _setup_modules_changed(kept[0][0], kept[2][0]) is not None
 
 
-def _setup_values(exprs, ns, pinned, bound, live=()) -> dict:
+def _setup_values(exprs, ns, pinned, bound, live=(), held=None) -> dict:
     """The encoded values of the holes that read nothing but what the task's setup bound and the
     pinned builtins (an expected value, ``want`` or ``norm([3, 1])``), computed before any hole
     calls the program: a program changing ``want`` in place, or a setup helper's globals, inside
@@ -960,7 +960,8 @@ def _setup_values(exprs, ns, pinned, bound, live=()) -> dict:
     reading one of those or calling a setup function is left to its turn too: computed early,
     ``assert calls == 0`` then ``assert norm([1, 3]) == [1, 3]`` read the counter after the call
     (a right program failed, and ``calls == 1`` passed: session 24). ``{hole index: encoded
-    value}``."""
+    value}``; ``held`` gets ``(value, form)`` of each container among them (a program may still
+    change it in place: :func:`run_one` looks again after the last hole)."""
     G = _G
     allowed = {n for n, _ in pinned}
     code_type = G["type"](_setup_values.__code__)
@@ -973,7 +974,10 @@ def _setup_values(exprs, ns, pinned, bound, live=()) -> dict:
         if live and any(n in live or G["type"](bound.get(n)) is fn_type for n in e.co_names):
             continue
         try:
-            out[i] = G["encode"](eval(e, ns, G["mapping_proxy"](dict(pinned))), True)
+            v = eval(e, ns, G["mapping_proxy"](dict(pinned)))
+            out[i] = form = G["encode"](v, True)
+            if held is not None and (type(form) is list or (type(form) is dict and "N" not in form)):
+                held.append((v, form))
         except (_Timeout, _OutputCap, purity.StoreIntoShared):
             raise
         except G["BaseException"]:
@@ -1083,11 +1087,11 @@ def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False, rooms
             pinned = probe[4]
             early = None
             live = setup_kept[3][0] if len(setup_kept) > 3 else ()
+            held: list = []  # (value, its form) of the containers a later hole's call may still change
             if bound:  # the setup's names too, as it bound them (red-team pass 20)
                 pinned = tuple(pinned) + tuple(_guarded(bound, setup_kept).items())
-                early = _setup_values(probe[1], ns, pinned, bound, live)
+                early = _setup_values(probe[1], ns, pinned, bound, live, held)
             last = len(probe[1]) - 1
-            held = []  # (value, its form) of the containers a later hole's call may still change
             for i, e in enumerate(probe[1]):
                 # the builtins the test reads in its holes are the builtins: a read-only mapping of
                 # them, made for each hole and read before the program's namespace (Plan.pins)
@@ -1105,8 +1109,9 @@ def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False, rooms
                 if bound and setup_kept and setup_changed(setup_kept):  # (what the hole computed with)
                     raise RuntimeError("the program changed the task's setup or a standard module it reads")
             # a value the program changed after its hole ran (``a = f(1); b = f(2)`` with ``def f(x,
-            # acc=[])``): a claim reads it as it is when the claim runs, which only the test's own
-            # run can tell: flagged, the cell runs again as a generic test (red-team pass 26)
+            # acc=[])``; the setup's ``data`` a call sorted in place, read early above): a claim
+            # reads it as it is when the claim runs, which only the test's own run can tell:
+            # flagged, the cell runs again as a generic test (red-team pass 26)
             changed = any(enc(v) != form for v, form in held)
             names = [name_status(ns, n) for n in probe[3]]
             sys.stdout.flush()
