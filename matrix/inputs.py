@@ -352,6 +352,7 @@ def spec_strategy(spec: Spec | None, depth: int = 0):
 
 
 BOUNDARY_SHARE = 0.3  # how often a number, length or character is drawn from the edge cases
+REUSE_SHARE = 0.2  # how often a number or string repeats one drawn earlier in the same call
 
 
 def _pick_int(rng: random.Random, lo: int, hi: int, simplest: bool = False) -> int:
@@ -382,16 +383,50 @@ def _pick_len(rng: random.Random, lo: int, hi: int, simplest: bool = False) -> i
     return a if r < 0.65 else min(a, rng.randint(lo, hi))
 
 
-def spec_value(spec: Spec | None, rng: random.Random, depth: int = 0, *, simplest: bool = False) -> Any:
+def spec_value(spec: Spec | None, rng: random.Random, depth: int = 0, *, simplest: bool = False,
+               memo: dict | None = None) -> Any:
     """One value of ``spec``, drawn with ``rng``: what :func:`spec_strategy` draws (the same types,
     bounds, "abc" alphabet when none was seen, floats at 3 places, None past depth 4), without
     hypothesis's engine (a few microseconds a value instead of a millisecond). Edge values --
     0, the bounds, empty and one-element containers, a repeated element or character -- come
     often, as in hypothesis, since they are the inputs that tell programs apart; ``simplest``
-    gives the simplest value of every part (what hypothesis tries first)."""
+    gives the simplest value of every part (what hypothesis tries first). With ``memo`` (a dict
+    kept for one call) a number or string repeats one drawn before in the call at ``REUSE_SHARE``
+    when it fits the spec, and a list has one item copied onto another as often: ties and equal
+    arguments (``f([3, 5, 3], 3)``), which hypothesis makes by copying values too."""
+    value = _spec_value(spec, rng, depth, simplest, memo)
+    if memo is not None and isinstance(value, (int, float, str, bytes)) and not isinstance(value, bool):
+        memo.setdefault(type(value), []).append(value)
+    return value
+
+
+def _reused(spec: Spec, rng: random.Random, memo: dict | None) -> tuple[bool, Any]:
+    """A value drawn earlier in this call that also fits ``spec``, at ``REUSE_SHARE``."""
+    typ = {"int": int, "float": float, "str": str, "bytes": bytes}[spec.kind]
+    earlier = memo.get(typ) if memo else None
+    if not earlier or rng.random() >= REUSE_SHARE:
+        return False, None
+    v = earlier[rng.randrange(len(earlier))]
+    if spec.kind == "int":
+        lo, hi = _int_bounds(spec.lo, spec.hi)
+        return lo <= v <= hi, v
+    if spec.kind == "float":
+        span = max(1.0, (spec.hi - spec.lo) / 2)
+        low = spec.lo - span if spec.lo < 0 else max(0.0, spec.lo - span)
+        return low <= v <= spec.hi + span, v
+    lo, hi = _len_bounds(spec.lo, spec.hi)
+    text = v if spec.kind == "str" else v.decode("latin-1")
+    return lo <= len(v) <= hi and set(text) <= set(spec.alphabet or "abc"), v
+
+
+def _spec_value(spec: Spec | None, rng: random.Random, depth: int, simplest: bool, memo: dict | None) -> Any:
     if spec is None:
         return _pick_int(rng, 0, 9, simplest)
     k = spec.kind
+    if k in ("int", "float", "str", "bytes") and not simplest:
+        ok, v = _reused(spec, rng, memo)
+        if ok:
+            return v
     if k == "none":
         return None
     if k == "bool":
@@ -430,23 +465,25 @@ def spec_value(spec: Spec | None, rng: random.Random, depth: int = 0, *, simples
         lo, hi = _len_bounds(spec.lo, spec.hi)
         size = _pick_len(rng, 0 if k == "set" else lo, hi, simplest)
         if size and not simplest and rng.random() < BOUNDARY_SHARE / 2:  # repeats of a few values
-            few = [spec_value(spec.elem, rng, depth + 1) for _ in range(rng.randint(1, 2))]
+            few = [spec_value(spec.elem, rng, depth + 1, memo=memo) for _ in range(rng.randint(1, 2))]
             items = [few[rng.randrange(len(few))] for _ in range(size)]
         else:
-            items = [spec_value(spec.elem, rng, depth + 1, simplest=simplest) for _ in range(size)]
+            items = [spec_value(spec.elem, rng, depth + 1, simplest=simplest, memo=memo) for _ in range(size)]
+            if size >= 2 and not simplest and rng.random() < REUSE_SHARE:  # a tie: one item copied
+                items[rng.randrange(size)] = items[rng.randrange(size)]
         if k == "set":
             return set(items)
         return items if k == "list" else tuple(items)
     if k == "tuple":
-        return tuple(spec_value(s, rng, depth + 1, simplest=simplest) for s in spec.items)
+        return tuple(spec_value(s, rng, depth + 1, simplest=simplest, memo=memo) for s in spec.items)
     if k == "dict":
         _, hi = _len_bounds(spec.lo, spec.hi)
         size = _pick_len(rng, 0, hi, simplest)
-        return {spec_value(spec.key, rng, depth + 1, simplest=simplest):
-                spec_value(spec.elem, rng, depth + 1, simplest=simplest) for _ in range(size)}
+        return {spec_value(spec.key, rng, depth + 1, simplest=simplest, memo=memo):
+                spec_value(spec.elem, rng, depth + 1, simplest=simplest, memo=memo) for _ in range(size)}
     if k == "union":
         return spec_value(spec.items[0 if simplest else rng.randrange(len(spec.items))], rng, depth + 1,
-                          simplest=simplest)
+                          simplest=simplest, memo=memo)
     values = list(spec.values) or [None]
     return values[0 if simplest else rng.randrange(len(values))]
 
@@ -545,10 +582,15 @@ def generate_calls(tests: Iterable[Any], entry_point: str | None = None, n: int 
     for attempt in range(max(4 * n, 20)):
         if len(fresh) >= n:
             break
-        simplest = attempt == 0  # as hypothesis starts: every argument at its simplest
+        # as hypothesis starts: every argument at its simplest; then now and then some arguments
+        # at their simplest beside random others (``f([105, 0], 0)``)
+        mixed = attempt == 0 or rng.random() < 0.25
+        memo: dict = {}
         try:
-            args = [spec_value(s, rng, simplest=simplest) for s in pos]
-            kwvals = [spec_value(s, rng, simplest=simplest) for _, s in kw]
+            args = [spec_value(s, rng, simplest=mixed and (attempt == 0 or rng.random() < 0.5), memo=memo)
+                    for s in pos]
+            kwvals = [spec_value(s, rng, simplest=mixed and (attempt == 0 or rng.random() < 0.5), memo=memo)
+                      for _, s in kw]
             src = format_call(func, args, list(zip(names, kwvals)))
         except (TypeError, ValueError, RecursionError):  # an unhashable set element, an odd const
             continue
