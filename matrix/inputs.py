@@ -406,17 +406,19 @@ def _reused(spec: Spec, rng: random.Random, memo: dict | None) -> tuple[bool, An
     earlier = memo.get(typ) if memo else None
     if not earlier or rng.random() >= REUSE_SHARE:
         return False, None
-    v = earlier[rng.randrange(len(earlier))]
     if spec.kind == "int":
         lo, hi = _int_bounds(spec.lo, spec.hi)
-        return lo <= v <= hi, v
-    if spec.kind == "float":
+        fits = [v for v in earlier if lo <= v <= hi]
+    elif spec.kind == "float":
         span = max(1.0, (spec.hi - spec.lo) / 2)
         low = spec.lo - span if spec.lo < 0 else max(0.0, spec.lo - span)
-        return low <= v <= spec.hi + span, v
-    lo, hi = _len_bounds(spec.lo, spec.hi)
-    text = v if spec.kind == "str" else v.decode("latin-1")
-    return lo <= len(v) <= hi and set(text) <= set(spec.alphabet or "abc"), v
+        fits = [v for v in earlier if low <= v <= spec.hi + span]
+    else:
+        lo, hi = _len_bounds(spec.lo, spec.hi)
+        alphabet = set(spec.alphabet or "abc")
+        fits = [v for v in earlier if lo <= len(v) <= hi
+                and set(v if spec.kind == "str" else v.decode("latin-1")) <= alphabet]
+    return (True, fits[rng.randrange(len(fits))]) if fits else (False, None)
 
 
 def _spec_value(spec: Spec | None, rng: random.Random, depth: int, simplest: bool, memo: dict | None) -> Any:

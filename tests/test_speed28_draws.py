@@ -152,3 +152,20 @@ def test_consensus_inputs_separate_programs_that_differ_only_on_an_edge_input():
     differ = [inp for inp, a, b in zip(inputs, keys[0], keys[1]) if a != b]
     assert differ, inputs
     assert all(", 0)" in inp for inp in differ)  # only where n is 0
+
+
+def test_ties_and_equal_arguments_are_drawn():
+    """What hypothesis makes by copying values, and what tells "first minimum" from "last minimum"
+    or ``k`` found in the list from ``k`` not in it: two pairs with other names but the same number
+    (the numbers range over ~280 values: by chance alone a rare tie), and a second argument equal
+    to an item of the first (items and k range over ~230 values), for every one of five seeds."""
+    for seed in range(5):
+        calls = generate_calls(["assert idx([('ab', 143), ('cd', 200), ('ef', 100)]) == 'ef'",
+                                "assert idx([('a', 345), ('b', 145)]) == 'b'"], "idx", n=24, seed=seed,
+                               include_test_inputs=False)
+        ties = [p for (p,) in _args(calls)
+                if any(a[1] == b[1] and a[0] != b[0] for i, a in enumerate(p) for b in p[i + 1:])]
+        assert ties, (seed, calls)
+        nums = _args(generate_calls(["assert has([30, 50, 80], 150) == False", "assert has([10, 20, 200, 70], 20)"],
+                                    "has", n=24, seed=seed, include_test_inputs=False))
+        assert any(k in xs and k not in (0, 1, 2) for xs, k in nums), (seed, nums)
