@@ -25,7 +25,7 @@ from typing import Any
 
 from matrix import plain
 from matrix.plans import EqJudge, ExprJudge, Plan
-from matrix.sandbox.encoding import TooCostly
+from matrix.sandbox.encoding import TooCostly, TooShared
 from matrix.sandbox.harness import EXIT_CHANNEL, EXIT_FORBIDDEN, EXIT_HARNESS
 from matrix.sandbox.records import LOAD_HANG, CellRecord, Frame, Outcome
 
@@ -185,6 +185,8 @@ def interpret(rec: CellRecord, plan: Plan, data: Any, timeout: float, max_output
         return CellResult("error", None, "malformed result", secs)
     kind = rec.payload[0]
     if isinstance(data, ValueError):
+        if isinstance(data, TooShared) and plan.fallback is not None:
+            return NEEDS_GENERIC  # (a value of many references to shared parts: the test's own run walks it)
         msg = str(data) if isinstance(data, TooCostly) else "malformed result"
         return CellResult("error", None, msg, secs)
     if kind == Frame.TOO_LARGE:

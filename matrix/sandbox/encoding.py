@@ -43,7 +43,7 @@ import json
 import math
 import time
 
-__all__ = ["NonPlain", "Member", "TooCostly", "make_encoder", "decode", "BIG_INT"]
+__all__ = ["NonPlain", "Member", "TooCostly", "TooShared", "make_encoder", "decode", "BIG_INT"]
 
 BIG_INT = 1 << 14000  # ints at least this large travel as hex
 MAX_DEPTH = 400
@@ -203,6 +203,11 @@ def namedtuple_checker():
 
 class TooCostly(ValueError):
     """Decoding the value would take longer than its budget (a hostile value)."""
+
+
+class TooShared(TooCostly):
+    """The value holds more items than ``decode``'s ``max_items``, counting each reference to a
+    shared part (``[[0] * 3000] * 3000``: a short text; where the test can run elsewhere, it does)."""
 
 
 class _NotPlain(Exception):
@@ -866,7 +871,7 @@ def _expanded(value, weights: dict, cap: int, check) -> int:
         else:
             total += 1
         if total > cap:
-            raise TooCostly("the value holds too many items to keep (shared parts counted each time)")
+            raise TooShared("the value holds too many items to keep (shared parts counted each time)")
         steps += 1
         if steps % 4096 == 0:
             check()
