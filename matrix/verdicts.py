@@ -76,9 +76,12 @@ def _signame(sig: int) -> str:
 
 def decode_claims(records: list[CellRecord]) -> list[Any]:
     """The decoded body of each claim record (``_NO_DATA`` for the others, a ``ValueError``
-    instance for a malformed or too costly one). Small bodies are parsed together."""
+    instance for a malformed or too costly one). Small bodies are parsed together, but for those
+    holding shared parts (``{"S":``, which are malformed in a batch: each is parsed alone, so that
+    the others still go together)."""
     out: list[Any] = [_NO_DATA] * len(records)
-    small = [i for i, r in enumerate(records) if r.outcome == Outcome.CLAIM and 1 < len(r.payload) < 4096]
+    small = [i for i, r in enumerate(records) if r.outcome == Outcome.CLAIM and 1 < len(r.payload) < 4096
+             and _SHARED not in r.payload]
     if small:
         bodies = [records[i].payload[1:] for i in small]
         batch = b"[" + b",".join(bodies) + b"]"
@@ -97,9 +100,12 @@ def decode_claims(records: list[CellRecord]) -> list[Any]:
             for i in small:
                 out[i] = _decode_one(records[i].payload[1:])
     for i, r in enumerate(records):
-        if r.outcome == Outcome.CLAIM and len(r.payload) >= 4096:
+        if r.outcome == Outcome.CLAIM and (len(r.payload) >= 4096 or (len(r.payload) > 1 and _SHARED in r.payload)):
             out[i] = _decode_one(r.payload[1:])
     return out
+
+
+_SHARED = b'{"S":'  # (the encoder's tag of a shared part, as its JSON writes it)
 
 
 _SCAN = make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # typeshed types the context as the scanner

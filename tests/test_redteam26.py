@@ -108,3 +108,8 @@ def test_a_cells_claim_cannot_reach_another_cells_shared_value():
     out = decode_claims([first, second])
     assert out[0] == [[[1]], []]
     assert isinstance(out[1], ValueError)
+    plain_one = CellRecord(2, Outcome.CLAIM, 0, 0.0, kind + b'[[[2]],[]]')
+    shared = CellRecord(3, Outcome.CLAIM, 0, 0.0, kind + b'[[[{"S":[0,[1]]},{"A":0}]],[]]')
+    out = decode_claims([plain_one, shared, plain_one])
+    assert out[0] == out[2] == [[[2]], []] and out[1] == [[[[1], [1]]], []]
+    assert out[1][0][0][0] is out[1][0][0][1]
