@@ -113,3 +113,20 @@ def test_a_cells_claim_cannot_reach_another_cells_shared_value():
     out = decode_claims([plain_one, shared, plain_one])
     assert out[0] == out[2] == [[[2]], []] and out[1] == [[[[1], [1]]], []]
     assert out[1][0][0][0] is out[1][0][0][1]
+
+
+# (a later call raising after the claim: the claim reads the changed value as plain Python does; plain
+# gives ``fail`` for the first test and ``error`` for the second, a split test gave the other way round)
+RAISING = "def f(x, acc=[]):\n    if x == 3:\n        raise ValueError(x)\n    acc.append(x)\n    return acc\n"
+RAISE_CELLS = [(name, prefix + RAISING, test, want, shape)
+               for name, test, want in [("claim_then_raise_wrong", "a = f(1)\nb = f(2)\nassert a == [1]\nf(3)", "fail"),
+                                        ("claim_then_raise_right", "a = f(1)\nb = f(2)\nassert a == [1, 2]\nf(3)",
+                                         "error")]
+               for prefix in ("", IMPURE) for shape in ("split", "generic")]
+
+
+@pytest.mark.parametrize("name,code,test,want,shape", RAISE_CELLS,
+                         ids=[f"{c[0]}-{i}-{c[4]}" for i, c in enumerate(RAISE_CELLS)])
+def test_a_claim_before_a_raise_reads_the_changed_value(ex, name, code, test, want, shape):
+    status, detail = run_cell(ex, code, "", test, shape)
+    assert status == want, detail

@@ -1062,6 +1062,7 @@ def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False, rooms
     mode = probe[0]
     where = "code"
     encoded: list = []  # the values of the holes that have run (sent with a raise or a timeout)
+    held: list = []  # (value, its form) of the containers a later hole's call may still change
     bound = None  # what the task's setup bound (run_setup)
     try:
         if kind == "stdio" and setup_co is not None:
@@ -1087,7 +1088,6 @@ def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False, rooms
             pinned = probe[4]
             early = None
             live = setup_kept[3][0] if len(setup_kept) > 3 else ()
-            held: list = []  # (value, its form) of the containers a later hole's call may still change
             if bound:  # the setup's names too, as it bound them (red-team pass 20)
                 pinned = tuple(pinned) + tuple(_guarded(bound, setup_kept).items())
                 early = _setup_values(probe[1], ns, pinned, bound, live, held)
@@ -1112,7 +1112,7 @@ def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False, rooms
             # acc=[])``; the setup's ``data`` a call sorted in place, read early above): a claim
             # reads it as it is when the claim runs, which only the test's own run can tell:
             # flagged, the cell runs again as a generic test (red-team pass 26)
-            changed = any(enc(v) != form for v, form in held)
+            changed = _changed(held)
             names = [name_status(ns, n) for n in probe[3]]
             sys.stdout.flush()
             return Frame.VALUES, [encoded, names, 1] if changed else [encoded, names]
@@ -1126,7 +1126,10 @@ def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False, rooms
     except G["BaseException"] as exc:
         info = exc_info(exc, where, lines if where in ("code", "test") else None)
         if where == "test" and mode == "values":  # even none: a claim may need no hole (`assert 0 is False`)
-            info.append(_partial(encoded, ns, probe[3], grace=False))
+            part = _partial(encoded, ns, probe[3], grace=False)
+            if held and _changed(held):  # (a claim before the raise reads a value changed since: as above)
+                part.append(1)
+            info.append(part)
         try:
             sys.stdout.flush()
         except G["BaseException"]:
@@ -1134,6 +1137,14 @@ def run_one(code_co, lines, setup_co, probe, kind, ns, *, skip_load=False, rooms
         if mode == "stdio":
             return Frame.STDOUT, info
         return Frame.RAISED, info
+
+
+def _changed(held) -> bool:
+    """Whether a hole's container value (``held``: ``(value, form)``) no longer encodes as it did."""
+    try:
+        return any(_G["encode"](v) != form for v, form in held)
+    except _G["BaseException"]:  # noqa: BLE001 - (a value that no longer encodes has changed)
+        return True
 
 
 # ----------------------------------------------------------------------------- program mode
