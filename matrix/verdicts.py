@@ -163,7 +163,10 @@ def interpret(rec: CellRecord, plan: Plan, data: Any, timeout: float, max_output
         if rec.payload == LOAD_HANG:
             return CellResult("timeout", None, f"loading the program took longer than {timeout:g}s", secs)
         if rec.payload and plan.mode == "values":
-            early = _failed_before(_decode_one(rec.payload), plan, secs)
+            part = _decode_one(rec.payload)
+            if plan.fallback is not None and type(part) is list and len(part) == 3 and part[2] == 1:
+                return NEEDS_GENERIC  # (a value the program changed after its hole ran: as in :func:`_values`)
+            early = _failed_before(part, plan, secs)
             if early is not None:
                 return early
         return CellResult("timeout", None, f"took longer than {timeout:g}s", secs)

@@ -130,3 +130,20 @@ RAISE_CELLS = [(name, prefix + RAISING, test, want, shape)
 def test_a_claim_before_a_raise_reads_the_changed_value(ex, name, code, test, want, shape):
     status, detail = run_cell(ex, code, "", test, shape)
     assert status == want, detail
+
+
+# (the same before a hang: plain Python times out on the first test, fails the second; a pure program's
+# runner sends the values before the hang, which a split test read as they were returned)
+HANGING = "def f(x, acc=[]):\n    while x == 3:\n        pass\n    acc.append(x)\n    return acc\n"
+HANG_CELLS = [(name, HANGING, test, want, shape)
+              for name, test, want in [("claim_then_hang_right", "a = f(1)\nb = f(2)\nassert a == [1, 2]\nf(3)",
+                                        "timeout"),
+                                       ("claim_then_hang_wrong", "a = f(1)\nb = f(2)\nassert a == [1]\nf(3)", "fail")]
+              for shape in ("split", "generic")]
+
+
+@pytest.mark.parametrize("name,code,test,want,shape", HANG_CELLS,
+                         ids=[f"{c[0]}-{i}-{c[4]}" for i, c in enumerate(HANG_CELLS)])
+def test_a_claim_before_a_hang_reads_the_changed_value(ex, name, code, test, want, shape):
+    status, detail = run_cell(ex, code, "", test, shape)
+    assert status == want, detail
