@@ -21,9 +21,10 @@ METHOD_CHOICES = ("coevo", "b4", "codet", "max_pass", "consensus")
 DESCRIPTION = HELP + """
 
 Every code runs against every test in the sandbox; for function tasks the codes also run on extra
-inputs drawn by hypothesis from the argument types seen in the tests (stdio tasks: on the tests'
-inputs and copies of them with their integers moved), and the outputs are compared. The selection
-method then picks one code per task and scores each test with the probability that it is correct.
+inputs drawn from the argument types seen in the tests (a seeded generator: the same inputs in
+every process, per --seed; stdio tasks: on the tests' inputs and copies of them with their integers
+moved), and the outputs are compared. The selection method then picks one code per task and scores
+each test with the probability that it is correct.
 
 The worked examples of the task's statement (doctest lines, ``f(x) == y`` and the like, sample
 input/output blocks) run too; coevo trusts them more than the candidate tests (--no-examples: off).
