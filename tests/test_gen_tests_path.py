@@ -151,6 +151,11 @@ def test_options_are_checked_before_any_work(tmp_path, capsys):
     assert "not a directory" in capsys.readouterr().err
     assert main(["gen-tests"]) == 2
     assert "give PATH" in capsys.readouterr().err
+    # a file name given as --out (a first-hour slip) is refused, not made into a directory
+    assert main(["gen-tests", str(mod), "--out", str(tmp_path / "test_m.py")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "test_m.py" in err[0] and "directory" in err[0], err
+    assert not (tmp_path / "test_m.py").exists()
 
 
 NOTES = '''"""Notes kept in a JSON file."""

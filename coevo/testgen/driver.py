@@ -89,6 +89,9 @@ def run_path_mode(args) -> int:
     out = Path(args.out) if args.out else default_out(modules[0].root)
     if out.exists() and not out.is_dir():
         raise InputError("exists and is not a directory", file=str(out))
+    if not out.exists() and out.suffix == ".py":
+        raise InputError(f"names a file; --out is the directory the suites go into (test_<module>.py in it), "
+                         f"e.g. --out {out.parent / 'tests'}", file=str(out))
     if args.report and args.report != "-" and Path(args.report).is_dir():
         raise InputError("is a directory (expected a file to write)", file=args.report)
     for dep in ("pytest", "coverage"):
