@@ -1113,12 +1113,29 @@ class InputGenerator:
             chs = self._choices(m)
             steps = [self._ctor_step(cls_name)] + [self._unit_step(m, chs[min(j, len(chs) - 1)]) for j in (0, 1)]
             out.append(Probe(cls_name, tuple(steps), "pool"))
+        shared = []
         for a in methods:
             for b in methods:
                 if a is not b:
-                    out.append(Probe(cls_name, (self._ctor_step(cls_name), self._unit_step(a, self._choices(a)[0]),
-                                                self._unit_step(b, self._choices(b)[0])), "pool"))
-        return _dedupe(out)[: max(n, 4 * len(methods) + 8)]
+                    cha, chb = self._choices(a)[0], self._choices(b)[0]
+                    out.append(Probe(cls_name, (self._ctor_step(cls_name), self._unit_step(a, cha),
+                                                self._unit_step(b, chb)), "pool"))
+                    same = self._same_values(cha, b, chb)
+                    if same is not None:  # the key put in is the key taken out
+                        shared.append(Probe(cls_name, (self._ctor_step(cls_name), self._unit_step(a, cha),
+                                                       self._unit_step(b, same)), "pool"))
+        shared = _dedupe(shared)[: 2 * len(methods)]
+        return _dedupe(_dedupe(out)[: max(n, 4 * len(methods) + 8)] + shared)
+
+    def _same_values(self, earlier: dict[str, str], unit: Unit, ch: dict[str, str]) -> dict[str, str] | None:
+        """``ch`` with each parameter of ``unit`` named as one of the earlier call's taking that
+        call's value (``add(name)`` then ``remove(name)``: the same name); None when no value
+        changes."""
+        names = {p.name for p, _ in self.specs(unit) if p.kind not in ("star", "starstar")}
+        same = dict(ch)
+        for k in names & set(earlier):
+            same[k] = earlier[k]
+        return same if same != ch else None
 
     def protocol_probes(self, cls_name: str) -> list[Probe]:
         """The operators and built-in protocols a class defines (``__add__``, ``__lt__``,

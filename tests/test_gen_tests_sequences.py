@@ -1,0 +1,43 @@
+"""gen-tests' method sequences on a stateful class: a later call takes the value an earlier call
+gave a parameter of the same name (the key put in is the key taken out), so the path where
+`remove(name)` finds what `add(name)` stored is reached and asserted."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+from gentests_specs import FIXTURES, fixture_module
+
+from coevo.cli import main
+
+
+def _adds_then_removes_the_same(probe) -> bool:
+    calls = [s for s in probe.steps if s.kind == "call"]
+    return any(a.callee.endswith(".add") and b.callee.endswith(".remove") and a.args and a.args[:1] == b.args[:1]
+               for a, b in zip(calls, calls[1:]))
+
+
+def test_a_pair_of_methods_sharing_a_parameter_name_is_also_tried_with_one_value():
+    _, gen = fixture_module("gentests_lead", "inventory")
+    seqs = gen.sequences("Inventory")
+    assert any(_adds_then_removes_the_same(p) for p in seqs), [p.source() for p in seqs]
+
+
+def test_the_suite_of_a_stateful_class_asserts_a_remove_that_finds_its_item(tmp_path):
+    shutil.copy(FIXTURES / "gentests_lead" / "inventory.py", tmp_path / "inventory.py")
+    out = tmp_path / "tests"
+    assert main(["gen-tests", str(tmp_path / "inventory.py"), "--out", str(out), "--time-budget", "20",
+                 "--quiet"]) == 0
+    text = (out / "test_inventory.py").read_text()
+    # a test where remove finds the item add stored: same name, and no KeyError expected of it
+    tests = re.split(r"\n(?=def test_)", text)
+    found = [t for t in tests if re.search(r"\.add\(('[^']*')", t) and "KeyError" not in t
+             and (m := re.search(r"\.add\(('[^']*')", t)) and f".remove({m.group(1)}" in t]
+    assert found, text
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    env.pop("PYTHONPATH", None)
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(out)],
+                       capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
+    assert r.returncode == 0, r.stdout[-2000:]
