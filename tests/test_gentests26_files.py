@@ -127,3 +127,27 @@ def test_a_time_stamped_file_gives_no_flaky_assertion(tmp_path):
         run = _pytest(tmp_path / "out")
         assert run.returncode == 0 and " passed" in run.stdout, run.stdout + run.stderr
 
+
+def test_a_call_that_writes_beside_the_code_is_not_asserted(tmp_path_factory):
+    """The sandbox shows the code's directory read-only: a call writing there failed in the cell
+    (`save_beside('x', 'hello') is False` was asserted) and wrote the user's files under pytest,
+    where the test then failed (compileall's `compile_path()`: a new compileall.pyc in the project).
+    Such a write is noted as the machine's, as a read of a file outside the project is."""
+    d, module = _runner(tmp_path_factory, "beside")
+    table = {0: Probe("save_beside", (Step("call", "save_beside", ("'x'", "'hello'"), unit="save_beside"),)),
+             1: Probe("shout", (Step("call", "shout", ("'a'",), unit="shout"),))}
+    with Executor(ExecConfig(timeout=20, workers=1, import_paths=(str(d),))) as ex:
+        out, _ = SandboxRunner(module, ex).probes(Variant("original", module.source), table, [list(table)],
+                                                  limit=2.0)
+    assert out[0]["steps"][0][0] == "env", out[0]
+    assert not observe.usable(out[0])
+    assert out[1]["steps"][0][:2] == ["ok", ["v", "A"]], out[1]
+    assert not (d / "x.txt").exists()
+
+
+def test_the_suite_never_writes_beside_the_code(tmp_path):
+    text, _ = _gen(tmp_path, "beside", (FIX / "beside.py").read_text(), budget="12")
+    assert "shout(" in text and "save_beside(" not in text, text
+    run = _pytest(tmp_path / "out")
+    assert run.returncode == 0 and " passed" in run.stdout, run.stdout + run.stderr
+    assert not list(tmp_path.glob("*.txt")), list(tmp_path.iterdir())

@@ -1115,6 +1115,36 @@ def _cv_note_path(path, stat=False):
     seen.add("file " + p)
 
 
+def _cv_note_write(path):
+    """A call's write outside the working directory (a file opened for writing, made, removed,
+    renamed, changed): noted as an environment read. The sandbox shows every other place
+    read-only, so the call failed there, or went another way, where on the user's machine it
+    writes to their files (compileall's ``compile_path()`` compiled the project's own modules:
+    False here; True under pytest, and a new ``compileall.pyc`` in the project). The
+    interpreter's own bytecode caches are not written in a cell (``sys.dont_write_bytecode``), so
+    a ``.pyc`` written is the code's."""
+    seen = _CV_STATE.get("env")
+    if seen is None or path is None or isinstance(path, int):
+        return
+    import os
+    try:
+        p = os.path.normpath(os.path.join(os.getcwd(), os.fsdecode(os.fspath(path))))
+    except Exception:
+        return
+    if p in ("/dev/null", "/dev/zero", "/dev/full"):
+        return
+    base = _CV_STATE.get("cwd0")
+    if base is not None:
+        root, sandbox = base
+        rel = os.path.relpath(p, root)
+        if rel == os.curdir or (not rel.startswith(os.pardir) and rel.split(os.sep)[0] not in sandbox):
+            return  # the working directory's (the test's tmp_path)
+    seen.add("write " + p)
+
+
+_CV_WRITE_MODES = frozenset("wax+")
+
+
 def _cv_track_stdin_fd():
     """``open(0)`` (stdin by its descriptor, a file name from a command line) reads stdin too:
     pytest's capture gives it /dev/null, a terminal under ``pytest -s`` waits for input."""
@@ -1134,15 +1164,25 @@ def _cv_track_stdin_fd():
             if file == 0 or own is None or file not in own:
                 raise _CvStdin()
         _cv_note_path(file)
+        mode = args[0] if args else kwargs.get("mode", "r")
+        if isinstance(mode, str) and _CV_WRITE_MODES.intersection(mode):
+            _cv_note_write(file)
         return real(file, *args, **kwargs)
 
     open._cv_wrapped = True
     builtins.open = io.open = open
 
+    import os
+    writes = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+
     def noted(real_fn):
         def opens(*args, **kwargs):
             if args:  # os.open(path, ...)
                 _cv_note_path(args[0])
+                if real_fn is real_open:
+                    flags = args[1] if len(args) > 1 else kwargs.get("flags", 0)
+                    if isinstance(flags, int) and flags & writes:
+                        _cv_note_write(args[0])
             got = real_fn(*args, **kwargs)
             own = _CV_STATE.get("fds")
             if own is not None:
@@ -1150,9 +1190,28 @@ def _cv_track_stdin_fd():
             return got
         return opens
 
-    import os
+    real_open = os.open
     for name in ("open", "dup", "pipe"):
         setattr(os, name, noted(getattr(os, name)))
+    try:  # (importlib's _write_atomic, py_compile's, calls posix.open)
+        import posix
+        posix.open = os.open
+    except (ImportError, AttributeError, TypeError):
+        pass
+
+    def changes(real_fn, at):
+        def change(*args, **kwargs):
+            for k in at:
+                if k < len(args):
+                    _cv_note_write(args[k])
+            return real_fn(*args, **kwargs)
+        return change
+
+    for name, at in (("mkdir", (0,)), ("remove", (0,)), ("unlink", (0,)), ("rmdir", (0,)), ("rename", (0, 1)),
+                     ("replace", (0, 1)), ("link", (1,)), ("symlink", (1,)), ("truncate", (0,)), ("chmod", (0,)),
+                     ("utime", (0,)), ("mkfifo", (0,))):
+        if hasattr(os, name):
+            setattr(os, name, changes(getattr(os, name), at))
 
     def by_descriptor(real_fn):
         # os.stat(5) (filecmp's cmp(5, 5): os.stat(f1), then open(f1, 'rb')): a descriptor the
@@ -1202,6 +1261,7 @@ def _cv_probes(job):
     _cv_track_environ()
     _cv_track_random()
     _cv_track_stdin_fd()
+    _cv_sys.dont_write_bytecode = True  # (a .pyc written is the code's: _cv_note_write)
     import os
     try:  # the cell's working directory as the sandbox made it (each probe leaves it so)
         _CV_STATE["cwd0"] = (os.getcwd(), frozenset(os.listdir(".")))
