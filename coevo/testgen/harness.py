@@ -995,7 +995,6 @@ def _cv_clear_cwd():
     one): every entry the sandbox did not put there (``_CV_STATE["cwd0"]``); symbolic links are
     removed, not followed; and the working directory is the cell's again (a call may change it)."""
     import os
-    import shutil
     import stat
     base = _CV_STATE.get("cwd0")
     if base is None:
@@ -1020,30 +1019,28 @@ def _cv_clear_cwd():
     except OSError:
         return
     for name in names:
-        if name in sandbox:
-            continue
-        path = os.path.join(root, name)
-        try:
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, onerror=unlock)
-            else:
-                os.unlink(path)
-        except OSError:
-            pass
+        if name not in sandbox:
+            _cv_remove_path(os.path.join(root, name), unlock)
 
 
 def _cv_remove_files():
     """The files the probe's file steps wrote (each test writes them in a directory of its own)."""
+    for path in _CV_STATE.pop("files", None) or ():
+        _cv_remove_path(path)
+
+
+def _cv_remove_path(path, onerror=None):
+    """Remove a file, a symbolic link (not followed) or a directory tree; what cannot be removed
+    is left (``onerror``, shutil.rmtree's, may try again first)."""
     import os
     import shutil
-    for path in _CV_STATE.pop("files", None) or ():
-        try:
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                os.unlink(path)
-        except OSError:
-            pass
+    try:
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, onerror=onerror or (lambda *_: None))
+        else:
+            os.unlink(path)
+    except OSError:
+        pass
 
 
 # directories that are no one's own files: a path under them is the machine's, not the project's
