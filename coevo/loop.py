@@ -65,6 +65,7 @@ from matrix.tasks import Task
 
 ALL_ROLES = ("coder", "tester", "fixer", "proposer")
 FIXER_REWARDS = ("episode", "gain")
+COPY_GRADES = ("copy", "malformed")  # loop.proposer_copy_grade
 
 
 @dataclass
@@ -95,6 +96,9 @@ class LoopConfig:
     proposer_format: str = "program"  # program (solution + inputs; description derived) | task (+ description)
     repetition_penalty: float = 0.5  # R-Zero: a valid proposal repeated k times in its batch loses 0.5 k/(n-1)
     proposer_valid_bonus: float = 0.25  # added to every valid proposal's learnability (a new task that works)
+    # the grade of a copy (a duplicate of a known task, a repeat within the batch): "copy" (-0.5, as
+    # a broken task) or "malformed" (-1, as garbage: a known program gains nothing in the group)
+    proposer_copy_grade: str = "copy"
     seed_proposals: int = 0  # Proposer samples drawn before step 1 to seed the buffer (not trained on)
     temperature: float = 1.0  # sampling temperature of the rollouts (train.temperature follows it)
     # the Proposer's own sampling temperature (null: loop.temperature); the trainer scores each
@@ -152,6 +156,8 @@ class LoopConfig:
             raise ValueError("fix_public_tests: must be >= 0 (fix_invalid_penalty >= 0)")
         if self.proposer_format not in ("program", "task"):
             raise ValueError("proposer_format: must be 'program' or 'task'")
+        if self.proposer_copy_grade not in COPY_GRADES:
+            raise ValueError(f"proposer_copy_grade: must be one of {list(COPY_GRADES)}")
         if not 0 <= self.proposer_refs_proposed <= 1:
             raise ValueError("proposer_refs_proposed: must be in [0, 1]")
         if self.proposer_temperature is not None and not self.proposer_temperature > 0:
@@ -421,6 +427,9 @@ class CoEvolution:
                                      n=self.cfg.n_solves, meta={"proposal": i})
                     info["solve_requests"].append((i, req))
         info["grades"] = ["valid" if r == "ok" else GRADE[r] for r in info["reasons"]]
+        if self.cfg.proposer_copy_grade != "copy":
+            info["grades"] = [self.cfg.proposer_copy_grade if g == "copy" and r in ("duplicate", "repeat") else g
+                              for g, r in zip(info["grades"], info["reasons"])]
         return info
 
     def seed_buffer(self, n: int, step: int) -> dict:
