@@ -41,3 +41,18 @@ def test_the_suite_of_a_stateful_class_asserts_a_remove_that_finds_its_item(tmp_
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(out)],
                        capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120)
     assert r.returncode == 0, r.stdout[-2000:]
+
+
+def test_a_function_reading_a_table_gets_a_file_with_its_columns(tmp_path):
+    """`summarize(path)` reads a CSV and sums row["amount"] by row["region"]: the files the tests
+    wrote held the module's words as lines ('region hello'), never a header with its column
+    names, so no test reached a summary (every call raised KeyError or returned {})."""
+    _, gen = fixture_module("gentests_lead", "sales")
+    unit = next(u for u in gen.module.units if u.name == "summarize")
+    texts = [s.args[0] for p in gen.file_probes(unit) for s in p.steps if s.kind == "file"]
+    assert any("region,amount" in t or "amount,region" in t for t in texts), texts
+    shutil.copy(FIXTURES / "gentests_lead" / "sales.py", tmp_path / "sales.py")
+    out = tmp_path / "tests"
+    assert main(["gen-tests", str(tmp_path / "sales.py"), "--out", str(out), "--time-budget", "20", "--quiet"]) == 0
+    text = (out / "test_sales.py").read_text()
+    assert re.search(r"assert summarize\([^)]*\) == \{\s*'", text), text

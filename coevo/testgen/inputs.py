@@ -914,10 +914,12 @@ class InputGenerator:
             self._lists_cache[key] = found
         return self._lists_cache[key]
 
-    def _file_texts(self, consts: list) -> list[str]:
+    def _file_texts(self, consts: list, columns: tuple[str, ...] = ()) -> list[str]:
         """What files handed to the code hold: lines of the module's own words, each followed
-        by a value (netrc's ``machine hello login abc``), the module's strings as lines, plain
-        text, an empty file; its bytes where it has bytes literals."""
+        by a value (netrc's ``machine hello login abc``), a table whose header is the words
+        (``columns`` first: the parameters' text defaults, ``by="region"``) as a CSV file
+        (``csv.DictReader`` and ``row["amount"]``), the module's strings as lines, plain text, an
+        empty file; its bytes where it has bytes literals."""
         words = list(dict.fromkeys(c for c in consts if type(c) is str and c.isidentifier() and 1 < len(c) <= 20
                                    and c.lower() not in _NOT_WORDS))[:8]
         texts = []
@@ -932,7 +934,17 @@ class InputGenerator:
         texts = texts[:1] + _TEXT_FILES[:1] + texts[1:] + [""] + own + _TEXT_FILES[2:4]
         out = [_lit(t) for t in dict.fromkeys(texts)]
         own_bytes = [c for c in consts if type(c) is bytes and c][:2]
-        return out[:2] + [_lit(b) for b in own_bytes] + out[2:10]
+        tables = [_lit(t) for t in _table_texts(list(dict.fromkeys([*columns, *words])))]
+        return out[:2] + tables + [_lit(b) for b in own_bytes] + out[2:10]
+
+    def _text_defaults(self) -> tuple[str, ...]:
+        """The word-like text defaults of the module's parameters (``by="region"``): names of
+        the fields its files hold, often."""
+        found = [p.default.value for u in self.module.units for p in u.params
+                 if isinstance(p.default, ast.Constant) and type(p.default.value) is str
+                 and p.default.value.isidentifier() and 1 < len(p.default.value) <= 20
+                 and p.default.value.lower() not in _NOT_WORDS]
+        return tuple(dict.fromkeys(found))[:3]
 
     def file_probes(self, unit: Unit) -> list[Probe]:
         """Calls whose path parameters name files the test writes first (the same text in
@@ -940,7 +952,7 @@ class InputGenerator:
         such files."""
         out: list[Probe] = []
         paths = self.path_params(unit)
-        texts = self._file_texts(self._consts(unit))
+        texts = self._file_texts(self._consts(unit), self._text_defaults())
         if paths and texts:
             base = self._choices(unit)[0]
             for k in range(len(texts)):
@@ -1848,6 +1860,22 @@ def _operand(src: str) -> str:
 
 _FILL = [_STRS[0], "abc", "a", "x1", "y2", "z3"]  # the values after the module's words in a file's lines
 # words of a module that say how it opens a file, not what the file holds
+_TABLE_NUMBERS = ["1", "2.5", "3", "4", "0.5", "6"]
+
+
+def _table_texts(words: list[str]) -> list[str]:
+    """CSV files whose header is the module's words (up to six columns): rows with a text first
+    column and numbers after it (a key, then amounts), and rows of numbers only."""
+    cols = words[:6]
+    if len(cols) < 2:
+        return []
+    head = ",".join(cols) + "\n"
+    keyed = "".join(",".join([key] + [_TABLE_NUMBERS[(r + j) % 6] for j in range(len(cols) - 1)]) + "\n"
+                    for r, key in enumerate(("hello", "world", "hello")))
+    numbers = "".join(",".join(_TABLE_NUMBERS[(r + j) % 6] for j in range(len(cols))) + "\n" for r in range(2))
+    return [head + keyed, head + numbers]
+
+
 _NOT_WORDS = frozenset({"r", "rb", "w", "wb", "rt", "wt", "ab", "utf8", "ascii", "latin1", "locale", "strict",
                         "ignore", "replace", "surrogateescape", "backslashreplace", "encoding", "errors",
                         "newline", "mode", "self", "cls", "none", "true", "false"})
