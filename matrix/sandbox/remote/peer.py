@@ -37,6 +37,66 @@ from .stand_ins import (
 
 RPC_FD = 5
 _LEN = struct.Struct("<I")
+_WALKED = frozenset({list, tuple, dict, set, frozenset, bytearray})
+_TAGGED = frozenset({list, dict, set, bytearray})  # (what ``{"S": ...}`` may stand for, sent element by element)
+_FIRST_WIRE_SHARE = 1 << 29  # (numbers apart from those each ``encode`` gives its own value's shared parts)
+_MAX_WALKED = 100_000
+
+
+class _Sharing:
+    """Which containers of a value sent element by element are one object met twice (``twice``:
+    lists, dicts, sets and bytearrays, and every one of those inside a tuple met twice) and which
+    hold one (``holders``: sent element by element too, not encoded as a whole); ``numbered``: the
+    wire numbers given so far."""
+
+    __slots__ = ("twice", "holders", "numbered")
+
+    def __init__(self, twice: set, holders: set):
+        self.twice, self.holders = twice, holders
+        self.numbered: dict[int, int] = {}
+
+    @staticmethod
+    def _children(v):
+        t = type(v)
+        if t is dict:
+            return [x for kv in v.items() for x in kv]
+        return [] if t is bytearray else list(v)
+
+    @classmethod
+    def of(cls, value, limit: int = _MAX_WALKED):
+        """The sharing of ``value``; None past ``limit`` items walked."""
+        count: dict[int, int] = {}
+        order: list = []  # each container once, parents before children
+        stack = [value]
+        n = 0
+        while stack:
+            v = stack.pop()
+            n += 1
+            if n > limit:
+                return None
+            if type(v) not in _WALKED:
+                continue
+            i = id(v)
+            count[i] = count.get(i, 0) + 1
+            if count[i] == 1:
+                order.append(v)
+                stack.extend(cls._children(v))
+        twice = {i for i, c in count.items() if c > 1}
+        stack = [v for v in order if id(v) in twice and type(v) in (tuple, frozenset)]
+        while stack:  # (a tuple met twice: what it holds is met twice too)
+            v = stack.pop()
+            n += 1
+            if n > limit:
+                return None
+            for x in cls._children(v):
+                if type(x) in _WALKED and id(x) not in twice:
+                    twice.add(id(x))
+                    stack.append(x)
+        holders: set[int] = set()
+        for v in reversed(order):  # (children before parents)
+            if any(type(x) in _WALKED and (id(x) in twice or id(x) in holders) for x in cls._children(v)):
+                holders.add(id(v))
+        return cls(twice, holders)
 _EXC_BASES = {n: getattr(builtins, n) for n in dir(builtins)
               if isinstance(getattr(builtins, n), type) and issubclass(getattr(builtins, n), BaseException)}
 _MAX_OBJECTS = 100_000
@@ -700,10 +760,13 @@ class _Peer:
                 self.proxies[cid] = c
         return c if type(c) is _ProgramClass else _Proxy
 
-    def to_wire(self, value, depth=0, marks=None):
+    def to_wire(self, value, depth=0, marks=None, shared=None):
         """Plain data as such, this side's objects as references, the other side's as theirs;
-        lists, tuples and dicts that hold references are sent element by element. ``marks``
-        (``id -> n``): containers of the test's a call was given, sent as ``{"M": n}``."""
+        lists, tuples and dicts that hold references are sent element by element, a list, dict,
+        set or bytearray met twice in such a value as ``{"S": [n, form]}`` then ``{"A": n}`` (one
+        object on the other side: red-team pass 27, ``[C(), r, r]`` crossed as two copies of
+        ``r``). ``marks`` (``id -> n``): containers of the test's a call was given, sent as
+        ``{"M": n}``. ``shared``: :class:`_Sharing` of the value sent element by element."""
         if isinstance(value, _Proxy) and object.__getattribute__(value, "_coevo_p") is self:
             return {"R": [self.other, object.__getattribute__(value, "_coevo_r"), "", []]}
         if type(value) is _Raw:
@@ -714,17 +777,46 @@ class _Peer:
             return {"R": [self.other, type.__getattribute__(value, "_coevo_rid"), "", []]}
         if marks is not None and id(value) in marks:
             return {"M": marks[id(value)]}
-        enc = self.encode(value, marked=marks)
-        if not (type(enc) is dict and "N" in enc):
-            return enc
         t = type(value)
+        if shared is not None and id(value) in shared.twice and t in _TAGGED:
+            n = shared.numbered.get(id(value))
+            if n is not None:
+                return {"A": n}
+            n = shared.numbered[id(value)] = _FIRST_WIRE_SHARE + len(shared.numbered)
+            form = self._parts(value, depth, marks, shared)
+            return {"S": [n, form]} if form is not None else self._by_reference(value)
+        if shared is None or id(value) not in shared.holders:
+            enc = self.encode(value, marked=marks)
+            if not (type(enc) is dict and "N" in enc):
+                return enc
         if depth < 20 and t in (list, tuple, dict):
-            if t is list:
-                return [self.to_wire(x, depth + 1, marks) for x in value]
-            if t is tuple:
-                return {"t": [self.to_wire(x, depth + 1, marks) for x in value]}
-            return {"d": [[self.to_wire(k, depth + 1, marks), self.to_wire(v, depth + 1, marks)]
-                          for k, v in value.items()]}
+            if shared is None:
+                shared = _Sharing.of(value)
+                if shared is None:  # too large to walk: the program's object itself
+                    return self._by_reference(value)
+            form = self._parts(value, depth, marks, shared)
+            if form is not None:
+                return form
+        return self._by_reference(value)
+
+    def _parts(self, value, depth, marks, shared):
+        """A list, tuple or dict sent element by element (a list, dict, set or bytearray with no
+        object of this side's in it, as its encoding); None for any other value."""
+        t = type(value)
+        if t not in (list, tuple, dict) or depth >= 20:
+            if t in _TAGGED and id(value) not in shared.holders:
+                enc = self.encode(value, marked=marks)
+                return None if type(enc) is dict and "N" in enc else enc
+            return None
+        if t is list:
+            return [self.to_wire(x, depth + 1, marks, shared) for x in value]
+        if t is tuple:
+            return {"t": [self.to_wire(x, depth + 1, marks, shared) for x in value]}
+        return {"d": [[self.to_wire(k, depth + 1, marks, shared), self.to_wire(v, depth + 1, marks, shared)]
+                      for k, v in value.items()]}
+
+    def _by_reference(self, value) -> dict:
+        """``value`` as a reference to this side's object (an array's data with it)."""
         ref = self.export(value)
         data = _array_data(value, self.encode_flat)
         if data is not None:
