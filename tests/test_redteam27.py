@@ -59,3 +59,12 @@ def test_a_shared_part_beside_a_program_object_is_one_object(ex, name, code, tes
 def test_the_right_test_of_a_shared_part_beside_a_program_object_passes(ex, name, code, test):
     status, detail = run_cell(ex, code, "", test, "generic")
     assert status == "pass", detail
+
+
+def test_a_large_value_holding_a_program_object_still_reads_as_a_list(ex):
+    """Past the walk's bound (100,000 items) the value is sent element by element as before, a
+    list on the test's side (not a reference to the program's)."""
+    code = "class C:\n    pass\ndef f():\n    return [C()] + list(range(150000))\n"
+    status, detail = run_cell(ex, code, "", "x = f()\nassert type(x) is list and len(x) == 150001 and x[-1] == 149999",
+                              "generic")
+    assert status == "pass", detail

@@ -791,9 +791,8 @@ class _Peer:
                 return enc
         if depth < 20 and t in (list, tuple, dict):
             if shared is None:
-                shared = _Sharing.of(value)
-                if shared is None:  # too large to walk: the program's object itself
-                    return self._by_reference(value)
+                # (too large to walk: element by element without sharing, as before pass 27)
+                shared = _Sharing.of(value) or _Sharing(set(), set())
             form = self._parts(value, depth, marks, shared)
             if form is not None:
                 return form
