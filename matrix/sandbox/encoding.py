@@ -272,8 +272,8 @@ def make_encoder(subclass_hook=None):
     shared: set | None = None
     numbered: dict = {}
 
-    def once(v, make):
-        """``make()``, the form of the mutable container ``v``, within the walk's sharing."""
+    def once(v, make, *args):
+        """``make(*args)``, the form of the mutable container ``v``, within the walk's sharing."""
         i = _id(v)
         if shared is None:
             if seen is not None:
@@ -281,14 +281,33 @@ def make_encoder(subclass_hook=None):
                     repeats.add(i)
                     return None  # (this walk's form is not sent: the second walk's is)
                 seen[i] = v
-            return make()
+            return make(*args)
         n = numbered.get(i)
         if n is not None:
             return {"A": n}
-        out = make()
+        out = make(*args)
         if i in shared:
             n = numbered[i] = len(numbered)
             return {"S": [n, out]}
+        return out
+
+    def container(v, t, i, depth, path):
+        """The form of the list, tuple, dict, set, frozenset or deque ``v`` (id ``i``)."""
+        path.add(i)
+        d = depth + 1
+        if t is _list:
+            out = [enc(x, d, path) for x in v]
+        elif t is _tuple:
+            out = {"t": [enc(x, d, path) for x in v]}
+        elif t is _dict:
+            out = {"d": [[enc(k, d, path), enc(x, d, path)] for k, x in v.items()]}
+        elif t is _set:
+            out = {"s": [enc(x, d, path) for x in v]}
+        elif t is _fset:
+            out = {"f": [enc(x, d, path) for x in v]}
+        else:
+            out = {"q": [enc(x, d, path) for x in v]}
+        path.discard(i)
         return out
 
     def builtin_base(t):
@@ -409,36 +428,9 @@ def make_encoder(subclass_hook=None):
             i = _id(v)
             if i in path:
                 raise _NotPlain("recursive value")
-            if t is not _tuple and t is not _fset:  # (a mutable one: its sharing is sent, :func:`once`)
-                if shared is None:
-                    if seen is not None:
-                        if i in seen:
-                            repeats.add(i)
-                            return None
-                        seen[i] = v
-                else:
-                    n = numbered.get(i)
-                    if n is not None:
-                        return {"A": n}
-            path.add(i)
-            d = depth + 1
-            if t is _list:
-                out = [enc(x, d, path) for x in v]
-            elif t is _tuple:
-                out = {"t": [enc(x, d, path) for x in v]}
-            elif t is _dict:
-                out = {"d": [[enc(k, d, path), enc(x, d, path)] for k, x in v.items()]}
-            elif t is _set:
-                out = {"s": [enc(x, d, path) for x in v]}
-            elif t is _fset:
-                out = {"f": [enc(x, d, path) for x in v]}
-            else:
-                out = {"q": [enc(x, d, path) for x in v]}
-            path.discard(i)
-            if shared is not None and i in shared:
-                n = numbered[i] = len(numbered)
-                return {"S": [n, out]}
-            return out
+            if t is _tuple or t is _fset:
+                return container(v, t, i, depth, path)
+            return once(v, container, v, t, i, depth, path)  # (a mutable one: its sharing is sent)
         if t is _bytes:
             return {"b": v.hex()}
         if t is _barr:

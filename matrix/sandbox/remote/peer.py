@@ -784,7 +784,10 @@ class _Peer:
                 return {"A": n}
             n = shared.numbered[id(value)] = _FIRST_WIRE_SHARE + len(shared.numbered)
             form = self._parts(value, depth, marks, shared)
-            return {"S": [n, form]} if form is not None else self._by_reference(value)
+            if form is None:  # (a reference each time it is met: one object on the other side)
+                del shared.numbered[id(value)]
+                return self._by_reference(value)
+            return {"S": [n, form]}
         if shared is None or id(value) not in shared.holders:
             enc = self.encode(value, marked=marks)
             if not (type(enc) is dict and "N" in enc):
