@@ -135,10 +135,16 @@ def test_hostile_module_runs_only_in_the_sandbox(tmp_path):
         "    try:\n        os.remove(path)\n    except OSError:\n        pass\n"
         "    try:\n        open(MARKER, 'w').write('escaped')\n    except OSError:\n        return False\n"
         "    return True\n\n"
-        "def grow(n: int) -> int:\n    data = []\n    while True:\n        data.append(' ' * 10 ** 6)\n")
+        "def grow(n: int) -> int:\n    data = []\n    while True:\n        data.append(' ' * 10 ** 6)\n\n"
+        "def double(n: int) -> int:\n    return 2 * n\n")
     out = tmp_path / "out"
     assert gen(mod, "--out", out) == 0
     assert victim.read_text() == "keep me" and not marker.exists()
+    # wipe() writes outside its working directory (the victim, the marker): noted as the machine's,
+    # so no written test calls it (under pytest it would remove the user's file); the harmless
+    # function gets its tests (before: rc 2, "nothing testable", where wipe was the only call)
+    text = (out / "test_hostile.py").read_text()
+    assert "double(" in text and "wipe(" not in text, text
 
 
 def test_options_are_checked_before_any_work(tmp_path, capsys):

@@ -883,6 +883,8 @@ def _cv_probe(steps, limit, import_limit=None):
         _cv_remove_files()
         _cv_clear_cwd()
     out = {"steps": outs, "state": state, "t": time.perf_counter() - t0}
+    if _cv_holds_work(outs, state):  # ('/tmp/cv-work/x': the test's tmp_path is another)
+        out["steps"] = [["env", ["<the working directory>"]]]
     if files:
         out["files"] = files
     if warned:
@@ -1249,6 +1251,33 @@ def _cv_track_stdin_fd():
     os.access = checked(os.access)
 
 
+def _cv_work_below():
+    """The calls run in a fresh directory below the cell's own. With namespaces the cell's working
+    directory is the sandbox's private /tmp itself, so a call writing the absolute path ``/tmp/x``
+    looked like one writing ``x`` where it runs: the test asserted ``pathlib.Path('x')``, which
+    under pytest (in its tmp_path; the file in the machine's /tmp) fails. Below it, such a write
+    is one outside the working directory (:func:`_cv_note_write`), as a write into
+    ``tempfile.gettempdir()`` already was; a write by the absolute path of a file where the call
+    runs (``os.path.abspath(name)``) is still the working directory's."""
+    import os
+    try:
+        work = os.path.join(os.getcwd(), "cv-work")
+        os.mkdir(work)
+        os.chdir(work)
+    except OSError:
+        pass
+
+
+def _cv_holds_work(outs, state):
+    """Whether what a probe observed holds the path of the directory its calls ran in
+    (:func:`_cv_work_below`; ``os.path.abspath('')`` in an error message): true of the cell only."""
+    import os
+    base = _CV_STATE.get("cwd0")
+    if base is None or not base[0].endswith(os.sep + "cv-work"):
+        return False
+    return base[0] in repr(outs) or base[0] in repr(state)
+
+
 def _cv_probes(job):
     """Every variant of the job on its probe ids: ``{"results": {key: {pid: outcome}}, "arcs":
     {key: {pid: arcs}}}`` (arcs only with ``cov``)."""
@@ -1260,6 +1289,7 @@ def _cv_probes(job):
     _cv_track_stdin_fd()
     _cv_sys.dont_write_bytecode = True  # (a .pyc written is the code's: _cv_note_write)
     import os
+    _cv_work_below()
     try:  # the cell's working directory as the sandbox made it (each probe leaves it so)
         _CV_STATE["cwd0"] = (os.getcwd(), frozenset(os.listdir(".")))
     except OSError:
