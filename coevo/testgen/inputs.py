@@ -920,8 +920,7 @@ class InputGenerator:
         (``columns`` first: the parameters' text defaults, ``by="region"``) as a CSV file
         (``csv.DictReader`` and ``row["amount"]``), the module's strings as lines, plain text, an
         empty file; its bytes where it has bytes literals."""
-        words = list(dict.fromkeys(c for c in consts if type(c) is str and c.isidentifier() and 1 < len(c) <= 20
-                                   and c.lower() not in _NOT_WORDS))[:8]
+        words = list(dict.fromkeys(c for c in consts if _is_word(c)))[:8]
         texts = []
         for k in range(min(3, len(words))):  # (starting from each of the first three words)
             texts.append(" ".join(f"{w} {_FILL[i]}" for i, w in enumerate(words[k:k + 4])) + "\n")
@@ -941,9 +940,7 @@ class InputGenerator:
         """The word-like text defaults of the module's parameters (``by="region"``): names of
         the fields its files hold, often."""
         found = [p.default.value for u in self.module.units for p in u.params
-                 if isinstance(p.default, ast.Constant) and type(p.default.value) is str
-                 and p.default.value.isidentifier() and 1 < len(p.default.value) <= 20
-                 and p.default.value.lower() not in _NOT_WORDS]
+                 if isinstance(p.default, ast.Constant) and _is_word(p.default.value)]
         return tuple(dict.fromkeys(found))[:3]
 
     def file_probes(self, unit: Unit) -> list[Probe]:
@@ -1859,7 +1856,6 @@ def _operand(src: str) -> str:
 
 
 _FILL = [_STRS[0], "abc", "a", "x1", "y2", "z3"]  # the values after the module's words in a file's lines
-# words of a module that say how it opens a file, not what the file holds
 _TABLE_NUMBERS = ["1", "2.5", "3", "4", "0.5", "6"]
 
 
@@ -1876,9 +1872,17 @@ def _table_texts(words: list[str]) -> list[str]:
     return [head + keyed, head + numbers]
 
 
+# words of a module that say how it opens a file, not what the file holds
 _NOT_WORDS = frozenset({"r", "rb", "w", "wb", "rt", "wt", "ab", "utf8", "ascii", "latin1", "locale", "strict",
                         "ignore", "replace", "surrogateescape", "backslashreplace", "encoding", "errors",
                         "newline", "mode", "self", "cls", "none", "true", "false"})
+
+
+def _is_word(c) -> bool:
+    """A text of the module's that may name what its files hold (``amount``, ``machine``)."""
+    return type(c) is str and c.isidentifier() and 1 < len(c) <= 20 and c.lower() not in _NOT_WORDS
+
+
 # calls whose first argument is a path: the file is read (or stat'ed) there
 _PATH_CALLS = frozenset({"open", "stat", "lstat", "getsize", "getmtime", "getatime", "getctime", "isfile",
                          "Path", "copyfile", "copy2"})
