@@ -1,0 +1,65 @@
+"""Red-team pass 28: verdicts that differed from plain Python (``exec(program); exec(test)`` in one
+interpreter). Each WRONG test fails in plain Python and must fail in the sandbox; each RIGHT one
+passes in plain Python and must pass, whatever the test's shape, the program pure or not.
+
+1. A standard data class the program imports by name (``from collections import Counter``,
+   ``from fractions import Fraction``, ``from datetime import date``): its instances cross as the
+   test's own values, yet the name the test read was the program's class: ``type(f()) is Counter``
+   FAILED a right program (``import collections`` / ``collections.Counter`` already passed)."""
+
+from __future__ import annotations
+
+import pytest
+from sandbox_cells import FORK_ONLY, executor_fixture, run_cell
+
+pytestmark = FORK_ONLY
+
+IMPURE = "import os\n"
+
+ex = executor_fixture()
+
+COUNTER = "from collections import Counter\ndef f():\n    return Counter('aab')\n"
+DEQUE = "from collections import deque\ndef f():\n    return deque([1, 2])\n"
+FRACTION = "from fractions import Fraction\ndef f():\n    return Fraction(1, 3)\n"
+DATE = "from datetime import date, timedelta\ndef f():\n    return date(2020, 1, 1) + timedelta(days=1)\n"
+DECIMAL = "from decimal import Decimal\ndef f():\n    return Decimal('1.5')\n"
+ORDERED = "from collections import OrderedDict as OD\ndef f():\n    return OD([('b', 1), ('a', 2)])\n"
+
+RIGHT = [
+    ("counter_type", COUNTER, "assert type(f()) is Counter"),
+    ("counter_eq", COUNTER, "assert f() == Counter({'a': 2, 'b': 1}) and isinstance(f(), Counter)"),
+    ("deque_type", DEQUE, "assert type(f()) == deque and f() == deque([1, 2])"),
+    ("fraction_type", FRACTION, "assert type(f()) is Fraction and f() == Fraction(2, 6)"),
+    ("date_type", DATE, "assert type(f()) is date and f() == date(2020, 1, 2)"),
+    ("decimal_type", DECIMAL, "assert type(f()) is Decimal"),
+    ("alias", ORDERED, "assert type(f()) is OD and list(f()) == ['b', 'a']"),
+]
+WRONG = [
+    ("counter_type", "from collections import Counter\ndef f():\n    return dict(Counter('aab'))\n",
+     "assert type(f()) is Counter"),
+    ("counter_eq", COUNTER, "assert f() == Counter({'a': 1, 'b': 1})"),
+    ("fraction_type", "from fractions import Fraction\ndef f():\n    return 1 / 3\n", "assert type(f()) is Fraction"),
+    ("date_type", DATE, "assert f() == date(2020, 1, 1)"),
+    ("deque_type", "from collections import deque\ndef f():\n    return [1, 2]\n", "assert type(f()) is deque"),
+]
+
+
+def _cells(rows):
+    return [(name, prefix + code, test, shape) for name, code, test in rows for prefix in ("", IMPURE)
+            for shape in ("split", "generic")]
+
+
+def _ids(rows):
+    return [f"{c[0]}-{i}" for i, c in enumerate(_cells(rows))]
+
+
+@pytest.mark.parametrize("name,code,test,shape", _cells(RIGHT), ids=_ids(RIGHT))
+def test_a_standard_class_imported_by_name_is_the_class_of_its_values(ex, name, code, test, shape):
+    status, detail = run_cell(ex, code, "", test, shape)
+    assert status == "pass", detail
+
+
+@pytest.mark.parametrize("name,code,test,shape", _cells(WRONG), ids=_ids(WRONG))
+def test_a_wrong_value_of_a_standard_class_imported_by_name_fails(ex, name, code, test, shape):
+    status, detail = run_cell(ex, code, "", test, shape)
+    assert status == "fail", detail
