@@ -271,10 +271,21 @@ def make_encoder(subclass_hook=None):
     repeats: set = set()
     shared: set | None = None
     numbered: dict = {}
+    # containers one message holds in more than one of the values encoded into it (a call's reply
+    # value and the new contents of the arguments it changed: :func:`share_across`), id -> wire
+    # number; ``across_sent``: those sent so far as ``{"S": ...}`` (``sent_now``: by this walk)
+    across: dict | None = None
+    across_sent: set = set()
+    sent_now: set = set()
 
     def once(v, make, *args):
         """``make(*args)``, the form of the mutable container ``v``, within the walk's sharing."""
         i = _id(v)
+        if across is not None and i in across:
+            if i in across_sent or i in sent_now:
+                return {"A": across[i]}
+            sent_now.add(i)
+            return {"S": [across[i], make(*args)]}
         if shared is None:
             if seen is not None:
                 if i in seen:
@@ -515,7 +526,10 @@ def make_encoder(subclass_hook=None):
             out = enc(v, 0, set())
             if repeats:  # (a container met twice: walked again, sending which ones are one object)
                 shared = set(repeats)
+                sent_now.clear()
                 out = enc(v, 0, set())
+            if sent_now:
+                across_sent.update(sent_now)
             return out
         except (_NotPlain, RecursionError) as exc:
             reason = str(exc.args[0])[:200] if isinstance(exc, _NotPlain) else "value nested too deeply"
@@ -529,11 +543,22 @@ def make_encoder(subclass_hook=None):
             return {"N": [reason, t]}
         finally:
             marks = seen = None
+            sent_now.clear()
             if repeats:
                 shared = None
                 numbered.clear()
                 repeats.clear()
 
+    def share_across(numbers: dict | None, sent: set | None = None) -> None:
+        """From now on (until called with None), each container ``numbers`` holds (id -> wire
+        number) is one object across the values encoded: ``{"S": [n, form]}`` where it is first
+        met, ``{"A": n}`` after (``sent``: the numbers' ids sent so far, shared with a caller that
+        sends some of them itself)."""
+        nonlocal across, across_sent
+        across = numbers
+        across_sent = sent if sent is not None else set()
+
+    encode.share_across = share_across  # type: ignore[attr-defined]
     return encode
 
 

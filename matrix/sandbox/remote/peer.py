@@ -490,6 +490,11 @@ class _Peer:
         self.std_set: set[tuple[str, str]] = set()
         self.encode = make_encoder(subclass_hook=self._plain_ref if side == "C" else self._flat)
         self.encode_flat = make_encoder(subclass_hook=_flat)
+        # containers one reply holds in more than one of its parts (its value, the new contents
+        # of the arguments the call changed), id -> wire number, while that reply is encoded
+        # (:meth:`share_across`); ``across_sent``: those of them sent so far
+        self.across: dict | None = None
+        self.across_sent: set = set()
         self.buf = bytearray()
         # why the conversation broke (the other process ended, a malformed message or reply, a
         # value past its budget), once it has: the test side's verdict is then an error whatever
@@ -778,6 +783,21 @@ class _Peer:
         if marks is not None and id(value) in marks:
             return {"M": marks[id(value)]}
         t = type(value)
+        if self.across is not None and t in _TAGGED and id(value) in self.across:
+            # one object with a part of the reply sent apart (:meth:`share_across`): the
+            # encoder's ``{"S": ...}`` where it encodes it whole, else this one
+            n = self.across[id(value)]
+            if id(value) in self.across_sent:
+                return {"A": n}
+            if shared is None or (id(value) not in shared.twice and id(value) not in shared.holders):
+                enc = self.encode(value, marked=marks)
+                if not (type(enc) is dict and "N" in enc):
+                    return enc
+            form = self._parts(value, depth, marks, shared if shared is not None else
+                               _Sharing.of(value) or _Sharing(set(), set()))
+            if form is not None:
+                self.across_sent.add(id(value))
+                return {"S": [n, form]}
         if shared is not None and id(value) in shared.twice and t in _TAGGED:
             n = shared.numbered.get(id(value))
             if n is not None:
@@ -800,6 +820,15 @@ class _Peer:
             if form is not None:
                 return form
         return self._by_reference(value)
+
+    def share_across(self, numbers: dict | None) -> None:
+        """While ``numbers`` (id -> wire number; None ends it), each container it holds is one
+        object across the values this side encodes into one message: ``{"S": [n, form]}`` where
+        first met, ``{"A": n}`` after (a call's reply value and the new contents of the
+        arguments it changed: ``r = [0]; xs.append(r); return r``)."""
+        self.across = numbers
+        self.across_sent = set()
+        self.encode.share_across(numbers, self.across_sent)
 
     def _parts(self, value, depth, marks, shared):
         """A list, tuple or dict sent element by element (a list, dict, set or bytearray with no

@@ -479,6 +479,25 @@ class _Server(_Peer):
                 changes.append([where, self.to_wire(a)])
         return changes
 
+    def _one_reply(self, result, changes, nodes, marks):
+        """A call's reply value, encoded, and its ``changes`` with the new contents of the
+        arguments it changed encoded again where a container is held by more than one of them
+        (red-team pass 28: ``r = [0]; xs.append(r); return r`` gave the test two lists, and the
+        grouping ``return d.setdefault(k, [])`` a list apart from ``d[k]``): one object on the
+        test's side, ``{"S": ...}`` where the message first holds it, ``{"A": ...}`` after (the
+        value comes first in the message, then the changes in order)."""
+        changed = [c[1] for c in changes if type(c) is list and len(c) == 3 and c[0] == "N"]
+        across = _held_across([result] + [nodes[n] for n in changed], marks) if changed else None
+        if not across:
+            return _Raw(self.to_wire(result, marks=marks)), changes
+        self.share_across(across)
+        try:
+            value = _Raw(self.to_wire(result, marks=marks))
+            return value, [["N", c[1], self._contents(nodes[c[1]], marks)]
+                           if type(c) is list and len(c) == 3 and c[0] == "N" else c for c in changes]
+        finally:
+            self.share_across(None)
+
     def handle(self, op, args):
         import operator
 
@@ -543,7 +562,7 @@ class _Server(_Peer):
             except BaseException as exc:  # what it changed before it raised stays changed, as in Python
                 changes = self._changes(nodes, before, roots, marks) + self._keep(nodes, refs)
                 if changes:
-                    raise _Raised(exc, changes) from None
+                    raise _Raised(exc, self._one_reply(None, changes, nodes, marks)[1]) from None
                 raise
             finally:
                 self.pending.pop()
@@ -555,7 +574,8 @@ class _Server(_Peer):
                 k = self.keep_value(result)
                 if k is not None:
                     changes.append(["K", "v", k])
-            return _Raw(self.to_wire(result, marks=marks)), changes or None
+            value, changes = self._one_reply(result, changes, nodes, marks)
+            return value, changes or None
         if op == "recursionlimit":  # the test set the interpreter's recursion limit
             from .. import harness
 
@@ -889,6 +909,47 @@ def _unchanged_module(v) -> bool:
     if kept is None or kept[0] is not v:
         return False
     return harness.stdlib_change(v) is None  # (its classes and own submodules too: pass 20)
+
+
+_ACROSS_KINDS = frozenset(_NODE_KINDS)  # (what the encoder sends as one object: ``{"S": ...}``)
+_ACROSS_WALKED = _ACROSS_KINDS | {tuple, frozenset}
+_FIRST_ACROSS = 1 << 28  # (numbers apart from each ``encode``'s own and from ``to_wire``'s)
+_MAX_ACROSS_WALKED = 100_000
+
+
+def _held_across(parts: list, marks: dict) -> dict | None:
+    """id -> wire number of each container held by more than one of ``parts``: a call's result
+    (``parts[0]``) and the arguments' containers it changed (their contents: each is a mark
+    itself, as the call's other containers are). None past the bound of items walked (each part
+    then sent as before, on its own)."""
+    owner: dict[int, int] = {}
+    across: dict[int, int] = {}
+    walked = 0
+    for p, root in enumerate(parts):
+        stack = [root]
+        while stack:
+            v = stack.pop()
+            walked += 1
+            if walked > _MAX_ACROSS_WALKED:
+                return None
+            t = type(v)
+            if t not in _ACROSS_WALKED:
+                continue
+            i = id(v)
+            if i in marks and not (p and v is root):  # (another of the call's containers: its mark)
+                continue
+            q = owner.get(i)
+            if q == p:
+                continue  # (met before in this part)
+            if q is None:
+                owner[i] = p
+            elif t in _ACROSS_KINDS and i not in across:
+                across[i] = _FIRST_ACROSS + len(across)
+            if t in _MAPS:
+                stack.extend(x for kv in v.items() for x in kv)
+            elif t is not bytearray:
+                stack.extend(v)
+    return across
 
 
 def _room(offset: int) -> None:
