@@ -558,7 +558,7 @@ def make_encoder(subclass_hook=None):
         across = numbers
         across_sent = sent if sent is not None else set()
 
-    encode.share_across = share_across  # type: ignore[attr-defined]
+    encode.share_across = share_across
     return encode
 
 
