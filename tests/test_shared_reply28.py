@@ -85,3 +85,33 @@ def test_an_object_returned_and_stored_is_one_object(ex, name, code, test, shape
 def test_the_right_test_of_an_object_returned_and_stored_passes(ex, name, code, test, shape):
     status, detail = run_cell(ex, code, "", test, shape)
     assert status == "pass", detail
+
+
+# the other way: a function of the test's that the program calls stores one object into the
+# program's container it was given and returns it (or stores it into two)
+CB_STORE = "def cb(a):\n    r = [0]\n    a.append(r)\n    return r\n"
+CB_TWO = "def cb(a, b):\n    r = [0]\n    a.append(r)\n    b.append(r)\n"
+CALLS_STORE = "def f(cb):\n    acc = []\n    r = cb(acc)\n    r.append(1)\n    return acc\n"
+CALLS_TWO = "def f(cb):\n    a, b = [], []\n    cb(a, b)\n    a[0].append(1)\n    return b\n"
+CALLBACK_WRONG = [
+    ("callback_store_and_return", CALLS_STORE, CB_STORE + "assert f(cb) == [[0]]"),
+    ("callback_two_arguments", CALLS_TWO, CB_TWO + "assert f(cb) == [[0]]"),
+]
+CALLBACK_RIGHT = [
+    ("callback_store_and_return", CALLS_STORE, CB_STORE + "assert f(cb) == [[0, 1]]"),
+    ("callback_store_and_return_is", "def f(cb):\n    acc = []\n    r = cb(acc)\n    return acc[0] is r\n",
+     CB_STORE + "assert f(cb) is True"),
+    ("callback_two_arguments", CALLS_TWO, CB_TWO + "assert f(cb) == [[0, 1]]"),
+]
+
+
+@pytest.mark.parametrize("name,code,test,shape", _cells(CALLBACK_WRONG), ids=_ids(CALLBACK_WRONG))
+def test_an_object_a_test_function_returns_and_stores_is_one_object(ex, name, code, test, shape):
+    status, detail = run_cell(ex, code, "", test, shape)
+    assert status == "fail", detail
+
+
+@pytest.mark.parametrize("name,code,test,shape", _cells(CALLBACK_RIGHT), ids=_ids(CALLBACK_RIGHT))
+def test_the_right_test_of_an_object_a_test_function_returns_and_stores_passes(ex, name, code, test, shape):
+    status, detail = run_cell(ex, code, "", test, shape)
+    assert status == "pass", detail

@@ -29,7 +29,7 @@ from .peer import (
     share_files,
     take_process,
 )
-from .shapes import _MAPS, _NODE_KINDS, _arg_nodes, _assign_in_place
+from .shapes import _MAPS, _NODE_KINDS, _arg_nodes, _assign_in_place, _held_across
 from .stand_ins import _BINOPS
 
 
@@ -909,47 +909,6 @@ def _unchanged_module(v) -> bool:
     if kept is None or kept[0] is not v:
         return False
     return harness.stdlib_change(v) is None  # (its classes and own submodules too: pass 20)
-
-
-_ACROSS_KINDS = frozenset(_NODE_KINDS)  # (what the encoder sends as one object: ``{"S": ...}``)
-_ACROSS_WALKED = _ACROSS_KINDS | {tuple, frozenset}
-_FIRST_ACROSS = 1 << 28  # (numbers apart from each ``encode``'s own and from ``to_wire``'s)
-_MAX_ACROSS_WALKED = 100_000
-
-
-def _held_across(parts: list, marks: dict) -> dict | None:
-    """id -> wire number of each container held by more than one of ``parts``: a call's result
-    (``parts[0]``) and the arguments' containers it changed (their contents: each is a mark
-    itself, as the call's other containers are). None past the bound of items walked (each part
-    then sent as before, on its own)."""
-    owner: dict[int, int] = {}
-    across: dict[int, int] = {}
-    walked = 0
-    for p, root in enumerate(parts):
-        stack = [root]
-        while stack:
-            v = stack.pop()
-            walked += 1
-            if walked > _MAX_ACROSS_WALKED:
-                return None
-            t = type(v)
-            if t not in _ACROSS_WALKED:
-                continue
-            i = id(v)
-            if i in marks and not (p and v is root):  # (another of the call's containers: its mark)
-                continue
-            q = owner.get(i)
-            if q == p:
-                continue  # (met before in this part)
-            if q is None:
-                owner[i] = p
-            elif t in _ACROSS_KINDS and i not in across:
-                across[i] = _FIRST_ACROSS + len(across)
-            if t in _MAPS:
-                stack.extend(x for kv in v.items() for x in kv)
-            elif t is not bytearray:
-                stack.extend(v)
-    return across
 
 
 def _room(offset: int) -> None:

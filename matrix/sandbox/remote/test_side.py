@@ -16,11 +16,12 @@ from .peer import (
     RemoteError,
     _Peer,
     _Raised,
+    _Raw,
     process_state,
     random_state,
     share_files,
 )
-from .shapes import _NODE_KINDS, _as_node, _NodeNo
+from .shapes import _NODE_KINDS, _as_node, _held_across, _NodeNo
 from .stand_ins import _VALUE_CLASSES, STD_VALUE_CLASSES, _ProgramClass, _Proxy
 
 
@@ -452,6 +453,23 @@ def _changed(peer, given) -> list:
     return out
 
 
+def _one_reply(peer, value, changes, given):
+    """The reply of a call of the test's function that changed the program's containers it was
+    given: where a container is held by more than one of its parts (its value, the changed
+    containers' new contents), the value encoded (first in the message) and the changes again,
+    so that it crosses once (``r = [0]; acc.append(r); return r``: :meth:`_Peer.share_across`)."""
+    args = {w: a for w, a, _ in given}
+    parts = [args[w] for w, _ in changes]
+    across = _held_across([value] + parts, {id(a): n for n, a in enumerate(parts)})
+    if not across:
+        return value, changes
+    peer.share_across(across)
+    try:
+        return _Raw(peer.to_wire(value)), [[w, peer.to_wire(args[w])] for w, _ in changes]
+    finally:
+        peer.share_across(None)
+
+
 def _test_side_handle(peer, op, args):
     """What the program process may do with the test's objects it was given: call them,
     iterate, read public attributes and items, measure; write attributes of plain instances."""
@@ -480,6 +498,7 @@ def _test_side_handle(peer, op, args):
         changes = _changed(peer, given)
         if not changes:
             return value, writeback
+        value, changes = _one_reply(peer, value, changes, given)
         if type(writeback) is _NodeNo:
             writeback.changes = changes
             return value, writeback
