@@ -215,9 +215,34 @@ def _guard_decimal(a: Any, b: Any = None) -> None:
             raise TooBig("int too large for a Decimal")
 
 
+def _holds_object(v: Any, depth: int = 0, budget: list | None = None) -> bool:
+    """Whether ``v`` is or holds (in lists, tuples, sets, dicts) a program object other than an
+    enum member (:class:`NonPlain`); bounded (depth 100, ``MAX_ITEMS`` items: past them, yes)."""
+    if budget is None:
+        budget = [MAX_ITEMS]
+    if isinstance(v, NonPlain):
+        return type(v) is not Member
+    if isinstance(v, (list, tuple, set, frozenset, dict)):
+        if depth > 100:
+            return True
+        budget[0] -= len(v)
+        if budget[0] < 0:
+            return True
+        items = [x for kv in v.items() for x in kv] if isinstance(v, dict) else v
+        return any(_holds_object(x, depth + 1, budget) for x in items)
+    return False
+
+
 def _guard_compare(op: type, a: Any, b: Any) -> None:
     """``x in range(10**18)`` walks the range unless ``x`` is an int (a range decodes from a few
-    bytes); a Decimal compared with a huge int writes the int in decimal."""
+    bytes); a Decimal compared with a huge int writes the int in decimal. A program object (a
+    value that held one arrives as one) compared for equality with a value that holds program
+    objects too (``f(ps) == [P(1), P(2)]``, ``P`` the task setup's class): only the program's own
+    ``==`` can tell, so the test runs where it answers (red-team pass 28: the object was unequal
+    to any list, failing right programs and passing ``!=``)."""
+    if (op is ast.Eq or op is ast.NotEq) and (isinstance(a, NonPlain) or isinstance(b, NonPlain)) \
+            and _holds_object(a) and _holds_object(b):
+        raise TypeError("program objects on both sides: only the program's own == can compare them")
     if op is ast.In or op is ast.NotIn:
         if isinstance(b, range) and not isinstance(a, int) and _size(b) > MAX_ITEMS:
             raise TooBig("membership in a range too long")

@@ -63,3 +63,51 @@ def test_a_standard_class_imported_by_name_is_the_class_of_its_values(ex, name, 
 def test_a_wrong_value_of_a_standard_class_imported_by_name_fails(ex, name, code, test, shape):
     status, detail = run_cell(ex, code, "", test, shape)
     assert status == "fail", detail
+
+
+SETUP_P = ("class P:\n    def __init__(self, x):\n        self.x = x\n    def __eq__(self, o):\n"
+           "        return isinstance(o, P) and o.x == self.x\n    def __lt__(self, o):\n        return self.x < o.x\n")
+SETUP_DC = "from dataclasses import dataclass\n@dataclass(order=True)\nclass P:\n    x: int\n"
+SORT = "def f(ps):\n    return sorted(ps)\n"
+SAME = "def f(ps):\n    return list(ps)\n"
+MAKE = "def f(xs):\n    return [P(x) for x in xs]\n"
+PAIRS = "def f(xs):\n    return [(x, P(x)) for x in xs]\n"
+
+SETUP_RIGHT = [
+    ("sorted", SETUP_P, SORT, "assert f([P(2), P(1)]) == [P(1), P(2)]"),
+    ("kept", SETUP_P, SAME, "assert f([P(2), P(1)]) == [P(2), P(1)]"),
+    ("made", SETUP_P, MAKE, "assert f([2, 1]) == [P(2), P(1)]"),
+    ("made_ne", SETUP_P, MAKE, "assert not (f([2, 1]) != [P(2), P(1)])"),
+    ("reversed_sides", SETUP_P, MAKE, "assert [P(2), P(1)] == f([2, 1])"),
+    ("dataclass", SETUP_DC, SORT, "assert f([P(2), P(1)]) == [P(1), P(2)]"),
+    ("in_tuples", SETUP_P, PAIRS, "assert f([1]) == [(1, P(1))]"),
+    ("in_dict", SETUP_P, "def f(x):\n    return {'p': [P(x)]}\n", "assert f(3) == {'p': [P(3)]}"),
+]
+SETUP_WRONG = [
+    ("sorted", SETUP_P, SAME, "assert f([P(2), P(1)]) == [P(1), P(2)]"),
+    ("made", SETUP_P, MAKE, "assert f([2, 1]) == [P(1), P(2)]"),
+    ("made_ne", SETUP_P, MAKE, "assert f([2, 1]) != [P(2), P(1)]"),
+    ("reversed_sides", SETUP_P, MAKE, "assert [P(2), P(2)] == f([2, 1])"),
+    ("dataclass", SETUP_DC, SAME, "assert f([P(2), P(1)]) == [P(1), P(2)]"),
+    ("in_tuples", SETUP_P, PAIRS, "assert f([1]) == [(1, P(2))]"),
+    ("plain_list", SETUP_P, MAKE, "assert f([1]) == [1]"),
+]
+
+
+def _setup_cells(rows):
+    return [(name, setup, prefix + code, test, shape) for name, setup, code, test in rows
+            for prefix in ("", IMPURE) for shape in ("split", "generic")]
+
+
+@pytest.mark.parametrize("name,setup,code,test,shape", _setup_cells(SETUP_RIGHT),
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(_setup_cells(SETUP_RIGHT))])
+def test_the_programs_objects_against_the_setups_compare_by_their_own_eq(ex, name, setup, code, test, shape):
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == "pass", detail
+
+
+@pytest.mark.parametrize("name,setup,code,test,shape", _setup_cells(SETUP_WRONG),
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(_setup_cells(SETUP_WRONG))])
+def test_unequal_objects_of_the_setups_class_still_fail(ex, name, setup, code, test, shape):
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == "fail", detail
