@@ -30,6 +30,7 @@ import random
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from coevo.testgen.specs import ANY, INT, Spec, container_keys, guessed_by_name, infer_param
 from coevo.testgen.target import ModuleInfo, Param, Unit, _constants, _params
@@ -267,6 +268,49 @@ def _lit(v) -> str:
         return repr(v)
 
 
+def project_classes(module: ModuleInfo) -> dict[str, ast.ClassDef]:
+    """The classes ``module`` imports by name at its top level from other modules of its own
+    project (under its import root: ``from .money import Money``, ``from shop.money import Money
+    as M``), by the name the module binds, with their definitions (parsed from their source)."""
+    out: dict[str, ast.ClassDef] = {}
+    root = Path(module.root).resolve()
+    parsed: dict[Path, ast.Module | None] = {}
+    for node in module.tree.body:
+        if not isinstance(node, ast.ImportFrom) or any(a.name == "*" for a in node.names):
+            continue
+        if node.level:
+            package = module.name.split(".")
+            if Path(module.path).name != "__init__.py":
+                package = package[:-1]
+            if node.level - 1 > len(package):
+                continue
+            base = package[:len(package) - (node.level - 1)]
+            dotted = base + (node.module.split(".") if node.module else [])
+        elif node.module:
+            dotted = node.module.split(".")
+        else:
+            continue
+        if not dotted:
+            continue
+        where = root.joinpath(*dotted)
+        path = next((c for c in (where.with_suffix(".py"), where / "__init__.py") if c.is_file()), None)
+        if path is None or path.resolve() == Path(module.path).resolve():
+            continue
+        if path not in parsed:
+            try:
+                parsed[path] = ast.parse(path.read_text(encoding="utf-8")) if path.stat().st_size < 1 << 20 else None
+            except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+                parsed[path] = None
+        tree = parsed[path]
+        if tree is None:
+            continue
+        defs = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+        for a in node.names:
+            if a.name in defs:
+                out[a.asname or a.name] = defs[a.name]
+    return out
+
+
 class InputGenerator:
     """Probes for the units of ``module`` (``enums``: class -> member names, from the sandbox's
     inspection of the loaded module)."""
@@ -287,10 +331,20 @@ class InputGenerator:
                 info = _class_info(node)
                 if info is not None:
                     members[node.name] = (info.style, list(info.attributes) + [m.name for m in info.methods])
+        self._inits = {}
+        # classes the module imports from its own project (``from .money import Money``): a
+        # ``price: Money`` parameter is built from Money, not from whichever class of the module
+        # has a ``currency`` attribute
+        for local, node in project_classes(module).items():
+            from coevo.testgen.target import _class_info
+
+            info = _class_info(node)
+            if info is not None and local not in members:
+                members[local] = (info.style, list(info.attributes) + [m.name for m in info.methods])
+                self._inits[local] = info.init
         for name in self.enums:
             members[name] = ("enum", members.get(name, ("enum", []))[1])
         self.class_members = members
-        self._inits = {}
         for node in module.tree.body:
             if isinstance(node, ast.ClassDef):
                 from coevo.testgen.target import _class_info
