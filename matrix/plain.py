@@ -215,13 +215,13 @@ def _guard_decimal(a: Any, b: Any = None) -> None:
             raise TooBig("int too large for a Decimal")
 
 
-def _holds_object(v: Any, depth: int = 0, budget: list | None = None) -> bool:
-    """Whether ``v`` is or holds (in lists, tuples, sets, dicts) a program object other than an
-    enum member (:class:`NonPlain`); bounded (depth 100, ``MAX_ITEMS`` items: past them, yes)."""
+def _holds_object(v: Any, depth: int = 0, budget: list | None = None, members: bool = False) -> bool:
+    """Whether ``v`` is or holds (in lists, tuples, sets, dicts) a program object (:class:`NonPlain`;
+    an enum member only with ``members``); bounded (depth 100, ``MAX_ITEMS`` items: past them, yes)."""
     if budget is None:
         budget = [MAX_ITEMS]
     if isinstance(v, NonPlain):
-        return type(v) is not Member
+        return members or type(v) is not Member
     if isinstance(v, (list, tuple, set, frozenset, dict)):
         if depth > 100:
             return True
@@ -229,7 +229,7 @@ def _holds_object(v: Any, depth: int = 0, budget: list | None = None) -> bool:
         if budget[0] < 0:
             return True
         items = [x for kv in v.items() for x in kv] if isinstance(v, dict) else v
-        return any(_holds_object(x, depth + 1, budget) for x in items)
+        return any(_holds_object(x, depth + 1, budget, members) for x in items)
     return False
 
 
@@ -305,6 +305,9 @@ def _guard_call(fn: Any, args: list, kwargs: dict) -> None:
     if fn is str or fn is repr:
         if isinstance(a0, int) and a0.bit_length() > 14000:
             raise TooBig("int too large for str")
+        if args and _holds_object(a0, members=True):  # (its text is the program's __str__/__repr__'s:
+            # the parent's placeholder made str([f(1)]) '[<non-plain C>]', red-team pass 28)
+            raise TypeError("the text of a program object is the program's to write")
     elif fn is math.factorial:
         if isinstance(a0, ints) and a0 > 12_000:
             raise TooBig("factorial too large")

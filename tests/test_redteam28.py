@@ -111,3 +111,37 @@ def test_the_programs_objects_against_the_setups_compare_by_their_own_eq(ex, nam
 def test_unequal_objects_of_the_setups_class_still_fail(ex, name, setup, code, test, shape):
     status, detail = run_cell(ex, code, setup, test, shape)
     assert status == "fail", detail
+
+
+TEXT = ("class C:\n    def __init__(self, v):\n        self.v = v\n"
+        "    def __str__(self):\n        return f'C<{self.v}>'\n"
+        "    def __repr__(self):\n        return f'C({self.v!r})'\ndef f(v):\n    return C(v)\n")
+ENUM = "from enum import Enum\nclass Color(Enum):\n    RED = 1\ndef f(v):\n    return Color(v)\n"
+TEXT_RIGHT = [
+    ("str_list", TEXT, "assert str([f(1)]) == '[C(1)]'"),
+    ("repr_tuple", TEXT, "assert repr((f(1), 2)) == '(C(1), 2)'"),
+    ("str_dict", TEXT, "assert str({'k': f(1)}) == \"{'k': C(1)}\""),
+    ("percent", TEXT, "assert '%s' % f(1) == 'C<1>'"),
+    ("percent_tuple", TEXT, "assert '%s-%r' % (f(1), f(2)) == 'C<1>-C(2)'"),
+    ("str_bare", TEXT, "assert str(f(1)) == 'C<1>' and repr(f(2)) == 'C(2)'"),
+    ("enum_str", ENUM, "assert str(f(1)) == 'Color.RED' and str([f(1)]) == '[<Color.RED: 1>]'"),
+]
+TEXT_WRONG = [
+    ("str_list", TEXT, "assert str([f(1)]) != '[C(1)]'"),
+    ("str_list_value", TEXT, "assert str([f(1)]) == '[C(2)]'"),
+    ("percent", TEXT, "assert '%s' % f(1) != 'C<1>'"),
+    ("percent_tuple", TEXT, "assert '%s-%r' % (f(1), f(2)) == 'C<1>-C<2>'"),
+    ("enum_str", ENUM, "assert str([f(1)]) == '[1]'"),
+]
+
+
+@pytest.mark.parametrize("name,code,test,shape", _cells(TEXT_RIGHT), ids=_ids(TEXT_RIGHT))
+def test_the_text_of_a_value_holding_program_objects_is_the_programs(ex, name, code, test, shape):
+    status, detail = run_cell(ex, code, "", test, shape)
+    assert status == "pass", detail
+
+
+@pytest.mark.parametrize("name,code,test,shape", _cells(TEXT_WRONG), ids=_ids(TEXT_WRONG))
+def test_a_wrong_text_of_program_objects_fails(ex, name, code, test, shape):
+    status, detail = run_cell(ex, code, "", test, shape)
+    assert status == "fail", detail
