@@ -30,6 +30,7 @@ import random
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import zip_longest
 from pathlib import Path
 
 from coevo.testgen.specs import ANY, INT, Spec, container_keys, guessed_by_name, infer_param
@@ -345,6 +346,14 @@ class InputGenerator:
         for name in self.enums:
             members[name] = ("enum", members.get(name, ("enum", []))[1])
         self.class_members = members
+        # the module's classes by each base class they name (their subclasses, in order)
+        self._subclasses: dict[str, list[str]] = {}
+        for node in module.tree.body:
+            if isinstance(node, ast.ClassDef):
+                from coevo.testgen.target import _base_names
+
+                for base in dict.fromkeys(_base_names(node)):
+                    self._subclasses.setdefault(base, []).append(node.name)
         for node in module.tree.body:
             if isinstance(node, ast.ClassDef):
                 from coevo.testgen.target import _class_info
@@ -673,6 +682,14 @@ class InputGenerator:
     def _instances(self, cls: str, depth: int) -> list[str]:
         if cls in self.enums:
             return [f"{cls}.{m}" for m in self.enums[cls]]
+        subs = self._subclasses.get(cls)
+        if subs and self.class_members.get(cls, ("",))[0] == "abstract" and depth <= 2:
+            # an abstract class (``shapes: list[Shape]``): instances of its concrete subclasses
+            # in the module, a few of each, taking turns (``Shape()`` only raises TypeError)
+            each = [self._instances(sub, depth + 1)[:3] for sub in subs]
+            out = [x for row in zip_longest(*each) for x in row if x is not None and x != "None"]
+            if out:
+                return out
         init = self._inits.get(cls)
         if init is None or depth > 2:
             return ["None"]
