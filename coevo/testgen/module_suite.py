@@ -600,9 +600,11 @@ class _SuiteBuilder:
             return data + (_spread(rest, k, self.table) if len(rest) > k else rest)
         return _spread(ids, k, self.table) if len(ids) > k else ids
 
-    def run_mutants(self, assign: dict[int, list[int]], originals: list[int], share_end: float) -> None:
+    def run_mutants(self, assign: dict[int, list[int]], originals: list[int], share_end: float,
+                    at_least: int = 0) -> None:
         """Run each mutant on its assigned probes (and the original once more on ``originals``),
-        in slices while ``share_end`` of the budget lasts (the first slice always)."""
+        in slices while ``share_end`` of the budget lasts (the first slice always; with
+        ``at_least``, the first slice holds that many mutants)."""
         clock = self.clock
         items = [(m, ids) for m in self.mutants if (ids := assign.get(m.index))]
         pos = 0
@@ -610,7 +612,7 @@ class _SuiteBuilder:
         # the first slice is small: what a mutant costs here (the module's import, the calls, a
         # loaded machine) is measured on it, and the next slices take what fits in the time left
         # (24 mutants of a package's module, each importing the package, took 25 s at load 7)
-        n = min(step, 8)
+        n = max(min(step, 8), at_least)
         first = True
         spent, ran = 0.0, 0  # mutants run so far and the time they took (all slices: a slice of
         # mutants that hang costs many times one of quick ones; toml's decoder, load 10: 75 in 1.6 s,
@@ -758,6 +760,16 @@ class _SuiteBuilder:
                            st.bind, st.unit) for i, st in enumerate(probe.steps))
         return Probe(probe.unit, steps, probe.origin)
 
+    def _same(self, a: int, b: int) -> bool:
+        """Whether probes ``a`` and ``b`` (run on the original) ran the same arcs and assert the
+        same (what is asserted of the arguments aside: ``b``'s may hold more of them)."""
+        def own(pid: int) -> list:
+            return [c for c in self.cand_checks.get(pid, ()) if c.root[0] != "arg"]
+
+        def ran(pid: int) -> set:  # (the module's top level runs once per cell: its first probe sees it)
+            return {x for x in self.arcs_of.get(pid, ()) if all(n <= 0 or n in self.in_function for n in x)}
+        return a in self.cand_checks and ran(a) == ran(b) and own(a) == own(b)
+
     def _near(self, k: int, chosen: list[Candidate], vs: list[Probe]) -> tuple[list[int], set]:
         """The variants ``vs`` of ``chosen[k]`` (run on the original) that keep the lines,
         branches and behaviour only this test brings, and the mutants only it kills."""
@@ -783,11 +795,18 @@ class _SuiteBuilder:
         (the coverage-guided changes add keyword arguments that then change nothing: dateutil's
         ``relativedelta(dt1=..., dt2=..., leapdays=30, hours=150, ...)``), in rounds while the
         budget lasts. In a round, the keyword arguments that each could go as far as coverage
-        tells are tried all at once before the mutants run, so one round usually does it."""
+        tells are tried all at once before the mutants run, so one round usually does it.
+
+        The first round runs to its end whatever is left of the phase's share (the phases before
+        it end late on a loaded machine, and the written calls were then longer, load 5-9: 6
+        keyword arguments where 2 do the same): its variants on the original (up to 120, and the
+        merged ones), and the likeliest shorter version of each test on the mutants only that
+        test kills (up to 48 mutants); the rest, and later rounds, while the share lasts."""
         table = self.table
         share = SHORTEN
-        for _ in range(4):
-            if self.clock.left(share) < 1.0:
+        for rnd in range(4):
+            first = rnd == 0
+            if not first and self.clock.left(share) < 1.0:
                 return chosen
             variants: dict[int, list[Probe]] = {}
             for k, c in enumerate(chosen):
@@ -801,35 +820,54 @@ class _SuiteBuilder:
             ids = self.add(order)
             if not ids:
                 return chosen
-            self.run_batch(ids, share)
+            if first:  # (a slice of 120 at most, as a batch's first slice)
+                self.run_batch(ids[:120])
+                self.run_batch(ids[120:], share)
+            else:
+                self.run_batch(ids, share)
             for pid in ids:
                 if pid in self.outcomes:
                     self.admit(pid)
             near = {k: self._near(k, chosen, vs) for k, vs in variants.items()}
+            # merged: the keyword arguments that each could go as far as coverage tells, and those
+            # whose leaving out changes nothing at all (the same coverage and the same checks:
+            # ``span(5, 97, step=2, reverse=True, label=' 31 ')`` less label; less reverse keeps
+            # the lines, not the value, nor the mutants only it kills)
             together = []
             for k, (vids, _) in near.items():
-                m = self._merged(table[chosen[k].pid], [table[v] for v in vids])
-                if m is not None:
-                    together.append((k, m))
+                pid = chosen[k].pid
+                for dropped in (vids, [v for v in vids if self._same(v, pid)]):
+                    m = self._merged(table[pid], [table[v] for v in dropped])
+                    if m is not None and all(m.steps != t.steps for _, t in together):
+                        together.append((k, m))
             more = self.add([m for _, m in together])
-            if more and self.clock.left(share) > 0:
-                self.run_batch(more, share)
+            if more and (first or self.clock.left(share) > 0):
+                self.run_batch(more, None if first else share)
                 for pid in more:
                     if pid in self.outcomes:
                         self.admit(pid)
-                for k, m in together:
-                    vids, kills = near[k]
-                    variants[k].insert(0, m)
-                    near[k] = (self._near(k, chosen, [m])[0] + vids, kills)
-            # only those run on the mutants, and only on the mutants only their test kills
+            # (a merged call met before, while exploring, is in the table already: it counts too)
+            for k, m in together:
+                vids, kills = near[k]
+                variants[k].insert(0, m)
+                near[k] = ([v for v in self._near(k, chosen, [m])[0] if v not in vids] + vids, kills)
+            # only those run on the mutants, and only on the mutants only their test kills: the
+            # likeliest shorter version of each test (the fewest calls, then the cheapest) first
+            top: dict[int, list[int]] = {}
             assign: dict[int, list[int]] = {}
             fresh: set[int] = set()
-            for vids, kills in near.values():
-                for vid in vids:
+            for k, (vids, kills) in near.items():
+                pid = chosen[k].pid  # a variant that changes nothing first, then the shortest
+                vids.sort(key=lambda v: (not self._same(v, pid), len(table[v].steps), self.candidate(v).cost))
+                for j, vid in enumerate(vids):
                     fresh.add(vid)
                     for mi in kills:
-                        if vid not in self.tried[mi] and vid not in assign.get(mi, ()):
-                            assign.setdefault(mi, []).append(vid)
+                        to = top if j == 0 else assign
+                        if vid not in self.tried[mi] and vid not in to.get(mi, ()):
+                            to.setdefault(mi, []).append(vid)
+            originals = sorted(v for v in fresh if v not in self.second)
+            if top or originals:
+                self.run_mutants(top, originals, share, at_least=min(48, len(top)) if first else 0)
             self.run_mutants(assign, sorted(v for v in fresh if v not in self.second), share)
             new_chosen = list(chosen)
             for k, c in enumerate(chosen):
