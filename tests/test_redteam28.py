@@ -9,6 +9,9 @@ passes in plain Python and must pass, whatever the test's shape, the program pur
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from sandbox_cells import FORK_ONLY, executor_fixture, run_cell
 
@@ -145,3 +148,26 @@ def test_the_text_of_a_value_holding_program_objects_is_the_programs(ex, name, c
 def test_a_wrong_text_of_program_objects_fails(ex, name, code, test, shape):
     status, detail = run_cell(ex, code, "", test, shape)
     assert status == "fail", detail
+
+
+SORTED_REC = "def f(n):\n    if n == 0:\n        return 0\n    return sorted([n], key=lambda k: f(k - 1) + 1)[0]\n"
+MAP_REC = "def f(n):\n    if n == 0:\n        return 0\n    return list(map(lambda k: f(k - 1) + 1, [n]))[0]\n"
+
+
+def _plain_alone(code: str, test: str) -> str:
+    """The verdict of ``exec(program); exec(test)`` in a fresh interpreter."""
+    p = subprocess.run([sys.executable, "-c", f"exec({code!r})\nexec({test!r})\n"], capture_output=True, timeout=60)
+    return "pass" if p.returncode == 0 else ("fail" if b"AssertionError" in p.stderr else "error")
+
+
+@pytest.mark.parametrize("code", [SORTED_REC, MAP_REC], ids=["sorted", "map"])
+def test_recursion_through_a_builtin_has_pythons_room_after_other_tests(ex, code):
+    from matrix.tasks import Task, Test
+
+    edge = 329 if code is SORTED_REC else 498  # (CPython 3.11, limit 1000: the last depth Python passes)
+    tests = ["assert f(3) == 3"] * 3 + [f"assert f({n}) == {n}" for n in range(edge - 1, edge + 4)]
+    want = [_plain_alone(code, t) for t in tests]
+    assert want[3:] == ["pass", "pass", "error", "error", "error"]
+    for _ in range(2):  # (the second time: the same source again, a warm runner)
+        m = ex.run_matrix(Task("t", "p", entry_point="f"), [code], [Test.assertion(t) for t in tests])
+        assert [m.cell(0, j).status for j in range(len(tests))] == want
