@@ -1,7 +1,8 @@
 """gen-tests on a module whose functions take its abstract class (``shapes: list[Shape]``,
 ``class Shape(ABC)`` with ``Circle(Shape)`` and ``Rectangle(Shape)``): the arguments are instances
-of the concrete subclasses. Before, every such list held ``Shape()`` (a TypeError when built), so
-``total_area`` and ``largest`` were only ever called on ``[]`` and on ints."""
+of the concrete subclasses, and the methods the abstract class defines (``Shape.describe``) are
+called on one. Before, every such list held ``Shape()`` (a TypeError when built), so
+``total_area`` and ``largest`` were only ever called on ``[]`` and on ints, and ``describe`` never."""
 
 import ast
 import shutil
@@ -32,6 +33,7 @@ def test_the_suite_calls_them_on_concrete_shapes(tmp_path):
     calls = [ast.unparse(n) for n in ast.walk(ast.parse(suite)) if isinstance(n, ast.Call)
              and isinstance(n.func, ast.Name) and n.func.id in ("total_area", "largest")]
     assert any("Circle(" in c or "Rectangle(" in c for c in calls), calls
+    assert ".describe()" in suite
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(out)],
                          capture_output=True, text=True, cwd=tmp_path, timeout=180)
     assert run.returncode == 0, run.stdout[-2000:]

@@ -786,6 +786,15 @@ class InputGenerator:
         return f"{callee}({', '.join(list(args) + [f'{k}={v}' for k, v in kwargs])})"
 
     def _ctor_step(self, cls: str, ch: dict[str, str] | None = None) -> Step:
+        if ch is None and self.class_members.get(cls, ("",))[0] == "abstract":
+            # the methods an abstract class defines (``Shape.describe``), on an instance of its
+            # first concrete subclass in the module (``shape = Circle(2.5)``): ``Shape()`` raises
+            sub = next((c for c in self._subclasses.get(cls, []) if c in self._inits
+                        and self.class_members.get(c, ("",))[0] not in ("abstract", "enum", "exception")), None)
+            if sub is not None:
+                built = self._ctor_step(sub)
+                return Step("call", sub, built.args, built.kwargs, bind=self.vars.get(cls, var_name(cls, set())),
+                            unit=sub)
         init = self._inits.get(cls) or self.units.get(cls)
         if ch is None:
             ch = self._choices(init)[0] if init is not None else {}
