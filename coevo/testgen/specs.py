@@ -680,6 +680,11 @@ def _decide(ev: _Evidence, name: str, classes: dict[str, list[str]], hint: Spec 
             if elem is None and by_name is not None and by_name.kind == "list":
                 elem = by_name.args[0]
             base = Spec("list", (elem or INT,))
+            if name.lower() in _GRAPH_NAMES and ev.scores.get("dict", 0) > 0 and by_name is not None:
+                # graph[node] iterated, `start not in graph`: a dict of the nodes' neighbours as
+                # likely as a list (an adjacency matrix): both (bfs_order, shortest_path were
+                # only called on lists, their search never ran)
+                base = Spec("union", (by_name, base))
         elif kind == "dict":
             by_name = _by_name(name)
             base = Spec("dict", (STR, by_name.args[1] if by_name is not None and by_name.kind == "dict" else INT))
