@@ -171,3 +171,30 @@ def test_recursion_through_a_builtin_has_pythons_room_after_other_tests(ex, code
     for _ in range(2):  # (the second time: the same source again, a warm runner)
         m = ex.run_matrix(Task("t", "p", entry_point="f"), [code], [Test.assertion(t) for t in tests])
         assert [m.cell(0, j).status for j in range(len(tests))] == want
+
+
+NT = "from collections import namedtuple\nP = namedtuple('P', 'x y')\n"
+TYPED = "from typing import NamedTuple\nclass P(NamedTuple):\n    x: int\n    y: int\n"
+NT_RIGHT = [
+    ("collections", NT + "def f():\n    return P(1, 2)\n", "assert isinstance(f(), P) and f().y == 2"),
+    ("typing", TYPED + "def f():\n    return P(1, 2)\n", "assert isinstance(f(), P) and isinstance(f(), tuple)"),
+    ("in_list", NT + "def f():\n    return [P(1, 2)]\n", "assert all(isinstance(p, P) for p in f())"),
+]
+NT_WRONG = [
+    ("plain_tuple", NT + "def f():\n    return (1, 2)\n", "assert isinstance(f(), P)"),
+    ("other_name", NT + "Q = namedtuple('Q', 'x y')\ndef f():\n    return Q(1, 2)\n", "assert isinstance(f(), P)"),
+    ("other_fields", NT + "R = namedtuple('P', 'x z')\ndef f():\n    return R(1, 2)\n", "assert isinstance(f(), P)"),
+    ("value", NT + "def f():\n    return P(1, 2)\n", "assert isinstance(f(), P) and f().y == 3"),
+]
+
+
+@pytest.mark.parametrize("name,code,test,shape", _cells(NT_RIGHT), ids=_ids(NT_RIGHT))
+def test_a_namedtuple_of_the_program_is_an_instance_of_its_class(ex, name, code, test, shape):
+    status, detail = run_cell(ex, code, "", test, shape)
+    assert status == "pass", detail
+
+
+@pytest.mark.parametrize("name,code,test,shape", _cells(NT_WRONG), ids=_ids(NT_WRONG))
+def test_a_tuple_of_another_class_is_no_instance_of_the_programs_namedtuple(ex, name, code, test, shape):
+    status, detail = run_cell(ex, code, "", test, shape)
+    assert status == "fail", detail

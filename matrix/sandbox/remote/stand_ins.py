@@ -147,6 +147,30 @@ def _class_q(cls, op, *args):
     return type.__getattribute__(cls, "_coevo_peer").request(op, cls, *args)
 
 
+def _decoded_namedtuple(inst) -> bool:
+    """Whether ``inst`` is a namedtuple the test was sent as a value: an instance of a class the
+    decoder made (:func:`..encoding.namedtuple_class`), which stands for the program's class of
+    that name and fields."""
+    from .. import encoding
+
+    t = type(inst)
+    return issubclass(t, tuple) and t.__dict__.get("__module__") == encoding.__name__ \
+        and type(t.__dict__.get("_fields")) is tuple
+
+
+def _same_namedtuple(cls, made) -> bool:
+    """``isinstance`` of a namedtuple value the test was sent (its class ``made``) and the
+    program's class ``cls``: whether ``cls`` is a namedtuple of the same name and fields, as the
+    value's own class was (red-team pass 28: ``isinstance(f(), P)`` was False for ``P(1, 2)``)."""
+    if type.__getattribute__(cls, "__name__") != made.__name__:
+        return False
+    try:
+        fields = _class_q(cls, "getattr", "_fields")
+    except Exception:  # noqa: BLE001 - (no such attribute: not a namedtuple)
+        return False
+    return type(fields) is tuple and fields == made._fields
+
+
 class _ProgramClass(type):
     """The test side's class for a program's class: calling it, its attributes, ``isinstance``,
     ``issubclass``, iterating, indexing, measuring it (an enum), its ``str`` and ``repr`` ask the
@@ -174,6 +198,8 @@ class _ProgramClass(type):
             return _class_q(cls, "isinstance", inst) is True
         if isinstance(inst, _Proxy):
             return False
+        if _decoded_namedtuple(inst):
+            return _same_namedtuple(cls, type(inst))
         return _own_isinstance(inst, cls, lambda op: _class_q(cls, op))  # (a value of the test's)
 
     def __subclasscheck__(cls, sub):
