@@ -372,6 +372,10 @@ class InputGenerator:
         self.tables = container_keys([n for n in module.tree.body if isinstance(n, (ast.Assign, ast.AnnAssign))])
         self.units = {u.qualname if u.kind != "init" else u.owner: u for u in module.units}
         self.regex_strings = _regex_examples(module.regexes, seed)
+        words = [c for c in dict.fromkeys([*module.constants, *(v for u in module.units for v in u.constants)])
+                 if type(c) is str and 0 < len(c) <= 30 and c.isprintable()]
+        self.worded_strings = _with_module_words(module.regexes, self.regex_strings, words)
+        self.regex_strings += self.worded_strings
         self._matches: list[str] | None = None
         self._patterns: list[str] | None = None
         self.std = std_sources(module.tree)
@@ -506,6 +510,9 @@ class InputGenerator:
         elif k == "str":
             cstr = [c for c in consts if type(c) is str]
             out = [_lit(_STRS[0]), _lit("")] + [_lit(x) for x in self.regex_strings]
+            if len(self.regex_strings) >= 2:  # lines of a text the code splits (a log, a listing)
+                lines = list(dict.fromkeys(self.worded_strings + self.regex_strings))
+                out.insert(4, _lit("\n".join(lines[:4]) + "\n"))
             for c in cstr:
                 out.append(_lit(c))
             for c in cstr:
@@ -2039,6 +2046,47 @@ def _regex_examples(patterns: list[str], seed: int, per_pattern: int = 4) -> lis
     for k, pat in enumerate(patterns):
         if not _wide_class(pat):
             out += _draw_regex(pat, seed + k, per_pattern)
+    return out
+
+
+def _with_module_words(patterns: list[str], drawn: list[str], words: list[str], limit: int = 4) -> list[str]:
+    """Strings of the module's patterns with groups' text replaced by words of the module that
+    those groups match too (a log line's ``[A]`` made ``[ERROR]`` where the code compares
+    ``e.level == "ERROR"``: a drawn level never equals it), each word once in each group. A group
+    that matches anything (``.*``) gets a word only where it was drawn empty (a message the
+    code's ``line.strip()`` would cut off)."""
+    out: list[str] = []
+    for pat in patterns:
+        try:
+            rx = re.compile(pat)
+        except (re.error, TypeError, ValueError, RecursionError):
+            continue
+        used: set[tuple[int, str]] = set()
+        for s in drawn:
+            t = s
+            for g in range(1, rx.groups + 1):
+                m = rx.fullmatch(t)
+                if m is None:
+                    break
+                a, b = m.span(g)
+                if a < 0:
+                    continue
+                wide = rx.fullmatch(t[:a] + "@ #~" + t[b:])
+                if wide is not None and wide.group(g) == "@ #~" and m.group(g) != "":
+                    continue
+                for w in [*words, "hello world"]:
+                    u = t[:a] + w + t[b:]
+                    if w == m.group(g) or (g, w) in used or len(u) > 60:
+                        continue
+                    m2 = rx.fullmatch(u)
+                    if m2 is not None and m2.group(g) == w:
+                        used.add((g, w))
+                        t = u
+                        break
+            if t != s and t not in out and t not in drawn:
+                out.append(t)
+                if len(out) >= limit:
+                    return out
     return out
 
 
