@@ -198,3 +198,32 @@ def test_a_namedtuple_of_the_program_is_an_instance_of_its_class(ex, name, code,
 def test_a_tuple_of_another_class_is_no_instance_of_the_programs_namedtuple(ex, name, code, test, shape):
     status, detail = run_cell(ex, code, "", test, shape)
     assert status == "fail", detail
+
+
+ISINST = "def f(xs, cls):\n    return [isinstance(x, cls) for x in xs]\n"
+CLS_RIGHT = [
+    ("fraction", ISINST, "from fractions import Fraction\nassert f([Fraction(1, 2), 1], Fraction) == [True, False]"),
+    ("counter", ISINST, "from collections import Counter\nassert f([Counter('a'), {}], Counter) == [True, False]"),
+    ("mapping", ISINST, "from collections.abc import Mapping\nassert f([{}, []], Mapping) == [True, False]"),
+    ("programs_name", "from collections import Counter\n" + ISINST,
+     "assert f([Counter('a'), {}], Counter) == [True, False]"),
+    ("subclass", "from fractions import Fraction\nclass F(Fraction):\n    pass\n" + ISINST,
+     "import fractions\nassert f([F(1, 2), 1.5], fractions.Fraction) == [True, False]"),
+]
+CLS_WRONG = [
+    ("fraction", ISINST, "from fractions import Fraction\nassert f([Fraction(1, 2), 1], Fraction) == [True, True]"),
+    ("test_class", ISINST,
+     "class Fraction:\n    pass\nimport fractions\nassert f([fractions.Fraction(1, 2)], Fraction) == [True]"),
+]
+
+
+@pytest.mark.parametrize("name,code,test,shape", _cells(CLS_RIGHT), ids=_ids(CLS_RIGHT))
+def test_a_standard_class_of_the_tests_answers_isinstance_in_the_program(ex, name, code, test, shape):
+    status, detail = run_cell(ex, code, "", test, shape)
+    assert status == "pass", detail
+
+
+@pytest.mark.parametrize("name,code,test,shape", _cells(CLS_WRONG), ids=_ids(CLS_WRONG))
+def test_isinstance_with_a_class_of_the_tests_stays_false_where_python_says_so(ex, name, code, test, shape):
+    status, detail = run_cell(ex, code, "", test, shape)
+    assert status == "fail", detail
