@@ -188,6 +188,17 @@ NT_WRONG = [
 ]
 
 
+@pytest.mark.parametrize("shape", ["split", "generic"])
+@pytest.mark.parametrize("prefix", ["", IMPURE], ids=["pure", "impure"])
+def test_a_namedtuple_of_the_setups_class_is_an_instance_of_it(ex, prefix, shape):
+    setup = "from collections import namedtuple\nPt = namedtuple('Pt', 'x y')\n"
+    code = prefix + "def f(p):\n    return p._replace(x=5)\n"
+    status, detail = run_cell(ex, code, setup, "assert isinstance(f(Pt(1, 2)), Pt) and f(Pt(1, 2)) == (5, 2)", shape)
+    assert status == "pass", detail
+    status, detail = run_cell(ex, code, setup, "assert isinstance(f(Pt(1, 2)), Pt) and f(Pt(1, 2)).y == 5", shape)
+    assert status == "fail", detail
+
+
 @pytest.mark.parametrize("name,code,test,shape", _cells(NT_RIGHT), ids=_ids(NT_RIGHT))
 def test_a_namedtuple_of_the_program_is_an_instance_of_its_class(ex, name, code, test, shape):
     status, detail = run_cell(ex, code, "", test, shape)
