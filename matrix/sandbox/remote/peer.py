@@ -413,6 +413,24 @@ def _stdlib_name(cls) -> str | None:
     return f"{module}:{qualname}"
 
 
+def std_class_name(obj) -> list | None:
+    """``[module, name]`` where ``obj`` is a standard module's class or type alias as the zygote
+    loaded it (``collections.Counter``, ``typing.Mapping``), else None, each side answering for
+    its own: the other side then reads its own class of that name (a value it was sent is its
+    own object: ``isinstance(f(s), collections.Counter)`` failed for every program, review 22; a
+    test's ``f(xs, Fraction)`` checked by the program with ``isinstance``, red-team pass 28)."""
+    from .. import harness
+
+    try:
+        mod, name = getattr(obj, "__module__", None), getattr(obj, "__name__", None)
+    except Exception:  # noqa: BLE001 - (an odd object: no standard class)
+        return None
+    if type(mod) is not str or type(name) is not str:
+        return None
+    kept = harness._G["stdlib_dicts"].get(mod)
+    return [mod, name] if kept is not None and kept[1].get(name, harness._MISSING) is obj else None
+
+
 def _stdlib_class(spec: str):
     """The test's own exception class ``spec`` names (:func:`_stdlib_name`), where its module is
     loaded here (nothing is imported for the program), else None."""

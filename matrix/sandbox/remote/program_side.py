@@ -27,6 +27,7 @@ from .peer import (
     random_wire,
     set_random_state,
     share_files,
+    std_class_name,
     take_process,
 )
 from .shapes import _MAPS, _NODE_KINDS, _arg_nodes, _assign_in_place, _held_across
@@ -683,7 +684,7 @@ class _Server(_Peer):
         if op == "isinstance":
             return isinstance(args[1], obj), None
         if op == "stdlib_class":  # (isinstance of a test's value: :func:`.stand_ins._own_class`)
-            return _stdlib_name(obj), None
+            return std_class_name(obj), None
         if op == "issubclass":
             return issubclass(args[1], obj), None
         if op in ("binop", "rbinop"):
@@ -878,23 +879,6 @@ def _accept(obj, name: str) -> None:
     from .. import harness
 
     harness.stdlib_accept(obj, name)
-
-
-def _stdlib_name(obj) -> list | None:
-    """``[module, name]`` where ``obj`` is a standard module's class or type alias as the zygote
-    loaded it (``collections.Counter``, ``typing.Mapping``), else None: the test then reads its
-    own class of that name (a value it was sent is the test's own object: ``isinstance(f(s),
-    collections.Counter)`` failed for every program; review 22)."""
-    from .. import harness
-
-    try:
-        mod, name = getattr(obj, "__module__", None), getattr(obj, "__name__", None)
-    except Exception:  # noqa: BLE001 - (an odd object: no standard class)
-        return None
-    if type(mod) is not str or type(name) is not str:
-        return None
-    kept = harness._G["stdlib_dicts"].get(mod)
-    return [mod, name] if kept is not None and kept[1].get(name, _MISSING) is obj else None
 
 
 def _unchanged_module(v) -> bool:

@@ -20,6 +20,7 @@ from .peer import (
     process_state,
     random_state,
     share_files,
+    std_class_name,
 )
 from .shapes import _NODE_KINDS, _as_node, _held_across, _NodeNo
 from .stand_ins import _VALUE_CLASSES, STD_VALUE_CLASSES, _ProgramClass, _Proxy
@@ -291,22 +292,6 @@ def _value_class(peer, value):
     return value
 
 
-def _stdlib_name(obj) -> list | None:
-    """``[module, name]`` where ``obj`` is a standard module's class or type alias as this process
-    loaded it (``fractions.Fraction``, ``collections.abc.Mapping``), else None (as the program's
-    process answers for its own: :func:`.program_side._stdlib_name`)."""
-    from .. import harness
-
-    try:
-        mod, name = getattr(obj, "__module__", None), getattr(obj, "__name__", None)
-    except Exception:  # noqa: BLE001 - (an odd object: no standard class)
-        return None
-    if type(mod) is not str or type(name) is not str:
-        return None
-    kept = harness._G["stdlib_dicts"].get(mod)
-    return [mod, name] if kept is not None and kept[1].get(name, harness._MISSING) is obj else None
-
-
 def _std_data() -> tuple[frozenset, frozenset]:
     """(scalar-like classes, container classes) of :data:`.stand_ins.STD_VALUE_CLASSES` among the
     modules loaded: a setup's values of them are the test's own, which travel to the program's
@@ -564,7 +549,7 @@ def _test_side_handle(peer, op, args):
     if op == "stdlib_class":  # the program's isinstance(x, cls) with a class of the test's: which
         # standard class it is, so that the program's process reads its own (red-team pass 28:
         # f(xs, Fraction) ERRORED where the program asked)
-        return _stdlib_name(obj), None
+        return std_class_name(obj), None
     if op in ("copy", "deepcopy"):  # a copy of the test's: the program's changes to it stay in the copy
         import copy
 
