@@ -102,6 +102,11 @@ _INT_LISTS = ["[3, 1, 2]", "[]", "[7]", "[1, 2, 3, 4]", "[5, 5, 5]", "[-2, 0, 9,
 _ANY = ["5", "'abc'", "[3, 1, 2]", "None", "0", "''", "2.5", "True", "[]", "-1", "{'a': 1}", "(1, 2)"]
 _CALLABLES = ["lambda x: x", "abs", "len", "lambda x: -x", "lambda x: x > 0", "str", "lambda x: x * 2",
               "bool"]
+# (a hint saying how many arguments: ``Callable[[], T]`` is called with none, ``Callable[[int, int], int]`` two;
+# some that raise, for the code's handling of a failing callable: ``retry(lambda: 1 / 0)``)
+_CALLABLES_BY_ARITY = {0: ["lambda: 5", "lambda: 1 / 0", "int", "lambda: 'hello'", "lambda: int('x')", "list",
+                           "lambda: None", "dict"],
+                       2: ["lambda x, y: x + y", "max", "min", "lambda x, y: x", "pow", "lambda x, y: x < y"]}
 
 
 _FORMAT_NAMES = frozenset({"format", "fmt", "format_string", "format_spec", "template"})
@@ -551,7 +556,7 @@ class InputGenerator:
                     if i < len(p):
                         out.append(p[i])
         elif k == "callable":
-            out = list(_CALLABLES)
+            out = list(_CALLABLES_BY_ARITY.get(spec.args[0], _CALLABLES) if spec.args else _CALLABLES)
         elif k == "match":
             out = self.matches or ["None"]
         elif k == "pattern":

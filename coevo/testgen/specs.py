@@ -142,6 +142,9 @@ def from_annotation(node: ast.AST | None, classes: dict[str, str] | None = None,
                 return Spec("tuple", ())
             return Spec("tuple", tuple(specs))
         if outer in ("Callable",):
+            # ``Callable[[], T]``, ``Callable[[int, int], int]``: how many arguments it is called with
+            if items and isinstance(items[0], ast.List) and len(items[0].elts) in (0, 2):
+                return Spec("callable", (len(items[0].elts),))
             return Spec("callable")
         if outer in ("Type", "type"):
             return ANY
