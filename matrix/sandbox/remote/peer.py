@@ -9,6 +9,7 @@ import json as _json
 import socket
 import struct
 import sys
+import types
 import weakref
 
 from ..encoding import decode, make_encoder
@@ -103,6 +104,13 @@ _MAX_OBJECTS = 100_000
 _MAX_KEPT = 64  # containers of the test's a program keeps, followed after their call
 _MAX_KEPT_ITEMS = 1024  # their items together (each message compares them: a bounded cost)
 _EXC_VALUES = frozenset(_EXC_BASES.values())
+# the program's iterators that cross as references, by kind, and the test's class for each: a
+# reference's ``__class__`` there (red-team pass 28: ``isinstance(f(3), types.GeneratorType)`` and
+# ``inspect.isgenerator`` were false for a program's generator)
+_ITERATOR_KINDS: dict[type, str] = {
+    types.GeneratorType: "generator", types.CoroutineType: "coroutine", types.AsyncGeneratorType: "async_generator",
+    map: "map", filter: "filter", zip: "zip", enumerate: "enumerate", reversed: "reversed"}
+_ITERATOR_CLASSES = {kind: t for t, kind in _ITERATOR_KINDS.items()}
 # the program's own str and repr of the exceptions the test holds (:meth:`_Peer._exception`)
 _EXC_TEXTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -721,6 +729,8 @@ class _Peer:
             # its class's reference: the test holds it as an instance of the class it has for it
             flags.append(f"cls:{self.export(type(obj))['R'][1]}")
             flags += self._dataclass_flags(obj)
+        elif self.side == "C" and type(obj) in _ITERATOR_KINDS:
+            flags.append("kind:" + _ITERATOR_KINDS[type(obj)])  # (its class on the test's side: ``__class__``)
         if callable(obj):
             flags.append("callable")
             own = _own_computing(obj) if self.side == "C" else None
@@ -930,6 +940,9 @@ class _Peer:
                     ptype = self._class_of(int(cls_id), str(tname)[:100], fields)
                 p = object.__new__(ptype)
                 _Proxy.__init__(p, self, rid, str(tname)[:100], "callable" in flags)
+                kind = next((f[5:] for f in flags if f.startswith("kind:")), None) if self.side == "T" else None
+                if kind in _ITERATOR_CLASSES:  # (a generator of the program's: ``isinstance(g, GeneratorType)``)
+                    object.__setattr__(p, "_coevo_b", _ITERATOR_CLASSES[kind])
                 if "plain" in flags:
                     base = next((_PLAIN_BASES.get(f[5:]) for f in flags if f.startswith("base:")), None)
                     object.__setattr__(p, "_coevo_pl", True)
