@@ -42,3 +42,15 @@ def run_cell(ex, code: str, setup: str, test: str, shape: str):
     t = test if shape == "split" else as_generic(test)
     res = ex.run_matrix(task, [code], [Test.assertion(t)])
     return res.status[0][0], (res.status, res.errors)
+
+
+def four_ways(rows):
+    """``(name, code, test, shape)`` for each ``(name, code, test)`` row: the program pure and
+    impure (a first line ``import os``: its own process), the test split and generic."""
+    return [(name, prefix + code, test, shape) for name, code, test in rows
+            for prefix in ("", "import os\n") for shape in ("split", "generic")]
+
+
+def four_way_ids(rows):
+    """Test ids for :func:`four_ways` cells: ``name-pure-split`` ..."""
+    return [f"{c[0]}-{'impure' if c[1].startswith('import os') else 'pure'}-{c[3]}" for c in four_ways(rows)]

@@ -10,7 +10,7 @@ each RIGHT one passes in plain Python and must pass."""
 from __future__ import annotations
 
 import pytest
-from sandbox_cells import FORK_ONLY, executor_fixture, run_cell
+from sandbox_cells import FORK_ONLY, executor_fixture, four_way_ids, four_ways, run_cell
 
 pytestmark = FORK_ONLY
 
@@ -36,22 +36,14 @@ WRONG = [
 ]
 
 
-def _cells(rows):
-    return [(name, prefix + code, test, shape) for name, code, test in rows
-            for prefix in ("", "import os\n") for shape in ("split", "generic")]
 
-
-def _ids(rows):
-    return [f"{c[0]}-{'impure' if c[1].startswith('import os') else 'pure'}-{c[3]}" for c in _cells(rows)]
-
-
-@pytest.mark.parametrize("name,code,test,shape", _cells(RIGHT), ids=_ids(RIGHT))
+@pytest.mark.parametrize("name,code,test,shape", four_ways(RIGHT), ids=four_way_ids(RIGHT))
 def test_a_returned_iterator_is_an_instance_of_its_class(ex, name, code, test, shape):
     status, detail = run_cell(ex, code, "", test, shape)
     assert status == "pass", detail
 
 
-@pytest.mark.parametrize("name,code,test,shape", _cells(WRONG), ids=_ids(WRONG))
+@pytest.mark.parametrize("name,code,test,shape", four_ways(WRONG), ids=four_way_ids(WRONG))
 def test_a_returned_iterator_is_no_instance_of_another_class(ex, name, code, test, shape):
     status, detail = run_cell(ex, code, "", test, shape)
     assert status == "fail", detail

@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 import pytest
-from sandbox_cells import FORK_ONLY, executor_fixture, run_cell
+from sandbox_cells import FORK_ONLY, executor_fixture, four_ways, run_cell
 
 pytestmark = FORK_ONLY
 
@@ -47,22 +47,17 @@ WRONG = [
 ]
 
 
-def _cells(rows):
-    return [(name, prefix + code, test, shape) for name, code, test in rows for prefix in ("", IMPURE)
-            for shape in ("split", "generic")]
-
-
 def _ids(rows):
-    return [f"{c[0]}-{i}" for i, c in enumerate(_cells(rows))]
+    return [f"{c[0]}-{i}" for i, c in enumerate(four_ways(rows))]
 
 
-@pytest.mark.parametrize("name,code,test,shape", _cells(RIGHT), ids=_ids(RIGHT))
+@pytest.mark.parametrize("name,code,test,shape", four_ways(RIGHT), ids=_ids(RIGHT))
 def test_a_standard_class_imported_by_name_is_the_class_of_its_values(ex, name, code, test, shape):
     status, detail = run_cell(ex, code, "", test, shape)
     assert status == "pass", detail
 
 
-@pytest.mark.parametrize("name,code,test,shape", _cells(WRONG), ids=_ids(WRONG))
+@pytest.mark.parametrize("name,code,test,shape", four_ways(WRONG), ids=_ids(WRONG))
 def test_a_wrong_value_of_a_standard_class_imported_by_name_fails(ex, name, code, test, shape):
     status, detail = run_cell(ex, code, "", test, shape)
     assert status == "fail", detail
@@ -138,13 +133,13 @@ TEXT_WRONG = [
 ]
 
 
-@pytest.mark.parametrize("name,code,test,shape", _cells(TEXT_RIGHT), ids=_ids(TEXT_RIGHT))
+@pytest.mark.parametrize("name,code,test,shape", four_ways(TEXT_RIGHT), ids=_ids(TEXT_RIGHT))
 def test_the_text_of_a_value_holding_program_objects_is_the_programs(ex, name, code, test, shape):
     status, detail = run_cell(ex, code, "", test, shape)
     assert status == "pass", detail
 
 
-@pytest.mark.parametrize("name,code,test,shape", _cells(TEXT_WRONG), ids=_ids(TEXT_WRONG))
+@pytest.mark.parametrize("name,code,test,shape", four_ways(TEXT_WRONG), ids=_ids(TEXT_WRONG))
 def test_a_wrong_text_of_program_objects_fails(ex, name, code, test, shape):
     status, detail = run_cell(ex, code, "", test, shape)
     assert status == "fail", detail
@@ -199,13 +194,13 @@ def test_a_namedtuple_of_the_setups_class_is_an_instance_of_it(ex, prefix, shape
     assert status == "fail", detail
 
 
-@pytest.mark.parametrize("name,code,test,shape", _cells(NT_RIGHT), ids=_ids(NT_RIGHT))
+@pytest.mark.parametrize("name,code,test,shape", four_ways(NT_RIGHT), ids=_ids(NT_RIGHT))
 def test_a_namedtuple_of_the_program_is_an_instance_of_its_class(ex, name, code, test, shape):
     status, detail = run_cell(ex, code, "", test, shape)
     assert status == "pass", detail
 
 
-@pytest.mark.parametrize("name,code,test,shape", _cells(NT_WRONG), ids=_ids(NT_WRONG))
+@pytest.mark.parametrize("name,code,test,shape", four_ways(NT_WRONG), ids=_ids(NT_WRONG))
 def test_a_tuple_of_another_class_is_no_instance_of_the_programs_namedtuple(ex, name, code, test, shape):
     status, detail = run_cell(ex, code, "", test, shape)
     assert status == "fail", detail
@@ -228,13 +223,13 @@ CLS_WRONG = [
 ]
 
 
-@pytest.mark.parametrize("name,code,test,shape", _cells(CLS_RIGHT), ids=_ids(CLS_RIGHT))
+@pytest.mark.parametrize("name,code,test,shape", four_ways(CLS_RIGHT), ids=_ids(CLS_RIGHT))
 def test_a_standard_class_of_the_tests_answers_isinstance_in_the_program(ex, name, code, test, shape):
     status, detail = run_cell(ex, code, "", test, shape)
     assert status == "pass", detail
 
 
-@pytest.mark.parametrize("name,code,test,shape", _cells(CLS_WRONG), ids=_ids(CLS_WRONG))
+@pytest.mark.parametrize("name,code,test,shape", four_ways(CLS_WRONG), ids=_ids(CLS_WRONG))
 def test_isinstance_with_a_class_of_the_tests_stays_false_where_python_says_so(ex, name, code, test, shape):
     status, detail = run_cell(ex, code, "", test, shape)
     assert status == "fail", detail

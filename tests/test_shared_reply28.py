@@ -11,7 +11,7 @@ as a split test and as a generic one, the program pure and impure (its own proce
 from __future__ import annotations
 
 import pytest
-from sandbox_cells import FORK_ONLY, executor_fixture, run_cell
+from sandbox_cells import FORK_ONLY, executor_fixture, four_way_ids, four_ways, run_cell
 
 pytestmark = FORK_ONLY
 
@@ -66,22 +66,14 @@ RIGHT = [
 ]
 
 
-def _cells(rows):
-    return [(name, prefix + code, test, shape) for name, code, test in rows
-            for prefix in ("", "import os\n") for shape in ("split", "generic")]
 
-
-def _ids(rows):
-    return [f"{c[0]}-{'impure' if c[1].startswith('import os') else 'pure'}-{c[3]}" for c in _cells(rows)]
-
-
-@pytest.mark.parametrize("name,code,test,shape", _cells(WRONG), ids=_ids(WRONG))
+@pytest.mark.parametrize("name,code,test,shape", four_ways(WRONG), ids=four_way_ids(WRONG))
 def test_an_object_returned_and_stored_is_one_object(ex, name, code, test, shape):
     status, detail = run_cell(ex, code, "", test, shape)
     assert status == "fail", detail
 
 
-@pytest.mark.parametrize("name,code,test,shape", _cells(RIGHT), ids=_ids(RIGHT))
+@pytest.mark.parametrize("name,code,test,shape", four_ways(RIGHT), ids=four_way_ids(RIGHT))
 def test_the_right_test_of_an_object_returned_and_stored_passes(ex, name, code, test, shape):
     status, detail = run_cell(ex, code, "", test, shape)
     assert status == "pass", detail
@@ -105,13 +97,13 @@ CALLBACK_RIGHT = [
 ]
 
 
-@pytest.mark.parametrize("name,code,test,shape", _cells(CALLBACK_WRONG), ids=_ids(CALLBACK_WRONG))
+@pytest.mark.parametrize("name,code,test,shape", four_ways(CALLBACK_WRONG), ids=four_way_ids(CALLBACK_WRONG))
 def test_an_object_a_test_function_returns_and_stores_is_one_object(ex, name, code, test, shape):
     status, detail = run_cell(ex, code, "", test, shape)
     assert status == "fail", detail
 
 
-@pytest.mark.parametrize("name,code,test,shape", _cells(CALLBACK_RIGHT), ids=_ids(CALLBACK_RIGHT))
+@pytest.mark.parametrize("name,code,test,shape", four_ways(CALLBACK_RIGHT), ids=four_way_ids(CALLBACK_RIGHT))
 def test_the_right_test_of_an_object_a_test_function_returns_and_stores_passes(ex, name, code, test, shape):
     status, detail = run_cell(ex, code, "", test, shape)
     assert status == "pass", detail
