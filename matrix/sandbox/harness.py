@@ -72,6 +72,10 @@ def prepare() -> None:
         thread_mod=_thread, mapping_proxy=types.MappingProxyType,
     )
     _G["genuine"]["math"] = math
+    # the program's (and the test's) view of the recursion limit: before the store guard's list
+    if "set_recursion" not in _G:
+        _G["set_recursion"], _G["room_delta"] = sys.setrecursionlimit, 0
+        sys.getrecursionlimit, sys.setrecursionlimit = _make_recursion_limits()
     # the standard library's caches a plain program can fill with its own objects (`re`'s compiled
     # patterns keyed by a flags object of its class, typing's subscript caches holding a generator
     # whose `finally` would run in a later row when evicted): emptied after each plain row
@@ -577,20 +581,23 @@ def room_as_in_python(offset: int, up: int = 1, memo: dict | None = None, _getfr
     the caller's frame (``up`` frames above this one) as fit in plain Python, ``limit + offset``
     (measured with CPython's default limit: ``+1`` below the caller of a ``python prog.py``
     module, ``-1`` below the caller of ``exec(program); exec(test)``'s code at a script's top
-    level, ``-3`` below the test's code calling a function). Found once for each place; a limit
-    the program set itself stands (red-team pass 17: ``f(990)`` raised RecursionError in the
-    sandbox and not in Python). ``memo``: the limits found by calls made from one frame (the
-    caller's place and depth are the same for all of them: :func:`run_one`'s in one row), so that
-    the stack is walked once per place, not once per call."""
+    level, ``-3`` below the test's code calling a function). Found once for each place; the
+    harness's frames are then added to the limit as the program sees it (``sys.getrecursionlimit``
+    of :func:`_make_recursion_limits`: the interpreter's, or the one the program or the test set:
+    ``sys.setrecursionlimit(3000)`` gives ``f(2995)`` the room it has in Python; red-team passes 17
+    and 28). ``memo``: the limits found by calls made from one frame (the caller's place and depth
+    are the same for all of them: :func:`run_one`'s in one row), so that the stack is walked once
+    per place, not once per call."""
     G = _G
     base = G.get("recursion")
-    if base is None or _get() not in (base, G.get("room_set")):
+    if base is None:
         return
+    own = _get() - G["room_delta"]  # (the limit as the program and the test see it)
     if memo is not None:
         limit = memo.get((offset, up))
         if limit is not None:
-            _set(limit)
-            G["room_set"] = limit
+            _set(limit - base + own)
+            G["room_delta"] = limit - base
             return
     try:
         f, depth = _getframe(up), 0
@@ -607,13 +614,56 @@ def room_as_in_python(offset: int, up: int = 1, memo: dict | None = None, _getfr
             limit = G[key] = max(base, trial + base + offset - fit)
         if memo is not None:
             memo[(offset, up)] = limit
-        _set(limit)
-        G["room_set"] = limit
+        _set(limit - base + own)
+        G["room_delta"] = limit - base
     except (_Timeout, _OutputCap):  # (the test's timer: its own business)
-        _set(base)
+        _own_limit(own)
         raise
     except G["BaseException"]:  # (a program that replaced sys._getframe in its own process)
-        _set(base)
+        _own_limit(own)
+
+
+def _own_limit(limit: int) -> None:
+    """The interpreter's limit set to ``limit`` with no room for the harness's frames."""
+    _G["room_delta"] = 0
+    try:
+        _G["set_recursion"](limit)
+    except _G["BaseException"]:  # (deeper than that already: the base)
+        _G["set_recursion"](_G["recursion"])
+
+
+def _make_recursion_limits():
+    """``sys.getrecursionlimit`` and ``sys.setrecursionlimit`` as a program (and a test) see them
+    in a process of the sandbox: the limit as in plain Python, the harness's own frames
+    (:func:`room_as_in_python`'s ``room_delta``) added to what the interpreter is given and taken
+    off what it answers. A program's ``sys.setrecursionlimit(3000)`` then gives it the room Python
+    gives it, and ``sys.getrecursionlimit()`` reads 1000, not the harness's adjusted limit
+    (red-team pass 28, R17: ``f(2990)`` raised RecursionError, ``f() == 1000`` failed)."""
+    G = _G
+    real_get, real_set, index = sys.getrecursionlimit, sys.setrecursionlimit, int.__index__
+
+    def getrecursionlimit():
+        return real_get() - G["room_delta"]
+
+    def setrecursionlimit(new_limit, /):
+        delta = G["room_delta"]
+        try:
+            n = index(new_limit)
+        except TypeError:
+            n = None
+        if not delta or n is None or n < 1:
+            return real_set(new_limit)  # (Python's own errors)
+        try:
+            real_set(n + delta)
+        except RecursionError as exc:
+            depth = str(exc).rpartition("depth ")[2].partition(":")[0]
+            d = int(depth) - delta if depth.isdigit() else depth
+            raise RecursionError(f"cannot set the recursion limit to {n} at the recursion depth {d}: "
+                                 "the limit is too low") from None
+
+    for fn, real in ((getrecursionlimit, real_get), (setrecursionlimit, real_set)):
+        fn.__module__, fn.__doc__ = "sys", real.__doc__
+    return getrecursionlimit, setrecursionlimit
 
 
 def _calls_that_fit() -> int:
@@ -633,7 +683,7 @@ def _calls_that_fit() -> int:
 
 def _reset_interpreter(argv0, state):
     G = _G
-    sys.setrecursionlimit(G["recursion"])
+    _own_limit(G["recursion"])
     if G["digits"] is not None:
         G["set_digits"](G["digits"])
     if state:
@@ -1390,7 +1440,7 @@ def _timed_collect(timeout) -> bool:
 
 
 def _forget_row() -> None:
-    sys.setrecursionlimit(_G["recursion"])  # (a row that ended without a test's cleanup: a load that raised)
+    _own_limit(_G["recursion"])  # (a row that ended without a test's cleanup: a load that raised)
     if _G["set_digits"] is not None:
         _G["set_digits"](_G["digits"])
     for clear in _G["cache_clears"]:
@@ -1624,7 +1674,7 @@ def _cleanup(modname, ns):
     G["sysmods"].pop(modname, None)
     # the limits a plain program may set (purity.PLAIN_SYS_ATTRS) go back before anything else
     # of the harness runs (the next test sets them again: :func:`_reset_interpreter`)
-    sys.setrecursionlimit(G["recursion"])
+    _own_limit(G["recursion"])
     try:
         ns.clear()
     except _Timeout:
