@@ -1341,7 +1341,8 @@ class _Peer:
             return
         if type(k) is int:
             value = self._kept_value(value, [["K", "v", k]])
-        ns[name] = self.globals_given[name] = value
+        dict.__setitem__(ns, name, value)  # (not the test's own binding: :class:`.test_side._TestGlobals`)
+        self.globals_given[name] = value
 
     def push_builtins(self) -> None:
         """The test side, before each request: the builtins the test has replaced now (its objects,

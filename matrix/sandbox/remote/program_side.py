@@ -277,6 +277,7 @@ def _log_through_test(server) -> None:
     _HARNESS_BUILTINS["__import__"] = watching_import
 
 
+_MAX_SHARED = 4096  # (names the test binds at its top level asked about)
 _HARNESS_BUILTINS: dict = {}  # builtins this process's harness replaced (the stdin stand-in's input)
 
 
@@ -499,6 +500,13 @@ class _Server(_Peer):
         finally:
             self.share_across(None)
 
+    def _shared_global(self, name) -> bool:
+        """Whether ``name`` is a global of the program's (not the task setup's) that a binding of
+        the test's at its top level rebinds, as in one namespace (red-team pass 29, R4: the test's
+        ``K = 5`` left the program's ``K`` as it was)."""
+        return type(name) is str and name[:2] != "__" and name in self.ns and name not in self.setup_bound \
+            and name not in self.setup_live
+
     def handle(self, op, args):
         import operator
 
@@ -532,8 +540,25 @@ class _Server(_Peer):
                     out.append(["builtin"])
                 else:
                     out.append(None)
+            if len(args) > 1 and type(args[1]) is list:  # (the names the test binds at its top level:
+                # which are globals of the program's, that the test's binding rebinds, op "setglobal")
+                out.append([self._shared_global(n) for n in args[1][:_MAX_SHARED]])
             return out, None
         obj = args[0] if args else None
+        if op == "setglobal":  # the test bound (or deleted) a global of the program's: one namespace
+            how = args[1] if len(args) > 1 else None
+            if how not in ("set", "del", "new") or not (type(obj) is str and (how == "new" or self._shared_global(obj))
+                                                          and obj[:2] != "__" and obj not in self.setup_bound
+                                                          and obj not in self.setup_live):
+                return False, None
+            if how == "del":
+                self.ns.pop(obj, None)
+                self.watched.pop(obj, None)
+            else:
+                self.ns[obj] = args[2] if len(args) > 2 else None
+                if obj in self.watched:  # (the test's own binding: not sent back to it as the program's)
+                    self.watched[obj] = self.ns[obj]
+            return True, None
         if op == "call":
             from .. import harness
 

@@ -89,8 +89,14 @@ def run_test(cmd: dict, chan) -> None:
         own = cmd["own"] if type(cmd.get("own")) is list else []
         names, modules = _program_names(free_names(src), own, src)
         names = [n for n in names if (n not in setup_own or n in own) and n not in live]  # (the setup's: its own)
-        answers = peer.request("resolve", names)
-        ns = {"__name__": "__main__", "__builtins__": G["builtins"]}
+        bound = _top_bound(src)
+        answers = peer.request("resolve", names, bound)
+        ns = _TestGlobals({"__name__": "__main__", "__builtins__": G["builtins"]})
+        shared: dict = {}
+        if type(answers) is list and len(answers) == len(names) + 1:
+            flags = answers.pop()
+            if type(flags) is list and len(flags) == len(bound):
+                shared = {n: f is True for n, f in zip(bound, flags)}
         if type(answers) is list and len(answers) == len(names):
             for name, a in zip(names, answers):
                 if type(a) is list and len(a) in (2, 3) and a[0] == "module":
@@ -126,6 +132,8 @@ def run_test(cmd: dict, chan) -> None:
         mine = {k: ns.get(k, v) for k, v in setup_own.items() if k not in own}
         G["sysmods"]["solution"] = _program_module(peer, mine)
         code = compile(src, "<test>", "exec", dont_inherit=True)
+        _SHARED.clear()
+        _SHARED.update(peer=peer, names=shared)
     except (RemoteError, ValueError, OSError, SyntaxError) as exc:
         chan.send_json(Frame.VERDICT, ["test", "Error", f"the program process failed: {exc}"[:500], "other"],
                        G["clock"]() - t0)
@@ -144,6 +152,61 @@ def run_test(cmd: dict, chan) -> None:
         peer.send(["q", "bye"])
     except (RemoteError, OSError):
         pass
+
+
+def _top_bound(src: str) -> list[str]:
+    """The names the test binds at its top level (assigned, imported, defined), at most
+    ``_MAX_SHARED``: which of them are the program's globals is asked with its names
+    (:class:`_TestGlobals`)."""
+    import symtable
+
+    top = symtable.symtable(src, "<test>", "exec")
+    out = sorted(s.get_name() for s in top.get_symbols()
+                 if (s.is_assigned() or s.is_imported()) and s.get_name()[:2] != "__")
+    return out[:_MAX_SHARED]
+
+
+_MAX_SHARED = 4096
+_SHARED: dict = {}  # "peer": the test side's peer, "names": {name: whether it is a global of the program's}
+
+
+class _TestGlobals(dict):
+    """The test's namespace. In one interpreter the test's top level and the program share one:
+    ``def helper``, ``helper = Mock()``, ``globals()['helper'] = ...`` replace what the program's
+    functions call (red-team pass 29, R4/R14: a wrong program passed ``def helper(x): return 0``
+    then ``assert f(2) == 4``). A binding of a callable to a name that is a global of the
+    program's (asked once per name) is sent to the program's process (op ``setglobal``), crossing
+    as a callable argument does. Data the test binds stays the test's alone (red-team pass 18: a
+    program with a global ``expected`` would read the test's ``expected = 5`` and return it;
+    ``solution.K = 5`` says it for the program, :func:`_program_module`), and the program's later
+    rebinding of the name never reaches the test's (a program could swap the test's own checker).
+    Not followed: a function's ``global helper; helper = ...`` (``STORE_GLOBAL`` writes the dict
+    itself), ``globals().update``, a module bound (``import math``: one module in one interpreter)."""
+
+    __slots__ = ()
+
+    def __setitem__(self, name, value):
+        dict.__setitem__(self, name, value)
+        if _SHARED:
+            _share_global(name, value, "set")
+
+    def __delitem__(self, name):
+        dict.__delitem__(self, name)
+        if _SHARED:
+            _share_global(name, None, "del")
+
+
+def _share_global(name, value, how: str) -> None:
+    peer, known = _SHARED["peer"], _SHARED["names"]
+    if type(name) is not str or name[:2] == "__" or known.get(name, True) is False:
+        return
+    if how == "set" and (not callable(value) or isinstance(value, types.ModuleType)
+                         or value is peer.globals_given.get(name, _SHARED)):
+        return
+    if len(known) >= _MAX_SHARED and name not in known:
+        return
+    done = peer.request("setglobal", name, how, value) if how == "set" else peer.request("setglobal", name, how)
+    known[name] = done is True
 
 
 def _own_setup(src) -> dict:
@@ -439,6 +502,18 @@ def _program_module(peer, own: dict):
                         and len(answer[0]) == 2 and answer[0][0] == "value":
                     return answer[0][1]
             raise AttributeError(f"module 'solution' has no attribute {name!r}")
+
+        def __setattr__(self, name, value):  # (``solution.K = 5``: the program's global, red-team pass 29)
+            if type(name) is not str or name.startswith("__") or name in own:
+                types.ModuleType.__setattr__(self, name, value)
+            elif peer.request("setglobal", name, "new", value) is True:
+                peer.take_global(name, value, None)
+
+        def __delattr__(self, name):
+            if type(name) is not str or name.startswith("__") or name in own:
+                types.ModuleType.__delattr__(self, name)
+            elif peer.request("setglobal", name, "del") is not True:
+                raise AttributeError(name)
 
     return ProgramModule("solution")
 

@@ -1,0 +1,98 @@
+"""Red-team pass 29 (trust28's list R1..R19, /work/s29/R28.md): verdicts that differed from plain
+Python (``exec(program); exec(setup); exec(test)`` in one interpreter, the generic shape's
+``test_a()`` called after). Each cell states plain Python's verdict for the split shape and for
+the generic one (``def test_a():`` makes the test's bindings its locals), and
+:func:`test_the_stated_verdicts_are_plain_pythons` checks those statements against plain Python
+itself, so that no cell asserts what Python would not do.
+
+1. A test that rebinds a function of the program's (``def helper``, ``helper = Mock()``,
+   ``globals()['helper'] = ...``) or sets ``solution.K = 5`` rebinds it for the program's
+   functions too, as in one namespace (R4, R14: ``solution.K = 5; assert f() == 2`` and
+   ``def helper(x): return 0`` then ``assert f(2) == 4`` passed a wrong program). Data the test
+   binds itself (``K = 5``) stays the test's alone, as tests/test_redteam18.py requires (a
+   program would read the test's ``expected``)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from sandbox_cells import FORK_ONLY, as_generic, executor_fixture, run_cell
+
+pytestmark = FORK_ONLY
+
+ex = executor_fixture()
+
+K = "K = 1\ndef f():\n    return K * 2\n"
+H = "def helper(x):\n    return x * 2\ndef f(x):\n    return helper(x)\n"
+
+# (name, code, setup, test, plain verdict split, plain verdict generic)
+REBIND = [
+    ("mod_right", K, "", "import solution\nsolution.K = 5\nassert f() == 10", "pass", "pass"),
+    ("mod_wrong", K, "", "import solution\nsolution.K = 5\nassert f() == 2", "fail", "fail"),
+    ("def_right", H, "", "def helper(x):\n    return 0\nassert f(2) == 0", "pass", "fail"),
+    ("def_wrong", H, "", "def helper(x):\n    return 0\nassert f(2) == 4", "fail", "pass"),
+    ("glob_right", H, "", "globals()['helper'] = lambda x: 0\nassert f(2) == 0", "pass", "pass"),
+    ("glob_wrong", H, "", "globals()['helper'] = lambda x: 0\nassert f(2) == 4", "fail", "fail"),
+    ("lambda_right", H, "", "helper = lambda x: 0\nassert f(2) == 0", "pass", "fail"),
+    ("lambda_wrong", H, "", "helper = lambda x: 0\nassert f(2) == 4", "fail", "pass"),
+    ("class_right", "class V:\n    n = 1\ndef f():\n    return V().n\n", "",
+     "class V:\n    n = 2\nassert f() == 2", "pass", "fail"),
+    ("mock_right", H, "", "from unittest import mock\nhelper = mock.Mock(return_value=7)\nassert f(2) == 7\n"
+     "helper.assert_called_once_with(2)", "pass", "fail"),
+    ("del_right", H, "", "import solution\ndel solution.helper\ntry:\n    f(2)\n    assert False\n"
+     "except NameError:\n    pass", "pass", "pass"),
+]
+
+ALL = REBIND
+
+
+def _cells(rows):
+    return [(r[0], prefix + r[1], r[2], r[3], shape, r[4] if shape == "split" else r[5]) for r in rows
+            for prefix in ("", "import os\n") for shape in ("split", "generic")]
+
+
+def _ids(rows):
+    return [f"{c[0]}-{'impure' if c[1].startswith('import os') else 'pure'}-{c[4]}" for c in _cells(rows)]
+
+
+_PLAIN = r"""
+import json, sys, types
+code, setup, test, shape = json.loads(sys.stdin.read())
+mod = types.ModuleType("solution")
+sys.modules["solution"] = mod
+d = mod.__dict__
+exec(code, d)
+exec(setup, d)
+try:
+    exec(test, d)
+    if shape == "generic":
+        d["test_a"]()
+    print("pass")
+except AssertionError:
+    print("fail")
+except BaseException:
+    print("error")
+"""
+
+
+def plain_verdict(code: str, setup: str, test: str, shape: str) -> str:
+    t = test if shape == "split" else as_generic(test)
+    out = subprocess.run([sys.executable, "-c", _PLAIN], input=json.dumps([code, setup, t, shape]),
+                         capture_output=True, text=True, timeout=60)
+    return out.stdout.strip()
+
+
+def test_the_stated_verdicts_are_plain_pythons():
+    for name, code, setup, test, shape, want in _cells(ALL):
+        if code.startswith("import os"):
+            continue
+        assert plain_verdict(code, setup, test, shape) == want, (name, shape)
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape,want", _cells(REBIND), ids=_ids(REBIND))
+def test_a_global_the_test_rebinds_is_rebound_for_the_program(ex, name, code, setup, test, shape, want):
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == want, detail
