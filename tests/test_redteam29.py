@@ -46,7 +46,25 @@ REBIND = [
      "except NameError:\n    pass", "pass", "pass"),
 ]
 
-ALL = REBIND
+CAL = "import calendar\ncalendar.setfirstweekday(6)\ndef f(y, m):\n    return calendar.monthcalendar(y, m)\n"
+DEC = "import decimal\ndecimal.getcontext().prec = 4\ndef f():\n    return decimal.Decimal(1)\n"
+RND = "import random\nrandom.seed(7)\ndef f():\n    return 1\n"
+LOADED = [
+    ("cal_right", CAL, "", "import calendar\nassert calendar.firstweekday() == 6", "pass", "pass"),
+    ("cal_wrong", CAL, "", "import calendar\nassert calendar.firstweekday() == 0", "fail", "fail"),
+    ("cal_month", CAL, "", "import calendar\nassert f(2024, 1) == calendar.monthcalendar(2024, 1)", "pass", "pass"),
+    ("dec_right", DEC, "", "assert str(f() / 3) == '0.3333'", "pass", "pass"),
+    ("dec_wrong", DEC, "", "assert str(f() / 3) == '0.3333333333333333333333333333'", "fail", "fail"),
+    ("dec_prec", DEC, "", "import decimal\nassert decimal.getcontext().prec == 4", "pass", "pass"),
+    ("dec_own", DEC, "", "from decimal import Decimal\nassert str(Decimal(2) / 3) == '0.6667'", "pass", "pass"),
+    ("dec_eq", DEC, "", "from decimal import Decimal\nassert f() == Decimal(1) and f() + 1 == 2", "pass", "pass"),
+    ("rnd_right", RND, "", "import random\nx = random.random()\nrandom.seed(7)\nassert x == random.random()",
+     "pass", "pass"),
+    ("rnd_wrong", RND, "", "import random\nx = random.random()\nrandom.seed(7)\nassert x != random.random()",
+     "fail", "fail"),
+]
+
+ALL = REBIND + LOADED
 
 
 def _cells(rows):
@@ -94,5 +112,14 @@ def test_the_stated_verdicts_are_plain_pythons():
 
 @pytest.mark.parametrize("name,code,setup,test,shape,want", _cells(REBIND), ids=_ids(REBIND))
 def test_a_global_the_test_rebinds_is_rebound_for_the_program(ex, name, code, setup, test, shape, want):
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == want, detail
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape,want", _cells(LOADED), ids=_ids(LOADED))
+def test_the_test_sees_the_state_the_programs_load_left(ex, name, code, setup, test, shape, want):
+    """R2, R16: the calendar's first weekday, the decimal context and the random generator as the
+    program's load left them are the test's (one interpreter): ``getcontext().prec = 4`` at load
+    and ``assert str(f() / 3) == '0.3333333333333333333333333333'`` PASSED a wrong program."""
     status, detail = run_cell(ex, code, setup, test, shape)
     assert status == want, detail

@@ -246,6 +246,25 @@ def make_encoder(subclass_hook=None):
     frac_num = Fraction.numerator.__get__ if hasattr(Fraction.numerator, "__get__") else None
     frac_den = Fraction.denominator.__get__ if hasattr(Fraction.denominator, "__get__") else None
     dec_str = Decimal.__str__
+    dec_context, Context = decimal.getcontext, decimal.Context
+    signals = (decimal.Clamped, decimal.DivisionByZero, decimal.Inexact, decimal.InvalidOperation,
+               decimal.Overflow, decimal.Rounded, decimal.Subnormal, decimal.Underflow, decimal.FloatOperation)
+
+    def context_form(ctx):
+        return (ctx.prec, ctx.rounding, ctx.Emin, ctx.Emax, ctx.capitals, ctx.clamp, [ctx.traps[x] for x in signals])
+
+    default_context = context_form(Context())
+
+    def default_decimal_context() -> bool:
+        """Whether this process's decimal context is the default one (red-team pass 29, R16: a
+        program's ``getcontext().prec = 4`` at load, the parent computed ``f() / 3`` with 28
+        digits): else its Decimals are :class:`Member` values to the parent, which computes
+        nothing with them (the test runs where the program's context does)."""
+        try:
+            ctx = dec_context()
+            return _type(ctx) is Context and context_form(ctx) == default_context
+        except Exception:  # noqa: BLE001 - a context that cannot be read: not the default
+            return False
     Date, DateTime, Time, Delta = datetime.date, datetime.datetime, datetime.time, datetime.timedelta
     # (their fields through the classes' own descriptors, captured here)
     d_fields, t_fields, dt_fields, td_fields = (
@@ -453,6 +472,8 @@ def make_encoder(subclass_hook=None):
         if t is Fraction and frac_num is not None:
             return {"Q": [enc_int(int_int(frac_num(v))), enc_int(int_int(frac_den(v)))]}
         if t is Decimal:
+            if hook is None and not default_decimal_context():
+                return {"E": ["Decimal", {"D": str_str(dec_str(v))}]}
             return {"D": str_str(dec_str(v))}
         if t is Date:
             return {"DT": ["date"] + [int_int(g(v)) for g in d_fields]}

@@ -228,14 +228,7 @@ def process_state() -> list:
     env = {k: v for k, v in os.environ.items() if type(k) is str and type(v) is str}
     argv = sys.argv
     digits = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else None
-    dec = None
-    if sys.modules.get("decimal") is not None:
-        try:
-            ctx = sys.modules["decimal"].getcontext()
-            dec = [getattr(ctx, f) for f in _DECIMAL_FIELDS]
-            dec.append(sorted(t.__name__ for t, on in ctx.traps.items() if on))
-        except Exception:  # noqa: BLE001 - a context the test broke: not followed
-            dec = None
+    dec = _decimal_fields()
     return [cwd, env, [a for a in argv if type(a) is str] if type(argv) is list else None, digits, dec]
 
 
@@ -281,18 +274,89 @@ def take_process(server_base: list, change) -> None:
             sys.set_int_max_str_digits(digits)
         except ValueError:
             pass
-    dec = server_base[4] if dec is None else dec
-    if type(dec) is list and len(dec) == len(_DECIMAL_FIELDS) + 1 and type(dec[-1]) is list:
-        import decimal
+    _set_decimal(server_base[4] if dec is None else dec)  # (fields as the test's context has them)
 
-        try:  # (fields as the test's context has them; a value decimal refuses leaves it as it was)
-            ctx = decimal.getcontext()
-            for f, v in zip(_DECIMAL_FIELDS, dec):
+
+def _decimal_fields():
+    """The decimal context's fields and trapped signals' names (:func:`process_state`'s), or None."""
+    dec = sys.modules.get("decimal")
+    if dec is None:
+        return None
+    try:
+        ctx = dec.getcontext()
+        out = [getattr(ctx, f) for f in _DECIMAL_FIELDS]
+        out.append(sorted(t.__name__ for t, on in ctx.traps.items() if on))
+        return out
+    except Exception:  # noqa: BLE001 - a context the program broke: not followed
+        return None
+
+
+def _set_decimal(dec) -> None:
+    """This process's decimal context's fields (:func:`_decimal_fields`) set to ``dec``; a value
+    decimal refuses leaves that field as it was."""
+    if type(dec) is not list or len(dec) != len(_DECIMAL_FIELDS) + 1 or type(dec[-1]) is not list:
+        return
+    import decimal
+
+    try:
+        ctx = decimal.getcontext()
+        for f, v in zip(_DECIMAL_FIELDS, dec):
+            if type(v) is int or (f == "rounding" and type(v) is str):
                 setattr(ctx, f, v)
-            signals = {t.__name__: t for t in ctx.traps}
-            ctx.traps = {t: t.__name__ in dec[-1] for t in signals.values()}
-        except (TypeError, ValueError, AttributeError):
-            pass
+        signals = {t.__name__: t for t in ctx.traps}
+        ctx.traps = {t: t.__name__ in dec[-1] for t in signals.values()}
+    except (TypeError, ValueError, AttributeError, OverflowError):
+        pass
+
+
+def _first_weekday():
+    cal = sys.modules.get("calendar")
+    if cal is None:
+        return 0
+    try:
+        n = cal.firstweekday()
+    except Exception:  # noqa: BLE001 - replaced by the program: not followed
+        return None
+    return n if type(n) is int and 0 <= n < 7 else None
+
+
+def load_base() -> tuple:
+    """The program side, before the program loads: the process state it may move that the test
+    reads in its own process (the random generator, the decimal context, the calendar's first
+    weekday), for :func:`load_changes`."""
+    return random_state(), _decimal_fields(), _first_weekday()
+
+
+def load_changes(base: tuple) -> list | None:
+    """What of :func:`load_base`'s state the program's load moved, as plain data ``[generator
+    state, decimal context, first weekday]``, each None where unmoved (None: nothing moved): in
+    one interpreter the test starts from it (red-team pass 29, R2/R16: ``random.seed(7)``,
+    ``decimal.getcontext().prec = 4`` and ``calendar.setfirstweekday(6)`` at load were the program
+    process's only, and a wrong test computing with the defaults passed)."""
+    r, d, c = random_state(), _decimal_fields(), _first_weekday()
+    out = [random_wire(r) if r is not None and r != base[0] else None, d if d is not None and d != base[1] else None,
+           c if c is not None and c != base[2] else None]
+    return out if out != [None, None, None] else None
+
+
+def take_load_changes(peer, changes) -> None:
+    """The test side: :func:`load_changes` made this process's (values checked: the program's)."""
+    if type(changes) is not list or len(changes) != 3:
+        raise RemoteError("malformed load state")
+    r, d, c = changes
+    if r is not None:
+        if not set_random_state(r):
+            raise RemoteError("malformed generator state")
+        if peer.random_on:
+            peer.random_state = random_state()
+    if d is not None:
+        _set_decimal(d)
+    if type(c) is int and 0 <= c < 7:
+        import calendar
+
+        calendar.setfirstweekday(c)
+    if peer.process_base is not None:  # (what the test changes is measured from here)
+        peer.process_base = peer.process_sent = process_state()
 
 
 class RemoteError(Exception):

@@ -22,6 +22,8 @@ from .peer import (
     _Raised,
     _Raw,
     _same,
+    load_base,
+    load_changes,
     process_state,
     random_state,
     random_wire,
@@ -965,6 +967,7 @@ def serve(cmd: dict, chan) -> None:
         server.send(["r", ["syntax", harness.fmt_syntax(exc)], None])
         return
     server.state, server.caches = computing_state()  # (before any code of the program's)
+    base = load_base()  # (the state the test reads in its own process, before the program moves it)
     try:
         harness.load_as_in_python(code_co, ns)  # (the room a script's exec(program) has)
         if cmd["setup"] and cmd["setup"].strip():
@@ -980,7 +983,8 @@ def serve(cmd: dict, chan) -> None:
         return
     tee.take(1 << 16)  # (what loading printed: not the test's to capture)
     server.random_state = random_state()  # (the generator as loading left it: followed from here)
-    server.send(["r", ["loaded"], None])
+    moved = load_changes(base)
+    server.send(["r", ["loaded", moved] if moved is not None else ["loaded"], None])
     tee.on = True
     _read_the_tests_input(server)
     while True:

@@ -21,6 +21,7 @@ from .peer import (
     random_state,
     share_files,
     std_class_name,
+    take_load_changes,
 )
 from .shapes import _NODE_KINDS, _as_node, _held_across, _NodeNo
 from .stand_ins import _VALUE_CLASSES, STD_VALUE_CLASSES, _ProgramClass, _Proxy
@@ -84,6 +85,8 @@ def run_test(cmd: dict, chan) -> None:
             info = state[1] if type(state[1]) is list and len(state[1]) == 4 else ["code", "Error", "", "other"]
             chan.send_json(Frame.VERDICT, [str(x)[:harness.MAX_ERR + 140] for x in info], G["clock"]() - t0)
             return
+        if state[0] == "loaded" and len(state) == 2:  # (the state its load moved: the test's too)
+            take_load_changes(peer, state[1])
         chan.send(Frame.LOADED)  # the program is loaded: the test's own time starts
         t0 = G["clock"]()
         own = cmd["own"] if type(cmd.get("own")) is list else []
@@ -91,12 +94,15 @@ def run_test(cmd: dict, chan) -> None:
         names = [n for n in names if (n not in setup_own or n in own) and n not in live]  # (the setup's: its own)
         bound = _top_bound(src)
         answers = peer.request("resolve", names, bound)
-        ns = _TestGlobals({"__name__": "__main__", "__builtins__": G["builtins"]})
         shared: dict = {}
         if type(answers) is list and len(answers) == len(names) + 1:
             flags = answers.pop()
             if type(flags) is list and len(flags) == len(bound):
                 shared = {n: f is True for n, f in zip(bound, flags)}
+        # (a plain dict where the test binds none of the program's globals: its functions' global
+        # reads stay the interpreter's fast ones)
+        ns = (_TestGlobals if any(shared.values()) or "globals" in src else dict)(
+            {"__name__": "__main__", "__builtins__": G["builtins"]})
         if type(answers) is list and len(answers) == len(names):
             for name, a in zip(names, answers):
                 if type(a) is list and len(a) in (2, 3) and a[0] == "module":
