@@ -64,7 +64,22 @@ LOADED = [
      "fail", "fail"),
 ]
 
-ALL = REBIND + LOADED
+IADD = "class I(int):\n    def __add__(self, o):\n        return I(int(self) * 10 + o)\ndef f():\n    return I(1)\n"
+SMUL = "class S(str):\n    def __mul__(self, n):\n        return 'x'\n    def __len__(self):\n        return 9\ndef f():\n    return S('ab')\n"
+FNEG = "class F(float):\n    def __neg__(self):\n        return 5.0\ndef f():\n    return F(1.5)\n"
+PLAIN_I = "class J(int):\n    def double(self):\n        return J(self * 2)\ndef f():\n    return J(3)\n"
+SUBCLASS = [
+    ("iadd_right", IADD, "", "assert f() + 2 == 12", "pass", "pass"),
+    ("iadd_wrong", IADD, "", "assert f() + 2 == 3", "fail", "fail"),
+    ("iadd_eq", IADD, "", "assert f() == 1 and isinstance(f(), int) and [f()] == [1]", "pass", "pass"),
+    ("smul_right", SMUL, "", "assert f() * 2 == 'x' and len(f()) == 9", "pass", "pass"),
+    ("smul_wrong", SMUL, "", "assert f() * 2 == 'abab'", "fail", "fail"),
+    ("slen_wrong", SMUL, "", "assert len(f()) == 2", "fail", "fail"),
+    ("fneg_wrong", FNEG, "", "assert -f() == -1.5", "fail", "fail"),
+    ("plain_sub", PLAIN_I, "", "assert f() + 1 == 4 and f().double() == 6 and str(f()) == '3'", "pass", "pass"),
+]
+
+ALL = REBIND + LOADED + SUBCLASS
 
 
 def _cells(rows):
@@ -121,5 +136,14 @@ def test_the_test_sees_the_state_the_programs_load_left(ex, name, code, setup, t
     """R2, R16: the calendar's first weekday, the decimal context and the random generator as the
     program's load left them are the test's (one interpreter): ``getcontext().prec = 4`` at load
     and ``assert str(f() / 3) == '0.3333333333333333333333333333'`` PASSED a wrong program."""
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == want, detail
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape,want", _cells(SUBCLASS), ids=_ids(SUBCLASS))
+def test_a_builtin_subclass_with_its_own_operators_is_judged_by_them(ex, name, code, setup, test, shape, want):
+    """R10: an int/str/float subclass of the program's whose class defines operators of its own
+    reached a split test's parent as its plain value: ``f() + 2 == 3`` PASSED a wrong program
+    (``I.__add__`` gives 12)."""
     status, detail = run_cell(ex, code, setup, test, shape)
     assert status == want, detail

@@ -216,6 +216,14 @@ class _NotPlain(Exception):
 
 # ----------------------------------------------------------------------------- the encoder
 
+# special methods of a builtin type's subclass that leave its values' operations as the base's
+_INERT_DUNDERS = frozenset({
+    "__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__slots__", "__annotations__",
+    "__init__", "__new__", "__init_subclass__", "__firstlineno__", "__static_attributes__", "__orig_bases__",
+    "__parameters__", "__match_args__", "__getnewargs__", "__getnewargs_ex__", "__reduce__", "__reduce_ex__",
+    "__copy__", "__deepcopy__", "__class_getitem__", "__getstate__", "__setstate__", "__type_params__"})
+
+
 def make_encoder(subclass_hook=None):
     """``encode(value, truth=False)``: the tagged JSON-able form of ``value``. With ``truth``, a
     non-plain top-level value carries its truthiness (``bool(value)``, which may run candidate
@@ -364,6 +372,19 @@ def make_encoder(subclass_hook=None):
         if hook is not None:
             return hook(v, flat, base)
         return {"E": [type_name(t)[:100], flat]}
+
+    scalar_bases = (_int, _float, _str, _bytes, _complex)
+
+    def own_operators(t) -> bool:
+        """Whether a class of the program's between ``t`` and its builtin base defines a special
+        method other than those that only make or describe it (``__init__``, ``__new__``...)."""
+        for c in type_mro(t):
+            if c in bases or c is object:
+                return False
+            for k in type_dict(c):
+                if _type(k) is _str and k[:2] == "__" and k[-2:] == "__" and k not in _INERT_DUNDERS:
+                    return True
+        return False
 
     def overrides_eq(t, base):
         for c in type.__dict__["__mro__"].__get__(t):
@@ -526,6 +547,11 @@ def make_encoder(subclass_hook=None):
             return enc(item, depth + 1, path)  # numpy scalars compare like their Python value
         b, ok = base_value(v, t)
         if ok:
+            if hook is None and t not in trusted and (_type(b) in scalar_bases) and own_operators(t):
+                # (red-team pass 29, R10: ``class I(int)`` with an ``__add__`` of its own reached the
+                # parent as its int, which computed ``f() + 2`` as 3, not the program's 12): a
+                # Member, equal to what its value equals; anything else runs where its class answers
+                return {"E": [type_name(t)[:100], enc(b, depth + 1, path)]}
             if hook is None and (_type(b) is _list or _type(b) is _dict or _type(b) is _set or _type(b) is _barr):
                 return once(v, lambda: enc(b, depth + 1, path))  # (its sharing as the object's own)
             flat = enc(b, depth + 1, path)
