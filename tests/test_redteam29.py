@@ -65,7 +65,8 @@ LOADED = [
 ]
 
 IADD = "class I(int):\n    def __add__(self, o):\n        return I(int(self) * 10 + o)\ndef f():\n    return I(1)\n"
-SMUL = "class S(str):\n    def __mul__(self, n):\n        return 'x'\n    def __len__(self):\n        return 9\ndef f():\n    return S('ab')\n"
+SMUL = ("class S(str):\n    def __mul__(self, n):\n        return 'x'\n    def __len__(self):\n        return 9\n"
+        "def f():\n    return S('ab')\n")
 FNEG = "class F(float):\n    def __neg__(self):\n        return 5.0\ndef f():\n    return F(1.5)\n"
 PLAIN_I = "class J(int):\n    def double(self):\n        return J(self * 2)\ndef f():\n    return J(3)\n"
 SUBCLASS = [
