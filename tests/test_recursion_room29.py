@@ -78,3 +78,26 @@ def test_a_limit_the_program_sets_or_reads_is_pythons(ex, row, prefix):
     if row == "set_at_load":
         assert want == ["pass", "pass", "pass", "error", "error"]  # (CPython 3.11: the edge)
     assert _statuses(ex, code, tests) == want
+
+
+GENERIC = {
+    "test_function": "def test_a():\n    assert f({k}) == {k}\n",
+    "test_helper": "def via(n):\n    return f(n)\ndef test_a():\n    assert via({k}) == {k}\n",
+    "top_level": "x = f({k})\nassert x == {k}\n",
+    "listcomp": "def test_a():\n    assert [f(n) for n in [{k}]] == [{k}]\n",
+}
+
+
+@pytest.mark.parametrize("prefix", ["", "import os\n"], ids=["pure", "impure"])
+@pytest.mark.parametrize("where", sorted(GENERIC))
+def test_a_generic_tests_frames_count_as_in_python(ex, where, prefix):
+    """A test's own functions (``def test_a``, a helper of the test, a comprehension) sit on the
+    stack under the program's call in Python: a generic test's call of ``f`` got one frame more
+    than Python for each (``f(996)`` passed where Python raises RecursionError)."""
+    code = prefix + REC
+    tests = [GENERIC[where].format(k=k) + ("\n" if where == "top_level" else "test_a()\n")
+             for k in (993, 994, 995, 996, 997)]
+    want = [_plain(code, t) for t in tests]
+    assert "pass" in want and "error" in want  # (the edge is among them)
+    # the sandbox's generic shape: the test as written (its calls of test functions appended by coevo)
+    assert _statuses(ex, code, [GENERIC[where].format(k=k) for k in (993, 994, 995, 996, 997)]) == want

@@ -128,6 +128,22 @@ def _stand_in_text(base, i):
     return text
 
 
+def _test_frames(_getframe=sys._getframe, _names=("<test>", "<setup>")) -> int:
+    """The frames of the test's (and the setup's) own functions on the test process's stack (its
+    ``def test_a``, a helper of its, a comprehension; a walk of at most 2,000 frames): in Python
+    they sit under the program's call on one stack, so the program process takes them off the room
+    it gives the call (a generic test's ``f(996)`` passed where Python raises RecursionError)."""
+    n, depth = 0, 0
+    f = _getframe(2)
+    while f is not None and depth < 2000:
+        code = f.f_code
+        if code.co_filename in _names and code.co_name != "<module>":
+            n += 1
+        depth += 1
+        f = f.f_back
+    return n
+
+
 RECURSION_CAP = 1 << 17  # the most a test's sys.setrecursionlimit gives the program (a deeper
 # recursion runs out of the cell's memory first)
 
@@ -1055,7 +1071,7 @@ class _Peer:
         shape = _Shape(max(16, min(_MAX_ENTRIES, self.max_msg // 256)), self.encode)
         sent = [shape.walk(a, None, [i], 0) for i, a in enumerate(args)]
         ksent = {k: shape.walk(v, None, [k], 0) for k, v in kwargs.items()}
-        return self.request("call", fn, sent, ksent, shape.entries, nodes=shape.nodes)
+        return self.request("call", fn, sent, ksent, shape.entries, _test_frames(), nodes=shape.nodes)
 
     def _own_function(self, fn):
         """The test process's own function or class for ``fn``, a reference to a standard one of a

@@ -582,7 +582,9 @@ class _Server(_Peer):
                 raise RemoteError(why)
             if self.caches and _own_computing(obj) is not None:  # (a standard function, computing here)
                 _empty_caches(self.caches)
-            _room(-3)  # (a function the test calls, as in ``exec(program); exec(test)``)
+            frames = args[4] if len(args) > 4 and type(args[4]) is int and 0 <= args[4] <= 2000 else 0
+            _room(-3 - frames)  # (a function the test calls, as in ``exec(program); exec(test)``, under
+            # the test's own functions' frames)
             try:
                 result = obj(*call_args, **kwargs)
             except RemoteError:
