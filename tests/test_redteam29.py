@@ -80,7 +80,27 @@ SUBCLASS = [
     ("plain_sub", PLAIN_I, "", "assert f() + 1 == 4 and f().double() == 6 and str(f()) == '3'", "pass", "pass"),
 ]
 
-ALL = REBIND + LOADED + SUBCLASS
+SETUP_P = ("class P:\n    def __init__(self, x):\n        self.x = x\n    def __eq__(self, o):\n"
+           "        return isinstance(o, P) and o.x == self.x\n    def __hash__(self):\n        return hash(self.x)\n")
+OWN_C = ("from collections import deque\nclass C:\n    def __init__(self, v):\n        self.v = v\n"
+         "    def __eq__(self, o):\n        return isinstance(o, C) and o.v == self.v\n    def __hash__(self):\n"
+         "        return hash(self.v)\ndef f(v):\n    return C(v)\ndef g(v):\n    return deque([C(v)])\n"
+         "def h(v):\n    return {C(v)}\ndef k(v):\n    return frozenset({C(v)})\n")
+SETS = [
+    ("set_made", "def f(xs):\n    return {P(x) for x in xs}\n", SETUP_P, "assert f([1, 1]) == {P(1)}", "pass", "pass"),
+    ("set_made_rev", "def f(xs):\n    return {P(x) for x in xs}\n", SETUP_P, "assert {P(1)} == f([1, 1])",
+     "pass", "pass"),
+    ("set_made_wrong", "def f(xs):\n    return {P(x) for x in xs}\n", SETUP_P, "assert f([1, 2]) == {P(1)}",
+     "fail", "fail"),
+    ("set_given", "def f(ps):\n    return set(ps)\n", SETUP_P, "assert f([P(1), P(1)]) == {P(1)}", "pass", "pass"),
+    ("set_own", OWN_C, "", "assert h(1) == {f(1)} and k(1) == frozenset({f(1)})", "pass", "pass"),
+    ("set_own_ne", OWN_C, "", "assert h(1) != {f(1)}", "fail", "fail"),
+    ("deque_own", OWN_C, "", "assert g(1) == deque([f(1)])", "pass", "pass"),
+    ("deque_own_ne", OWN_C, "", "assert g(1) != deque([f(1)])", "fail", "fail"),
+    ("deque_other", OWN_C, "", "assert g(1) != deque([f(2)])", "pass", "pass"),
+]
+
+ALL = REBIND + LOADED + SUBCLASS + SETS
 
 
 def _cells(rows):
@@ -146,5 +166,14 @@ def test_a_builtin_subclass_with_its_own_operators_is_judged_by_them(ex, name, c
     """R10: an int/str/float subclass of the program's whose class defines operators of its own
     reached a split test's parent as its plain value: ``f() + 2 == 3`` PASSED a wrong program
     (``I.__add__`` gives 12)."""
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == want, detail
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape,want", _cells(SETS), ids=_ids(SETS))
+def test_a_set_or_deque_of_program_objects_compares_with_the_tests(ex, name, code, setup, test, shape, want):
+    """R9: a set, frozenset or deque of the program's objects compared with one the test builds of
+    such objects: the test's container reached the program's ``==`` as a reference, equal to no
+    set (right programs failed) and ``g(1) != deque([f(1)])`` PASSED a wrong test."""
     status, detail = run_cell(ex, code, setup, test, shape)
     assert status == want, detail

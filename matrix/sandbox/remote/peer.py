@@ -929,6 +929,12 @@ class _Peer:
                 return form
         return self._by_reference(value)
 
+    def compared_copy(self, value) -> _Raw:
+        """A set, frozenset or deque of this side's sent as a copy, item by item
+        (:func:`.stand_ins._compared_copy`)."""
+        tag = "s" if type(value) is set else "f" if type(value) is frozenset else "q"
+        return _Raw({tag: [self.to_wire(x) for x in list(value)]})
+
     def share_across(self, numbers: dict | None) -> None:
         """While ``numbers`` (id -> wire number; None ends it), each container it holds is one
         object across the values this side encodes into one message: ``{"S": [n, form]}`` where

@@ -404,7 +404,10 @@ class _Proxy:
             return self._coevo_q("binop", "eq", other)
         if object.__getattribute__(self, "_coevo_pl"):  # compared here, on its plain value now
             return self._coevo_q("plain") == other
-        return NotImplemented  # a program object equals nothing of the test's
+        copy = _compared_copy(self, other)
+        if copy is not None:  # (the program's own == of its set or deque, with the test's as one)
+            return self._coevo_q("binop", "eq", copy)
+        return NotImplemented  # a program object equals nothing else of the test's
 
     def __ne__(self, other):
         if (isinstance(other, _Proxy)
@@ -412,6 +415,9 @@ class _Proxy:
             return self._coevo_q("binop", "ne", other)
         if object.__getattribute__(self, "_coevo_pl"):
             return self._coevo_q("plain") != other
+        copy = _compared_copy(self, other)
+        if copy is not None:  # (the program's own == of its set or deque, with the test's as one)
+            return self._coevo_q("binop", "ne", copy)
         return NotImplemented
 
     def __neg__(self):
@@ -461,6 +467,25 @@ class _Proxy:
 
     def __exit__(self, kind, exc, tb):
         return object.__getattribute__(self, "_coevo_p").exit_request(self, exc if kind is not None else None)
+
+
+_MAX_COMPARED = 10_000
+
+
+def _compared_copy(proxy, other):
+    """The test's set, frozenset or deque ``other`` compared with a program object: a copy for
+    the program's ``==`` (its items as they cross: the program's own objects, the test's values),
+    else None (red-team pass 29, R9: the test's ``{P(1)}`` reached the program's set as a reference,
+    equal to no set: ``f([1, 1]) == {P(1)}`` failed a right program and ``g(1) != deque([f(1)])``
+    passed a wrong test). A copy: what the program's ``==`` does to it stays there."""
+    import collections
+
+    peer = object.__getattribute__(proxy, "_coevo_p")
+    t = type(other)
+    if peer.side != "T" or (t is not set and t is not frozenset and t is not collections.deque) \
+            or len(other) > _MAX_COMPARED:
+        return None
+    return peer.compared_copy(other)
 
 
 def _binop(name):
