@@ -100,7 +100,17 @@ SETS = [
     ("deque_other", OWN_C, "", "assert g(1) != deque([f(2)])", "pass", "pass"),
 ]
 
-ALL = REBIND + LOADED + SUBCLASS + SETS
+KEYS = "def f(d):\n    return d.keys()\n"
+ITEMS = "def f(d):\n    return d.items()\n"
+VIEWS = [
+    ("keys_live", KEYS, "", "d = {'a': 1}\nk = f(d)\nd['b'] = 2\nassert len(k) == 2 and 'b' in k", "pass", "pass"),
+    ("keys_copy", KEYS, "", "d = {'a': 1}\nk = f(d)\nd['b'] = 2\nassert len(k) == 1", "fail", "fail"),
+    ("items_live", ITEMS, "", "d = {'a': 1}\nv = f(d)\nd['a'] = 5\nassert list(v) == [('a', 5)]", "pass", "pass"),
+    ("keys_eq", KEYS, "", "assert f({'a': 1}) == {'a'} and list(f({'b': 2, 'a': 1})) == ['b', 'a']", "pass", "pass"),
+    ("keys_own", "def f():\n    return {'x': 1}.keys()\n", "", "assert f() == {'x'}", "pass", "pass"),
+]
+
+ALL = REBIND + LOADED + SUBCLASS + SETS + VIEWS
 
 
 def _cells(rows):
@@ -175,5 +185,13 @@ def test_a_set_or_deque_of_program_objects_compares_with_the_tests(ex, name, cod
     """R9: a set, frozenset or deque of the program's objects compared with one the test builds of
     such objects: the test's container reached the program's ``==`` as a reference, equal to no
     set (right programs failed) and ``g(1) != deque([f(1)])`` PASSED a wrong test."""
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == want, detail
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape,want", _cells(VIEWS), ids=_ids(VIEWS))
+def test_a_view_of_the_tests_dict_is_live(ex, name, code, setup, test, shape, want):
+    """R11: ``d.keys()`` of the test's dict returned by the program crossed as a copy: the test's
+    later ``d['b'] = 2`` did not show in it, and ``assert len(k) == 1`` PASSED a wrong test."""
     status, detail = run_cell(ex, code, setup, test, shape)
     assert status == want, detail

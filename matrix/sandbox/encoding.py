@@ -224,7 +224,7 @@ _INERT_DUNDERS = frozenset({
     "__copy__", "__deepcopy__", "__class_getitem__", "__getstate__", "__setstate__", "__type_params__"})
 
 
-def make_encoder(subclass_hook=None):
+def make_encoder(subclass_hook=None, view_mark=None):
     """``encode(value, truth=False)``: the tagged JSON-able form of ``value``. With ``truth``, a
     non-plain top-level value carries its truthiness (``bool(value)``, which may run candidate
     code: call it only where candidate code may run).
@@ -233,7 +233,10 @@ def make_encoder(subclass_hook=None):
     are ``{"E": [type name, value]}`` (:class:`Member` where decoded); other subclasses of builtin
     types travel as their base. With ``subclass_hook``, each of these values (enum members, numpy
     bools, subclasses of builtin types not overriding ``==``) is ``subclass_hook(value, base form,
-    builtin base or None)`` instead: the remote peers' references (:mod:`.remote`)."""
+    builtin base or None)`` instead: the remote peers' references (:mod:`.remote`). With
+    ``view_mark`` (``view -> mark or None``), a ``keys()`` or ``items()`` view of a marked dict
+    (``encode(marked=)``) is ``{"VM": ["keys" | "items", mark]}``: the same view of that dict on
+    the decoding side."""
     _str, _bool, _none, _int, _float = str, bool, type(None), int, float
     _list, _tuple, _dict, _set, _fset = list, tuple, dict, set, frozenset
     _bytes, _barr, _complex, _range = bytes, bytearray, complex, range
@@ -504,6 +507,10 @@ def make_encoder(subclass_hook=None):
             return {"DT": ["datetime"] + [int_int(g(v)) for g in dt_fields]}
         if t is Time and t_tz(v) is None:
             return {"DT": ["time"] + [int_int(g(v)) for g in t_fields]}
+        if (t is dict_keys or t is dict_items) and marks and view_mark is not None:
+            m = view_mark(v)  # (the dict it views: one of a call's containers of the other side's)
+            if m is not None:  # a live view of it there (red-team pass 29, R11)
+                return {"VM": ["keys" if t is dict_keys else "items", m]}
         if t is dict_keys or t is dict_items:  # set-like views: equal to sets, ordered as their dict
             if t is dict_keys:
                 return {"K": inside(v, depth, path, lambda d: [enc(k, d, path) for k in _list(keys_iter(v))])}
@@ -843,6 +850,14 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None, marks=None, aliase
             obj = marks(x)
             marked.add(id(obj))
             return obj
+        if tag == "VM" and marks is not None:
+            if type(x) is not list or len(x) != 2 or x[0] not in ("keys", "items"):
+                raise ValueError("malformed view")
+            obj = marks(x[1])
+            if not isinstance(obj, dict):
+                raise ValueError("a view of no dict")
+            marked.add(id(obj))
+            return obj.keys() if x[0] == "keys" else obj.items()
         raise ValueError(f"unknown tag {str(tag)[:20]!r}")
 
     try:

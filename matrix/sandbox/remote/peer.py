@@ -594,7 +594,9 @@ class _Peer:
         # attributes the test set there itself
         self.std_modules: dict[int, str] = {}
         self.std_set: set[tuple[str, str]] = set()
-        self.encode = make_encoder(subclass_hook=self._plain_ref if side == "C" else self._flat)
+        self.view_nodes: list | None = None  # (the program side: a call's containers, :meth:`_view_mark`)
+        self.encode = make_encoder(subclass_hook=self._plain_ref if side == "C" else self._flat,
+                                   view_mark=self._view_mark if side == "C" else None)
         self.encode_flat = make_encoder(subclass_hook=_flat)
         # containers one reply holds in more than one of its parts (its value, the new contents
         # of the arguments the call changed), id -> wire number, while that reply is encoded
@@ -928,6 +930,31 @@ class _Peer:
             if form is not None:
                 return form
         return self._by_reference(value)
+
+    def _view_mark(self, view):
+        """The program side: the number of the call's container (a dict of the test's, :attr:`view_nodes`)
+        that ``view`` (a ``keys()`` or ``items()`` view) shows, or None. Told by a key put in and
+        taken out again (only exact dicts, whose item store runs no code; 64 at most)."""
+        nodes = self.view_nodes
+        if not nodes:
+            return None
+        n = len(view)
+        tried = 0
+        for i, d in enumerate(nodes):
+            if type(d) is not dict or len(d) != n:
+                continue
+            tried += 1
+            if tried > 64:
+                return None
+            key = object()
+            d[key] = None
+            try:
+                hit = len(view) == n + 1
+            finally:
+                del d[key]
+            if hit:
+                return i
+        return None
 
     def compared_copy(self, value) -> _Raw:
         """A set, frozenset or deque of this side's sent as a copy, item by item

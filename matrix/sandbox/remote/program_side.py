@@ -492,15 +492,19 @@ class _Server(_Peer):
         value comes first in the message, then the changes in order)."""
         changed = [c[1] for c in changes if type(c) is list and len(c) == 3 and c[0] == "N"]
         across = _held_across([result] + [nodes[n] for n in changed], marks) if changed else None
-        if not across:
-            return _Raw(self.to_wire(result, marks=marks)), changes
-        self.share_across(across)
+        self.view_nodes = nodes  # (a view of one of them returned: that view, :meth:`_Peer._view_mark`)
         try:
-            value = _Raw(self.to_wire(result, marks=marks))
-            return value, [["N", c[1], self._contents(nodes[c[1]], marks)]
-                           if type(c) is list and len(c) == 3 and c[0] == "N" else c for c in changes]
+            if not across:
+                return _Raw(self.to_wire(result, marks=marks)), changes
+            self.share_across(across)
+            try:
+                value = _Raw(self.to_wire(result, marks=marks))
+                return value, [["N", c[1], self._contents(nodes[c[1]], marks)]
+                               if type(c) is list and len(c) == 3 and c[0] == "N" else c for c in changes]
+            finally:
+                self.share_across(None)
         finally:
-            self.share_across(None)
+            self.view_nodes = None
 
     def _shared_global(self, name) -> bool:
         """Whether ``name`` is a global of the program's (not the task setup's) that a binding of
