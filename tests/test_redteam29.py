@@ -110,7 +110,28 @@ VIEWS = [
     ("keys_own", "def f():\n    return {'x': 1}.keys()\n", "", "assert f() == {'x'}", "pass", "pass"),
 ]
 
-ALL = REBIND + LOADED + SUBCLASS + SETS + VIEWS
+EXC_T = "try:\n    f()\nexcept {} as e:\n    assert {}\nelse:\n    assert False"
+FNF = "def f():\n    raise FileNotFoundError(2, 'nope', 'x.txt')\n"
+OPEN = "def f():\n    open('missing-r29.txt')\n"
+EXIT = "import sys\ndef f():\n    sys.exit(3)\n"
+CHAIN = "def f():\n    try:\n        1 / 0\n    except ZeroDivisionError as z:\n        raise ValueError('v') from z\n"
+CONTEXT = "def f():\n    try:\n        {}['k']\n    except KeyError:\n        raise ValueError('v')\n"
+NOTES = "def f():\n    e = ValueError('x')\n    e.add_note('n')\n    raise e\n"
+EXCEPTIONS = [
+    ("oserror_filename", FNF, "", EXC_T.format("OSError", "e.filename == 'x.txt' and e.errno == 2"), "pass", "pass"),
+    ("oserror_wrong", FNF, "", EXC_T.format("OSError", "e.filename is None"), "fail", "fail"),
+    ("open_filename", OPEN, "", EXC_T.format("FileNotFoundError", "e.filename == 'missing-r29.txt'"),
+     "pass", "pass"),
+    ("exit_code", EXIT, "", EXC_T.format("SystemExit", "e.code == 3"), "pass", "pass"),
+    ("exit_code_wrong", EXIT, "", EXC_T.format("SystemExit", "e.code == '3'"), "fail", "fail"),
+    ("cause", CHAIN, "", EXC_T.format("ValueError", "isinstance(e.__cause__, ZeroDivisionError)"), "pass", "pass"),
+    ("cause_wrong", CHAIN, "", EXC_T.format("ValueError", "e.__cause__ is None"), "fail", "fail"),
+    ("context", CONTEXT, "", EXC_T.format("ValueError", "isinstance(e.__context__, KeyError) and "
+                                                       "e.__cause__ is None"), "pass", "pass"),
+    ("notes", NOTES, "", EXC_T.format("ValueError", "e.__notes__ == ['n']"), "pass", "pass"),
+]
+
+ALL = REBIND + LOADED + SUBCLASS + SETS + VIEWS + EXCEPTIONS
 
 
 def _cells(rows):
@@ -193,5 +214,14 @@ def test_a_set_or_deque_of_program_objects_compares_with_the_tests(ex, name, cod
 def test_a_view_of_the_tests_dict_is_live(ex, name, code, setup, test, shape, want):
     """R11: ``d.keys()`` of the test's dict returned by the program crossed as a copy: the test's
     later ``d['b'] = 2`` did not show in it, and ``assert len(k) == 1`` PASSED a wrong test."""
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == want, detail
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape,want", _cells(EXCEPTIONS), ids=_ids(EXCEPTIONS))
+def test_an_exception_keeps_its_filename_code_chain_and_notes(ex, name, code, setup, test, shape, want):
+    """R19, R5: a builtin exception crossing to the test was rebuilt from its arguments only: an
+    OSError lost its ``filename``, ``sys.exit(3)``'s code became ``'3'``, and ``__cause__``,
+    ``__context__`` and ``__notes__`` were gone."""
     status, detail = run_cell(ex, code, setup, test, shape)
     assert status == want, detail

@@ -1324,9 +1324,32 @@ class _Peer:
             return False  # failed assertion is never swallowed (plain Python would let it)
         return suppress
 
-    def _exception(self, desc):
-        if type(desc) is not list or len(desc) not in (4, 6, 7):
+    def _exception(self, desc, depth=0):
+        if type(desc) is not list or len(desc) not in (4, 6, 7, 8):
             return self.broke("malformed exception")
+        exc = self._exception_of(desc)
+        chain = desc[7] if len(desc) == 8 and type(desc[7]) is list and len(desc[7]) == 4 else None
+        if chain is not None and isinstance(exc, BaseException):  # (R5: its notes, cause, context)
+            notes, cause, context, suppress = chain
+            try:
+                if type(notes) is list and all(type(n) is str for n in notes[:100]):
+                    exc.__notes__ = [str(n)[:2000] for n in notes[:100]]
+                if depth < 4 and type(cause) is list:
+                    c = self._exception(cause, depth + 1)
+                    if isinstance(c, BaseException) and not isinstance(c, RemoteError):
+                        exc.__cause__ = c
+                if context == "cause" and exc.__cause__ is not None:
+                    exc.__context__ = exc.__cause__
+                elif depth < 4 and type(context) is list:
+                    c = self._exception(context, depth + 1)
+                    if isinstance(c, BaseException) and not isinstance(c, RemoteError):
+                        exc.__context__ = c
+                exc.__suppress_context__ = suppress is True
+            except Exception:  # noqa: BLE001 - (an exception whose class refuses them: as it is)
+                pass
+        return exc
+
+    def _exception_of(self, desc):
         name, base_name, message, cls = desc[:4]
         message = str(message)[:2000]
         args = tuple(desc[4]) if len(desc) >= 6 and type(desc[4]) is tuple else (message,)
@@ -1339,16 +1362,43 @@ class _Peer:
                         setattr(exc, k, v)
                     except Exception:
                         pass
-            texts = desc[6] if len(desc) == 7 and type(desc[6]) is list and len(desc[6]) == 2 else None
+            texts = desc[6] if len(desc) >= 7 and type(desc[6]) is list and len(desc[6]) == 2 else None
             if texts is not None and type(exc) in self.exc_stand_ins:  # its class's own str and repr
                 _EXC_TEXTS[exc] = tuple(t if type(t) is str else None for t in texts)
             return exc
         base = _EXC_BASES.get(str(base_name), Exception)
-        if base is SystemExit:
-            return SystemExit(message)
-        return _built(base, args, message)
+        if base is SystemExit:  # (``sys.exit(3)``: its code the int 3, R19)
+            return SystemExit(*args) if len(desc) >= 6 and type(desc[4]) is tuple else SystemExit(message)
+        exc = _built(base, args, message)
+        if isinstance(exc, OSError):  # (its file names, R19)
+            for k in ("filename", "filename2"):
+                v = attrs.get(k)
+                if type(v) in (str, bytes, int):
+                    setattr(exc, k, v)
+        return exc
 
-    def describe_exception(self, exc):
+    def _chain(self, exc, depth):
+        """``[notes, cause, context, suppress context]`` of ``exc`` (its ``__notes__`` where a list
+        of str, the exceptions it was raised from or during, described, up to 4 deep), or None where
+        it has none of them (red-team pass 29, R5: ``raise ValueError('v') from z`` reached the test
+        with no ``__cause__``, ``add_note`` with no ``__notes__``)."""
+        get = BaseException.__dict__
+        try:
+            notes = BaseException.__dict__["__dict__"].__get__(exc).get("__notes__")
+            notes = list(notes[:100]) if type(notes) is list and all(type(n) is str for n in notes[:100]) else None
+            cause, context = get["__cause__"].__get__(exc), get["__context__"].__get__(exc)
+            suppress = get["__suppress_context__"].__get__(exc) is True
+        except BaseException:  # noqa: BLE001 - none read
+            return None
+        if depth >= 4:
+            cause = context = None
+        if notes is None and cause is None and context is None:
+            return None
+        return [notes, self.describe_exception(cause, depth + 1) if cause is not None else None,
+                self.describe_exception(context, depth + 1) if context is not None and context is not cause else
+                ("cause" if context is not None else None), suppress]
+
+    def describe_exception(self, exc, depth=0):
         t = type(exc)
         base = next((c.__name__ for c in t.__mro__ if c in _EXC_BASES.values()), "Exception")
         try:
@@ -1363,17 +1413,25 @@ class _Peer:
         except BaseException:
             plain_args = None
         texts = self._own_texts(exc, t) if cls_ref is not None else None
+        chain = self._chain(exc, depth)
         if type(plain_args) is not dict or "t" not in plain_args or len(str(plain_args)) > 1 << 16:
-            if texts is None:
+            if texts is None and chain is None:
                 return [name, base, msg, cls_ref]
             plain_args = None
         try:  # and its public attributes that are plain data (``e.code``)
             own = dict(BaseException.__dict__["__dict__"].__get__(exc))
+            if isinstance(exc, OSError):  # (its file names: slots, not in its __dict__; R19)
+                for k in ("filename", "filename2"):
+                    v = OSError.__dict__[k].__get__(exc)
+                    if v is not None:
+                        own[k] = v
             attrs = self.encode({k: v for k, v in own.items() if type(k) is str and not k.startswith("_")})
         except BaseException:
             attrs = None
         if type(attrs) is not dict or "d" not in attrs or len(str(attrs)) > 1 << 16:
             attrs = {"d": []}
+        if chain is not None:
+            return [name, base, msg, cls_ref, plain_args, attrs, texts, chain]
         if texts is not None:
             return [name, base, msg, cls_ref, plain_args, attrs, texts]
         return [name, base, msg, cls_ref, plain_args, attrs]
