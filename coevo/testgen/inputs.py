@@ -388,6 +388,8 @@ class InputGenerator:
         self.argv_reads, self.argv_params = argv_readers(module.tree)
         self._module_functions = {n.name: n for n in module.tree.body if isinstance(n, ast.FunctionDef)}
         self._lists_cache: dict[str, bool] = {}
+        self._lookup_cache: dict[str, list[tuple[str, str, str]]] = {}
+        self._slept_cache: dict[str, set[str]] = {}
         # the constants of the module's functions that are not tested themselves (private helpers:
         # the pattern compiler behind a public match function)
         tested = {u.name for u in module.units if u.owner is None}
@@ -406,6 +408,12 @@ class InputGenerator:
                 spec = infer_param(p, body, self.class_members, self.tables)
                 if unit.kind == "init" and p.annotation is None and p.default is None:
                     spec = self._kept_on_object(p, unit) or spec
+                elif unit.kind == "init" and unit.node is None and _bare_items(spec):
+                    # a dataclass's ``items: list`` field: its items, from how the methods read
+                    # ``self.items`` (``item.sku``, ``item.total``: the module's LineItem)
+                    kept = self._kept_on_object(p, unit)
+                    if kept is not None and not _bare_items(kept) and _bare_items(spec) == _bare_items(kept, True):
+                        spec = kept
                 if (spec == ANY or guessed_by_name(p, body, spec)) and p.kind in ("pos", "posonly", "kwonly"):
                     # no evidence of its own (or only its name's guess: getopt's shortopts, a
                     # plural, is a string two calls down): the type of the parameter it is handed to
@@ -417,6 +425,8 @@ class InputGenerator:
                     spec = Spec("list", (self._items_passed_on(p.name, body) or INT,))
                 if unit.owner is None and p.name in self.argv_params.get(unit.name, ()):
                     spec = Spec("argv")  # handed to an argparse parser: command lines
+                if p.name in self.slept(unit):
+                    spec = _SLEEPS  # handed to time.sleep: small (the user's suite would sleep)
                 out.append((p, spec))
             self._spec_cache[key] = out
         return self._spec_cache[key]
@@ -425,12 +435,15 @@ class InputGenerator:
         """The spec of a constructor argument kept as it is (``self.base = base``) from how the
         constructor and the class's methods use it (``self.base.rstrip('/')``: a string)."""
         init = unit.node
-        if init is None or unit.owner is None:
+        if unit.owner is None:
             return None
-        attrs = {t.attr for n in ast.walk(init) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name)
-                 and n.value.id == p.name for t in n.targets
-                 if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
         cls = next((n for n in self.module.tree.body if isinstance(n, ast.ClassDef) and n.name == unit.owner), None)
+        if init is None:  # a dataclass's field: ``self.<name>`` in the methods
+            attrs = {p.name}
+        else:
+            attrs = {t.attr for n in ast.walk(init) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Name)
+                     and n.value.id == p.name for t in n.targets
+                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
         if not attrs or cls is None:
             return None
 
@@ -441,7 +454,7 @@ class InputGenerator:
                     return ast.copy_location(ast.Name(p.name, ast.Load()), node)
                 return self.generic_visit(node)
 
-        body = list(init.body)
+        body = list(init.body) if init is not None else []
         for m in cls.body:
             if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m is not init:
                 body += [Back().visit(copy.deepcopy(stmt)) for stmt in m.body]
@@ -609,7 +622,76 @@ class InputGenerator:
         if (low in _FORMAT_NAMES or low.endswith(("_format", "_fmt", "_template"))) and \
                 spec.kind in ("str", "any", "optional", "union"):
             pool = pool[:1] + [f for f in _FORMATS if f not in pool] + pool[1:]
+        if unit is not None and depth == 0 and spec.kind in ("str", "any", "optional", "union") \
+                and any(x.startswith("'") for x in pool[:3]):
+            texts = [_lit(t) for t in self._split_texts(p, unit)]
+            if texts:  # after the typical text and '', most of them among the first eight
+                head = [x for x in pool if x not in texts]
+                pool = head[:2] + texts[:4] + head[2:4] + texts[4:] + head[4:]
         return pool
+
+    def _split_texts(self, p: Param, unit: Unit) -> list[str]:
+        """Texts in the shape that ``unit`` splits ``p`` into (``text.split(sep)`` with ``sep=';'``,
+        then ``part.split('=', 1)``: ``'a=1;b=true'``): plain, with whitespace around every key
+        and value (``' a = 1 ; b = true '``: what ``strip()``, not ``lstrip()``, parses), with an
+        empty part (``'a=1;;b=true'``), the inner separator twice in a value where the split is
+        limited (``'a=1=2;b=true'``), a trailing separator, a part without the inner separator.
+        [] when ``p`` is not split by a separator of the body."""
+        seps, limited = self._split_seps(p, unit)
+        if not seps:
+            return []
+        words = [c for c in unit.constants if type(c) is str and c.isalnum() and not c.isdigit()][:1] or ["x"]
+        leaves = ["a", "1", "b", words[0], "c", "2", "d", "3"] * 3
+
+        def build(lv: int, it: Iterator[str], outer_twice: bool = False) -> str:
+            n = 3 if len(seps) == 1 else 2
+            parts = [next(it) if lv + 1 == len(seps) else build(lv + 1, it) for _ in range(n)]
+            return (seps[lv] * 2 if outer_twice and lv == 0 else seps[lv]).join(parts)
+
+        plain = build(0, iter(leaves))
+        texts = [plain, build(0, iter(f" {x} " for x in leaves))]
+        if len(seps) >= 2:
+            texts.append(build(0, iter(leaves), True))
+            if limited:
+                texts.append(build(0, iter([leaves[0], leaves[1] + seps[-1] + "2"] + leaves[2:])))
+            texts += [plain + seps[0], seps[0].join([leaves[0], build(1, iter(leaves[2:]))])]
+        else:
+            texts += [build(0, iter(["a", "", "b"])), plain + seps[0]]
+        return list(dict.fromkeys(t for t in texts if len(t) <= 200))
+
+    def _split_seps(self, p: Param, unit: Unit) -> tuple[list[str], bool]:
+        """The separators ``unit``'s body splits text on, in the order they are met (a
+        parameter's default for ``text.split(sep)``; ``'\\n'`` for ``splitlines()``), when ``p``
+        is one of the texts split; and whether the last of them splits a limited number of
+        times (``split('=', 1)``, ``partition('=')``)."""
+        if unit.node is None:
+            return [], False
+        defaults = {q.name: q.default.value for q in unit.params if isinstance(q.default, ast.Constant)
+                    and isinstance(q.default.value, str)}
+        calls = [n for stmt in unit.node.body for n in ast.walk(stmt) if isinstance(n, ast.Call)
+                 and isinstance(n.func, ast.Attribute)
+                 and n.func.attr in ("split", "rsplit", "partition", "rpartition", "splitlines")]
+        calls.sort(key=lambda n: (n.lineno, n.col_offset))
+        seps: list[str] = []
+        split_p, limited = False, False
+        for n in calls:
+            assert isinstance(n.func, ast.Attribute)
+            receiver = {x.id for x in ast.walk(n.func.value) if isinstance(x, ast.Name)}
+            split_p = split_p or p.name in receiver
+            if n.func.attr == "splitlines":
+                sep: str | None = "\n"
+            elif not n.args:
+                continue  # split(): on any whitespace
+            else:
+                a = n.args[0]
+                sep = a.value if isinstance(a, ast.Constant) and isinstance(a.value, str) else \
+                    defaults.get(a.id) if isinstance(a, ast.Name) else None
+            if not sep or sep in seps or len(sep) > 3:
+                continue
+            seps.append(sep)
+            limited = n.func.attr in ("partition", "rpartition") or len(n.args) > 1 or \
+                any(k.arg == "maxsplit" for k in n.keywords)
+        return (seps[:3], limited) if split_p else ([], False)
 
     def _lists(self, elem: Spec, consts: list, depth: int) -> list[str]:
         if depth > 2:
@@ -730,7 +812,8 @@ class InputGenerator:
         specs = self.specs(unit)
         consts = self._consts(unit)
         pools = {p.name: self._pool_for(p, s, consts, depth, unit) for p, s in specs if p.kind != "starstar"}
-        base = {p.name: pools[p.name][0] for p, _ in specs if p.required}
+        slept = self.slept(unit)
+        base = {p.name: pools[p.name][0] for p, _ in specs if p.required or p.name in slept}
         out = [dict(base)]
         for p, _ in specs:
             if p.kind == "starstar":
@@ -742,6 +825,21 @@ class InputGenerator:
             if not p.required and p.kind != "star":
                 # no argument for it: the default
                 pass
+        # a parameter that indexes or is looked for in another one (``start not in graph``,
+        # ``prices[name]``): drawn from the keys or items of that one's values
+        for p_name, qs in self._lookup_groups(unit).items():
+            for src in pools.get(p_name, [])[:8]:
+                keys = _keys_of(src, qs[0][1])
+                if not keys:
+                    continue
+                rows = [[keys[0]] * len(qs), [keys[(i * -1) % len(keys)] for i in range(len(qs))],
+                        [keys[(-1 - i) % len(keys)] for i in range(len(qs))]]
+                for row in rows:
+                    ch = dict(base)
+                    ch[p_name] = src
+                    for (q, _), k in zip(qs, row):
+                        ch[q] = k
+                    out.append(ch)
         seen, uniq = set(), []
         for ch in out:
             key = tuple(sorted(ch.items()))
@@ -750,21 +848,121 @@ class InputGenerator:
                 uniq.append(ch)
         return uniq
 
+    def slept(self, unit: Unit) -> set[str]:
+        """The parameters of ``unit`` that its body hands to ``time.sleep`` (or ``asyncio.sleep``,
+        ``sleep``), alone or in an expression (``sleep(delay * 2 ** i)``)."""
+        key = unit.qualname + "#" + unit.kind
+        if key not in self._slept_cache:
+            names = {p.name for p in unit.params if p.kind not in ("star", "starstar")}
+            found: set[str] = set()
+            for stmt in (unit.node.body if unit.node is not None else []):
+                for n in ast.walk(stmt):
+                    if isinstance(n, ast.Call) and _name_of_call(n.func) == "sleep":
+                        found |= {x.id for a in [*n.args, *(k.value for k in n.keywords)] for x in ast.walk(a)
+                                  if isinstance(x, ast.Name) and x.id in names}
+            self._slept_cache[key] = found
+        return self._slept_cache[key]
+
+    def closure_probes(self, unit: Unit, n: int = 6) -> list[Probe]:
+        """For a function that returns a function of its own (``compose(f, g)`` returning ``h``,
+        ``make_adder(n)`` returning ``add``, a lambda): the returned function bound and called on
+        drawn arguments (``h = compose(abs, str)`` / ``h(-3)``): what a test can assert of it."""
+        inner = _returned_function(unit.node) if unit.kind == "function" and unit.node is not None else None
+        if inner is None:
+            return []
+        params = [q for q in _params(inner.args, False) if q.kind in ("pos", "posonly") and q.required]
+        consts = self._consts(unit)
+        body = inner.body if isinstance(inner.body, list) else [ast.Return(inner.body)]
+        pools = [self.pool(infer_param(q, body, self.class_members, self.tables), consts) for q in params]
+        if not params and inner.args.vararg is not None:
+            pools = [self.pool(ANY, consts)]
+        taken = {x.name for x in self.module.tree.body if isinstance(x, (ast.FunctionDef, ast.ClassDef))}
+        var = getattr(inner, "name", "fn")
+        var = var if var not in taken and var != unit.name and not var.startswith("_") else "fn"
+        chs = self._choices(unit)[:n] + [self._random_choice(unit) for _ in range(2)]
+        out = []
+        for k, ch in enumerate(chs):
+            first = self._unit_step(unit, ch)
+            first = Step(first.kind, first.callee, first.args, first.kwargs, bind=var, unit=first.unit)
+            for m in ((0, k + 1) if pools else (0,)):
+                args = tuple(p[min(m, len(p) - 1)] for p in pools)
+                out.append(Probe(unit.qualname, (first, Step("call", var, args)), "pool"))
+        return _dedupe(out)
+
+    def lookups(self, unit: Unit) -> list[tuple[str, str, str]]:
+        """``(q, p, how)`` for each parameter ``q`` of ``unit`` that indexes or is looked for in
+        another parameter ``p`` (``how``: ``"item"`` for ``q in p``, ``p.index(q)``, ``p.count(q)``,
+        ``p.remove(q)``; ``"key"`` for ``p[q]``, ``p.get(q)``, ``p.pop(q)``, ``p.setdefault(q)``)."""
+        key = unit.qualname + "#" + unit.kind
+        if key in self._lookup_cache:
+            return self._lookup_cache[key]
+        names = {p.name for p in unit.params if p.kind not in ("star", "starstar")}
+        found: dict[tuple[str, str], str] = {}
+        for stmt in (unit.node.body if unit.node is not None else []):
+            for n in ast.walk(stmt):
+                pair, how = None, ""
+                if isinstance(n, ast.Compare) and len(n.ops) == 1 and isinstance(n.ops[0], (ast.In, ast.NotIn)):
+                    pair, how = (n.left, n.comparators[0]), "item"
+                elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load):
+                    pair, how = (n.slice, n.value), "key"
+                elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.args:
+                    if n.func.attr in ("index", "count", "remove"):
+                        pair, how = (n.args[0], n.func.value), "item"
+                    elif n.func.attr in ("get", "pop", "setdefault"):
+                        pair, how = (n.args[0], n.func.value), "key"
+                if pair is None or not all(isinstance(x, ast.Name) and x.id in names for x in pair):
+                    continue
+                q, p = pair[0].id, pair[1].id  # type: ignore[attr-defined]
+                if q != p and found.get((q, p), "key") == "key":
+                    found[(q, p)] = how  # (an item of a list rather than its index, where both)
+        out = [(q, p, how) for (q, p), how in found.items()]
+        self._lookup_cache[key] = out
+        return out
+
+    def _lookup_groups(self, unit: Unit) -> dict[str, list[tuple[str, str]]]:
+        """:meth:`lookups` by the looked-in parameter: ``p -> [(q, how), ...]`` (a ``q`` looked
+        up in two parameters counts for the first)."""
+        groups: dict[str, list[tuple[str, str]]] = {}
+        taken: set[str] = set()
+        for q, p, how in self.lookups(unit):
+            if q not in taken:
+                taken.add(q)
+                groups.setdefault(p, []).append((q, how))
+        return groups
+
+    def _keyed(self, unit: Unit, ch: dict[str, str], share: float = 0.7,
+               changed: str | None = None) -> dict[str, str]:
+        """``ch`` with, most of the time (``share``), each parameter that looks something up in
+        another one drawn from the keys or items of that one's value in ``ch`` (only those
+        that ``changed``, a parameter drawn anew, concerns, when it is given)."""
+        for p_name, qs in self._lookup_groups(unit).items():
+            if p_name not in ch:
+                continue
+            keys = _keys_of(ch[p_name], qs[0][1])
+            for q, _ in qs:
+                if changed is not None and changed not in (q, p_name):
+                    continue
+                if keys and (q in ch or any(p.name == q and p.required for p in unit.params)) \
+                        and self.rng.random() < share:
+                    ch[q] = self.rng.choice(keys)
+        return ch
+
     def _random_choice(self, unit: Unit) -> dict[str, str]:
         specs = self.specs(unit)
         consts = self._consts(unit)
         ch = {}
+        slept = self.slept(unit)
         for p, s in specs:
             if p.kind == "starstar":
                 continue
-            if not p.required and self.rng.random() < 0.5:
+            if not p.required and p.name not in slept and self.rng.random() < 0.5:
                 continue
             pool = self._pool_for(p, s, consts, unit=unit)
             if p.kind == "star":
                 ch[p.name] = ", ".join(self.rng.choice(pool) for _ in range(self.rng.randint(0, 3)))
             else:
                 ch[p.name] = self.rng.choice(pool)
-        return ch
+        return self._keyed(unit, ch)
 
     def _call_parts(self, unit: Unit, ch: dict[str, str]) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
         args: list[str] = []
@@ -848,8 +1046,14 @@ class InputGenerator:
                 for ctor in self._choices(init)[1:6]:
                     out.append(self.probe(unit, base, "pool", ctor))
         out += self.file_probes(unit)
-        for _ in range(n_random):
-            out.append(self.probe(unit, self._random_choice(unit), "random"))
+        out += self.closure_probes(unit)
+        init = self._inits.get(unit.owner) if unit.kind in ("method", "property") and unit.owner \
+            and self.class_members.get(unit.owner, ("",))[0] not in ("abstract", "enum") else None
+        for i in range(n_random):
+            # every other one on an object built from drawn arguments too (an order that holds
+            # items, and a drawn discount: only the typical object met the drawn arguments)
+            ctor = self._random_choice(init) if init is not None and i % 2 else None
+            out.append(self.probe(unit, self._random_choice(unit), "random", ctor))
         return _dedupe(out)
 
     def round_trips(self, n: int = 8) -> list[Probe]:
@@ -1316,9 +1520,10 @@ class InputGenerator:
             specs = [(p, s) for p, s in self.specs(unit) if p.kind not in ("star", "starstar")]
             if specs:
                 consts = self._consts(unit)
+                slept = self.slept(unit)
                 plan.append((unit, specs, st.tuples(*[
-                    st.one_of(st.none(), _strategy(s, consts, self)) if not p.required else _strategy(s, consts, self)
-                    for p, s in specs])))
+                    st.one_of(st.none(), _strategy(s, consts, self)) if not p.required and p.name not in slept
+                    else _strategy(s, consts, self) for p, s in specs])))
         if not plan:
             return []
         found: list[list[dict[str, str]]] = [[] for _ in plan]
@@ -1344,7 +1549,8 @@ class InputGenerator:
                 collect()
             except Exception:  # an odd spec: keep what was drawn
                 pass
-        return _dedupe([self.probe(unit, ch, "hypothesis") for (unit, _, _), chs in zip(plan, found) for ch in chs])
+        return _dedupe([self.probe(unit, self._keyed(unit, ch, 0.5), "hypothesis")
+                        for (unit, _, _), chs in zip(plan, found) for ch in chs])
 
     @property
     def patterns(self) -> list[str]:
@@ -1571,15 +1777,21 @@ class InputGenerator:
                     specs = self.specs(unit)
                     p, s = self.rng.choice(specs) if specs else (None, None)
                     if p is not None and p.kind not in ("star", "starstar"):
-                        if not p.required and p.name in ch and self.rng.random() < 0.3:
+                        if not p.required and p.name in ch and p.name not in self.slept(unit) \
+                                and self.rng.random() < 0.3:
                             del ch[p.name]
                         else:
                             ch[p.name] = self.rng.choice(self.pool(s, self._consts(unit)))
+                            ch = self._keyed(unit, ch, 0.5, changed=p.name)
                         steps[i] = self._rebuild(st, unit, ch)
                         new = Probe(probe.unit, tuple(steps), "mutation")
                         if new != probe:
                             return new
                         continue
+            if unit is not None and self.slept(unit):  # (a delay handed to time.sleep: only redrawn)
+                pos = [q.name for q in unit.params if q.kind in ("pos", "posonly")]
+                slots = [(kd, k) for kd, k in slots if (pos[k] if kd == "a" and k < len(pos) else
+                                                        st.kwargs[k][0] if kd == "k" else "") not in self.slept(unit)]
             if not slots:
                 continue
             kind, j = self.rng.choice(slots)
@@ -1911,6 +2123,69 @@ def _literal_args(call: ast.Call) -> bool:
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             return False
     return all(k.arg is not None for k in call.keywords)
+
+
+# what a parameter handed to time.sleep gets: a test that sleeps the default (retry's
+# delay=0.5, three attempts) would sleep in the user's suite
+_SLEEPS = Spec("literal", (0.01, 0, -1.0))
+
+
+def _name_of_call(func: ast.expr) -> str | None:
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+
+
+def _returned_function(node: ast.AST) -> ast.FunctionDef | ast.Lambda | None:
+    """The function of its own that function ``node`` returns: a nested ``def`` whose name a
+    ``return`` of its body gives (not of a nested one), or a returned ``lambda``."""
+    nested = {n.name: n for n in node.body if isinstance(n, ast.FunctionDef)}  # type: ignore[attr-defined]
+    todo = list(node.body)  # type: ignore[attr-defined]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, ast.Return) and n.value is not None:
+            if isinstance(n.value, ast.Name) and n.value.id in nested:
+                return nested[n.value.id]
+            if isinstance(n.value, ast.Lambda):
+                return n.value
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo += list(ast.iter_child_nodes(n))
+    return None
+
+
+def _bare_items(spec: Spec, kind: bool = False) -> str | None:
+    """The kind (``list``, ``set``) of a collection of ``any`` (``items: list``), under an
+    ``optional`` too; with ``kind``, the kind of any such collection."""
+    while spec.kind == "optional":
+        spec = spec.args[0]
+    if spec.kind in ("list", "set", "frozenset") and (kind or spec.args in ((ANY,), ())):
+        return spec.kind
+    return None
+
+
+def _keys_of(src: str, how: str) -> list[str]:
+    """The sources of the keys (``how == "key"``: a dict's keys, a list's or a string's indices)
+    or items (``"item"``: a dict's keys, a list's, set's or string's items) of the literal
+    ``src``, at most eight; [] when ``src`` is no literal container or holds nothing."""
+    try:
+        v = ast.literal_eval(src)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return []
+    if isinstance(v, dict):
+        ks = list(v)
+    elif isinstance(v, (list, tuple, str)):
+        ks = list(dict.fromkeys(x for x in v if _hashable(x))) if how == "item" else list(range(len(v)))
+    elif isinstance(v, (set, frozenset)):
+        ks = sorted(v, key=repr)
+    else:
+        return []
+    return list(dict.fromkeys(_lit(k) for k in ks))[:8]
+
+
+def _hashable(x) -> bool:
+    try:
+        hash(x)
+    except TypeError:
+        return False
+    return True
 
 
 def _split_args(src: str) -> list[str]:

@@ -745,15 +745,18 @@ class _SuiteBuilder:
         for i, st in enumerate(steps):
             if st.kind != "call":
                 continue
-            if len(st.kwargs) >= 2:
-                whole.append(with_step(i, st.args, ()))
-            single += [with_step(i, st.args, st.kwargs[:j] + st.kwargs[j + 1:]) for j in range(len(st.kwargs))]
             unit = self.gen.units.get(st.unit) if st.unit else None
+            # (a delay handed to time.sleep stays: its default would sleep in the user's suite)
+            kept = self.gen.slept(unit) if unit is not None else set()
+            if len(st.kwargs) >= 2:
+                whole.append(with_step(i, st.args, tuple(kv for kv in st.kwargs if kv[0] in kept)))
+            single += [with_step(i, st.args, st.kwargs[:j] + st.kwargs[j + 1:]) for j in range(len(st.kwargs))
+                       if st.kwargs[j][0] not in kept]
             if st.args and unit is not None:
                 pos = [p for p in unit.params if p.kind in ("pos", "posonly")]
                 j = len(st.args) - 1
                 star = any(p.kind == "star" for p in unit.params)
-                if (j < len(pos) and not pos[j].required) or (j >= len(pos) and star):
+                if (j < len(pos) and not pos[j].required and pos[j].name not in kept) or (j >= len(pos) and star):
                     single.append(with_step(i, st.args[:-1], st.kwargs))
         calls = [Probe(probe.unit, steps[:k] + steps[k + 1:], probe.origin)
                  for k in range(1, len(steps)) if steps[k].bind is None] if len(steps) >= 3 else []
@@ -1059,11 +1062,38 @@ class _SuiteBuilder:
         }
         if self.cuts:
             report["budget_cuts"] = list(self.cuts)
+        left = self._outside_writers(cases)
+        if left:  # (as the error of a module whose calls all write there says it)
+            dirs = sorted(set().union(*left.values()))
+            shown = ", ".join(dirs[:3]) + (f" and {len(dirs) - 3} more" if len(dirs) > 3 else "")
+            names = sorted(left)
+            msg = (f"no test of {', '.join(names)}: {'its' if len(names) == 1 else 'their'} calls write outside "
+                   f"the working directory (in {shown}); what that does depends on the machine (it writes "
+                   f"there, or raises for want of permission), so no test asserts it")
+            if msg not in self.warnings:
+                self.warnings.append(msg)
         if self.warnings:
             report["warnings"] = list(self.warnings)
         if self.extra is not None:
             report["model"] = self.extra.summary()
         return report
+
+
+    def _outside_writers(self, cases: list[TestCase]) -> dict[str, set[str]]:
+        """The units (qualnames) with no written test whose calls wrote outside the working
+        directory (the harness's ``["env", ["write /etc/x"]]``), each with the top directories
+        written (/etc, /var)."""
+        out: dict[str, set[str]] = {}
+        for pid, o in self.outcomes.items():
+            if not isinstance(o, dict) or pid not in self.table:
+                continue
+            for st in o.get("steps") or ():
+                if isinstance(st, list) and len(st) > 1 and st[0] == "env" and isinstance(st[1], list):
+                    dirs = {_dir_of(e[6:]) for e in st[1] if isinstance(e, str) and e.startswith("write ")}
+                    if dirs:
+                        out.setdefault(self.table[pid].unit, set()).update(dirs)
+        tested = {tc.probe.unit for tc in cases} | {st.unit for tc in cases for st in tc.probe.steps if st.unit}
+        return {u: d for u, d in out.items() if u not in tested}
 
 
 # what the verification runs set otherwise ("another user on another machine"): a test that

@@ -555,6 +555,12 @@ def _evidence(body: list[ast.stmt], name: str, classes: dict[str, list[str]], de
                 ev.add("int", 2)
         elif isinstance(p, ast.comprehension) and p.iter is n:
             ev.add("list", 2)
+            comp = parents.get(id(p))
+            if isinstance(p.target, ast.Name) and depth < 2 and comp is not None:
+                # ``sum(item.price * item.qty for item in items)``: the items, from the expression
+                parts = [getattr(comp, f) for f in ("elt", "key", "value") if getattr(comp, f, None) is not None]
+                parts += [c for g in getattr(comp, "generators", []) for c in g.ifs]
+                ev.elem.append(_infer([ast.Expr(e) for e in parts], p.target.id, classes, depth + 1, None))
         elif isinstance(p, ast.For) and p.iter is n:
             ev.add("list", 2.5)
             if isinstance(p.target, ast.Name) and depth < 2:
@@ -745,6 +751,11 @@ def _infer_param(param, body: list[ast.stmt], classes: dict[str, tuple[str, list
     styles = {k: v[0] for k, v in classes.items()}
     members = {k: v[1] for k, v in classes.items()}
     hint = from_annotation(param.annotation, styles)
+    if hint is not None and hint.kind in ("list", "set", "frozenset") and hint.args == (ANY,):
+        # a bare ``list`` whose items the body reads as the module's objects (``item.sku``)
+        usage = _infer(body, param.name, members, 0, None, tables)
+        if usage.kind == hint.kind and usage.args and usage.args[0].kind == "instance":
+            hint = usage
     if hint is not None and hint != ANY:
         if param.default is not None and isinstance(param.default, ast.Constant) and \
                 param.default.value is None and hint.kind not in ("optional", "none", "union"):

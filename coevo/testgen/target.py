@@ -594,7 +594,9 @@ def _field_params(node: ast.ClassDef) -> list[Param]:
                 kw = {k.arg: k.value for k in default.keywords}
                 if "init" in kw and isinstance(kw["init"], ast.Constant) and kw["init"].value is False:
                     continue
-                default = kw.get("default") or (ast.Constant(None) if "default_factory" in kw else None)
+                # (a default_factory: its call, ``list()``, is the default; None is no value of it)
+                default = kw.get("default") or (ast.Call(kw["default_factory"], [], []) if "default_factory" in kw
+                                                else None)
             out.append(Param(item.target.id, "pos", ann, default))
     return out
 
