@@ -551,6 +551,11 @@ def to_jsonable(value: Any, depth: int = 0) -> Any:
         return {"C" if t is collections.Counter else "O": pairs}
     if isinstance(value, tuple) and type(getattr(t, "_fields", None)) is tuple:  # a namedtuple we built
         return {"NT": [t.__name__, list(t._fields), [to_jsonable(v, depth + 1) for v in value]]}
+    if value is Ellipsis or value is NotImplemented:
+        return {"EL": "..." if value is Ellipsis else "NotImplemented"}
+    if t is slice:
+        return {"SL": [to_jsonable(value.start, depth + 1), to_jsonable(value.stop, depth + 1),
+                       to_jsonable(value.step, depth + 1)]}
     if t is NonPlain:
         return {"N": value.type_name}
     if t is Member:  # written as its value, as the base of other subclasses is

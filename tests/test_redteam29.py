@@ -131,7 +131,16 @@ EXCEPTIONS = [
     ("notes", NOTES, "", EXC_T.format("ValueError", "e.__notes__ == ['n']"), "pass", "pass"),
 ]
 
-ALL = REBIND + LOADED + SUBCLASS + SETS + VIEWS + EXCEPTIONS
+SINGLE = [
+    ("ellipsis", "def f():\n    return ...\n", "", "assert f() is Ellipsis and [f()] == [...]", "pass", "pass"),
+    ("ellipsis_wrong", "def f():\n    return ...\n", "", "assert f() is not Ellipsis", "fail", "fail"),
+    ("notimpl", "def f():\n    return NotImplemented\n", "", "assert f() is NotImplemented", "pass", "pass"),
+    ("slice", "def f():\n    return slice(1, 3)\n", "", "assert [0, 1, 2, 3][f()] == [1, 2] and f() == slice(1, 3)",
+     "pass", "pass"),
+    ("slice_wrong", "def f():\n    return slice(1, 3)\n", "", "assert [0, 1, 2, 3][f()] == [1, 2, 3]", "fail", "fail"),
+]
+
+ALL = REBIND + LOADED + SUBCLASS + SETS + VIEWS + EXCEPTIONS + SINGLE
 
 
 def _cells(rows):
@@ -223,5 +232,13 @@ def test_an_exception_keeps_its_filename_code_chain_and_notes(ex, name, code, se
     """R19, R5: a builtin exception crossing to the test was rebuilt from its arguments only: an
     OSError lost its ``filename``, ``sys.exit(3)``'s code became ``'3'``, and ``__cause__``,
     ``__context__`` and ``__notes__`` were gone."""
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == want, detail
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape,want", _cells(SINGLE), ids=_ids(SINGLE))
+def test_ellipsis_notimplemented_and_slices_cross_as_themselves(ex, name, code, setup, test, shape, want):
+    """R12: ``return ...`` / ``NotImplemented`` were references (``f() is Ellipsis`` false) and a
+    slice was a reference no list could be indexed with (an ERROR)."""
     status, detail = run_cell(ex, code, setup, test, shape)
     assert status == want, detail

@@ -257,6 +257,7 @@ def make_encoder(subclass_hook=None, view_mark=None):
     frac_num = Fraction.numerator.__get__ if hasattr(Fraction.numerator, "__get__") else None
     frac_den = Fraction.denominator.__get__ if hasattr(Fraction.denominator, "__get__") else None
     dec_str = Decimal.__str__
+    slice_start, slice_stop, slice_step = (slice.__dict__[n].__get__ for n in ("start", "stop", "step"))
     dec_context, Context = decimal.getcontext, decimal.Context
     signals = (decimal.Clamped, decimal.DivisionByZero, decimal.Inexact, decimal.InvalidOperation,
                decimal.Overflow, decimal.Rounded, decimal.Subnormal, decimal.Underflow, decimal.FloatOperation)
@@ -493,6 +494,11 @@ def make_encoder(subclass_hook=None, view_mark=None):
             return {"c": [v.real, v.imag]}
         if t is _range:
             return {"r": [enc_int(v.start), enc_int(v.stop), enc_int(v.step)]}
+        if v is Ellipsis or v is NotImplemented:  # (the singletons themselves: red-team pass 29, R12)
+            return {"EL": "..." if v is Ellipsis else "NotImplemented"}
+        if t is slice:
+            return {"SL": [enc(slice_start(v), depth + 1, path), enc(slice_stop(v), depth + 1, path),
+                           enc(slice_step(v), depth + 1, path)]}
         if t is Fraction and frac_num is not None:
             return {"Q": [enc_int(int_int(frac_num(v))), enc_int(int_int(frac_den(v)))]}
         if t is Decimal:
@@ -850,6 +856,16 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None, marks=None, aliase
             obj = marks(x)
             marked.add(id(obj))
             return obj
+        if tag == "EL":
+            if x == "...":
+                return Ellipsis
+            if x == "NotImplemented":
+                return NotImplemented
+            raise ValueError("malformed singleton")
+        if tag == "SL":
+            if type(x) is not list or len(x) != 3:
+                raise ValueError("malformed slice")
+            return slice(*(unbox(y) for y in x))
         if tag == "VM" and marks is not None:
             if type(x) is not list or len(x) != 2 or x[0] not in ("keys", "items"):
                 raise ValueError("malformed view")
