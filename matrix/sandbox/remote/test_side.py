@@ -26,12 +26,21 @@ from .peer import (
 from .shapes import _NODE_KINDS, _as_node, _held_across, _NodeNo
 from .stand_ins import _VALUE_CLASSES, STD_VALUE_CLASSES, _ProgramClass, _Proxy
 
+_TABLE: list = [None, None]  # (the last source's symbol table: free_names and _top_bound read one)
+
+
+def _symtable(src: str):
+    import symtable
+
+    if _TABLE[0] != src:
+        _TABLE[1] = symtable.symtable(src, "<test>", "exec")
+        _TABLE[0] = src
+    return _TABLE[1]
+
 
 def free_names(src: str) -> list[str]:
     """Names the test reads from its module scope (and so from the program) without defining."""
-    import symtable
-
-    top = symtable.symtable(src, "<test>", "exec")
+    top = _symtable(src)
     assigned = {s.get_name() for s in top.get_symbols() if s.is_assigned() or s.is_imported()}
     names: set[str] = set()
     stack = [top]
@@ -164,9 +173,7 @@ def _top_bound(src: str) -> list[str]:
     """The names the test binds at its top level (assigned, imported, defined), at most
     ``_MAX_SHARED``: which of them are the program's globals is asked with its names
     (:class:`_TestGlobals`)."""
-    import symtable
-
-    top = symtable.symtable(src, "<test>", "exec")
+    top = _symtable(src)
     out = sorted(s.get_name() for s in top.get_symbols()
                  if (s.is_assigned() or s.is_imported()) and s.get_name()[:2] != "__")
     return out[:_MAX_SHARED]
