@@ -657,6 +657,14 @@ class InputGenerator:
             texts += [plain + seps[0], seps[0].join([leaves[0], build(1, iter(leaves[2:]))])]
         else:
             texts += [build(0, iter(["a", "", "b"])), plain + seps[0]]
+        if seps[0] == "\n":
+            # lines of other shapes the body tells apart: `line.startswith('[') and
+            # line.endswith(']')` (an INI section's header), `line.startswith('#')` (a comment)
+            heads, marks = _line_shapes(unit.node)
+            for h in heads[:2]:
+                texts = [h + "\n" + texts[0], h + "\n" + texts[1]] + texts + \
+                    [h + "\n" + (marks[0] + " note\n\n" if marks else "\n") + texts[0] + "\n" + h.replace("s", "t")
+                     + "\n" + texts[1]]
         return list(dict.fromkeys(t for t in texts if len(t) <= 200))
 
     def _split_seps(self, p: Param, unit: Unit) -> tuple[list[str], bool]:
@@ -1430,7 +1438,46 @@ class InputGenerator:
                         shared.append(Probe(cls_name, (self._ctor_step(cls_name), self._unit_step(a, cha),
                                                        self._unit_step(b, same)), "pool"))
         shared = _dedupe(shared)[: 2 * len(methods)]
-        return _dedupe(_dedupe(out)[: max(n, 4 * len(methods) + 8)] + shared)
+        return _dedupe(_dedupe(out)[: max(n, 4 * len(methods) + 8)] + shared + self._filled(cls_name, methods))
+
+    def _filled(self, cls_name: str, methods: list[Unit]) -> list[Probe]:
+        """Each method that takes values called four times with different ones (a cache's
+        ``put`` past its capacity: what it evicts), on the typical object and on one built
+        small (``capacity=1``), then a read of what the first call put in (``get`` of the
+        first key: gone or kept) or a method that takes no argument (``keys()``). Random
+        sequences met no such thing: the same key put twice at most."""
+        init = self._inits.get(cls_name)
+        ctors: list[dict[str, str] | None] = [None]
+        if init is not None:
+            ctors += [ch for ch in self._choices(init)[1:] if any(v in ("1", "2") for v in ch.values())][:1]
+        readers = [m for m in methods if m.kind == "method" and not any(p.required for p in m.params)]
+        each: list[list[Probe]] = []
+        for m in methods:
+            out: list[Probe] = []
+            each.append(out)
+            specs = [(p, s) for p, s in self.specs(m) if p.required]
+            if m.kind != "method" or not specs or m.name.startswith(("remove", "pop", "del", "discard", "clear")):
+                continue
+            first, spec = specs[0]
+            pool = [v for v in self._pool_for(first, spec, self._consts(m), 0, m) if v not in ("None", "''", "[]")]
+            if len(pool) < 4:
+                continue
+            base = self._choices(m)[0]
+            chs = [{**base, first.name: v} for v in pool[:4]]
+            for ctor in ctors:
+                steps = [self._ctor_step(cls_name, ctor)] + [self._unit_step(m, ch) for ch in chs]
+                for b in methods:
+                    shared = {p.name for p in b.params} & set(chs[0])
+                    if b is not m and b.kind == "method" and shared:
+                        back = self._unit_step(b, {**self._choices(b)[0], **{k: chs[0][k] for k in shared}})
+                        out.append(Probe(cls_name, tuple(steps + [back]), "pool"))
+                        # the first read back before the last call (a cache's get keeps it)
+                        again = steps[:-1] + [back, steps[-1]] + ([self._unit_step(readers[0], {})] if readers else [])
+                        out.append(Probe(cls_name, tuple(again), "pool"))
+                for r in readers[:2]:
+                    out.append(Probe(cls_name, tuple(steps + [self._unit_step(r, self._choices(r)[0])]), "pool"))
+        # (taking turns: each method's first ones)
+        return _dedupe([p for row in zip_longest(*each) for p in row if p is not None])[:16]
 
     def _same_values(self, earlier: dict[str, str], unit: Unit, ch: dict[str, str]) -> dict[str, str] | None:
         """``ch`` with each parameter of ``unit`` named as one of the earlier call's taking that
@@ -2149,6 +2196,38 @@ def _returned_function(node: ast.AST) -> ast.FunctionDef | ast.Lambda | None:
         if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             todo += list(ast.iter_child_nodes(n))
     return None
+
+
+def _line_shapes(node: ast.AST) -> tuple[list[str], list[str]]:
+    """``(headers, marks)`` from the tests of a function's body: ``x.startswith(A) and
+    x.endswith(B)`` gives the line ``A + 's' + B`` (``'[s]'``); ``x.startswith(A)`` alone (or a
+    tuple of them) gives ``A`` (``'#'``, a comment's mark)."""
+    heads: list[str] = []
+    marks: list[str] = []
+
+    def consts(call: ast.Call) -> list[str]:
+        a = call.args[0] if call.args else None
+        elts = a.elts if isinstance(a, ast.Tuple) else [a] if a is not None else []
+        return [e.value for e in elts if isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value]
+
+    def method(n: ast.AST, name: str) -> ast.Call | None:
+        return n if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == name else None
+
+    paired: set[int] = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.BoolOp) and isinstance(n.op, ast.And):
+            starts = [c for v in n.values if (c := method(v, "startswith")) is not None]
+            ends = [c for v in n.values if (c := method(v, "endswith")) is not None]
+            for a, b in zip(starts, ends):
+                for x in consts(a)[:1]:
+                    for y in consts(b)[:1]:
+                        heads.append(x + "s" + y)
+                paired.add(id(a))
+    for n in ast.walk(node):
+        c = method(n, "startswith")
+        if c is not None and id(c) not in paired:
+            marks += consts(c)
+    return list(dict.fromkeys(heads)), list(dict.fromkeys(marks))
 
 
 def _bare_items(spec: Spec, kind: bool = False) -> str | None:

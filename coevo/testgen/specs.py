@@ -300,6 +300,7 @@ class _Evidence:
         self.literals: list = []
         self.type_checked = False  # isinstance(x, ...) in the body
         self.values: list[Spec] = []  # a dict's values, from how ``for k, v in x.items()`` uses v
+        self.fields: set[str] = set()  # attributes named like a str/list/dict method, read, not called
 
     def add(self, kind: str, w: float = 1.0) -> None:
         self.scores[kind] = self.scores.get(kind, 0.0) + w
@@ -395,7 +396,13 @@ def _evidence(body: list[ast.stmt], name: str, classes: dict[str, list[str]], de
         if isinstance(p, ast.Attribute) and p.value is n:
             attr = p.attr
             ev.attrs.add(attr)
-            if attr in _STR_METHODS:
+            up = parents.get(id(p))
+            if isinstance(up, (ast.Attribute, ast.Subscript, ast.For, ast.comprehension, ast.Compare)) and \
+                    attr in _STR_METHODS | _LIST_METHODS | _DICT_METHODS | _SET_METHODS:
+                # ``sec.values.items()``, ``sec.values[k]``: data named like a method (not
+                # ``key=counts.get``, a method handed on)
+                ev.fields.add(attr)
+            elif attr in _STR_METHODS:
                 ev.add("str", 3)
             elif attr in _LIST_METHODS:
                 ev.add("list", 3)
@@ -666,7 +673,7 @@ def _infer(body: list[ast.stmt], name: str, classes: dict[str, list[str]], depth
 
 def _decide(ev: _Evidence, name: str, classes: dict[str, list[str]], hint: Spec | None) -> Spec:
     # an attribute that only a class of the module has: an instance of that class
-    special = ev.attrs - _STR_METHODS - _LIST_METHODS - _DICT_METHODS - _SET_METHODS
+    special = (ev.attrs - _STR_METHODS - _LIST_METHODS - _DICT_METHODS - _SET_METHODS) | ev.fields
     if special:
         fits = [c for c, members in classes.items() if special <= set(members)]
         if fits:
@@ -697,7 +704,7 @@ def _decide(ev: _Evidence, name: str, classes: dict[str, list[str]], hint: Spec 
         elif kind == "dict":
             by_name = _by_name(name)
             base = Spec("dict", (STR, by_name.args[1] if by_name is not None and by_name.kind == "dict" else INT))
-            value = next((v for v in ev.values if v.kind in ("list", "set", "dict")), None)
+            value = next((v for v in ev.values if v.kind in ("list", "set", "dict", "instance")), None)
             if value is not None and value.kind in ("list", "set"):
                 # values iterated or unpacked (graphlib's add(node, *predecessors)): collections
                 # of the dict's own keys, a graph
@@ -755,6 +762,11 @@ def _infer_param(param, body: list[ast.stmt], classes: dict[str, tuple[str, list
         # a bare ``list`` whose items the body reads as the module's objects (``item.sku``)
         usage = _infer(body, param.name, members, 0, None, tables)
         if usage.kind == hint.kind and usage.args and usage.args[0].kind == "instance":
+            hint = usage
+    elif hint is not None and hint.kind == "dict" and hint.args == (ANY, ANY):
+        # a bare ``dict`` whose values the body reads as the module's objects (``sec.values``)
+        usage = _infer(body, param.name, members, 0, None, tables)
+        if usage.kind == "dict" and usage.args[1:] and usage.args[1].kind == "instance":
             hint = usage
     if hint is not None and hint != ANY:
         if param.default is not None and isinstance(param.default, ast.Constant) and \
