@@ -475,16 +475,21 @@ _MAX_COMPARED = 10_000
 def _compared_copy(proxy, other):
     """The test's set, frozenset or deque ``other`` compared with a program object: a copy for
     the program's ``==`` (its items as they cross: the program's own objects, the test's values),
-    else None (red-team pass 29, R9: the test's ``{P(1)}`` reached the program's set as a reference,
+    else None: also where it holds plain values alone (red-team pass 29, R9: the test's ``{P(1)}``
+    reached the program's set as a reference,
     equal to no set: ``f([1, 1]) == {P(1)}`` failed a right program and ``g(1) != deque([f(1)])``
     passed a wrong test). A copy: what the program's ``==`` does to it stays there."""
     import collections
+
+    from .test_side import _plain
 
     peer = object.__getattribute__(proxy, "_coevo_p")
     t = type(other)
     if peer.side != "T" or (t is not set and t is not frozenset and t is not collections.deque) \
             or len(other) > _MAX_COMPARED:
         return None
+    if _plain(list(other)):  # plain values alone: a program object equals none of them (a program's
+        return None  # ``__eq__`` that always says True must not pass ``f() == {1}``; as for lists)
     return peer.compared_copy(other)
 
 
