@@ -6,6 +6,8 @@ handle on the sandbox's harness."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -54,3 +56,13 @@ def four_ways(rows):
 def four_way_ids(rows):
     """Test ids for :func:`four_ways` cells: ``name-pure-split`` ..."""
     return [f"{c[0]}-{'impure' if c[1].startswith('import os') else 'pure'}-{c[3]}" for c in four_ways(rows)]
+
+
+def plain_verdict(code: str, test: str) -> str:
+    """Plain Python's verdict for ``exec(program); exec(test)`` in a fresh interpreter: "pass",
+    "fail" (an AssertionError) or "error"."""
+    src = f"exec({code!r})\nexec({test!r})\n"
+    p = subprocess.run([sys.executable, "-c", src], capture_output=True, timeout=60)
+    if p.returncode == 0:
+        return "pass"
+    return "fail" if b"AssertionError" in p.stderr else "error"

@@ -12,6 +12,7 @@ from coevo.testgen.specs import Spec
 from coevo.testgen.target import analyze
 
 FIX = Path(__file__).parent / "fixtures" / "gentests29"
+FIX28 = Path(__file__).parent / "fixtures" / "gentests28"  # (the modules gentests28 probed)
 
 
 def spec_and_pool(path, unit_name, param):
@@ -29,7 +30,7 @@ def inner(spec):
 
 
 def test_a_dataclass_list_field_whose_items_the_methods_read_holds_instances():
-    spec, pool = spec_and_pool(FIX / "orders.py", "Order", "items")
+    spec, pool = spec_and_pool(FIX28 / "orders.py", "Order", "items")
     assert inner(spec) == Spec("list", (Spec("instance", ("LineItem",)),)), spec
     assert any(v.startswith("[LineItem(") for v in pool), pool
 
@@ -42,7 +43,7 @@ def test_an_untyped_list_whose_items_are_read_as_attributes_holds_instances():
 
 
 def test_a_field_with_a_default_factory_is_not_drawn_as_none():
-    spec, pool = spec_and_pool(FIX / "orders.py", "Order", "items")
+    spec, pool = spec_and_pool(FIX28 / "orders.py", "Order", "items")
     assert "None" not in pool, pool  # Order('closeds', items=None): a TypeError no caller meets
 
 
@@ -50,7 +51,7 @@ def test_a_method_is_called_with_a_drawn_argument_on_an_object_that_holds_items(
     """orders.py's survivors on `round(sub * (1 - discount_percent / 100), 2)`: total(discount)
     was only called on orders built with no items (the typical constructor call), or with the
     typical discount on the varied orders."""
-    module = analyze(FIX / "orders.py")
+    module = analyze(FIX28 / "orders.py")
     gen = InputGenerator(module)
     unit = next(u for u in module.units if u.qualname == "Order.total")
     both = []

@@ -21,6 +21,7 @@ import subprocess
 import sys
 
 import pytest
+from sandbox_cells import plain_verdict
 
 from matrix.engine import ExecConfig, Executor
 from matrix.tasks import Task, Test
@@ -33,15 +34,6 @@ REC = "def f(n):\n    return 0 if n == 0 else 1 + f(n - 1)\n"
 def _generic(test: str) -> str:
     body = "\n".join("    " + line for line in test.splitlines())
     return f"try:\n{body}\nexcept ZeroDivisionError:\n    pass\n"
-
-
-def _plain(code: str, test: str) -> str:
-    """The verdict of ``exec(program); exec(test)`` in a fresh interpreter."""
-    src = f"exec({code!r})\nexec({test!r})\n"
-    p = subprocess.run([sys.executable, "-c", src], capture_output=True, timeout=60)
-    if p.returncode == 0:
-        return "pass"
-    return "fail" if b"AssertionError" in p.stderr else "error"
 
 
 def _plain_stdio(code: str, stdin: str, expected: str) -> str:
@@ -62,7 +54,7 @@ def test_every_row_of_a_runner_has_pythons_recursion_room():
     # distinct sources (each its own row), run one after another by one runner; an impure one
     # (each of its cells a process of its own)
     codes = [REC + f"# row {i}\n" for i in range(4)] + ["import os\n" + REC]
-    want = [[_plain(c, t) for t in tests] for c in codes]
+    want = [[plain_verdict(c, t) for t in tests] for c in codes]
     assert want[0][:4] == ["pass", "pass", "error", "error"]  # (CPython 3.11, limit 1000: the edge)
     stdio = [REC + f"# row {i}\nprint(f(int(input())))\n" for i in range(3)]
     st_tests = [Test.stdio(f"{k}\n", f"{k}\n") for k in (997, 998, 999, 1000)]
@@ -82,7 +74,7 @@ def test_a_program_recursing_as_it_loads_has_pythons_room():
     codes = [REC + f"X = f({k})\n" for k in ks]
     codes += ["import os\n" + c for c in codes]  # (run alone)
     tests = ["assert f(3) == 3", _generic("assert X > 3")]
-    want = [[_plain(c, t) for t in tests] for c in codes]
+    want = [[plain_verdict(c, t) for t in tests] for c in codes]
     assert [w[0] for w in want[:4]] == ["pass", "pass", "pass", "error"]
     with Executor(ExecConfig(timeout=5.0, workers=1)) as ex:
         got = [_statuses(ex, codes, tests) for _ in range(2)]

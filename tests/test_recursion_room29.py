@@ -11,11 +11,8 @@ view of a limit the program set (``sys.getrecursionlimit()`` in the test) is not
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
-from sandbox_cells import FORK_ONLY
+from sandbox_cells import FORK_ONLY, plain_verdict
 
 from matrix.engine import ExecConfig, Executor
 from matrix.tasks import Task, Test
@@ -23,14 +20,6 @@ from matrix.tasks import Task, Test
 pytestmark = FORK_ONLY
 
 REC = "def f(n):\n    return 0 if n == 0 else 1 + f(n - 1)\n"
-
-
-def _plain(code: str, test: str) -> str:
-    src = f"exec({code!r})\nexec({test!r})\n"
-    p = subprocess.run([sys.executable, "-c", src], capture_output=True, timeout=60)
-    if p.returncode == 0:
-        return "pass"
-    return "fail" if b"AssertionError" in p.stderr else "error"
 
 
 def _statuses(ex, code, tests):
@@ -74,7 +63,7 @@ ROWS = {
 def test_a_limit_the_program_sets_or_reads_is_pythons(ex, row, prefix):
     code, tests = ROWS[row]
     code = prefix + code
-    want = [_plain(code, t) for t in tests]
+    want = [plain_verdict(code, t) for t in tests]
     if row == "set_at_load":
         assert want == ["pass", "pass", "pass", "error", "error"]  # (CPython 3.11: the edge)
     assert _statuses(ex, code, tests) == want
@@ -97,7 +86,7 @@ def test_a_generic_tests_frames_count_as_in_python(ex, where, prefix):
     code = prefix + REC
     tests = [GENERIC[where].format(k=k) + ("\n" if where == "top_level" else "test_a()\n")
              for k in (993, 994, 995, 996, 997)]
-    want = [_plain(code, t) for t in tests]
+    want = [plain_verdict(code, t) for t in tests]
     assert "pass" in want and "error" in want  # (the edge is among them)
     # the sandbox's generic shape: the test as written (its calls of test functions appended by coevo)
     assert _statuses(ex, code, [GENERIC[where].format(k=k) for k in (993, 994, 995, 996, 997)]) == want
