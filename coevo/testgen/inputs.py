@@ -1165,8 +1165,7 @@ class InputGenerator:
                 if not n.args:
                     continue
                 first = n.args[0]
-                fname = n.func.id if isinstance(n.func, ast.Name) else \
-                    n.func.attr if isinstance(n.func, ast.Attribute) else None
+                fname = _name_of_call(n.func)
                 if fname in calls and isinstance(first, ast.Name):
                     out.add(first.id)
                 elif depth < (4 if dirs else 2) and fname in self._module_functions and isinstance(n.func, ast.Name):
@@ -1205,7 +1204,7 @@ class InputGenerator:
                     if not isinstance(n, ast.Call):
                         continue
                     f = n.func
-                    name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+                    name = _name_of_call(f)
                     if name in _LISTINGS and not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)
                                                   and f.value.id == "ast"):
                         found = True

@@ -103,6 +103,7 @@ _EXC_BASES = {n: getattr(builtins, n) for n in dir(builtins)
 _MAX_OBJECTS = 100_000
 _MAX_KEPT = 64  # containers of the test's a program keeps, followed after their call
 _MAX_KEPT_ITEMS = 1024  # their items together (each message compares them: a bounded cost)
+MAX_SHARED = 4096  # names the test binds at its top level that are asked about (resolve, setglobal)
 _EXC_VALUES = frozenset(_EXC_BASES.values())
 # the program's iterators that cross as references, by kind, and the test's class for each: a
 # reference's ``__class__`` there (red-team pass 28: ``isinstance(f(3), types.GeneratorType)`` and

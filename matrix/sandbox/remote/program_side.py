@@ -13,6 +13,7 @@ from .peer import (
     _MAX_KEPT,
     _MAX_KEPT_ITEMS,
     FORWARDED_BUILTINS,
+    MAX_SHARED,
     RPC_FD,
     RemoteError,
     _computing,
@@ -279,7 +280,6 @@ def _log_through_test(server) -> None:
     _HARNESS_BUILTINS["__import__"] = watching_import
 
 
-_MAX_SHARED = 4096  # (names the test binds at its top level asked about)
 _HARNESS_BUILTINS: dict = {}  # builtins this process's harness replaced (the stdin stand-in's input)
 
 
@@ -506,11 +506,12 @@ class _Server(_Peer):
         finally:
             self.view_nodes = None
 
-    def _shared_global(self, name) -> bool:
+    def _shared_global(self, name, new: bool = False) -> bool:
         """Whether ``name`` is a global of the program's (not the task setup's) that a binding of
         the test's at its top level rebinds, as in one namespace (red-team pass 29, R4: the test's
-        ``K = 5`` left the program's ``K`` as it was)."""
-        return type(name) is str and name[:2] != "__" and name in self.ns and name not in self.setup_bound \
+        ``K = 5`` left the program's ``K`` as it was); with ``new``, one it may bind that it does
+        not have yet (``solution.K = 5``)."""
+        return type(name) is str and name[:2] != "__" and (new or name in self.ns) and name not in self.setup_bound \
             and name not in self.setup_live
 
     def handle(self, op, args):
@@ -548,14 +549,12 @@ class _Server(_Peer):
                     out.append(None)
             if len(args) > 1 and type(args[1]) is list:  # (the names the test binds at its top level:
                 # which are globals of the program's, that the test's binding rebinds, op "setglobal")
-                out.append([self._shared_global(n) for n in args[1][:_MAX_SHARED]])
+                out.append([self._shared_global(n) for n in args[1][:MAX_SHARED]])
             return out, None
         obj = args[0] if args else None
         if op == "setglobal":  # the test bound (or deleted) a global of the program's: one namespace
             how = args[1] if len(args) > 1 else None
-            if how not in ("set", "del", "new") or not (type(obj) is str and (how == "new" or self._shared_global(obj))
-                                                          and obj[:2] != "__" and obj not in self.setup_bound
-                                                          and obj not in self.setup_live):
+            if how not in ("set", "del", "new") or not self._shared_global(obj, how == "new"):
                 return False, None
             if how == "del":
                 self.ns.pop(obj, None)

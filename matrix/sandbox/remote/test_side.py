@@ -11,6 +11,7 @@ from ..records import Frame
 from ..setup_cell import alone_data, nested_instructions, plain_data
 from .peer import (
     FORWARDED_BUILTINS,
+    MAX_SHARED,
     PROCESS_WORDS,
     RPC_FD,
     RemoteError,
@@ -171,15 +172,14 @@ def run_test(cmd: dict, chan) -> None:
 
 def _top_bound(src: str) -> list[str]:
     """The names the test binds at its top level (assigned, imported, defined), at most
-    ``_MAX_SHARED``: which of them are the program's globals is asked with its names
+    ``MAX_SHARED``: which of them are the program's globals is asked with its names
     (:class:`_TestGlobals`)."""
     top = _symtable(src)
     out = sorted(s.get_name() for s in top.get_symbols()
                  if (s.is_assigned() or s.is_imported()) and s.get_name()[:2] != "__")
-    return out[:_MAX_SHARED]
+    return out[:MAX_SHARED]
 
 
-_MAX_SHARED = 4096
 _SHARED: dict = {}  # "peer": the test side's peer, "names": {name: whether it is a global of the program's}
 
 
@@ -216,7 +216,7 @@ def _share_global(name, value, how: str) -> None:
     if how == "set" and (not callable(value) or isinstance(value, types.ModuleType)
                          or value is peer.globals_given.get(name, _SHARED)):
         return
-    if len(known) >= _MAX_SHARED and name not in known:
+    if len(known) >= MAX_SHARED and name not in known:
         return
     done = peer.request("setglobal", name, how, value) if how == "set" else peer.request("setglobal", name, how)
     known[name] = done is True
