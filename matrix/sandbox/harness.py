@@ -103,8 +103,12 @@ def prepare() -> None:
                           if type(m) is types.ModuleType and n.split(".")[0] in stdlib and n not in ("sys", "builtins")}
     _G["stdlib_classes"] = _stdlib_classes(_G["stdlib_dicts"])
     gc.collect()
-    # objects that can take attributes and exist before any program: the store guard's list
-    _G["shared_ids"] = frozenset(id(o) for o in gc.get_objects() if type(o).__dictoffset__)
+    # objects that can take attributes and exist before any program: the store guard's list. They
+    # are kept alive here: one that died later would free its address for a program's own object,
+    # which the guard would then take for a shared one (a right program failed, one run in ~20)
+    shared = [o for o in gc.get_objects() if type(o).__dictoffset__]
+    _G["shared_objects"] = shared
+    _G["shared_ids"] = frozenset(map(id, shared))
 
 
 _HEAPTYPE = 1 << 9
