@@ -536,7 +536,8 @@ def to_jsonable(value: Any, depth: int = 0) -> Any:
     if t is decimal.Decimal:
         return {"D": str(value)}
     if t is collections.deque:
-        return {"q": [to_jsonable(v, depth + 1) for v in value]}
+        items = [to_jsonable(v, depth + 1) for v in value]
+        return {"q": items} if value.maxlen is None else {"qm": [value.maxlen, items]}
     if t in _DT_WRITE and (t in (datetime.date, datetime.timedelta) or value.tzinfo is None):
         return {"DT": [t.__name__] + [getattr(value, f) for f in _DT_WRITE[t]]}
     if t is _DICT_KEYS:

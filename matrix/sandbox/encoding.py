@@ -6,10 +6,11 @@ frozenset, ``d`` dict as ``[key, value]`` pairs, ``b`` bytes, ``y`` bytearray, `
 range, ``I`` int in hex (beyond ~4200 digits, where ``str`` stops), ``Q`` Fraction, ``D`` Decimal,
 ``DT`` a date, naive datetime or time, or timedelta (``[class name, fields...]``: red-team pass 24;
 a date the test gave the program travelled as a reference it could not compute with),
-``q`` deque, ``K`` / ``IT`` a dict's keys / items view (its keys, its pairs), ``C`` Counter,
-``O`` OrderedDict (both as ``[key, value]`` pairs), ``DD`` defaultdict (``[default factory,
-pairs]``: the factory's name when it is a builtin type, else null), ``NT`` a namedtuple (``[class
-name, field names, items]``), ``N`` a value that is not plain data: ``[type name, truthiness]``
+``q`` deque (``qm``: ``[maxlen, items]`` for a bounded one), ``K`` / ``IT`` a dict's keys / items
+view (its keys, its pairs), ``C`` Counter, ``O`` OrderedDict (both as ``[key, value]`` pairs),
+``DD`` defaultdict (``[default factory, pairs]``: the factory's name when it is a builtin type,
+else null), ``NT`` a namedtuple (``[class name, field names, items]``),
+``N`` a value that is not plain data: ``[type name, truthiness]``
 (truthiness is ``bool(value)`` computed beside the candidate, or null when that raised), ``F`` a
 NaN (``"math.nan"`` where it is that object, else ``"nan"``; each decoded to a new object, as
 containers of NaNs compare by identity first: ``[x] == [x]`` holds of one NaN only), ``S`` /
@@ -100,13 +101,14 @@ class Member(NonPlain):
     object answers (a generic test) when it needs more: identity with another program object,
     arithmetic, ``<``."""
 
-    __slots__ = ("value",)
+    __slots__ = ("value", "own_hash")
 
     def __init__(self, type_name: str, value):
         t = type(value)
         truth = bool(value) if t in (bool, int, float, str, bytes, tuple, frozenset, complex) else None
         super().__init__(type_name, truth)
         self.value = value
+        self.own_hash = False  # (its class has a __hash__ of its own: not its value's)
 
     def __eq__(self, other):
         if isinstance(other, Member):
@@ -120,6 +122,8 @@ class Member(NonPlain):
         return not self.__eq__(other)
 
     def __hash__(self):
+        if self.own_hash:
+            raise TypeError(f"a program's {self.type_name} hashes by the program's own code")
         return hash(self.value)
 
     def __repr__(self):
@@ -230,7 +234,8 @@ def make_encoder(subclass_hook=None, view_mark=None):
     code: call it only where candidate code may run).
 
     An enum member with a builtin mixin (``IntEnum``, ``class C(str, Enum)``...) and a numpy bool
-    are ``{"E": [type name, value]}`` (:class:`Member` where decoded); other subclasses of builtin
+    are ``{"E": [type name, value]}`` (:class:`Member` where decoded; a third part lists what a
+    subclass with operators of its own answers itself: ``"bool"``, ``"hash"``); other subclasses of builtin
     types travel as their base. With ``subclass_hook``, each of these values (enum members, numpy
     bools, subclasses of builtin types not overriding ``==``) is ``subclass_hook(value, base form,
     builtin base or None)`` instead: the remote peers' references (:mod:`.remote`). With
@@ -252,6 +257,7 @@ def make_encoder(subclass_hook=None, view_mark=None):
     nt_shape = namedtuple_checker()
     list_copy, tuple_iter, set_iter = list.copy, tuple.__iter__, set.__iter__
     fset_iter = frozenset.__iter__
+    dq_maxlen = deque.__dict__["maxlen"].__get__
     int_int, float_float, str_str, bytes_bytes = int.__int__, float.__float__, str.__str__, bytes.__bytes__
     complex_real, complex_imag = complex.real.__get__, complex.imag.__get__
     frac_num = Fraction.numerator.__get__ if hasattr(Fraction.numerator, "__get__") else None
@@ -347,8 +353,10 @@ def make_encoder(subclass_hook=None, view_mark=None):
             out = {"s": [enc(x, d, path) for x in v]}
         elif t is _fset:
             out = {"f": [enc(x, d, path) for x in v]}
-        else:
-            out = {"q": [enc(x, d, path) for x in v]}
+        else:  # (a bounded deque keeps its bound: ``append`` past it drops the first item; pass 30)
+            out = [enc(x, d, path) for x in v]
+            n = dq_maxlen(v)
+            out = {"q": out} if n is None else {"qm": [n, out]}
         path.discard(i)
         return out
 
@@ -377,7 +385,6 @@ def make_encoder(subclass_hook=None, view_mark=None):
             return hook(v, flat, base)
         return {"E": [type_name(t)[:100], flat]}
 
-    scalar_bases = (_int, _float, _str, _bytes, _complex)
 
     def own_operators(t) -> bool:
         """Whether a class of the program's between ``t`` and its builtin base defines a special
@@ -389,6 +396,21 @@ def make_encoder(subclass_hook=None, view_mark=None):
                 if _type(k) is _str and k[:2] == "__" and k[-2:] == "__" and k not in _INERT_DUNDERS:
                     return True
         return False
+
+    def own_truth_hash(t) -> list:
+        """``"bool"`` where a class of the program's between ``t`` and its builtin base defines
+        ``__bool__`` or ``__len__`` (what ``bool()`` of its values reads), ``"hash"`` where one
+        defines ``__hash__``."""
+        out = []
+        for c in type_mro(t):
+            if c in bases or c is object:
+                break
+            d = type_dict(c)
+            if ("__bool__" in d or "__len__" in d) and "bool" not in out:
+                out.append("bool")
+            if "__hash__" in d and "hash" not in out:
+                out.append("hash")
+        return out
 
     def overrides_eq(t, base):
         for c in type.__dict__["__mro__"].__get__(t):
@@ -560,11 +582,19 @@ def make_encoder(subclass_hook=None, view_mark=None):
             return enc(item, depth + 1, path)  # numpy scalars compare like their Python value
         b, ok = base_value(v, t)
         if ok:
-            if hook is None and t not in trusted and (_type(b) in scalar_bases) and own_operators(t):
+            if hook is None and t not in trusted and own_operators(t):
                 # (red-team pass 29, R10: ``class I(int)`` with an ``__add__`` of its own reached the
-                # parent as its int, which computed ``f() + 2`` as 3, not the program's 12): a
-                # Member, equal to what its value equals; anything else runs where its class answers
-                return {"E": [type_name(t)[:100], enc(b, depth + 1, path)]}
+                # parent as its int, which computed ``f() + 2`` as 3, not the program's 12; pass 30:
+                # a list, dict, tuple or set subclass's own ``__contains__`` too, ``2 not in f()``): a
+                # Member, equal to what its value equals; anything else runs where its class answers. Its
+                # truth too, where the class has a ``__bool__`` or ``__len__`` of its own (pass 30:
+                # ``class I(int)`` whose ``__bool__`` says False passed ``assert f()``): unknown here
+                # (and its hash, where it has a ``__hash__`` of its own: ``f() in {1}``)
+                flat = enc(b, depth + 1, path)
+                unknown = own_truth_hash(t)
+                if unknown:
+                    return {"E": [type_name(t)[:100], flat, unknown]}
+                return {"E": [type_name(t)[:100], flat]}
             if hook is None and (_type(b) is _list or _type(b) is _dict or _type(b) is _set or _type(b) is _barr):
                 return once(v, lambda: enc(b, depth + 1, path))  # (its sharing as the object's own)
             flat = enc(b, depth + 1, path)
@@ -798,6 +828,10 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None, marks=None, aliase
             return datetime.time(*x[1:5], fold=x[5])
         if tag == "q":
             return collections.deque(items_of(x))
+        if tag == "qm":
+            if type(x) is not list or len(x) != 2 or type(x[0]) is not int or x[0] < 0:
+                raise ValueError("malformed deque")
+            return collections.deque(items_of(x[1]), x[0])
         if tag == "K":
             return build("d", [(k, None) for k in items_of(x)]).keys()
         if tag == "IT":
@@ -818,10 +852,16 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None, marks=None, aliase
             cls = namedtuple_class(x[0], x[1], len(items), fresh)
             check()  # a class made for each of many names is work too
             return cls._make(items)
-        if tag == "E":
-            if type(x) is not list or len(x) != 2 or type(x[0]) is not str:
+        if tag == "E":  # (a third part: what its class answers, not its value: "bool", "hash")
+            if type(x) is not list or len(x) not in (2, 3) or type(x[0]) is not str \
+                    or (len(x) == 3 and (type(x[2]) is not list or not set(x[2]) <= {"bool", "hash"})):
                 raise ValueError("malformed member")
-            return Member(x[0][:100], unbox(x[1]))
+            member = Member(x[0][:100], unbox(x[1]))
+            if len(x) == 3:
+                if "bool" in x[2]:
+                    member.truth = None
+                member.own_hash = "hash" in x[2]
+            return member
         if tag == "N":  # (its text: ``str`` of a value holding shared parts may be far longer than the message)
             if type(x) is list and len(x) == 2:
                 return NonPlain(x[0][:200] if type(x[0]) is str else str(x[0])[:200] if not aliased else "?",
