@@ -1174,6 +1174,7 @@ class _Splitter:
         self.sent: set[str] = set()  # the test's mutable literals that went into a hole
         self.written = 0  # syntax nodes written out by loops (MAX_WRITTEN_NODES)
         self.substituted = False  # _substitute put the test's bound values or literals in a tree
+        self.passed: set[str] = set()  # names an earlier hole handed to a call (``f(DATA)``)
 
     def hole(self, node: ast.expr) -> plain.Hole:
         if self.substituted:  # only _substitute makes _Bound nodes and marks literals
@@ -1183,6 +1184,7 @@ class _Splitter:
                 name = getattr(n, "_coevo_from", None)
                 if name is not None:
                     self.sent.add(name)
+        self._order(node)
         pins, nested = _builtins_read(node)
         if nested & _STDLIB:
             # a standard module read in a hole (`datetime.date(2020, 1, 2)`, an expected value, or
@@ -1201,6 +1203,23 @@ class _Splitter:
         self.holes.append(text)
         self.pure.append(None)  # the worker decides (it parses the hole anyway)
         return plain.Hole(len(self.holes) - 1)
+
+    def _order(self, node: ast.expr) -> None:
+        """Notes the names ``node`` hands to a call; a hole that calls nothing but builtins and
+        reads such a name again runs generic. The sandbox computes a hole that reads only what
+        the task's setup bound before any call (red-team pass 20: the program cannot change an
+        expected value): ``f(DATA)`` then ``assert len(DATA) == 1`` read the setup's list as it
+        was before the call that grew it, and a program changing its input passed (pass 30)."""
+        nodes = _walk(node)
+        calls = [n for n, _ in nodes if type(n) is ast.Call
+                 and not (type(n.func) is ast.Name and n.func.id in _BUILTINS)]
+        if not calls:
+            if self.passed and any(type(n) is ast.Name and n.id in self.passed for n, _ in nodes):
+                raise _Generic("a name handed to the candidate read again")
+            return
+        for c in calls:
+            for a in (*c.args, *(k.value for k in c.keywords)):
+                self.passed.update(n.id for n, _ in _walk(a) if type(n) is ast.Name)
 
     def const(self, node: ast.AST) -> plain.Const:
         names: set[str] = set()
