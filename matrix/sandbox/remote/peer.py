@@ -11,6 +11,7 @@ import struct
 import sys
 import types
 import weakref
+from collections.abc import Callable
 
 from ..encoding import decode, make_encoder
 from .arrays import _MAX_ARRAY_BYTES, _array_data, _array_from, _is_array
@@ -100,6 +101,7 @@ class _Sharing:
         return cls(twice, holders)
 _EXC_BASES = {n: getattr(builtins, n) for n in dir(builtins)
               if isinstance(getattr(builtins, n), type) and issubclass(getattr(builtins, n), BaseException)}
+_type_mro = type.__dict__["__mro__"].__get__  # (a class's own MRO: a metaclass's property cannot lie)
 _MAX_OBJECTS = 100_000
 _MAX_KEPT = 64  # containers of the test's a program keeps, followed after their call
 _MAX_KEPT_ITEMS = 1024  # their items together (each message compares them: a bounded cost)
@@ -622,6 +624,8 @@ class _Peer:
         # (reading the state costs ~25 us, comparing it as much: not at every message otherwise)
         self.random_on = False
         self.recursion_limit = sys.getrecursionlimit()  # the test side: as last synced (one limit in Python)
+        # the test side: what runs before each request (:func:`.test_side._function_globals`)
+        self.pre_request: Callable[[], None] | None = None
         self.test_ns: dict | None = None  # the test side: the test's namespace, and the program's
         self.globals_given: dict[str, object] = {}  # globals put in it (:meth:`take_global`)
         # the test side, where its text names them: the environment, working directory and command
@@ -797,7 +801,7 @@ class _Peer:
         if isinstance(obj, type):
             flags.append("class")
             if issubclass(obj, BaseException):
-                base = next((c.__name__ for c in obj.__mro__ if c in _EXC_BASES.values()), "Exception")
+                base = next((c.__name__ for c in _type_mro(obj) if c in _EXC_BASES.values()), "Exception")
                 flags.append("exc:" + base)
                 std = _stdlib_name(obj) if self.side == "C" else None
                 if std is not None:  # (``json.JSONDecodeError``: the test's own class of that name)
@@ -1169,6 +1173,8 @@ class _Peer:
                 self.push_process()
             if self.builtins_base is not None:
                 self.push_builtins()
+            if self.pre_request is not None:
+                self.pre_request()
         self.send(["q", op, *[self.to_wire(a) for a in args]])
         if nodes is not None:
             self.call_nodes.append(nodes)
@@ -1401,7 +1407,9 @@ class _Peer:
 
     def describe_exception(self, exc, depth=0):
         t = type(exc)
-        base = next((c.__name__ for c in t.__mro__ if c in _EXC_BASES.values()), "Exception")
+        # (the class's own MRO, not what a metaclass's ``__mro__`` property says: red-team pass 30,
+        # ``class E(Exception, metaclass=M)`` whose M claimed ValueError was caught as one)
+        base = next((c.__name__ for c in _type_mro(t) if c in _EXC_BASES.values()), "Exception")
         try:
             args = BaseException.__dict__["args"].__get__(exc)
             msg = args[0] if len(args) == 1 and type(args[0]) is str else ("" if not args else str(exc))
@@ -1562,6 +1570,21 @@ class _Peer:
             self.random_state = state
             self.request("random", _Raw(random_wire(state)))
 
+    def take_state(self, state) -> None:
+        """The test side: ``[decimal context or None, first weekday or None]`` a call of the
+        program's moved (:meth:`.program_side._Server._push_state`), made this process's."""
+        if type(state) is not list or len(state) != 2:
+            raise self.broke("malformed state")
+        d, c = state
+        if d is not None:
+            _set_decimal(d)
+            if self.process_sent is not None:  # (not the test's own change: not sent back)
+                self.process_sent[4] = _decimal_fields()
+        if type(c) is int and 0 <= c < 7:
+            import calendar
+
+            calendar.setfirstweekday(c)
+
     def take_random(self, state) -> None:
         """The other side's generator state (:meth:`push_random`, the program side's ``send``),
         made this side's; where ``random`` is not loaded here, nothing can have seen it yet."""
@@ -1578,6 +1601,9 @@ class _Peer:
         own sinks (:attr:`sinks`) drop it (the program's process has written it already)."""
         if self.side == "T" and len(msg) == 3 and msg[1] == "random":
             self.take_random(msg[2])
+            return
+        if self.side == "T" and len(msg) == 3 and msg[1] == "state":
+            self.take_state(msg[2])
             return
         if self.side == "T" and len(msg) == 5 and msg[1] == "global" and type(msg[2]) is str:
             self.take_global(msg[2], msg[3], msg[4])

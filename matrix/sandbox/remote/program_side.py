@@ -18,6 +18,8 @@ from .peer import (
     RemoteError,
     _computing,
     _constant,
+    _decimal_fields,
+    _first_weekday,
     _own_computing,
     _Peer,
     _Raised,
@@ -294,6 +296,9 @@ class _Server(_Peer):
         # the program binds anew is sent again before the program's next message, as in plain
         # Python, where the test reads the one module's globals as they are now (red-team pass 18)
         self.watched: dict[str, object] = {}
+        # (the decimal context and the calendar's first weekday as the test last had them, where the
+        # program's text names decimal or calendar: one a call moves is sent before its next message)
+        self.state_sent: tuple | None = None
         # containers of the test's a call's arguments held that the program kept after the call
         # (``self.xs = xs``): [object, its contents as last synced], numbered as the test has them
         self.kept: list[list] = []
@@ -378,6 +383,8 @@ class _Server(_Peer):
             if state is not None and state != self.random_state:
                 self.random_state = state
                 super().send(["o", "random", random_wire(state)])
+            if self.state_sent is not None:
+                self._push_state()
             for name, was in list(self.watched.items()):
                 now = (self.setup_own if name in self.setup_live else self.ns).get(name, _MISSING)
                 if now is not was and now is not _MISSING:  # (``calls += 1``, ``log = []``)
@@ -385,6 +392,20 @@ class _Server(_Peer):
                     k = self.keep_value(now, held=2)
                     super().send(["o", "global", name, self.to_wire(now), k])
         super().send(msg, *args, **kwargs)
+
+    def _push_state(self) -> None:
+        """The decimal context or first weekday a call of the program's moved (``getcontext().prec =
+        3`` inside ``f``, not at load: :func:`load_changes`), sent as the load's are: in one
+        interpreter the test computes in it after the call (red-team pass 30)."""
+        was = self.state_sent
+        now = (_decimal_fields(), _first_weekday())
+        if was is None or now == was:
+            return
+        self.state_sent = now
+        d = now[0] if now[0] is not None and now[0] != was[0] else None
+        c = now[1] if now[1] is not None and now[1] != was[1] else None
+        if d is not None or c is not None:
+            _Peer.send(self, ["o", "state", [d, c]])
 
     def _keep(self, nodes, refs) -> list:
         """``["K", n, k]`` for each container ``n`` of a call's arguments that the program still
@@ -650,6 +671,8 @@ class _Server(_Peer):
             if self.process_base is None:
                 self.process_base = process_state()
             take_process(self.process_base, obj)
+            if self.state_sent is not None:  # (the test's own context: no change of the program's)
+                self.state_sent = (_decimal_fields(), _first_weekday())
             return None, None
         if op == "random":  # the test moved the generator they share (``random.seed(0)``)
             if not set_random_state(obj):
@@ -989,6 +1012,8 @@ def serve(cmd: dict, chan) -> None:
     tee.take(1 << 16)  # (what loading printed: not the test's to capture)
     server.random_state = random_state()  # (the generator as loading left it: followed from here)
     moved = load_changes(base)
+    if "decimal" in cmd["code"] or "calendar" in cmd["code"]:  # (its calls may move them too)
+        server.state_sent = (_decimal_fields(), _first_weekday())
     server.send(["r", ["loaded", moved] if moved is not None else ["loaded"], None])
     tee.on = True
     _read_the_tests_input(server)

@@ -103,6 +103,8 @@ def run_test(cmd: dict, chan) -> None:
         names, modules = _program_names(free_names(src), own, src)
         names = [n for n in names if (n not in setup_own or n in own) and n not in live]  # (the setup's: its own)
         bound = _top_bound(src)
+        in_functions = [n for n in _function_globals(src) if n not in bound][:max(0, MAX_SHARED - len(bound))]
+        bound += in_functions
         answers = peer.request("resolve", names, bound)
         shared: dict = {}
         if type(answers) is list and len(answers) == len(names) + 1:
@@ -141,6 +143,9 @@ def run_test(cmd: dict, chan) -> None:
         if live:
             _live_helpers({k: v for k, v in setup_own.items() if k not in own}, ns)
         peer.test_ns = ns
+        watched = [n for n in in_functions if shared.get(n)]
+        if watched:  # (``global helper; helper = ...`` in a function of the test's)
+            peer.pre_request = _watch_globals(ns, watched)
         _forward_module_patches(peer, src)
         if "logging" in src or "assertLogs" in src or "assertNoLogs" in src:  # (what the program logs: the test's)
             peer.request("logging", True)
@@ -180,6 +185,43 @@ def _top_bound(src: str) -> list[str]:
     return out[:MAX_SHARED]
 
 
+def _function_globals(src: str) -> list[str]:
+    """The names a function of the test's declares ``global`` and binds (``global helper; helper
+    = ...``), sorted."""
+    top = _symtable(src)
+    out: set[str] = set()
+    stack = list(top.get_children())
+    while stack:
+        t = stack.pop()
+        out.update(s.get_name() for s in t.get_symbols()
+                   if s.is_declared_global() and (s.is_assigned() or s.is_imported()) and s.get_name()[:2] != "__")
+        stack.extend(t.get_children())
+    return sorted(out)
+
+
+def _watch_globals(ns: dict, names: list):
+    """A check, run before each request to the program's process, of the globals of the program's
+    that functions of the test's rebind with ``global`` (``STORE_GLOBAL`` writes the namespace
+    itself, past :class:`_TestGlobals`): one rebound (or deleted) since is sent as
+    :class:`_TestGlobals` sends its own (red-team pass 30: ``def swap(): global helper; helper =
+    lambda x: 0`` left the program's ``f`` calling its own helper, and ``assert f(2) == 4``
+    passed)."""
+    missing = object()
+    last = {n: ns.get(n, missing) for n in names}
+
+    def check() -> None:
+        for name, was in last.items():
+            now = ns.get(name, missing)
+            if now is not was:
+                last[name] = now
+                if now is missing:
+                    _share_global(name, None, "del")
+                else:
+                    _share_global(name, now, "set")
+
+    return check
+
+
 _SHARED: dict = {}  # "peer": the test side's peer, "names": {name: whether it is a global of the program's}
 
 
@@ -193,8 +235,9 @@ class _TestGlobals(dict):
     program with a global ``expected`` would read the test's ``expected = 5`` and return it;
     ``solution.K = 5`` says it for the program, :func:`_program_module`), and the program's later
     rebinding of the name never reaches the test's (a program could swap the test's own checker).
-    Not followed: a function's ``global helper; helper = ...`` (``STORE_GLOBAL`` writes the dict
-    itself), ``globals().update``, a module bound (``import math``: one module in one interpreter)."""
+    A function's ``global helper; helper = ...`` (``STORE_GLOBAL`` writes the dict itself) is
+    followed by :func:`_watch_globals`. Not followed: ``globals().update``, a module bound (``import
+    math``: one module in one interpreter)."""
 
     __slots__ = ()
 
