@@ -104,7 +104,11 @@ _CALLABLES = ["lambda x: x", "abs", "len", "lambda x: -x", "lambda x: x > 0", "s
               "bool"]
 # (a hint saying how many arguments: ``Callable[[], T]`` is called with none, ``Callable[[int, int], int]`` two;
 # some that raise, for the code's handling of a failing callable: ``retry(lambda: 1 / 0)``)
-_CALLABLES_BY_ARITY = {0: ["lambda: 5", "lambda: 1 / 0", "int", "lambda: 'hello'", "lambda: int('x')", "list",
+# and ones that raise on their first call (or first two, three) and return 5 after, for code that
+# calls again (``retry(func, attempts=3)``); each evaluation of the source is a fresh one
+_FAILS_THEN_5 = "(lambda calls: lambda: 5 if calls.append(1) or len(calls) > {} else 1 / 0)([])"
+_CALLABLES_BY_ARITY = {0: ["lambda: 5", "lambda: 1 / 0", _FAILS_THEN_5.format(1), "int", _FAILS_THEN_5.format(2),
+                           "lambda: 'hello'", "lambda: int('x')", _FAILS_THEN_5.format(3), "list",
                            "lambda: None", "dict"],
                        2: ["lambda x, y: x + y", "max", "min", "lambda x, y: x", "pow", "lambda x, y: x < y"]}
 
@@ -381,6 +385,11 @@ class InputGenerator:
                  if type(c) is str and 0 < len(c) <= 30 and c.isprintable()]
         self.worded_strings = _with_module_words(module.regexes, self.regex_strings, words)
         self.regex_strings += self.worded_strings
+        self.dated_strings = _dated_strings(module.tree)
+        self.clock_times = _clock_times(module.tree)
+        self.rounds = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "round"
+                          and len(n.args) == 2 and isinstance(n.args[1], ast.Constant)
+                          and type(n.args[1].value) is int and n.args[1].value > 0 for n in ast.walk(module.tree))
         self._matches: list[str] | None = None
         self._patterns: list[str] | None = None
         self.std = std_sources(module.tree)
@@ -520,6 +529,8 @@ class InputGenerator:
         elif k == "float":
             cnum = [c for c in consts if type(c) in (int, float)]
             out = [_lit(v) for v in _FLOATS[:3]]
+            if self.rounds:  # ``round(x, 2)``: a float with more decimals than it keeps
+                out.append("1.23456")
             for c in cnum:
                 out += [_lit(float(c)), _lit(float(c) + 0.5), _lit(float(c) - 0.5)]
             out += [_lit(v) for v in _FLOATS[3:]] + ["7", "-3"]
@@ -527,7 +538,7 @@ class InputGenerator:
             out = ["True", "False"]
         elif k == "str":
             cstr = [c for c in consts if type(c) is str]
-            out = [_lit(_STRS[0]), _lit("")] + [_lit(x) for x in self.regex_strings]
+            out = [_lit(_STRS[0]), _lit("")] + [_lit(x) for x in self.dated_strings[:2] + self.regex_strings]
             if len(self.regex_strings) >= 2:  # lines of a text the code splits (a log, a listing)
                 lines = list(dict.fromkeys(self.worded_strings + self.regex_strings))
                 out.insert(4, _lit("\n".join(lines[:4]) + "\n"))
@@ -539,7 +550,7 @@ class InputGenerator:
             # numbers as text: the code may parse them (int(text), float(text))
             for c in [c for c in consts if type(c) in (int, float)][:6]:
                 out += [_lit(str(c)), _lit(str(c + 1)), _lit(f" {c} ")]
-            out += [_lit(s) for s in _STRS[2:]]
+            out += [_lit(s) for s in _STRS[2:]] + [_lit(x) for x in self.dated_strings[2:]]
         elif k == "bytes":
             cb = [c for c in consts if type(c) is bytes]
             out = ["b'hello'", "b''", "b'\\x00\\xff'"] + [_lit(c) for c in cb] + ["b'abc'", "b'A'"]
@@ -580,7 +591,16 @@ class InputGenerator:
             out = (self.argv or ["[]", "['5']", "['hello']", "['hello', 'world']"]) + ["None"]
         elif k in _STD_ARGS:
             f = self.std.get(k)
-            out = [f"{f}({a})" for a in _STD_ARGS[k]] if f else ["None"]
+            args = list(_STD_ARGS[k])
+            if k in ("date", "datetime"):
+                # a Saturday (``weekday() >= 5``), and on a Monday each clock time the module
+                # compares with (``time(22, 0)``) and the minute before it
+                args.append("2024, 3, 2" + (", 9, 0" if k == "datetime" else ""))
+                if k == "datetime":
+                    for h, m in self.clock_times[:4]:
+                        before = (h * 60 + m - 1) % 1440
+                        args += [f"2024, 3, 4, {h}, {m}", f"2024, 3, 4, {before // 60}, {before % 60}"]
+            out = [f"{f}({a})" for a in args] if f else ["None"]
         elif k in ("list", "set", "frozenset"):
             elem = spec.args[0] if spec.args else ANY
             out = self._lists(elem, consts, depth)
@@ -628,7 +648,66 @@ class InputGenerator:
             if texts:  # after the typical text and '', most of them among the first eight
                 head = [x for x in pool if x not in texts]
                 pool = head[:2] + texts[:4] + head[2:4] + texts[4:] + head[4:]
+            scanned = [_lit(t) for t in self._scanned_texts(p, unit)]
+            if scanned:  # after the typical text and '': six of them among the first eight
+                head = [x for x in pool if x not in scanned]
+                pool = head[:2] + scanned[:6] + head[2:4] + scanned[6:] + head[4:]
         return pool
+
+    def _scanned_texts(self, p: Param, unit: Unit) -> list[str]:
+        """Texts for a parameter that ``unit`` (or a function or constructor of the module it is
+        handed to, three calls deep) scans character by character and tells characters apart in
+        (a tokenizer: ``text[i]``, ``ch.isdigit()``, ``ch in OPERATORS``): numbers and names
+        joined by the other characters it tests (``'6 + 4'``, ``'8 - 3 * 2'``, ``'(8 + 3) * 2'``),
+        unbalanced brackets, a trailing operator. [] when no scanner is reached."""
+        if unit.node is None:
+            return []
+        key = unit.qualname + "#" + unit.kind + "#" + p.name
+        cache = self.__dict__.setdefault("_scan_cache", {})
+        if key not in cache:
+            classes = self._scanner_classes(p.name, unit.node, 0)
+            cache[key] = _scan_texts(classes) if classes is not None else []
+        return cache[key]
+
+    def _scanner_classes(self, name: str, node: ast.AST, depth: int) -> tuple[set[str], list[str]] | None:
+        """``(classes, chars)`` of the scanner ``name`` reaches from function ``node``: the
+        ``str`` tests it makes (``digit``, ``alpha``, ``space``) and the single characters it
+        compares with (in the order met); None when none is reached."""
+        got = _scan_classes(node, name, self._module_strs())
+        if got is not None or depth > 2:
+            return got
+        classes = {n.name: n for n in self.module.tree.body if isinstance(n, ast.ClassDef)}
+        for n in ast.walk(node):
+            if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Name)):
+                continue
+            callee: ast.AST | None = self._module_functions.get(n.func.id)
+            drop = False
+            if callee is None and n.func.id in classes:
+                callee = next((m for m in classes[n.func.id].body if isinstance(m, ast.FunctionDef)
+                               and m.name == "__init__"), None)
+                drop = True
+            if not isinstance(callee, ast.FunctionDef) or callee is node:
+                continue
+            params = _params(callee.args, drop)
+            positional = [q for q in params if q.kind in ("pos", "posonly")]
+            targets = [positional[i].name for i, a in enumerate(n.args)
+                       if i < len(positional) and isinstance(a, ast.Name) and a.id == name]
+            targets += [k.arg for k in n.keywords if isinstance(k.value, ast.Name) and k.value.id == name and k.arg]
+            for q in targets:
+                got = self._scanner_classes(q, callee, depth + 1)
+                if got is not None:
+                    return got
+        return None
+
+    def _module_strs(self) -> dict[str, str]:
+        """The module's top-level names bound to a text (``OPERATORS = '+-*/'``)."""
+        out: dict[str, str] = {}
+        for n in self.module.tree.body:
+            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str):
+                for t in n.targets:
+                    if isinstance(t, ast.Name):
+                        out[t.id] = n.value.value
+        return out
 
     def _split_texts(self, p: Param, unit: Unit) -> list[str]:
         """Texts in the shape that ``unit`` splits ``p`` into (``text.split(sep)`` with ``sep=';'``,
@@ -717,8 +796,12 @@ class InputGenerator:
         c = p[2] if len(p) > 2 else a
         d = p[3] if len(p) > 3 else b
         e = p[4] if len(p) > 4 else c
-        return [f"[{a}, {c}, {b}]", "[]", f"[{a}]", f"[{b}, {a}]", f"[{a}, {a}]", f"[{c}, {d}, {e}, {a}]",
-                f"[{d}]", f"[{e}, {c}]"]
+        out = [f"[{a}, {c}, {b}]", "[]", f"[{a}]", f"[{b}, {a}]", f"[{a}, {a}]", f"[{c}, {d}, {e}, {a}]",
+               f"[{d}]", f"[{e}, {c}]"]
+        if elem.kind == "str" and len(self.dated_strings) >= 2:
+            # texts in the module's strptime formats only (``['2024-03-01 22:00+8', ...]``)
+            out.insert(1, _lit(self.dated_strings[:3]))
+        return out
 
     def _tuples(self, spec: Spec, consts: list, depth: int) -> list[str]:
         if depth > 2:
@@ -811,6 +894,9 @@ class InputGenerator:
                     owner_consts += [v for n in c.node.body if isinstance(n, ast.FunctionDef)
                                      and n.name.startswith("_") and not n.name.startswith("__")
                                      for v in _constants(n.body)]
+                    # and a dataclass's __post_init__ (the bounds it validates its fields with)
+                    owner_consts += [v for n in c.node.body if isinstance(n, ast.FunctionDef)
+                                     and n.name == "__post_init__" for v in _constants(n.body)]
         others = [v for u in self.module.units for v in u.constants] + self._helper_consts
         return list(dict.fromkeys([*unit.constants, *owner_consts, *self.module_consts, *others]))[:80]
 
@@ -876,6 +962,8 @@ class InputGenerator:
         ``make_adder(n)`` returning ``add``, a lambda): the returned function bound and called on
         drawn arguments (``h = compose(abs, str)`` / ``h(-3)``): what a test can assert of it."""
         inner = _returned_function(unit.node) if unit.kind == "function" and unit.node is not None else None
+        if inner is None and unit.kind == "function" and unit.node is not None:
+            inner = self._returned_module_function(unit.node)
         if inner is None:
             return []
         params = [q for q in _params(inner.args, False) if q.kind in ("pos", "posonly") and q.required]
@@ -896,6 +984,91 @@ class InputGenerator:
                 args = tuple(p[min(m, len(p) - 1)] for p in pools)
                 out.append(Probe(unit.qualname, (first, Step("call", var, args)), "pool"))
         return _dedupe(out)
+
+    def own_lookups(self, unit: Unit) -> list[tuple[str, str, str]]:
+        """``(q, field, how)`` for each parameter ``q`` of method ``unit`` looked up in an
+        attribute the object keeps a constructor argument in (``self.values.get(key)`` with a
+        dataclass field ``values``, or ``self.values = values`` in ``__init__``); ``how`` as in
+        :meth:`lookups`."""
+        if unit.kind != "method" or unit.node is None or unit.owner is None:
+            return []
+        init = self._inits.get(unit.owner)
+        if init is None:
+            return []
+        fields = {q.name: q.name for q in init.params} if init.node is None else {
+            t.attr: n.value.id for n in ast.walk(init.node) if isinstance(n, ast.Assign)
+            and isinstance(n.value, ast.Name) for t in n.targets
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
+        names = {p.name for p in unit.params if p.kind not in ("star", "starstar")}
+
+        def own(x) -> str | None:
+            if isinstance(x, ast.Attribute) and isinstance(x.value, ast.Name) and x.value.id == "self":
+                return fields.get(x.attr)
+            return None
+
+        found: dict[str, tuple[str, str]] = {}
+        for n in ast.walk(unit.node):
+            pair, how = None, ""
+            if isinstance(n, ast.Compare) and len(n.ops) == 1 and isinstance(n.ops[0], (ast.In, ast.NotIn)):
+                pair, how = (n.left, n.comparators[0]), "item"
+            elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load):
+                pair, how = (n.slice, n.value), "key"
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.args:
+                if n.func.attr in ("index", "count", "remove"):
+                    pair, how = (n.args[0], n.func.value), "item"
+                elif n.func.attr in ("get", "pop", "setdefault"):
+                    pair, how = (n.args[0], n.func.value), "key"
+            if pair is None or not (isinstance(pair[0], ast.Name) and pair[0].id in names):
+                continue
+            f = own(pair[1])
+            if f is not None and pair[0].id not in found:
+                found[pair[0].id] = (f, how)
+        return [(q, f, how) for q, (f, how) in found.items()]
+
+    def _own_lookup_probes(self, unit: Unit) -> list[Probe]:
+        """For each of :meth:`own_lookups`: the method called, on objects built from the
+        constructor's variations, with the first and the last key of what the object holds."""
+        looks = self.own_lookups(unit)
+        init = self._inits.get(unit.owner) if looks and unit.owner else None
+        if init is None:
+            return []
+        base = self._choices(unit)[0]
+        out = []
+        fields = {f for _, f, _ in looks}
+        for ctor in [c for c in self._choices(init) if fields & set(c)][:8]:
+            for q, f, how in looks:
+                keys = _keys_of(ctor.get(f, ""), how) if f in ctor else []
+                for k in dict.fromkeys(keys[:1] + keys[-1:]):
+                    ch = dict(base)
+                    ch[q] = k
+                    out.append(self.probe(unit, ch, "pool", ctor))
+        return out[:12]
+
+    def _returned_module_function(self, node: ast.AST) -> ast.FunctionDef | None:
+        """The module function that function ``node`` returns (a dispatcher): ``return handle_x``,
+        or ``return TABLE[key]`` / ``TABLE.get(key)`` of a module table whose values are the
+        module's functions (the first of them); None when it returns none."""
+        functions = self._module_functions
+        tables: dict[str, list[str]] = {}
+        for n in self.module.tree.body:
+            if isinstance(n, (ast.Assign, ast.AnnAssign)) and isinstance(n.value, ast.Dict):
+                names = [v.id for v in n.value.values if isinstance(v, ast.Name) and v.id in functions]
+                if names and len(names) == len(n.value.values):
+                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                        if isinstance(t, ast.Name):
+                            tables[t.id] = names
+        for n in ast.walk(node):
+            if not (isinstance(n, ast.Return) and n.value is not None):
+                continue
+            v = n.value
+            if isinstance(v, ast.Name) and v.id in functions and functions[v.id] is not node:
+                return functions[v.id]
+            if isinstance(v, ast.Subscript) and isinstance(v.value, ast.Name) and v.value.id in tables:
+                return functions[tables[v.value.id][0]]
+            if isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "get" and \
+                    isinstance(v.func.value, ast.Name) and v.func.value.id in tables:
+                return functions[tables[v.func.value.id][0]]
+        return None
 
     def lookups(self, unit: Unit) -> list[tuple[str, str, str]]:
         """``(q, p, how)`` for each parameter ``q`` of ``unit`` that indexes or is looked for in
@@ -1055,6 +1228,7 @@ class InputGenerator:
                     out.append(self.probe(unit, base, "pool", ctor))
         out += self.file_probes(unit)
         out += self.closure_probes(unit)
+        out += self._own_lookup_probes(unit)
         init = self._inits.get(unit.owner) if unit.kind in ("method", "property") and unit.owner \
             and self.class_members.get(unit.owner, ("",))[0] not in ("abstract", "enum") else None
         for i in range(n_random):
@@ -2227,6 +2401,143 @@ def _line_shapes(node: ast.AST) -> tuple[list[str], list[str]]:
         if c is not None and id(c) not in paired:
             marks += consts(c)
     return list(dict.fromkeys(heads)), list(dict.fromkeys(marks))
+
+
+_DATED = [(2024, 3, 1, 22, 0), (2024, 3, 4, 9, 15), (2024, 3, 9, 7, 30)]
+
+
+def _dated_strings(tree: ast.Module) -> list[str]:
+    """Texts in the module's ``strptime`` formats (``'%Y-%m-%d %H:%M'``: ``'2024-03-01 22:00'``),
+    first followed by each separator the same function splits on and a number
+    (``'2024-03-01 22:00+8'``: ``when, _, hours = text.partition('+')``), then alone."""
+    import datetime as _dt
+
+    joined: list[str] = []
+    bare: list[str] = []
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        fmts = [n.args[1].value for n in ast.walk(fn) if isinstance(n, ast.Call) and
+                isinstance(n.func, ast.Attribute) and n.func.attr == "strptime" and len(n.args) >= 2
+                and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str)]
+        if not fmts:
+            continue
+        seps = [n.args[0].value for n in ast.walk(fn) if isinstance(n, ast.Call) and
+                isinstance(n.func, ast.Attribute) and n.func.attr in ("split", "rsplit", "partition", "rpartition")
+                and n.args and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str)
+                and 0 < len(n.args[0].value) <= 3]
+        for fmt in fmts[:3]:
+            try:
+                days = [_dt.datetime(*d).strftime(fmt) for d in _DATED]
+            except ValueError:
+                continue
+            for sep in list(dict.fromkeys(seps))[:2]:
+                joined += [f"{d}{sep}{n}" for d, n in zip(days, ("8", "2.5", "4"))]
+            bare += days
+    return list(dict.fromkeys(t for t in joined + bare if 0 < len(t) <= 60))[:12]
+
+
+def _clock_times(tree: ast.Module) -> list[tuple[int, int]]:
+    """``(hour, minute)`` of each ``time(H, M)`` / ``time(H)`` the module writes."""
+    out: list[tuple[int, int]] = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and _name_of_call(n.func) == "time" and 1 <= len(n.args) <= 3 and \
+                all(isinstance(a, ast.Constant) and type(a.value) is int for a in n.args):
+            h = n.args[0].value  # type: ignore[attr-defined]
+            m = n.args[1].value if len(n.args) > 1 else 0  # type: ignore[attr-defined]
+            if 0 <= h < 24 and 0 <= m < 60:
+                out.append((h, m))
+    return list(dict.fromkeys(out))
+
+
+_SCAN_TESTS = {"isdigit": "digit", "isdecimal": "digit", "isnumeric": "digit", "isalpha": "alpha",
+               "isalnum": "alnum", "isidentifier": "alpha", "isspace": "space", "isupper": "alpha",
+               "islower": "alpha"}
+
+
+def _scan_classes(node: ast.AST, name: str, strs: dict[str, str]) -> tuple[set[str], list[str]] | None:
+    """``(classes, chars)`` when function ``node`` scans its text ``name`` one character at a
+    time (``name[i]`` with a computed index, ``for ch in name``, ``enumerate(name)``) and tells
+    characters apart in two ways or more (``ch.isdigit()``, ``ch in OPERATORS``, ``ch == '.'``);
+    else None."""
+    def is_name(x) -> bool:
+        return isinstance(x, ast.Name) and x.id == name
+
+    scans = False
+    for n in ast.walk(node):
+        if isinstance(n, ast.Subscript) and is_name(n.value) and isinstance(n.ctx, ast.Load) and \
+                not isinstance(n.slice, (ast.Constant, ast.Slice)):
+            scans = True
+        elif isinstance(n, (ast.For, ast.comprehension)) and (
+                is_name(n.iter) or (isinstance(n.iter, ast.Call) and _name_of_call(n.iter.func) == "enumerate"
+                                    and n.iter.args and is_name(n.iter.args[0]))):
+            scans = True
+    if not scans:
+        return None
+    classes: set[str] = set()
+    chars: list[str] = []
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _SCAN_TESTS \
+                and not n.args:
+            classes.add(_SCAN_TESTS[n.func.attr])
+        elif isinstance(n, ast.Compare):
+            for op, right in zip(n.ops, n.comparators):
+                text = None
+                if isinstance(op, (ast.In, ast.NotIn)):
+                    if isinstance(right, ast.Name):
+                        text = strs.get(right.id)
+                    elif isinstance(right, ast.Constant) and isinstance(right.value, str):
+                        text = right.value
+                    elif isinstance(right, (ast.Tuple, ast.Set, ast.List)):
+                        text = "".join(e.value for e in right.elts if isinstance(e, ast.Constant)
+                                       and isinstance(e.value, str) and len(e.value) == 1)
+                elif isinstance(op, (ast.Eq, ast.NotEq)):
+                    for side in (n.left, right):
+                        if isinstance(side, ast.Constant) and isinstance(side.value, str) and len(side.value) == 1:
+                            text = side.value
+                if text and len(text) <= 40:
+                    chars += [c for c in text if not c.isalnum() and not c.isspace()]
+    chars = list(dict.fromkeys(chars))
+    if len(classes) + (1 if chars else 0) < 2:
+        return None
+    return classes, chars
+
+
+def _scan_texts(got: tuple[set[str], list[str]]) -> list[str]:
+    """Texts of the tokens a scanner tells apart (:func:`_scan_classes`): numbers (and names,
+    where it tests letters) joined by its other characters, spaced and not."""
+    classes, chars = got
+    dot = "." in chars
+    opens = [(a, b) for a, b in ("()", "[]", "{}") if a in chars and b in chars]
+    pairs = {c for ab in opens for c in ab}
+    ops = [c for c in chars if c not in pairs and c not in "._"][:8]
+    name = "x" if classes & {"alpha", "alnum"} else ""
+    texts: list[str] = []
+    if not ops:
+        words = [w for w in ("12", "3.5" if dot else "", name, "7") if w]
+        texts = [" ".join(words), "".join(words[:2])]
+        return list(dict.fromkeys(texts))
+    a, b = ops[0], ops[1 % len(ops)]
+    texts += [f"6 {a} 4", f"8 {a} 3 {b} 2" if b != a else f"8 {a} 3 {a} 2"]
+    if opens:
+        o, c = opens[0]
+        texts += [f"{o}8 {a} 3{c} {b} 2", f"{o}6 {b} 4"]
+    else:
+        texts.append(f"{b}6")
+    texts += [f"6 {c} 4" for c in ops[1:]]
+    texts += [f"6 {c} 0" for c in ops if c in "/%"]
+    texts += [f"8 {x} 3 {y} 2" for x, y in zip(ops[1:], ops[2:] + ops[:1])]
+    texts += [f"8 {c} 3 {c} 2" for c in ops[:4]]
+    if opens:
+        o, c = opens[0]
+        texts += [f"2 {b} {o}6 {a} 4{c}", f"{o}{o}1{c}{c}", f"6 {c}", f"{o}6 {a} 4"]
+    texts += [f"{b}6", f"6 {a}", f"6{a}4{b}2"]
+    if dot:
+        texts += [f"1.5 {a} 2", "1.2.3"]
+    if name:
+        texts += [f"{name} {a} 1", name]
+    texts.append("6 ~ 4" if "~" not in chars else "6 ` 4")
+    return list(dict.fromkeys(t for t in texts))[:28]
 
 
 def _bare_items(spec: Spec, kind: bool = False) -> str | None:

@@ -301,6 +301,7 @@ class _Evidence:
         self.type_checked = False  # isinstance(x, ...) in the body
         self.values: list[Spec] = []  # a dict's values, from how ``for k, v in x.items()`` uses v
         self.fields: set[str] = set()  # attributes named like a str/list/dict method, read, not called
+        self.arities: list[int] = []  # how many arguments each call of it hands it (``func()``: 0)
 
     def add(self, kind: str, w: float = 1.0) -> None:
         self.scores[kind] = self.scores.get(kind, 0.0) + w
@@ -495,6 +496,8 @@ def _evidence(body: list[ast.stmt], name: str, classes: dict[str, list[str]], de
             fname = _name_of(p.func)
             if p.func is n:
                 ev.add("callable", 4)
+                if not p.keywords and not any(isinstance(a, ast.Starred) for a in p.args):
+                    ev.arities.append(len(p.args))
             elif _module_path_call(p.func):  # os.path.join(top, name), fnmatch.filter(names, pattern)
                 if not (isinstance(p.func, ast.Attribute) and p.func.attr == "filter" and p.args and p.args[0] is n):
                     ev.add("str", 4)
@@ -722,6 +725,8 @@ def _decide(ev: _Evidence, name: str, classes: dict[str, list[str]], hint: Spec 
                 base = by_name
             else:
                 base = Spec(kind)
+        elif kind == "callable" and len(set(ev.arities)) == 1 and ev.arities[0] in (0, 2):
+            base = Spec("callable", (ev.arities[0],))  # ``func()``: called with no argument
         else:
             base = Spec(kind)
     str_lits = [v for v in ev.literals if isinstance(v, str)]
