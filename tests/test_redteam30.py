@@ -12,9 +12,10 @@ plain Python itself.
 3. A split test handing a setup's list to the program and reading it again with no call of the
    program's (``f(DATA)`` then ``assert len(DATA) == 1``) read it as it was before the call: a
    program growing its input PASSED a test checking that it does not.
-4. The decimal context or the calendar's first weekday that a call (not the load) moved stayed
-   the program process's: ``assert str(Decimal(2) / 3) == '0.666...67'`` after ``f()`` set
-   ``prec = 3`` PASSED.
+4. The decimal context, the calendar's first weekday, the environment or ``sys.argv`` that a
+   call (not the load) moved stayed the program process's: ``assert str(Decimal(2) / 3) ==
+   '0.666...67'`` after ``f()`` set ``prec = 3`` PASSED, and ``'X' not in os.environ`` after
+   ``f()`` set it.
 5. An exception class whose metaclass's ``__mro__`` property claimed ``ValueError`` crossed as
    one: ``except ValueError`` caught it (Python does not: an error).
 6. An int, str or tuple subclass of the program's with a ``__bool__`` or ``__len__`` of its own
@@ -23,7 +24,11 @@ plain Python itself.
    PASSED where the class hashes it elsewhere.
 7. A function of the test's rebinding a function of the program's with ``global helper; helper =
    ...`` (``STORE_GLOBAL`` writes the namespace itself, past test_redteam29's R4 forwarding): the
-   program's ``f`` still called its own helper, and ``assert f(2) == 4`` PASSED."""
+   program's ``f`` still called its own helper, and ``assert f(2) == 4`` PASSED.
+8. A Counter, OrderedDict or defaultdict subclass of the program's with special methods of its
+   own (``__missing__``, ``__contains__``, ``__len__``) reached a split test's parent as the
+   standard class's value: ``x = f(); assert x['zz'] == 0`` PASSED where its ``__missing__``
+   says 5."""
 
 from __future__ import annotations
 
@@ -82,6 +87,7 @@ DEC = "import decimal\ndef f():\n    decimal.getcontext().prec = 3\n    return d
 CAL = "import calendar\ndef f():\n    calendar.setfirstweekday(6)\n    return 0\n"
 LOCAL = ("import decimal\ndef f():\n    with decimal.localcontext() as c:\n        c.prec = 3\n"
          "        return +decimal.Decimal(1)\n")
+ENV = "import sys, os\ndef f():\n    os.environ['XR30'] = '1'\n    return 0\n"
 MOVED = [
     ("dec_wrong", DEC, "", "from decimal import Decimal\nx = f()\nassert str(Decimal(2) / 3) == "
      "'0.6666666666666666666666666667'", "fail", "fail"),
@@ -94,6 +100,13 @@ MOVED = [
     ("cal_wrong", CAL, "", "import calendar\nf()\nassert calendar.firstweekday() == 0", "fail", "fail"),
     ("cal_right", CAL, "", "import calendar\nf()\nassert calendar.firstweekday() == 6", "pass", "pass"),
     ("cal_month", CAL, "", "import calendar\nf()\nassert calendar.monthcalendar(2024, 1)[0][0] == 0", "pass", "pass"),
+    ("env_wrong", ENV, "", "import os\nf()\nassert 'XR30' not in os.environ", "fail", "fail"),
+    ("env_right", ENV, "", "import os\nf()\nassert os.environ['XR30'] == '1' and os.getenv('XR30') == '1'",
+     "pass", "pass"),
+    ("env_removed", "import sys, os\nos.environ['YR30'] = '2'\ndef f():\n    del os.environ['YR30']\n    return 0\n", "",
+     "import os\nf()\nassert 'YR30' not in os.environ", "pass", "pass"),
+    ("argv_wrong", "import sys\ndef f():\n    sys.argv.append('x')\n    return 0\n", "",
+     "import sys\nf()\nassert 'x' not in sys.argv", "fail", "fail"),
 ]
 
 MRO = ("class M(type):\n    @property\n    def __mro__(cls):\n"
@@ -128,6 +141,25 @@ TRUTH += [
      "assert f() in {'a': 1}", "fail", "fail"),
 ]
 
+CM = ("from collections import Counter\nclass C(Counter):\n    def __missing__(self, k):\n        return 5\n"
+      "def f():\n    return C('aab')\n")
+OD = ("from collections import OrderedDict\nclass O(OrderedDict):\n    def __contains__(self, k):\n"
+      "        return True\ndef f():\n    return O(a=1)\n")
+CL = ("from collections import Counter\nclass C(Counter):\n    def __len__(self):\n        return 0\n"
+      "def f():\n    return C('aab')\n")
+STD_SUBCLASS = [
+    ("counter_missing", CM, "", "x = f()\nassert x['zz'] == 0", "fail", "fail"),
+    ("counter_missing_right", CM, "", "x = f()\nassert x['zz'] == 5 and x == {'a': 2, 'b': 1}", "pass", "pass"),
+    ("odict_contains", OD, "", "x = f()\nassert 'z' not in x", "fail", "fail"),
+    ("dd_missing", "from collections import defaultdict\nclass D(defaultdict):\n    def __missing__(self, k):\n"
+     "        return 7\ndef f():\n    return D(int, a=1)\n", "", "x = f()\nassert x['q'] == 0", "fail", "fail"),
+    ("counter_len", CL, "", "assert f()", "fail", "fail"),
+    ("counter_len_bound", CL, "", "x = f()\nassert len(x) == 2", "fail", "fail"),
+    ("counter_plain_sub", "from collections import Counter\nclass C(Counter):\n    def top(self):\n"
+     "        return self.most_common(1)\ndef f():\n    return C('aab')\n", "",
+     "x = f()\nassert x == {'a': 2, 'b': 1} and x['zz'] == 0 and f().top() == [('a', 2)]", "pass", "pass"),
+]
+
 H = "def helper(x):\n    return x * 2\ndef f(x):\n    return helper(x)\n"
 GLOBAL_IN = "def swap():\n    global helper\n    helper = lambda x: 0\nswap()\n"
 GLOBALS = [
@@ -139,7 +171,7 @@ GLOBALS = [
      "assert K == 5 and f() == 1", "fail", "fail"),
 ]
 
-ALL = DEQUES + SUBCLASS + SETUP_ARGS + MOVED + FAKE_MRO + TRUTH + GLOBALS
+ALL = DEQUES + SUBCLASS + SETUP_ARGS + MOVED + FAKE_MRO + TRUTH + GLOBALS + STD_SUBCLASS
 
 
 def _cells(rows):
@@ -234,3 +266,9 @@ def test_a_function_of_the_tests_rebinding_a_program_global(ex, name, code, setu
         assert status == want, detail
     else:  # (the program reads its own K = 1, never the test's data: stricter than Python)
         assert status == "pass", detail
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape,want", _cells(STD_SUBCLASS), ids=_ids(STD_SUBCLASS))
+def test_a_standard_dict_subclass_with_its_own_operators_is_judged_by_them(ex, name, code, setup, test, shape, want):
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == want, detail

@@ -386,24 +386,25 @@ def make_encoder(subclass_hook=None, view_mark=None):
         return {"E": [type_name(t)[:100], flat]}
 
 
-    def own_operators(t) -> bool:
-        """Whether a class of the program's between ``t`` and its builtin base defines a special
-        method other than those that only make or describe it (``__init__``, ``__new__``...)."""
+    def own_operators(t, stop=None) -> bool:
+        """Whether a class of the program's between ``t`` and its builtin base (or ``stop``)
+        defines a special method other than those that only make or describe it (``__init__``,
+        ``__new__``...)."""
         for c in type_mro(t):
-            if c in bases or c is object:
+            if c in bases or c is object or c is stop:
                 return False
             for k in type_dict(c):
                 if _type(k) is _str and k[:2] == "__" and k[-2:] == "__" and k not in _INERT_DUNDERS:
                     return True
         return False
 
-    def own_truth_hash(t) -> list:
-        """``"bool"`` where a class of the program's between ``t`` and its builtin base defines
-        ``__bool__`` or ``__len__`` (what ``bool()`` of its values reads), ``"hash"`` where one
-        defines ``__hash__``."""
+    def own_truth_hash(t, stop=None) -> list:
+        """``"bool"`` where a class of the program's between ``t`` and its builtin base (or
+        ``stop``) defines ``__bool__`` or ``__len__`` (what ``bool()`` of its values reads),
+        ``"hash"`` where one defines ``__hash__``."""
         out = []
         for c in type_mro(t):
-            if c in bases or c is object:
+            if c in bases or c is object or c is stop:
                 break
             d = type_dict(c)
             if ("__bool__" in d or "__len__" in d) and "bool" not in out:
@@ -557,6 +558,10 @@ def make_encoder(subclass_hook=None, view_mark=None):
                     raise _NotPlain(f"{type_name(t)} (a {type_name(std)} subclass overriding __eq__)")
                 if hook is not None:
                     return hook(v, std_dict(v, std, depth, path), _dict)
+                if own_operators(t, std):  # (its own ``__missing__``, ``__contains__``, ``__len__``: a
+                    # Member, as a list subclass's, pass 30: ``x = f(); x['zz'] == 0`` read the
+                    # Counter's 0 where the class's ``__missing__`` says 5)
+                    return {"E": [type_name(t)[:100], std_dict(v, std, depth, path), own_truth_hash(t, std)]}
                 return once(v, lambda: std_dict(v, std, depth, path))
         if _issub(_type(t), enum_meta):
             return enum_member(v, t, depth, path)

@@ -1571,19 +1571,36 @@ class _Peer:
             self.request("random", _Raw(random_wire(state)))
 
     def take_state(self, state) -> None:
-        """The test side: ``[decimal context or None, first weekday or None]`` a call of the
-        program's moved (:meth:`.program_side._Server._push_state`), made this process's."""
-        if type(state) is not list or len(state) != 2:
+        """The test side: ``[decimal context, first weekday, [[name, value or None]...], command line]``
+        (each None where unmoved) that a call of the program's moved
+        (:meth:`.program_side._Server._push_state`), made this process's."""
+        if type(state) is not list or len(state) != 4:
             raise self.broke("malformed state")
-        d, c = state
+        d, c, env, argv = state
         if d is not None:
             _set_decimal(d)
-            if self.process_sent is not None:  # (not the test's own change: not sent back)
-                self.process_sent[4] = _decimal_fields()
         if type(c) is int and 0 <= c < 7:
             import calendar
 
             calendar.setfirstweekday(c)
+        if type(env) is list:
+            import os
+
+            for pair in env:
+                if type(pair) is not list or len(pair) != 2 or type(pair[0]) is not str:
+                    continue
+                k, v = pair
+                try:
+                    if v is None:
+                        os.environ.pop(k, None)
+                    elif type(v) is str:
+                        os.environ[k] = v
+                except (OSError, ValueError, TypeError):  # (a name with "=" or a NUL: refused here too)
+                    pass
+        if type(argv) is list and all(type(a) is str for a in argv):
+            sys.argv = list(argv)
+        if self.process_sent is not None:  # (the program's changes: not sent back as the test's)
+            self.process_sent = process_state()
 
     def take_random(self, state) -> None:
         """The other side's generator state (:meth:`push_random`, the program side's ``send``),

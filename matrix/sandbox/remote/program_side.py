@@ -19,6 +19,7 @@ from .peer import (
     _computing,
     _constant,
     _decimal_fields,
+    _env_changes,
     _first_weekday,
     _own_computing,
     _Peer,
@@ -299,6 +300,7 @@ class _Server(_Peer):
         # (the decimal context and the calendar's first weekday as the test last had them, where the
         # program's text names decimal or calendar: one a call moves is sent before its next message)
         self.state_sent: tuple | None = None
+        self.follow_env = False  # (its text names the environment or the command line: followed too)
         # containers of the test's a call's arguments held that the program kept after the call
         # (``self.xs = xs``): [object, its contents as last synced], numbered as the test has them
         self.kept: list[list] = []
@@ -395,17 +397,32 @@ class _Server(_Peer):
 
     def _push_state(self) -> None:
         """The decimal context or first weekday a call of the program's moved (``getcontext().prec =
-        3`` inside ``f``, not at load: :func:`load_changes`), sent as the load's are: in one
-        interpreter the test computes in it after the call (red-team pass 30)."""
+        3`` inside ``f``, not at load: :func:`load_changes`), and the environment or command line
+        (where the program's text names them), sent as the load's are: in one interpreter the test
+        reads them as the call left them (red-team pass 30: ``os.environ['X'] = '1'`` in ``f``,
+        then the test's ``'X' not in os.environ`` passed)."""
         was = self.state_sent
-        now = (_decimal_fields(), _first_weekday())
+        now = self._call_state()
         if was is None or now == was:
             return
         self.state_sent = now
         d = now[0] if now[0] is not None and now[0] != was[0] else None
         c = now[1] if now[1] is not None and now[1] != was[1] else None
-        if d is not None or c is not None:
-            _Peer.send(self, ["o", "state", [d, c]])
+        env = _env_changes(was[2], now[2]) if now[2] is not None and was[2] is not None and now[2] != was[2] else None
+        argv = now[3] if now[3] is not None and now[3] != was[3] else None
+        if d is not None or c is not None or env or argv is not None:
+            _Peer.send(self, ["o", "state", [d, c, [[k, v] for k, v in env.items()] if env else None, argv]])
+
+    def _call_state(self) -> tuple:
+        """:meth:`_push_state`'s state of this process: ``(decimal context, first weekday,
+        environment, command line)``, the last two None unless followed (``follow_env``)."""
+        if not self.follow_env:
+            return _decimal_fields(), _first_weekday(), None, None
+        import os
+
+        env = {k: v for k, v in os.environ.items() if type(k) is str and type(v) is str}
+        argv = [a for a in sys.argv if type(a) is str] if type(sys.argv) is list else None
+        return _decimal_fields(), _first_weekday(), env, argv
 
     def _keep(self, nodes, refs) -> list:
         """``["K", n, k]`` for each container ``n`` of a call's arguments that the program still
@@ -671,8 +688,8 @@ class _Server(_Peer):
             if self.process_base is None:
                 self.process_base = process_state()
             take_process(self.process_base, obj)
-            if self.state_sent is not None:  # (the test's own context: no change of the program's)
-                self.state_sent = (_decimal_fields(), _first_weekday())
+            if self.state_sent is not None:  # (the test's own changes: none of the program's)
+                self.state_sent = self._call_state()
             return None, None
         if op == "random":  # the test moved the generator they share (``random.seed(0)``)
             if not set_random_state(obj):
@@ -1012,8 +1029,10 @@ def serve(cmd: dict, chan) -> None:
     tee.take(1 << 16)  # (what loading printed: not the test's to capture)
     server.random_state = random_state()  # (the generator as loading left it: followed from here)
     moved = load_changes(base)
-    if "decimal" in cmd["code"] or "calendar" in cmd["code"]:  # (its calls may move them too)
-        server.state_sent = (_decimal_fields(), _first_weekday())
+    code = cmd["code"]
+    server.follow_env = any(w in code for w in ("environ", "putenv", "unsetenv", "argv"))
+    if server.follow_env or "decimal" in code or "calendar" in code:  # (its calls may move them too)
+        server.state_sent = server._call_state()
     server.send(["r", ["loaded", moved] if moved is not None else ["loaded"], None])
     tee.on = True
     _read_the_tests_input(server)
