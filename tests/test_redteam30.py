@@ -103,8 +103,8 @@ MOVED = [
     ("env_wrong", ENV, "", "import os\nf()\nassert 'XR30' not in os.environ", "fail", "fail"),
     ("env_right", ENV, "", "import os\nf()\nassert os.environ['XR30'] == '1' and os.getenv('XR30') == '1'",
      "pass", "pass"),
-    ("env_removed", "import sys, os\nos.environ['YR30'] = '2'\ndef f():\n    del os.environ['YR30']\n    return 0\n", "",
-     "import os\nf()\nassert 'YR30' not in os.environ", "pass", "pass"),
+    ("env_removed", "import sys, os\nos.environ['YR30'] = '2'\ndef f():\n    del os.environ['YR30']\n"
+     "    return 0\n", "", "import os\nf()\nassert 'YR30' not in os.environ", "pass", "pass"),
     ("argv_wrong", "import sys\ndef f():\n    sys.argv.append('x')\n    return 0\n", "",
      "import sys\nf()\nassert 'x' not in sys.argv", "fail", "fail"),
 ]
