@@ -137,6 +137,9 @@ TRUTH += [
     ("int_hash_key", IH, "", "assert {1: 'x'}[f()] == 'x'", "error", "error"),
     ("int_hash_set", IH, "", "assert {f()} == {1}", "fail", "fail"),
     ("int_hash_right", IH, "", "assert f() == 1 and hash(f()) == 99 and f() not in {1}", "pass", "pass"),
+    ("set_of_own_hash", IH + "def g():\n    return {I(1)}\n", "", "assert g() != {1} and len(g()) == 1",
+     "pass", "pass"),
+    ("key_own_hash", IH + "def g():\n    return {I(1): 'a'}\n", "", "assert g() != {1: 'a'}", "pass", "pass"),
     ("str_hash_in", "class S(str):\n    def __hash__(self):\n        return 99\ndef f():\n    return S('a')\n", "",
      "assert f() in {'a': 1}", "fail", "fail"),
 ]

@@ -308,6 +308,7 @@ def make_encoder(subclass_hook=None, view_mark=None):
     repeats: set = set()
     shared: set | None = None
     numbered: dict = {}
+    own_hash = [False]  # (a Member whose class hashes by its own code was written: :func:`container`)
     # containers one message holds in more than one of the values encoded into it (a call's reply
     # value and the new contents of the arguments it changed: :func:`share_across`), id -> wire
     # number; ``across_sent``: those sent so far as ``{"S": ...}`` (``sent_now``: by this walk)
@@ -347,12 +348,15 @@ def make_encoder(subclass_hook=None, view_mark=None):
             out = [enc(x, d, path) for x in v]
         elif t is _tuple:
             out = {"t": [enc(x, d, path) for x in v]}
-        elif t is _dict:
-            out = {"d": [[enc(k, d, path), enc(x, d, path)] for k, x in v.items()]}
-        elif t is _set:
-            out = {"s": [enc(x, d, path) for x in v]}
-        elif t is _fset:
-            out = {"f": [enc(x, d, path) for x in v]}
+        elif t is _dict or t is _set or t is _fset:
+            was, own_hash[0] = own_hash[0], False
+            if t is _dict:
+                out = {"d": [[enc(k, d, path), enc(x, d, path)] for k, x in v.items()]}
+            else:
+                out = {"s" if t is _set else "f": [enc(x, d, path) for x in v]}
+            if own_hash[0]:  # (a Member hashing by its class's code: no set or dict of the parent's holds it)
+                raise _NotPlain(f"a {type_name(t)} of objects hashing by their own code")
+            own_hash[0] = was
         else:  # (a bounded deque keeps its bound: ``append`` past it drops the first item; pass 30)
             out = [enc(x, d, path) for x in v]
             n = dq_maxlen(v)
@@ -561,7 +565,10 @@ def make_encoder(subclass_hook=None, view_mark=None):
                 if own_operators(t, std):  # (its own ``__missing__``, ``__contains__``, ``__len__``: a
                     # Member, as a list subclass's, pass 30: ``x = f(); x['zz'] == 0`` read the
                     # Counter's 0 where the class's ``__missing__`` says 5)
-                    return {"E": [type_name(t)[:100], std_dict(v, std, depth, path), own_truth_hash(t, std)]}
+                    unknown = own_truth_hash(t, std)
+                    if "hash" in unknown:
+                        own_hash[0] = True
+                    return {"E": [type_name(t)[:100], std_dict(v, std, depth, path), unknown]}
                 return once(v, lambda: std_dict(v, std, depth, path))
         if _issub(_type(t), enum_meta):
             return enum_member(v, t, depth, path)
@@ -597,6 +604,8 @@ def make_encoder(subclass_hook=None, view_mark=None):
                 # (and its hash, where it has a ``__hash__`` of its own: ``f() in {1}``)
                 flat = enc(b, depth + 1, path)
                 unknown = own_truth_hash(t)
+                if "hash" in unknown:
+                    own_hash[0] = True
                 if unknown:
                     return {"E": [type_name(t)[:100], flat, unknown]}
                 return {"E": [type_name(t)[:100], flat]}
@@ -616,6 +625,7 @@ def make_encoder(subclass_hook=None, view_mark=None):
         if t is _int:
             return enc_int(v)
         marks = marked
+        own_hash[0] = False
         try:
             seen = {}
             out = enc(v, 0, set())

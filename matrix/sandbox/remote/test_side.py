@@ -103,7 +103,8 @@ def run_test(cmd: dict, chan) -> None:
         names, modules = _program_names(free_names(src), own, src)
         names = [n for n in names if (n not in setup_own or n in own) and n not in live]  # (the setup's: its own)
         bound = _top_bound(src)
-        in_functions = [n for n in _function_globals(src) if n not in bound][:max(0, MAX_SHARED - len(bound))]
+        in_functions = [n for n in (_function_globals(src) if "global" in src else ()) if n not in bound]
+        in_functions = in_functions[:max(0, MAX_SHARED - len(bound))]
         bound += in_functions
         answers = peer.request("resolve", names, bound)
         shared: dict = {}
