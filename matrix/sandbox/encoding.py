@@ -44,10 +44,16 @@ import json
 import math
 import time
 
-__all__ = ["NonPlain", "Member", "TooCostly", "TooShared", "make_encoder", "decode", "BIG_INT"]
+__all__ = ["NonPlain", "Member", "ProgramAnswers", "TooCostly", "TooShared", "make_encoder", "decode", "BIG_INT"]
 
 BIG_INT = 1 << 14000  # ints at least this large travel as hex
 MAX_DEPTH = 400
+
+
+class ProgramAnswers(TypeError):
+    """What a :class:`NonPlain` or :class:`Member` raises for an operation that only the
+    program's own code can answer (its truth, its hash, ``==`` with another program object):
+    where it is raised, the test can run where that code runs (a generic test)."""
 
 
 class NonPlain:
@@ -72,7 +78,7 @@ class NonPlain:
 
     def __eq__(self, other):
         if isinstance(other, NonPlain):
-            raise TypeError(f"two program objects ({self.type_name}, {other.type_name}): only the "
+            raise ProgramAnswers(f"two program objects ({self.type_name}, {other.type_name}): only the "
                             "program's own == can compare them")
         return False
 
@@ -80,11 +86,11 @@ class NonPlain:
         return not self.__eq__(other)
 
     def __hash__(self):
-        raise TypeError(f"a program's {self.type_name} hashes by the program's own code")
+        raise ProgramAnswers(f"a program's {self.type_name} hashes by the program's own code")
 
     def __bool__(self):
         if self.truth is None:
-            raise TypeError(f"the program returned a {self.type_name}, not plain data")
+            raise ProgramAnswers(f"the program returned a {self.type_name}, not plain data")
         return self.truth
 
     def __repr__(self):
@@ -114,7 +120,7 @@ class Member(NonPlain):
         if isinstance(other, Member):
             return self.value == other.value
         if isinstance(other, NonPlain):
-            raise TypeError(f"two program objects ({self.type_name}, {other.type_name}): only the "
+            raise ProgramAnswers(f"two program objects ({self.type_name}, {other.type_name}): only the "
                             "program's own == can compare them")
         return self.value == other
 
@@ -123,7 +129,7 @@ class Member(NonPlain):
 
     def __hash__(self):
         if self.own_hash:
-            raise TypeError(f"a program's {self.type_name} hashes by the program's own code")
+            raise ProgramAnswers(f"a program's {self.type_name} hashes by the program's own code")
         return hash(self.value)
 
     def __repr__(self):
