@@ -1205,7 +1205,7 @@ class _Splitter:
         return plain.Hole(len(self.holes) - 1)
 
     def _order(self, node: ast.expr) -> None:
-        """Notes the names ``node`` hands to a call; a hole that calls nothing but builtins and
+        """Notes the names ``node`` hands to a call (or calls a method of); a hole that calls nothing but builtins and
         reads such a name again runs generic. The sandbox computes a hole that reads only what
         the task's setup bound before any call (red-team pass 20: the program cannot change an
         expected value): ``f(DATA)`` then ``assert len(DATA) == 1`` read the setup's list as it
@@ -1220,6 +1220,8 @@ class _Splitter:
         for c in calls:
             for a in (*c.args, *(k.value for k in c.keywords)):
                 self.passed.update(n.id for n, _ in _walk(a) if type(n) is ast.Name)
+            if type(c.func) is not ast.Name:  # (a method's object: ``DATA.append(5)`` changes DATA)
+                self.passed.update(n.id for n, _ in _walk(c.func) if type(n) is ast.Name)
 
     def const(self, node: ast.AST) -> plain.Const:
         names: set[str] = set()

@@ -79,6 +79,10 @@ SETUP_ARGS = [
     ("grown_item", GROW, "DATA = [1]", "assert f(DATA) == 0 and DATA[-1] == 1", "fail", "fail"),
     ("sorted_again", "def f(d):\n    d.sort()\n    return 0\n", "DATA = [3, 1]",
      "assert f(DATA) == 0\nassert sorted(DATA) == DATA", "pass", "pass"),
+    ("method_grown", "def f(d):\n    return 0\n", "DATA = [1]", "DATA.append(5)\nassert len(DATA) == 1",
+     "fail", "fail"),
+    ("method_grown_right", "def f(d):\n    return 0\n", "DATA = [1]", "DATA.append(5)\nassert len(DATA) == 2",
+     "pass", "pass"),
     ("unchanged", "def f(d):\n    return sorted(d)\n", "DATA = [3, 1]",
      "assert f(DATA) == [1, 3]\nassert DATA == [3, 1]", "pass", "pass"),
 ]
