@@ -18,6 +18,7 @@ writes can say "the test ran". Every decoded value is bounded in size and in dec
 from __future__ import annotations
 
 import builtins
+import collections
 import json
 import signal
 from json.scanner import make_scanner
@@ -25,7 +26,7 @@ from typing import Any
 
 from matrix import plain
 from matrix.plans import EqJudge, ExprJudge, Plan
-from matrix.sandbox.encoding import TooCostly, TooShared
+from matrix.sandbox.encoding import ProgramAnswers, TooCostly, TooShared
 from matrix.sandbox.harness import EXIT_CHANNEL, EXIT_FORBIDDEN, EXIT_HARNESS
 from matrix.sandbox.records import LOAD_HANG, CellRecord, Frame, Outcome
 
@@ -344,13 +345,34 @@ def _values(data, plan: Plan, secs: float):
             return NEEDS_GENERIC  # the test runs in the sandbox, under the cell's limits
         return CellResult("timeout", shown, "the test's expression is too costly to evaluate", secs)
     except Exception as exc:
-        if (nonplain is not None or member is not None) and plan.fallback is not None:
-            return NEEDS_GENERIC  # `x in obj`, `obj[i]`...: the program's own object must answer
+        if plan.fallback is not None and (nonplain is not None or member is not None
+                                          or isinstance(exc, ProgramAnswers) or _holds_program_object(values)):
+            # `x in obj`, `obj[i]`...: the program's own object must answer (one inside a value
+            # too: `not any([I(1)])` asks its class's __bool__, `x[0] + 1` its __add__)
+            return NEEDS_GENERIC
         return CellResult("error", shown, truncate(f"{type(exc).__name__}: {plain.display(exc, 900)}"), secs)
     if ok:
         return CellResult("pass", shown, "", secs)
     msg = f"returned a {nonplain.type_name}, not plain data" if nonplain is not None and nonplain.truth is None else ""
     return CellResult("fail", shown, msg, secs)
+
+
+def _holds_program_object(values: list, budget: int = 10000) -> bool:
+    """Whether a program object (:class:`plain.NonPlain`, :class:`plain.Member`) is inside one of
+    ``values`` (lists, tuples, sets, deques, dict keys and values; at most ``budget`` items looked
+    at). Asked only where a claim raised."""
+    stack = list(values)
+    while stack and budget > 0:
+        budget -= 1
+        v = stack.pop()
+        if isinstance(v, plain.NonPlain):
+            return True
+        if isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, (list, tuple, set, frozenset, collections.deque)):
+            stack.extend(v)
+    return False
 
 
 def _shown(value: Any) -> Any:
