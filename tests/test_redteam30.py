@@ -18,7 +18,7 @@ plain Python itself.
    ``f()`` set it.
 5. An exception class whose metaclass's ``__mro__`` property claimed ``ValueError`` crossed as
    one: ``except ValueError`` caught it (Python does not: an error).
-6. An int, str or tuple subclass of the program's with a ``__bool__`` or ``__len__`` of its own
+6. An int, str or tuple subclass (or IntEnum) of the program's with a ``__bool__`` or ``__len__`` of its own
    reached a split test's parent with its value's truth: ``assert f()`` PASSED where the class
    says False; one with a ``__hash__`` of its own with its value's hash: ``assert f() in {1}``
    PASSED where the class hashes it elsewhere.
@@ -135,12 +135,16 @@ TRUTH = [
      "assert f()", "fail", "fail"),
 ]
 
+EB = ("from enum import IntEnum\nclass C(IntEnum):\n    A = 1\n    def __bool__(self):\n        return False\n"
+      "def f():\n    return C.A\n")
 IH = "class I(int):\n    def __hash__(self):\n        return 99\ndef f():\n    return I(1)\n"
 TRUTH += [
     ("int_hash_in", IH, "", "assert f() in {1}", "fail", "fail"),
     ("int_hash_key", IH, "", "assert {1: 'x'}[f()] == 'x'", "error", "error"),
     ("int_hash_set", IH, "", "assert {f()} == {1}", "fail", "fail"),
     ("int_hash_right", IH, "", "assert f() == 1 and hash(f()) == 99 and f() not in {1}", "pass", "pass"),
+    ("enum_bool", EB, "", "assert f()", "fail", "fail"),
+    ("enum_bool_right", EB, "", "assert not f() and f() == 1", "pass", "pass"),
     ("set_of_own_hash", IH + "def g():\n    return {I(1)}\n", "", "assert g() != {1} and len(g()) == 1",
      "pass", "pass"),
     ("key_own_hash", IH + "def g():\n    return {I(1): 'a'}\n", "", "assert g() != {1: 'a'}", "pass", "pass"),

@@ -382,6 +382,7 @@ def make_encoder(subclass_hook=None, view_mark=None):
         base = builtin_base(t)
         if base is None:
             raise _NotPlain(type_name(t))
+        own_truth = False
         for c in type_mro(t):
             if c is base:
                 break
@@ -389,10 +390,13 @@ def make_encoder(subclass_hook=None, view_mark=None):
                 d = type_dict(c)
                 if "__eq__" in d or "__ne__" in d or "__hash__" in d:
                     raise _NotPlain(f"{type_name(t)} (an enum overriding __eq__ or __hash__)")
+                own_truth = own_truth or "__bool__" in d or "__len__" in d
         b, _ = base_value(v, base)
         flat = enc(b, depth + 1, path)
         if hook is not None:
             return hook(v, flat, base)
+        if own_truth:  # (its class's truth, not its value's: pass 30, ``__bool__`` -> False passed ``assert f()``)
+            return {"E": [type_name(t)[:100], flat, ["bool"]]}
         return {"E": [type_name(t)[:100], flat]}
 
 
