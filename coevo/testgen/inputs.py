@@ -423,6 +423,12 @@ class InputGenerator:
                     kept = self._kept_on_object(p, unit)
                     if kept is not None and not _bare_items(kept) and _bare_items(spec) == _bare_items(kept, True):
                         spec = kept
+                if unit.kind == "init" and unit.node is None and spec == Spec("str"):
+                    # a dataclass's text field that __post_init__ checks against the module's
+                    # table (``self.tier not in TIERS``): the table's texts first
+                    checked = self._post_init_spec(p, unit)
+                    if checked is not None and checked.kind == "union" and checked.args[0].kind == "literal":
+                        spec = checked
                 if (spec == ANY or guessed_by_name(p, body, spec)) and p.kind in ("pos", "posonly", "kwonly"):
                     # no evidence of its own (or only its name's guess: getopt's shortopts, a
                     # plural, is a string two calls down): the type of the parameter it is handed to
@@ -469,6 +475,24 @@ class InputGenerator:
                 body += [Back().visit(copy.deepcopy(stmt)) for stmt in m.body]
         spec = infer_param(p, body, self.class_members, self.tables)
         return spec if spec != ANY else None
+
+    def _post_init_spec(self, p: Param, unit: Unit) -> Spec | None:
+        """The spec a dataclass field ``p`` gets from how ``__post_init__`` uses ``self.<p>``,
+        as if it had no hint; None without a ``__post_init__``."""
+        cls = next((n for n in self.module.tree.body if isinstance(n, ast.ClassDef) and n.name == unit.owner), None)
+        post = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "__post_init__"),
+                    None) if cls is not None else None
+        if post is None:
+            return None
+
+        class Back(ast.NodeTransformer):  # self.tier -> tier
+            def visit_Attribute(self, node):
+                if isinstance(node.value, ast.Name) and node.value.id == "self" and node.attr == p.name:
+                    return ast.copy_location(ast.Name(p.name, ast.Load()), node)
+                return self.generic_visit(node)
+
+        body = [Back().visit(copy.deepcopy(stmt)) for stmt in post.body]
+        return infer_param(Param(p.name, p.kind), body, self.class_members, self.tables)
 
     def _items_passed_on(self, name: str, body: list) -> Spec | None:
         """The spec the items of ``name`` get where a ``for`` loop or a comprehension over it
@@ -992,13 +1016,9 @@ class InputGenerator:
         :meth:`lookups`."""
         if unit.kind != "method" or unit.node is None or unit.owner is None:
             return []
-        init = self._inits.get(unit.owner)
-        if init is None:
+        fields = self._kept_fields(unit.owner)
+        if not fields:
             return []
-        fields = {q.name: q.name for q in init.params} if init.node is None else {
-            t.attr: n.value.id for n in ast.walk(init.node) if isinstance(n, ast.Assign)
-            and isinstance(n.value, ast.Name) for t in n.targets
-            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
         names = {p.name for p in unit.params if p.kind not in ("star", "starstar")}
 
         def own(x) -> str | None:
@@ -1024,6 +1044,42 @@ class InputGenerator:
             if f is not None and pair[0].id not in found:
                 found[pair[0].id] = (f, how)
         return [(q, f, how) for q, (f, how) in found.items()]
+
+    def _kept_fields(self, owner: str) -> dict[str, str]:
+        """``attribute -> constructor parameter`` for the arguments an object of class ``owner``
+        keeps as they are (a dataclass's fields; ``self.values = values`` in ``__init__``)."""
+        init = self._inits.get(owner)
+        if init is None:
+            return {}
+        if init.node is None:
+            return {q.name: q.name for q in init.params}
+        return {t.attr: n.value.id for n in ast.walk(init.node) if isinstance(n, ast.Assign)
+                and isinstance(n.value, ast.Name) for t in n.targets
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
+
+    def _field_ctors(self, unit: Unit, n: int = 12, most: int = 16) -> list[dict[str, str]]:
+        """Constructor choices for method ``unit``'s object: the typical one with each of the
+        first ``n`` drawn values of each constructor argument the method reads back
+        (``self.age >= 18``: ages 17, 18, 19 ...)."""
+        init = self._inits.get(unit.owner) if unit.owner else None
+        if init is None or unit.node is None:
+            return []
+        fields = self._kept_fields(unit.owner or "")
+        read = [fields[n.attr] for n in ast.walk(unit.node) if isinstance(n, ast.Attribute)
+                and isinstance(n.value, ast.Name) and n.value.id == "self" and isinstance(n.ctx, ast.Load)
+                and n.attr in fields]
+        read = list(dict.fromkeys(read))
+        if not read:
+            return []
+        base = self._choices(init)[0]
+        consts = self._consts(init)
+        per: list[list[dict[str, str]]] = []
+        for q, spec in self.specs(init):
+            if q.name in read and q.kind not in ("star", "starstar"):
+                per.append([{**base, q.name: v} for v in self._pool_for(q, spec, consts, 0, init)[:n]
+                            if base.get(q.name) != v])
+        out = [ch for row in zip_longest(*per) for ch in row if ch is not None]  # each field in turn
+        return out[:most]
 
     def _own_lookup_probes(self, unit: Unit) -> list[Probe]:
         """For each of :meth:`own_lookups`: the method called, on objects built from the
@@ -1225,6 +1281,8 @@ class InputGenerator:
             if init is not None:
                 base = self._choices(unit)[0]
                 for ctor in self._choices(init)[1:6]:
+                    out.append(self.probe(unit, base, "pool", ctor))
+                for ctor in self._field_ctors(unit):
                     out.append(self.probe(unit, base, "pool", ctor))
         out += self.file_probes(unit)
         out += self.closure_probes(unit)
