@@ -182,7 +182,18 @@ GLOBALS = [
      "assert K == 5 and f() == 1", "fail", "fail"),
 ]
 
-ALL = DEQUES + SUBCLASS + SETUP_ARGS + MOVED + FAKE_MRO + TRUTH + GLOBALS + STD_SUBCLASS
+DD = "from collections import defaultdict\ndef f():\n    return defaultdict(lambda: 0, a=1)\n"
+FACTORIES = [
+    ("own_factory_keyerror", DD, "", "d = f()\ntry:\n    d['zz']\n    assert False\nexcept KeyError:\n    pass",
+     "fail", "fail"),
+    ("own_factory_eq", DD, "", "assert f() == {'a': 1} and f() != {'a': 2} and [f()] == [{'a': 1}]", "pass", "pass"),
+    ("own_factory_type", DD, "", "from collections import defaultdict\n"
+     "assert type(f()) is defaultdict and isinstance(f(), dict) and len(f()) == 1", "pass", "pass"),
+    ("list_factory", "from collections import defaultdict\ndef f():\n    d = defaultdict(list)\n"
+     "    d['a'].append(1)\n    return d\n", "", "assert f() == {'a': [1]} and f()['b'] == []", "pass", "pass"),
+]
+
+ALL = DEQUES + SUBCLASS + SETUP_ARGS + MOVED + FAKE_MRO + TRUTH + GLOBALS + STD_SUBCLASS + FACTORIES
 
 
 def _cells(rows):
@@ -283,3 +294,12 @@ def test_a_function_of_the_tests_rebinding_a_program_global(ex, name, code, setu
 def test_a_standard_dict_subclass_with_its_own_operators_is_judged_by_them(ex, name, code, setup, test, shape, want):
     status, detail = run_cell(ex, code, setup, test, shape)
     assert status == want, detail
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape,want", _cells(FACTORIES), ids=_ids(FACTORIES))
+def test_a_default_factory_of_the_programs_is_no_keyerror(ex, name, code, setup, test, shape, want):
+    status, detail = run_cell(ex, code, setup, test, shape)
+    if want == "pass":
+        assert status == "pass", detail
+    else:  # (an error: the factory's value is not followed)
+        assert status != "pass", detail

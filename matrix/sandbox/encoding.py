@@ -9,7 +9,7 @@ a date the test gave the program travelled as a reference it could not compute w
 ``q`` deque (``qm``: ``[maxlen, items]`` for a bounded one), ``K`` / ``IT`` a dict's keys / items
 view (its keys, its pairs), ``C`` Counter, ``O`` OrderedDict (both as ``[key, value]`` pairs),
 ``DD`` defaultdict (``[default factory, pairs]``: the factory's name when it is a builtin type,
-else null), ``NT`` a namedtuple (``[class name, field names, items]``),
+``"own"`` for another, null for none), ``NT`` a namedtuple (``[class name, field names, items]``),
 ``N`` a value that is not plain data: ``[type name, truthiness]``
 (truthiness is ``bool(value)`` computed beside the candidate, or null when that raised), ``F`` a
 NaN (``"math.nan"`` where it is that object, else ``"nan"``; each decoded to a new object, as
@@ -484,7 +484,9 @@ def make_encoder(subclass_hook=None, view_mark=None):
         pairs = inside(v, depth, path, lambda d: [[enc(k, d, path), enc(x, d, path)] for k, x in items])
         if std is defaultdict:
             f = dd_factory(v)
-            return {"DD": [factories.get(f) if f is not None else None, pairs]}
+            # (a factory of the program's, ``defaultdict(lambda: 0)``: "own", decoded to one that
+            # raises; sent as none, ``d['missing']`` raised KeyError, and a test expecting that PASSED)
+            return {"DD": [(factories.get(f) or "own") if f is not None else None, pairs]}
         return {"C" if std is Counter else "O": pairs}
 
     def enc_int(v):
@@ -684,6 +686,18 @@ _MAX_HEX = 1 << 24  # hex digits of one int (bits / 4)
 
 
 _FACTORY_NAMES = {f.__name__: f for f in DEFAULT_FACTORIES}
+
+
+class OwnFactory(BaseException):
+    """A defaultdict's default factory that is the program's own function crossed as data: its
+    missing key is neither the factory's value (which only the program's process could compute)
+    nor a KeyError (which ``except KeyError`` would take for Python's answer: red-team pass 30,
+    a test expecting one PASSED a program returning ``defaultdict(lambda: 0)``). A BaseException,
+    so that no ``except Exception`` of the test's takes it either: the cell is an error."""
+
+
+def _own_factory():
+    raise OwnFactory("the defaultdict's default factory is the program's own: its value is not followed")
 _NT_CLASSES: dict = {}  # (name, fields) -> the class made for them (bounded)
 _NT_CHARS = 0  # characters of the names of the classes kept
 
@@ -866,9 +880,11 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None, marks=None, aliase
         if tag == "O":
             return build("d", pairs_of(x), collections.OrderedDict())
         if tag == "DD":
-            if type(x) is not list or len(x) != 2 or (x[0] is not None and x[0] not in _FACTORY_NAMES):
+            if type(x) is not list or len(x) != 2 or (x[0] is not None and x[0] != "own"
+                                                       and x[0] not in _FACTORY_NAMES):
                 raise ValueError("malformed defaultdict")
-            dd: collections.defaultdict = collections.defaultdict(_FACTORY_NAMES[x[0]] if x[0] is not None else None)
+            dd: collections.defaultdict = collections.defaultdict(
+                _own_factory if x[0] == "own" else _FACTORY_NAMES[x[0]] if x[0] is not None else None)
             return build("d", pairs_of(x[1]), dd)
         if tag == "NT":
             if type(x) is not list or len(x) != 3:
