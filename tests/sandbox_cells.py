@@ -5,6 +5,7 @@ handle on the sandbox's harness."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -66,3 +67,45 @@ def plain_verdict(code: str, test: str) -> str:
     if p.returncode == 0:
         return "pass"
     return "fail" if b"AssertionError" in p.stderr else "error"
+
+
+def setup_cells(rows):
+    """``(name, code, setup, test, shape, want)`` for each ``(name, code, setup, test, want split,
+    want generic)`` row: the program pure and impure (a first line ``import os``), the test split
+    and generic, each with the verdict plain Python gives that shape (tests/test_redteam29-30.py)."""
+    return [(r[0], prefix + r[1], r[2], r[3], shape, r[4] if shape == "split" else r[5]) for r in rows
+            for prefix in ("", "import os\n") for shape in ("split", "generic")]
+
+
+def setup_cell_ids(rows):
+    """Test ids for :func:`setup_cells` cells: ``name-pure-split`` ..."""
+    return [f"{c[0]}-{'impure' if c[1].startswith('import os') else 'pure'}-{c[4]}" for c in setup_cells(rows)]
+
+
+_PLAIN_IN_ONE_MODULE = r"""
+import json, sys, types
+code, setup, test, shape = json.loads(sys.stdin.read())
+mod = types.ModuleType("solution")
+sys.modules["solution"] = mod
+d = mod.__dict__
+exec(code, d)
+exec(setup, d)
+try:
+    exec(test, d)
+    if shape == "generic":
+        d["test_a"]()
+    print("pass")
+except AssertionError:
+    print("fail")
+except BaseException:
+    print("error")
+"""
+
+
+def plain_verdict_with_setup(code: str, setup: str, test: str, shape: str) -> str:
+    """Plain Python's verdict for program, setup and test (split, or generic: ``test_a()`` called
+    after) run in one module named ``solution`` in a fresh interpreter."""
+    t = test if shape == "split" else as_generic(test)
+    out = subprocess.run([sys.executable, "-c", _PLAIN_IN_ONE_MODULE], input=json.dumps([code, setup, t, shape]),
+                         capture_output=True, text=True, timeout=120)
+    return out.stdout.strip()

@@ -14,12 +14,8 @@ itself, so that no cell asserts what Python would not do.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
-from sandbox_cells import FORK_ONLY, as_generic, executor_fixture, run_cell
+from sandbox_cells import FORK_ONLY, executor_fixture, plain_verdict_with_setup, run_cell, setup_cell_ids, setup_cells
 
 pytestmark = FORK_ONLY
 
@@ -143,56 +139,20 @@ SINGLE = [
 ALL = REBIND + LOADED + SUBCLASS + SETS + VIEWS + EXCEPTIONS + SINGLE
 
 
-def _cells(rows):
-    return [(r[0], prefix + r[1], r[2], r[3], shape, r[4] if shape == "split" else r[5]) for r in rows
-            for prefix in ("", "import os\n") for shape in ("split", "generic")]
-
-
-def _ids(rows):
-    return [f"{c[0]}-{'impure' if c[1].startswith('import os') else 'pure'}-{c[4]}" for c in _cells(rows)]
-
-
-_PLAIN = r"""
-import json, sys, types
-code, setup, test, shape = json.loads(sys.stdin.read())
-mod = types.ModuleType("solution")
-sys.modules["solution"] = mod
-d = mod.__dict__
-exec(code, d)
-exec(setup, d)
-try:
-    exec(test, d)
-    if shape == "generic":
-        d["test_a"]()
-    print("pass")
-except AssertionError:
-    print("fail")
-except BaseException:
-    print("error")
-"""
-
-
-def plain_verdict(code: str, setup: str, test: str, shape: str) -> str:
-    t = test if shape == "split" else as_generic(test)
-    out = subprocess.run([sys.executable, "-c", _PLAIN], input=json.dumps([code, setup, t, shape]),
-                         capture_output=True, text=True, timeout=60)
-    return out.stdout.strip()
-
-
 def test_the_stated_verdicts_are_plain_pythons():
-    for name, code, setup, test, shape, want in _cells(ALL):
+    for name, code, setup, test, shape, want in setup_cells(ALL):
         if code.startswith("import os"):
             continue
-        assert plain_verdict(code, setup, test, shape) == want, (name, shape)
+        assert plain_verdict_with_setup(code, setup, test, shape) == want, (name, shape)
 
 
-@pytest.mark.parametrize("name,code,setup,test,shape,want", _cells(REBIND), ids=_ids(REBIND))
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(REBIND), ids=setup_cell_ids(REBIND))
 def test_a_global_the_test_rebinds_is_rebound_for_the_program(ex, name, code, setup, test, shape, want):
     status, detail = run_cell(ex, code, setup, test, shape)
     assert status == want, detail
 
 
-@pytest.mark.parametrize("name,code,setup,test,shape,want", _cells(LOADED), ids=_ids(LOADED))
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(LOADED), ids=setup_cell_ids(LOADED))
 def test_the_test_sees_the_state_the_programs_load_left(ex, name, code, setup, test, shape, want):
     """R2, R16: the calendar's first weekday, the decimal context and the random generator as the
     program's load left them are the test's (one interpreter): ``getcontext().prec = 4`` at load
@@ -201,7 +161,7 @@ def test_the_test_sees_the_state_the_programs_load_left(ex, name, code, setup, t
     assert status == want, detail
 
 
-@pytest.mark.parametrize("name,code,setup,test,shape,want", _cells(SUBCLASS), ids=_ids(SUBCLASS))
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(SUBCLASS), ids=setup_cell_ids(SUBCLASS))
 def test_a_builtin_subclass_with_its_own_operators_is_judged_by_them(ex, name, code, setup, test, shape, want):
     """R10: an int/str/float subclass of the program's whose class defines operators of its own
     reached a split test's parent as its plain value: ``f() + 2 == 3`` PASSED a wrong program
@@ -210,7 +170,7 @@ def test_a_builtin_subclass_with_its_own_operators_is_judged_by_them(ex, name, c
     assert status == want, detail
 
 
-@pytest.mark.parametrize("name,code,setup,test,shape,want", _cells(SETS), ids=_ids(SETS))
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(SETS), ids=setup_cell_ids(SETS))
 def test_a_set_or_deque_of_program_objects_compares_with_the_tests(ex, name, code, setup, test, shape, want):
     """R9: a set, frozenset or deque of the program's objects compared with one the test builds of
     such objects: the test's container reached the program's ``==`` as a reference, equal to no
@@ -219,7 +179,7 @@ def test_a_set_or_deque_of_program_objects_compares_with_the_tests(ex, name, cod
     assert status == want, detail
 
 
-@pytest.mark.parametrize("name,code,setup,test,shape,want", _cells(VIEWS), ids=_ids(VIEWS))
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(VIEWS), ids=setup_cell_ids(VIEWS))
 def test_a_view_of_the_tests_dict_is_live(ex, name, code, setup, test, shape, want):
     """R11: ``d.keys()`` of the test's dict returned by the program crossed as a copy: the test's
     later ``d['b'] = 2`` did not show in it, and ``assert len(k) == 1`` PASSED a wrong test."""
@@ -227,7 +187,7 @@ def test_a_view_of_the_tests_dict_is_live(ex, name, code, setup, test, shape, wa
     assert status == want, detail
 
 
-@pytest.mark.parametrize("name,code,setup,test,shape,want", _cells(EXCEPTIONS), ids=_ids(EXCEPTIONS))
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(EXCEPTIONS), ids=setup_cell_ids(EXCEPTIONS))
 def test_an_exception_keeps_its_filename_code_chain_and_notes(ex, name, code, setup, test, shape, want):
     """R19, R5: a builtin exception crossing to the test was rebuilt from its arguments only: an
     OSError lost its ``filename``, ``sys.exit(3)``'s code became ``'3'``, and ``__cause__``,
@@ -236,7 +196,7 @@ def test_an_exception_keeps_its_filename_code_chain_and_notes(ex, name, code, se
     assert status == want, detail
 
 
-@pytest.mark.parametrize("name,code,setup,test,shape,want", _cells(SINGLE), ids=_ids(SINGLE))
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(SINGLE), ids=setup_cell_ids(SINGLE))
 def test_ellipsis_notimplemented_and_slices_cross_as_themselves(ex, name, code, setup, test, shape, want):
     """R12: ``return ...`` / ``NotImplemented`` were references (``f() is Ellipsis`` false) and a
     slice was a reference no list could be indexed with (an ERROR)."""

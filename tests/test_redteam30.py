@@ -32,12 +32,8 @@ plain Python itself.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
-from sandbox_cells import FORK_ONLY, as_generic, executor_fixture, run_cell
+from sandbox_cells import FORK_ONLY, executor_fixture, plain_verdict_with_setup, run_cell, setup_cell_ids, setup_cells
 
 pytestmark = FORK_ONLY
 
@@ -196,68 +192,32 @@ FACTORIES = [
 ALL = DEQUES + SUBCLASS + SETUP_ARGS + MOVED + FAKE_MRO + TRUTH + GLOBALS + STD_SUBCLASS + FACTORIES
 
 
-def _cells(rows):
-    return [(r[0], prefix + r[1], r[2], r[3], shape, r[4] if shape == "split" else r[5]) for r in rows
-            for prefix in ("", "import os\n") for shape in ("split", "generic")]
-
-
-def _ids(rows):
-    return [f"{c[0]}-{'impure' if c[1].startswith('import os') else 'pure'}-{c[4]}" for c in _cells(rows)]
-
-
-_PLAIN = r"""
-import json, sys, types
-code, setup, test, shape = json.loads(sys.stdin.read())
-mod = types.ModuleType("solution")
-sys.modules["solution"] = mod
-d = mod.__dict__
-exec(code, d)
-exec(setup, d)
-try:
-    exec(test, d)
-    if shape == "generic":
-        d["test_a"]()
-    print("pass")
-except AssertionError:
-    print("fail")
-except BaseException:
-    print("error")
-"""
-
-
-def plain_verdict(code: str, setup: str, test: str, shape: str) -> str:
-    t = test if shape == "split" else as_generic(test)
-    out = subprocess.run([sys.executable, "-c", _PLAIN], input=json.dumps([code, setup, t, shape]),
-                         capture_output=True, text=True, timeout=120)
-    return out.stdout.strip()
-
-
 def test_the_stated_verdicts_are_plain_pythons():
-    for name, code, setup, test, shape, want in _cells(ALL):
+    for name, code, setup, test, shape, want in setup_cells(ALL):
         if code.startswith("import os"):
             continue
-        assert plain_verdict(code, setup, test, shape) == want, (name, shape)
+        assert plain_verdict_with_setup(code, setup, test, shape) == want, (name, shape)
 
 
-@pytest.mark.parametrize("name,code,setup,test,shape,want", _cells(DEQUES), ids=_ids(DEQUES))
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(DEQUES), ids=setup_cell_ids(DEQUES))
 def test_a_bounded_deque_keeps_its_bound(ex, name, code, setup, test, shape, want):
     status, detail = run_cell(ex, code, setup, test, shape)
     assert status == want, detail
 
 
-@pytest.mark.parametrize("name,code,setup,test,shape,want", _cells(SUBCLASS), ids=_ids(SUBCLASS))
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(SUBCLASS), ids=setup_cell_ids(SUBCLASS))
 def test_a_container_subclass_with_its_own_contains_is_judged_by_it(ex, name, code, setup, test, shape, want):
     status, detail = run_cell(ex, code, setup, test, shape)
     assert status == want, detail
 
 
-@pytest.mark.parametrize("name,code,setup,test,shape,want", _cells(SETUP_ARGS), ids=_ids(SETUP_ARGS))
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(SETUP_ARGS), ids=setup_cell_ids(SETUP_ARGS))
 def test_a_setup_value_the_program_changed_is_read_as_changed(ex, name, code, setup, test, shape, want):
     status, detail = run_cell(ex, code, setup, test, shape)
     assert status == want, detail
 
 
-@pytest.mark.parametrize("name,code,setup,test,shape,want", _cells(MOVED), ids=_ids(MOVED))
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(MOVED), ids=setup_cell_ids(MOVED))
 def test_state_a_call_moves_is_the_tests_too(ex, name, code, setup, test, shape, want):
     """The decimal context or the calendar's first weekday that a call of the program's sets
     (not its load: test_redteam29's R2/R16) is the test's after the call, as in one interpreter."""
@@ -265,20 +225,20 @@ def test_state_a_call_moves_is_the_tests_too(ex, name, code, setup, test, shape,
     assert status == want, detail
 
 
-@pytest.mark.parametrize("name,code,setup,test,shape,want", _cells(FAKE_MRO), ids=_ids(FAKE_MRO))
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(FAKE_MRO), ids=setup_cell_ids(FAKE_MRO))
 def test_an_exception_class_is_what_its_own_mro_says(ex, name, code, setup, test, shape, want):
     status, detail = run_cell(ex, code, setup, test, shape)
     assert status == want, detail
 
 
-@pytest.mark.parametrize("name,code,setup,test,shape,want", _cells(TRUTH), ids=_ids(TRUTH))
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(TRUTH), ids=setup_cell_ids(TRUTH))
 def test_a_builtin_subclass_with_its_own_truth_is_judged_by_it(ex, name, code, setup, test, shape, want):
     status, detail = run_cell(ex, code, setup, test, shape)
     assert status == want, detail
 
 
 
-@pytest.mark.parametrize("name,code,setup,test,shape,want", _cells(GLOBALS), ids=_ids(GLOBALS))
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(GLOBALS), ids=setup_cell_ids(GLOBALS))
 def test_a_function_of_the_tests_rebinding_a_program_global(ex, name, code, setup, test, shape, want):
     """``global helper; helper = ...`` in a function of the test's (``STORE_GLOBAL`` writes the
     namespace itself, past test_redteam29's R4 forwarding): the program's ``f`` calls the new
@@ -290,13 +250,13 @@ def test_a_function_of_the_tests_rebinding_a_program_global(ex, name, code, setu
         assert status == "pass", detail
 
 
-@pytest.mark.parametrize("name,code,setup,test,shape,want", _cells(STD_SUBCLASS), ids=_ids(STD_SUBCLASS))
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(STD_SUBCLASS), ids=setup_cell_ids(STD_SUBCLASS))
 def test_a_standard_dict_subclass_with_its_own_operators_is_judged_by_them(ex, name, code, setup, test, shape, want):
     status, detail = run_cell(ex, code, setup, test, shape)
     assert status == want, detail
 
 
-@pytest.mark.parametrize("name,code,setup,test,shape,want", _cells(FACTORIES), ids=_ids(FACTORIES))
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(FACTORIES), ids=setup_cell_ids(FACTORIES))
 def test_a_default_factory_of_the_programs_is_no_keyerror(ex, name, code, setup, test, shape, want):
     status, detail = run_cell(ex, code, setup, test, shape)
     if want == "pass":
