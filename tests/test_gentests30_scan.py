@@ -71,3 +71,23 @@ def test_the_written_suite_asserts_values_of_parsed_expressions(tmp_path):
                 and any(isinstance(c, ast.Constant) and isinstance(c.value, str) and any(d.isdigit() for d in c.value)
                         and any(o in c.value for o in "+-*/") for c in ast.walk(f))]
     assert len(asserted) >= 3, ast.unparse(tree)
+
+
+def test_a_parameter_typed_as_another_functions_result_gets_its_calls():
+    """`rpn(tokens: list[tuple[str, str]])` takes what `tokenize(text) -> list[tuple[str, str]]`
+    returns: its drawn lists were [('', ''), ...], never tokens; the calls of the producer
+    (`tokenize('8 + 3 - 2')`) are now among its values."""
+    calc = _calc()
+    module = analyze(FIX / "calc.py")
+    gen = InputGenerator(module)
+    unit = next(u for u in module.units if u.qualname == "rpn")
+    p, s = gen.specs(unit)[0]
+    pool = gen._pool_for(p, s, gen._consts(unit), 0, unit)[:8]
+    made = [src for src in pool if src.startswith("tokenize(")]
+    ok = []
+    for src in made:
+        try:
+            ok.append(list(calc.rpn(eval(src, vars(calc).copy()))))  # noqa: S307 (our own pool's sources)
+        except (calc.ParseError, ValueError):
+            pass
+    assert len([r for r in ok if len(r) >= 3]) >= 2, pool

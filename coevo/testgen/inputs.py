@@ -676,7 +676,37 @@ class InputGenerator:
             if scanned:  # after the typical text and '': six of them among the first eight
                 head = [x for x in pool if x not in scanned]
                 pool = head[:2] + scanned[:6] + head[2:4] + scanned[6:] + head[4:]
+        if unit is not None and depth == 0:
+            made = self._produced(p, unit)
+            if made:  # after the typical value: what the module's producer of that type returns
+                pool = pool[:1] + made + [x for x in pool[1:] if x not in made]
         return pool
+
+    def _produced(self, p: Param, unit: Unit) -> list[str]:
+        """Calls of a module function whose return hint is ``p``'s (a subscripted one:
+        ``rpn(tokens: list[tuple[str, str]])`` and ``tokenize(text) -> list[tuple[str, str]]``):
+        ``tokenize('8 + 3 - 2')``, four at most; [] where none."""
+        if p.annotation is None or not isinstance(p.annotation, ast.Subscript):
+            return []
+        hint = ast.unparse(p.annotation)
+        busy = self.__dict__.setdefault("_producing", set())
+        out: list[str] = []
+        for name, node in self._module_functions.items():
+            fu = self.units.get(name)
+            if fu is None or fu is unit or name in busy or node.returns is None or ast.unparse(node.returns) != hint:
+                continue
+            busy.add(name)
+            try:
+                chs = self._choices(fu)
+            finally:
+                busy.discard(name)
+            for ch in chs[2:6]:
+                src = self._call_src(name, fu, ch)
+                if len(src) <= _MAX_SRC and src not in out:
+                    out.append(src)
+            if out:
+                break
+        return out
 
     def _scanned_texts(self, p: Param, unit: Unit) -> list[str]:
         """Texts for a parameter that ``unit`` (or a function or constructor of the module it is
