@@ -516,6 +516,11 @@ def _evidence(body: list[ast.stmt], name: str, classes: dict[str, list[str]], de
                         ev.add("set", 4)
                     elif en in classes:
                         ev.add("instance:" + en, 4)
+            elif fname in ("max", "min") and len(p.args) >= 2 and n in p.args:
+                # ``max(r, g, b)``: each argument is one of the items compared (colorsys drew
+                # lists for rgb_to_hsv's r, g, b, each call a TypeError)
+                ev.add("float", 1.5)
+                ev.add("int", 1.5)
             elif fname in _SEQ_FUNCS:
                 ev.add("list", 2)
                 if fname == "len":
