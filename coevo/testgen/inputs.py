@@ -321,6 +321,22 @@ def project_classes(module: ModuleInfo) -> dict[str, ast.ClassDef]:
     return out
 
 
+def _lookup_of(n: ast.AST) -> tuple[tuple[ast.expr, ast.expr] | None, str]:
+    """``((looked up, container), how)`` where node ``n`` looks a value up in another: ``"item"``
+    for ``q in p``, ``p.index(q)``, ``p.count(q)``, ``p.remove(q)``; ``"key"`` for ``p[q]``,
+    ``p.get(q)``, ``p.pop(q)``, ``p.setdefault(q)``; ``(None, "")`` otherwise."""
+    if isinstance(n, ast.Compare) and len(n.ops) == 1 and isinstance(n.ops[0], (ast.In, ast.NotIn)):
+        return (n.left, n.comparators[0]), "item"
+    if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load):
+        return (n.slice, n.value), "key"
+    if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.args:
+        if n.func.attr in ("index", "count", "remove"):
+            return (n.args[0], n.func.value), "item"
+        if n.func.attr in ("get", "pop", "setdefault"):
+            return (n.args[0], n.func.value), "key"
+    return None, ""
+
+
 class InputGenerator:
     """Probes for the units of ``module`` (``enums``: class -> member names, from the sandbox's
     inspection of the loaded module)."""
@@ -1058,16 +1074,7 @@ class InputGenerator:
 
         found: dict[str, tuple[str, str]] = {}
         for n in ast.walk(unit.node):
-            pair, how = None, ""
-            if isinstance(n, ast.Compare) and len(n.ops) == 1 and isinstance(n.ops[0], (ast.In, ast.NotIn)):
-                pair, how = (n.left, n.comparators[0]), "item"
-            elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load):
-                pair, how = (n.slice, n.value), "key"
-            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.args:
-                if n.func.attr in ("index", "count", "remove"):
-                    pair, how = (n.args[0], n.func.value), "item"
-                elif n.func.attr in ("get", "pop", "setdefault"):
-                    pair, how = (n.args[0], n.func.value), "key"
+            pair, how = _lookup_of(n)
             if pair is None or not (isinstance(pair[0], ast.Name) and pair[0].id in names):
                 continue
             f = own(pair[1])
@@ -1167,16 +1174,7 @@ class InputGenerator:
         found: dict[tuple[str, str], str] = {}
         for stmt in (unit.node.body if unit.node is not None else []):
             for n in ast.walk(stmt):
-                pair, how = None, ""
-                if isinstance(n, ast.Compare) and len(n.ops) == 1 and isinstance(n.ops[0], (ast.In, ast.NotIn)):
-                    pair, how = (n.left, n.comparators[0]), "item"
-                elif isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load):
-                    pair, how = (n.slice, n.value), "key"
-                elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.args:
-                    if n.func.attr in ("index", "count", "remove"):
-                        pair, how = (n.args[0], n.func.value), "item"
-                    elif n.func.attr in ("get", "pop", "setdefault"):
-                        pair, how = (n.args[0], n.func.value), "key"
+                pair, how = _lookup_of(n)
                 if pair is None or not all(isinstance(x, ast.Name) and x.id in names for x in pair):
                     continue
                 q, p = pair[0].id, pair[1].id  # type: ignore[attr-defined]
