@@ -588,16 +588,13 @@ def render_test(tc: TestCase, ctx: _Ctx, units: dict) -> str:
                     var += "_"
                 taken.add(var)
                 reads = {c.path[0] for c in value_checks if c.path and c.path[0][0] in ("list", "islice")}
-                if len(reads) == 1 and all(c.path and c.path[0] in reads for c in value_checks):
-                    # a returned iterator (a generator): read once into the result, not once per
-                    # fact (a second list() of it reads nothing, a second islice the next items)
-                    body.append(f"{var} = {_access(call_at(len(var) + 3), (next(iter(reads)),), ctx)}")
-                    for c in value_checks:
-                        body.append(_assert_line(_access(var, c.path[1:], ctx), c, ctx, sind))
-                else:
-                    body.append(f"{var} = {call_at(len(var) + 3)}")
-                    for c in value_checks:
-                        body.append(_assert_line(_access(var, c.path, ctx), c, ctx, sind))
+                # a returned iterator (a generator): read once into the result, not once per fact
+                # (a second list() of it reads nothing, a second islice the next items)
+                once = tuple(reads) if len(reads) == 1 and all(c.path and c.path[0] in reads for c in value_checks) \
+                    else ()
+                body.append(f"{var} = {_access(call_at(len(var) + 3), once, ctx)}")
+                for c in value_checks:
+                    body.append(_assert_line(_access(var, c.path[len(once):], ctx), c, ctx, sind))
             for j, name in arg_vars.items():
                 for c in by_root.get(("arg", i, j), []):
                     body.append(_assert_line(_access(name, c.path, ctx), c, ctx, sind))
