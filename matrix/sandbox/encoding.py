@@ -145,6 +145,36 @@ DT_FIELDS: dict[str, tuple[str, ...]] = {
     "timedelta": ("days", "seconds", "microseconds"),
 }
 
+
+_ZONE_KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+-/")
+
+
+def _zone(form) -> datetime.tzinfo:
+    """The tzinfo of a ``DT`` value's last part (or a ``TZ`` value): ``[days, seconds,
+    microseconds, name or None]``, a ``datetime.timezone`` of that offset (``timezone.utc`` itself
+    for a zero offset without a name, as Python makes it), or ``["zi", key]``, ``ZoneInfo(key)``
+    (the cached one, as the program's was: red-team pass 31, R1)."""
+    if type(form) is list and len(form) == 2 and form[0] == "zi":
+        key = form[1]
+        if type(key) is not str or not 0 < len(key) <= 100 or not set(key) <= _ZONE_KEY_CHARS \
+                or key[0] == "/" or ".." in key or "//" in key:
+            raise ValueError("malformed time zone")
+        import zoneinfo
+
+        try:
+            return zoneinfo.ZoneInfo(key)
+        except Exception:  # noqa: BLE001 - no such zone here (ZoneInfoNotFoundError, a bad file)
+            raise ValueError("malformed time zone") from None
+    if type(form) is not list or len(form) != 4 or any(type(n) is not int for n in form[:3]) \
+            or not (form[3] is None or (type(form[3]) is str and len(form[3]) <= 1000)):
+        raise ValueError("malformed time zone")
+    try:
+        off = datetime.timedelta(days=form[0], seconds=form[1], microseconds=form[2])
+        return datetime.timezone(off) if form[3] is None else datetime.timezone(off, form[3])
+    except (ValueError, OverflowError, TypeError):
+        raise ValueError("malformed time zone") from None
+
+
 DEFAULT_FACTORIES = (list, dict, set, frozenset, tuple, int, float, complex, str, bytes, bytearray, bool,
                      collections.Counter, collections.OrderedDict, collections.deque)
 _MAX_FIELDS = 256
@@ -295,6 +325,28 @@ def make_encoder(subclass_hook=None, view_mark=None):
         [next(c.__dict__[n] for c in cls.__mro__ if n in c.__dict__).__get__ for n in DT_FIELDS[cls.__name__]]
         for cls in (Date, Time, DateTime, Delta))
     dt_tz, t_tz = DateTime.__dict__["tzinfo"].__get__, Time.__dict__["tzinfo"].__get__
+    Zone, zone_args = datetime.timezone, datetime.timezone.__getinitargs__
+    try:
+        import zoneinfo
+
+        zone_info = zoneinfo.ZoneInfo
+        zone_key = zone_info.__dict__["key"].__get__
+    except Exception:  # noqa: BLE001 - no zoneinfo here: its zones stay references
+        zone_info = zone_key = None
+
+    def zone_form(tz):
+        """A ``datetime.timezone`` (a C class no program can subclass) as ``[days, seconds,
+        microseconds, name or None]`` of its offset; a ``ZoneInfo`` of the cache (``ZoneInfo(key)``
+        gives it back) as ``["zi", key]``; else None (another tzinfo: the value is an object)."""
+        tt = _type(tz)
+        if tt is Zone:
+            got = zone_args(tz)
+            return [int_int(g(got[0])) for g in td_fields] + [str_str(got[1]) if len(got) > 1 else None]
+        if tt is zone_info and zone_info is not None:
+            key = zone_key(tz)
+            if _type(key) is _str and 0 < len(key) <= 100 and zone_info(key) is tz:
+                return ["zi", key]
+        return None
     bases = (_bool, _int, _float, _str, _bytes, _list, _tuple, _dict, _set, _fset, _complex, _barr)
     _type, _id, _issub, _fmt, _isinst = type, id, issubclass, format, isinstance
     type_name = type.__dict__["__name__"].__get__
@@ -548,10 +600,19 @@ def make_encoder(subclass_hook=None, view_mark=None):
             return {"DT": ["date"] + [int_int(g(v)) for g in d_fields]}
         if t is Delta:
             return {"DT": ["timedelta"] + [int_int(g(v)) for g in td_fields]}
-        if t is DateTime and dt_tz(v) is None:  # (an aware one's tzinfo is an object: a reference)
-            return {"DT": ["datetime"] + [int_int(g(v)) for g in dt_fields]}
-        if t is Time and t_tz(v) is None:
-            return {"DT": ["time"] + [int_int(g(v)) for g in t_fields]}
+        if t is DateTime or t is Time:
+            tz = dt_tz(v) if t is DateTime else t_tz(v)
+            form = ["datetime" if t is DateTime else "time"] + [
+                int_int(g(v)) for g in (dt_fields if t is DateTime else t_fields)]
+            if tz is None:
+                return {"DT": form}
+            z = zone_form(tz)  # (a fixed offset or a ZoneInfo: a value too; red-team pass 31, R1)
+            if z is not None:
+                return {"DT": form + [z]}
+        if t is Zone or t is zone_info:  # (a tzinfo alone: ``f().tzinfo``, ``return timezone.utc``)
+            z = zone_form(v)
+            if z is not None:
+                return {"TZ": z}
         if (t is dict_keys or t is dict_items) and marks and view_mark is not None:
             m = view_mark(v)  # (the dict it views: one of a call's containers of the other side's)
             if m is not None:  # a live view of it there (red-team pass 29, R11)
@@ -854,17 +915,24 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None, marks=None, aliase
             if type(x) is not str or len(x) > 1 << 20:
                 raise ValueError("malformed decimal")
             return decimal.Decimal(x)
+        if tag == "TZ":
+            return _zone(x)
         if tag == "DT":
-            if type(x) is not list or not x or x[0] not in DT_FIELDS or len(x) != len(DT_FIELDS[x[0]]) + 1 \
-                    or any(type(n) is not int for n in x[1:]):
+            if type(x) is not list or not x or x[0] not in DT_FIELDS:
+                raise ValueError("malformed date")
+            n = len(DT_FIELDS[x[0]]) + 1
+            tz = None
+            if len(x) == n + 1 and x[0] in ("datetime", "time"):  # (aware: its tzinfo's form last)
+                tz, x = _zone(x[n]), x[:n]
+            if len(x) != n or any(type(k) is not int for k in x[1:]):
                 raise ValueError("malformed date")
             if x[0] == "date":
                 return datetime.date(*x[1:])
             if x[0] == "timedelta":
                 return datetime.timedelta(days=x[1], seconds=x[2], microseconds=x[3])
             if x[0] == "datetime":
-                return datetime.datetime(*x[1:8], fold=x[8])
-            return datetime.time(*x[1:5], fold=x[5])
+                return datetime.datetime(x[1], x[2], x[3], x[4], x[5], x[6], x[7], tzinfo=tz, fold=x[8])
+            return datetime.time(x[1], x[2], x[3], x[4], tzinfo=tz, fold=x[5])
         if tag == "q":
             return collections.deque(items_of(x))
         if tag == "qm":

@@ -5,6 +5,7 @@ arguments' containers and the write-back of what the call changed, and exception
 from __future__ import annotations
 
 import builtins
+import datetime
 import json as _json
 import socket
 import struct
@@ -113,7 +114,12 @@ _EXC_VALUES = frozenset(_EXC_BASES.values())
 _ITERATOR_KINDS: dict[type, str] = {
     types.GeneratorType: "generator", types.CoroutineType: "coroutine", types.AsyncGeneratorType: "async_generator",
     map: "map", filter: "filter", zip: "zip", enumerate: "enumerate", reversed: "reversed"}
-_ITERATOR_CLASSES = {kind: t for t, kind in _ITERATOR_KINDS.items()}
+# a datetime or time of the program's that crosses as a reference (its tzinfo of the program's own
+# class): the test's class for it is its ``__class__`` there (``isinstance(f(), datetime.datetime)``;
+# red-team pass 31)
+_REFERENCE_KINDS: dict[type, str] = {datetime.datetime: "datetime", datetime.time: "time"}
+_ITERATOR_CLASSES = {kind: t for t, kind in _ITERATOR_KINDS.items()} | {
+    kind: t for t, kind in _REFERENCE_KINDS.items()}
 # the program's own str and repr of the exceptions the test holds (:meth:`_Peer._exception`)
 _EXC_TEXTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
@@ -816,6 +822,8 @@ class _Peer:
             # its class's reference: the test holds it as an instance of the class it has for it
             flags.append(f"cls:{self.export(type(obj))['R'][1]}")
             flags += self._dataclass_flags(obj)
+            if type(obj) in _REFERENCE_KINDS:
+                flags.append("kind:" + _REFERENCE_KINDS[type(obj)])
         elif self.side == "C" and type(obj) in _ITERATOR_KINDS:
             flags.append("kind:" + _ITERATOR_KINDS[type(obj)])  # (its class on the test's side: ``__class__``)
         if callable(obj):

@@ -249,11 +249,13 @@ STD_VALUE_CLASSES = (("collections", ("Counter", "OrderedDict", "deque")), ("fra
 # a test reading one through the program's module (``import datetime`` in the program only) gets
 # the test's own class, so that ``type(f()) is datetime.date`` holds for the value that arrived
 # (session 23: date, timedelta, Fraction, Decimal; session 24: a Counter, an OrderedDict and a
-# deque failed ``type(f()) is collections.Counter`` for a right program). A datetime or time stays
-# the program's class: an aware one is a reference, whose ``type(x) is datetime.datetime`` and
-# ``isinstance`` the program's class answers (the test's own would say False)
-_VALUE_CLASSES = frozenset((mod, name) for mod, names in STD_VALUE_CLASSES for name in names
-                           if name not in ("datetime", "time"))
+# deque failed ``type(f()) is collections.Counter`` for a right program). A datetime or time too
+# since red-team pass 31 (R1: ``type(f()) is datetime.datetime`` failed a right program): a naive
+# one and one whose tzinfo is a ``datetime.timezone`` or a ``ZoneInfo`` cross as values, and so do
+# those tzinfos (``f().tzinfo is timezone.utc``); one with a tzinfo class of the program's is a
+# reference, an instance of the test's class for ``isinstance`` (not for ``type(x) is``)
+_VALUE_CLASSES = frozenset((mod, name) for mod, names in STD_VALUE_CLASSES for name in names) \
+    | {("datetime", "timezone"), ("zoneinfo", "ZoneInfo")}
 
 
 class _Proxy:

@@ -1,0 +1,74 @@
+"""Red-team pass 31: verdicts that differed from plain Python (``exec(program); exec(setup);
+exec(test)`` in one module, the generic shape's ``test_a()`` called after). Each cell states
+plain Python's verdict for the split shape and for the generic one, and
+:func:`test_the_stated_verdicts_are_plain_pythons` checks those statements against plain Python.
+
+1. R1: a datetime or time the program returned, read through the program's ``datetime`` module,
+   was no instance of the class the test named (``type(f()) is datetime.datetime`` failed a right
+   program, and ``is not`` PASSED); an aware one (``timezone.utc``, a fixed offset, a ``ZoneInfo``)
+   was a reference: ``f() == datetime(2020, 1, 1, 12, tzinfo=timezone.utc)`` and
+   ``isinstance(f(), datetime.datetime)`` failed. One whose tzinfo is a class of the program's
+   stays a reference (an instance of the test's class for ``isinstance``; ``==`` with a value of
+   the test's is False: the always-equal guard)."""
+
+from __future__ import annotations
+
+import pytest
+from sandbox_cells import FORK_ONLY, executor_fixture, plain_verdict_with_setup, run_cell, setup_cell_ids, setup_cells
+
+pytestmark = FORK_ONLY
+
+ex = executor_fixture()
+
+NAIVE = ("import datetime\ndef f():\n    return datetime.datetime(2020, 1, 1, 5, 6)\n"
+         "def g():\n    return datetime.time(3, 4)\n")
+FROM = "from datetime import datetime, time, timezone, timedelta\ndef f():\n    return datetime(2020, 1, 1)\n"
+UTC = ("import datetime\ndef f():\n    return datetime.datetime(2020, 1, 1, 12, tzinfo=datetime.timezone.utc)\n"
+       "def g():\n    return datetime.time(3, tzinfo=datetime.timezone(datetime.timedelta(hours=2), 'X'))\n")
+ZI = ("import datetime\nfrom zoneinfo import ZoneInfo\n"
+      "def f():\n    return datetime.datetime(2020, 1, 1, 12, tzinfo=ZoneInfo('Europe/Paris'))\n")
+OWN = ("import datetime\nclass Z(datetime.tzinfo):\n    def utcoffset(self, d):\n"
+       "        return datetime.timedelta(hours=1)\n    def dst(self, d):\n        return None\n"
+       "def f():\n    return datetime.datetime(2020, 1, 1, 12, tzinfo=Z())\n")
+AT_UTC = "datetime.datetime(2020, 1, 1, {}, tzinfo=datetime.timezone.utc)"
+DATES = [
+    ("naive_type", NAIVE, "", "assert type(f()) is datetime.datetime", "pass", "pass"),
+    ("naive_type_not", NAIVE, "", "assert type(f()) is not datetime.datetime", "fail", "fail"),
+    ("naive_time_type", NAIVE, "", "assert type(g()) is datetime.time", "pass", "pass"),
+    ("now_type", NAIVE, "", "assert type(datetime.datetime.now()) is datetime.datetime", "pass", "pass"),
+    ("from_type", FROM, "", "assert type(f()) is datetime and isinstance(f(), datetime)", "pass", "pass"),
+    ("utc_eq", UTC, "", "import datetime\nassert f() == " + AT_UTC.format(12), "pass", "pass"),
+    ("utc_wrong", UTC, "", "import datetime\nassert f() == " + AT_UTC.format(11), "fail", "fail"),
+    ("utc_eq_program_names", UTC, "", "assert f() == " + AT_UTC.format(12), "pass", "pass"),
+    ("utc_type", UTC, "", "assert type(f()) is datetime.datetime and f().tzinfo is datetime.timezone.utc",
+     "pass", "pass"),
+    ("utc_type_not", UTC, "", "import datetime\nassert type(f()) is not datetime.datetime", "fail", "fail"),
+    ("utc_iso", UTC, "", "assert f().isoformat() == '2020-01-01T12:00:00+00:00'", "pass", "pass"),
+    ("offset_time", UTC, "", "import datetime\nassert type(g()) is datetime.time and g().tzname() == 'X'\n"
+     "assert g().utcoffset() == datetime.timedelta(hours=2)", "pass", "pass"),
+    ("zone_eq", ZI, "", "import datetime\nassert f() == " + AT_UTC.format(11), "pass", "pass"),
+    ("zone_wrong", ZI, "", "import datetime\nassert f() == " + AT_UTC.format(12), "fail", "fail"),
+    ("zone_type", ZI, "", "assert type(f()) is datetime.datetime and f().tzinfo is ZoneInfo('Europe/Paris')",
+     "pass", "pass"),
+    ("zone_type_not", ZI, "", "import datetime\nassert not isinstance(f(), datetime.datetime)", "fail", "fail"),
+    ("zone_shift", ZI, "", "import datetime\nassert (f() + datetime.timedelta(days=200)).utcoffset() == "
+     "datetime.timedelta(hours=2)", "pass", "pass"),
+    ("own_tz_isinstance", OWN, "", "import datetime\nassert isinstance(f(), datetime.datetime) and f().hour == 12",
+     "pass", "pass"),
+    ("own_tz_not", OWN, "", "import datetime\nassert not isinstance(f(), datetime.datetime)", "fail", "fail"),
+]
+
+ALL = DATES
+
+
+def test_the_stated_verdicts_are_plain_pythons():
+    for name, code, setup, test, shape, want in setup_cells(ALL):
+        if code.startswith("import os"):
+            continue
+        assert plain_verdict_with_setup(code, setup, test, shape) == want, (name, shape)
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(DATES), ids=setup_cell_ids(DATES))
+def test_datetimes_are_the_tests_own_class_and_aware_ones_values(ex, name, code, setup, test, shape, want):
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == want, detail
