@@ -9,7 +9,14 @@ plain Python's verdict for the split shape and for the generic one, and
    was a reference: ``f() == datetime(2020, 1, 1, 12, tzinfo=timezone.utc)`` and
    ``isinstance(f(), datetime.datetime)`` failed. One whose tzinfo is a class of the program's
    stays a reference (an instance of the test's class for ``isinstance``; ``==`` with a value of
-   the test's is False: the always-equal guard)."""
+   the test's is False: the always-equal guard).
+2. R3/R7: one tuple, frozenset or NaN met twice in a returned value crossed as two objects:
+   ``t = (1, 2); return [t, t]`` failed ``x[0] is x[1]`` and PASSED ``x[0] is not x[1]``; a list or
+   dict holding itself (``a.append(a)``) was an ERROR ("malformed result") where Python passes
+   ``x[0] is x``.
+3. A compiled pattern or a match the program returned was no instance of the test's ``re.Pattern``
+   (``not isinstance(f(), re.Pattern)`` PASSED); a Counter subclass of the program's no instance
+   of the test's ``Counter``."""
 
 from __future__ import annotations
 
@@ -58,7 +65,44 @@ DATES = [
     ("own_tz_not", OWN, "", "import datetime\nassert not isinstance(f(), datetime.datetime)", "fail", "fail"),
 ]
 
-ALL = DATES
+TT = "def f():\n    t = (1, 2)\n    return [t, t]\n"
+NAN = "def f():\n    x = float('nan')\n    return [x, x, float('nan')]\n"
+SELF = "def f():\n    a = [1]\n    a.append(a)\n    return a\ndef g():\n    d = {}\n    d['me'] = d\n    return d\n"
+SHARED = [
+    ("tuple_twice", TT, "", "x = f()\nassert x[0] is x[1]", "pass", "pass"),
+    ("tuple_twice_not", TT, "", "x = f()\nassert x[0] is not x[1]", "fail", "fail"),
+    ("tuple_twice_eq", TT, "", "assert f() == [(1, 2), (1, 2)]", "pass", "pass"),
+    ("tuple_in_dict", "def f():\n    t = (1,)\n    return {'a': t, 'b': [t], 'c': frozenset([t])}\n", "",
+     "x = f()\nassert x['a'] is x['b'][0] and x == {'a': (1,), 'b': [(1,)], 'c': {(1,)}}", "pass", "pass"),
+    ("frozenset_twice", "def f():\n    s = frozenset([1])\n    return (s, s)\n", "",
+     "x = f()\nassert x[0] is x[1]", "pass", "pass"),
+    ("nan_same", NAN, "", "a = f()\nassert a[0] is a[1] and a[0] is not a[2]", "pass", "pass"),
+    ("nan_same_not", NAN, "", "a = f()\nassert a[0] is not a[1]", "fail", "fail"),
+    ("nan_list_eq", "def f():\n    x = float('nan')\n    return [[x], [x]]\n", "",
+     "a = f()\nassert a[0] == a[1]", "pass", "pass"),
+    ("nan_list_eq_not", "def f():\n    x = float('nan')\n    return [[x], [x]]\n", "",
+     "a = f()\nassert a[0] != a[1]", "fail", "fail"),
+    ("self_list", SELF, "", "x = f()\nassert x[1] is x and x[0] == 1 and len(x) == 2", "pass", "pass"),
+    ("self_list_not", SELF, "", "x = f()\nassert x[1] is not x", "fail", "fail"),
+    ("self_dict", SELF, "", "x = g()\nassert x['me'] is x and len(x) == 1", "pass", "pass"),
+]
+RP = "import re\ndef f():\n    return re.compile(r'a+')\ndef g():\n    return re.match('a', 'ab')\n"
+CS = "from collections import Counter\nclass C(Counter):\n    pass\ndef f():\n    return C('aab')\n"
+KINDS = [
+    ("pattern_isinstance", RP, "", "import re\nassert isinstance(f(), re.Pattern)", "pass", "pass"),
+    ("pattern_not", RP, "", "import re\nassert not isinstance(f(), re.Pattern)", "fail", "fail"),
+    ("pattern_use", RP, "", "assert f().match('aa').group() == 'aa' and f().pattern == 'a+'", "pass", "pass"),
+    ("match_isinstance", RP, "", "import re\nassert isinstance(g(), re.Match) and g().group() == 'a'",
+     "pass", "pass"),
+    ("counter_sub", CS, "", "from collections import Counter\nassert isinstance(f(), Counter) and f()['a'] == 2",
+     "pass", "pass"),
+    ("counter_sub_not", CS, "", "from collections import Counter\nassert not isinstance(f(), Counter)",
+     "fail", "fail"),
+    ("counter_sub_own", CS, "", "assert isinstance(f(), C) and type(f()) is C and f() == {'a': 2, 'b': 1}",
+     "pass", "pass"),
+]
+
+ALL = DATES + SHARED + KINDS
 
 
 def test_the_stated_verdicts_are_plain_pythons():
@@ -70,5 +114,18 @@ def test_the_stated_verdicts_are_plain_pythons():
 
 @pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(DATES), ids=setup_cell_ids(DATES))
 def test_datetimes_are_the_tests_own_class_and_aware_ones_values(ex, name, code, setup, test, shape, want):
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == want, detail
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(SHARED), ids=setup_cell_ids(SHARED))
+def test_one_object_met_twice_is_one_object(ex, name, code, setup, test, shape, want):
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == want, detail
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(KINDS), ids=setup_cell_ids(KINDS))
+def test_a_pattern_and_a_counter_subclass_are_instances_of_the_tests_classes(ex, name, code, setup, test, shape,
+                                                                              want):
     status, detail = run_cell(ex, code, setup, test, shape)
     assert status == want, detail

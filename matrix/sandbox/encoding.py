@@ -374,6 +374,9 @@ def make_encoder(subclass_hook=None, view_mark=None):
     across_sent: set = set()
     sent_now: set = set()
 
+    def nan_form():
+        return {"F": "nan"}
+
     def once(v, make, *args):
         """``make(*args)``, the form of the mutable container ``v``, within the walk's sharing."""
         i = _id(v)
@@ -563,7 +566,8 @@ def make_encoder(subclass_hook=None, view_mark=None):
                 return v
             # a NaN: ``math.nan`` itself, or another (each decoded to a new object: plain Python
             # compares containers by identity first, so ``[nan] == [nan]`` holds of one NaN only)
-            return {"F": "math.nan"} if v is math_nan else {"F": "nan"}
+            # (one NaN met twice is one object there too: ``x = nan; [x, x]``, ``a[0] is a[1]``; pass 31)
+            return {"F": "math.nan"} if v is math_nan else once(v, nan_form)
         if t is _int:
             return enc_int(v)
         if depth > MAX_DEPTH:
@@ -574,9 +578,9 @@ def make_encoder(subclass_hook=None, view_mark=None):
             i = _id(v)
             if i in path:
                 raise _NotPlain("recursive value")
-            if t is _tuple or t is _fset:
-                return container(v, t, i, depth, path)
-            return once(v, container, v, t, i, depth, path)  # (a mutable one: its sharing is sent)
+            # (its sharing is sent: a mutable one's, and a tuple's or frozenset's met twice, whose
+            # identity ``x[0] is x[1]`` reads: ``t = (1, 2); [t, t]``, red-team pass 31, R3)
+            return once(v, container, v, t, i, depth, path)
         if t is _bytes:
             return {"b": v.hex()}
         if t is _barr:
@@ -633,8 +637,8 @@ def make_encoder(subclass_hook=None, view_mark=None):
             if std is not None:
                 if overrides_eq(t, std):
                     raise _NotPlain(f"{type_name(t)} (a {type_name(std)} subclass overriding __eq__)")
-                if hook is not None:
-                    return hook(v, std_dict(v, std, depth, path), _dict)
+                if hook is not None:  # (its standard class is its ``__class__`` there: ``isinstance(x, Counter)``)
+                    return hook(v, std_dict(v, std, depth, path), std)
                 if own_operators(t, std):  # (its own ``__missing__``, ``__contains__``, ``__len__``: a
                     # Member, as a list subclass's, pass 30: ``x = f(); x['zz'] == 0`` read the
                     # Counter's 0 where the class's ``__missing__`` says 5)
@@ -1078,9 +1082,10 @@ def _unbox_lists(value, skip=frozenset()):
 
 # by their real type: a remote reference answers isinstance() for the class it stands for
 _CONTAINERS = (list, tuple, dict, collections.deque)
-# what ``{"S": ...}`` may stand for: the mutable containers the decoder builds
+# what ``{"S": ...}`` may stand for: the mutable containers the decoder builds, and a tuple,
+# frozenset or NaN met twice (one object: ``x[0] is x[1]``)
 _SHAREABLE = (list, dict, set, bytearray, collections.deque, collections.Counter, collections.OrderedDict,
-              collections.defaultdict)
+              collections.defaultdict, tuple, frozenset, float)
 
 
 def _expanded(value, weights: dict, cap: int, check) -> int:

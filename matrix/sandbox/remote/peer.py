@@ -7,6 +7,7 @@ from __future__ import annotations
 import builtins
 import datetime
 import json as _json
+import re
 import socket
 import struct
 import sys
@@ -46,17 +47,22 @@ _FIRST_WIRE_SHARE = 1 << 29  # (numbers apart from those each ``encode`` gives i
 _MAX_WALKED = 100_000
 
 
+class _Cycle(Exception):
+    """A container met again while its own form is written (it holds itself)."""
+
+
 class _Sharing:
     """Which containers of a value sent element by element are one object met twice (``twice``:
     lists, dicts, sets and bytearrays, and every one of those inside a tuple met twice) and which
     hold one (``holders``: sent element by element too, not encoded as a whole); ``numbered``: the
     wire numbers given so far."""
 
-    __slots__ = ("twice", "holders", "numbered")
+    __slots__ = ("twice", "holders", "numbered", "open")
 
     def __init__(self, twice: set, holders: set):
         self.twice, self.holders = twice, holders
         self.numbered: dict[int, int] = {}
+        self.open: set[int] = set()  # (those whose form is being written: met again, a cycle)
 
     @staticmethod
     def _children(v):
@@ -115,9 +121,10 @@ _ITERATOR_KINDS: dict[type, str] = {
     types.GeneratorType: "generator", types.CoroutineType: "coroutine", types.AsyncGeneratorType: "async_generator",
     map: "map", filter: "filter", zip: "zip", enumerate: "enumerate", reversed: "reversed"}
 # a datetime or time of the program's that crosses as a reference (its tzinfo of the program's own
-# class): the test's class for it is its ``__class__`` there (``isinstance(f(), datetime.datetime)``;
-# red-team pass 31)
-_REFERENCE_KINDS: dict[type, str] = {datetime.datetime: "datetime", datetime.time: "time"}
+# class), a compiled pattern or a match: the test's class for it is its ``__class__`` there
+# (``isinstance(f(), datetime.datetime)``, ``isinstance(f(), re.Pattern)``; red-team pass 31)
+_REFERENCE_KINDS: dict[type, str] = {datetime.datetime: "datetime", datetime.time: "time", re.Pattern: "pattern",
+                                     re.Match: "match"}
 _ITERATOR_CLASSES = {kind: t for t, kind in _ITERATOR_KINDS.items()} | {
     kind: t for t, kind in _REFERENCE_KINDS.items()}
 # the program's own str and repr of the exceptions the test holds (:meth:`_Peer._exception`)
@@ -916,17 +923,26 @@ class _Peer:
                 enc = self.encode(value, marked=marks)
                 if not (type(enc) is dict and "N" in enc):
                     return enc
-            form = self._parts(value, depth, marks, shared if shared is not None else
-                               _Sharing.of(value) or _Sharing(set(), set()))
+            try:
+                form = self._parts(value, depth, marks, shared if shared is not None else
+                                   _Sharing.of(value) or _Sharing(set(), set()))
+            except _Cycle:
+                if shared is not None:
+                    raise
+                form = None
             if form is not None:
                 self.across_sent.add(id(value))
                 return {"S": [n, form]}
         if shared is not None and id(value) in shared.twice and t in _TAGGED:
             n = shared.numbered.get(id(value))
             if n is not None:
+                if id(value) in shared.open:  # (it holds itself: no value; a reference)
+                    raise _Cycle
                 return {"A": n}
             n = shared.numbered[id(value)] = _FIRST_WIRE_SHARE + len(shared.numbered)
+            shared.open.add(id(value))
             form = self._parts(value, depth, marks, shared)
+            shared.open.discard(id(value))
             if form is None:  # (a reference each time it is met: one object on the other side)
                 del shared.numbered[id(value)]
                 return self._by_reference(value)
@@ -936,10 +952,17 @@ class _Peer:
             if not (type(enc) is dict and "N" in enc):
                 return enc
         if depth < 20 and t in (list, tuple, dict):
-            if shared is None:
+            top = shared is None
+            if top:
                 # (too large to walk: element by element without sharing, as before pass 27)
                 shared = _Sharing.of(value) or _Sharing(set(), set())
-            form = self._parts(value, depth, marks, shared)
+            try:
+                form = self._parts(value, depth, marks, shared)
+            except _Cycle:  # (a list or dict holding itself, ``a.append(a)``: the whole value is a
+                # reference, each part read there; ``x[0] is x`` holds: red-team pass 31, R3)
+                if not top:
+                    raise
+                form = None
             if form is not None:
                 return form
         return self._by_reference(value)

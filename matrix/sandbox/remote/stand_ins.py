@@ -5,6 +5,7 @@ program's enum members (:meth:`.peer._Peer._member`)."""
 
 from __future__ import annotations
 
+import collections
 import sys
 
 _BINOPS = frozenset({"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor", "lshift",
@@ -99,8 +100,10 @@ def _member_reader(name):
 
 
 # (no bool: no class can subclass it, so a reference claiming it would be a lie)
+# (a Counter, OrderedDict or defaultdict subclass's: the standard class, ``isinstance(x, Counter)``; pass 31)
 _PLAIN_BASES = {t.__name__: t for t in (int, float, complex, str, bytes, bytearray, list, tuple, dict, set,
-                                         frozenset)}
+                                         frozenset, collections.Counter, collections.OrderedDict,
+                                         collections.defaultdict)}
 
 
 _MAX_CLASSES = 1024
