@@ -20,7 +20,10 @@ def test_setup_commands_pin_the_torch_ci_installs():
     assert pins and pins == ci
     blocks = re.findall(r"```bash\n(.*?)```", sec, re.S)
     assert any("coevo demo --out runs/demo" in b and 'pip install -e .' in b for b in blocks)
-    assert any('pip install -e ".[dev]" && pytest' in b for b in blocks)
+    (readme_args,) = {m for b in blocks for m in re.findall(r'pip install -e "\.\[dev\]" && pytest([^\n]*)', b)}
+    # CI runs the README's test command: the same pytest options (two processes, whole files each)
+    (ci_args,) = re.findall(r"python -m pytest -p no:cacheprovider([^\n]*)", (ROOT / ".ci" / "run").read_text())
+    assert readme_args.split() == ci_args.split() and "-n" in readme_args.split()
 
 
 def test_setup_states_the_cpu_wheel_index_for_ordinary_machines():
