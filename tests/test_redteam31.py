@@ -16,7 +16,13 @@ plain Python's verdict for the split shape and for the generic one, and
    ``x[0] is x``.
 3. A compiled pattern or a match the program returned was no instance of the test's ``re.Pattern``
    (``not isinstance(f(), re.Pattern)`` PASSED); a Counter subclass of the program's no instance
-   of the test's ``Counter``."""
+   of the test's ``Counter``.
+4. A set whose iteration order is not that of a set made of its items (one that shrank: its
+   items sit in a larger table) crossed as a new set of the other order: ``list(f()) == [40, 1]``
+   PASSED a generic test where the program's set iterates [1, 40], and ``s.pop()`` differed. The
+   test side makes its own set in the program's order where it can (a table grown, then emptied);
+   else the set is a reference that equals what its value equals (``type(x) is set`` is then
+   False: ``SHRUNK_ODD``)."""
 
 from __future__ import annotations
 
@@ -85,6 +91,8 @@ SHARED = [
     ("self_list", SELF, "", "x = f()\nassert x[1] is x and x[0] == 1 and len(x) == 2", "pass", "pass"),
     ("self_list_not", SELF, "", "x = f()\nassert x[1] is not x", "fail", "fail"),
     ("self_dict", SELF, "", "x = g()\nassert x['me'] is x and len(x) == 1", "pass", "pass"),
+    ("self_through_tuple", "def f():\n    a = []\n    a.append((a,))\n    return a\n", "",
+     "x = f()\nassert x[0][0] is x and len(x) == 1", "pass", "pass"),
 ]
 RP = "import re\ndef f():\n    return re.compile(r'a+')\ndef g():\n    return re.match('a', 'ab')\n"
 CS = "from collections import Counter\nclass C(Counter):\n    pass\ndef f():\n    return C('aab')\n"
@@ -102,7 +110,33 @@ KINDS = [
      "pass", "pass"),
 ]
 
-ALL = DATES + SHARED + KINDS
+SHRUNK = ("def f():\n    s = set(range(50))\n    for i in range(50):\n        if i not in (1, 40):\n"
+          "            s.discard(i)\n    return s\ndef g():\n    return [f(), 2]\n"
+          "def h():\n    return frozenset(f())\n")
+ORDERS = [
+    ("set_order", SHRUNK, "", "assert list(f()) == [1, 40]", "pass", "pass"),
+    ("set_order_wrong", SHRUNK, "", "assert list(f()) == [40, 1]", "fail", "fail"),
+    ("set_order_str", SHRUNK, "", "assert str(f()) == '{1, 40}'", "pass", "pass"),
+    ("set_pop", SHRUNK, "", "s = f()\nassert s.pop() == 1", "pass", "pass"),
+    ("set_eq", SHRUNK, "", "assert f() == {1, 40} and f() == {40, 1} and f() != {1}", "pass", "pass"),
+    ("set_type", SHRUNK, "", "assert type(f()) is set and isinstance(f(), set)", "pass", "pass"),
+    ("set_len_in", SHRUNK, "", "assert len(f()) == 2 and 40 in f() and sorted(f()) == [1, 40]", "pass", "pass"),
+    ("set_nested", SHRUNK, "", "assert list(g()[0]) == [1, 40] and g() == [{1, 40}, 2]", "pass", "pass"),
+    ("set_nested_wrong", SHRUNK, "", "assert list(g()[0]) == [40, 1]", "fail", "fail"),
+    ("set_ops", SHRUNK, "", "assert f() | {2} == {1, 2, 40} and f() - {1} == {40}", "pass", "pass"),
+    ("frozenset_order", SHRUNK, "", "assert list(h()) == [40, 1] and type(h()) is frozenset", "pass", "pass"),
+]
+POOL = [637, 522, 444, 572, 972, 949, 734, 227, 33, 763, 467, 856, 771, 678, 765, 531, 986, 295, 556, 349,
+        911, 232, 882, 69, 878, 602, 994, 293, 122, 829, 250, 46, 35, 925, 822, 710, 524, 946, 203, 918]
+ODD = ("POOL = " + repr(POOL) + "\ndef f():\n    s = set(POOL)\n    for x in POOL[:-3]:\n"
+       "        s.discard(x)\n    s.add(POOL[0])\n    return s\n")
+SHRUNK_ODD = [  # (no table of the test's makes this order: a reference)
+    ("odd_order", ODD, "", "assert list(f()) == [637, 918, 946, 203]", "pass", "pass"),
+    ("odd_order_wrong", ODD, "", "assert list(f()) == sorted(f())", "fail", "fail"),
+    ("odd_eq", ODD, "", "assert f() == {203, 637, 918, 946} and isinstance(f(), set)", "pass", "pass"),
+]
+
+ALL = DATES + SHARED + KINDS + ORDERS + SHRUNK_ODD
 
 
 def test_the_stated_verdicts_are_plain_pythons():
@@ -129,3 +163,19 @@ def test_a_pattern_and_a_counter_subclass_are_instances_of_the_tests_classes(ex,
                                                                               want):
     status, detail = run_cell(ex, code, setup, test, shape)
     assert status == want, detail
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(ORDERS + SHRUNK_ODD),
+                         ids=setup_cell_ids(ORDERS + SHRUNK_ODD))
+def test_a_set_iterates_in_the_programs_order(ex, name, code, setup, test, shape, want):
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == want, detail
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(SHRUNK_ODD[:1]),
+                         ids=setup_cell_ids(SHRUNK_ODD[:1]))
+def test_a_set_of_an_order_no_table_here_makes_is_a_reference(ex, name, code, setup, test, shape, want):
+    """Left (README): where the test side cannot make a set of the program's set's order, the
+    set is a reference, equal to what its value equals, and ``type(x) is set`` is False."""
+    status, detail = run_cell(ex, code, setup, "assert type(f()) is not set", shape)
+    assert status == "pass", detail

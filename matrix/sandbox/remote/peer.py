@@ -47,6 +47,40 @@ _FIRST_WIRE_SHARE = 1 << 29  # (numbers apart from those each ``encode`` gives i
 _MAX_WALKED = 100_000
 
 
+_SET_SCALARS = frozenset({int, str, bytes, float, bool, type(None), complex})
+
+
+def _ordered_set(data, frozen: bool):
+    """The test's side: a set (frozenset) of the items ``data[0]`` iterating in their order, where
+    one can be made (a set of the program's whose order is not that of a set made of its items:
+    one that shrank by ``discard``, whose items sit in a larger table: rebuilt in a table grown
+    with other items, then discarded), else None (the reference answers). Scalars only, at most
+    16,384 items, tables of at most 65,536 slots (red-team pass 31)."""
+    if type(data) is not list or len(data) != 2 or type(data[0]) is not list:
+        return None
+    items = data[0]
+    n = len(items)
+    if n > 1 << 14 or any(type(x) not in _SET_SCALARS for x in items):
+        return None
+    s = frozenset(items) if frozen else set(items)
+    if list(s) == items:
+        return s
+    if frozen:
+        return None
+    size = 16
+    while size <= min(max(1 << 12, 64 * n), 1 << 16):
+        s = set()
+        junk = range(-3 * size, -3 * size + (size * 3) // 5)
+        s.update(junk)
+        for j in junk:
+            s.discard(j)
+        s.update(items)
+        if list(s) == items:
+            return s
+        size *= 2
+    return None
+
+
 class _Cycle(Exception):
     """A container met again while its own form is written (it holds itself)."""
 
@@ -758,6 +792,10 @@ class _Peer:
             names = _forwarded_names(type(obj), base)
             if names is not None:
                 ref["R"] += [None, [flat, names]]
+        elif (type(obj) is set or type(obj) is frozenset) and type(flat) is dict and len(flat) == 1:
+            items = next(iter(flat.values()))  # (a set whose order is its own: :func:`_ordered_set`)
+            if type(items) is list:
+                ref["R"] += [None, [items, []]]
         return ref
 
     def _flat(self, obj, flat, base):
@@ -1045,6 +1083,11 @@ class _Peer:
         if type(x) is not list or len(x) != 4 or x[0] not in ("C", "T") or type(x[1]) is not int:
             raise ValueError("malformed reference")
         side, rid, tname, flags = x
+        if member is not None and side == self.other and type(flags) is list and "plain" in flags \
+                and ("base:set" in flags or "base:frozenset" in flags):
+            same = _ordered_set(member, "base:frozenset" in flags)
+            if same is not None:  # (the test's own set, in the program's set's order)
+                return same
         if side == self.other and type(flags) is list:
             # a builtin of the test's (``remove_datatype(t, int)``): the program's same builtin, as
             # in plain Python, where there is one (red-team pass 18: isinstance(x, ref) was false);
