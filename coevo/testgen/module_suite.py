@@ -596,10 +596,7 @@ class _SuiteBuilder:
         self.run_mutants({m.index: self.reach(m, pre_set, 20) for m in mutants}, list(pre), MUTANTS - 0.08)
         survivors = [m for m in mutants if m.index not in self.killed_by]
         if survivors and clock.left(MUTANTS - 0.04) > 1.0:
-            # (every candidate not tried on it yet: the preselected ones past pass 1's 20 too; a
-            # mutant of a line many calls reach, __post_init__'s `unit_price < 0` -> `< -1`, ran
-            # on 20 of them and never on the one with unit_price -0.5)
-            rest = set(self.cand_checks)
+            rest = set(self.cand_checks) - pre_set
             assign = {m.index: self.reach(m, rest, 60) for m in survivors}
             self.run_mutants(assign, sorted({p for ids in assign.values() for p in ids}), MUTANTS - 0.02)
         self.aim_at_survivors()
