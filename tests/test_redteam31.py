@@ -22,7 +22,8 @@ plain Python's verdict for the split shape and for the generic one, and
    PASSED a generic test where the program's set iterates [1, 40], and ``s.pop()`` differed. The
    test side makes its own set in the program's order where it can (a table grown, then emptied);
    else the set is a reference that equals what its value equals (``type(x) is set`` is then
-   False: ``SHRUNK_ODD``)."""
+   False: ``SHRUNK_ODD``). The decoder makes any set it reads in the order it was sent where it
+   can: a split test's parent (``str([f()])``), and the program given the test's set."""
 
 from __future__ import annotations
 
@@ -125,6 +126,12 @@ ORDERS = [
     ("set_nested_wrong", SHRUNK, "", "assert list(g()[0]) == [40, 1]", "fail", "fail"),
     ("set_ops", SHRUNK, "", "assert f() | {2} == {1, 2, 40} and f() - {1} == {40}", "pass", "pass"),
     ("frozenset_order", SHRUNK, "", "assert list(h()) == [40, 1] and type(h()) is frozenset", "pass", "pass"),
+    ("set_in_list_str", SHRUNK, "", "assert str([f()]) == '[{1, 40}]'", "pass", "pass"),
+    ("set_next_wrong", SHRUNK, "", "assert next(iter(f())) == 40", "fail", "fail"),
+    ("arg_order", "def f(s):\n    return list(s)\n", "", "s = set(range(50))\nfor i in range(50):\n"
+     "    if i not in (1, 40):\n        s.discard(i)\nassert f(s) == [1, 40]", "pass", "pass"),
+    ("arg_order_wrong", "def f(s):\n    return list(s)\n", "", "s = set(range(50))\nfor i in range(50):\n"
+     "    if i not in (1, 40):\n        s.discard(i)\nassert f(s) == [40, 1]", "fail", "fail"),
 ]
 POOL = [637, 522, 444, 572, 972, 949, 734, 227, 33, 763, 467, 856, 771, 678, 765, 531, 986, 295, 556, 349,
         911, 232, 882, 69, 878, 602, 994, 293, 122, 829, 250, 46, 35, 925, 822, 710, 524, 946, 203, 918]

@@ -819,6 +819,38 @@ def namedtuple_class(name, fields, n: int, fresh: list | None = None):
     return made
 
 
+_SET_SCALARS = frozenset({int, str, bytes, float, bool, type(None), complex})
+
+
+def set_in_order(items: list, check=None):
+    """A set of ``items`` that iterates in their order, or None where none is made here: a set
+    whose order is not that of a set made of its items (one that shrank by ``discard``, its items
+    in a larger table) is made in a table grown with other items, then emptied of them (red-team
+    pass 31: ``list(f()) == [40, 1]`` PASSED where the program's set iterates [1, 40]). Scalars
+    only (hashed by C code), at most 16,384 items, tables of at most 65,536 slots; ``check()``
+    before each try (a decoding budget)."""
+    s = set(items)
+    if list(s) == items:
+        return s
+    n = len(items)
+    if n > 1 << 14 or any(type(x) not in _SET_SCALARS for x in items):
+        return None
+    size = 16
+    while size <= min(max(1 << 12, 64 * n), 1 << 16):
+        if check is not None:
+            check()
+        s = set()
+        junk = range(-3 * size, -3 * size + (size * 3) // 5)
+        s.update(junk)
+        for j in junk:
+            s.discard(j)
+        s.update(items)
+        if list(s) == items:
+            return s
+        size *= 2
+    return None
+
+
 def _nt_name(s: str) -> bool:
     return 0 < len(s) <= 64 and s.isascii() and s.isidentifier() and not s.startswith("_")
 
@@ -912,7 +944,12 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None, marks=None, aliase
         if tag == "t":
             return tuple(items_of(x))
         if tag in ("s", "f"):
-            return build(tag, items_of(x))
+            items = items_of(x)
+            out = build(tag, items)
+            if tag == "s" and len(items) > 1 and type(out) is set and list(out) != items:
+                # (a set of an order of its own, sent in it: made in that order where it can be)
+                out = set_in_order(items, check) or out
+            return out
         if tag == "d":
             return build("d", pairs_of(x))
         if tag == "b":

@@ -15,7 +15,7 @@ import types
 import weakref
 from collections.abc import Callable
 
-from ..encoding import decode, make_encoder
+from ..encoding import _SET_SCALARS, decode, make_encoder, set_in_order
 from .arrays import _MAX_ARRAY_BYTES, _array_data, _array_from, _is_array
 from .shapes import _MAX_ENTRIES, _NODE_KINDS, _assign_in_place, _NodeNo, _Shape
 from .stand_ins import (
@@ -47,38 +47,20 @@ _FIRST_WIRE_SHARE = 1 << 29  # (numbers apart from those each ``encode`` gives i
 _MAX_WALKED = 100_000
 
 
-_SET_SCALARS = frozenset({int, str, bytes, float, bool, type(None), complex})
-
-
 def _ordered_set(data, frozen: bool):
     """The test's side: a set (frozenset) of the items ``data[0]`` iterating in their order, where
     one can be made (a set of the program's whose order is not that of a set made of its items:
-    one that shrank by ``discard``, whose items sit in a larger table: rebuilt in a table grown
-    with other items, then discarded), else None (the reference answers). Scalars only, at most
-    16,384 items, tables of at most 65,536 slots (red-team pass 31)."""
+    :func:`.encoding.set_in_order`; a frozenset only where a new one has that order), else None
+    (the reference answers; red-team pass 31)."""
     if type(data) is not list or len(data) != 2 or type(data[0]) is not list:
         return None
     items = data[0]
-    n = len(items)
-    if n > 1 << 14 or any(type(x) not in _SET_SCALARS for x in items):
+    if len(items) > 1 << 14 or any(type(x) not in _SET_SCALARS for x in items):
         return None
-    s = frozenset(items) if frozen else set(items)
-    if list(s) == items:
-        return s
     if frozen:
-        return None
-    size = 16
-    while size <= min(max(1 << 12, 64 * n), 1 << 16):
-        s = set()
-        junk = range(-3 * size, -3 * size + (size * 3) // 5)
-        s.update(junk)
-        for j in junk:
-            s.discard(j)
-        s.update(items)
-        if list(s) == items:
-            return s
-        size *= 2
-    return None
+        s = frozenset(items)
+        return s if list(s) == items else None
+    return set_in_order(items)
 
 
 class _Cycle(Exception):
