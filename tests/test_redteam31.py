@@ -16,7 +16,8 @@ plain Python's verdict for the split shape and for the generic one, and
    ``x[0] is x``.
 3. A compiled pattern or a match the program returned was no instance of the test's ``re.Pattern``
    (``not isinstance(f(), re.Pattern)`` PASSED); a Counter subclass of the program's no instance
-   of the test's ``Counter``.
+   of the test's ``Counter``; ``collections.Counter`` or ``datetime.datetime`` returned was no test's
+   class (``f() is not Counter`` PASSED a generic test).
 4. A set whose iteration order is not that of a set made of its items (one that shrank: its
    items sit in a larger table) crossed as a new set of the other order: ``list(f()) == [40, 1]``
    PASSED a generic test where the program's set iterates [1, 40], and ``s.pop()`` differed. The
@@ -143,6 +144,15 @@ SHRUNK_ODD = [  # (no table of the test's makes this order: a reference)
     ("odd_eq", ODD, "", "assert f() == {203, 637, 918, 946} and isinstance(f(), set)", "pass", "pass"),
 ]
 
+RC = ("from collections import Counter\nfrom datetime import datetime\ndef f():\n    return Counter\n"
+      "def g():\n    return datetime\n")
+CLASSES = [  # (a standard class whose instances cross as values, returned: the test's own; red-team pass 31)
+    ("class_is", RC, "", "from collections import Counter\nassert f() is Counter", "pass", "pass"),
+    ("class_is_not", RC, "", "from collections import Counter\nassert f() is not Counter", "fail", "fail"),
+    ("class_made", RC, "", "import datetime as dt\nassert g() is dt.datetime and g()(2020, 1, 1).year == 2020\n"
+     "assert f()('aab') == {'a': 2, 'b': 1}", "pass", "pass"),
+]
+
 
 def _has_zones() -> bool:
     try:
@@ -157,7 +167,7 @@ def _has_zones() -> bool:
 if not _has_zones():
     DATES = [row for row in DATES if row[1] is not ZI]
 
-ALL = DATES + SHARED + KINDS + ORDERS + SHRUNK_ODD
+ALL = DATES + SHARED + KINDS + ORDERS + SHRUNK_ODD + CLASSES
 
 
 def test_the_stated_verdicts_are_plain_pythons():
@@ -179,7 +189,8 @@ def test_one_object_met_twice_is_one_object(ex, name, code, setup, test, shape, 
     assert status == want, detail
 
 
-@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(KINDS), ids=setup_cell_ids(KINDS))
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(KINDS + CLASSES),
+                         ids=setup_cell_ids(KINDS + CLASSES))
 def test_a_pattern_and_a_counter_subclass_are_instances_of_the_tests_classes(ex, name, code, setup, test, shape,
                                                                               want):
     status, detail = run_cell(ex, code, setup, test, shape)
