@@ -209,5 +209,9 @@ def test_a_set_iterates_in_the_programs_order(ex, name, code, setup, test, shape
 def test_a_set_of_an_order_no_table_here_makes_is_a_reference(ex, name, code, setup, test, shape, want):
     """Left (README): where the test side cannot make a set of the program's set's order, the
     set is a reference, equal to what its value equals, and ``type(x) is set`` is False."""
+    from matrix.sandbox.encoding import set_in_order
+
+    if set_in_order([637, 918, 946, 203]) is not None:  # (this interpreter's sets make that order: no reference)
+        pytest.skip("a set of this order is made here")
     status, detail = run_cell(ex, code, setup, "assert type(f()) is not set", shape)
     assert status == "pass", detail
