@@ -391,6 +391,10 @@ class InputGenerator:
                   if isinstance(t, ast.Name)}
         self.vars = {c.name: var_name(c.name, taken) for c in module.classes}
         self._spec_cache: dict[str, list[tuple[Param, Spec]]] = {}
+        self._matched_cache: dict[tuple, list[str]] = {}
+        self._compiled: dict | None = None
+        self._enum_texts: dict[str, list[str]] | None = None
+        self._enum_reached: dict[tuple, str | None] = {}
         self._path_cache: dict[str, list[Param]] = {}
         self.module_consts = module.constants
         # the module's literal tables (its top level): their keys
@@ -454,6 +458,11 @@ class InputGenerator:
                     # loop hands to a module function (shlex's join: quote(arg) for arg in
                     # split_command) take that function's parameter's type
                     spec = Spec("list", (self._items_passed_on(p.name, body) or INT,))
+                if spec.kind == "dict" and (not spec.args or spec.args[-1] == ANY) and \
+                        self._values_read_as_text(p, unit):
+                    # its values read as text (``values.get(key, '').strip()``, ``int(raw)``)
+                    spec = Spec("dict", (spec.args[0] if spec.args and spec.args[0] != ANY else Spec("str"),
+                                         Spec("str")))
                 if unit.owner is None and p.name in self.argv_params.get(unit.name, ()):
                     spec = Spec("argv")  # handed to an argparse parser: command lines
                 if p.name in self.slept(unit):
@@ -492,6 +501,33 @@ class InputGenerator:
         spec = infer_param(p, body, self.class_members, self.tables)
         return spec if spec != ANY else None
 
+    def _values_read_as_text(self, p: Param, unit: Unit) -> bool:
+        """Whether the values of the mapping ``p`` are read as text: ``p.get(k, '')``, a text
+        method on ``p[k]`` / ``p.get(k)`` or on a name bound to one (``raw.strip()``), or one
+        handed to ``int()`` / ``float()``; in the unit's body and, for a constructor's argument
+        kept on the object (a dataclass field), in the class's methods (``self.values``)."""
+        body = list(unit.node.body) if unit.node is not None else []
+        if unit.kind == "init" and unit.owner:
+            cls = next((n for n in self.module.tree.body if isinstance(n, ast.ClassDef) and n.name == unit.owner),
+                       None)
+            if unit.node is None:
+                attrs = {p.name}
+            else:
+                attrs = {t.attr for n in ast.walk(unit.node) if isinstance(n, ast.Assign)
+                         and isinstance(n.value, ast.Name) and n.value.id == p.name for t in n.targets
+                         if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
+            name = p.name
+
+            class Back(ast.NodeTransformer):  # self.values -> values
+                def visit_Attribute(self, node):
+                    if isinstance(node.value, ast.Name) and node.value.id == "self" and node.attr in attrs:
+                        return ast.copy_location(ast.Name(name, ast.Load()), node)
+                    return self.generic_visit(node)
+            for m in (cls.body if cls is not None and attrs else []):
+                if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m is not unit.node:
+                    body += [Back().visit(copy.deepcopy(stmt)) for stmt in m.body]
+        return _values_read_as_text(p.name, body)
+
     def _post_init_spec(self, p: Param, unit: Unit) -> Spec | None:
         """The spec a dataclass field ``p`` gets from how ``__post_init__`` uses ``self.<p>``,
         as if it had no hint; None without a ``__post_init__``."""
@@ -509,6 +545,154 @@ class InputGenerator:
 
         body = [Back().visit(copy.deepcopy(stmt)) for stmt in post.body]
         return infer_param(Param(p.name, p.kind), body, self.class_members, self.tables)
+
+    @property
+    def enum_texts(self) -> dict[str, list[str]]:
+        """The module's Enum classes whose members are texts: class -> their values."""
+        if self._enum_texts is None:
+            self._enum_texts = {}
+            for n in self.module.tree.body:
+                if isinstance(n, ast.ClassDef) and any(
+                        (b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else "")
+                        in ("Enum", "StrEnum") for b in n.bases):
+                    vals = [a.value.value for a in n.body if isinstance(a, ast.Assign)
+                            and isinstance(a.value, ast.Constant) and isinstance(a.value.value, str)]
+                    if vals:
+                        self._enum_texts[n.name] = list(dict.fromkeys(vals))
+        return self._enum_texts
+
+    def _reaches_enum(self, name: str, body: list, depth: int = 0) -> str | None:
+        """The Enum class (of texts) that a value named ``name`` is handed to in ``body``:
+        ``Event(name)``, or through a module function, a method of a module class (``t.post(e)``)
+        or a constructor whose parameter is, up to 3 calls deep; the items of a list too
+        (``for e in name``)."""
+        enums = self.enum_texts
+        if not enums or depth > 3:
+            return None
+
+        def mentions(x) -> bool:
+            return any(isinstance(k, ast.Name) and k.id == name for k in ast.walk(x))
+        for stmt in body:
+            for n in ast.walk(stmt):
+                if isinstance(n, (ast.For, ast.comprehension)) and isinstance(n.target, ast.Name) \
+                        and n.target.id != name and mentions(n.iter):
+                    inner = n.body if isinstance(n, ast.For) else [ast.Expr(x) for x in ast.walk(stmt)
+                                                                    if isinstance(x, ast.Call)]
+                    got = self._reaches_enum(n.target.id, inner, depth + 1)
+                    if got:
+                        return got
+                if not isinstance(n, ast.Call):
+                    continue
+                if isinstance(n.func, ast.Name) and n.func.id in enums and n.args and mentions(n.args[0]):
+                    return n.func.id
+                callees: list = []
+                if isinstance(n.func, ast.Name) and n.func.id in self._module_functions:
+                    callees = [(self._module_functions[n.func.id], 0)]
+                elif isinstance(n.func, ast.Name):
+                    cls = next((c for c in self.module.tree.body if isinstance(c, ast.ClassDef)
+                                and c.name == n.func.id), None)
+                    callees = [(m, 1) for m in (cls.body if cls else []) if isinstance(m, ast.FunctionDef)
+                               and m.name == "__init__"]
+                elif isinstance(n.func, ast.Attribute):
+                    callees = [(m, 1) for c in self.module.tree.body if isinstance(c, ast.ClassDef)
+                               for m in c.body if isinstance(m, ast.FunctionDef) and m.name == n.func.attr]
+                for fn, skip in callees:
+                    params = [a.arg for a in fn.args.posonlyargs + fn.args.args][skip:]
+                    for i, a in enumerate(n.args):
+                        if i < len(params) and mentions(a):
+                            got = self._reaches_enum(params[i], fn.body, depth + 1)
+                            if got:
+                                return got
+                    for k in n.keywords:
+                        if k.arg and mentions(k.value):
+                            got = self._reaches_enum(k.arg, fn.body, depth + 1)
+                            if got:
+                                return got
+        return None
+
+    def _with_enum_texts(self, p: Param, spec: Spec, unit: Unit, pool: list[str]) -> list[str]:
+        """A text (or a list of texts) that reaches an Enum constructor (:meth:`_reaches_enum`)
+        draws the enum's values: one first (the typical call gets past ``Event(event)``), the
+        rest among the first eight; lists of them in order and in pairs (COIN then PUSH)."""
+        texts = spec.kind in ("str", "any", "optional", "union")
+        items = spec.kind == "list" and (not spec.args or spec.args[0].kind in ("str", "any"))
+        if unit.node is None or not (texts or items) or not self.enum_texts:
+            return pool
+        key = (unit.qualname, unit.kind, p.name)
+        if key not in self._enum_reached:
+            self._enum_reached[key] = self._reaches_enum(p.name, list(unit.node.body))
+        cls = self._enum_reached[key]
+        if cls is None:
+            return pool
+        vals = self.enum_texts[cls]
+        if texts:
+            new = [_lit(v) for v in vals]
+        else:
+            seqs = [vals[:1], vals, vals[:2] + vals[1:2], vals[::-1]]
+            seqs += [[a, b] for i, a in enumerate(vals) for b in vals[i + 1:]][:6]
+            seqs.append(vals[:1] + ["hello"])
+            new = list(dict.fromkeys(_lit(x) for x in seqs))
+        rest = [x for x in pool if x not in new]
+        return new[:1] + rest[:2] + new[1:6] + rest[2:4] + new[6:] + rest[4:]
+
+    def _matched_texts(self, p: Param, unit: Unit) -> list[str]:
+        """Texts a pattern matches where the body checks ``p`` with it: ``PAT.match(p)`` (``PAT``
+        a module-level compiled pattern; ``fullmatch``, ``search``) or ``re.match(r'...', p)``;
+        a dataclass field's check in ``__post_init__`` (``EMAIL.match(self.email)``). Members'
+        typical object had email='hello' and raised there, so the objects varied from it did too."""
+        key = (unit.qualname, unit.kind, p.name)
+        if key in self._matched_cache:
+            return self._matched_cache[key]
+        body: list = list(unit.node.body) if unit.node is not None else []
+        if unit.kind == "init" and unit.owner:
+            cls = next((n for n in self.module.tree.body if isinstance(n, ast.ClassDef) and n.name == unit.owner),
+                       None)
+            post = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "__post_init__"),
+                        None) if cls is not None and unit.node is None else None
+            if post is not None:
+                name = p.name
+
+                class Back(ast.NodeTransformer):  # self.email -> email
+                    def visit_Attribute(self, node):
+                        if isinstance(node.value, ast.Name) and node.value.id == "self" and node.attr == name:
+                            return ast.copy_location(ast.Name(name, ast.Load()), node)
+                        return self.generic_visit(node)
+                body += [Back().visit(copy.deepcopy(stmt)) for stmt in post.body]
+        out: list[str] = []
+        if body:
+            if self._compiled is None:
+                self._compiled = _compiled_patterns(self.module.tree)
+            for stmt in body:
+                for n in ast.walk(stmt):
+                    if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                            and n.func.attr in ("match", "fullmatch", "search") and isinstance(n.func.value, ast.Name)):
+                        continue
+                    args, owner = n.args, n.func.value.id
+                    if owner == "re" and len(args) >= 2:
+                        pat_node, arg = args[0], args[1]
+                    elif owner in self._compiled and args:
+                        pat_node, arg = None, args[0]
+                    else:
+                        continue
+                    if not any(isinstance(x, ast.Name) and x.id == p.name for x in ast.walk(arg)):
+                        continue
+                    try:
+                        if pat_node is None:
+                            pat = self._compiled[owner]
+                        elif isinstance(pat_node, ast.Constant) and isinstance(pat_node.value, str):
+                            pat = re.compile(pat_node.value)
+                        elif isinstance(pat_node, ast.Name) and pat_node.id in self._compiled:
+                            pat = self._compiled[pat_node.id]
+                        else:
+                            continue
+                    except re.error:
+                        continue
+                    if not isinstance(pat.pattern, str):
+                        continue
+                    check = getattr(pat, n.func.attr)
+                    out += [t for t in _draw_regex(pat, self.seed, 3) if check(t)]
+        self._matched_cache[key] = list(dict.fromkeys(out))[:6]
+        return self._matched_cache[key]
 
     def _items_passed_on(self, name: str, body: list) -> Spec | None:
         """The spec the items of ``name`` get where a ``for`` loop or a comprehension over it
@@ -692,6 +876,13 @@ class InputGenerator:
             if scanned:  # after the typical text and '': six of them among the first eight
                 head = [x for x in pool if x not in scanned]
                 pool = head[:2] + scanned[:6] + head[2:4] + scanned[6:] + head[4:]
+        if unit is not None and depth == 0:
+            pool = self._with_enum_texts(p, spec, unit, pool)
+        if unit is not None and depth == 0 and spec.kind in ("str", "any", "optional", "union"):
+            matched = [_lit(t) for t in self._matched_texts(p, unit)]
+            if matched:  # checked against a pattern (EMAIL.match(self.email)): a match is typical
+                rest = [x for x in pool if x not in matched]
+                pool = matched[:1] + rest[:2] + matched[1:] + rest[2:]
         if unit is not None and depth == 0:
             made = self._produced(p, unit)
             if made:  # after the typical value: what the module's producer of that type returns
@@ -970,6 +1161,31 @@ class InputGenerator:
         others = [v for u in self.module.units for v in u.constants] + self._helper_consts
         return list(dict.fromkeys([*unit.constants, *owner_consts, *self.module_consts, *others]))[:80]
 
+    def _named_texts(self, unit: Unit, specs, pools: dict, base: dict) -> list[dict[str, str]]:
+        """Expression texts with a name (``'x + 1'``, :func:`_scan_texts`) given with a mapping
+        that holds it: a dict parameter with text keys (``Parser(text, variables)``) or keyword
+        arguments (``evaluate(text, **variables)``, ``x=2.5``); an unknown name was all the
+        lookup (``value not in self.variables``) ever met."""
+        texts = [(p, t) for p, _ in specs if p.kind not in ("star", "starstar")
+                 for t in self._scanned_texts(p, unit) if "x" in t.split()]
+        if not texts:
+            return []
+        out = []
+        for q, s in specs:
+            inner = s.args[0] if s.kind == "optional" and s.args else s
+            if q.kind == "starstar":
+                vals = self.pool(s, self._consts(unit))[:1]
+                held = [f"x={v}" for v in vals]
+            elif inner.kind == "dict" and inner.args and inner.args[0].kind in ("str", "any"):
+                vals = self.pool(inner.args[1], self._consts(unit))[:1] if len(inner.args) > 1 else ["1"]
+                held = [f"{{'x': {v}}}" for v in vals]
+            else:
+                continue
+            for p, t in texts[:3]:
+                for h in held:
+                    out.append({**base, p.name: _lit(t), q.name: h})
+        return out
+
     def _choices(self, unit: Unit, depth: int = 0, n: int = 8) -> list[dict[str, str]]:
         """One-parameter-at-a-time variations around a typical call (a dict param -> source; a
         missing key means "left to its default")."""
@@ -1004,6 +1220,7 @@ class InputGenerator:
                     for (q, _), k in zip(qs, row):
                         ch[q] = k
                     out.append(ch)
+        out += self._named_texts(unit, specs, pools, base)
         seen, uniq = set(), []
         for ch in out:
             key = tuple(sorted(ch.items()))
@@ -1235,6 +1452,13 @@ class InputGenerator:
         positional_ok = True
         for p in unit.params:
             if p.kind == "starstar":
+                # keyword arguments of its own: the choice 'x=2.5, y=1' (names no parameter has)
+                try:
+                    given = ast.parse(f"f({ch.get(p.name) or ''})", mode="eval").body
+                except SyntaxError:
+                    given = None
+                if isinstance(given, ast.Call):
+                    kwargs += [(k.arg, ast.unparse(k.value)) for k in given.keywords if k.arg]
                 continue
             if p.name not in ch:
                 if p.kind in ("pos", "posonly"):
@@ -2128,8 +2352,13 @@ class InputGenerator:
                 ch[star.name] = (ch[star.name] + ", " + a) if star.name in ch else a
             else:
                 return None
+        named = {p.name for p in unit.params if p.kind not in ("star", "starstar")}
+        starstar = next((p for p in unit.params if p.kind == "starstar"), None)
         for k, v in st.kwargs:
-            ch[k] = v
+            if k not in named and starstar is not None:  # kept as the **kwargs choice: 'x=2.5, y=1'
+                ch[starstar.name] = (ch[starstar.name] + ", " if starstar.name in ch else "") + f"{k}={v}"
+            else:
+                ch[k] = v
         return ch
 
     def _rebuild(self, st: Step, unit: Unit, ch: dict[str, str]) -> Step:
@@ -2620,10 +2849,41 @@ def _scan_texts(got: tuple[set[str], list[str]]) -> list[str]:
     texts += [f"{b}6", f"6 {a}", f"6{a}4{b}2"]
     if dot:
         texts += [f"1.5 {a} 2", "1.2.3"]
-    if name:
-        texts += [f"{name} {a} 1", name]
     texts.append("6 ~ 4" if "~" not in chars else "6 ` 4")
+    if name:  # (among the first: past the cap of 28 they were never drawn)
+        texts[6:6] = [f"{name} {a} 1", f"2 {b} {name}", name]
     return list(dict.fromkeys(t for t in texts))[:28]
+
+
+_TEXT_METHODS = frozenset({"strip", "lstrip", "rstrip", "lower", "upper", "casefold", "split", "rsplit",
+                           "splitlines", "partition", "startswith", "endswith", "isdigit", "isnumeric",
+                           "isalpha", "title", "capitalize", "encode", "zfill"})
+
+
+def _values_read_as_text(name: str, body: list) -> bool:
+    """Whether ``body`` reads the values of the mapping ``name`` as text (see
+    :meth:`InputGenerator._values_read_as_text`)."""
+    def reads(x) -> bool:
+        return (isinstance(x, ast.Subscript) and isinstance(x.value, ast.Name) and x.value.id == name
+                and isinstance(x.ctx, ast.Load)) or \
+            (isinstance(x, ast.Call) and isinstance(x.func, ast.Attribute) and x.func.attr == "get"
+             and isinstance(x.func.value, ast.Name) and x.func.value.id == name)
+    nodes = [n for stmt in body for n in ast.walk(stmt)]
+    held = {n.targets[0].id for n in nodes if isinstance(n, ast.Assign) and len(n.targets) == 1
+            and isinstance(n.targets[0], ast.Name) and reads(n.value)}
+
+    def texty(x) -> bool:
+        return reads(x) or (isinstance(x, ast.Name) and x.id in held)
+    for n in nodes:
+        if not isinstance(n, ast.Call):
+            continue
+        if reads(n) and len(n.args) >= 2 and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str):
+            return True
+        if isinstance(n.func, ast.Attribute) and n.func.attr in _TEXT_METHODS and texty(n.func.value):
+            return True
+        if isinstance(n.func, ast.Name) and n.func.id in ("int", "float") and n.args and texty(n.args[0]):
+            return True
+    return False
 
 
 def _bare_items(spec: Spec, kind: bool = False) -> str | None:
