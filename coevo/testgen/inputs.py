@@ -546,6 +546,17 @@ class InputGenerator:
         body = [Back().visit(copy.deepcopy(stmt)) for stmt in post.body]
         return infer_param(Param(p.name, p.kind), body, self.class_members, self.tables)
 
+    def _bytes_body(self, unit: Unit) -> bool:
+        """Whether the unit's body (its docstring aside) holds more bytes literals than texts."""
+        if unit.node is None:
+            return False
+        body = list(unit.node.body)
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]
+        consts = [n.value for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Constant)]
+        nb = sum(type(c) is bytes for c in consts)
+        return nb > 0 and nb > sum(type(c) is str for c in consts)
+
     @property
     def enum_texts(self) -> dict[str, list[str]]:
         """The module's Enum classes whose members are texts: class -> their values."""
@@ -876,6 +887,15 @@ class InputGenerator:
             if scanned:  # after the typical text and '': six of them among the first eight
                 head = [x for x in pool if x not in scanned]
                 pool = head[:2] + scanned[:6] + head[2:4] + scanned[6:] + head[4:]
+        if unit is not None and depth == 0 and self._bytes_body(unit):
+            # a body of bytes literals (quopri's encode: line[-1:] == b'\n'): binary streams and
+            # lines of bytes first (a StringIO's lines raised TypeError before the first branch)
+            if spec.kind == "stream" and not (spec.args and spec.args[0] == "bytes"):
+                binary = [x for x in pool if x.startswith("BytesIO(")]
+                pool = binary + [x for x in pool if x not in binary]
+            elif spec.kind == "list" and spec.args and spec.args[0] == Spec("str"):
+                lines = self.pool(Spec("list", (Spec("bytes"),)), consts, depth)
+                pool = lines + [x for x in pool if x not in lines]
         if unit is not None and depth == 0:
             pool = self._with_enum_texts(p, spec, unit, pool)
         if unit is not None and depth == 0 and spec.kind in ("str", "any", "optional", "union"):
