@@ -102,7 +102,8 @@ def test_episode_advantages_count_each_episode_once(batch, scale, drop):
 
 def test_trainer_passes_episodes_to_the_advantages():
     pytest.importorskip("torch")
-    from tests.test_trainer import run
+    from test_trainer import run  # (tests/ is on sys.path under pytest, as for sandbox_cells)
+
     from training.rollout import Rollout
 
     good = [Rollout([3, 4], [5, 6], [-4.0, -4.0], 1.0, "fixer/t/0", "fixer", episode="a"),
