@@ -337,6 +337,21 @@ def _lookup_of(n: ast.AST) -> tuple[tuple[ast.expr, ast.expr] | None, str]:
     return None, ""
 
 
+def _self_attrs_as_names(stmts, names: dict[str, str], load_only: bool = False) -> list:
+    """Copies of ``stmts`` with each ``self.<attr>`` of ``names`` read as the bare name it maps to
+    (``self.values`` -> ``values``; only where it is read, with ``load_only``), so that what a
+    method does with a kept constructor argument reads as done with that argument."""
+
+    class Back(ast.NodeTransformer):
+        def visit_Attribute(self, node):
+            if isinstance(node.value, ast.Name) and node.value.id == "self" and node.attr in names \
+                    and (not load_only or isinstance(node.ctx, ast.Load)):
+                return ast.copy_location(ast.Name(names[node.attr], ast.Load()), node)
+            return self.generic_visit(node)
+
+    return [Back().visit(copy.deepcopy(stmt)) for stmt in stmts]
+
+
 class InputGenerator:
     """Probes for the units of ``module`` (``enums``: class -> member names, from the sandbox's
     inspection of the loaded module)."""
@@ -487,17 +502,10 @@ class InputGenerator:
         if not attrs or cls is None:
             return None
 
-        class Back(ast.NodeTransformer):  # self.base -> base
-            def visit_Attribute(self, node):
-                if isinstance(node.value, ast.Name) and node.value.id == "self" and node.attr in attrs \
-                        and isinstance(node.ctx, ast.Load):
-                    return ast.copy_location(ast.Name(p.name, ast.Load()), node)
-                return self.generic_visit(node)
-
         body = list(init.body) if init is not None else []
         for m in cls.body:
             if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m is not init:
-                body += [Back().visit(copy.deepcopy(stmt)) for stmt in m.body]
+                body += _self_attrs_as_names(m.body, dict.fromkeys(attrs, p.name), load_only=True)
         spec = infer_param(p, body, self.class_members, self.tables)
         return spec if spec != ANY else None
 
@@ -516,16 +524,9 @@ class InputGenerator:
                 attrs = {t.attr for n in ast.walk(unit.node) if isinstance(n, ast.Assign)
                          and isinstance(n.value, ast.Name) and n.value.id == p.name for t in n.targets
                          if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
-            name = p.name
-
-            class Back(ast.NodeTransformer):  # self.values -> values
-                def visit_Attribute(self, node):
-                    if isinstance(node.value, ast.Name) and node.value.id == "self" and node.attr in attrs:
-                        return ast.copy_location(ast.Name(name, ast.Load()), node)
-                    return self.generic_visit(node)
             for m in (cls.body if cls is not None and attrs else []):
                 if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m is not unit.node:
-                    body += [Back().visit(copy.deepcopy(stmt)) for stmt in m.body]
+                    body += _self_attrs_as_names(m.body, dict.fromkeys(attrs, p.name))
         return _values_read_as_text(p.name, body)
 
     def _post_init_spec(self, p: Param, unit: Unit) -> Spec | None:
@@ -536,14 +537,7 @@ class InputGenerator:
                     None) if cls is not None else None
         if post is None:
             return None
-
-        class Back(ast.NodeTransformer):  # self.tier -> tier
-            def visit_Attribute(self, node):
-                if isinstance(node.value, ast.Name) and node.value.id == "self" and node.attr == p.name:
-                    return ast.copy_location(ast.Name(p.name, ast.Load()), node)
-                return self.generic_visit(node)
-
-        body = [Back().visit(copy.deepcopy(stmt)) for stmt in post.body]
+        body = _self_attrs_as_names(post.body, {p.name: p.name})
         return infer_param(Param(p.name, p.kind), body, self.class_members, self.tables)
 
     def _bytes_body(self, unit: Unit) -> bool:
@@ -661,14 +655,7 @@ class InputGenerator:
             post = next((m for m in cls.body if isinstance(m, ast.FunctionDef) and m.name == "__post_init__"),
                         None) if cls is not None and unit.node is None else None
             if post is not None:
-                name = p.name
-
-                class Back(ast.NodeTransformer):  # self.email -> email
-                    def visit_Attribute(self, node):
-                        if isinstance(node.value, ast.Name) and node.value.id == "self" and node.attr == name:
-                            return ast.copy_location(ast.Name(name, ast.Load()), node)
-                        return self.generic_visit(node)
-                body += [Back().visit(copy.deepcopy(stmt)) for stmt in post.body]
+                body += _self_attrs_as_names(post.body, {p.name: p.name})
         out: list[str] = []
         if body:
             if self._compiled is None:
@@ -1645,14 +1632,9 @@ class InputGenerator:
                     and isinstance(n.value, ast.Name) for t in n.targets
                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
             if cls is not None and kept:
-                class Back(ast.NodeTransformer):  # self.file -> file
-                    def visit_Attribute(self, node):
-                        if isinstance(node.value, ast.Name) and node.value.id == "self" and node.attr in kept:
-                            return ast.copy_location(ast.Name(kept[node.attr], ast.Load()), node)
-                        return self.generic_visit(node)
                 for m in cls.body:
                     if isinstance(m, ast.FunctionDef) and m is not unit.node:
-                        body += [Back().visit(copy.deepcopy(stmt)) for stmt in m.body]
+                        body += _self_attrs_as_names(m.body, kept)
         names = self._path_names(body, 0, dirs)
         return [p for p in unit.params if p.name in names and p.kind in ("pos", "posonly", "kwonly")]
 
