@@ -822,18 +822,21 @@ def namedtuple_class(name, fields, n: int, fresh: list | None = None):
 _SET_SCALARS = frozenset({int, str, bytes, float, bool, type(None), complex})
 
 
-def set_in_order(items: list, check=None):
+def set_in_order(items: list, check=None, frozen: bool = False):
     """A set of ``items`` that iterates in their order, or None where none is made here: a set
     whose order is not that of a set made of its items (one that shrank by ``discard``, its items
     in a larger table) is made in a table grown with other items, then emptied of them (red-team
     pass 31: ``list(f()) == [40, 1]`` PASSED where the program's set iterates [1, 40]). Scalars
-    only (hashed by C code), at most 16,384 items, tables of at most 65,536 slots; ``check()``
-    before each try (a decoding budget)."""
-    s = set(items)
-    if list(s) == items:
-        return s
+    only (hashed by C code: no item's own ``__hash__`` runs here, not even for the first try), at
+    most 16,384 items, tables of at most 65,536 slots; ``check()`` before each try (a decoding
+    budget). ``frozen``: a frozenset, only where a new one has that order."""
     n = len(items)
     if n > 1 << 14 or any(type(x) not in _SET_SCALARS for x in items):
+        return None
+    s = frozenset(items) if frozen else set(items)
+    if list(s) == items:
+        return s
+    if frozen:
         return None
     size = 16
     while size <= min(max(1 << 12, 64 * n), 1 << 16):

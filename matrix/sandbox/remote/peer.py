@@ -15,7 +15,7 @@ import types
 import weakref
 from collections.abc import Callable
 
-from ..encoding import _SET_SCALARS, decode, make_encoder, set_in_order
+from ..encoding import decode, make_encoder, set_in_order
 from .arrays import _MAX_ARRAY_BYTES, _array_data, _array_from, _is_array
 from .shapes import _MAX_ENTRIES, _NODE_KINDS, _assign_in_place, _NodeNo, _Shape
 from .stand_ins import (
@@ -55,13 +55,7 @@ def _ordered_set(data, frozen: bool):
     (the reference answers; red-team pass 31)."""
     if type(data) is not list or len(data) != 2 or type(data[0]) is not list:
         return None
-    items = data[0]
-    if len(items) > 1 << 14 or any(type(x) not in _SET_SCALARS for x in items):
-        return None
-    if frozen:
-        s = frozenset(items)
-        return s if list(s) == items else None
-    return set_in_order(items)
+    return set_in_order(data[0], frozen=frozen)
 
 
 class _Cycle(Exception):
@@ -419,6 +413,15 @@ _BUILTIN_NAMES = {id(v): k for k, v in vars(builtins).items()
 _BUILTIN_NAMES_SET = frozenset(_BUILTIN_NAMES.values())
 _BUILTIN_VALUES = {k: getattr(builtins, k) for k in _BUILTIN_NAMES_SET}
 _BUILTIN_TYPES = frozenset(k for k, v in _BUILTIN_VALUES.items() if isinstance(v, type))
+# builtin functions of the program's that the test holds as its own (``return len``: ``f() is len``,
+# red-team pass 33): those that compute from their arguments alone (never ``eval``, ``exec``,
+# ``compile``, ``open``, ``getattr``, ``setattr``, ``globals``, ``vars``, ``print``, ``input``...: a
+# test calling one with the program's text would run it in the test's process, or read its names)
+_PURE_BUILTINS = frozenset({
+    "abs", "all", "any", "ascii", "bin", "callable", "chr", "divmod", "format", "hash", "hex", "isinstance",
+    "issubclass", "iter", "len", "max", "min", "next", "oct", "ord", "pow", "repr", "round", "sorted", "sum",
+}) & _BUILTIN_NAMES_SET
+_TESTS_OWN_BUILTINS = _BUILTIN_TYPES | _PURE_BUILTINS
 _DECODE_FAILURES = (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError, RecursionError)
 
 
@@ -863,8 +866,10 @@ class _Peer:
             if own is not None:  # (a standard function or class as the zygote loaded it: :meth:`call`)
                 flags.append("own:" + own)
         b = _BUILTIN_NAMES.get(id(obj))
-        if b is not None and getattr(builtins, b, None) is obj and (self.side == "T" or isinstance(obj, type)):
-            flags.append("builtin:" + b)  # (``int``, ``len``: the other side's own; a program's types only)
+        if b is not None and getattr(builtins, b, None) is obj and (self.side == "T" or isinstance(obj, type)
+                                                                   or b in _PURE_BUILTINS):
+            flags.append("builtin:" + b)  # (``int``, ``len``: the other side's own; a program's types and
+            # functions that compute from their arguments only)
         return {"R": [self.side, eid, str(name)[:100], flags]}
 
     def _dataclass_flags(self, obj) -> list:
@@ -1077,10 +1082,11 @@ class _Peer:
         if side == self.other and type(flags) is list:
             # a builtin of the test's (``remove_datatype(t, int)``): the program's same builtin, as
             # in plain Python, where there is one (red-team pass 18: isinstance(x, ref) was false);
-            # a builtin type of the program's (``return int``): the test's (never a function: the
-            # test calling what a program named ``eval`` would run the program's text here)
+            # a builtin type of the program's (``return int``), or one of its functions that compute
+            # from their arguments alone (``return len``): the test's (never ``eval``: the test
+            # calling what a program named ``eval`` would run the program's text here)
             b = next((f[8:] for f in flags if type(f) is str and f[:8] == "builtin:"), None)
-            if b is not None and b in (_BUILTIN_NAMES_SET if self.side == "C" else _BUILTIN_TYPES):
+            if b is not None and b in (_BUILTIN_NAMES_SET if self.side == "C" else _TESTS_OWN_BUILTINS):
                 return _BUILTIN_VALUES[b] if self.side == "T" else getattr(builtins, b)
         if side == self.side:
             if rid not in self.exports:
@@ -1589,6 +1595,10 @@ class _Peer:
         ns = self.test_ns
         if ns is None or name not in self.globals_given or ns.get(name, _GONE) is not self.globals_given[name]:
             return
+        if k == "del":  # (the program deleted it: a NameError where the test reads it next, red-team pass 33)
+            dict.pop(ns, name, None)
+            self.globals_given[name] = _GONE
+            return
         if type(k) is int:
             value = self._kept_value(value, [["K", "v", k]])
         dict.__setitem__(ns, name, value)  # (not the test's own binding: :class:`.test_side._TestGlobals`)
@@ -1639,6 +1649,33 @@ class _Peer:
         if state is not None and state != self.random_state:
             self.random_state = state
             self.request("random", _Raw(random_wire(state)))
+
+    def take_limit(self, limit) -> None:
+        """The test side: the recursion limit the program set (as it loads or in a call), this
+        process's as the test reads it (``sys.getrecursionlimit()``: one interpreter's limit; red-team
+        pass 33, the test read 1000 after ``sys.setrecursionlimit(50)`` in ``f``). The interpreter is
+        given room for this process's own frames below a low limit, the difference kept as the
+        harness keeps its own frames' (``room_delta``: what ``sys.getrecursionlimit`` answers is
+        ``limit``; a limit the test sets next is moved by as much)."""
+        from .. import harness
+
+        if type(limit) is not int or not 1 <= limit <= 1 << 30:
+            raise self.broke("malformed recursion limit")
+        self.recursion_limit = limit
+        G = harness._G
+        if "set_recursion" not in G:
+            return
+        depth = 0
+        f: types.FrameType | None = sys._getframe()
+        while f is not None and depth < 10_000:
+            depth += 1
+            f = f.f_back
+        real = max(limit, depth + 100)
+        try:
+            G["set_recursion"](real)
+        except RecursionError:
+            return
+        G["room_delta"] = real - limit
 
     def take_state(self, state) -> None:
         """The test side: ``[decimal context, first weekday, [[name, value or None]...], command line]``
@@ -1691,6 +1728,9 @@ class _Peer:
             return
         if self.side == "T" and len(msg) == 3 and msg[1] == "state":
             self.take_state(msg[2])
+            return
+        if self.side == "T" and len(msg) == 3 and msg[1] == "limit":
+            self.take_limit(msg[2])
             return
         if self.side == "T" and len(msg) == 5 and msg[1] == "global" and type(msg[2]) is str:
             self.take_global(msg[2], msg[3], msg[4])

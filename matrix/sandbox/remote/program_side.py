@@ -300,6 +300,9 @@ class _Server(_Peer):
         # (the decimal context and the calendar's first weekday as the test last had them, where the
         # program's text names decimal or calendar: one a call moves is sent before its next message)
         self.state_sent: tuple | None = None
+        # (the recursion limit as the program sees it, as the test last had it: one a call or the
+        # load sets is sent before the program's next message, as in one interpreter: red-team pass 33)
+        self.limit_sent = sys.getrecursionlimit()
         self.follow_env = False  # (its text names the environment or the command line: followed too)
         # containers of the test's a call's arguments held that the program kept after the call
         # (``self.xs = xs``): [object, its contents as last synced], numbered as the test has them
@@ -387,10 +390,18 @@ class _Server(_Peer):
                 super().send(["o", "random", random_wire(state)])
             if self.state_sent is not None:
                 self._push_state()
+            limit = sys.getrecursionlimit()
+            if limit != self.limit_sent:  # (``sys.setrecursionlimit(50)`` in a call: the test reads 50)
+                self.limit_sent = limit
+                super().send(["o", "limit", limit])
             for name, was in list(self.watched.items()):
                 now = (self.setup_own if name in self.setup_live else self.ns).get(name, _MISSING)
-                if now is not was and now is not _MISSING:  # (``calls += 1``, ``log = []``)
+                if now is not was:  # (``calls += 1``, ``log = []``; ``del K`` and a new global too:
+                    # red-team pass 33, the test read a deleted ``K`` as it was, and a new one not at all)
                     self.watched[name] = now
+                    if now is _MISSING:
+                        super().send(["o", "global", name, None, "del"])
+                        continue
                     k = self.keep_value(now, held=2)
                     super().send(["o", "global", name, self.to_wire(now), k])
         super().send(msg, *args, **kwargs)
@@ -584,6 +595,9 @@ class _Server(_Peer):
                 elif hasattr(builtins, name):
                     out.append(["builtin"])
                 else:
+                    if name[:2] != "__" and name not in self.setup_live and len(self.watched) < MAX_SHARED:
+                        self.watched[name] = _MISSING  # (a global a call of the program's creates: the
+                        # test reads it from then on, as in one module; red-team pass 33)
                     out.append(None)
             if len(args) > 1 and type(args[1]) is list:  # (the names the test binds at its top level:
                 # which are globals of the program's, that the test's binding rebinds, op "setglobal")
@@ -655,6 +669,7 @@ class _Server(_Peer):
             sys.setrecursionlimit(max(obj, 64))  # (room for this request's own frames)
             harness._G["recursion"] = obj  # (the base each call's room is measured from)
             harness._G.pop("room_set", None)
+            self.limit_sent = sys.getrecursionlimit()  # (the test's own: not sent back to it)
             return None, None
         if op == "stdset":  # the test set a standard module's attribute of its own (``mock.patch('time.time')``)
             from .. import harness

@@ -10,6 +10,7 @@ import types
 from ..records import Frame
 from ..setup_cell import alone_data, nested_instructions, plain_data
 from .peer import (
+    _GONE,
     FORWARDED_BUILTINS,
     MAX_SHARED,
     PROCESS_WORDS,
@@ -138,6 +139,8 @@ def run_test(cmd: dict, chan) -> None:
                 elif type(a) is list and a and a[0] == "kept" and len(a) == 3 and type(a[2]) is int:
                     # a container of the program's globals (a log, a cache): shared, kept in sync
                     ns[name] = peer.globals_given[name] = peer._kept_value(a[1], [["K", "v", a[2]]])
+                elif a is None:  # (none yet: one a call of the program's creates is the test's to read,
+                    peer.globals_given[name] = _GONE  # as in one module; red-team pass 33)
         for k, v in setup_own.items():
             if k not in own:
                 ns[k] = v
