@@ -680,7 +680,8 @@ def main(argv=None) -> int:
     typical_rate = n / ours_typical  # against the peer's one run: coevo's median run, not its best
     report = {
         "benchmark": "matrix_speed", "pool": args.pool,
-        "data": data.name if data is not None else None, "tasks": len(pool), "codes": sum(len(p["codes"]) for p in pool),
+        "data": data.name if data is not None else None, "tasks": len(pool),
+        "codes": sum(len(p["codes"]) for p in pool),
         "distinct_codes": sum(len(set(p["codes"])) for p in pool), "repeat_share": args.repeat_share,
         "tests": sum(len(p["all_tests"]) for p in pool), "cells": n, "timeout_s": timeout,
         "workers": args.workers, "cpu_count": os.cpu_count(), "load_avg_1m": round(os.getloadavg()[0], 2),
