@@ -401,6 +401,8 @@ class InputGenerator:
                 info = _class_info(node)
                 if info is not None:
                     self._inits[node.name] = info.init
+        for c in module.classes:  # a constructor inherited from a base of the module (target._inherit)
+            self._inits[c.name] = c.init
         taken = {n.name for n in module.tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
         taken |= {t.id for n in module.tree.body if isinstance(n, ast.Assign) for t in n.targets
                   if isinstance(t, ast.Name)}
@@ -659,13 +661,16 @@ class InputGenerator:
         out: list[str] = []
         if body:
             if self._compiled is None:
-                self._compiled = _compiled_patterns(self.module.tree)
+                self._compiled = _compiled_patterns(self.module.tree, in_classes=True)
             for stmt in body:
                 for n in ast.walk(stmt):
                     if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                            and n.func.attr in ("match", "fullmatch", "search") and isinstance(n.func.value, ast.Name)):
+                            and n.func.attr in ("match", "fullmatch", "search")):
                         continue
-                    args, owner = n.args, n.func.value.id
+                    owner = self._pattern_owner(n.func.value, unit)
+                    if owner is None:
+                        continue
+                    args = n.args
                     if owner == "re" and len(args) >= 2:
                         pat_node, arg = args[0], args[1]
                     elif owner in self._compiled and args:
@@ -688,9 +693,45 @@ class InputGenerator:
                     if not isinstance(pat.pattern, str):
                         continue
                     check = getattr(pat, n.func.attr)
-                    out += [t for t in _draw_regex(pat, self.seed, 3) if check(t)]
+                    drawn = [t for t in _draw_regex(pat, self.seed, 6) if check(t)]
+                    # the shortest, the longest and one between: '0' and '0' compare equal, a
+                    # comparison of '0' with '5!0.0rc1.post2' tells versions apart
+                    out += list(dict.fromkeys(drawn[:1] + drawn[-1:] + drawn[len(drawn) // 2:][:1]))
         self._matched_cache[key] = list(dict.fromkeys(out))[:6]
         return self._matched_cache[key]
+
+    def _pattern_owner(self, node: ast.expr, unit: Unit) -> str | None:
+        """The key of :func:`_compiled_patterns` that ``node`` reads: ``re``, a module-level
+        ``NAME``, or a class's own pattern read as ``self.NAME`` / ``cls.NAME`` in a method of that
+        class (or of a class of the module deriving from it) or as ``Class.NAME``."""
+        if isinstance(node, ast.Name):
+            return node.id
+        if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
+            return None
+        compiled = self._compiled or {}
+        base = node.value.id
+        if base in ("self", "cls") and unit.owner:
+            for cls in [unit.owner, *self._ancestors(unit.owner)]:
+                if f"{cls}.{node.attr}" in compiled:
+                    return f"{cls}.{node.attr}"
+            return None
+        key = f"{base}.{node.attr}"
+        return key if key in compiled else None
+
+    def _ancestors(self, cls: str) -> list[str]:
+        """The module's classes ``cls`` derives from, nearest first."""
+        from coevo.testgen.target import _base_names
+
+        nodes = {n.name: n for n in self.module.tree.body if isinstance(n, ast.ClassDef)}
+        out: list[str] = []
+        stack = [cls]
+        while stack:
+            node = nodes.get(stack.pop(0))
+            for b in _base_names(node) if node is not None else []:
+                if b in nodes and b not in out and b != cls:
+                    out.append(b)
+                    stack.append(b)
+        return out
 
     def _items_passed_on(self, name: str, body: list) -> Spec | None:
         """The spec the items of ``name`` get where a ``for`` loop or a comprehension over it
@@ -1986,7 +2027,7 @@ class InputGenerator:
             return []
         choices = self._choices(init)
         ctors = choices[:3]
-        others = [self._call_src(cls_name, init, ch) for ch in choices[1:3]]
+        others = [self._call_src(cls_name, init, ch) for ch in choices[1:5]]
         out: list[Probe] = []
 
         def add(ch, template):  # HOLE in the template stands for the instance
@@ -1995,7 +2036,7 @@ class InputGenerator:
 
         for name in cls.dunders:
             if name in _BINARY_OPS or name in _REFLECTED_OPS:
-                operands = [_operand(x) for x in others + self._dunder_values(cls, name)][:5]
+                operands = [_operand(x) for x in others[:2] + self._dunder_values(cls, name)[:3] + others[2:]][:6]
                 for k, x in enumerate(operands):
                     if name in _BINARY_OPS:
                         template = f"{_HOLE} {_BINARY_OPS[name]} {x}"
@@ -2583,16 +2624,23 @@ def _pattern_names(tree: ast.Module) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _compiled_patterns(tree: ast.Module) -> dict:
+def _compiled_patterns(tree: ast.Module, in_classes: bool = False) -> dict:
     """The module's top-level ``NAME = re.compile(PATTERN[, FLAGS])``, compiled here: PATTERN a
-    string, a name of a module-level string or an f-string of such names; FLAGS ``re.X | ...``."""
+    string, a name of a module-level string or an f-string of such names; FLAGS ``re.X | ...``.
+    ``in_classes``: also the top-level classes' own, as ``'Class.NAME'``."""
     strings: dict[str, str] = {}
+    scope: dict[str, str] = {}  # the class body being read (its own strings first)
 
     def text(node) -> str | None:
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             return node.value
         if isinstance(node, ast.Name):
-            return strings.get(node.id)
+            return scope.get(node.id, strings.get(node.id))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) == 1 \
+                and not node.keywords:
+            # a function adapting a pattern text (packaging's _adapt_possessive(PATTERN)): the text
+            # it is given stands for it (drawn texts are only inputs; the code judges them)
+            return text(node.args[0])
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             a, b = text(node.left), text(node.right)
             return a + b if a is not None and b is not None else None
@@ -2622,7 +2670,13 @@ def _compiled_patterns(tree: ast.Module) -> dict:
         return None
 
     out: dict = {}
-    for stmt in tree.body:
+    body = list(tree.body)
+    if in_classes:  # then the classes' own: ``_regex = re.compile(...)`` read as ``self._regex``
+        body += [(c.name, stmt) for c in tree.body if isinstance(c, ast.ClassDef) for stmt in c.body]
+    class_strings: dict[str, dict[str, str]] = {}
+    for item in body:
+        owner, stmt = item if isinstance(item, tuple) else (None, item)
+        scope = class_strings.setdefault(owner, {}) if owner is not None else {}
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
             target, value = stmt.targets[0], stmt.value
         elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
@@ -2633,20 +2687,20 @@ def _compiled_patterns(tree: ast.Module) -> dict:
             continue
         t = text(value)
         if t is not None:
-            strings[target.id] = t
+            (strings if owner is None else scope)[target.id] = t
             continue
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "compile" \
                 and isinstance(value.func.value, ast.Name) and value.func.value.id == "re" and value.args:
             pat = text(value.args[0])
             fl = flags(value.args[1] if len(value.args) > 1 else
                        next((k.value for k in value.keywords if k.arg == "flags"), None))
-            if pat is None or fl is None or len(pat) > 2000:
+            if pat is None or fl is None or len(pat) > (2000 if not fl & re.VERBOSE else 8000):
                 continue
             try:
-                out[target.id] = re.compile(pat, fl)
+                out[target.id if owner is None else f"{owner}.{target.id}"] = re.compile(pat, fl)
             except (re.error, TypeError, ValueError, OverflowError, RecursionError):
                 continue
-        if len(out) >= 12:
+        if len(out) >= (48 if in_classes else 12):
             break
     return out
 

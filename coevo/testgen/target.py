@@ -22,7 +22,7 @@ import ast
 import keyword
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from matrix.errors import InputError
@@ -301,6 +301,7 @@ def analyze(path: Path, *, selected: str | None = None, private: bool = False) -
     root, name = import_root(path)
     functions: list[Unit] = []
     classes: list[ClassInfo] = []
+    infos: dict[str, ClassInfo] = {}
     for node in _top_level(tree.body):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             u = _function_unit(node, None, "function")
@@ -308,6 +309,8 @@ def analyze(path: Path, *, selected: str | None = None, private: bool = False) -
                 functions.append(u)
         elif isinstance(node, ast.ClassDef):
             c = _class_info(node)
+            if c is not None:
+                infos[node.name] = c
             if c is not None and not (c.style == "exception" and not c.methods) and c.style != "enum":
                 classes.append(c)  # bare exception classes are tested where raised, enum members are values
     if not private:
@@ -318,11 +321,63 @@ def analyze(path: Path, *, selected: str | None = None, private: bool = False) -
         else:  # nothing public: the single-underscore helpers are the module's behaviour
             functions = [f for f in functions if not f.name.startswith("__")]
             classes = [c for c in classes if not c.name.startswith("__")]
+    for c in classes:
+        _inherit(c, infos, {k.name for k in classes})
     consts = _constants([n for n in tree.body if not isinstance(n, (ast.FunctionDef, ast.ClassDef))
                          and not _assigns_dunder(n) and not (isinstance(n, ast.If) and _is_main_guard(n))])
     return ModuleInfo(path=path.resolve(), name=name, root=root, source=source, tree=tree,
                       functions=functions, classes=classes, selected=selected, constants=consts,
                       regexes=_regexes(tree), async_units=_async_units(tree, private))
+
+
+def _inherit(c: ClassInfo, infos: dict[str, ClassInfo], kept: set[str]) -> None:
+    """What ``c`` inherits from the module's own classes, as Python finds it (bases depth first,
+    the first definition wins, nothing ``c`` defines itself): a constructor when ``c`` has none
+    (``class Ver(_Base)`` is called with ``_Base.__init__``'s parameters), and the operators,
+    methods and properties of a base that gets no tests of its own (a private ``_BaseVersion``
+    defining ``__lt__``/``__eq__`` over ``self._key`` for its public ``Version``): before, those
+    ran on no instance at all. A base that is tested itself keeps its methods to its own tests."""
+    own = _defined_names(c.node)
+    seen: set[str] = {c.name}
+    stack = list(reversed(_base_names(c.node)))
+    init_found = "__init__" in own or "__new__" in own or c.style in ("dataclass", "namedtuple")
+    while stack:
+        name = stack.pop()
+        base = infos.get(name)
+        if base is None or name in seen:
+            continue
+        seen.add(name)
+        if not init_found and base.init.node is not None:
+            c.init = replace(base.init, qualname=c.name, owner=c.name, doc=c.init.doc)
+            init_found = True
+        if name not in kept:
+            for d in base.dunders:
+                if d not in own and d not in c.dunders and d not in ("__init__", "__new__"):
+                    c.dunders.append(d)
+            for m in base.methods:
+                if m.name not in own:
+                    own.add(m.name)
+                    c.methods.append(replace(m, qualname=f"{c.name}.{m.name}", owner=c.name))
+                    if m.kind == "property" and m.name not in c.properties:
+                        c.properties.append(m.name)
+            for a in base.attributes:
+                if a not in c.attributes:
+                    c.attributes.append(a)
+        stack.extend(reversed(_base_names(base.node)))
+
+
+def _defined_names(node: ast.ClassDef) -> set[str]:
+    """The names a class body binds itself (methods, assignments)."""
+    out: set[str] = set()
+    for item in node.body:
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(item.name)
+        elif isinstance(item, ast.Assign):
+            for t in item.targets:
+                out.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+        elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) and item.value is not None:
+            out.add(item.target.id)
+    return out
 
 
 def _async_units(tree: ast.Module, private: bool) -> list[str]:
