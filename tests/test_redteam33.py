@@ -13,7 +13,15 @@ plain Python's verdict for the split shape and for the generic one, and
 3. A builtin function the program returns that computes from its arguments alone is the test's own
    (``return len``: ``f() is not len`` PASSED every shape); ``eval``, ``getattr``, ``open`` and the
    like stay references (the test calling one would run the program's text in its own process).
-4. ``encoding.set_in_order`` (the decoder's and the test side's rebuilding of a set's order) hashes
+4. A program's namedtuple class (``collections.namedtuple``, ``typing.NamedTuple``, nothing added, no
+   defaults) is, in a generic test, the class of the values of it the program returns, and the
+   test's instances of it are the program's class's there: ``type(f()) is not P`` PASSED every
+   shape, and ``g(P(1, 2))`` with ``g`` checking ``type(p) is P`` failed.
+5. A float, str or int (past the small ones Python caches) that a returned value holds twice is one
+   object in a generic test, as the program's value holds it: ``x = 1.5; return [x, x]`` then ``r[0]
+   is not r[1]`` PASSED every shape (one ``{"S": ...}`` then ``{"A": ...}`` on the wire, as a
+   tuple's since pass 31; the program's side of a generic test only).
+6. ``encoding.set_in_order`` (the decoder's and the test side's rebuilding of a set's order) hashes
    no item of its own: non-scalar items are refused before any set is made of them."""
 
 from __future__ import annotations
@@ -70,7 +78,39 @@ BUILTINS = [
      "pass", "pass"),
 ]
 
-ALL = LIMITS + GLOBALS + BUILTINS
+NT = ("from collections import namedtuple\nP = namedtuple('P', 'x y')\ndef f():\n    return P(1, 2)\n"
+      "def g(p):\n    return isinstance(p, P) and type(p) is P and p.x == 1\n")
+TN = ("from typing import NamedTuple\nclass P(NamedTuple):\n    x: int\n    y: int\ndef f():\n    return [P(1, 2)]\n"
+      "def g(p):\n    return type(p) is P\n")
+DEF = ("from collections import namedtuple\nP = namedtuple('P', 'x y', defaults=[0])\ndef f():\n    return P(1)\n"
+       "def g(p):\n    return type(p) is P\n")
+NAMEDTUPLES = [
+    ("nt_type", NT, "", "assert type(f()) is P", "pass", "pass"),
+    ("nt_type_not", NT, "", "assert type(f()) is not P", "fail", "fail"),
+    ("nt_arg", NT, "", "assert g(P(1, 2)) and g(P(x=1, y=5))", "pass", "pass"),
+    ("nt_arg_not", NT, "", "assert not g(P(1, 2))", "fail", "fail"),
+    ("nt_round_trip", NT, "", "assert g(f())", "pass", "pass"),
+    ("nt_class_api", NT, "", "assert P._fields == ('x', 'y') and P._make([1, 2]) == f()\n"
+     "assert f()._replace(x=5) == P(5, 2)\n"
+     "assert repr(f()) == 'P(x=1, y=2)' and isinstance(f(), tuple) and f() == (1, 2)", "pass", "pass"),
+    ("tn_type", TN, "", "assert type(f()[0]) is P and g(f()[0]) and g(P(3, 4))", "pass", "pass"),
+    ("tn_type_not", TN, "", "assert type(f()[0]) is not P", "fail", "fail"),
+    ("nt_defaults", DEF, "", "assert P(1) == (1, 0) and f() == P(1) and isinstance(f(), P)", "pass", "pass"),
+]
+
+IM = ("def f():\n    x = 1.5\n    s = 'hello world' * 3\n    b = 10 ** 30\n    n = 1000 + len(s)\n"
+      "    return [x, x, s, s, b, b, n, n, 2.5 + x, str(b), str(b)]\n")
+IDENTITIES = [
+    ("same_float", IM, "", "r = f()\nassert r[0] is r[1] and r == [1.5, 1.5] + r[2:]", "pass", "pass"),
+    ("same_float_not", IM, "", "r = f()\nassert r[0] is not r[1]", "fail", "fail"),
+    ("same_str", IM, "", "r = f()\nassert r[2] is r[3] and r[9] == r[10] and r[9] is not r[10]", "pass", "pass"),
+    ("same_str_not", IM, "", "r = f()\nassert r[2] is not r[3]", "fail", "fail"),
+    ("same_int", IM, "", "r = f()\nassert r[4] is r[5] and r[6] is r[7] and r[6] == 1033", "pass", "pass"),
+    ("same_int_not", IM, "", "r = f()\nassert r[4] is not r[5] or r[6] is not r[7]", "fail", "fail"),
+    ("other_float", IM, "", "r = f()\nassert r[8] is not r[0] and r[8] == 4.0", "pass", "pass"),
+]
+
+ALL = LIMITS + GLOBALS + BUILTINS + NAMEDTUPLES + IDENTITIES
 
 
 def test_the_stated_verdicts_are_plain_pythons():
@@ -94,6 +134,18 @@ def test_a_global_a_call_deletes_or_creates_is_so_for_the_test(ex, name, code, s
 
 @pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(BUILTINS), ids=setup_cell_ids(BUILTINS))
 def test_a_pure_builtin_the_program_returns_is_the_tests_own(ex, name, code, setup, test, shape, want):
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == want, detail
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(NAMEDTUPLES), ids=setup_cell_ids(NAMEDTUPLES))
+def test_a_programs_namedtuple_class_is_the_class_of_its_values(ex, name, code, setup, test, shape, want):
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == want, detail
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(IDENTITIES), ids=setup_cell_ids(IDENTITIES))
+def test_a_float_str_or_int_met_twice_is_one_object(ex, name, code, setup, test, shape, want):
     status, detail = run_cell(ex, code, setup, test, shape)
     assert status == want, detail
 

@@ -268,7 +268,10 @@ _INERT_DUNDERS = frozenset({
     "__copy__", "__deepcopy__", "__class_getitem__", "__getstate__", "__setstate__", "__type_params__"})
 
 
-def make_encoder(subclass_hook=None, view_mark=None):
+MAX_SCALAR_IDS = 4096  # floats, strs and ints of one value whose identity is sent (``identities``)
+
+
+def make_encoder(subclass_hook=None, view_mark=None, identities=False):
     """``encode(value, truth=False)``: the tagged JSON-able form of ``value``. With ``truth``, a
     non-plain top-level value carries its truthiness (``bool(value)``, which may run candidate
     code: call it only where candidate code may run).
@@ -281,7 +284,10 @@ def make_encoder(subclass_hook=None, view_mark=None):
     builtin base or None)`` instead: the remote peers' references (:mod:`.remote`). With
     ``view_mark`` (``view -> mark or None``), a ``keys()`` or ``items()`` view of a marked dict
     (``encode(marked=)``) is ``{"VM": ["keys" | "items", mark]}``: the same view of that dict on
-    the decoding side."""
+    the decoding side. With ``identities``, a float, a str of more than one character or an int
+    past Python's small ones that a value holds twice is sent as one object (``{"S": ...}`` then
+    ``{"A": ...}``, as a tuple met twice is): ``x = 1.5; [x, x]`` then ``r[0] is r[1]`` (the program's
+    side of a generic test; red-team pass 33), among the first :data:`MAX_SCALAR_IDS` of them."""
     _str, _bool, _none, _int, _float = str, bool, type(None), int, float
     _list, _tuple, _dict, _set, _fset = list, tuple, dict, set, frozenset
     _bytes, _barr, _complex, _range = bytes, bytearray, complex, range
@@ -420,7 +426,7 @@ def make_encoder(subclass_hook=None, view_mark=None):
                 out = {"d": [[enc(k, d, path), enc(x, d, path)] for k, x in v.items()]}
             else:
                 items = _list(set_iter(v) if t is _set else fset_iter(v))
-                out = {"s" if t is _set else "f": [enc(x, d, path) for x in items]}
+                out = {"s" if t is _set else "f": [enc_quiet(x, d, path) for x in items]}
                 if hook is not None and len(items) > 1 and _list(t(items)) != items \
                         and all(_type(x) in scalars for x in items):
                     # (remote: its order is not that of a set made of its items, one that shrank by
@@ -462,7 +468,7 @@ def make_encoder(subclass_hook=None, view_mark=None):
                     raise _NotPlain(f"{type_name(t)} (an enum overriding __eq__ or __hash__)")
                 own_truth = own_truth or "__bool__" in d or "__len__" in d
         b, _ = base_value(v, base)
-        flat = enc(b, depth + 1, path)
+        flat = enc_quiet(b, depth + 1, path)
         if hook is not None:
             return hook(v, flat, base)
         if own_truth:  # (its class's truth, not its value's: pass 30, ``__bool__`` -> False passed ``assert f()``)
@@ -572,19 +578,51 @@ def make_encoder(subclass_hook=None, view_mark=None):
         path.discard(i)
         return out
 
+    ids_left = [0]  # (scalars whose identity the first walk may still follow: :func:`ident`)
+    quiet = [0]  # (> 0: no scalar's identity sent, where the peer reads a form itself: a member's
+    # value, a set's items)
+
+    def same(v):
+        return v
+
+    def enc_quiet(v, depth, path):
+        quiet[0] += 1
+        try:
+            return enc(v, depth, path)
+        finally:
+            quiet[0] -= 1
+
+    def ident(v, make):
+        """A scalar's form within the walk's sharing (:func:`once`), the first walk's case inline;
+        the first :data:`MAX_SCALAR_IDS` scalars of a value only (a list of 200,000 ints must not pay
+        a dict entry each: ``tests/test_shared_reply28.py``)."""
+        if seen is not None and shared is None and across is None:
+            if ids_left[0] <= 0:
+                return make(v)
+            ids_left[0] -= 1
+            i = _id(v)
+            if i in seen:
+                repeats.add(i)
+                return None
+            seen[i] = v
+            return make(v)
+        return once(v, make, v)
+
     def enc(v, depth, path):
         t = _type(v)
-        if t is _str or t is _bool or t is _none:
+        if t is _str:
+            return ident(v, same) if identities and len(v) > 1 and not quiet[0] else v
+        if t is _bool or t is _none:
             return v
         if t is _float:
             if v == v:
-                return v
+                return ident(v, same) if identities and not quiet[0] else v
             # a NaN: ``math.nan`` itself, or another (each decoded to a new object: plain Python
             # compares containers by identity first, so ``[nan] == [nan]`` holds of one NaN only)
             # (one NaN met twice is one object there too: ``x = nan; [x, x]``, ``a[0] is a[1]``; pass 31)
             return {"F": "math.nan"} if v is math_nan else once(v, nan_form)
         if t is _int:
-            return enc_int(v)
+            return ident(v, enc_int) if identities and not -6 < v < 257 and not quiet[0] else enc_int(v)
         if depth > MAX_DEPTH:
             raise _NotPlain("value nested too deeply")
         if marks is not None and _id(v) in marks:
@@ -703,7 +741,7 @@ def make_encoder(subclass_hook=None, view_mark=None):
                 return {"E": [type_name(t)[:100], flat]}
             if hook is None and (_type(b) is _list or _type(b) is _dict or _type(b) is _set or _type(b) is _barr):
                 return once(v, lambda: enc(b, depth + 1, path))  # (its sharing as the object's own)
-            flat = enc(b, depth + 1, path)
+            flat = enc_quiet(b, depth + 1, path)
             if hook is not None and t not in trusted:
                 return hook(v, flat, builtin_base(t))
             return flat
@@ -720,6 +758,7 @@ def make_encoder(subclass_hook=None, view_mark=None):
         own_hash[0] = False
         try:
             seen = {}
+            ids_left[0] = MAX_SCALAR_IDS
             out = enc(v, 0, set())
             if repeats:  # (a container met twice: walked again, sending which ones are one object)
                 shared = set(repeats)
@@ -868,7 +907,7 @@ class _BigInt:
 
 
 def decode(text: str | bytes, budget: float = 1.0, refs=None, marks=None, aliases: bool = True,
-           max_items: int | None = None):
+           max_items: int | None = None, nt_class=None):
     """Decode the tagged JSON; ``ValueError`` when malformed, :class:`TooCostly` past ``budget``
     seconds of work. ``refs`` turns ``{"R": ...}`` references into objects (remote calls), and
     ``marks`` ``{"M": n}`` marks into the containers they stand for (a call's arguments).
@@ -878,7 +917,9 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None, marks=None, aliase
     values numbers each from 0); without ``aliases`` (texts of several values' claims decoded
     together) they are malformed. With sharing, a value may hold far more than its text
     (``[[x] * 2] * 2`` ... nested 60 deep): ``max_items`` bounds the items it holds with each
-    reference counted (:func:`_expanded`), past which it is :class:`TooCostly`."""
+    reference counted (:func:`_expanded`), past which it is :class:`TooCostly`. ``nt_class(name,
+    fields)``: a class of this process's for ``{"NT": ...}`` values of that name and fields (the
+    program's own namedtuple class, in its process), or None (the decoder's)."""
     clock = time.perf_counter
     deadline = clock() + budget
     placeholders: list[_BigInt] = []
@@ -1017,6 +1058,11 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None, marks=None, aliase
             if type(x) is not list or len(x) != 3:
                 raise ValueError("malformed namedtuple")
             items = items_of(x[2])
+            if nt_class is not None and type(x[1]) is list and len(x[1]) == len(items) \
+                    and all(type(f) is str for f in x[1]):
+                own = nt_class(x[0], tuple(x[1]))
+                if own is not None:
+                    return tuple.__new__(own, items)
             cls = namedtuple_class(x[0], x[1], len(items), fresh)
             check()  # a class made for each of many names is work too
             return cls._make(items)
@@ -1138,9 +1184,9 @@ def _unbox_lists(value, skip=frozenset()):
 # by their real type: a remote reference answers isinstance() for the class it stands for
 _CONTAINERS = (list, tuple, dict, collections.deque)
 # what ``{"S": ...}`` may stand for: the mutable containers the decoder builds, and a tuple,
-# frozenset or NaN met twice (one object: ``x[0] is x[1]``)
+# frozenset, float, str or int met twice (one object: ``x[0] is x[1]``)
 _SHAREABLE = (list, dict, set, bytearray, collections.deque, collections.Counter, collections.OrderedDict,
-              collections.defaultdict, tuple, frozenset, float)
+              collections.defaultdict, tuple, frozenset, float, str, int)
 
 
 def _expanded(value, weights: dict, cap: int, check) -> int:

@@ -15,7 +15,7 @@ import types
 import weakref
 from collections.abc import Callable
 
-from ..encoding import decode, make_encoder, set_in_order
+from ..encoding import decode, make_encoder, namedtuple_checker, namedtuple_class, set_in_order
 from .arrays import _MAX_ARRAY_BYTES, _array_data, _array_from, _is_array
 from .shapes import _MAX_ENTRIES, _NODE_KINDS, _assign_in_place, _NodeNo, _Shape
 from .stand_ins import (
@@ -56,6 +56,24 @@ def _ordered_set(data, frozen: bool):
     if type(data) is not list or len(data) != 2 or type(data[0]) is not list:
         return None
     return set_in_order(data[0], frozen=frozen)
+
+
+_NT_SHAPE: list = []  # (:func:`.encoding.namedtuple_checker`, made once)
+
+
+def _nt_fields(cls) -> tuple | None:
+    """The fields of a namedtuple class made with nothing of its own added and no defaults (the
+    decoder's class of its name and fields behaves as it does), else None."""
+    if not _NT_SHAPE:
+        _NT_SHAPE.append(namedtuple_checker())
+    fields = _NT_SHAPE[0](cls)
+    if fields is None:
+        return None
+    try:
+        defaults = type.__dict__["__dict__"].__get__(cls).get("_field_defaults")
+    except Exception:  # noqa: BLE001 - (an odd class: none)
+        return None
+    return tuple(fields) if type(defaults) is dict and not defaults else None
 
 
 class _Cycle(Exception):
@@ -632,7 +650,7 @@ class _Peer:
         self.std_set: set[tuple[str, str]] = set()
         self.view_nodes: list | None = None  # (the program side: a call's containers, :meth:`_view_mark`)
         self.encode = make_encoder(subclass_hook=self._plain_ref if side == "C" else self._flat,
-                                   view_mark=self._view_mark if side == "C" else None)
+                                   view_mark=self._view_mark if side == "C" else None, identities=side == "C")
         self.encode_flat = make_encoder(subclass_hook=_flat)
         # containers one reply holds in more than one of its parts (its value, the new contents
         # of the arguments the call changed), id -> wire number, while that reply is encoded
@@ -657,6 +675,9 @@ class _Peer:
         # (reading the state costs ~25 us, comparing it as much: not at every message otherwise)
         self.random_on = False
         self.recursion_limit = sys.getrecursionlimit()  # the test side: as last synced (one limit in Python)
+        # the program side: its namedtuple classes (:func:`_nt_fields`) by (name, fields), the class
+        # an ``{"NT": ...}`` value of the test's of that name is decoded to (red-team pass 33)
+        self.nt_classes: dict[tuple, type] = {}
         # the test side: what runs before each request (:func:`.test_side._function_globals`)
         self.pre_request: Callable[[], None] | None = None
         self.test_ns: dict | None = None  # the test side: the test's namespace, and the program's
@@ -745,7 +766,8 @@ class _Peer:
                     self.decoding += 1
                     try:
                         msg = decode(data, self.budget, refs=self.resolve_ref,
-                                     marks=self.resolve_mark if self.side == "T" else None)
+                                     marks=self.resolve_mark if self.side == "T" else None,
+                                     nt_class=self._nt_class if self.side == "C" else None)
                     except RemoteError:
                         raise
                     except _DECODE_FAILURES as exc:  # (the decoder's ValueError, TooCostly)
@@ -848,6 +870,10 @@ class _Peer:
             elif self.side == "C":
                 flags.append("name:" + str(type.__dict__["__name__"].__get__(obj))[:100])
                 flags += self._dataclass_flags(obj)
+                fields = _nt_fields(obj)
+                if fields is not None:  # (the test's class for it: the decoder's of its name and fields)
+                    self.nt_classes[(type.__dict__["__name__"].__get__(obj), fields)] = obj
+                    flags.append("nt:" + ",".join(fields))
                 std_cls = std_class_name(obj)  # (a standard class whose instances cross as values: the test's own)
                 if std_cls is not None and (std_cls[0], std_cls[1]) in _VALUE_CLASSES:
                     flags.append(f"value:{std_cls[0]}:{std_cls[1]}")
@@ -1088,6 +1114,17 @@ class _Peer:
             b = next((f[8:] for f in flags if type(f) is str and f[:8] == "builtin:"), None)
             if b is not None and b in (_BUILTIN_NAMES_SET if self.side == "C" else _TESTS_OWN_BUILTINS):
                 return _BUILTIN_VALUES[b] if self.side == "T" else getattr(builtins, b)
+            if self.side == "T" and "class" in flags:  # a namedtuple class of the program's: the class
+                # its values decode to here (``type(f()) is P``), whose instances the program reads as
+                # its own class's (:meth:`_nt_class`; red-team pass 33)
+                nt = next((f[3:] for f in flags if type(f) is str and f[:3] == "nt:"), None)
+                name = next((f[5:] for f in flags if type(f) is str and f[:5] == "name:"), None)
+                if nt is not None and name is not None:
+                    fields = nt.split(",")
+                    try:
+                        return namedtuple_class(name, fields, len(fields))
+                    except ValueError:
+                        pass
         if side == self.side:
             if rid not in self.exports:
                 raise ValueError("unknown reference")
@@ -1145,6 +1182,17 @@ class _Peer:
                         p = self._member(p, str(tname)[:100], base, member) or p
             self.proxies[rid] = p
         return p
+
+    def _nt_class(self, name, fields):
+        """The program side's decoder hook for an ``{"NT": ...}`` value of the test's: the program's
+        namedtuple class of that name and fields (one it exported, else one of its globals), or None."""
+        cls = self.nt_classes.get((name, fields))
+        if cls is None:
+            ns = getattr(self, "ns", None)
+            v = ns.get(name) if type(ns) is dict and type(name) is str else None
+            if isinstance(v, type) and _nt_fields(v) == fields and len(self.nt_classes) < 1024:
+                cls = self.nt_classes[(name, fields)] = v
+        return cls
 
     def resolve_mark(self, n):
         """Decoder hook for ``{"M": n}`` (the test side): container ``n`` of the arguments of the
