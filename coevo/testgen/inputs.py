@@ -352,6 +352,165 @@ def _self_attrs_as_names(stmts, names: dict[str, str], load_only: bool = False) 
     return [Back().visit(copy.deepcopy(stmt)) for stmt in stmts]
 
 
+# the types a method named for one (``repr_dict``, ``visit_list``) is dispatched on, as specs
+_DISPATCHED_TYPES = {"dict": Spec("dict", (ANY, ANY)), "list": Spec("list", (ANY,)),
+                     "tuple": Spec("tuple", (ANY, Ellipsis)), "set": Spec("set", (ANY,)),
+                     "frozenset": Spec("frozenset", (ANY,)), "str": Spec("str"), "int": Spec("int"),
+                     "float": Spec("float"), "bytes": Spec("bytes"), "bool": Spec("bool"),
+                     "complex": Spec("complex"), "NoneType": Spec("none")}
+
+
+_URLS = ("http://user:pw@example.com:8080/a/b;p?q=1&r=2#frag", "https://example.com/path/page.html",
+         "//example.com/a/b?c=d", "ftp://ftp.example.com/pub/file.txt", "mailto:someone@example.com",
+         "/a/b/../c/./d?x=1#top", "http://[::1]:80/", "a=1&b=2&b=x+y%20z", "a%20b%2Fc%zz+d")
+
+
+def _dispatch_prefixes(tree: ast.Module) -> list[str]:
+    """The texts joined to a type's name (``type(x).__name__``, ``x.__class__.__name__``, or a
+    name bound to one) in ``tree``: ``'repr_' + typename`` -> ``['repr_']``."""
+    def type_name(x) -> bool:
+        if not (isinstance(x, ast.Attribute) and x.attr == "__name__"):
+            return False
+        v = x.value
+        return (isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "type"
+                and len(v.args) == 1) or (isinstance(v, ast.Attribute) and v.attr == "__class__")
+    bound = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and type_name(n.value)
+             for t in n.targets if isinstance(t, ast.Name)}
+
+    def is_type_name(x) -> bool:
+        return type_name(x) or (isinstance(x, ast.Name) and x.id in bound)
+    out: list[str] = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add) and is_type_name(n.right) and \
+                isinstance(n.left, ast.Constant) and isinstance(n.left.value, str) and n.left.value:
+            out.append(n.left.value)
+        elif isinstance(n, ast.JoinedStr) and len(n.values) == 2 and isinstance(n.values[0], ast.Constant) \
+                and isinstance(n.values[1], ast.FormattedValue) and is_type_name(n.values[1].value) \
+                and isinstance(n.values[0].value, str) and n.values[0].value:
+            out.append(n.values[0].value)
+    return list(dict.fromkeys(out))
+
+
+def _small_size(v) -> bool:
+    return type(v) is int and 3 <= v <= 64
+
+
+def _length_limits(tree: ast.Module, named: dict[str, int]) -> list[int]:
+    """The whole numbers ``tree`` compares a length with (``len(s) > 10``, ``len(x) <= MAXLEN``)
+    or cuts a sequence at by name (``x[:MAXLEN]``, ``islice(x, LIMIT)``); ``named``: the
+    module's names bound to such numbers."""
+    def value(x) -> int | None:
+        if isinstance(x, ast.Constant) and _small_size(x.value):
+            return x.value
+        if isinstance(x, ast.Name):
+            return named.get(x.id)
+        return None
+    out: list[int] = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Compare) and len(n.ops) == 1 and isinstance(n.ops[0], (ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
+            left, right = n.left, n.comparators[0]
+            for a, b in ((left, right), (right, left)):
+                if isinstance(a, ast.Call) and isinstance(a.func, ast.Name) and a.func.id == "len":
+                    v = value(b)
+                    if v is not None:
+                        out.append(v)
+        elif isinstance(n, ast.Slice):
+            for b in (n.lower, n.upper):
+                if isinstance(b, ast.Name) and b.id in named:
+                    out.append(named[b.id])
+        elif isinstance(n, ast.Call) and _name_of_call(n.func) == "islice" and len(n.args) == 2 and \
+                isinstance(n.args[1], ast.Name) and n.args[1].id in named:
+            out.append(named[n.args[1].id])
+    return out
+
+
+def _sized_values(spec: Spec, limits: list[int]) -> list[str]:
+    """Values of ``spec`` (texts and collections; each member of a union) holding as many items
+    as each limit, and one more: ``'abcdef'`` and ``'abcdefg'`` for 6."""
+    if not limits:
+        return []
+    k = spec.kind
+    if k in ("optional", "checked"):
+        return _sized_values(spec.args[0], limits)
+    if k == "union":  # (in turns, one of each member's at a time; twelve at most)
+        each = [_sized_values(s, limits) for s in spec.args if isinstance(s, Spec)]
+        return [x for row in zip_longest(*each) for x in row if x is not None][:12]
+    out: list[str] = []
+    for size in sorted({m for n in limits for m in (n, n + 1)}):
+        if k == "str":
+            out.append(_lit(("abcdefghijklmnopqrstuvwxyz" * 3)[:size]))
+        elif k in ("list", "tuple", "set", "frozenset") and (not spec.args or spec.args[0] in (ANY, INT)):
+            items = ", ".join(str(i) for i in range(size))
+            out.append({"list": f"[{items}]", "tuple": f"({items})", "set": "{" + items + "}",
+                        "frozenset": f"frozenset({{{items}}})"}[k])
+        elif k == "dict" and (not spec.args or spec.args[0] in (ANY, STR_SPEC)) and \
+                (len(spec.args) < 2 or spec.args[1] in (ANY, INT)):
+            out.append("{" + ", ".join(f"'k{i}': {i}" for i in range(size)) + "}")
+    return out
+
+
+STR_SPEC = Spec("str")
+
+
+_TRUTH_CALLS = frozenset({"isinstance", "issubclass", "any", "all", "bool", "callable", "hasattr", "startswith",
+                          "endswith", "isdigit", "isalpha", "isalnum", "isspace", "isupper", "islower", "exists",
+                          "isfile", "isdir", "match", "fullmatch"})
+
+
+def _truth_value(x) -> bool:
+    """Whether expression ``x`` is a truth value (a comparison, ``not``, ``True``, ``isinstance``)."""
+    if isinstance(x, ast.Compare) or (isinstance(x, ast.UnaryOp) and isinstance(x.op, ast.Not)):
+        return True
+    if isinstance(x, ast.Constant):
+        return isinstance(x.value, bool)
+    if isinstance(x, ast.BoolOp):
+        return all(_truth_value(v) for v in x.values)
+    if isinstance(x, ast.Call):
+        return _name_of_call(x.func) in _TRUTH_CALLS - {"match", "fullmatch"}
+    return False
+
+
+def _returned_as_flag(name: str, node: ast.AST | None) -> bool:
+    """Whether function ``node`` returns its parameter ``name`` as it is and each of its other
+    returns (one at least) is a truth value."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    returns: list[ast.Return] = []
+    todo = list(node.body)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(n, ast.Return):
+            returns.append(n)
+        todo.extend(ast.iter_child_nodes(n))
+    own = [r for r in returns if isinstance(r.value, ast.Name) and r.value.id == name]
+    others = [r for r in returns if r not in own and not (isinstance(r.value, ast.Name) and r.value.id != name
+                                                          and r.value.id in _param_names(node))]
+    return bool(own) and bool(others) and all(r.value is not None and _truth_value(r.value) for r in others)
+
+
+def _param_names(node) -> set[str]:
+    a = node.args
+    return {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
+
+
+def _type_named(name: str, body: list) -> bool:
+    """Whether ``body`` takes the name of the type of ``name`` (``type(name).__name__``,
+    ``name.__class__.__name__``)."""
+    for stmt in body:
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Attribute) and n.attr == "__name__":
+                v = n.value
+                if isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "type" \
+                        and len(v.args) == 1 and isinstance(v.args[0], ast.Name) and v.args[0].id == name:
+                    return True
+                if isinstance(v, ast.Attribute) and v.attr == "__class__" and isinstance(v.value, ast.Name) \
+                        and v.value.id == name:
+                    return True
+    return False
+
+
 class InputGenerator:
     """Probes for the units of ``module`` (``enums``: class -> member names, from the sandbox's
     inspection of the loaded module)."""
@@ -448,10 +607,14 @@ class InputGenerator:
         if key not in self._spec_cache:
             body = unit.node.body if unit.node is not None else []
             out = []
+            prefix = next((x for x in self.dispatch_prefixes if unit.name.startswith(x)
+                           and unit.name[len(x):] in _DISPATCHED_TYPES), None)
+            dispatched = next((q for q in unit.params if q.kind in ("pos", "posonly")), None) \
+                if prefix is not None and unit.kind in ("method", "function", "static") else None
             for p in unit.params:
                 if p.name.startswith("_") and not p.required and p.kind in ("pos", "kwonly"):
                     continue  # a private option (Fraction's _normalize): its default, as callers use it
-                spec = infer_param(p, body, self.class_members, self.tables)
+                spec = infer_param(p, self._types_named(body), self.class_members, self.tables)
                 if unit.kind == "init" and p.annotation is None and p.default is None:
                     spec = self._kept_on_object(p, unit) or spec
                 elif unit.kind == "init" and unit.node is None and _bare_items(spec):
@@ -466,10 +629,15 @@ class InputGenerator:
                     checked = self._post_init_spec(p, unit)
                     if checked is not None and checked.kind == "union" and checked.args[0].kind == "literal":
                         spec = checked
+                if p.annotation is None and (spec == ANY or guessed_by_name(p, body, spec)) and \
+                        _returned_as_flag(p.name, unit.node):
+                    # returned as it is where the other returns are truth values (quopri's
+                    # needsquoting: `return quotetabs` beside `return c == ESCAPE or ...`)
+                    spec = Spec("bool")
                 if (spec == ANY or guessed_by_name(p, body, spec)) and p.kind in ("pos", "posonly", "kwonly"):
                     # no evidence of its own (or only its name's guess: getopt's shortopts, a
                     # plural, is a string two calls down): the type of the parameter it is handed to
-                    spec = self._passed_on(p.name, body, 0) or spec
+                    spec = self._passed_on(p.name, body, 0, unit.owner) or spec
                 if spec == Spec("list", (INT,)) and p.annotation is None:
                     # (ints: the default of a list with no evidence of its items) the items a
                     # loop hands to a module function (shlex's join: quote(arg) for arg in
@@ -480,6 +648,14 @@ class InputGenerator:
                     # its values read as text (``values.get(key, '').strip()``, ``int(raw)``)
                     spec = Spec("dict", (spec.args[0] if spec.args and spec.args[0] != ANY else Spec("str"),
                                          Spec("str")))
+                if p is dispatched and p.annotation is None:
+                    # a method named for the type that reaches it (reprlib's repr_dict, found by
+                    # getattr(self, 'repr_' + type(x).__name__)): that type, whatever the body says
+                    spec = _DISPATCHED_TYPES[unit.name[len(prefix):]]
+                elif p.annotation is None and self.dispatch_prefixes and _type_named(p.name, body):
+                    # the value whose type's name picks the method (reprlib's repr1(x, level)):
+                    # one of each type the module has a method for
+                    spec = self._dispatch_union() or spec
                 if unit.owner is None and p.name in self.argv_params.get(unit.name, ()):
                     spec = Spec("argv")  # handed to an argparse parser: command lines
                 if p.name in self.slept(unit):
@@ -487,6 +663,125 @@ class InputGenerator:
                 out.append((p, spec))
             self._spec_cache[key] = out
         return self._spec_cache[key]
+
+    @property
+    def dispatch_prefixes(self) -> list[str]:
+        """The prefixes the module joins to a value's type name to find the function or method
+        that handles it (``getattr(self, 'repr_' + type(x).__name__)``, ``typename =
+        type(x).__name__`` first, or ``f'visit_{x.__class__.__name__}'``)."""
+        got = self.__dict__.get("_dispatch_prefixes")
+        if got is None:
+            got = _dispatch_prefixes(self.module.tree)
+            self.__dict__["_dispatch_prefixes"] = got
+        return got
+
+    def size_limits(self, unit: Unit) -> list[int]:
+        """The sizes that ``unit``'s code cuts or compares its values' lengths at: for a method,
+        the small whole numbers its class keeps (``self.maxlist = 6``, a class attribute
+        ``width = 70``); and the module's, compared with a length (``len(s) > MAXLEN``,
+        ``len(x) >= 10``) or cutting a sequence where they are named (``x[:self.maxstring]``,
+        ``islice(x, self.maxdict)``). Five at most, smallest first."""
+        cache = self.__dict__.setdefault("_limits_cache", {})
+        key = unit.owner or ""
+        if key not in cache:
+            cls = next((n for n in self.module.tree.body if isinstance(n, ast.ClassDef) and n.name == unit.owner),
+                       None)
+            kept: dict[str, int] = {}
+            if cls is not None:
+                for n in ast.walk(cls):
+                    if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and _small_size(n.value.value):
+                        for t in n.targets:
+                            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                                kept.setdefault(t.attr, n.value.value)
+                for n in cls.body:
+                    if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and _small_size(n.value.value):
+                        for t in n.targets:
+                            if isinstance(t, ast.Name):
+                                kept.setdefault(t.id, n.value.value)
+            named = {t.id: n.value.value for n in self.module.tree.body if isinstance(n, ast.Assign)
+                     and isinstance(n.value, ast.Constant) and _small_size(n.value.value)
+                     for t in n.targets if isinstance(t, ast.Name)}
+            limits = list(kept.values()) + _length_limits(self.module.tree, named)
+            cache[key] = sorted(set(limits))[:5]
+        return cache[key]
+
+    def _types_named(self, body: list) -> list:
+        """``body`` with the module's names for a tuple of types (``bytes_types = (bytes,
+        bytearray)``) written out where ``isinstance`` reads them; ``body`` itself where none is."""
+        names = self.__dict__.get("_type_tuples")
+        if names is None:
+            names = {t.id: n.value for n in self.module.tree.body if isinstance(n, ast.Assign)
+                     and isinstance(n.value, ast.Tuple) and n.value.elts
+                     and all(isinstance(e, (ast.Name, ast.Attribute)) for e in n.value.elts)
+                     for t in n.targets if isinstance(t, ast.Name)}
+            self.__dict__["_type_tuples"] = names
+        if not names or not any(isinstance(n, ast.Call) and _name_of_call(n.func) == "isinstance" and len(n.args) == 2
+                                and isinstance(n.args[1], ast.Name) and n.args[1].id in names
+                                for stmt in body for n in ast.walk(stmt)):
+            return body
+        return [_Substitute(dict(names)).visit(copy.deepcopy(stmt)) for stmt in body]
+
+    def _url_texts(self, p: Param) -> list[str]:
+        """Web addresses for a text parameter named for one (``url``, ``uri``, ``href``; or
+        ``link``, ``address``, ``location``, ``base`` where the module's literals show them: a
+        text holding ``'://'``, or ``'http'`` / ``'https'``): with a user, a port, a path,
+        parameters, a query and a fragment, other schemes, a relative one, a query string alone
+        and %-escapes. [] for other parameters (urllib.parse's ``quote(string, safe, encoding)``
+        drew addresses for each of them before its own texts: mutation 0.29 -> 0.11)."""
+        low = p.name.lower()
+        named = any(w in low for w in ("url", "uri", "href"))
+        if not named:
+            if not any(w in low for w in ("link", "address", "location", "base")) or \
+                    low.endswith(("links", "addresses", "locations", "bases")):
+                return []
+            lits = self.__dict__.get("_url_literals")
+            if lits is None:
+                strs = [n.value for n in ast.walk(self.module.tree) if isinstance(n, ast.Constant)
+                        and isinstance(n.value, str) and len(n.value) <= 200]
+                lits = any("://" in x for x in strs) or bool({"http", "https"} & set(strs))
+                self.__dict__["_url_literals"] = lits
+            if not lits:
+                return []
+        return list(_URLS)
+
+    def _alphabet_texts(self, spec: Spec) -> list[str]:
+        """For a text or bytes ``spec``: texts written in the module's alphabets (a literal of 32
+        distinct printable characters or more: base64's ``_b32alphabet``), four and eight long
+        and, where the module has a ``'='`` literal, padded with it (``'ABCD'``, ``'ABC='``,
+        ``'EFGHIJ=='``, ``'MNOP===='``); [] for other specs or without one."""
+        kinds = {s.kind for s in ([spec] + list(spec.args)) if isinstance(s, Spec)}
+        want = "bytes" if "bytes" in kinds and "str" not in kinds else "str" if kinds & {"str", "any"} else None
+        if want is None:
+            return []
+        consts = [c for c in self.module_consts if type(c) in (str, bytes)]
+        alphabets = []
+        for c in consts:
+            text = c.decode("latin-1") if type(c) is bytes else c
+            if len(text) >= 32 and len(set(text)) == len(text) and text.isascii() and text.isprintable() \
+                    and " " not in text:
+                alphabets.append(text)
+        if not alphabets:
+            return []
+        pad = any(c in ("=", b"=") for c in consts) or any(
+            isinstance(n, ast.Constant) and n.value in ("=", b"=") for n in ast.walk(self.module.tree))
+        out: list[str] = []
+        for a in alphabets[:2]:
+            a = a.replace("=", "")
+            texts = [a[:4], a[4:12], a[:16]]
+            if pad:
+                texts += [a[:3] + "=", a[:2] + "==", a[12:17] + "===", a[8:12] + "====", a[5:7] + "======",
+                          a[:7] + "="]
+            texts.append(a[:8].lower())
+            out += [_lit(t.encode("latin-1") if want == "bytes" else t) for t in texts]
+        return list(dict.fromkeys(out))
+
+    def _dispatch_union(self) -> Spec | None:
+        """A union of the types the module's functions or methods are named for (after one of
+        :attr:`dispatch_prefixes`), in the order they are defined; None when none is."""
+        kinds = [_DISPATCHED_TYPES[u.name[len(x):]] for u in self.module.units for x in self.dispatch_prefixes
+                 if u.name.startswith(x) and u.name[len(x):] in _DISPATCHED_TYPES]
+        kinds = list(dict.fromkeys(kinds))
+        return Spec("union", tuple(kinds)) if kinds else None
 
     def _kept_on_object(self, p, unit: Unit) -> Spec | None:
         """The spec of a constructor argument kept as it is (``self.base = base``) from how the
@@ -751,15 +1046,38 @@ class InputGenerator:
                     return got
         return None
 
-    def _passed_on(self, name: str, body: list, depth: int) -> Spec | None:
+    def _passed_on(self, name: str, body: list, depth: int, owner: str | None = None) -> Spec | None:
         """The spec of the module function's parameter that ``name`` is handed to unchanged
         (``def fnmatch(name, pat): ... fnmatchcase(name, pat)``): the first such call whose
-        parameter is not ``any`` (followed up to three calls deep)."""
+        parameter is not ``any`` (followed up to three calls deep). In a method of class
+        ``owner``, the parameters of its own methods called on ``self`` too (reprlib's
+        ``repr(x)``: ``self.repr1(x, self.maxlevel)``)."""
         if depth > 2:
             return None
         functions = self._module_functions
+        busy = self.__dict__.setdefault("_passing", set())
         for stmt in body:
             for n in ast.walk(stmt):
+                if owner is not None and isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+                        and isinstance(n.func.value, ast.Name) and n.func.value.id == "self":
+                    m = self.units.get(f"{owner}.{n.func.attr}")
+                    if m is None or m.kind != "method" or m.qualname in busy:
+                        continue
+                    positional = [q.name for q in m.params if q.kind in ("pos", "posonly")]
+                    wanted = {positional[i] for i, a in enumerate(n.args)
+                              if i < len(positional) and isinstance(a, ast.Name) and a.id == name}
+                    wanted |= {k.arg for k in n.keywords if isinstance(k.value, ast.Name) and k.value.id == name
+                               and k.arg}
+                    if not wanted:
+                        continue
+                    busy.add(m.qualname)
+                    try:
+                        got = [s for q, s in self.specs(m) if q.name in wanted and s != ANY]
+                    finally:
+                        busy.discard(m.qualname)
+                    if got:
+                        return got[0]
+                    continue
                 if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in functions):
                     continue
                 node = functions[n.func.id]
@@ -771,6 +1089,9 @@ class InputGenerator:
                             for q in params if q.name == k.arg and q.kind != "posonly"]
                 for q in targets:
                     spec = infer_param(q, node.body, self.class_members)
+                    if q.annotation is None and (spec == ANY or guessed_by_name(q, node.body, spec)) and \
+                            _returned_as_flag(q.name, node):
+                        spec = Spec("bool")
                     if spec == ANY:
                         spec = self._passed_on(q.name, node.body, depth + 1) or ANY
                     elif guessed_by_name(q, node.body, spec):
@@ -926,6 +1247,24 @@ class InputGenerator:
                 pool = lines + [x for x in pool if x not in lines]
         if unit is not None and depth == 0:
             pool = self._with_enum_texts(p, spec, unit, pool)
+        if unit is not None and depth == 0 and spec.kind in ("str", "checked", "optional", "union", "any") \
+                and any(x.startswith("'") for x in pool[:3]):
+            urls = [_lit(t) for t in self._url_texts(p)]
+            if urls:  # a module about web addresses ('://', 'http'): addresses, with every part
+                rest = [x for x in pool if x not in urls]
+                pool = rest[:2] + urls + rest[2:]
+        if unit is not None and depth == 0 and "decode" in unit.name.lower():
+            coded = self._alphabet_texts(spec)
+            if coded:  # texts of the module's alphabet, padded (base64's b32decode: 'MZXW6===')
+                rest = [x for x in pool if x not in coded]
+                pool = rest[:2] + coded + rest[2:]
+        if unit is not None and depth == 0:
+            longs = [x for x in _sized_values(spec, self.size_limits(unit)) if x not in pool[:3]]
+            if longs:  # a text or collection at each size limit and one past it (reprlib's maxlist)
+                # (after the typical value and the empty ones; after one of each type in a union)
+                head = 3 if spec.kind != "union" else len(spec.args) + 1
+                rest = [x for x in pool if x not in longs]
+                pool = rest[:head] + longs + rest[head:]
         if unit is not None and depth == 0 and spec.kind in ("str", "any", "optional", "union"):
             matched = [_lit(t) for t in self._matched_texts(p, unit)]
             if matched:  # checked against a pattern (EMAIL.match(self.email)): a match is typical
@@ -983,9 +1322,13 @@ class InputGenerator:
         ``str`` tests it makes (``digit``, ``alpha``, ``space``) and the single characters it
         compares with (in the order met); None when none is reached."""
         got = _scan_classes(node, name, self._module_strs())
+        classes = {n.name: n for n in self.module.tree.body if isinstance(n, ast.ClassDef)}
+        if got is None and isinstance(node, ast.FunctionDef) and node.name == "__init__":
+            owner = next((c for c in classes.values() if node in c.body), None)
+            if owner is not None:  # a text the object keeps and reads one character at a time
+                got = _class_scan(owner, node, name, self._module_strs())
         if got is not None or depth > 2:
             return got
-        classes = {n.name: n for n in self.module.tree.body if isinstance(n, ast.ClassDef)}
         for n in ast.walk(node):
             if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Name)):
                 continue
@@ -2845,6 +3188,14 @@ def _scan_classes(node: ast.AST, name: str, strs: dict[str, str]) -> tuple[set[s
             scans = True
     if not scans:
         return None
+    return _char_tests(node, strs)
+
+
+def _char_tests(node: ast.AST, strs: dict[str, str]) -> tuple[set[str], list[str]] | None:
+    """``(classes, chars)`` of the tests ``node`` tells characters apart by (``ch.isdigit()``,
+    ``ch in OPERATORS``, ``ch in self.quotes``, ``ch == '.'``; ``strs``: texts by name, a kept
+    one as ``self.<attr>``); a long text of letters and digits counts as ``alnum``, one of
+    whitespace as ``space``. None where fewer than two kinds of test are made."""
     classes: set[str] = set()
     chars: list[str] = []
     for n in ast.walk(node):
@@ -2857,6 +3208,13 @@ def _scan_classes(node: ast.AST, name: str, strs: dict[str, str]) -> tuple[set[s
                 if isinstance(op, (ast.In, ast.NotIn)):
                     if isinstance(right, ast.Name):
                         text = strs.get(right.id)
+                    elif isinstance(right, ast.Attribute) and isinstance(right.value, ast.Name) and \
+                            right.value.id == "self":
+                        text = strs.get("self." + right.attr)
+                        if text and len(text) > 1 and text.isspace():
+                            classes.add("space")
+                        elif text and len(text) > 40 and sum(c.isalnum() for c in text) > 0.8 * len(text):
+                            classes.add("alnum")
                     elif isinstance(right, ast.Constant) and isinstance(right.value, str):
                         text = right.value
                     elif isinstance(right, (ast.Tuple, ast.Set, ast.List)):
@@ -2872,6 +3230,43 @@ def _scan_classes(node: ast.AST, name: str, strs: dict[str, str]) -> tuple[set[s
     if len(classes) + (1 if chars else 0) < 2:
         return None
     return classes, chars
+
+
+def _class_scan(cls: ast.ClassDef, init: ast.FunctionDef, name: str,
+                strs: dict[str, str]) -> tuple[set[str], list[str]] | None:
+    """``(classes, chars)`` when the constructor ``init`` keeps its text ``name`` on the object
+    (``self.stream = StringIO(text)``, ``self.text = text``) and a method of ``cls`` reads it one
+    character at a time (``self.stream.read(1)``, ``self.text[self.pos]``), telling characters
+    apart by texts the class keeps (``ch in self.quotes``, CPython's shlex) or the module's;
+    else None."""
+    kept = {t.attr for n in ast.walk(init) if isinstance(n, ast.Assign)
+            and any(isinstance(k, ast.Name) and k.id == name for k in ast.walk(n.value))
+            for t in n.targets if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+            and t.value.id == "self"}
+    if not kept:
+        return None
+
+    def is_kept(x) -> bool:
+        return isinstance(x, ast.Attribute) and x.attr in kept and isinstance(x.value, ast.Name) \
+            and x.value.id == "self"
+    scans = False
+    for n in ast.walk(cls):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "read" and \
+                is_kept(n.func.value) and len(n.args) == 1 and isinstance(n.args[0], ast.Constant) \
+                and n.args[0].value == 1:
+            scans = True
+        elif isinstance(n, ast.Subscript) and is_kept(n.value) and isinstance(n.ctx, ast.Load) and \
+                not isinstance(n.slice, (ast.Constant, ast.Slice)):
+            scans = True
+    if not scans:
+        return None
+    texts = dict(strs)
+    for n in ast.walk(cls):
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str):
+            for t in n.targets:
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                    texts.setdefault("self." + t.attr, n.value.value)
+    return _char_tests(cls, texts)
 
 
 def _scan_texts(got: tuple[set[str], list[str]]) -> list[str]:
@@ -2908,6 +3303,13 @@ def _scan_texts(got: tuple[set[str], list[str]]) -> list[str]:
     texts.append("6 ~ 4" if "~" not in chars else "6 ` 4")
     if name:  # (among the first: past the cap of 28 they were never drawn)
         texts[6:6] = [f"{name} {a} 1", f"2 {b} {name}", name]
+    quotes = [c for c in ops if c in "'\"`"]
+    if quotes:  # quoted parts, closed (a tokenizer's quotes: shlex's "a 'b c' d"), first
+        q = quotes[0]
+        quoted = [f"6 {q}a b{q} 4", f"{q}{q} 6"] + [f"{x}a b{x}" for x in quotes[1:2]]
+        if "\\" in ops:
+            quoted += [f"6\\ 4 {q}a\\{q}b{q}"]
+        texts = quoted[:3] + texts[:3] + quoted[3:] + texts[3:]
     return list(dict.fromkeys(t for t in texts))[:28]
 
 

@@ -328,6 +328,9 @@ def _const_kind(node: ast.AST) -> str | None:
             return "bytes"
     if isinstance(node, ast.JoinedStr):
         return "str"
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):  # b'\0' * n: bytes
+        if any(isinstance(side, ast.Constant) and type(side.value) is bytes for side in (node.left, node.right)):
+            return "bytes"
     if isinstance(node, (ast.List, ast.ListComp)):
         return "list"
     if isinstance(node, (ast.Dict, ast.DictComp)):
@@ -435,6 +438,8 @@ def _evidence(body: list[ast.stmt], name: str, classes: dict[str, list[str]], de
                 ev.add("int", 3)  # n * "-": a repeat count
             elif k == "str":
                 ev.add("str", 3 if not isinstance(p.op, ast.Mod) else 0)
+            elif k == "bytes" and not isinstance(p.op, ast.Mod):
+                ev.add("bytes", 6)  # s + b'\0' * n: only bytes join bytes (a list raises)
             elif k == "list":
                 ev.add("list", 2)
             if isinstance(p.op, (ast.Div, ast.Pow)):
@@ -555,6 +560,10 @@ def _evidence(body: list[ast.stmt], name: str, classes: dict[str, list[str]], de
                 ev.add("dict", 3)
                 ev.keys.append(sl.value)
             elif isinstance(sl, ast.Slice):
+                up = parents.get(id(p))
+                if isinstance(up, ast.BinOp) and isinstance(up.op, ast.Add) and \
+                        _const_kind(up.right if up.left is p else up.left) == "bytes":
+                    ev.add("bytes", 6)  # data[i:j] + b'|': a part of bytes
                 ev.add("list", 1.5)
                 ev.add("str", 1)
             elif _item_is_text(p, parents, body, classes, depth):
