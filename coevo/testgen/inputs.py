@@ -23,6 +23,7 @@ Where arguments come from (:class:`InputGenerator`):
 from __future__ import annotations
 
 import ast
+import builtins
 import contextlib
 import copy
 import doctest
@@ -1006,27 +1007,13 @@ class InputGenerator:
         compiled = self._compiled or {}
         base = node.value.id
         if base in ("self", "cls") and unit.owner:
-            for cls in [unit.owner, *self._ancestors(unit.owner)]:
+            # along the class's method resolution order over the module's classes (target.class_mros)
+            for cls in self.module.mros.get(unit.owner, [unit.owner]):
                 if f"{cls}.{node.attr}" in compiled:
                     return f"{cls}.{node.attr}"
             return None
         key = f"{base}.{node.attr}"
         return key if key in compiled else None
-
-    def _ancestors(self, cls: str) -> list[str]:
-        """The module's classes ``cls`` derives from, nearest first."""
-        from coevo.testgen.target import _base_names
-
-        nodes = {n.name: n for n in self.module.tree.body if isinstance(n, ast.ClassDef)}
-        out: list[str] = []
-        stack = [cls]
-        while stack:
-            node = nodes.get(stack.pop(0))
-            for b in _base_names(node) if node is not None else []:
-                if b in nodes and b not in out and b != cls:
-                    out.append(b)
-                    stack.append(b)
-        return out
 
     def _items_passed_on(self, name: str, body: list) -> Spec | None:
         """The spec the items of ``name`` get where a ``for`` loop or a comprehension over it
@@ -2499,7 +2486,9 @@ class InputGenerator:
         ``NAME = re.compile(...)``), on strings drawn from each pattern with its flags."""
         if self._matches is None:
             self._matches = []
-            for name, pattern in _compiled_patterns(self.module.tree).items():
+            if self._compiled is None:
+                self._compiled = _compiled_patterns(self.module.tree, in_classes=True)
+            for name, pattern in [(k, v) for k, v in self._compiled.items() if "." not in k]:
                 for text in _draw_regex(pattern, self.seed, 3):
                     if pattern.match(text):
                         self._matches.append(f"{name}.match({_lit(text)})")
@@ -2967,10 +2956,17 @@ def _pattern_names(tree: ast.Module) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+_PATTERN_TEXT_MAX = 8000  # characters of a pattern text folded from the module's strings
+
+
 def _compiled_patterns(tree: ast.Module, in_classes: bool = False) -> dict:
-    """The module's top-level ``NAME = re.compile(PATTERN[, FLAGS])``, compiled here: PATTERN a
-    string, a name of a module-level string or an f-string of such names; FLAGS ``re.X | ...``.
-    ``in_classes``: also the top-level classes' own, as ``'Class.NAME'``."""
+    """The module's top-level ``NAME = re.compile(PATTERN[, FLAGS])`` (at most 12), compiled here:
+    PATTERN a string, a name of a string of the module (assigned before, as Python reads the
+    module), ``+`` or an f-string of such, or such a text handed to a function of one argument that
+    is not a builtin (packaging's ``_adapt_possessive(PATTERN)``: the text stands for the result;
+    drawn texts are only inputs, the code judges them); FLAGS ``re.X | ...``. ``in_classes``: also
+    the top-level classes' own, as ``'Class.NAME'`` (their bodies read in place, their own strings
+    first; at most 48 in all)."""
     strings: dict[str, str] = {}
     scope: dict[str, str] = {}  # the class body being read (its own strings first)
 
@@ -2980,13 +2976,11 @@ def _compiled_patterns(tree: ast.Module, in_classes: bool = False) -> dict:
         if isinstance(node, ast.Name):
             return scope.get(node.id, strings.get(node.id))
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and len(node.args) == 1 \
-                and not node.keywords:
-            # a function adapting a pattern text (packaging's _adapt_possessive(PATTERN)): the text
-            # it is given stands for it (drawn texts are only inputs; the code judges them)
+                and not node.keywords and not hasattr(builtins, node.func.id):
             return text(node.args[0])
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             a, b = text(node.left), text(node.right)
-            return a + b if a is not None and b is not None else None
+            return a + b if a is not None and b is not None and len(a) + len(b) <= _PATTERN_TEXT_MAX else None
         if isinstance(node, ast.JoinedStr):
             parts = []
             for v in node.values:
@@ -2998,8 +2992,15 @@ def _compiled_patterns(tree: ast.Module, in_classes: bool = False) -> dict:
                 if t is None:
                     return None
                 parts.append(t)
-            return "".join(parts)
+            joined = "".join(parts)
+            return joined if len(joined) <= _PATTERN_TEXT_MAX else None
         return None
+
+    def folded(node) -> str | None:
+        try:
+            return text(node)
+        except RecursionError:  # a sum of thousands of terms
+            return None
 
     def flags(node) -> int | None:
         if node is None:
@@ -3008,17 +3009,22 @@ def _compiled_patterns(tree: ast.Module, in_classes: bool = False) -> dict:
             v = getattr(re, node.attr, None)
             return int(v) if isinstance(v, re.RegexFlag) else None
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
-            a, b = flags(node.left), flags(node.right)
+            try:
+                a, b = flags(node.left), flags(node.right)
+            except RecursionError:
+                return None
             return a | b if a is not None and b is not None else None
         return None
 
     out: dict = {}
-    body = list(tree.body)
-    if in_classes:  # then the classes' own: ``_regex = re.compile(...)`` read as ``self._regex``
-        body += [(c.name, stmt) for c in tree.body if isinstance(c, ast.ClassDef) for stmt in c.body]
+    body: list = []
+    for stmt in tree.body:  # the classes' bodies where they stand: ``_regex = re.compile(...)`` as ``self._regex``
+        body.append((None, stmt))
+        if in_classes and isinstance(stmt, ast.ClassDef):
+            body += [(stmt.name, item) for item in stmt.body]
     class_strings: dict[str, dict[str, str]] = {}
-    for item in body:
-        owner, stmt = item if isinstance(item, tuple) else (None, item)
+    module_level = 0
+    for owner, stmt in body:
         scope = class_strings.setdefault(owner, {}) if owner is not None else {}
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
             target, value = stmt.targets[0], stmt.value
@@ -3028,22 +3034,25 @@ def _compiled_patterns(tree: ast.Module, in_classes: bool = False) -> dict:
             continue
         if not isinstance(target, ast.Name):
             continue
-        t = text(value)
+        t = folded(value)
         if t is not None:
             (strings if owner is None else scope)[target.id] = t
             continue
         if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "compile" \
                 and isinstance(value.func.value, ast.Name) and value.func.value.id == "re" and value.args:
-            pat = text(value.args[0])
+            if owner is None and module_level >= 12:
+                continue
+            pat = folded(value.args[0])
             fl = flags(value.args[1] if len(value.args) > 1 else
                        next((k.value for k in value.keywords if k.arg == "flags"), None))
-            if pat is None or fl is None or len(pat) > (2000 if not fl & re.VERBOSE else 8000):
+            if pat is None or fl is None or len(pat) > (2000 if not fl & re.VERBOSE else _PATTERN_TEXT_MAX):
                 continue
             try:
                 out[target.id if owner is None else f"{owner}.{target.id}"] = re.compile(pat, fl)
-            except (re.error, TypeError, ValueError, OverflowError, RecursionError):
+            except (re.error, TypeError, ValueError, OverflowError, RecursionError, MemoryError):
                 continue
-        if len(out) >= (48 if in_classes else 12):
+            module_level += owner is None
+        if len(out) >= 48:
             break
     return out
 

@@ -100,6 +100,7 @@ class ModuleInfo:
     run_root: Path | None = None  # where the sandbox finds the code (coevo.testgen.sources)
     run_path: Path | None = None
     async_units: list[str] = field(default_factory=list)  # async functions and methods: not tested
+    mros: dict[str, list[str]] = field(default_factory=dict)  # class -> its order (class_mros)
 
     @property
     def sandbox_path(self) -> Path:
@@ -321,55 +322,108 @@ def analyze(path: Path, *, selected: str | None = None, private: bool = False) -
         else:  # nothing public: the single-underscore helpers are the module's behaviour
             functions = [f for f in functions if not f.name.startswith("__")]
             classes = [c for c in classes if not c.name.startswith("__")]
+    mros = class_mros(tree)
     for c in classes:
-        _inherit(c, infos, {k.name for k in classes})
+        _inherit(c, infos, {k.name for k in classes}, mros.get(c.name, [c.name]))
     consts = _constants([n for n in tree.body if not isinstance(n, (ast.FunctionDef, ast.ClassDef))
                          and not _assigns_dunder(n) and not (isinstance(n, ast.If) and _is_main_guard(n))])
     return ModuleInfo(path=path.resolve(), name=name, root=root, source=source, tree=tree,
                       functions=functions, classes=classes, selected=selected, constants=consts,
-                      regexes=_regexes(tree), async_units=_async_units(tree, private))
+                      regexes=_regexes(tree), async_units=_async_units(tree, private), mros=mros)
 
 
-def _inherit(c: ClassInfo, infos: dict[str, ClassInfo], kept: set[str]) -> None:
-    """What ``c`` inherits from the module's own classes, as Python finds it (bases depth first,
-    the first definition wins, nothing ``c`` defines itself): a constructor when ``c`` has none
-    (``class Ver(_Base)`` is called with ``_Base.__init__``'s parameters), and the operators,
-    methods and properties of a base that gets no tests of its own (a private ``_BaseVersion``
-    defining ``__lt__``/``__eq__`` over ``self._key`` for its public ``Version``): before, those
-    ran on no instance at all. A base that is tested itself keeps its methods to its own tests."""
+def class_mros(tree: ast.Module) -> dict[str, list[str]]:
+    """Each top-level class's method resolution order over the module's own classes, as Python
+    computes it (C3; a base written as a bare name of a class of the module; any other base is a
+    class from elsewhere, kept in the order as ``'?name'``), the class itself first. A hierarchy
+    C3 refuses (Python would not create it) gets its bases depth first."""
+    nodes: dict[str, ast.ClassDef] = {}
+    for node in _top_level(tree.body):
+        if isinstance(node, ast.ClassDef):
+            nodes[node.name] = node
+
+    def bases(name: str) -> list[str]:
+        out = []
+        for b in nodes[name].bases:
+            b = b.value if isinstance(b, ast.Subscript) else b
+            if isinstance(b, ast.Name) and b.id in nodes and b.id != name:
+                out.append(b.id)
+            elif not (isinstance(b, ast.Name) and b.id == "object"):
+                out.append("?" + (ast.unparse(b) if not isinstance(b, ast.Name) else b.id))
+        return out
+
+    memo: dict[str, list[str]] = {}
+
+    def mro(name: str, path: tuple[str, ...] = ()) -> list[str]:
+        if name in memo:
+            return memo[name]
+        if name.startswith("?") or name in path:
+            return [name]
+        heads = [mro(b, path + (name,)) for b in bases(name)]
+        seqs = [list(x) for x in heads] + [bases(name)]
+        out = [name]
+        while any(seqs):
+            for seq in seqs:
+                if seq and not any(seq[0] in other[1:] for other in seqs):
+                    pick = seq[0]
+                    break
+            else:  # no consistent order: depth first, each once
+                rest = [x for seq in heads for x in seq]
+                out += [x for x in dict.fromkeys(rest) if x not in out]
+                break
+            out.append(pick)
+            seqs = [x[1:] if x and x[0] == pick else x for x in seqs]
+        memo[name] = out
+        return out
+
+    return {name: mro(name) for name in nodes}
+
+
+# bases from elsewhere that define no constructor and no method a class of the module would use
+_EMPTY_BASES = frozenset({"?object", "?ABC", "?Generic", "?Protocol"})
+
+
+def _inherit(c: ClassInfo, infos: dict[str, ClassInfo], kept: set[str], order: list[str]) -> None:
+    """What ``c`` inherits from the module's own classes along its method resolution order
+    (``order``, :func:`class_mros`): a constructor when ``c`` defines none (``class Ver(_Base)`` is
+    called with ``_Base.__init__``'s parameters, a dataclass base's fields included), and the
+    operators, methods and properties of a base that gets no tests of its own (a private
+    ``_BaseVersion`` defining ``__lt__``/``__eq__`` over ``self._key`` for its public ``Version``):
+    before, those ran on no instance at all. A name an earlier class of the order defines hides
+    the later ones, a tested base's included; a base from elsewhere ends the search for the
+    constructor (it may define one)."""
     own = _defined_names(c.node)
-    seen: set[str] = {c.name}
-    stack = list(reversed(_base_names(c.node)))
-    init_found = "__init__" in own or "__new__" in own or c.style in ("dataclass", "namedtuple")
-    while stack:
-        name = stack.pop()
+    init_open = not ("__init__" in own or "__new__" in own or c.style in ("dataclass", "namedtuple"))
+    for name in order[1:]:
         base = infos.get(name)
-        if base is None or name in seen:
+        if base is None:
+            if name not in _EMPTY_BASES:
+                init_open = False
             continue
-        seen.add(name)
-        if not init_found and base.init.node is not None:
+        if init_open and (base.init.node is not None or base.style in ("dataclass", "namedtuple")):
             c.init = replace(base.init, qualname=c.name, owner=c.name, doc=c.init.doc)
-            init_found = True
+            init_open = False
         if name not in kept:
             for d in base.dunders:
                 if d not in own and d not in c.dunders and d not in ("__init__", "__new__"):
                     c.dunders.append(d)
             for m in base.methods:
                 if m.name not in own:
-                    own.add(m.name)
                     c.methods.append(replace(m, qualname=f"{c.name}.{m.name}", owner=c.name))
                     if m.kind == "property" and m.name not in c.properties:
                         c.properties.append(m.name)
             for a in base.attributes:
                 if a not in c.attributes:
                     c.attributes.append(a)
-        stack.extend(reversed(_base_names(base.node)))
+        own |= _defined_names(base.node)
 
 
 def _defined_names(node: ast.ClassDef) -> set[str]:
-    """The names a class body binds itself (methods, assignments)."""
+    """The names a class body binds itself (methods, assignments; also under ``if``/``try``)."""
     out: set[str] = set()
-    for item in node.body:
+    stack = list(node.body)
+    while stack:
+        item = stack.pop()
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             out.add(item.name)
         elif isinstance(item, ast.Assign):
@@ -377,6 +431,10 @@ def _defined_names(node: ast.ClassDef) -> set[str]:
                 out.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
         elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) and item.value is not None:
             out.add(item.target.id)
+        elif isinstance(item, ast.If):
+            stack += item.body + item.orelse
+        elif isinstance(item, ast.Try):
+            stack += item.body + item.orelse + item.finalbody + [s for h in item.handlers for s in h.body]
     return out
 
 
