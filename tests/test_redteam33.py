@@ -21,7 +21,10 @@ plain Python's verdict for the split shape and for the generic one, and
    object in a generic test, as the program's value holds it: ``x = 1.5; return [x, x]`` then ``r[0]
    is not r[1]`` PASSED every shape (one ``{"S": ...}`` then ``{"A": ...}`` on the wire, as a
    tuple's since pass 31; the program's side of a generic test only).
-6. ``encoding.set_in_order`` (the decoder's and the test side's rebuilding of a set's order) hashes
+6. A ``types.SimpleNamespace`` the program returns equals, in a generic test, what a namespace of
+   its attributes equals (``f() != SimpleNamespace(a=1, b=[2])`` PASSED every shape); it stays the
+   program's object (attributes set on it, identity).
+7. ``encoding.set_in_order`` (the decoder's and the test side's rebuilding of a set's order) hashes
    no item of its own: non-scalar items are refused before any set is made of them."""
 
 from __future__ import annotations
@@ -110,7 +113,18 @@ IDENTITIES = [
     ("other_float", IM, "", "r = f()\nassert r[8] is not r[0] and r[8] == 4.0", "pass", "pass"),
 ]
 
-ALL = LIMITS + GLOBALS + BUILTINS + NAMEDTUPLES + IDENTITIES
+NS = "import types\ndef f():\n    return types.SimpleNamespace(a=1, b=[2])\n"
+NSK = "import types\nS = types.SimpleNamespace(count=0)\ndef f():\n    return S\ndef g():\n    return S.count\n"
+NAMESPACES = [
+    ("ns_eq", NS, "", "import types\nassert f() == types.SimpleNamespace(a=1, b=[2])", "pass", "pass"),
+    ("ns_eq_not", NS, "", "import types\nassert f() != types.SimpleNamespace(a=1, b=[2])", "fail", "fail"),
+    ("ns_wrong", NS, "", "import types\nassert f() == types.SimpleNamespace(a=2, b=[2])", "fail", "fail"),
+    ("ns_other", NS, "", "assert f() != {'a': 1, 'b': [2]} and f() != (1, [2])", "pass", "pass"),
+    ("ns_attr", NS, "", "x = f()\nassert x.a == 1 and x.b == [2]\nx.a = 5\nassert x.a == 5", "pass", "pass"),
+    ("ns_kept", NSK, "", "s = f()\ns.count = 5\nassert g() == 5 and f() is s", "pass", "pass"),
+]
+
+ALL = LIMITS + GLOBALS + BUILTINS + NAMEDTUPLES + IDENTITIES + NAMESPACES
 
 
 def test_the_stated_verdicts_are_plain_pythons():
@@ -146,6 +160,12 @@ def test_a_programs_namedtuple_class_is_the_class_of_its_values(ex, name, code, 
 
 @pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(IDENTITIES), ids=setup_cell_ids(IDENTITIES))
 def test_a_float_str_or_int_met_twice_is_one_object(ex, name, code, setup, test, shape, want):
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == want, detail
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(NAMESPACES), ids=setup_cell_ids(NAMESPACES))
+def test_a_simple_namespace_equals_the_tests_namespace_of_its_attributes(ex, name, code, setup, test, shape, want):
     status, detail = run_cell(ex, code, setup, test, shape)
     assert status == want, detail
 
