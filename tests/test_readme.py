@@ -22,7 +22,8 @@ def test_setup_commands_pin_the_torch_ci_installs():
     assert any("coevo demo --out runs/demo" in b and 'pip install -e .' in b for b in blocks)
     (readme_args,) = {m for b in blocks for m in re.findall(r'pip install -e "\.\[dev\]" && pytest([^\n]*)', b)}
     # CI runs the README's test command: the same pytest options (two processes, whole files each)
-    (ci_args,) = re.findall(r"python -m pytest -p no:cacheprovider([^\n]*)", (ROOT / ".ci" / "run").read_text())
+    # (and as the README calls it: plain ``pytest``, not ``python -m pytest``)
+    (ci_args,) = re.findall(r"^pytest -p no:cacheprovider([^\n]*)", (ROOT / ".ci" / "run").read_text(), re.M)
     assert readme_args.split() == ci_args.split() and "-n" in readme_args.split()
 
 
