@@ -116,3 +116,29 @@ def test_a_parameter_returned_where_the_other_returns_are_truth_values_is_a_flag
     assert specs[("needs_quoting", "header")] == "bool", specs
     assert specs[("encode", "quotetabs")] == "bool", specs
     assert specs[("strip_marks", "marks")] != "bool", specs
+
+
+def test_a_module_that_imports_fraction_and_decimal_draws_lists_of_them():
+    """exact.py (as CPython's statistics: `from fractions import Fraction`, `from decimal import
+    Decimal`, told apart by issubclass(T, Fraction) in a helper): mean(data) drew lists of ints
+    only, so the Fraction, Decimal and mixing branches never ran."""
+    module = analyze(FIX33 / "exact.py")
+    gen = InputGenerator(module)
+    unit = next(u for u in module.units if u.qualname == "mean")
+    q, spec = gen.specs(unit)[0]
+    pool = gen._pool_for(q, spec, gen._consts(unit), 0, unit)
+    assert any("Fraction(" in x for x in pool[:12]), pool[:12]
+    assert any("Decimal(" in x for x in pool[:12]), pool[:12]
+    assert any("Decimal(" in x and ("Fraction(" in x or "1," in x) for x in pool), pool
+
+
+def test_a_value_checked_against_several_types_gets_one_of_each():
+    """exact.py's as_exact(x=0) (as Fraction(numerator=0): isinstance(x, (float, Decimal)),
+    isinstance(x, str)): the default made x an int, and the values of other types drawn were
+    '3', 2.5 and None, never a Decimal."""
+    module = analyze(FIX33 / "exact.py")
+    gen = InputGenerator(module)
+    unit = next(u for u in module.units if u.qualname == "as_exact")
+    q, spec = gen.specs(unit)[0]
+    pool = gen._pool_for(q, spec, gen._consts(unit), 0, unit)
+    assert any(x.startswith("Decimal(") for x in pool), pool

@@ -1136,6 +1136,8 @@ class InputGenerator:
             if spec.args[0].kind == "bytes":  # `if isinstance(x, bytes): ...` is mostly the text one
                 foreign["bytes"] = self.pool(Spec("str"), consts, depth + 1)[:10] + ["None"]
             out = inner + foreign.get(spec.args[0].kind, ["None", "42"])
+            for other in spec.args[1:]:  # the other types it is tested for: two of each
+                out[len(inner):len(inner)] = self.pool(other, consts, depth + 1)[:2]
         elif k == "any":
             cs = [_lit(c) for c in consts if type(c) in (int, str, float)][:6]
             out = _ANY[:4] + cs + _ANY[4:]
@@ -1419,16 +1421,38 @@ class InputGenerator:
                 any(k.arg == "maxsplit" for k in n.keywords)
         return (seps[:3], limited) if split_p else ([], False)
 
+    def _exact_lists(self) -> list[str]:
+        """Lists of the exact numbers the module imports (``from fractions import Fraction``,
+        ``import decimal``), alone and mixed with ints and each other: CPython's statistics tells
+        them apart deep inside (``_coerce``, ``_exact_ratio``); [] where it imports neither."""
+        got = self.__dict__.get("_exact")
+        if got is None:
+            mods = {a.name for n in ast.walk(self.module.tree) if isinstance(n, ast.Import) for a in n.names}
+            mods |= {n.module for n in ast.walk(self.module.tree) if isinstance(n, ast.ImportFrom)
+                     and n.level == 0 and n.module for a in n.names if a.name in ("Fraction", "Decimal")}
+            f = self.std.get("fraction") if "fractions" in mods else None
+            d = self.std.get("decimal") if "decimal" in mods else None
+            got = []
+            if f:
+                got += [f"[{f}(1, 3), {f}(3, 4), {f}(5, 2)]", f"[1, {f}(1, 2), 3]"]
+            if d:
+                got += [f"[{d}('0.5'), {d}('1.25'), {d}('2')]", f"[{d}('1.5'), 2]"]
+            if f and d:
+                got.append(f"[{f}(1, 2), {d}('0.5')]")
+            self.__dict__["_exact"] = got
+        return got
+
     def _lists(self, elem: Spec, consts: list, depth: int) -> list[str]:
         if depth > 2:
             return ["[]"]
+        exact = self._exact_lists() if elem.kind in ("int", "float", "any") else []
         if elem.kind in ("int", "any") or elem == ANY:
             base = list(_INT_LISTS)
             cints = [c for c in consts if type(c) is int and abs(c) < 10 ** 6][:4]
             if cints:
                 base.insert(3, _lit(cints))
                 base.insert(4, _lit([cints[0], cints[0] + 1, cints[0] - 1]))
-            return base
+            return base[:6] + exact + base[6:] if exact else base
         p = self.pool(elem, consts, depth + 1)
         a = p[0]
         b = p[1] if len(p) > 1 else p[0]
@@ -1440,6 +1464,8 @@ class InputGenerator:
         if elem.kind == "str" and len(self.dated_strings) >= 2:
             # texts in the module's strptime formats only (``['2024-03-01 22:00+8', ...]``)
             out.insert(1, _lit(self.dated_strings[:3]))
+        if exact:  # (after the first six: the usual shapes first)
+            out = out[:6] + exact + out[6:]
         return out
 
     def _tuples(self, spec: Spec, consts: list, depth: int) -> list[str]:

@@ -299,6 +299,7 @@ class _Evidence:
         self.attrs: set[str] = set()
         self.literals: list = []
         self.type_checked = False  # isinstance(x, ...) in the body
+        self.checked_kinds: list[str] = []  # the simple kinds isinstance tests it for, in order
         self.values: list[Spec] = []  # a dict's values, from how ``for k, v in x.items()`` uses v
         self.fields: set[str] = set()  # attributes named like a str/list/dict method, read, not called
         self.arities: list[int] = []  # how many arguments each call of it hands it (``func()``: 0)
@@ -513,6 +514,7 @@ def _evidence(body: list[ast.stmt], name: str, classes: dict[str, list[str]], de
                     en = _name_of(e)
                     if en in _SIMPLE:
                         ev.add(_SIMPLE[en], 4)
+                        ev.checked_kinds.append(_SIMPLE[en])
                     elif en in _LISTS or en in _TUPLES:
                         ev.add("list", 4)
                     elif en in _DICTS:
@@ -767,9 +769,15 @@ def infer_param(param, body: list[ast.stmt], classes: dict[str, tuple[str, list[
     ``(style, member names)``. A parameter the body checks with ``isinstance`` is wrapped in
     ``checked`` (its pool also holds a value of another type)."""
     spec = _infer_param(param, body, classes, tables)
-    if spec.kind not in ("any", "union", "optional") and _evidence(body, param.name, {}, 0).type_checked:
-        return Spec("checked", (spec,))
+    ev = _evidence(body, param.name, {}, 0)
+    if spec.kind not in ("any", "union", "optional") and ev.type_checked:
+        # and the other simple types it is tested for (Fraction's numerator: float, Decimal, str)
+        others = [k for k in dict.fromkeys(ev.checked_kinds) if k != spec.kind and k in _CHECKED_KINDS]
+        return Spec("checked", (spec, *(Spec(k) for k in others)))
     return spec
+
+
+_CHECKED_KINDS = frozenset({"int", "float", "str", "bytes", "decimal", "fraction", "complex"})
 
 
 def _infer_param(param, body: list[ast.stmt], classes: dict[str, tuple[str, list[str]]],
