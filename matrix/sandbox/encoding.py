@@ -585,7 +585,7 @@ def make_encoder(subclass_hook=None, view_mark=None, identities=False):
         return out
 
     ids_left = [0]  # (scalars whose identity the first walk may still follow: :func:`ident`)
-    track = [False]  # (``identities``, until the first walk has followed :data:`MAX_SCALAR_IDS`)
+    tracking = False  # (``identities``, until the first walk has followed :data:`MAX_SCALAR_IDS`)
     quiet = [0]  # (> 0: no scalar's identity sent, where the peer reads a form itself: a member's
     # value, a set's items)
 
@@ -603,9 +603,10 @@ def make_encoder(subclass_hook=None, view_mark=None, identities=False):
         """A scalar's form within the walk's sharing (:func:`once`), the first walk's case inline;
         the first :data:`MAX_SCALAR_IDS` scalars of a value only (a list of 200,000 ints must not pay
         a dict entry each: ``tests/test_shared_reply28.py``)."""
+        nonlocal tracking
         if seen is not None and shared is None and across is None:
             if ids_left[0] <= 0:
-                track[0] = False  # (the rest of this walk: as without identities)
+                tracking = False  # (the rest of this walk: as without identities)
                 return make(v)
             ids_left[0] -= 1
             i = _id(v)
@@ -619,18 +620,18 @@ def make_encoder(subclass_hook=None, view_mark=None, identities=False):
     def enc(v, depth, path):
         t = _type(v)
         if t is _str:
-            return ident(v, same) if track[0] and len(v) > 1 and not quiet[0] else v
+            return ident(v, same) if tracking and len(v) > 1 and not quiet[0] else v
         if t is _bool or t is _none:
             return v
         if t is _float:
             if v == v:
-                return ident(v, same) if track[0] and not quiet[0] else v
+                return ident(v, same) if tracking and not quiet[0] else v
             # a NaN: ``math.nan`` itself, or another (each decoded to a new object: plain Python
             # compares containers by identity first, so ``[nan] == [nan]`` holds of one NaN only)
             # (one NaN met twice is one object there too: ``x = nan; [x, x]``, ``a[0] is a[1]``; pass 31)
             return {"F": "math.nan"} if v is math_nan else once(v, nan_form)
         if t is _int:
-            return ident(v, enc_int) if track[0] and not -6 < v < 257 and not quiet[0] else enc_int(v)
+            return ident(v, enc_int) if tracking and not -6 < v < 257 and not quiet[0] else enc_int(v)
         if depth > MAX_DEPTH:
             raise _NotPlain("value nested too deeply")
         if marks is not None and _id(v) in marks:
@@ -766,7 +767,7 @@ def make_encoder(subclass_hook=None, view_mark=None, identities=False):
         raise _NotPlain(type_name(t))
 
     def encode(v, truth=False, marked=None):
-        nonlocal marks, seen, shared
+        nonlocal marks, seen, shared, tracking
         t = _type(v)
         if t is _str or t is _bool or t is _none or (t is _float and v == v):  # (the most common values)
             return v
@@ -777,10 +778,10 @@ def make_encoder(subclass_hook=None, view_mark=None, identities=False):
         try:
             seen = {}
             ids_left[0] = MAX_SCALAR_IDS
-            track[0] = identities
+            tracking = identities
             out = enc(v, 0, set())
             if repeats:  # (a container met twice: walked again, sending which ones are one object)
-                track[0] = identities
+                tracking = identities
                 shared = set(repeats)
                 sent_now.clear()
                 out = enc(v, 0, set())
@@ -799,7 +800,7 @@ def make_encoder(subclass_hook=None, view_mark=None, identities=False):
             return {"N": [reason, t]}
         finally:
             marks = seen = None
-            track[0] = False
+            tracking = False
             sent_now.clear()
             if repeats:
                 shared = None
