@@ -651,19 +651,30 @@ def perturb_stdin(inputs: Sequence[str], n: int = 24, *, seed: int = 0, max_char
     return out
 
 
-def value_key(value: Any) -> str:
+def value_key(value: Any) -> str | None:
     """A digest of ``value``'s canonical form (what :func:`output_key` compares): kept in place of
-    a value too large to keep, so that two such values agree in consensus only when equal."""
+    a value too large to keep, so that two such values agree in consensus only when equal; None
+    when it holds a program object (an abstention, as :func:`output_key` makes it)."""
     import hashlib
 
-    return hashlib.blake2b(_canon(value).encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
+    try:
+        text = _canon(value)
+    except _NoKey:
+        return None
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
+
+
+class _NoKey(Exception):
+    """A result whose value cannot be compared here (it holds a program object)."""
 
 
 def _canon(value: Any, depth: int = 0) -> str:
     if type(value) is Member:  # an enum member or numpy bool agrees with its value, as it equals it
         value = value.value
-    if isinstance(value, NonPlain):  # a dropped large value is its digest; other non-plain values
-        return f"<digest {value.key}>" if value.key is not None else _repr(value)  # stay apart
+    if isinstance(value, NonPlain):  # a dropped large value is its digest; a program object has
+        if value.key is None:  # none, and nothing here tells two of them apart: no key at all
+            raise _NoKey
+        return f"<digest {value.key}>"
     if depth > 20:
         return _repr(value)
     if isinstance(value, bool) or value is None:
@@ -700,12 +711,17 @@ def _repr(value: Any) -> str:
 
 def output_key(status: str | None, value: Any) -> str | None:
     """A hashable, canonical key for one result: ``None`` unless ``status`` says the code returned
-    (errors, timeouts and limits are abstentions). Floats are compared to 10 significant digits
-    (an integral float equals the int), sets and dicts independently of their order; lists and
-    tuples stay distinct, and so do booleans and numbers."""
+    (errors, timeouts and limits are abstentions), and ``None`` for a value holding a program object
+    (a ``NonPlain`` without a digest: every ``Point`` looked alike, so a wrong program returning
+    ``Point(0, 0)`` agreed with the right one's ``Point(1, 2)``). Floats are compared to 10
+    significant digits (an integral float equals the int), sets and dicts independently of their
+    order; lists and tuples stay distinct, and so do booleans and numbers."""
     if status not in OK_STATUSES:
         return None
-    return _canon(value)
+    try:
+        return _canon(value)
+    except _NoKey:
+        return None
 
 
 def output_keys(cells: Sequence[Sequence[Any]]) -> list[list[str | None]]:
