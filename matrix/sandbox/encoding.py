@@ -272,6 +272,10 @@ _INERT_DUNDERS = frozenset({
 MAX_SCALAR_IDS = 4096  # floats, strs and ints of one value whose identity is sent (``identities``)
 
 
+def _same(v):
+    return v
+
+
 def make_encoder(subclass_hook=None, view_mark=None, identities=False):
     """``encode(value, truth=False)``: the tagged JSON-able form of ``value``. With ``truth``, a
     non-plain top-level value carries its truthiness (``bool(value)``, which may run candidate
@@ -585,19 +589,18 @@ def make_encoder(subclass_hook=None, view_mark=None, identities=False):
         return out
 
     ids_left = [0]  # (scalars whose identity the first walk may still follow: :func:`ident`)
-    tracking = False  # (``identities``, until the first walk has followed :data:`MAX_SCALAR_IDS`)
-    quiet = [0]  # (> 0: no scalar's identity sent, where the peer reads a form itself: a member's
-    # value, a set's items)
-
-    def same(v):
-        return v
+    # (``identities``, until the first walk has followed :data:`MAX_SCALAR_IDS`; off while the peer
+    # reads a form itself: a member's value, a set's items, :func:`enc_quiet`. One closure variable:
+    # each one ``enc`` reads is copied into its frame at every call)
+    tracking = False
 
     def enc_quiet(v, depth, path):
-        quiet[0] += 1
+        nonlocal tracking
+        was, tracking = tracking, False
         try:
             return enc(v, depth, path)
         finally:
-            quiet[0] -= 1
+            tracking = was
 
     def ident(v, make):
         """A scalar's form within the walk's sharing (:func:`once`), the first walk's case inline;
@@ -607,31 +610,31 @@ def make_encoder(subclass_hook=None, view_mark=None, identities=False):
         if seen is not None and shared is None and across is None:
             if ids_left[0] <= 0:
                 tracking = False  # (the rest of this walk: as without identities)
-                return make(v)
+                return v if make is None else make(v)
             ids_left[0] -= 1
             i = _id(v)
             if i in seen:
                 repeats.add(i)
                 return None
             seen[i] = v
-            return make(v)
-        return once(v, make, v)
+            return v if make is None else make(v)
+        return once(v, make or _same, v)
 
     def enc(v, depth, path):
         t = _type(v)
         if t is _str:
-            return ident(v, same) if tracking and len(v) > 1 and not quiet[0] else v
+            return ident(v, None) if tracking and len(v) > 1 else v
         if t is _bool or t is _none:
             return v
         if t is _float:
             if v == v:
-                return ident(v, same) if tracking and not quiet[0] else v
+                return ident(v, None) if tracking else v
             # a NaN: ``math.nan`` itself, or another (each decoded to a new object: plain Python
             # compares containers by identity first, so ``[nan] == [nan]`` holds of one NaN only)
             # (one NaN met twice is one object there too: ``x = nan; [x, x]``, ``a[0] is a[1]``; pass 31)
             return {"F": "math.nan"} if v is math_nan else once(v, nan_form)
         if t is _int:
-            return ident(v, enc_int) if tracking and not -6 < v < 257 and not quiet[0] else enc_int(v)
+            return ident(v, enc_int) if tracking and not -6 < v < 257 else enc_int(v)
         if depth > MAX_DEPTH:
             raise _NotPlain("value nested too deeply")
         if marks is not None and _id(v) in marks:
