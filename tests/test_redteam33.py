@@ -24,7 +24,11 @@ plain Python's verdict for the split shape and for the generic one, and
 6. A ``types.SimpleNamespace`` the program returns equals, in a generic test, what a namespace of
    its attributes equals (``f() != SimpleNamespace(a=1, b=[2])`` PASSED every shape); it stays the
    program's object (attributes set on it, identity).
-7. ``encoding.set_in_order`` (the decoder's and the test side's rebuilding of a set's order) hashes
+7. A standard module the program returns, as the zygote loaded it, is in a generic test the module the
+   test imported itself (``f() is not math`` PASSED every shape); one the test reads through the
+   program's name stays that reference (one object), and one the program changed stays the program's
+   (whose attributes the test reads are checked: an error, red-team pass 22).
+8. ``encoding.set_in_order`` (the decoder's and the test side's rebuilding of a set's order) hashes
    no item of its own: non-scalar items are refused before any set is made of them."""
 
 from __future__ import annotations
@@ -124,7 +128,15 @@ NAMESPACES = [
     ("ns_kept", NSK, "", "s = f()\ns.count = 5\nassert g() == 5 and f() is s", "pass", "pass"),
 ]
 
-ALL = LIMITS + GLOBALS + BUILTINS + NAMEDTUPLES + IDENTITIES + NAMESPACES
+MO = "import math\ndef f():\n    return math\n"
+MODULES = [
+    ("module_is", MO, "", "import math\nassert f() is math", "pass", "pass"),
+    ("module_is_not", MO, "", "import math\nassert f() is not math", "fail", "fail"),
+    ("module_as", MO, "", "import math as m\nassert f() is m and f().sqrt(4) == 2.0", "pass", "pass"),
+    ("module_programs_name", MO, "", "assert f() is math and f().pi == math.pi", "pass", "pass"),
+]
+
+ALL = LIMITS + GLOBALS + BUILTINS + NAMEDTUPLES + IDENTITIES + NAMESPACES + MODULES
 
 
 def test_the_stated_verdicts_are_plain_pythons():
@@ -166,6 +178,12 @@ def test_a_float_str_or_int_met_twice_is_one_object(ex, name, code, setup, test,
 
 @pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(NAMESPACES), ids=setup_cell_ids(NAMESPACES))
 def test_a_simple_namespace_equals_the_tests_namespace_of_its_attributes(ex, name, code, setup, test, shape, want):
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == want, detail
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(MODULES), ids=setup_cell_ids(MODULES))
+def test_a_standard_module_returned_is_the_one_the_test_imported(ex, name, code, setup, test, shape, want):
     status, detail = run_cell(ex, code, setup, test, shape)
     assert status == want, detail
 

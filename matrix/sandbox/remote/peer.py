@@ -678,6 +678,7 @@ class _Peer:
         # the program side: its namedtuple classes (:func:`_nt_fields`) by (name, fields), the class
         # an ``{"NT": ...}`` value of the test's of that name is decoded to (red-team pass 33)
         self.nt_classes: dict[tuple, type] = {}
+        self.test_imports: frozenset = frozenset()  # the test side: the modules the test's text imports
         # the test side: what runs before each request (:func:`.test_side._function_globals`)
         self.pre_request: Callable[[], None] | None = None
         self.test_ns: dict | None = None  # the test side: the test's namespace, and the program's
@@ -1114,6 +1115,12 @@ class _Peer:
             b = next((f[8:] for f in flags if type(f) is str and f[:8] == "builtin:"), None)
             if b is not None and b in (_BUILTIN_NAMES_SET if self.side == "C" else _TESTS_OWN_BUILTINS):
                 return _BUILTIN_VALUES[b] if self.side == "T" else getattr(builtins, b)
+            m = next((f[7:] for f in flags if type(f) is str and f[:7] == "module:"), None) \
+                if self.side == "T" and self.test_imports else None
+            if m is not None and m in self.test_imports:  # a standard module of the program's, unchanged,
+                own = sys.modules.get(m)  # that the test imports itself: the test's (``f() is math``, pass 33)
+                if type(own) is type(sys) or isinstance(own, types.ModuleType):
+                    return own
             if self.side == "T" and "class" in flags:  # a namedtuple class of the program's: the class
                 # its values decode to here (``type(f()) is P``), whose instances the program reads as
                 # its own class's (:meth:`_nt_class`; red-team pass 33)

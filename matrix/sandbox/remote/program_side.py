@@ -326,6 +326,15 @@ class _Server(_Peer):
         self.state: dict = {}
         self.caches: list = []  # (:func:`computing_state`)
 
+    def export(self, obj) -> dict:
+        """:meth:`_Peer.export`, and a standard module as the zygote loaded it flagged
+        ``module:<name>``: the test's own module of that name where the test imports it itself
+        (``import math; assert f() is math``; red-team pass 33)."""
+        ref = super().export(obj)
+        if type(obj) is type(sys) and _unchanged_module(obj):
+            ref["R"][3].append("module:" + str(obj.__name__)[:200])
+        return ref
+
     def _module_read(self, module, name) -> None:
         """The test reads ``module.name`` of a standard module the program gave it: the module (and
         a standard submodule read so, ``os.path``) joins those checked (:meth:`_check_given`); a

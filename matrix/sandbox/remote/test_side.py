@@ -147,6 +147,8 @@ def run_test(cmd: dict, chan) -> None:
         if live:
             _live_helpers({k: v for k, v in setup_own.items() if k not in own}, ns)
         peer.test_ns = ns
+        if "import" in src:  # (a standard module the program returns is the test's own where it imports it)
+            peer.test_imports = _imported(src)
         watched = [n for n in in_functions if shared.get(n)]
         if watched:  # (``global helper; helper = ...`` in a function of the test's)
             peer.pre_request = _watch_globals(ns, watched)
@@ -177,6 +179,25 @@ def run_test(cmd: dict, chan) -> None:
         peer.send(["q", "bye"])
     except (RemoteError, OSError):
         pass
+
+
+def _imported(src: str) -> frozenset:
+    """The modules the test's text imports (``import math``, ``import os.path as p``, ``from os import
+    path``: ``os.path`` and ``os``)."""
+    import ast
+
+    out: set[str] = set()
+    try:
+        tree = ast.parse(src)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()
+    for node in ast.walk(tree):
+        if type(node) is ast.Import:
+            out.update(a.name for a in node.names)
+        elif type(node) is ast.ImportFrom and node.module and not node.level:
+            out.add(node.module)
+            out.update(f"{node.module}.{a.name}" for a in node.names)
+    return frozenset(out)
 
 
 def _top_bound(src: str) -> list[str]:
