@@ -123,3 +123,14 @@ def test_pattern_texts_are_folded_as_python_reads_the_module(tmp_path):
     assert got["A.R"].pattern == "a+"  # the string as it was when the class body ran
     assert "S" not in got and "U" not in got  # len() is no pattern helper; no text past the bound
     assert set(got) == {"A.R"}  # a sum too deep to fold is skipped, never an error
+
+
+def test_a_count_repeating_bytes_is_an_int_as_one_repeating_a_text_is(tmp_path):
+    # review 33, item 7: 6056ebb's bytes rule scored `b"\0" * k` as bytes ({'bytes': 6, 'int': 0.5})
+    from coevo.testgen.inputs import InputGenerator
+
+    m, _ = _classes(tmp_path, 'def pad(k):\n    return b"\\0" * k\n\n\ndef dash(k):\n    return "-" * k\n\n\n'
+                              'def join(s):\n    return s + b"\\0"\n')
+    gen = InputGenerator(m, seed=0)
+    kinds = {u.name: gen.specs(u)[0][1].kind for u in m.functions}
+    assert kinds["pad"] == kinds["dash"] == "int" and kinds["join"] == "bytes", kinds

@@ -439,8 +439,10 @@ def _evidence(body: list[ast.stmt], name: str, classes: dict[str, list[str]], de
                 ev.add("int", 3)  # n * "-": a repeat count
             elif k == "str":
                 ev.add("str", 3 if not isinstance(p.op, ast.Mod) else 0)
+            elif k == "bytes" and isinstance(p.op, ast.Mult):
+                ev.add("int", 3)  # b'\0' * n: a repeat count, as for a text
             elif k == "bytes" and not isinstance(p.op, ast.Mod):
-                ev.add("bytes", 6)  # s + b'\0' * n: only bytes join bytes (a list raises)
+                ev.add("bytes", 6)  # s + b'\0': only bytes join bytes (a list raises)
             elif k == "list":
                 ev.add("list", 2)
             if isinstance(p.op, (ast.Div, ast.Pow)):
