@@ -678,6 +678,10 @@ class _Peer:
         # the program side: its namedtuple classes (:func:`_nt_fields`) by (name, fields), the class
         # an ``{"NT": ...}`` value of the test's of that name is decoded to (red-team pass 33)
         self.nt_classes: dict[tuple, type] = {}
+        # the test side: the decoder's namedtuple class of each (name, fields) this test has met, kept
+        # for the whole test (the decoder's own cache is emptied past its bound: a value decoded after
+        # a program had flooded it got a new class, and ``type(f()) is not P`` PASSED; review 33)
+        self.nt_pinned: dict[tuple, type] = {}
         self.test_imports: frozenset = frozenset()  # the test side: the modules the test's text imports
         # the test side: what runs before each request (:func:`.test_side._function_globals`)
         self.pre_request: Callable[[], None] | None = None
@@ -768,7 +772,7 @@ class _Peer:
                     try:
                         msg = decode(data, self.budget, refs=self.resolve_ref,
                                      marks=self.resolve_mark if self.side == "T" else None,
-                                     nt_class=self._nt_class if self.side == "C" else None)
+                                     nt_class=self._nt_class if self.side == "C" else self._nt_pin)
                     except RemoteError:
                         raise
                     except _DECODE_FAILURES as exc:  # (the decoder's ValueError, TooCostly)
@@ -1127,9 +1131,8 @@ class _Peer:
                 nt = next((f[3:] for f in flags if type(f) is str and f[:3] == "nt:"), None)
                 name = next((f[5:] for f in flags if type(f) is str and f[:5] == "name:"), None)
                 if nt is not None and name is not None:
-                    fields = nt.split(",")
                     try:
-                        return namedtuple_class(name, fields, len(fields))
+                        return self._nt_pin(name, tuple(nt.split(",")))
                     except ValueError:
                         pass
         if side == self.side:
@@ -1192,13 +1195,28 @@ class _Peer:
 
     def _nt_class(self, name, fields):
         """The program side's decoder hook for an ``{"NT": ...}`` value of the test's: the program's
-        namedtuple class of that name and fields (one it exported, else one of its globals), or None."""
+        namedtuple class of that name and fields (one it exported, else one of its globals), or None.
+        (Left: a class of the test's own that only shares a name and fields, ``Q = namedtuple('P',
+        'x y')``, is read as the program's ``P`` here; values carry no class identity.)"""
         cls = self.nt_classes.get((name, fields))
         if cls is None:
             ns = getattr(self, "ns", None)
             v = ns.get(name) if type(ns) is dict and type(name) is str else None
             if isinstance(v, type) and _nt_fields(v) == fields and len(self.nt_classes) < 1024:
                 cls = self.nt_classes[(name, fields)] = v
+        return cls
+
+    def _nt_pin(self, name, fields):
+        """The test side's decoder hook for an ``{"NT": ...}`` value and for a program's namedtuple
+        class: the decoder's class of that name and fields, the same one for the whole test
+        (:attr:`nt_pinned`); past 1,024 classes in one test the value is malformed (an error, never a
+        new class of an old name)."""
+        key = (name, tuple(fields))
+        cls = self.nt_pinned.get(key)
+        if cls is None:
+            if len(self.nt_pinned) >= 1024:
+                raise ValueError("too many namedtuple classes in one test")
+            cls = self.nt_pinned[key] = namedtuple_class(name, list(fields), len(fields))
         return cls
 
     def resolve_mark(self, n):
