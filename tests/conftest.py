@@ -24,3 +24,28 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+# Files that take long with few tests, heaviest first (measured with --durations, two processes):
+# under pytest-xdist they are handed out first, so that the many small files fill the end of the run.
+# xdist's own order (files by their number of tests) left these for last, and test_pipeline's
+# kill -9 / resume (1-2 min) ran alone at the end while the other process idled.
+LONG_FILES = (
+    "test_gen_tests_path.py", "test_gen_tests_project.py", "test_gen_tests_realmodules2.py",
+    "test_pipeline.py", "test_gentests30_scan.py", "test_gen_tests_listings.py",
+    "test_gen_tests_realmodules7.py", "test_gen_tests_model.py", "test_gentests26_files.py",
+    "test_gen_tests_realmodules5.py", "test_distributed.py", "test_gen_tests_benchmark.py",
+    "test_gentests28_shorten.py", "test_gentests28_private_lines.py", "test_gentests29_spaced.py",
+    "test_fixer_fixed_starts_benchmark.py", "test_served_server.py", "test_checkpoint_kill.py",
+    "test_gpu_throughput_benchmark.py",
+)
+
+
+def pytest_configure(config):
+    if hasattr(config.option, "loadscopereorder"):  # (pytest-xdist: hand files out in collection order)
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: k for k, name in enumerate(LONG_FILES)}
+    items.sort(key=lambda it: rank.get(it.path.name, len(rank)))  # (stable: the rest as collected)
