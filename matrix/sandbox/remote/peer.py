@@ -76,6 +76,12 @@ def _nt_fields(cls) -> tuple | None:
     return tuple(fields) if type(defaults) is dict and not defaults else None
 
 
+def _flag(flags: list, prefix: str) -> str | None:
+    """What follows ``prefix`` in the first flag of a reference that starts with it, or None."""
+    k = len(prefix)
+    return next((f[k:] for f in flags if type(f) is str and f[:k] == prefix), None)
+
+
 class _Cycle(Exception):
     """A container met again while its own form is written (it holds itself)."""
 
@@ -1116,11 +1122,10 @@ class _Peer:
             # a builtin type of the program's (``return int``), or one of its functions that compute
             # from their arguments alone (``return len``): the test's (never ``eval``: the test
             # calling what a program named ``eval`` would run the program's text here)
-            b = next((f[8:] for f in flags if type(f) is str and f[:8] == "builtin:"), None)
+            b = _flag(flags, "builtin:")
             if b is not None and b in (_BUILTIN_NAMES_SET if self.side == "C" else _TESTS_OWN_BUILTINS):
                 return _BUILTIN_VALUES[b] if self.side == "T" else getattr(builtins, b)
-            m = next((f[7:] for f in flags if type(f) is str and f[:7] == "module:"), None) \
-                if self.side == "T" and self.test_imports else None
+            m = _flag(flags, "module:") if self.side == "T" and self.test_imports else None
             if m is not None and m in self.test_imports:  # a standard module of the program's, unchanged,
                 own = sys.modules.get(m)  # that the test imports itself: the test's (``f() is math``, pass 33)
                 if type(own) is type(sys) or isinstance(own, types.ModuleType):
@@ -1128,8 +1133,8 @@ class _Peer:
             if self.side == "T" and "class" in flags:  # a namedtuple class of the program's: the class
                 # its values decode to here (``type(f()) is P``), whose instances the program reads as
                 # its own class's (:meth:`_nt_class`; red-team pass 33)
-                nt = next((f[3:] for f in flags if type(f) is str and f[:3] == "nt:"), None)
-                name = next((f[5:] for f in flags if type(f) is str and f[:5] == "name:"), None)
+                nt = _flag(flags, "nt:")
+                name = _flag(flags, "name:")
                 if nt is not None and name is not None:
                     try:
                         return self._nt_pin(name, tuple(nt.split(",")))
@@ -1142,7 +1147,7 @@ class _Peer:
         if self.side == "T" and type(flags) is list:
             # a standard class whose instances cross as values (``return Counter``): the test's own
             # class, so that ``f() is Counter`` holds (red-team pass 31)
-            val = next((f[6:] for f in flags if type(f) is str and f[:6] == "value:"), None)
+            val = _flag(flags, "value:")
             mod, _, name = val.partition(":") if val is not None else ("", "", "")
             if (mod, name) in _VALUE_CLASSES:
                 m = sys.modules.get(mod)
