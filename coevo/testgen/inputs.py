@@ -956,8 +956,7 @@ class InputGenerator:
                 body += _self_attrs_as_names(post.body, {p.name: p.name})
         out: list[str] = []
         if body:
-            if self._compiled is None:
-                self._compiled = _compiled_patterns(self.module.tree, in_classes=True)
+            compiled = self.compiled_patterns
             for stmt in body:
                 for n in ast.walk(stmt):
                     if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
@@ -969,7 +968,7 @@ class InputGenerator:
                     args = n.args
                     if owner == "re" and len(args) >= 2:
                         pat_node, arg = args[0], args[1]
-                    elif owner in self._compiled and args:
+                    elif owner in compiled and args:
                         pat_node, arg = None, args[0]
                     else:
                         continue
@@ -977,11 +976,11 @@ class InputGenerator:
                         continue
                     try:
                         if pat_node is None:
-                            pat = self._compiled[owner]
+                            pat = compiled[owner]
                         elif isinstance(pat_node, ast.Constant) and isinstance(pat_node.value, str):
                             pat = re.compile(pat_node.value)
-                        elif isinstance(pat_node, ast.Name) and pat_node.id in self._compiled:
-                            pat = self._compiled[pat_node.id]
+                        elif isinstance(pat_node, ast.Name) and pat_node.id in compiled:
+                            pat = compiled[pat_node.id]
                         else:
                             continue
                     except re.error:
@@ -996,6 +995,14 @@ class InputGenerator:
         self._matched_cache[key] = list(dict.fromkeys(out))[:6]
         return self._matched_cache[key]
 
+    @property
+    def compiled_patterns(self) -> dict:
+        """The module's compiled patterns, its classes' own among them (:func:`_compiled_patterns`),
+        compiled once."""
+        if self._compiled is None:
+            self._compiled = _compiled_patterns(self.module.tree, in_classes=True)
+        return self._compiled
+
     def _pattern_owner(self, node: ast.expr, unit: Unit) -> str | None:
         """The key of :func:`_compiled_patterns` that ``node`` reads: ``re``, a module-level
         ``NAME``, or a class's own pattern read as ``self.NAME`` / ``cls.NAME`` in a method of that
@@ -1004,7 +1011,7 @@ class InputGenerator:
             return node.id
         if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
             return None
-        compiled = self._compiled or {}
+        compiled = self.compiled_patterns
         base = node.value.id
         if base in ("self", "cls") and unit.owner:
             # along the class's method resolution order over the module's classes (target.class_mros)
@@ -2512,9 +2519,7 @@ class InputGenerator:
         ``NAME = re.compile(...)``), on strings drawn from each pattern with its flags."""
         if self._matches is None:
             self._matches = []
-            if self._compiled is None:
-                self._compiled = _compiled_patterns(self.module.tree, in_classes=True)
-            for name, pattern in [(k, v) for k, v in self._compiled.items() if "." not in k]:
+            for name, pattern in [(k, v) for k, v in self.compiled_patterns.items() if "." not in k]:
                 for text in _draw_regex(pattern, self.seed, 3):
                     if pattern.match(text):
                         self._matches.append(f"{name}.match({_lit(text)})")
