@@ -1484,10 +1484,22 @@ def _cv_doctests(job):
 
 
 def _cv_pytest(job):
+    """Run the suite (:func:`_cv_pytest_in`); its work directory and project mirror are removed
+    afterwards (where the sandbox gives no fresh /tmp per cell, they piled up)."""
+    temps = []
+    try:
+        return _cv_pytest_in(job, temps)
+    finally:
+        for path in temps:
+            _cv_remove_path(path)
+
+
+def _cv_pytest_in(job, temps):
     import os
     import subprocess
     import tempfile
     work = tempfile.mkdtemp(prefix="cv-pytest-")
+    temps.append(work)
     for name, text in job["files"].items():
         with open(os.path.join(work, name), "w", encoding="utf-8") as fh:
             fh.write(text)
@@ -1501,6 +1513,7 @@ def _cv_pytest(job):
         # (copies), the rest of the directories down to the suite's linked; coevo's conftest
         # becomes a plugin (-p), and the user's installed plugins load as they do for the user
         mirror = tempfile.mkdtemp(prefix="cv-project-")
+        temps.append(mirror)
         here = os.path.join(mirror, project["dir"])
         os.makedirs(here, exist_ok=True)
         for rel, target in project["links"].items():
@@ -1571,6 +1584,8 @@ def _cv_pytest(job):
             rc = proc.wait(timeout=job.get("timeout", 120))
         except subprocess.TimeoutExpired:
             proc.kill()
+            proc.wait()
+            log.close()
             runs.append(dict({"__timeout__": "timeout"}, **_cv_culprit(culprit)))
             continue
         log.close()
