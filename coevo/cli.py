@@ -276,6 +276,42 @@ def check_output_file(path: str, option: str) -> None:
         raise InputError(f"cannot write in {parent} ({why})", file=path, field=option)
 
 
+# options naming a file a command reads, and options naming a file it writes
+_INPUT_OPTIONS = ("tasks", "codes", "tests", "input", "calibration", "config")
+_OUTPUT_OPTIONS = ("out", "details")
+# commands whose --out is one file written at the end: checked before the work
+_FILE_OUT_COMMANDS = frozenset({"matrix", "select", "eval", "data convert"})
+
+
+def check_outputs(args) -> None:
+    """Before any work: no output option names a file the command reads (``--out codes.jsonl``
+    would replace the user's codes with the matrix: the input lost, by any spelling of its path,
+    a symlink or a hard link), and a command's one output file is no folder (found only at the
+    end, after all the work, before). An :class:`~matrix.errors.InputError` says which."""
+    from matrix.errors import InputError
+
+    for out_opt in _OUTPUT_OPTIONS:
+        out = getattr(args, out_opt, None)
+        if not isinstance(out, (str, os.PathLike)) or str(out) in ("", "-"):
+            continue
+        for in_opt in _INPUT_OPTIONS:
+            src = getattr(args, in_opt, None)
+            if not isinstance(src, (str, os.PathLike)) or str(src) in ("", "-"):
+                continue
+            try:
+                same = os.path.samefile(out, src)
+            except (OSError, ValueError):
+                continue
+            if same:
+                raise InputError(f"is the --{in_opt.replace('_', '-')} file {src}: writing it would lose "
+                                 "that input; write the output to another file", file=str(out),
+                                 field=f"--{out_opt.replace('_', '-')}")
+    command = " ".join(filter(None, (getattr(args, "command", None), getattr(args, "data_command", None))))
+    out = getattr(args, "out", None)
+    if command in _FILE_OUT_COMMANDS and isinstance(out, str) and out not in ("", "-"):
+        check_output_file(out, "--out")
+
+
 class _Terminated(KeyboardInterrupt):
     """SIGTERM (a scheduler's preemption, ``kill``, ``timeout``) as Ctrl-C: the command's cleanup
     runs (temporary files, sandbox workers, a failed start's leftovers) and it says how to go on."""
@@ -388,6 +424,7 @@ def main(argv: list[str] | None = None) -> int:
     configure_output(quiet=bool(getattr(args, "quiet", False)))
     previous = _stop_on_sigterm()
     try:
+        check_outputs(args)
         return int(args._run(args) or 0)
     except InputError as exc:
         print(f"coevo {args.command}: error: {exc}", file=sys.stderr)

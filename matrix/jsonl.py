@@ -6,6 +6,7 @@ import contextlib
 import gzip
 import json
 import os
+import stat
 import sys
 import tempfile
 import zlib
@@ -181,8 +182,21 @@ def new_file_mode(path: str | os.PathLike | None = None) -> int:
 
 def _write_atomic(path: str | os.PathLike, write: Callable[[TextIO], object]) -> None:
     """Run ``write(fh)`` on a temporary file beside ``path``, fsync, then ``os.replace``. The file
-    gets the mode ``open(path, "w")`` would give it (``mkstemp`` alone makes it 0600)."""
-    p = Path(path)
+    gets the mode ``open(path, "w")`` would give it (``mkstemp`` alone makes it 0600).
+
+    A symlink is written through (its target replaced, the link kept). An existing path that is
+    no regular file (``/dev/null``, ``/dev/stdout``, a FIFO such as bash's ``>(gzip > m.gz)``) is
+    written in place: replacing it would put a plain file where the device or pipe was (as root,
+    ``--out /dev/null`` replaced the machine's /dev/null)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        with open(path, "w", encoding="utf-8") as fh:
+            write(fh)
+        return
+    p = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
     try:
