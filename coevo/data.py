@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import gzip
 import json
 import zlib
 from collections.abc import Callable, Iterator
@@ -111,24 +110,25 @@ def exact_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         raise InputError("no such file", file=str(path))
     if path.name.endswith(".parquet"):
         raise InputError("the datasets library cannot read this Parquet file", file=str(path))
-    opener = gzip.open if path.suffix == ".gz" else open
+    from matrix.jsonl import open_text  # gzip by suffix or first bytes, a UTF-8/UTF-16 byte order mark
+
     try:
-        with opener(path, "rt", encoding="utf-8") as fh:
+        with open_text(path) as fh:
             head = fh.read(1 << 16).lstrip()
     except UnicodeDecodeError:
-        raise _not_utf8(path, opener) from None
+        raise _not_utf8(path) from None
     except (OSError, EOFError, zlib.error) as exc:
         raise InputError(f"cannot read ({exc})", file=str(path)) from None
     if head.startswith("["):  # a JSON array (e.g. sanitized-mbpp.json)
         try:
-            with opener(path, "rt", encoding="utf-8") as fh:
+            with open_text(path) as fh:
                 rows = json.load(fh)
         except json.JSONDecodeError as exc:
             raise InputError(f"malformed JSON ({exc.msg})", file=str(path), line=exc.lineno) from None
         except RecursionError:
             raise InputError("malformed JSON (nested too deeply)", file=str(path)) from None
         except UnicodeDecodeError:
-            raise _not_utf8(path, opener) from None
+            raise _not_utf8(path) from None
         except (OSError, EOFError, zlib.error) as exc:
             raise InputError(f"cannot read ({exc})", file=str(path)) from None
         for i, row in enumerate(rows):
@@ -142,7 +142,7 @@ def exact_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield from read_jsonl(path)
     except InputError as exc:
         if getattr(exc, "line", None) is None and "not UTF-8" in str(exc):
-            raise _not_utf8(path, opener) from None
+            raise _not_utf8(path) from None
         raise
 
 
