@@ -42,6 +42,9 @@ class SandboxRunner:
         # what it took when inspected (each variant pays it once per cell)
         self.import_limit: float | None = None
         self.import_seconds = 0.0
+        # modules the sandbox lacks that the module's own import gets a stand-in for (harness
+        # _cv_standin): set when the plain import failed on one of them
+        self.standins: tuple[str, ...] = ()
 
     @property
     def long_executor(self):
@@ -54,7 +57,8 @@ class SandboxRunner:
         from matrix.tasks import Task
 
         return Task(task_id=self.module.name, prompt="", kind="function", entry_point=None,
-                    setup=HARNESS + "\n" + setup_extra)
+                    setup=HARNESS + "\n" + (f"_CV_STANDINS = {self.standins!r}\n" if self.standins else "")
+                    + setup_extra)
 
     def _job_code(self, job: dict) -> str:
         return f"__coevo_job__ = {job!r}\n"
@@ -100,7 +104,7 @@ class SandboxRunner:
         (:meth:`coevo.testgen.project.ProjectConfig.job`)."""
         job = {"op": "pytest", "files": files, "runs": [list(r) for r in runs], "paths": paths,
                "timeout": timeout, "name": self.module.name, "file": str(self.module.sandbox_path), "source": "",
-               "project": project}
+               "project": project, "standins": list(self.standins)}
         cell = self.run_jobs([job])[0]  # the usual cell first: a small suite runs well within it
         if cell.status == "timeout" and self._long is not None:
             cell = self.run_jobs([job], long=True)[0]

@@ -37,6 +37,9 @@ _CV_MAX_ITEMS = 2000
 _CV_PREFIX = 10  # items of an iterator longer than 200 that a test asserts (itertools.islice)
 _CV_MAX_STR = 20000
 _CV_MAX_OUT = 65536
+# modules the sandbox does not have (ctypes) that the module under test imports itself: its own
+# import statements get an inert stand-in (:func:`_cv_standin`; set by the runner's setup)
+_CV_STANDINS = ()
 
 
 class _CvTimeout(BaseException):
@@ -357,7 +360,10 @@ def _cv_load(fresh=False):
         _cv_sys.modules[name] = mod
         return mod
     if "." in name:
-        importlib.import_module(name.rpartition(".")[0])
+        if _CV_STANDINS:  # (the package may import the module itself)
+            _cv_with_standins(lambda: importlib.import_module(name.rpartition(".")[0]))
+        else:
+            importlib.import_module(name.rpartition(".")[0])
     spec = importlib.util.spec_from_file_location(name, job["file"])
     mod = importlib.util.module_from_spec(spec)
     _cv_sys.modules[name] = mod
@@ -368,13 +374,86 @@ def _cv_load(fresh=False):
     # own wrappers, open(0) and the environment's reads, are not)
     import builtins
     mod.__dict__["__builtins__"] = builtins
-    exec(_cv_code(), mod.__dict__)
+    if _CV_STANDINS:
+        _cv_with_standins(lambda: exec(_cv_code(), mod.__dict__))
+    else:
+        exec(_cv_code(), mod.__dict__)
     if v.get("patch"):
         exec(compile(v["patch"], "<implementation>", "exec", dont_inherit=True), mod.__dict__)
     _CV_STATE["mod"] = mod
     saved = {k: (type(x)(x) if type(x) in (list, dict, set) else x) for k, x in mod.__dict__.items()}
     _CV_STATE["snapshot"] = (mod, saved)
     return mod
+
+
+class _CvStandInError(ImportError):
+    pass
+
+
+def _cv_standin(name):
+    """An inert module named ``name``: importing it works, using anything in it raises ImportError
+    (as the module's absence would have where it is imported), so a guarded use takes the
+    module's own fallback; what uses it gets no tests (:func:`coevo.testgen.target.standin_users`)."""
+    import types
+
+    class _CvStandIn(types.ModuleType):
+        def __getattr__(self, attr):
+            if attr.startswith("__") and attr.endswith("__"):
+                raise AttributeError(attr)
+            raise _CvStandInError(f"the sandbox has no module {self.__name__!r} (raw memory)")
+
+    return _CvStandIn(name)
+
+
+def _cv_with_standins(run):
+    """``run()`` with the module's own imports of :data:`_CV_STANDINS` answered by stand-ins (only
+    import statements executed in a namespace named as the module: a library it imports, or one of
+    its functions called later, still finds no such module)."""
+    import builtins
+    real_import = builtins.__import__
+    own = __coevo_job__["name"]
+
+    def _cv_import_standin(name, globals=None, locals=None, fromlist=(), level=0):
+        if not level and name.split(".")[0] in _CV_STANDINS and (globals or {}).get("__name__") == own:
+            return _cv_standin(name if fromlist else name.split(".")[0])
+        return real_import(name, globals, locals, fromlist, level)
+
+    builtins.__import__ = _cv_import_standin
+    try:
+        return run()
+    finally:
+        builtins.__import__ = real_import
+
+
+def _cv_standin_prelude(job):
+    """Code for the suite's conftest (or the in-process run) that answers the module under test's
+    own imports of ``job["standins"]`` with the stand-ins of :func:`_cv_with_standins` for the
+    whole run (the suite's processes lack those modules as the cells do, and the suite may import
+    the module afresh); its tests leave out what uses them
+    (:func:`coevo.testgen.target.standin_users`)."""
+    if not job.get("standins"):
+        return ""
+    return (
+        "\n\ndef _cv_standins(_name=" + repr(job["name"]) + ", _standins=" + repr(tuple(job["standins"])) + "):\n"
+        "    import builtins\n"
+        "    import types\n"
+        "    real = builtins.__import__\n"
+        "\n"
+        "    class _CvStandIn(types.ModuleType):\n"
+        "        def __getattr__(self, attr):\n"
+        "            if attr.startswith('__') and attr.endswith('__'):\n"
+        "                raise AttributeError(attr)\n"
+        "            raise ImportError('the sandbox has no module %r (raw memory)' % self.__name__)\n"
+        "\n"
+        "    def standin_import(name, globals=None, locals=None, fromlist=(), level=0):\n"
+        "        if not level and name.split('.')[0] in _standins and (globals or {}).get('__name__') == _name:\n"
+        "            return _CvStandIn(name if fromlist else name.split('.')[0])\n"
+        "        return real(name, globals, locals, fromlist, level)\n"
+        "\n"
+        "    builtins.__import__ = standin_import\n"
+        "\n"
+        "\n"
+        "_cv_standins()\n")
 
 
 def _cv_ctx(suffix=""):
@@ -1504,7 +1583,7 @@ def _cv_pytest_in(job, temps):
         with open(os.path.join(work, name), "w", encoding="utf-8") as fh:
             fh.write(text)
     with open(os.path.join(work, "conftest.py"), "w") as fh:
-        fh.write(_CV_CONFTEST)
+        fh.write(_CV_CONFTEST + _cv_standin_prelude(job))
     project = None if job.get("inprocess") else job.get("project")
     paths = list(job["paths"])
     targets = [os.path.join(work, f) for f in sorted(job["files"])]
@@ -1536,7 +1615,7 @@ def _cv_pytest_in(job, temps):
         plugdir = os.path.join(work, "cv-plugin")
         os.makedirs(plugdir, exist_ok=True)
         with open(os.path.join(plugdir, "_cv_plugin.py"), "w") as fh:
-            fh.write(_CV_CONFTEST)
+            fh.write(_CV_CONFTEST + _cv_standin_prelude(job))
         paths.append(plugdir)
     procs = []
     for k, (seed, reverse) in enumerate(job["runs"]):
@@ -1827,6 +1906,8 @@ def _cv_pytest_here(job, work, xml, reverse):
     import contextlib
     import inspect
     _cv_sys.path[:0] = [work] + list(job["paths"])
+    if job.get("standins"):
+        exec(compile(_cv_standin_prelude(job), "<standins>", "exec"), {"__name__": "_cv_standins"})
     outcome = {}
     tests = []
     for fname in sorted(job["files"]):

@@ -297,6 +297,36 @@ class _SuiteBuilder:
         self.note += f"; {why}"
         return cases, text, self.report(cases, self.evaluated, self.note)
 
+    def _leave_out_standin_users(self) -> None:
+        """The module was imported with stand-ins for modules the sandbox lacks: the functions,
+        classes and methods that use them get no tests (said in the report)."""
+        from coevo.testgen.target import standin_nodes
+
+        module = self.module
+        names = set(self.runner.standins)
+        bad, tainted = standin_nodes(module.tree, names)
+        if self.info is not None:  # the module's data computed with them is not asserted either
+            self.info["data"] = [k for k in self.info.get("data") or [] if k not in tainted]
+        out = [f.qualname for f in module.functions if id(f.node) in bad]
+        module.functions = [f for f in module.functions if id(f.node) not in bad]
+        kept = []
+        for c in module.classes:
+            if id(c.node) in bad or id(c.init.node) in bad:
+                out.append(c.name)
+                continue
+            out += [m.qualname for m in c.methods if id(m.node) in bad]
+            c.methods = [m for m in c.methods if id(m.node) not in bad]
+            kept.append(c)
+        module.classes = kept
+        which = ", ".join(sorted(names))
+        if not module.units:
+            raise ModuleError(f"every function and class of the module uses {which}, which the sandbox that "
+                              f"runs your code does not have (it gives raw memory access): nothing to test")
+        if out:
+            self.warnings.append(f"no tests for {', '.join(out[:12])}{' ...' if len(out) > 12 else ''}: they use "
+                                 f"{which}, which the sandbox does not have (the module was imported with a "
+                                 f"stand-in for it; a test drawn there would be wrong when run for real)")
+
     # ------------------------------------------------------------------ 1. inspect
     def inspect(self) -> None:
         module, opts = self.module, self.opts
@@ -304,6 +334,12 @@ class _SuiteBuilder:
         has_doctests = ">>>" in module.source
         allowance = max(2.0, min(15.0, opts.time_budget / 4))
         info, why, docs = self.runner.inspect(limit=allowance, doctest_runs=2 if has_doctests else 0)
+        for _ in range(4):  # a module the sandbox lacks (ctypes), imported by the module itself
+            lacking = _lacking_module(info, module)
+            if not lacking or lacking in self.runner.standins or not _imports_itself(module, lacking):
+                break
+            self.runner.standins += (lacking,)
+            info, why, docs = self.runner.inspect(limit=allowance, doctest_runs=2 if has_doctests else 0)
         hangs = (f"importing the module did not finish in time ({allowance:g} s; it hangs or takes too long: "
                  f"the import may take a quarter of --time-budget, at most 15 s)")
         if info is None:
@@ -321,6 +357,9 @@ class _SuiteBuilder:
                 raise ModuleError(f"importing the module exits{where}: SystemExit{code}; it runs as a script "
                                   f"when imported: put that code under if __name__ == '__main__': (or in a "
                                   f"main() function) so that a test can import its functions")
+            lacking = _lacking_module(info, module)
+            if lacking:
+                raise ModuleError(_lacking_message(lacking, where, module))
             raise ModuleError(f"importing the module fails{where}: {name}: {msg}".rstrip(": "))
         # every cell imports the module once, under its own allowance (a few times what it took
         # here, under coverage), apart from each call's time limit
@@ -329,6 +368,8 @@ class _SuiteBuilder:
         self.runner.import_limit = min(allowance, max(2.0, 3 * took + 1.0))
         self.info = info
         self.warnings += _import_warnings(info)
+        if self.runner.standins:
+            self._leave_out_standin_users()
         # (with the public data it imports, "from math import tau as TWOPI": its test names it)
         self.all_names = self.defined | set(info.get("callables", [])) | set(info.get("data", []))
         self.names = observe.Names(module.name, self.all_names)
@@ -1132,6 +1173,35 @@ _VARIED_AT_IMPORT = frozenset({"HOME", "TMPDIR", "USER", "LOGNAME", "SHELL", "TZ
 def _dir_of(path: str) -> str:
     """The top directory of a written path: /var/log/app.log -> /var (the generated names vary)."""
     return "/" + path.strip("/").split("/")[0]
+
+
+def _lacking_module(info: dict | None, module: ModuleInfo) -> str | None:
+    """The module the sandbox refuses (ctypes, cffi: raw memory) that the import failed on, if any."""
+    import re
+
+    load = (info or {}).get("load")
+    if not load:
+        return None
+    m = re.search(r"the sandbox has no module '([\w.]+)' \(raw memory\)", str(load[1]))
+    return m.group(1).split(".")[0] if m else None
+
+
+def _imports_itself(module: ModuleInfo, name: str) -> bool:
+    for n in ast.walk(module.tree):
+        if isinstance(n, ast.Import) and any(a.name.split(".")[0] == name for a in n.names):
+            return True
+        if isinstance(n, ast.ImportFrom) and not n.level and (n.module or "").split(".")[0] == name:
+            return True
+    return False
+
+
+def _lacking_message(name: str, where: str, module: ModuleInfo) -> str:
+    head = (f"importing the module fails{where}: the sandbox that runs your code has no module '{name}' "
+            f"(it gives raw memory access)")
+    if _imports_itself(module, name):
+        return (head + f"; the module uses {name} as it is imported: move that use inside the functions that "
+                f"need it (or under try/except), and gen-tests tests the other functions")
+    return head + f"; a module it imports needs {name} as it is imported, so gen-tests cannot import it"
 
 
 def _import_warnings(info: dict) -> list[str]:

@@ -749,3 +749,119 @@ def _constants(body: list[ast.stmt]) -> list:
                 v = -n.operand.value
                 seen.setdefault((type(v), v), v)
     return list(seen.values())[:64]
+
+
+# ----------------------------------------------------------------------------- stand-in modules
+
+def standin_users(tree: ast.Module, modules: set[str]) -> set[str]:
+    """The functions, classes (``"Cls"``) and methods (``"Cls.m"``) of the module that use one of
+    ``modules`` (modules the sandbox does not have, e.g. ``ctypes``, replaced by an inert stand-in
+    for the module's own import), directly or through what the module computed with them at import
+    (``try: X = ctypes.pythonapi ... except: X = None``), through another such function, or through
+    ``self.m()`` of such a method: their behaviour in the sandbox is not their behaviour for real.
+    A statement at the top level that uses them taints every name it binds (both branches of its
+    ``try``/``if``); a class whose body, bases or constructor uses them is tainted whole."""
+    return {q for q, _ in _standin_taint(tree, modules)[0]}
+
+
+def standin_nodes(tree: ast.Module, modules: set[str]) -> tuple[set[int], set[str]]:
+    """``id()`` of the function and class nodes :func:`standin_users` names, and every top-level
+    name whose value depends on the stand-ins (data a test would assert, e.g. ``HAS_C_API``)."""
+    out, names = _standin_taint(tree, modules)
+    return {n for _, n in out}, names
+
+
+def _standin_taint(tree: ast.Module, modules: set[str]) -> tuple[set[tuple[str, int]], set[str]]:
+    def hits_module(name: str | None) -> bool:
+        return bool(name) and str(name).split(".")[0] in modules
+
+    def mentions(node: ast.AST, names: set[str]) -> bool:
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and n.id in names:
+                return True
+            if isinstance(n, ast.Import) and any(hits_module(a.name) for a in n.names):
+                return True
+            if isinstance(n, ast.ImportFrom) and not n.level and hits_module(n.module):
+                return True
+        return False
+
+    def binds(stmt: ast.stmt) -> set[str]:
+        out: set[str] = set()
+        stack: list[ast.AST] = [stmt]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                out.add(n.name)
+                continue
+            if isinstance(n, ast.Lambda):
+                continue
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                out.add(n.id)
+            elif isinstance(n, (ast.Import, ast.ImportFrom)):
+                out.update((a.asname or a.name).split(".")[0] for a in n.names)
+            stack.extend(ast.iter_child_nodes(n))
+        return out
+
+    def defs_in(stmt: ast.stmt) -> list:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return [stmt]
+        return [n for n in ast.walk(stmt) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                and n in _top_level([stmt])]
+
+    tainted: set[str] = set()
+    for stmt in tree.body:
+        for n in ast.walk(stmt):
+            if isinstance(n, ast.Import):
+                tainted.update((a.asname or a.name).split(".")[0] for a in n.names if hits_module(a.name))
+            elif isinstance(n, ast.ImportFrom) and not n.level and hits_module(n.module):
+                tainted.update(a.asname or a.name for a in n.names)
+    classes = {s.name: s for s in _top_level(tree.body) if isinstance(s, ast.ClassDef)}
+    bad_methods: dict[str, set[str]] = {name: set() for name in classes}
+    whole: set[str] = set()
+    out: set[tuple[str, int]] = set()
+    changed = True
+    while changed:
+        changed = False
+        for stmt in tree.body:
+            if isinstance(stmt, ast.ClassDef):
+                continue
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if stmt.name not in tainted and mentions(stmt, tainted):
+                    tainted.add(stmt.name)
+                    changed = True
+                continue
+            if mentions(stmt, tainted) and not binds(stmt) <= tainted:
+                tainted |= binds(stmt)
+                changed = True
+        for name, node in classes.items():
+            if name in whole:
+                continue
+            head = [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]
+            body = [s for s in node.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            methods = {m.name: m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            bad = bad_methods[name]
+            for base in node.bases:  # what a base of the module's own has tainted, if not overridden
+                if isinstance(base, ast.Name) and base.id in bad_methods:
+                    bad |= bad_methods[base.id] - set(methods)
+            for m_name, m in methods.items():
+                if m_name in bad:
+                    continue
+                own_calls = {a.attr for a in ast.walk(m) if isinstance(a, ast.Attribute)
+                             and isinstance(a.value, ast.Name) and a.value.id in ("self", "cls", name)}
+                if mentions(m, tainted) or own_calls & bad:
+                    bad.add(m_name)
+                    changed = True
+            if any(mentions(h, tainted) for h in head + body) or bad & {"__init__", "__new__", "__post_init__"}:
+                whole.add(name)
+                tainted.add(name)
+                changed = True
+    for stmt in tree.body:
+        for d in defs_in(stmt):
+            if d.name in tainted:
+                out.add((d.name, id(d)))
+            if isinstance(d, ast.ClassDef):
+                for m in d.body:
+                    if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
+                            d.name in whole or m.name in bad_methods.get(d.name, ())):
+                        out.add((f"{d.name}.{m.name}", id(m)))
+    return out, tainted
