@@ -533,6 +533,35 @@ def _before_prose_line(body: str, entry_point: str) -> str | None:
     return None
 
 
+# a closing fence written at the end of the last line of code (``    return a + b```"``)
+_GLUED_CLOSE = re.compile(r"(?<=[^\s`~])[ \t]*(?:`{3,}|~{3,})[ \t]*$", re.M)
+
+
+def _before_glued_fence(body: str) -> str | None:
+    """The code of a block whose closing fence is glued to the end of a line of code (small
+    instruct models write ``    return a + b```"``; the text after it, prose or the next block,
+    then reads as part of the block): the body up to that fence, when it parses; None otherwise
+    (a fence after half a function gives no program)."""
+    for m in list(_GLUED_CLOSE.finditer(body))[:5]:
+        pre = body[:m.start()].rstrip()
+        if pre and _parses(pre):
+            return pre
+    return None
+
+
+# spaces Python does not read as such: no-break (a chat UI's copy), ideographic (CJK chat models'
+# indentation), figure and narrow no-break ones; zero-width ones and a stray byte order mark
+_ODD_SPACES = str.maketrans({"\u00a0": " ", "\u3000": " ", "\u2007": " ", "\u202f": " ",
+                             "\u200b": None, "\u2060": None, "\ufeff": None})
+
+
+def _plain_spaces(src: str) -> str | None:
+    """``src`` with no-break and ideographic spaces as plain spaces and zero-width ones dropped,
+    where it holds any (for code that does not parse because of them); None where it holds none."""
+    out = src.translate(_ODD_SPACES)
+    return out if out != src else None
+
+
 def _parse_code(text: str, entry_point: str | None) -> ParsedCode:
     if not isinstance(text, str) or not text.strip():
         return ParsedCode(None, False, "empty output")
@@ -554,6 +583,10 @@ def _parse_code(text: str, entry_point: str | None) -> ParsedCode:
         bodies = []
         for b in cands:  # a body indented as a whole (no list fence to say so) is dedented too
             body = b.body.strip("\n")
+            if not _parses(body) and (cut := _before_glued_fence(body)) is not None:
+                body = cut  # a closing fence glued to the last line of code
+            if not _parses(body) and (plain := _plain_spaces(body)) is not None and _parses(plain):
+                body = plain  # indented with no-break spaces, a zero-width space in it
             if not _parses(body) and _parses(textwrap.dedent(body)):
                 body = textwrap.dedent(body)
             if not _parses(body) and (typed := _session_code(body)) is not None and _parses(typed):
@@ -586,6 +619,8 @@ def _parse_code(text: str, entry_point: str | None) -> ParsedCode:
         start = _SESSION.search(text).start()  # type: ignore[union-attr]
         typed = _session_code(text[start:])
         found = typed if typed is not None and _parses(typed) else None
+    if found is None and (plain := _plain_spaces(text)) is not None:
+        found = _unfenced_code(plain)  # indented with no-break spaces
     if found is None:
         return ParsedCode(None, False, "no code found")
     return ParsedCode(found, True, "no code fence")

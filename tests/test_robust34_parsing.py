@@ -1,0 +1,67 @@
+"""Chat answers as served models write them (robust34): a closing fence glued to the last line of
+code (``    return a + b```"``, small instruct models), with or without text after it, and code
+indented with no-break spaces (U+00A0, from a chat UI's copy, or U+3000 from CJK chat models) or
+holding zero-width spaces. Before, each was a syntax error: the fence's backticks or the odd
+space stayed in the program."""
+
+import json
+
+import pytest
+
+from coevo.cli import main
+from roles.parsing import parse_code
+
+F = "```"
+ADD = "def add(a, b):\n    return a + b"
+
+GLUED = {
+    "glued_end": f"{F}python\n{ADD}{F}",
+    "glued_then_text": f"Here you go:\n{F}python\n{ADD}{F}\n\nThis adds two numbers.",
+    "glued_then_usage_block": f"{F}python\n{ADD}{F}\nUsage:\n{F}python\nprint(add(1, 2))\n{F}\n",
+    "glued_with_space": f"{F}python\n{ADD} {F}\n",
+    "glued_tilde": f"~~~python\n{ADD}~~~\n",
+}
+SPACES = {
+    "nbsp_indent": f"{F}python\ndef add(a, b):\n\u00a0\u00a0\u00a0\u00a0return a + b\n{F}",
+    "nbsp_unfenced": "Sure:\n\ndef add(a, b):\n\u00a0\u00a0\u00a0\u00a0return a + b\n",
+    "nbsp_inside": f"{F}python\ndef add(a, b):\n    return a\u00a0+ b\n{F}",
+    "ideographic_indent": f"{F}python\ndef add(a, b):\n\u3000\u3000return a + b\n{F}",
+    "zero_width": f"{F}python\ndef add(a, b):\u200b\n    return a + b\n{F}",
+}
+
+
+@pytest.mark.parametrize("name", sorted(GLUED) + sorted(SPACES))
+def test_the_function_is_taken(name):
+    text = {**GLUED, **SPACES}[name]
+    got = parse_code(text, "add")
+    assert got.code is not None
+    ns: dict = {}
+    exec(compile(got.code, "<answer>", "exec"), ns)
+    assert ns["add"](2, 3) == 5
+
+
+def test_a_string_holding_backticks_or_a_no_break_space_is_kept():
+    """Code that is valid as written runs as written: its strings are the program's."""
+    src = f"def add(a, b):\n    s = 'x{F}'\n    t = '\u00a0'\n    return a + b\n"
+    got = parse_code(f"{F}python\n{src}{F}\n", "add")
+    assert got.code is not None and "'x```'" in got.code and "'\u00a0'" in got.code
+
+
+def test_a_function_cut_off_stays_a_syntax_error():
+    """A glued fence after half a function is no complete program: nothing is made to parse."""
+    got = parse_code(f"{F}python\ndef add(a, b):\n    return a +{F}\n", "add")
+    with pytest.raises(SyntaxError):
+        compile(got.code or "", "<answer>", "exec")
+
+
+def test_through_the_matrix_command(tmp_path, capsys):
+    task = {"task_id": "t/1", "prompt": "def add(a, b):\n    \"\"\"Return a + b.\"\"\"\n", "kind": "function",
+            "entry_point": "add", "tests": ["assert add(1, 2) == 3"]}
+    (tmp_path / "tasks.jsonl").write_text(json.dumps(task) + "\n")
+    rows = [GLUED["glued_then_text"], SPACES["nbsp_indent"], SPACES["nbsp_unfenced"]]
+    (tmp_path / "codes.jsonl").write_text("".join(json.dumps({"task_id": "t/1", "code": c}) + "\n" for c in rows))
+    out = tmp_path / "m.jsonl"
+    rc = main(["matrix", "--tasks", str(tmp_path / "tasks.jsonl"), "--codes", str(tmp_path / "codes.jsonl"),
+               "--out", str(out), "-q"])
+    assert rc == 0, capsys.readouterr().err
+    assert json.loads(out.read_text())["status"] == [["pass"]] * 3
