@@ -12,6 +12,7 @@ import socket
 import struct
 import sys
 import types
+import typing
 import weakref
 from collections.abc import Callable
 
@@ -544,11 +545,19 @@ def _own_computing(obj) -> str | None:
     return hit[1] if hit is not None and hit[0] is obj else None
 
 
+_MODULE_DICT: typing.Any = vars(types.ModuleType)["__dict__"].__get__
+
+
 def _stdlib_name(cls) -> str | None:
     """``module:qualname`` of an exception class of the standard library (red-team pass 19: a
     program's ``json.JSONDecodeError`` reached the test as a stand-in that ``except
-    json.JSONDecodeError`` missed), else None. A program naming its own class so gains nothing:
-    it could raise the standard one."""
+    json.JSONDecodeError`` missed), else None. The class must be the one found at that name: in
+    the module as the zygote loaded it, or (a module loaded later) as the process holds it now. A
+    program's own ``class JSONDecodeError(Exception)`` with ``__module__ = 'json.decoder'`` was
+    taken for the standard one by its names alone, and ``pytest.raises(json.JSONDecodeError)``
+    passed (red-team pass 34)."""
+    from .. import harness
+
     try:
         module = type.__dict__["__module__"].__get__(cls)
         qualname = type.__dict__["__qualname__"].__get__(cls)
@@ -558,7 +567,17 @@ def _stdlib_name(cls) -> str | None:
             or "<" in qualname or module.split(".")[0] in _NOT_BY_NAME \
             or module.split(".")[0] not in getattr(sys, "stdlib_module_names", ()):
         return None
-    return f"{module}:{qualname}"
+    kept = harness._G.get("stdlib_dicts", {}).get(module)
+    if kept is not None:
+        found = kept[1].get(qualname.partition(".")[0], harness._MISSING)
+    else:
+        mod = sys.modules.get(module)
+        own: dict = _MODULE_DICT(mod) if issubclass(type(mod), types.ModuleType) else {}  # (not its __dict__'s
+        found = own.get(qualname.partition(".")[0], harness._MISSING)  # answer: a subclass's property)
+    for part in qualname.split(".")[1:]:  # (a nested class: through its class's own dict)
+        found = type.__dict__["__dict__"].__get__(found).get(part, harness._MISSING) \
+            if issubclass(type(found), type) else harness._MISSING
+    return f"{module}:{qualname}" if found is cls else None
 
 
 def std_class_name(obj) -> list | None:

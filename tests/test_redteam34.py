@@ -1,0 +1,75 @@
+"""Red-team pass 34: verdicts that differed from plain Python (``exec(program); exec(setup);
+exec(test)`` in one module, the generic shape's ``test_a()`` called after). Each cell states
+plain Python's verdict for the split shape and for the generic one, and
+:func:`test_the_stated_verdicts_are_plain_pythons` checks those statements against plain Python.
+
+1. A standard-library exception class crosses to the test as the test's own class only where it
+   *is* the class the zygote loaded (found at its module and name): a program's own ``class
+   JSONDecodeError(Exception)`` with ``__module__ = 'json.decoder'`` (or ``'_csv'``,
+   ``'decimal'``, ``'statistics'``...) was taken for the standard one by its name alone, so
+   ``pytest.raises(json.JSONDecodeError)`` and ``except csv.Error`` PASSED every shape where Python
+   errs (the class is no ``JSONDecodeError`` of the test's), also after the program planted its
+   class in ``json.decoder``."""
+
+from __future__ import annotations
+
+import pytest
+from sandbox_cells import FORK_ONLY, executor_fixture, plain_verdict_with_setup, run_cell, setup_cell_ids, setup_cells
+
+pytestmark = FORK_ONLY
+
+ex = executor_fixture()
+
+
+def _forged(name: str, module: str, base: str = "Exception") -> str:
+    return f"class {name}({base}):\n    __module__ = {module!r}\ndef f():\n    raise {name}('x')\n"
+
+
+RAISES = "import {m}, pytest\nwith pytest.raises({m}.{n}):\n    f()"
+PLANTED = ("import json, json.decoder\nclass JSONDecodeError(ValueError):\n    __module__ = 'json.decoder'\n"
+           "json.decoder.JSONDecodeError = JSONDecodeError\ndef f():\n    raise JSONDecodeError('x')\n")
+EXCEPTIONS = [
+    ("forged_json", _forged("JSONDecodeError", "json.decoder"), "", RAISES.format(m="json", n="JSONDecodeError"),
+     "error", "error"),
+    ("forged_json_value_error", _forged("JSONDecodeError", "json.decoder", "ValueError"), "",
+     "import json\ntry:\n    f()\nexcept json.JSONDecodeError:\n    pass\nexcept ValueError:\n    assert False",
+     "fail", "fail"),
+    ("forged_csv", _forged("Error", "_csv"), "", RAISES.format(m="csv", n="Error"), "error", "error"),
+    ("forged_decimal", _forged("InvalidOperation", "decimal"), "", RAISES.format(m="decimal", n="InvalidOperation"),
+     "error", "error"),
+    ("forged_statistics", _forged("StatisticsError", "statistics", "ValueError"), "",
+     RAISES.format(m="statistics", n="StatisticsError"), "error", "error"),
+    ("forged_subprocess", _forged("CalledProcessError", "subprocess"), "",
+     RAISES.format(m="subprocess", n="CalledProcessError"), "error", "error"),
+    ("planted_json", PLANTED, "", RAISES.format(m="json", n="JSONDecodeError"), "error", "error"),
+    ("real_json", "import json\ndef f():\n    return json.loads('{')\n", "",
+     RAISES.format(m="json", n="JSONDecodeError"), "pass", "pass"),
+    ("real_csv", "import csv\ndef f():\n    raise csv.Error('x')\n", "", RAISES.format(m="csv", n="Error"),
+     "pass", "pass"),
+    ("real_decimal", "import decimal\ndef f():\n    return decimal.Decimal('x')\n", "",
+     RAISES.format(m="decimal", n="InvalidOperation"), "pass", "pass"),
+    ("real_toml", "import tomllib\ndef f():\n    return tomllib.loads('a = ')\n", "",
+     RAISES.format(m="tomllib", n="TOMLDecodeError"), "pass", "pass"),
+    ("real_expat", "import xml.etree.ElementTree as ET\ndef f():\n    return ET.fromstring('<a>')\n", "",
+     "import xml.etree.ElementTree as ET, pytest\nwith pytest.raises(ET.ParseError):\n    f()", "pass", "pass"),
+    ("real_statistics", "import statistics\ndef f():\n    return statistics.mean([])\n", "",
+     RAISES.format(m="statistics", n="StatisticsError") + "\ntry:\n    f()\nexcept statistics.StatisticsError as e:\n"
+     "    assert type(e) is statistics.StatisticsError and 'at least one' in str(e)", "pass", "pass"),
+]
+
+ALL = EXCEPTIONS
+
+
+def test_the_stated_verdicts_are_plain_pythons():
+    for name, code, setup, test, shape, want in setup_cells(ALL):
+        if code.startswith("import os"):  # (the same verdict as the pure program's)
+            continue
+        assert plain_verdict_with_setup(code, setup, test, shape) == want, (name, shape)
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(EXCEPTIONS), ids=setup_cell_ids(EXCEPTIONS))
+def test_a_standard_exception_class_is_the_tests_only_where_it_is_the_standard_one(ex, name, code, setup, test, shape,
+                                                                                   want):
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == want, detail
+
