@@ -9,7 +9,10 @@ plain Python's verdict for the split shape and for the generic one, and
    ``'decimal'``, ``'statistics'``...) was taken for the standard one by its name alone, so
    ``pytest.raises(json.JSONDecodeError)`` and ``except csv.Error`` PASSED every shape where Python
    errs (the class is no ``JSONDecodeError`` of the test's), also after the program planted its
-   class in ``json.decoder``."""
+   class in ``json.decoder``.
+2. A bytes object (of 2 bytes or more: Python caches the shorter ones) that a returned value holds
+   twice is one object in a generic test, as a str is since pass 33: ``b = bytes(range(10));
+   return [b, b]`` then ``r[0] is not r[1]`` PASSED every shape."""
 
 from __future__ import annotations
 
@@ -57,7 +60,17 @@ EXCEPTIONS = [
      "    assert type(e) is statistics.StatisticsError and 'at least one' in str(e)", "pass", "pass"),
 ]
 
-ALL = EXCEPTIONS
+BY = ("def f():\n    b = bytes(range(10))\n    c = b'xy' * 4\n"
+      "    return [b, b, {'k': (c, [c])}, bytes(range(10)), bytes([7]), bytes([7])]\n")
+BYTES = [
+    ("bytes_same", BY, "", "r = f()\nassert r[0] is r[1] and r[0] == bytes(range(10))", "pass", "pass"),
+    ("bytes_same_not", BY, "", "r = f()\nassert r[0] is not r[1]", "fail", "fail"),
+    ("bytes_nested", BY, "", "r = f()\nc = r[2]['k']\nassert c[0] is c[1][0] and c[0] == b'xyxyxyxy'", "pass", "pass"),
+    ("bytes_other", BY, "", "r = f()\nassert r[3] is not r[0] and r[3] == r[0]", "pass", "pass"),
+    ("bytes_short", BY, "", "r = f()\nassert r[4] is r[5] and r[4] == b'\\x07'", "pass", "pass"),
+]
+
+ALL = EXCEPTIONS + BYTES
 
 
 def test_the_stated_verdicts_are_plain_pythons():
@@ -70,6 +83,12 @@ def test_the_stated_verdicts_are_plain_pythons():
 @pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(EXCEPTIONS), ids=setup_cell_ids(EXCEPTIONS))
 def test_a_standard_exception_class_is_the_tests_only_where_it_is_the_standard_one(ex, name, code, setup, test, shape,
                                                                                    want):
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == want, detail
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(BYTES), ids=setup_cell_ids(BYTES))
+def test_bytes_met_twice_is_one_object(ex, name, code, setup, test, shape, want):
     status, detail = run_cell(ex, code, setup, test, shape)
     assert status == want, detail
 

@@ -594,6 +594,9 @@ def make_encoder(subclass_hook=None, view_mark=None, identities=False):
     # each one ``enc`` reads is copied into its frame at every call)
     tracking = False
 
+    def bytes_form(v):
+        return {"b": v.hex()}
+
     def enc_quiet(v, depth, path):
         nonlocal tracking
         was, tracking = tracking, False
@@ -646,8 +649,8 @@ def make_encoder(subclass_hook=None, view_mark=None, identities=False):
             # (its sharing is sent: a mutable one's, and a tuple's or frozenset's met twice, whose
             # identity ``x[0] is x[1]`` reads: ``t = (1, 2); [t, t]``, red-team pass 31, R3)
             return once(v, container, v, t, i, depth, path)
-        if t is _bytes:
-            return {"b": v.hex()}
+        if t is _bytes:  # (met twice, one object there too, as a str: red-team pass 34)
+            return ident(v, bytes_form) if tracking and len(v) > 1 else {"b": v.hex()}
         if t is _barr:
             return once(v, lambda: {"y": v.hex()})
         if t is _complex:
@@ -1216,9 +1219,9 @@ def _unbox_lists(value, skip=frozenset()):
 # by their real type: a remote reference answers isinstance() for the class it stands for
 _CONTAINERS = (list, tuple, dict, collections.deque)
 # what ``{"S": ...}`` may stand for: the mutable containers the decoder builds, and a tuple,
-# frozenset, float, str or int met twice (one object: ``x[0] is x[1]``)
+# frozenset, float, str, bytes or int met twice (one object: ``x[0] is x[1]``)
 _SHAREABLE = (list, dict, set, bytearray, collections.deque, collections.Counter, collections.OrderedDict,
-              collections.defaultdict, tuple, frozenset, float, str, int)
+              collections.defaultdict, tuple, frozenset, float, str, bytes, int)
 
 
 def _expanded(value, weights: dict, cap: int, check) -> int:
