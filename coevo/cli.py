@@ -410,6 +410,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # Ctrl-C before the command started (its imports, the arguments)
+        print("coevo: interrupted", file=sys.stderr)
+        return 130
+
+
+def _main(argv: list[str] | None) -> int:
     problem = foreign_package_problem()
     if problem:
         print(f"coevo: error: {problem}", file=sys.stderr)

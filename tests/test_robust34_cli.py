@@ -104,3 +104,20 @@ def test_write_through_a_symlink_keeps_the_link(tmp_path):
     write_jsonl_atomic(link, [{"a": 1}])
     assert link.is_symlink()
     assert target.read_text() == '{"a": 1}\n'
+
+
+def test_ctrl_c_while_the_command_starts_is_one_line(monkeypatch, capsys):
+    """Ctrl-C while the subcommands' modules are imported or the arguments read (the first few
+    tenths of a second) printed a KeyboardInterrupt traceback."""
+    import coevo.cli as cli
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    try:
+        rc = cli.main(["matrix", "--help"])
+    except KeyboardInterrupt:  # (left to propagate, it would stop the whole test run)
+        pytest.fail("KeyboardInterrupt escaped main()")
+    assert rc == 130
+    assert capsys.readouterr().err == "coevo: interrupted\n"
