@@ -12,7 +12,11 @@ plain Python's verdict for the split shape and for the generic one, and
    class in ``json.decoder``.
 2. A bytes object (of 2 bytes or more: Python caches the shorter ones) that a returned value holds
    twice is one object in a generic test, as a str is since pass 33: ``b = bytes(range(10));
-   return [b, b]`` then ``r[0] is not r[1]`` PASSED every shape."""
+   return [b, b]`` then ``r[0] is not r[1]`` PASSED every shape.
+3. A builtin function of ``math``, ``cmath`` or ``operator`` that the program returns, as the
+   zygote loaded it, is the test's own (``f() is not math.sqrt`` PASSED every shape, ``f() is
+   math.sqrt`` failed), as ``len`` is since pass 33: such a function computes from its arguments
+   through their dunders, so the test's copy given a program object asks that object."""
 
 from __future__ import annotations
 
@@ -70,7 +74,24 @@ BYTES = [
     ("bytes_short", BY, "", "r = f()\nassert r[4] is r[5] and r[4] == b'\\x07'", "pass", "pass"),
 ]
 
-ALL = EXCEPTIONS + BYTES
+SQ = "import math\ndef f():\n    return math.sqrt\n"
+OP = "import operator\ndef f():\n    return {'+': operator.add, '*': operator.mul}\n"
+VA = ("import math, operator\nclass V:\n    def __init__(self, x):\n        self.x = x\n"
+      "    def __add__(self, o):\n        return V(self.x + o.x)\n    def __float__(self):\n        return 16.0\n"
+      "def f():\n    return [math.sqrt, operator.add]\ndef g():\n    return V(2)\n")
+FUNCTIONS = [
+    ("sqrt_is", SQ, "", "import math\nassert f() is math.sqrt and f()(4) == 2.0", "pass", "pass"),
+    ("sqrt_is_not", SQ, "", "import math\nassert f() is not math.sqrt", "fail", "fail"),
+    ("sqrt_programs_name", SQ, "", "assert f() is math.sqrt and f()(9) == 3.0", "pass", "pass"),
+    ("operators_eq", OP, "",
+     "import operator\nassert f() == {'+': operator.add, '*': operator.mul} and f()['*'](3, 4) == 12", "pass", "pass"),
+    ("operators_ne", OP, "", "import operator\nassert f() != {'+': operator.add, '*': operator.mul}", "fail", "fail"),
+    ("cmath_is_not", "import cmath\ndef f():\n    return cmath.phase\n", "",
+     "import cmath\nassert f() is not cmath.phase", "fail", "fail"),
+    ("given_program_objects", VA, "", "s, a = f()\nassert s(g()) == 4.0 and a(g(), g()).x == 4", "pass", "pass"),
+]
+
+ALL = EXCEPTIONS + BYTES + FUNCTIONS
 
 
 def test_the_stated_verdicts_are_plain_pythons():
@@ -92,3 +113,8 @@ def test_bytes_met_twice_is_one_object(ex, name, code, setup, test, shape, want)
     status, detail = run_cell(ex, code, setup, test, shape)
     assert status == want, detail
 
+
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(FUNCTIONS), ids=setup_cell_ids(FUNCTIONS))
+def test_a_math_or_operator_function_returned_is_the_tests_own(ex, name, code, setup, test, shape, want):
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == want, detail

@@ -598,6 +598,28 @@ def std_class_name(obj) -> list | None:
     return [mod, name] if kept is not None and kept[1].get(name, harness._MISSING) is obj else None
 
 
+# standard modules whose builtin (C) functions compute from their arguments alone, through their
+# dunders (``math.sqrt``, ``operator.add``): one the program returns, as the zygote loaded it
+# (flagged ``own``), is the test's own function (red-team pass 34: ``f() is not math.sqrt`` passed).
+# Never ``random`` (its functions are one generator's methods) or one that reads a module's state
+_OWN_PURE_MODULES = frozenset({"math", "cmath", "operator", "_operator"})
+
+
+def _tests_own_function(spec: str):
+    """The test's side: its own builtin function ``spec`` (``"math:sqrt"``, the ``own:`` flag of
+    a program's reference) names, as the zygote loaded it, where it is one of a module of
+    :data:`_OWN_PURE_MODULES`, else None."""
+    from .. import harness
+
+    mod, _, name = spec.partition(":")
+    kept = harness._G.get("stdlib_dicts", {}).get(mod)
+    obj = kept[1].get(name) if kept is not None else None  # (``random:_sqrt`` is math's sqrt: by its module)
+    home = getattr(obj, "__self__", None) if type(obj) is types.BuiltinFunctionType else None
+    if isinstance(home, types.ModuleType) and vars(home).get("__name__") in _OWN_PURE_MODULES:
+        return obj
+    return None
+
+
 def _stdlib_class(spec: str):
     """The test's own exception class ``spec`` names (:func:`_stdlib_name`), where its module is
     loaded here (nothing is imported for the program), else None."""
@@ -1144,6 +1166,9 @@ class _Peer:
             b = _flag(flags, "builtin:")
             if b is not None and b in (_BUILTIN_NAMES_SET if self.side == "C" else _TESTS_OWN_BUILTINS):
                 return _BUILTIN_VALUES[b] if self.side == "T" else getattr(builtins, b)
+            o = _flag(flags, "own:") if self.side == "T" else None
+            if o is not None and (mine := _tests_own_function(o)) is not None:
+                return mine  # (``return math.sqrt``: the test's own, ``f() is math.sqrt``; pass 34)
             m = _flag(flags, "module:") if self.side == "T" and self.test_imports else None
             if m is not None and m in self.test_imports:  # a standard module of the program's, unchanged,
                 own = sys.modules.get(m)  # that the test imports itself: the test's (``f() is math``, pass 33)
