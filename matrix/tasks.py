@@ -535,6 +535,28 @@ def _api_answers(obj: dict, field: str, where: dict) -> list[str] | None:
         return _claude_result({"type": "succeeded", "message": obj}, "", where)
     if "candidates" in obj:
         return _gemini_programs(obj, "", where)
+    if _is_message(obj):  # one assistant message kept whole
+        return [_last_answer([obj], field, where)]
+    if isinstance(obj.get("text"), str):  # vLLM's CompletionOutput (``outputs[i]``) dumped: index, text, ...
+        return [obj["text"]]
+    return None
+
+
+def _is_message(v: Any) -> bool:
+    """Whether ``v`` is one chat message: OpenAI's ``role``/``content``, ShareGPT's ``from``/``value``."""
+    return isinstance(v, dict) and (("role" in v and "content" in v) or ("from" in v and "value" in v))
+
+
+def _conversations(value: Any) -> list[list] | None:
+    """The conversations of a program field that holds chat messages instead of text: TRL's
+    conversational format keeps a completion as ``[{"role": "assistant", "content": ...}]`` (one
+    conversation) and a row's several generations as a list of those; None for any other value."""
+    if not isinstance(value, list) or not value:
+        return None
+    if all(_is_message(m) for m in value):
+        return [value]
+    if all(isinstance(c, list) and c and all(_is_message(m) for m in c) for c in value):
+        return value
     return None
 
 
@@ -701,7 +723,13 @@ def read_codes(path: str | os.PathLike, tasks: Iterable[Task | str] | None,
         tests_row = any(k in item for k in ("input", "test", "call"))  # (a tests row: no answer in "output")
         if name is None and not tests_row:
             name = next((f for f in ANSWER_FIELDS if item.get(f) is not None), None)
-        if name is not None:
+        convs = _conversations(item[name]) if name is not None else None
+        if name is not None and convs is not None:  # chat messages (TRL's conversational completions)
+            many = len(convs) > 1 or isinstance(item[name][0], list)
+            values = [_last_answer(c, f"{dot}{name}[{k}]" if many else dot + name, where)
+                      for k, c in enumerate(convs)]
+            name = "messages"  # a chat answer: never code that follows the task's prompt
+        elif name is not None:
             values = _answer_values(item[name], dot + name, where) if name in ANSWER_FIELDS else \
                 _strings(item[name], dot + name, where)
         elif not tests_row and (chat := next((f for f in CHAT_FIELDS if f in item), None)) is not None:

@@ -1,0 +1,64 @@
+"""Codes files as RL trainers and inference engines leave them (robust34): TRL's conversational
+format keeps a completion as a list of messages (``"completion": [{"role": "assistant",
+"content": ...}]``, several generations as a list of such lists), vLLM's offline ``RequestOutput``
+dumped as ``"outputs": [{"text": ..., "finish_reason": ...}]``, an answer kept as one assistant
+message object. Each was refused ("field 'completion[0]': must be a string, got dict")."""
+
+import json
+
+import pytest
+
+from coevo.commands.codes_input import load_candidate_codes
+from matrix.errors import InputError
+from matrix.tasks import Task
+
+F = "```"
+TASK = Task(task_id="t/1", prompt="def add(a, b):\n    \"\"\"Return a + b.\"\"\"\n", kind="function",
+            entry_point="add")
+RIGHT = f"Here it is:\n{F}python\ndef add(a, b):\n    return a + b\n{F}\n"
+WRONG = f"{F}python\ndef add(a, b):\n    return a - b\n{F}"
+
+
+def _load(tmp_path, rows):
+    p = tmp_path / "codes.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    codes, _ = load_candidate_codes(p, [TASK])
+    return codes["t/1"]
+
+
+def _add(code):
+    ns: dict = {}
+    exec(compile(code, "<code>", "exec"), ns)
+    return ns["add"](2, 3)
+
+
+ROWS = {
+    "trl_completion": [{"task_id": "t/1", "prompt": [{"role": "user", "content": "add"}],
+                        "completion": [{"role": "assistant", "content": RIGHT}]}],
+    "trl_completions": [{"task_id": "t/1", "completions": [[{"role": "assistant", "content": RIGHT}],
+                                                           [{"role": "assistant", "content": WRONG}]]}],
+    "vllm_outputs": [{"task_id": "t/1", "outputs": [{"index": 0, "text": RIGHT, "finish_reason": "stop"},
+                                                    {"index": 1, "text": WRONG, "finish_reason": "length"}]}],
+    "assistant_message": [{"task_id": "t/1", "response": {"role": "assistant", "content": RIGHT}}],
+    "sharegpt_completion": [{"task_id": "t/1", "completion": [{"from": "gpt", "value": RIGHT}]}],
+}
+
+
+@pytest.mark.parametrize("name", sorted(ROWS))
+def test_the_answers_are_read(tmp_path, name):
+    codes = _load(tmp_path, ROWS[name])
+    want = [5, -1][:len(codes)]
+    assert [_add(c) for c in codes] == want
+    assert len(codes) == (2 if name in ("trl_completions", "vllm_outputs") else 1)
+
+
+def test_a_conversation_without_an_assistant_turn_is_one_line(tmp_path):
+    with pytest.raises(InputError) as exc:
+        _load(tmp_path, [{"task_id": "t/1", "completion": [{"role": "user", "content": "add"}]}])
+    assert "codes.jsonl:1" in str(exc.value) and "completion" in str(exc.value)
+
+
+def test_a_list_mixing_strings_and_objects_is_still_refused(tmp_path):
+    with pytest.raises(InputError) as exc:
+        _load(tmp_path, [{"task_id": "t/1", "code": [RIGHT, {"role": "assistant", "content": RIGHT}]}])
+    assert "field 'code[1]'" in str(exc.value)
