@@ -121,3 +121,16 @@ def test_ctrl_c_while_the_command_starts_is_one_line(monkeypatch, capsys):
         pytest.fail("KeyboardInterrupt escaped main()")
     assert rc == 130
     assert capsys.readouterr().err == "coevo: interrupted\n"
+
+
+def test_eval_names_the_line_of_a_task_without_tests(tmp_path, capsys):
+    """A task with codes but no ground-truth tests was named by its id only (no line)."""
+    paths = _files(tmp_path)
+    bare = {**TASK, "task_id": "t/2", "tests": []}
+    paths["tasks"].write_text(json.dumps(TASK) + "\n\n" + json.dumps(bare) + "\n")
+    paths["codes"].write_text("".join(json.dumps(r) + "\n" for r in [*CODES, {**CODES[0], "task_id": "t/2"}]))
+    rc = main(_argv("eval", paths, tmp_path / "r.json"))
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and len(err.splitlines()) == 1, err
+    assert f"{paths['tasks']}:3: field 'tests':" in err and "'t/2'" in err, err
+    assert not (tmp_path / "r.json").exists()

@@ -192,8 +192,10 @@ def run(args) -> int:
         gen, n_read = load_candidate_tests(args.tests, tasks, raw=args.raw_code) if args.tests else ({}, 0)
     for t in tasks:
         if not t.tests and (sampled or t.task_id in codes):
+            from coevo.commands.tasks_input import task_line
+
             raise InputError(f"task {t.task_id!r} has no ground-truth tests to evaluate against",
-                             file=args.tasks, field="tests")
+                             file=args.tasks, line=task_line(args.tasks, t.task_id), field="tests")
     if sampled:  # after every input check: sampling is the expensive part
         codes, gen, info = _sample(args, tasks)
     todo = [t for t in tasks if t.task_id in codes]

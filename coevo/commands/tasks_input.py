@@ -53,3 +53,16 @@ def load_task_file(path):
         if fmt != "coevo":
             return load_any(p, fmt)
     return load_tasks(p)
+
+
+def task_line(path, task_id: str) -> int | None:
+    """The line of the tasks file ``path`` where the task ``task_id`` starts (for an error about
+    the task as a whole); None where no row has that id as written (a converted benchmark file
+    spells its ids another way) or the file cannot be read again."""
+    try:
+        for line, obj in read_jsonl(Path(path)):
+            if str(obj.get("task_id")) == task_id:
+                return line
+    except Exception:  # noqa: BLE001 - only a better message is lost
+        return None
+    return None
