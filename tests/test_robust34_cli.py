@@ -134,3 +134,13 @@ def test_eval_names_the_line_of_a_task_without_tests(tmp_path, capsys):
     assert rc == 2 and len(err.splitlines()) == 1, err
     assert f"{paths['tasks']}:3: field 'tests':" in err and "'t/2'" in err, err
     assert not (tmp_path / "r.json").exists()
+
+
+def test_tinyworld_out_a_file_is_an_input_error(tmp_path, capsys):
+    """`coevo data tinyworld --out FILE` (a folder is asked for): exit 1 as a disk error before."""
+    f = tmp_path / "tasks.jsonl"
+    f.write_text("keep\n")
+    rc = main(["data", "tinyworld", "--out", str(f)])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and len(err.splitlines()) == 1 and "--out" in err and "folder" in err, err
+    assert f.read_text() == "keep\n"

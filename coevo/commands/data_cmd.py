@@ -82,6 +82,9 @@ def run(args) -> int:
     if args.data_command == "tinyworld":
         if args.out == "-":
             raise InputError("writes two files into a directory; '-' (stdout) cannot hold them", field="--out")
+        if Path(args.out).exists() and not Path(args.out).is_dir():
+            raise InputError("is a file; give a folder (train.jsonl and heldout.jsonl are written into it)",
+                             file=args.out, field="--out")
         from coevo.tinyworld.library import build_world
 
         world = build_world(seed=args.seed)
