@@ -16,7 +16,12 @@ plain Python's verdict for the split shape and for the generic one, and
 3. A builtin function of ``math``, ``cmath`` or ``operator`` that the program returns, as the
    zygote loaded it, is the test's own (``f() is not math.sqrt`` PASSED every shape, ``f() is
    math.sqrt`` failed), as ``len`` is since pass 33: such a function computes from its arguments
-   through their dunders, so the test's copy given a program object asks that object."""
+   through their dunders, so the test's copy given a program object asks that object.
+4. The ``random`` generator is one interpreter's: a call that seeds or draws from it moves the test's
+   too, also where the test had not drawn or seeded before the call (``f()`` calling
+   ``random.seed(0)``, then the test's ``x = random.random(); random.seed(0); assert x !=
+   random.random()`` PASSED every shape: the program's process followed the generator for the
+   test only once the test had moved it)."""
 
 from __future__ import annotations
 
@@ -91,7 +96,21 @@ FUNCTIONS = [
     ("given_program_objects", VA, "", "s, a = f()\nassert s(g()) == 4.0 and a(g(), g()).x == 4", "pass", "pass"),
 ]
 
-ALL = EXCEPTIONS + BYTES + FUNCTIONS
+RS = "import random\ndef f():\n    random.seed(0)\n    return 1\n"
+RD = "import random\ndef f():\n    random.seed(9)\n    return [random.random() for _ in range(3)]\n"
+DRAWN = ("import random\nxs = f()\nrandom.seed(9)\nys = [random.random() for _ in range(4)]\n"
+         "assert xs == ys[:3]\nrandom.seed(9)\nf()\nassert random.random() == ys[3]")
+FIRST = ("import random\nrandom.seed(3)\na = f()\nb = random.random()\nrandom.seed(3)\n"
+         "assert [a, b] == [random.random(), random.random()]")
+SEEDED = "import random\nf()\nx = random.random()\nrandom.seed(0)\nassert x {} random.random()"
+RANDOM = [
+    ("seeded_in_call", RS, "", SEEDED.format("=="), "pass", "pass"),
+    ("seeded_in_call_not", RS, "", SEEDED.format("!="), "fail", "fail"),
+    ("drawn_in_call", RD, "", DRAWN, "pass", "pass"),
+    ("test_seeds_first", "import random\ndef f():\n    return random.random()\n", "", FIRST, "pass", "pass"),
+]
+
+ALL = EXCEPTIONS + BYTES + FUNCTIONS + RANDOM
 
 
 def test_the_stated_verdicts_are_plain_pythons():
@@ -116,5 +135,11 @@ def test_bytes_met_twice_is_one_object(ex, name, code, setup, test, shape, want)
 
 @pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(FUNCTIONS), ids=setup_cell_ids(FUNCTIONS))
 def test_a_math_or_operator_function_returned_is_the_tests_own(ex, name, code, setup, test, shape, want):
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == want, detail
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(RANDOM), ids=setup_cell_ids(RANDOM))
+def test_a_call_moving_the_generator_moves_the_tests(ex, name, code, setup, test, shape, want):
     status, detail = run_cell(ex, code, setup, test, shape)
     assert status == want, detail

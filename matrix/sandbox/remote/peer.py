@@ -721,6 +721,7 @@ class _Peer:
         # (a test that never does cannot move it), the program side once the test has synced it
         # (reading the state costs ~25 us, comparing it as much: not at every message otherwise)
         self.random_on = False
+        self.random_told = False  # (the test side: the program side follows the generator once told)
         self.recursion_limit = sys.getrecursionlimit()  # the test side: as last synced (one limit in Python)
         # the program side: its namedtuple classes (:func:`_nt_fields`) by (name, fields), the class
         # an ``{"NT": ...}`` value of the test's of that name is decoded to (red-team pass 33)
@@ -1764,11 +1765,15 @@ class _Peer:
 
     def push_random(self) -> None:
         """The test side, before each request: the generator's state where the test moved it
-        (``random.seed(0)``, its own draws) since it was last synced."""
+        (``random.seed(0)``, its own draws) since it was last synced, and before the first one in
+        any case: the program side sends back where its calls move the generator only once it
+        had one (red-team pass 34: ``f()`` calling ``random.seed(0)``, then the test's draws, were
+        the test's own sequence where the test had not drawn or seeded before the call)."""
         if not self.random_on:
             return
         state = random_state()
-        if state is not None and state != self.random_state:
+        if state is not None and (state != self.random_state or not self.random_told):
+            self.random_told = True
             self.random_state = state
             self.request("random", _Raw(random_wire(state)))
 
