@@ -184,7 +184,7 @@ class CalibrationMap:
         if self.kind == "platt":
             return sigmoid(p["a"] * x + p["b"])
         if self.kind == "isotonic":
-            return np.interp(x, p["x"], p["y"])
+            return _interp(x, np.asarray(p["x"], dtype=float), np.asarray(p["y"], dtype=float))
         if self.kind == "binning":
             return np.asarray(p["values"], dtype=float)[np.searchsorted(p["edges"], x, side="right")]
         raise ValueError(f"kind: unknown calibration map {self.kind!r}")
@@ -307,6 +307,21 @@ def _pav(y: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[tup
             wts.append(w1 + w2)
             spans.append((s1[0], s2[1]))
     return np.asarray(vals), np.asarray(wts), spans
+
+
+def _interp(x: np.ndarray, xp: np.ndarray, fp: np.ndarray) -> np.ndarray:
+    """``np.interp`` (linear between sorted knots ``xp``, constant beyond) without its slope: where
+    two knots are closer than a normal float (scores ~1e-311 apart), ``(fp1 - fp0) / (xp1 - xp0)``
+    overflowed and the isotonic map answered ``inf``. The share of the way from one knot to the next
+    is a ratio of two such differences, clipped to [0, 1], so the value stays between the knots'."""
+    if xp.size == 1:
+        return np.full(np.shape(x), fp[0])
+    i = np.clip(np.searchsorted(xp, x, side="right"), 1, xp.size - 1)
+    x0, x1, y0, y1 = xp[i - 1], xp[i], fp[i - 1], fp[i]
+    span = x1 - x0
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        t = np.where(span > 0, (x - x0) / np.where(span > 0, span, 1.0), 1.0)
+    return y0 + np.clip(t, 0.0, 1.0) * (y1 - y0)
 
 
 def fit_isotonic(x, outcomes) -> CalibrationMap:

@@ -210,3 +210,23 @@ def test_calibration_report_hand_worked():
     alone = C.calibration_report(x, y)  # no groups: nothing cross-fitted
     assert "ece_cv" not in alone and "precision_at" not in alone
     assert json.loads(json.dumps(rep)) == rep
+
+
+def test_isotonic_map_between_knots_closer_than_a_normal_float_stays_a_probability():
+    # hypothesis found it: two scores 2.2e-311 apart (subnormal) with different block values made
+    # np.interp's slope overflow, and the map answered inf at 0 (between the two knots)
+    x = np.array([1.0] * 16 + [-2.225073858507e-311, 2.2250738585e-313] + [1.0] * 18)
+    y = np.array([False] * 17 + [True] + [False] * 18)
+    m = C.fit_calibration(x, y, "isotonic")
+    p = m(np.array([-70.0, -1e-311, 0.0, 0.5, 1.0, 70.0]))
+    assert np.isfinite(p).all() and (p >= 0).all() and (p <= 1).all()
+    assert p[0] == 0.0 and p[-1] == pytest.approx(1 / 35)  # constant beyond the knots
+    assert 0.0 < p[2] <= 1 / 35 and (np.diff(p) >= 0).all()  # part of the way up, monotone
+
+
+def test_isotonic_map_interpolates_linearly_between_blocks():
+    m = C.CalibrationMap("isotonic", {"x": np.array([0.0, 1.0, 3.0, 3.0]), "y": np.array([0.2, 0.2, 0.6, 0.6])})
+    assert m(np.array([-5.0, 0.0, 0.5, 1.0, 2.0, 3.0, 9.0])).tolist() == pytest.approx(
+        [0.2, 0.2, 0.2, 0.2, 0.4, 0.6, 0.6])
+    one = C.CalibrationMap("isotonic", {"x": np.array([2.0]), "y": np.array([0.3])})
+    assert one(np.array([-1.0, 2.0, 5.0])).tolist() == pytest.approx([0.3, 0.3, 0.3])
