@@ -555,11 +555,49 @@ _ODD_SPACES = str.maketrans({"\u00a0": " ", "\u3000": " ", "\u2007": " ", "\u202
                              "\u200b": None, "\u2060": None, "\ufeff": None})
 
 
-def _plain_spaces(src: str) -> str | None:
+def plain_spaces(src: str) -> str | None:
     """``src`` with no-break and ideographic spaces as plain spaces and zero-width ones dropped,
     where it holds any (for code that does not parse because of them); None where it holds none."""
     out = src.translate(_ODD_SPACES)
     return out if out != src else None
+
+
+_HTML_CODE = re.compile(r"<code\b[^>]{0,200}>(.*?)</code>", re.S | re.I)
+
+
+def _unindented(text: str) -> str | None:
+    """``text`` with the code it holds indented as a whole (an answer that continues a markdown
+    list, a decoder's leading spaces) moved to column 0: from the first indented code-looking line,
+    the lines indented at least as far lose that indent (prose at column 0 stays); None where no
+    such line is found."""
+    lines = text.split("\n")
+    for i, ln in enumerate(lines):
+        bare = ln.lstrip(" \t")
+        if bare != ln and _CODE_START.match(bare):
+            lead = ln[:len(ln) - len(bare)]
+            return "\n".join(lines[:i] + [x[len(lead):] if x.startswith(lead) else x for x in lines[i:]])
+    return None
+
+
+def _unfenced_otherwise(text: str, entry_point: str | None) -> str | None:
+    """The code of an answer without fences that :func:`_unfenced_code` finds no code in: an HTML
+    ``<code>`` element (``<pre><code class="language-python">``, entities such as ``&lt;`` read),
+    code indented as a whole, or code whose line ends are the two characters ``\\n`` (a string
+    JSON-encoded twice); None where none of these gives code."""
+    import html
+
+    if "<code" in text.lower():
+        bodies = [html.unescape(m.group(1)).strip("\n") for m in _HTML_CODE.finditer(text[:MAX_CHARS])]
+        good = [b for b in bodies if b.strip() and _parses(b)]
+        defining = [b for b in good if entry_point and _def_level(b, entry_point) == 2]
+        if defining or good:
+            return (defining or good)[-1 if defining else 0]
+    moved = _unindented(text)
+    if moved is not None and (found := _unfenced_code(moved)) is not None:
+        return found
+    if "\n" not in text.strip() and (plain := unescaped(text)) is not None:
+        return _unfenced_code(plain)
+    return None
 
 
 def _parse_code(text: str, entry_point: str | None) -> ParsedCode:
@@ -585,7 +623,7 @@ def _parse_code(text: str, entry_point: str | None) -> ParsedCode:
             body = b.body.strip("\n")
             if not _parses(body) and (cut := _before_glued_fence(body)) is not None:
                 body = cut  # a closing fence glued to the last line of code
-            if not _parses(body) and (plain := _plain_spaces(body)) is not None and _parses(plain):
+            if not _parses(body) and (plain := plain_spaces(body)) is not None and _parses(plain):
                 body = plain  # indented with no-break spaces, a zero-width space in it
             if not _parses(body) and _parses(textwrap.dedent(body)):
                 body = textwrap.dedent(body)
@@ -619,8 +657,10 @@ def _parse_code(text: str, entry_point: str | None) -> ParsedCode:
         start = _SESSION.search(text).start()  # type: ignore[union-attr]
         typed = _session_code(text[start:])
         found = typed if typed is not None and _parses(typed) else None
-    if found is None and (plain := _plain_spaces(text)) is not None:
+    if found is None and (plain := plain_spaces(text)) is not None:
         found = _unfenced_code(plain)  # indented with no-break spaces
+    if found is None:
+        found = _unfenced_otherwise(text, entry_point)
     if found is None:
         return ParsedCode(None, False, "no code found")
     return ParsedCode(found, True, "no code fence")

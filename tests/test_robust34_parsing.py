@@ -28,11 +28,20 @@ SPACES = {
     "ideographic_indent": f"{F}python\ndef add(a, b):\n\u3000\u3000return a + b\n{F}",
     "zero_width": f"{F}python\ndef add(a, b):\u200b\n    return a + b\n{F}",
 }
+# unfenced code as a user's file can hold it: indented as a whole (an answer continuing a markdown
+# list, a decoder's leading spaces), line ends escaped twice (a string JSON-encoded twice), HTML
+UNFENCED = {
+    "indented_whole": "    def add(a, b):\n        return a + b\n",
+    "indented_after_prose": "Here is the function:\n\n    def add(a, b):\n        return a + b\n\nIt adds.",
+    "escaped_twice": "def add(a, b):\\n    return a + b\\n",
+    "html_pre_code": '<pre><code class="language-python">def add(a, b):\n    if a &lt; 0 &lt; b:\n'
+                     '        return b + a\n    return a + b\n</code></pre>',
+}
 
 
-@pytest.mark.parametrize("name", sorted(GLUED) + sorted(SPACES))
+@pytest.mark.parametrize("name", sorted(GLUED) + sorted(SPACES) + sorted(UNFENCED))
 def test_the_function_is_taken(name):
-    text = {**GLUED, **SPACES}[name]
+    text = {**GLUED, **SPACES, **UNFENCED}[name]
     got = parse_code(text, "add")
     assert got.code is not None
     ns: dict = {}
@@ -58,10 +67,11 @@ def test_through_the_matrix_command(tmp_path, capsys):
     task = {"task_id": "t/1", "prompt": "def add(a, b):\n    \"\"\"Return a + b.\"\"\"\n", "kind": "function",
             "entry_point": "add", "tests": ["assert add(1, 2) == 3"]}
     (tmp_path / "tasks.jsonl").write_text(json.dumps(task) + "\n")
-    rows = [GLUED["glued_then_text"], SPACES["nbsp_indent"], SPACES["nbsp_unfenced"]]
+    rows = [GLUED["glued_then_text"], SPACES["nbsp_indent"], SPACES["nbsp_unfenced"], UNFENCED["indented_whole"],
+            UNFENCED["escaped_twice"], UNFENCED["html_pre_code"], "def add(a, b):\n\u00a0\u00a0return a + b\n"]
     (tmp_path / "codes.jsonl").write_text("".join(json.dumps({"task_id": "t/1", "code": c}) + "\n" for c in rows))
     out = tmp_path / "m.jsonl"
     rc = main(["matrix", "--tasks", str(tmp_path / "tasks.jsonl"), "--codes", str(tmp_path / "codes.jsonl"),
                "--out", str(out), "-q"])
     assert rc == 0, capsys.readouterr().err
-    assert json.loads(out.read_text())["status"] == [["pass"]] * 3
+    assert json.loads(out.read_text())["status"] == [["pass"]] * len(rows)

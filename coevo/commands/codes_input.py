@@ -251,6 +251,9 @@ def _mbpp_frame(code: str) -> str | None:
     return body + "\n" if body else None
 
 
+_ODD_SPACE = re.compile("[\u00a0\u3000\u2007\u202f\u200b\u2060\ufeff]")  # (roles.parsing.plain_spaces' own)
+
+
 def extracted_code(code: str, entry_point: str | None) -> str | None:
     """The code to run in place of the field ``code``, or None to run the field as written
     (it compiles, or no code is found in it). A field that does not compile and holds a model's
@@ -308,6 +311,16 @@ def extracted_code(code: str, entry_point: str | None) -> str | None:
         if lines != code.replace("\r\n", "\n"):
             got = extracted_code(lines, entry_point)
             return got if got is not None else lines
+    if code.lstrip("\r\n")[:1] in (" ", "\t") and not _compiles(code):
+        dedented = textwrap.dedent(code)
+        if dedented != code and _compiles(dedented):
+            return dedented  # code indented as a whole (an answer continuing a list, a decoder's leading spaces)
+    if _ODD_SPACE.search(code) and not _compiles(code):
+        from roles.parsing import plain_spaces
+
+        plain = plain_spaces(code)
+        if plain is not None and _compiles(plain):
+            return plain  # indented with no-break spaces (a chat UI's copy), a zero-width space in it
     if not _chat_answer(code) or _compiles(code):
         return None
     from roles.parsing import parse_code
