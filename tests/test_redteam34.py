@@ -21,7 +21,13 @@ plain Python's verdict for the split shape and for the generic one, and
    too, also where the test had not drawn or seeded before the call (``f()`` calling
    ``random.seed(0)``, then the test's ``x = random.random(); random.seed(0); assert x !=
    random.random()`` PASSED every shape: the program's process followed the generator for the
-   test only once the test had moved it)."""
+   test only once the test had moved it).
+5. An exception the program returns (not raises) is, in the test, an exception of the test's own
+   class for it, as a raised one is (the builtin class, the standard one, or the stand-in for the
+   program's class), with its args, attributes, text and chain; handed back to the program it is
+   the program's object again. It was a bare reference: ``return [ValueError('x')]`` then
+   ``isinstance(r[0], ValueError)`` failed and ``not isinstance(...)`` PASSED every shape; ``raise
+   f()`` was an error."""
 
 from __future__ import annotations
 
@@ -110,7 +116,39 @@ RANDOM = [
     ("test_seeds_first", "import random\ndef f():\n    return random.random()\n", "", FIRST, "pass", "pass"),
 ]
 
-ALL = EXCEPTIONS + BYTES + FUNCTIONS + RANDOM
+EC = "class E(ValueError):\n    def __init__(self, m, code=0):\n        super().__init__(m)\n        self.code = code\n"
+ERRS = ("def validate(xs):\n    return [ValueError(f'bad {x}') for x in xs if x < 0]\n"
+        "def f():\n    return validate([1, -2, -3])\n")
+JE = ("import json\ndef f():\n    try:\n        json.loads('{')\n"
+      "    except json.JSONDecodeError as e:\n        return e\n")
+CAUSE = ("def f():\n    try:\n        raise KeyError('a')\n    except KeyError as k:\n        e = ValueError('b')\n"
+         "        e.__cause__ = k\n        return e\n")
+EXCEPTION_VALUES = [
+    ("in_list", "def f():\n    return [ValueError('x')]\n", "",
+     "r = f()\nassert type(r[0]) is ValueError and r[0].args == ('x',) and isinstance(r[0], Exception)",
+     "pass", "pass"),
+    ("in_list_not", "def f():\n    return [ValueError('x')]\n", "", "r = f()\nassert not isinstance(r[0], ValueError)",
+     "fail", "fail"),
+    ("alone", "def f():\n    return KeyError('k')\n", "",
+     "e = f()\nassert isinstance(e, KeyError) and str(e) == \"'k'\"", "pass", "pass"),
+    ("raised_by_the_test", "def f():\n    return KeyError('k')\n", "",
+     "import pytest\nwith pytest.raises(KeyError):\n    raise f()", "pass", "pass"),
+    ("own_class", EC + "def f():\n    return E('bad', 3)\n", "",
+     "e = f()\nassert isinstance(e, E) and isinstance(e, ValueError) and e.code == 3 and str(e) == 'bad'",
+     "pass", "pass"),
+    ("own_class_not", EC + "def f():\n    return E('bad', 3)\n", "", "e = f()\nassert not isinstance(e, ValueError)",
+     "fail", "fail"),
+    ("handed_back", "ERR = ValueError('x')\ndef f():\n    return ERR\ndef g(e):\n    return e is ERR\n", "",
+     "assert g(f()) and f() is f()", "pass", "pass"),
+    ("standard_class", JE, "", "import json\ne = f()\nassert isinstance(e, json.JSONDecodeError) and e.pos == 1",
+     "pass", "pass"),
+    ("errors_list", ERRS, "",
+     "errs = f()\nassert len(errs) == 2 and all(isinstance(e, ValueError) for e in errs) and str(errs[1]) == 'bad -3'",
+     "pass", "pass"),
+    ("cause", CAUSE, "", "e = f()\nassert isinstance(e.__cause__, KeyError)", "pass", "pass"),
+]
+
+ALL = EXCEPTIONS + BYTES + FUNCTIONS + RANDOM + EXCEPTION_VALUES
 
 
 def test_the_stated_verdicts_are_plain_pythons():
@@ -141,5 +179,12 @@ def test_a_math_or_operator_function_returned_is_the_tests_own(ex, name, code, s
 
 @pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(RANDOM), ids=setup_cell_ids(RANDOM))
 def test_a_call_moving_the_generator_moves_the_tests(ex, name, code, setup, test, shape, want):
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == want, detail
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(EXCEPTION_VALUES),
+                         ids=setup_cell_ids(EXCEPTION_VALUES))
+def test_an_exception_returned_is_the_tests_exception(ex, name, code, setup, test, shape, want):
     status, detail = run_cell(ex, code, setup, test, shape)
     assert status == want, detail

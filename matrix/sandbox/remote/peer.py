@@ -670,6 +670,9 @@ class _Peer:
         self.exports: dict[int, object] = {}
         self.export_ids: dict[int, int] = {}  # id(obj) -> export id (the object stays referenced)
         self.proxies: dict[int, object] = {}
+        # the test side: exceptions the program returned (not raised), made here as the test's own
+        # (:meth:`resolve_ref`), id -> (exception, the program's reference number): sent back as that
+        self.exc_values: dict[int, tuple[BaseException, int]] = {}
         self.exc_classes: dict[int, type] = {}
         self.exc_stand_ins: set[type] = set()  # the classes of exc_classes
         # containers of the test's that the program kept after a call (red-team pass 17): the
@@ -900,6 +903,9 @@ class _Peer:
         return member
 
     def export(self, obj) -> dict:
+        back = self.exc_values.get(id(obj))
+        if back is not None and back[0] is obj:  # (an exception of the program's: its own object there)
+            return {"R": [self.other, back[1], "", []]}
         key = id(obj)
         eid = self.export_ids.get(key)
         if eid is None:
@@ -949,6 +955,10 @@ class _Peer:
                                                                    or b in _PURE_BUILTINS):
             flags.append("builtin:" + b)  # (``int``, ``len``: the other side's own; a program's types and
             # functions that compute from their arguments only)
+        if self.side == "C" and issubclass(type(obj), BaseException) and not isinstance(obj, type):
+            # an exception returned as a value: described as a raised one is, the test's own there
+            # (red-team pass 34: ``return [ValueError('x')]`` was no ValueError for ``isinstance``)
+            return {"R": [self.side, eid, str(name)[:100], flags, None, None, self.describe_exception(obj)]}
         return {"R": [self.side, eid, str(name)[:100], flags]}
 
     def _dataclass_flags(self, obj) -> list:
@@ -1142,6 +1152,10 @@ class _Peer:
     def resolve_ref(self, x):
         """Decoder hook for ``{"R": ...}``: this side's object, or a proxy of the other's."""
         member = None
+        exc_desc = None
+        if type(x) is list and len(x) == 7 and self.side == "T":  # an exception value (:meth:`export`)
+            exc_desc = x[6]
+            x = x[:4]
         if type(x) is list and len(x) == 6 and self.side == "T":  # a member's value (:meth:`_member`)
             member = x[5]
             x = x[:4]
@@ -1215,7 +1229,12 @@ class _Peer:
             own = next((f[4:] for f in flags if f.startswith("own:")), None) if self.side == "T" else None
             if own is not None and own.count(":") == 1 and len(self.own_std) < _MAX_OBJECTS:
                 self.own_std[rid] = tuple(own.split(":"))
-            if exc is not None and std is not None and (p := _stdlib_class(std)) is not None:
+            if exc_desc is not None and side == self.other:
+                p = self._exception(exc_desc)
+                if not isinstance(p, BaseException) or isinstance(p, RemoteError):
+                    raise ValueError("malformed exception")
+                self.exc_values[id(p)] = (p, rid)
+            elif exc is not None and std is not None and (p := _stdlib_class(std)) is not None:
                 pass
             elif exc is not None and self.side == "T":
                 p = self._exception_class(rid, str(tname), exc)
