@@ -306,6 +306,13 @@ def check_outputs(args) -> None:
                 raise InputError(f"is the --{in_opt.replace('_', '-')} file {src}: writing it would lose "
                                  "that input; write the output to another file", file=str(out),
                                  field=f"--{out_opt.replace('_', '-')}")
+    outs = [(o, getattr(args, o, None)) for o in _OUTPUT_OPTIONS]
+    outs = [(o, str(v)) for o, v in outs if isinstance(v, (str, os.PathLike)) and str(v) not in ("", "-")]
+    for i, (opt_a, a) in enumerate(outs):
+        for opt_b, b in outs[i + 1:]:
+            if os.path.realpath(a) == os.path.realpath(b):
+                raise InputError(f"is also the --{opt_a.replace('_', '-')} file: one would be written over the "
+                                 "other; give two files", file=b, field=f"--{opt_b.replace('_', '-')}")
     command = " ".join(filter(None, (getattr(args, "command", None), getattr(args, "data_command", None))))
     out = getattr(args, "out", None)
     if command in _FILE_OUT_COMMANDS and isinstance(out, str) and out not in ("", "-"):

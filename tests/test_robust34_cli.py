@@ -144,3 +144,13 @@ def test_tinyworld_out_a_file_is_an_input_error(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert rc == 2 and len(err.splitlines()) == 1 and "--out" in err and "folder" in err, err
     assert f.read_text() == "keep\n"
+
+
+def test_solve_out_and_details_naming_one_file_is_refused(tmp_path, capsys):
+    """`coevo solve --out x --details x`: the details were written over the chosen codes."""
+    paths = _files(tmp_path)
+    out = tmp_path / "sub" / ".." / "chosen.jsonl"
+    rc = main(["solve", "--tasks", str(paths["tasks"]), "--model", str(tmp_path / "no_model"),
+               "--out", str(out), "--details", str(tmp_path / "chosen.jsonl"), "-q"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and len(err.splitlines()) == 1 and "--details" in err and "--out" in err, err
