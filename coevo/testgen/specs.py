@@ -584,6 +584,8 @@ def _evidence(body: list[ast.stmt], name: str, classes: dict[str, list[str]], de
         elif isinstance(p, ast.comprehension) and p.iter is n:
             ev.add("list", 2)
             comp = parents.get(id(p))
+            if isinstance(p.target, ast.Name) and comp is not None and _made_a_byte(comp, p.target.id):
+                ev.add("bytes", 4)  # [bytes([b]).hex() for b in data]: data's items are bytes' ints
             if isinstance(p.target, ast.Name) and depth < 2 and comp is not None:
                 # ``sum(item.price * item.qty for item in items)``: the items, from the expression
                 parts = [getattr(comp, f) for f in ("elt", "key", "value") if getattr(comp, f, None) is not None]
@@ -591,6 +593,8 @@ def _evidence(body: list[ast.stmt], name: str, classes: dict[str, list[str]], de
                 ev.elem.append(_infer([ast.Expr(e) for e in parts], p.target.id, classes, depth + 1, None))
         elif isinstance(p, ast.For) and p.iter is n:
             ev.add("list", 2.5)
+            if isinstance(p.target, ast.Name) and any(_made_a_byte(stmt, p.target.id) for stmt in p.body):
+                ev.add("bytes", 4)  # for c in s: c = bytes((c,)) (quopri's unhex): s is bytes
             if isinstance(p.target, ast.Name) and depth < 2:
                 ev.elem.append(_infer(p.body, p.target.id, classes, depth + 1, None))
             elif isinstance(p.target, ast.Tuple):
@@ -777,6 +781,18 @@ def infer_param(param, body: list[ast.stmt], classes: dict[str, tuple[str, list[
         others = [k for k in dict.fromkeys(ev.checked_kinds) if k != spec.kind and k in _CHECKED_KINDS]
         return Spec("checked", (spec, *(Spec(k) for k in others)))
     return spec
+
+
+def _made_a_byte(node: ast.AST, name: str) -> bool:
+    """Whether ``node`` makes the value named ``name`` into one byte: ``bytes((c,))``,
+    ``bytes([c])``, ``bytearray([c])`` (an item of bytes, an int, back into bytes)."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("bytes", "bytearray") \
+                and len(n.args) == 1 and isinstance(n.args[0], (ast.Tuple, ast.List)) \
+                and len(n.args[0].elts) == 1 and isinstance(n.args[0].elts[0], ast.Name) \
+                and n.args[0].elts[0].id == name:
+            return True
+    return False
 
 
 _CHECKED_KINDS = frozenset({"int", "float", "str", "bytes", "decimal", "fraction", "complex"})

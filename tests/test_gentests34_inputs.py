@@ -1,0 +1,27 @@
+"""gen-tests' input drawing (gentests34, test first)."""
+
+import ast
+from pathlib import Path
+
+from coevo.testgen.inputs import InputGenerator
+from coevo.testgen.target import analyze
+
+FIX = Path(__file__).parent / "fixtures" / "gentests34"
+
+
+def _pool(path, qualname, param):
+    module = analyze(path)
+    gen = InputGenerator(module)
+    unit = next(u for u in module.units if u.qualname == qualname)
+    q, spec = next((q, s) for q, s in gen.specs(unit) if q.name == param)
+    return [ast.literal_eval(x) for x in gen._pool_for(q, spec, gen._consts(unit), 0, unit)]
+
+
+def test_a_value_whose_items_are_made_into_single_bytes_is_bytes():
+    """hexits.py (as quopri's unhex(s)): `for c in s: c = bytes((c,))` makes each item, an int,
+    into one byte, so s is bytes; it drew lists (of ints, or of texts: TypeError), and the
+    comparisons with b'0' ... b'F' were never reached with digits."""
+    for qual, param in (("unhex", "s"), ("codes", "data")):
+        pool = _pool(FIX / "hexits.py", qual, param)
+        assert pool and type(pool[0]) is bytes, (qual, pool[:6])
+        assert sum(type(v) is bytes for v in pool[:8]) >= 4, (qual, pool[:8])
