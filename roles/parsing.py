@@ -600,6 +600,28 @@ def _unfenced_otherwise(text: str, entry_point: str | None) -> str | None:
     return None
 
 
+def _repaired(body: str, closed: bool, entry_point: str | None) -> tuple[str, bool]:
+    """``(body, whether it parses)`` for a block's body that does not parse as written: the first
+    of these readings that parses, else the body as it is. Each reading is tried only while none
+    before it parsed (one parse of the body, not one per reading: a chat answer's blocks are read
+    for every row of a codes file)."""
+    if (cut := _before_glued_fence(body)) is not None:
+        return cut, True  # a closing fence glued to the last line of code
+    if (plain := plain_spaces(body)) is not None and _parses(plain):
+        return plain, True  # indented with no-break spaces, a zero-width space in it
+    if _parses(dedented := textwrap.dedent(body)):
+        return dedented, True  # indented as a whole
+    if (typed := _session_code(body)) is not None and _parses(typed):
+        return typed, True  # an interpreter session: the code typed in it
+    if (plain := unescaped(body)) is not None and _parses(plain):
+        return plain, True  # line ends written as the two characters \n
+    if not closed and entry_point and (whole := _whole_statements(body, entry_point)) is not None:
+        return whole, True  # cut off by the length limit after the function
+    if closed and entry_point and (pre := _before_prose_line(body, entry_point)) is not None:
+        return pre, True  # a line of prose inside the fence after the code
+    return body, False
+
+
 def _parse_code(text: str, entry_point: str | None) -> ParsedCode:
     if not isinstance(text, str) or not text.strip():
         return ParsedCode(None, False, "empty output")
@@ -619,24 +641,14 @@ def _parse_code(text: str, entry_point: str | None) -> ParsedCode:
         if not cands:
             return ParsedCode(None, False, "no python code block")
         bodies = []
+        parses = []
         for b in cands:  # a body indented as a whole (no list fence to say so) is dedented too
             body = b.body.strip("\n")
-            if not _parses(body) and (cut := _before_glued_fence(body)) is not None:
-                body = cut  # a closing fence glued to the last line of code
-            if not _parses(body) and (plain := plain_spaces(body)) is not None and _parses(plain):
-                body = plain  # indented with no-break spaces, a zero-width space in it
-            if not _parses(body) and _parses(textwrap.dedent(body)):
-                body = textwrap.dedent(body)
-            if not _parses(body) and (typed := _session_code(body)) is not None and _parses(typed):
-                body = typed  # an interpreter session: the code typed in it
-            if not _parses(body) and (plain := unescaped(body)) is not None and _parses(plain):
-                body = plain  # line ends written as the two characters \n
-            if not b.closed and entry_point and not _parses(body):
-                body = _whole_statements(body, entry_point) or body
-            if b.closed and entry_point and not _parses(body):
-                body = _before_prose_line(body, entry_point) or body
+            ok = _parses(body)
+            if not ok:
+                body, ok = _repaired(body, b.closed, entry_point)
             bodies.append(body)
-        parses = [_parses(src) for src in bodies]
+            parses.append(ok)
         levels = [_def_level(src, entry_point) if entry_point else 0 for src in bodies]
         # a block the answer quotes ("your original code:", "for reference, the buggy version")
         # is not its answer where another block defines the entry point too
