@@ -1604,6 +1604,7 @@ class InputGenerator:
         consts = self._consts(unit)
         pools = {p.name: self._pool_for(p, s, consts, depth, unit) for p, s in specs if p.kind != "starstar"}
         slept = self.slept(unit)
+        slept = slept | self.stdin_defaults(unit)
         base = {p.name: pools[p.name][0] for p, _ in specs if p.required or p.name in slept}
         out = [dict(base)]
         for p, _ in specs:
@@ -1639,6 +1640,31 @@ class InputGenerator:
                 seen.add(key)
                 uniq.append(ch)
         return uniq
+
+    def stdin_defaults(self, unit: Unit) -> set[str]:
+        """The parameters of ``unit`` that stand for the standard input when left out
+        (``if instream is not None: ... else: self.instream = sys.stdin``, ``stream or sys.stdin``,
+        shlex's): the typical call gives them a drawn value (no test has a standard input)."""
+        if unit.node is None:
+            return set()
+        names = {p.name for p in unit.params if not p.required and p.kind not in ("star", "starstar")}
+        if not names:
+            return set()
+
+        def stdin_in(nodes) -> bool:
+            return any(isinstance(x, ast.Attribute) and x.attr == "stdin" and isinstance(x.value, ast.Name)
+                       and x.value.id == "sys" for node in nodes for x in ast.walk(node))
+
+        def named(node) -> set[str]:
+            return {x.id for x in ast.walk(node) if isinstance(x, ast.Name) and x.id in names}
+
+        found: set[str] = set()
+        for n in ast.walk(unit.node):
+            if isinstance(n, ast.If) and stdin_in(n.body + n.orelse):
+                found |= named(n.test)
+            elif isinstance(n, (ast.IfExp, ast.BoolOp)) and stdin_in([n]):
+                found |= named(n)
+        return found
 
     def slept(self, unit: Unit) -> set[str]:
         """The parameters of ``unit`` that its body hands to ``time.sleep`` (or ``asyncio.sleep``,
