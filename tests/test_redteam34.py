@@ -27,7 +27,11 @@ plain Python's verdict for the split shape and for the generic one, and
    program's class), with its args, attributes, text and chain; handed back to the program it is
    the program's object again. It was a bare reference: ``return [ValueError('x')]`` then
    ``isinstance(r[0], ValueError)`` failed and ``not isinstance(...)`` PASSED every shape; ``raise
-   f()`` was an error."""
+   f()`` was an error.
+6. A program's exception class that defines ``args`` itself (a property) answers ``e.args`` with it
+   in the test, as in Python, while ``str(e)`` still shows the arguments given: the test read the
+   arguments given, so ``except ValueError as e: assert e.args == ('bad',)`` PASSED every shape
+   where Python fails."""
 
 from __future__ import annotations
 
@@ -148,7 +152,17 @@ EXCEPTION_VALUES = [
     ("cause", CAUSE, "", "e = f()\nassert isinstance(e.__cause__, KeyError)", "pass", "pass"),
 ]
 
-ALL = EXCEPTIONS + BYTES + FUNCTIONS + RANDOM + EXCEPTION_VALUES
+AP = "class E(ValueError):\n    @property\n    def args(self):\n        return ('other',)\n"
+OWN_ARGS = [
+    ("own_args_raised", AP + "def f():\n    raise E('bad')\n", "",
+     "try:\n    f()\nexcept ValueError as e:\n    assert e.args == ('bad',)", "fail", "fail"),
+    ("own_args_raised_read", AP + "def f():\n    raise E('bad')\n", "",
+     "try:\n    f()\nexcept ValueError as e:\n    assert e.args == ('other',) and str(e) == 'bad'", "pass", "pass"),
+    ("own_args_returned", AP + "def f():\n    return E('bad')\n", "",
+     "e = f()\nassert e.args == ('other',) and str(e) == 'bad' and repr(e) == \"E('bad')\"", "pass", "pass"),
+]
+
+ALL = EXCEPTIONS + BYTES + FUNCTIONS + RANDOM + EXCEPTION_VALUES + OWN_ARGS
 
 
 def test_the_stated_verdicts_are_plain_pythons():
@@ -186,5 +200,11 @@ def test_a_call_moving_the_generator_moves_the_tests(ex, name, code, setup, test
 @pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(EXCEPTION_VALUES),
                          ids=setup_cell_ids(EXCEPTION_VALUES))
 def test_an_exception_returned_is_the_tests_exception(ex, name, code, setup, test, shape, want):
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == want, detail
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(OWN_ARGS), ids=setup_cell_ids(OWN_ARGS))
+def test_an_exception_class_defining_args_answers_e_args(ex, name, code, setup, test, shape, want):
     status, detail = run_cell(ex, code, setup, test, shape)
     assert status == want, detail
