@@ -276,6 +276,19 @@ def check_output_file(path: str, option: str) -> None:
         raise InputError(f"cannot write in {parent} ({why})", file=path, field=option)
 
 
+def status_say(args):
+    """A function printing one status line ``coevo <command>: <line>`` on stderr, or None with
+    ``--quiet`` (for work that draws no progress bar, such as reading a codes file's chat answers)."""
+    if getattr(args, "quiet", False):
+        return None
+    command = getattr(args, "command", None) or "coevo"
+
+    def say(line: str) -> None:
+        print(f"coevo {command}: {line}", file=sys.stderr, flush=True)
+
+    return say
+
+
 # options naming a file a command reads, and options naming a file it writes
 _INPUT_OPTIONS = ("tasks", "codes", "tests", "input", "calibration", "config")
 _OUTPUT_OPTIONS = ("out", "details")

@@ -369,14 +369,22 @@ def completion_code(prompt: str, completion: str, entry_point: str | None) -> st
     return next((prog for prog in programs if _compiles(prog)), None)
 
 
-def load_candidate_codes(path, tasks, raw: bool = False) -> tuple[dict[str, list[str]], int]:
+READ_STATUS_EVERY_S = 30.0  # seconds between two "reading codes" status lines
+
+
+def load_candidate_codes(path, tasks, raw: bool = False, say=None,
+                         every_s: float | None = None) -> tuple[dict[str, list[str]], int]:
     """``(task_id -> [code, ...], how many fields were read as chat answers)`` of the codes file
     at ``path`` (:func:`read_codes`: rows keep their order and index). A program that starts with
     its task's Python prompt (bigcode's generations, evalplus solutions: the prompt + what the
     model wrote) is read as that prompt + a completion (:func:`completion_code`), so that a chat
     answer after the prompt keeps the prompt's imports and helpers; a chat answer in a ``code`` field
     of a task whose prompt is Python runs after the prompt's imports it needs
-    (:func:`prompt_imports`)."""
+    (:func:`prompt_imports`).
+
+    ``say``: where reading the chat answers takes long (a row takes about half a millisecond),
+    a line ``reading codes: 12000/20000 rows (900 rows/s, ETA 8s)`` goes to it at most every
+    ``every_s`` seconds (default :data:`READ_STATUS_EVERY_S`); none for shorter work."""
     completions: dict[tuple[str, int], str] = {}
     codes = read_codes(path, tasks, completions)
     by_id = {t.task_id: t for t in tasks}
@@ -384,6 +392,12 @@ def load_candidate_codes(path, tasks, raw: bool = False) -> tuple[dict[str, list
         return codes, 0
     continues: dict[str, bool] = {}
     n = 0
+    meter = None
+    if say is not None:
+        from training.metrics_file import RateMeter
+
+        meter = RateMeter(sum(len(rows) for rows in codes.values()),
+                          every_s=READ_STATUS_EVERY_S if every_s is None else every_s)
     for tid, rows in codes.items():
         task = by_id[tid]
         for i, code in enumerate(rows):
@@ -406,6 +420,9 @@ def load_candidate_codes(path, tasks, raw: bool = False) -> tuple[dict[str, list
             if got is not None:
                 rows[i] = got
                 n += 1
+        if meter is not None and meter.update(len(rows)):
+            say(f"reading codes: {meter.done}/{meter.total} rows ({meter.rate:.3g} rows/s, "
+                f"ETA {meter.eta(unknown='0s')})")
     return codes, n
 
 

@@ -155,6 +155,7 @@ def _num(x):
 def run(args) -> int:
     import numpy as np
 
+    from coevo.cli import status_say
     from coevo.commands.codes_input import extracted_note, load_candidate_codes, load_candidate_tests, tests_note
     from coevo.commands.select_cmd import check_common, consensus_for, examples_for, executor_config, score_options
     from coevo.commands.tasks_input import load_task_file
@@ -188,7 +189,7 @@ def run(args) -> int:
     tasks = load_task_file(args.tasks)
     info = None
     if not sampled:
-        codes, n_extracted = load_candidate_codes(args.codes, tasks, raw=args.raw_code)
+        codes, n_extracted = load_candidate_codes(args.codes, tasks, raw=args.raw_code, say=status_say(args))
         gen, n_read = load_candidate_tests(args.tests, tasks, raw=args.raw_code) if args.tests else ({}, 0)
     for t in tasks:
         if not t.tests and (sampled or t.task_id in codes):

@@ -84,6 +84,7 @@ def run(args) -> int:
     import sys
     import time
 
+    from coevo.cli import status_say
     from coevo.commands.codes_input import extracted_note, load_candidate_codes, load_candidate_tests, tests_note
     from coevo.commands.tasks_input import load_task_file
     from matrix.errors import InputError
@@ -101,7 +102,7 @@ def run(args) -> int:
         raise InputError(str(exc), field="--isolation") from None
     with executor:
         tasks = load_task_file(args.tasks)
-        codes, n_extracted = load_candidate_codes(args.codes, tasks, raw=args.raw_code)
+        codes, n_extracted = load_candidate_codes(args.codes, tasks, raw=args.raw_code, say=status_say(args))
         tests, n_read = load_candidate_tests(args.tests, tasks, raw=args.raw_code) if args.tests else (None, 0)
         jobs = [(t, codes.get(t.task_id, []), tests.get(t.task_id, []) if tests is not None else list(t.tests))
                 for t in tasks]

@@ -173,6 +173,7 @@ def _drawer(task, tests, n_inputs: int, seed: int):
 
 
 def run(args) -> int:
+    from coevo.cli import status_say
     from coevo.commands.codes_input import extracted_note, load_candidate_codes, load_candidate_tests, tests_note
     from coevo.commands.tasks_input import load_task_file
     from matrix.errors import InputError
@@ -190,7 +191,7 @@ def run(args) -> int:
 
         maps = read_calibration(args.calibration, scores=score_kw)
     tasks = load_task_file(args.tasks)
-    codes, n_extracted = load_candidate_codes(args.codes, tasks, raw=args.raw_code)
+    codes, n_extracted = load_candidate_codes(args.codes, tasks, raw=args.raw_code, say=status_say(args))
     # tasks without tests are decided otherwise
     tests, n_read = load_candidate_tests(args.tests, tasks, raw=args.raw_code, allow_empty=True)
     if not codes:
