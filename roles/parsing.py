@@ -600,6 +600,66 @@ def _unfenced_otherwise(text: str, entry_point: str | None) -> str | None:
     return None
 
 
+def _driver_call(node: ast.expr, defined: set[str]) -> bool:
+    """``f()`` for a function ``f`` the program defines, or ``sys.exit(f())`` / ``exit(f())``."""
+    if not isinstance(node, ast.Call) or node.keywords:
+        return False
+    if isinstance(node.func, ast.Name) and node.func.id in defined and not node.args:
+        return True
+    exits = (isinstance(node.func, ast.Attribute) and node.func.attr == "exit"
+             and isinstance(node.func.value, ast.Name) and node.func.value.id == "sys"
+             or isinstance(node.func, ast.Name) and node.func.id in ("exit", "quit"))
+    return exits and len(node.args) == 1 and _driver_call(node.args[0], defined)
+
+
+def _is_main_guard(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+            and {ast.unparse(test.left), ast.unparse(test.comparators[0])} in ({"__name__", "'__main__'"},))
+
+
+def _drives(stmts: list[ast.stmt], defined: set[str]) -> bool:
+    """Whether ``stmts`` only call the program's own functions without arguments (``main()``,
+    ``sys.exit(main())``, under ``if __name__ == "__main__":``), imports aside."""
+    calls = 0
+    for st in stmts:
+        if isinstance(st, (ast.Import, ast.ImportFrom)):
+            continue
+        if isinstance(st, ast.Expr) and _driver_call(st.value, defined):
+            calls += 1
+        elif isinstance(st, ast.If) and not st.orelse and _is_main_guard(st.test) and _drives(st.body, defined):
+            calls += 1
+        else:
+            return False
+    return calls > 0
+
+
+def _with_driver(code: str, later: list[str]) -> str:
+    """A stdio program that defines functions and calls none of them at its top level (it printed
+    nothing), followed by the first later block that only calls them (``solve()``, ``if __name__
+    == "__main__": main()``: the answer's "call it:" block); the program as it is otherwise. A block
+    calling them with arguments is an example on made-up values, never added."""
+    try:
+        tree = ast.parse(code)
+    except Exception:
+        return code
+    defined = {st.name for st in tree.body if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    if not defined:
+        return code
+    for st in tree.body:
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)):
+            continue
+        if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in defined for n in ast.walk(st)):
+            return code  # it calls its own function already
+    for src in later:
+        try:
+            mod = ast.parse(src)
+        except Exception:
+            continue
+        if _drives(mod.body, defined):
+            return code.rstrip("\n") + "\n\n\n" + src.strip("\n")
+    return code
+
+
 def _repaired(body: str, closed: bool, entry_point: str | None) -> tuple[str, bool]:
     """``(body, whether it parses)`` for a block's body that does not parse as written: the first
     of these readings that parses, else the body as it is. Each reading is tried only while none
@@ -663,6 +723,8 @@ def _parse_code(text: str, entry_point: str | None) -> ParsedCode:
         best = max(range(len(cands)), key=key)
         joins = (entry_point and levels[best]) or reads[best]
         code = _join_blocks(best, bodies) if joins else bodies[best]
+        if reads[best] and parses[best]:  # a stdio program: its function called in a later block
+            code = _with_driver(code, bodies[best + 1:])
         return ParsedCode(code, True, "" if cands[best].closed else "unclosed code block")
     found = _unfenced_code(text)
     if found is None and _SESSION.search(text):  # an interpreter session after a line of prose

@@ -75,3 +75,55 @@ def test_through_the_matrix_command(tmp_path, capsys):
                "--out", str(out), "-q"])
     assert rc == 0, capsys.readouterr().err
     assert json.loads(out.read_text())["status"] == [["pass"]] * len(rows)
+
+
+# a stdio answer whose program is a function that reads the input, and a later block that only
+# calls it ("Call it:", "Run with:"): the program alone defined the function and printed nothing
+DRIVEN = {
+    "call_block": f"Here's the solution:\n{F}python\ndef solve():\n    a, b = map(int, input().split())\n"
+                  f"    print(a + b)\n{F}\n\nCall it:\n{F}python\nsolve()\n{F}",
+    "main_guard_block": f"{F}python\nimport sys\n\ndef main():\n    data = sys.stdin.read().split()\n"
+                        f"    print(int(data[0]) + int(data[1]))\n{F}\nAnd run with:\n"
+                        f"{F}python\nif __name__ == '__main__':\n    main()\n{F}",
+    "exit_main_block": f"{F}python\ndef main():\n    a, b = map(int, input().split())\n    print(a + b)\n"
+                       f"    return 0\n{F}\n{F}python\nimport sys\nsys.exit(main())\n{F}",
+}
+
+
+def _stdout_of(code: str, stdin: str) -> str:
+    import contextlib
+    import io
+    import sys
+
+    out = io.StringIO()
+    old = sys.stdin
+    sys.stdin = io.StringIO(stdin)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+            exec(compile(code, "<answer>", "exec"), {"__name__": "__main__"})
+    finally:
+        sys.stdin = old
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("name", sorted(DRIVEN))
+def test_a_stdio_program_runs_its_driver_block(name):
+    got = parse_code(DRIVEN[name], None)
+    assert got.code is not None
+    assert _stdout_of(got.code, "2 3\n") == "5\n"
+
+
+def test_a_later_example_call_with_arguments_is_not_added():
+    """A block calling the function on made-up values is an example, not the program's driver:
+    its output would be added to the program's."""
+    text = (f"{F}python\ndef solve(data=None):\n    a, b = map(int, (data or input()).split())\n    print(a + b)\n{F}\n"
+            f"Example:\n{F}python\nsolve('1 1')\n{F}")
+    got = parse_code(text, None)
+    assert got.code is not None and "solve('1 1')" not in got.code
+
+
+def test_a_program_that_calls_its_function_gets_nothing_more():
+    text = (f"{F}python\ndef solve():\n    a, b = map(int, input().split())\n    print(a + b)\n\nsolve()\n{F}\n"
+            f"Run:\n{F}python\nsolve()\n{F}")
+    got = parse_code(text, None)
+    assert got.code is not None and _stdout_of(got.code, "2 3\n") == "5\n"
