@@ -754,6 +754,9 @@ def read_codes(path: str | os.PathLike, tasks: Iterable[Task | str] | None,
                 value = prompt + value
             out.setdefault(tid, []).append(value)
     if not out:
+        if Path(file).is_dir():
+            raise InputError("a folder with no evalplus samples in it (expected DIR/<task id>/<n>.py, one program "
+                             "a file; a codes file is JSON Lines)", file=file)
         raise InputError("no codes in file", file=file)
     return out
 

@@ -79,3 +79,14 @@ def test_reading_many_chat_answers_says_where_it_is(tmp_path):
     said.clear()
     load_candidate_codes(p, tasks, say=said.append)  # (default: every 30 s)
     assert said == []
+
+
+def test_a_folder_without_samples_says_what_it_expected(tmp_path):
+    """`--codes DIR` is evalplus's samples folder; a folder holding none (the user's project, a run
+    directory) said "no codes in file"."""
+    (tmp_path / "codes").mkdir()
+    (tmp_path / "codes" / "notes.txt").write_text("x\n")
+    with pytest.raises(InputError) as exc:
+        load_candidate_codes(tmp_path / "codes", [TASK])
+    msg = str(exc.value)
+    assert "folder" in msg and "<n>.py" in msg and "in file" not in msg, msg
