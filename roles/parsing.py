@@ -57,6 +57,7 @@ class Block:
     body: str
     closed: bool
     lead: str = field(default="", compare=False)  # the text between the block before (or the start) and this one
+    info: str = field(default="", compare=False)  # the opening fence's line after the backticks, as written
 
 
 @dataclass
@@ -117,7 +118,8 @@ def fenced_blocks(text: str) -> list[Block]:
         if not m:
             break
         fence = m.group(1) or m.group(3)
-        ticks, lang = len(fence), _lang(m.group(2) if m.group(1) else m.group(4))
+        info = m.group(2) if m.group(1) else m.group(4)
+        ticks, lang = len(fence), _lang(info)
         lead = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
         if fence[0] == "~" and not _LIST_LEAD.match(lead):
             pos = m.end()  # tildes after words on the line: no fence
@@ -128,7 +130,7 @@ def fenced_blocks(text: str) -> list[Block]:
                   if c.group(1)[0] == fence[0] and len(c.group(1)) >= ticks)
         first = next(closes, None)
         if first is None:
-            blocks.append(Block(lang, _outdent(text[start:], indent).rstrip(), False, text[pos:m.start()]))
+            blocks.append(Block(lang, _outdent(text[start:], indent).rstrip(), False, text[pos:m.start()], info))
             break
         close = first
         if lang in PY_LANGS and _open_string(_outdent(text[start:first.start()], indent)):
@@ -136,7 +138,8 @@ def fenced_blocks(text: str) -> list[Block]:
                 if _parses(_outdent(text[start:later.start()], indent)):
                     close = later
                     break
-        blocks.append(Block(lang, _outdent(text[start:close.start()], indent).rstrip(), True, text[pos:m.start()]))
+        body = _outdent(text[start:close.start()], indent).rstrip()
+        blocks.append(Block(lang, body, True, text[pos:m.start()], info))
         pos = close.end()
     return blocks
 
@@ -660,6 +663,25 @@ def _with_driver(code: str, later: list[str]) -> str:
     return code
 
 
+_FENCE_LINE_CODE = re.compile(
+    r"(?:async\s+def|def|class|import|from\s+[\w.]+\s+import|for|while|if|with|try)\s|@\w|print\(")
+
+
+def _code_on_fence_line(b: Block) -> Block:
+    """A block whose first line of code sits on the opening fence's line (```` ```python def f(x):````
+    or ```` ```def f(x):````, the newline after the fence left out) as a python block holding that
+    line, where the body with it parses; the block as it is otherwise."""
+    info = b.info.strip()
+    if not info or not b.body.strip():
+        return b
+    word, _, rest = info.partition(" ")
+    first = rest.strip() if _lang(word) in PY_LANGS else info
+    if not first or not _FENCE_LINE_CODE.match(first):  # (never an attribute: ```python title="a.py")
+        return b
+    body = first + "\n" + b.body
+    return Block("python", body, b.closed, b.lead, b.info) if _parses(body) else b
+
+
 def _repaired(body: str, closed: bool, entry_point: str | None) -> tuple[str, bool]:
     """``(body, whether it parses)`` for a block's body that does not parse as written: the first
     of these readings that parses, else the body as it is. Each reading is tried only while none
@@ -697,6 +719,7 @@ def _parse_code(text: str, entry_point: str | None) -> ParsedCode:
         return _parse_code(inner, entry_point)
     blocks = _code_then_fence(text) or fenced_blocks(text)
     if blocks:
+        blocks = [_code_on_fence_line(b) for b in blocks]
         cands = [b for b in blocks if b.lang in PY_LANGS and b.body.strip()]
         if not cands:
             return ParsedCode(None, False, "no python code block")

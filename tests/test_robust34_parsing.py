@@ -20,6 +20,9 @@ GLUED = {
     "glued_then_usage_block": f"{F}python\n{ADD}{F}\nUsage:\n{F}python\nprint(add(1, 2))\n{F}\n",
     "glued_with_space": f"{F}python\n{ADD} {F}\n",
     "glued_tilde": f"~~~python\n{ADD}~~~\n",
+    # the first line of code on the opening fence's line (no newline after the fence or its language)
+    "on_fence_line_with_lang": f"{F}python def add(a, b):\n    return a + b\n{F}",
+    "on_fence_line_no_lang": f"Here:\n{F}def add(a, b):\n    return a + b\n{F}\nDone.",
 }
 SPACES = {
     "nbsp_indent": f"{F}python\ndef add(a, b):\n\u00a0\u00a0\u00a0\u00a0return a + b\n{F}",
@@ -127,3 +130,10 @@ def test_a_program_that_calls_its_function_gets_nothing_more():
             f"Run:\n{F}python\nsolve()\n{F}")
     got = parse_code(text, None)
     assert got.code is not None and _stdout_of(got.code, "2 3\n") == "5\n"
+
+
+def test_a_fence_attribute_is_not_code():
+    """```python title=solution.py``` (MkDocs-style attributes after the language) stays an attribute."""
+    for info in ('python title=solution.py', 'python title="solution.py" linenums="1"', "{.python .numberLines}"):
+        got = parse_code(f"{F}{info}\n{ADD}\n{F}", "add")
+        assert got.code == ADD, info
