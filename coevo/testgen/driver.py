@@ -280,6 +280,15 @@ def _pct(x) -> str:
     return "n/a" if x is None else f"{100 * x:.0f}%"
 
 
+def _mutants_said(m: dict) -> str:
+    """``killed/run``, and where the budget left reached mutants unrun, that the score is an estimate."""
+    if not m.get("reached_not_run"):
+        return f"{m['killed']}/{m['run']}"
+    ran = m["run"] - m.get("unreached", 0)
+    return (f"estimated: {m['killed']} killed of {ran} reached mutants run, {m['reached_not_run']} reached "
+            f"not run, {m.get('unreached', 0)} on lines no test reaches")
+
+
 def _summary(args, r, out: Path, names: dict) -> None:
     if args.quiet:
         return
@@ -288,7 +297,7 @@ def _summary(args, r, out: Path, names: dict) -> None:
     where = out / f"{names[key]}.py" if r.text else "(no test kept)"
     ms = rep.get("mutation_score")
     _say(args, f"{key}: {rep['tests_kept']} tests kept of {rep['tests_tried']} tried; mutation score "
-               f"{'n/a' if ms is None else f'{ms:.2f}'} ({rep['mutants']['killed']}/{rep['mutants']['run']}), "
+               f"{'n/a' if ms is None else f'{ms:.2f}'} ({_mutants_said(rep['mutants'])}), "
                f"lines {_pct(rep['line_coverage'])}, branches {_pct(rep['branch_coverage'])}, "
                f"{rep['seconds']:.1f}s -> {where}")
     for what in rep.get("budget_cuts", []):
