@@ -1,20 +1,14 @@
 """gen-tests' input drawing (gentests33, test first)."""
 
-import ast
 from pathlib import Path
+
+from gentests_specs import drawn_pool as _pool
 
 from coevo.testgen.inputs import InputGenerator
 from coevo.testgen.target import analyze
 
 FIX33 = Path(__file__).parent / "fixtures" / "gentests33"
 
-
-def _pool(path, qualname, param):
-    module = analyze(path)
-    gen = InputGenerator(module)
-    unit = next(u for u in module.units if u.qualname == qualname)
-    q, spec = next((q, s) for q, s in gen.specs(unit) if q.name == param)
-    return [ast.literal_eval(x) for x in gen._pool_for(q, spec, gen._consts(unit), 0, unit)]
 
 
 def test_methods_named_for_the_type_they_are_dispatched_on_get_that_type():

@@ -1,20 +1,14 @@
 """gen-tests' input drawing (gentests34, test first)."""
 
-import ast
 from pathlib import Path
+
+from gentests_specs import drawn_pool as _pool
 
 from coevo.testgen.inputs import InputGenerator
 from coevo.testgen.target import analyze
 
 FIX = Path(__file__).parent / "fixtures" / "gentests34"
 
-
-def _pool(path, qualname, param):
-    module = analyze(path)
-    gen = InputGenerator(module)
-    unit = next(u for u in module.units if u.qualname == qualname)
-    q, spec = next((q, s) for q, s in gen.specs(unit) if q.name == param)
-    return [ast.literal_eval(x) for x in gen._pool_for(q, spec, gen._consts(unit), 0, unit)]
 
 
 def test_a_value_whose_items_are_made_into_single_bytes_is_bytes():
