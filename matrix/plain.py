@@ -25,9 +25,10 @@ import fractions
 import json
 import math
 import time
+import uuid
 from typing import Any
 
-from matrix.sandbox.encoding import DEFAULT_FACTORIES, DT_FIELDS, Member, NonPlain, OwnFactory, TooCostly
+from matrix.sandbox.encoding import DEFAULT_FACTORIES, DT_FIELDS, Member, NonPlain, OwnFactory, TooCostly, _uuid_form
 from matrix.sandbox.encoding import decode as _decode
 
 __all__ = ["NonPlain", "Member", "Unsupported", "TooBig", "TooCostly", "decode", "evaluate", "literal",
@@ -543,6 +544,8 @@ def to_jsonable(value: Any, depth: int = 0) -> Any:
         return {"q": items} if value.maxlen is None else {"qm": [value.maxlen, items]}
     if t in _DT_WRITE and (t in (datetime.date, datetime.timedelta) or value.tzinfo is None):
         return {"DT": [t.__name__] + [getattr(value, f) for f in _DT_WRITE[t]]}
+    if t is uuid.UUID:  # (a value since red-team pass 35; the program's object where its slots are not a UUID's)
+        return _uuid_form(value) or {"N": t.__name__}
     if t is _DICT_KEYS:
         return {"K": [to_jsonable(k, depth + 1) for k in value]}
     if t is _DICT_ITEMS:

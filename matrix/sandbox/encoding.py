@@ -48,6 +48,7 @@ import json
 import math
 import time
 import types
+import uuid
 
 __all__ = ["NonPlain", "Member", "ProgramAnswers", "TooCostly", "TooShared", "make_encoder", "decode", "BIG_INT"]
 
@@ -267,6 +268,31 @@ _INERT_DUNDERS = frozenset({
     "__init__", "__new__", "__init_subclass__", "__firstlineno__", "__static_attributes__", "__orig_bases__",
     "__parameters__", "__match_args__", "__getnewargs__", "__getnewargs_ex__", "__reduce__", "__reduce_ex__",
     "__copy__", "__deepcopy__", "__class_getitem__", "__getstate__", "__setstate__", "__type_params__"})
+
+
+# ``uuid.UUID`` as the sandbox loaded it before any program ran, its slots' own descriptors, and the
+# ``SafeUUID`` members with their wire forms (red-team pass 35: a UUID returned was a reference,
+# ``f() == uuid.UUID(int=5)`` failed every shape)
+_UUID, _SafeUUID = uuid.UUID, uuid.SafeUUID
+_UUID_INT, _UUID_SAFE = (uuid.UUID.__dict__[n].__get__ for n in ("int", "is_safe"))
+_UUID_SAFE_FORMS = ((_SafeUUID.safe, 0), (_SafeUUID.unsafe, -1), (_SafeUUID.unknown, None))
+
+
+def _uuid_form(v) -> dict | None:
+    """``{"UU": [hex of its int, is_safe's value]}`` of an object of the real ``uuid.UUID`` class
+    (the caller checks its type) whose slots hold an int of 128 bits and a ``SafeUUID`` member
+    (read through the class's own slot descriptors: a program may have set them to anything with
+    ``object.__setattr__``), else None (the program's object)."""
+    try:
+        n, safe = _UUID_INT(v), _UUID_SAFE(v)
+    except AttributeError:
+        return None
+    if type(n) is not int or not 0 <= n < 1 << 128:
+        return None
+    for member, form in _UUID_SAFE_FORMS:
+        if safe is member:
+            return {"UU": [format(n, "x"), form]}
+    return None
 
 
 MAX_SCALAR_IDS = 4096  # floats, strs and ints of one value whose identity is sent (``identities``)
@@ -681,6 +707,10 @@ def make_encoder(subclass_hook=None, view_mark=None, identities=False):
             z = zone_form(tz)  # (a fixed offset or a ZoneInfo: a value too; red-team pass 31, R1)
             if z is not None:
                 return {"DT": form + [z]}
+        if t is _UUID:  # (an immutable value: one object where met twice, as a tuple)
+            form = _uuid_form(v)
+            if form is not None:
+                return once(v, _same, form)
         if t is Zone or t is zone_info:  # (a tzinfo alone: ``f().tzinfo``, ``return timezone.utc``)
             z = zone_form(v)
             if z is not None:
@@ -1045,6 +1075,13 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None, marks=None, aliase
             return decimal.Decimal(x)
         if tag == "TZ":
             return _zone(x)
+        if tag == "UU":
+            if type(x) is not list or len(x) != 2 or type(x[0]) is not str or not 0 < len(x[0]) <= 32:
+                raise ValueError("malformed uuid")
+            safe = next((m for m, form in _UUID_SAFE_FORMS if form == x[1] and type(form) is type(x[1])), None)
+            if safe is None:
+                raise ValueError("malformed uuid")
+            return _UUID(int=int(x[0], 16), is_safe=safe)
         if tag == "DT":
             if type(x) is not list or not x or x[0] not in DT_FIELDS:
                 raise ValueError("malformed date")
@@ -1221,7 +1258,7 @@ _CONTAINERS = (list, tuple, dict, collections.deque)
 # what ``{"S": ...}`` may stand for: the mutable containers the decoder builds, and a tuple,
 # frozenset, float, str, bytes or int met twice (one object: ``x[0] is x[1]``)
 _SHAREABLE = (list, dict, set, bytearray, collections.deque, collections.Counter, collections.OrderedDict,
-              collections.defaultdict, tuple, frozenset, float, str, bytes, int)
+              collections.defaultdict, tuple, frozenset, float, str, bytes, int, _UUID)
 
 
 def _expanded(value, weights: dict, cap: int, check) -> int:
