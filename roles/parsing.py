@@ -651,8 +651,10 @@ def _with_driver(code: str, later: list[str]) -> str:
     for st in tree.body:
         if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)):
             continue
-        if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in defined for n in ast.walk(st)):
-            return code  # it calls its own function already
+        # it uses its own function already: a call, or the name handed on (threading.Thread(target=
+        # main).start(), atexit.register(main), map(solve, ...): a later `main()` would run it twice)
+        if any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in defined for n in ast.walk(st)):
+            return code
     for src in later:
         try:
             mod = ast.parse(src)

@@ -137,3 +137,19 @@ def test_a_fence_attribute_is_not_code():
     for info in ('python title=solution.py', 'python title="solution.py" linenums="1"', "{.python .numberLines}"):
         got = parse_code(f"{F}{info}\n{ADD}\n{F}", "add")
         assert got.code == ADD, info
+
+
+@pytest.mark.parametrize("start", [
+    "threading.stack_size(1 << 26)\nthreading.Thread(target=main).start()",
+    "import atexit\natexit.register(main)",
+    "list(map(main, [None]))",
+    "run = main\nrun()",
+])
+def test_a_program_that_starts_its_function_by_reference_gets_nothing_more(start):
+    """review34 M2: `threading.Thread(target=main).start()` (the competitive programmer's deep
+    recursion idiom) starts main without a call of its name: a later `main()` block was appended
+    and the program printed twice."""
+    text = (f"{F}python\nimport sys, threading\ndef main(_=None):\n    a, b = map(int, sys.stdin.read().split())\n"
+            f"    print(a + b)\n{start}\n{F}\nTo run it, call:\n{F}python\nmain()\n{F}")
+    got = parse_code(text, None)
+    assert got.code is not None and not got.code.rstrip().endswith("\nmain()"), got.code
