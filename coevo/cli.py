@@ -296,6 +296,28 @@ _OUTPUT_OPTIONS = ("out", "details")
 _FILE_OUT_COMMANDS = frozenset({"matrix", "select", "eval", "data convert"})
 
 
+def _same_file(a, b) -> bool:
+    """Whether two paths name one file that writing one of them would lose: by any spelling, a
+    symlink or a hard link (one that does not exist yet: the same resolved path). A device or a
+    FIFO loses nothing (``--input /dev/stdin --out /dev/stdout`` on a terminal are one pty;
+    ``--out /dev/null --details /dev/null`` throws both away, as asked)."""
+    import stat
+
+    try:
+        st = os.stat(a)
+    except (OSError, ValueError):
+        try:
+            return os.path.realpath(a) == os.path.realpath(b)
+        except (OSError, ValueError):
+            return False
+    if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode) or stat.S_ISBLK(st.st_mode):
+        return False
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return False
+
+
 def check_outputs(args) -> None:
     """Before any work: no output option names a file the command reads (``--out codes.jsonl``
     would replace the user's codes with the matrix: the input lost, by any spelling of its path,
@@ -311,11 +333,7 @@ def check_outputs(args) -> None:
             src = getattr(args, in_opt, None)
             if not isinstance(src, (str, os.PathLike)) or str(src) in ("", "-"):
                 continue
-            try:
-                same = os.path.samefile(out, src)
-            except (OSError, ValueError):
-                continue
-            if same:
+            if _same_file(out, src):
                 raise InputError(f"is the --{in_opt.replace('_', '-')} file {src}: writing it would lose "
                                  "that input; write the output to another file", file=str(out),
                                  field=f"--{out_opt.replace('_', '-')}")
@@ -323,7 +341,7 @@ def check_outputs(args) -> None:
     outs = [(o, str(v)) for o, v in outs if isinstance(v, (str, os.PathLike)) and str(v) not in ("", "-")]
     for i, (opt_a, a) in enumerate(outs):
         for opt_b, b in outs[i + 1:]:
-            if os.path.realpath(a) == os.path.realpath(b):
+            if _same_file(a, b):
                 raise InputError(f"is also the --{opt_a.replace('_', '-')} file: one would be written over the "
                                  "other; give two files", file=b, field=f"--{opt_b.replace('_', '-')}")
     command = " ".join(filter(None, (getattr(args, "command", None), getattr(args, "data_command", None))))

@@ -154,3 +154,25 @@ def test_solve_out_and_details_naming_one_file_is_refused(tmp_path, capsys):
                "--out", str(out), "--details", str(tmp_path / "chosen.jsonl"), "-q"])
     err = capsys.readouterr().err.strip()
     assert rc == 2 and len(err.splitlines()) == 1 and "--details" in err and "--out" in err, err
+
+
+def test_a_device_or_fifo_named_twice_is_no_lost_input(tmp_path):
+    """review34 L2: `--input /dev/stdin --out /dev/stdout` on a terminal (one pty) and
+    `--out /dev/null --details /dev/null` were refused as one file written over another; writing a
+    device or a FIFO loses nothing. (A FIFO here: the tests never write /dev/null.)"""
+    import argparse
+
+    from coevo.cli import _same_file, check_outputs
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    assert not _same_file(fifo, fifo)
+    check_outputs(argparse.Namespace(command="data", data_command="validate", input=str(fifo), out=str(fifo)))
+    check_outputs(argparse.Namespace(command="solve", out=str(fifo), details=str(fifo)))
+    # a regular file stays refused by any spelling, a hard link, and before it exists
+    f = tmp_path / "codes.jsonl"
+    f.write_text("{}\n")
+    os.link(f, tmp_path / "hard.jsonl")
+    assert _same_file(f, tmp_path / "hard.jsonl") and _same_file(tmp_path / "x" / ".." / "codes.jsonl", f)
+    assert _same_file(tmp_path / "new.jsonl", tmp_path / "." / "new.jsonl")
+    assert not _same_file(tmp_path / "new.jsonl", f)
