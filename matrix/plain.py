@@ -17,6 +17,7 @@ fixed table of pure builtins and ``math`` functions. Anything else raises :class
 
 from __future__ import annotations
 
+import array
 import ast
 import collections
 import datetime
@@ -544,6 +545,8 @@ def to_jsonable(value: Any, depth: int = 0) -> Any:
         return {"q": items} if value.maxlen is None else {"qm": [value.maxlen, items]}
     if t in _DT_WRITE and (t in (datetime.date, datetime.timedelta) or value.tzinfo is None):
         return {"DT": [t.__name__] + [getattr(value, f) for f in _DT_WRITE[t]]}
+    if t is array.array:  # (a Member's value: red-team pass 35)
+        return {"AR": [value.typecode, value.tobytes().hex()]}
     if t is uuid.UUID:  # (a value since red-team pass 35; the program's object where its slots are not a UUID's)
         return _uuid_form(value) or {"N": t.__name__}
     if t is _DICT_KEYS:

@@ -11,7 +11,11 @@ verdict for the split shape and for the generic one, and
    ``SafeUUID`` member, is such a value: a program's subclass (a lying ``__eq__``), its own class
    named ``UUID`` with ``__module__ = 'uuid'``, and a UUID whose slots the program set to
    something else stay the program's objects (a subclass's always-true ``==`` keeps the
-   always-equal rule of tests/test_always_equal29.py: not a row here)."""
+   always-equal rule of tests/test_always_equal29.py: not a row here).
+2. An ``array.array`` the program returns equals what its items as they are now equal, as a list
+   subclass's object does: ``f() == array.array('i', [1, 2, 3])`` FAILED every shape. It stays the
+   program's object (a test that appends to it changes the program's), so ``type(f()) is
+   array.array`` is still False (left); a program's subclass of ``array.array`` is not such a value."""
 
 from __future__ import annotations
 
@@ -67,7 +71,26 @@ UUIDS = [
     ("slot_set_huge", SET_SLOT.format(v="1 << 200"), "", "assert f().int == 1 << 200", "pass", "pass"),
 ]
 
-ALL = UUIDS
+A123 = "import array\ndef f():\n    return array.array('i', [1, 2, 3])\n"
+STATE = ("import array\nSTATE = array.array('i', [1, 2, 3])\ndef f():\n    return STATE\n"
+         "def n():\n    return len(STATE)\n")
+SUB = ("import array\nclass A(array.array):\n    def tolist(self):\n        return [1, 2, 3]\n"
+       "def f():\n    return A('i', [7])\n")
+ARRAYS = [
+    ("array_eq", A123, "", "import array\nassert f() == array.array('i', [1, 2, 3])", "pass", "pass"),
+    ("array_eq_other_code", A123, "", "import array\nassert f() == array.array('l', [1, 2, 3])", "pass", "pass"),
+    ("array_eq_wrong", A123, "", "import array\nassert f() == array.array('i', [1, 2, 4])", "fail", "fail"),
+    ("array_ne", A123, "", "import array\nassert f() != array.array('i', [1, 2, 3])", "fail", "fail"),
+    ("array_ne_wrong", A123, "", "import array\nassert f() != array.array('i', [1, 2, 4])", "pass", "pass"),
+    ("array_floats", "import array\ndef f():\n    return [array.array('d', [1.5, float('inf')])]\n", "",
+     "import array\nassert f() == [array.array('d', [1.5, float('inf')])]", "pass", "pass"),
+    ("array_tolist", A123, "", "assert f().tolist() == [1, 2, 3] and len(f()) == 3 and f()[1] == 2", "pass", "pass"),
+    ("array_state", STATE, "", "a = f()\na.append(4)\nassert n() == 4 and a == f()", "pass", "pass"),
+    ("array_given_back", STATE, "", "assert f() is f()", "pass", "pass"),
+    ("array_subclass_tolist", SUB, "", "import array\nassert f() == array.array('i', [1, 2, 3])", "fail", "fail"),
+]
+
+ALL = UUIDS + ARRAYS
 
 
 def test_the_stated_verdicts_are_plain_pythons():
@@ -79,5 +102,11 @@ def test_the_stated_verdicts_are_plain_pythons():
 
 @pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(UUIDS), ids=setup_cell_ids(UUIDS))
 def test_a_uuid_returned_is_a_value(ex, name, code, setup, test, shape, want):
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == want, detail
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(ARRAYS), ids=setup_cell_ids(ARRAYS))
+def test_an_array_returned_equals_its_items(ex, name, code, setup, test, shape, want):
     status, detail = run_cell(ex, code, setup, test, shape)
     assert status == want, detail

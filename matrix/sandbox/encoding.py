@@ -39,6 +39,7 @@ would cost more than ``budget`` seconds (hashed containers of colliding keys) ra
 
 from __future__ import annotations
 
+import array
 import collections
 import datetime
 import decimal
@@ -302,7 +303,7 @@ def _same(v):
     return v
 
 
-def make_encoder(subclass_hook=None, view_mark=None, identities=False):
+def make_encoder(subclass_hook=None, view_mark=None, identities=False, arrays=True):
     """``encode(value, truth=False)``: the tagged JSON-able form of ``value``. With ``truth``, a
     non-plain top-level value carries its truthiness (``bool(value)``, which may run candidate
     code: call it only where candidate code may run).
@@ -318,7 +319,12 @@ def make_encoder(subclass_hook=None, view_mark=None, identities=False):
     the decoding side. With ``identities``, a float, a str of more than one character or an int
     past Python's small ones that a value holds twice is sent as one object (``{"S": ...}`` then
     ``{"A": ...}``, as a tuple met twice is): ``x = 1.5; [x, x]`` then ``r[0] is r[1]`` (the program's
-    side of a generic test; red-team pass 33), among the first :data:`MAX_SCALAR_IDS` of them."""
+    side of a generic test; red-team pass 33), among the first :data:`MAX_SCALAR_IDS` of them.
+    With ``arrays``, an ``array.array`` (that class exactly) is ``{"E": ["array", {"AR": [typecode,
+    hex of its bytes]}]}`` (a :class:`Member` equal to what its items equal) or, with
+    ``subclass_hook``, the hook's with that flat form: a mutable object of the program's that stays
+    its own (red-team pass 35); without, it is not plain (the test's own arrays a call is given: a
+    reference, that the program changes in place)."""
     _str, _bool, _none, _int, _float = str, bool, type(None), int, float
     _list, _tuple, _dict, _set, _fset = list, tuple, dict, set, frozenset
     _bytes, _barr, _complex, _range = bytes, bytearray, complex, range
@@ -403,6 +409,8 @@ def make_encoder(subclass_hook=None, view_mark=None, identities=False):
     enum_meta = enum.EnumMeta
     math_nan = math.nan
     hook = subclass_hook
+    _array = array.array if arrays else None
+    array_code, array_bytes = array.array.__dict__["typecode"].__get__, array.array.tobytes
     big = BIG_INT
     marks: dict | None = None  # id -> mark of containers sent as ``{"M": mark}`` (``encode(marks=)``)
     # one mutable container met twice in a value (``[[0] * n] * n``): the first walk keeps each
@@ -707,6 +715,9 @@ def make_encoder(subclass_hook=None, view_mark=None, identities=False):
             z = zone_form(tz)  # (a fixed offset or a ZoneInfo: a value too; red-team pass 31, R1)
             if z is not None:
                 return {"DT": form + [z]}
+        if t is _array:  # (red-team pass 35: ``f() == array('i', [1, 2, 3])`` failed every shape)
+            flat = {"AR": [array_code(v), array_bytes(v).hex()]}
+            return hook(v, flat, None) if hook is not None else {"E": ["array", flat]}
         if t is _UUID:  # (an immutable value: one object where met twice, as a tuple)
             form = _uuid_form(v)
             if form is not None:
@@ -1075,6 +1086,13 @@ def decode(text: str | bytes, budget: float = 1.0, refs=None, marks=None, aliase
             return decimal.Decimal(x)
         if tag == "TZ":
             return _zone(x)
+        if tag == "AR":
+            if type(x) is not list or len(x) != 2 or type(x[0]) is not str or x[0] not in array.typecodes \
+                    or len(x[0]) != 1 or type(x[1]) is not str:
+                raise ValueError("malformed array")
+            out = array.array(x[0])
+            out.frombytes(bytes.fromhex(x[1]))
+            return out
         if tag == "UU":
             if type(x) is not list or len(x) != 2 or type(x[0]) is not str or not 0 < len(x[0]) <= 32:
                 raise ValueError("malformed uuid")

@@ -700,8 +700,10 @@ class _Peer:
         self.std_set: set[tuple[str, str]] = set()
         self.view_nodes: list | None = None  # (the program side: a call's containers, :meth:`_view_mark`)
         self.encode = make_encoder(subclass_hook=self._plain_ref if side == "C" else self._flat,
-                                   view_mark=self._view_mark if side == "C" else None, identities=side == "C")
-        self.encode_flat = make_encoder(subclass_hook=_flat)
+                                   view_mark=self._view_mark if side == "C" else None, identities=side == "C",
+                                   arrays=side == "C")
+        # (the test's own arrays a call is given stay references: the program changes them in place)
+        self.encode_flat = make_encoder(subclass_hook=_flat, arrays=side == "C")
         # containers one reply holds in more than one of its parts (its value, the new contents
         # of the arguments the call changed), id -> wire number, while that reply is encoded
         # (:meth:`share_across`); ``across_sent``: those of them sent so far
