@@ -84,3 +84,16 @@ def test_a_module_that_uses_ctypes_as_it_is_imported_is_told_what_to_do(tmp_path
     err = res.stderr.strip()
     assert "Traceback" not in err and len(err.splitlines()) == 1, err
     assert "ctypes" in err and "line 4" in err and "inside" in err, err
+
+
+def test_a_module_importing_ctypes_under_try_gets_no_test_of_what_took_the_fallback(tmp_path):
+    """review34 M3 (older than the stand-ins): `import ctypes` inside a function under try/except
+    ImportError loads in the sandbox, taking the fallback (`_impl = 'py'`; 'c' for real), and
+    `assert which() == 'py'` was written: the suite failed on the user's machine."""
+    res = _gen(tmp_path, "cimpl.py", budget="8")
+    assert res.returncode == 0, res.stderr[-2000:]
+    text = (tmp_path / "tests" / "test_cimpl.py").read_text()
+    assert "which(" not in text and "clamp(" in text, text
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
+                          "tests"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-2000:]

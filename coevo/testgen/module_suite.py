@@ -311,13 +311,14 @@ class _SuiteBuilder:
         self.note += f"; {why}"
         return cases, text, self.report(cases, self.evaluated, self.note)
 
-    def _leave_out_standin_users(self) -> None:
-        """The module was imported with stand-ins for modules the sandbox lacks: the functions,
-        classes and methods that use them get no tests (said in the report)."""
+    def _leave_out_standin_users(self, guarded: set[str] | None = None) -> None:
+        """The module was imported with stand-ins for modules the sandbox lacks (or imports them
+        where a failed import takes its fallback, ``guarded``): the functions, classes and methods
+        that use them get no tests (said in the report)."""
         from coevo.testgen.target import standin_nodes
 
         module = self.module
-        names = set(self.runner.standins)
+        names = set(self.runner.standins) | (guarded or set())
         bad, tainted = standin_nodes(module.tree, names)
         if self.info is not None:  # the module's data computed with them is not asserted either
             self.info["data"] = [k for k in self.info.get("data") or [] if k not in tainted]
@@ -338,8 +339,9 @@ class _SuiteBuilder:
                               f"runs your code does not have (it gives raw memory access): nothing to test")
         if out:
             self.warnings.append(f"no tests for {', '.join(out[:12])}{' ...' if len(out) > 12 else ''}: they use "
-                                 f"{which}, which the sandbox does not have (the module was imported with a "
-                                 f"stand-in for it; a test drawn there would be wrong when run for real)")
+                                 f"{which}, which the sandbox does not have (" + ("the module was imported with a "
+                                 "stand-in for it" if self.runner.standins else "its import fails there") +
+                                 "; a test drawn there would be wrong when run for real)")
 
     # ------------------------------------------------------------------ 1. inspect
     def inspect(self) -> None:
@@ -382,8 +384,14 @@ class _SuiteBuilder:
         self.runner.import_limit = min(allowance, max(2.0, 3 * took + 1.0))
         self.info = info
         self.warnings += _import_warnings(info)
-        if self.runner.standins:
-            self._leave_out_standin_users()
+        # a module the sandbox refuses that the module imports where its import does not fail (inside
+        # a function, under try/except ImportError): what uses it took the module's fallback here,
+        # not what it does for real, so it gets no tests either
+        from matrix.sandbox.zygote import FORBIDDEN_MODULES
+
+        guarded = {m for m in FORBIDDEN_MODULES if m not in self.runner.standins and _imports_itself(module, m)}
+        if self.runner.standins or guarded:
+            self._leave_out_standin_users(guarded)
         # (with the public data it imports, "from math import tau as TWOPI": its test names it)
         self.all_names = self.defined | set(info.get("callables", [])) | set(info.get("data", []))
         self.names = observe.Names(module.name, self.all_names)
