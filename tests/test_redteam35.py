@@ -15,7 +15,11 @@ verdict for the split shape and for the generic one, and
 2. An ``array.array`` the program returns equals what its items as they are now equal, as a list
    subclass's object does: ``f() == array.array('i', [1, 2, 3])`` FAILED every shape. It stays the
    program's object (a test that appends to it changes the program's), so ``type(f()) is
-   array.array`` is still False (left); a program's subclass of ``array.array`` is not such a value."""
+   array.array`` is still False (left); a program's subclass of ``array.array`` is not such a value.
+3. A standard exception class of a module the zygote did not load (``_csv``, ``_pickle``,
+   ``_queue``) is the test's standard one only where the module's own state holds it too: a
+   program that imports csv and then plants its own ``class Error(Exception)`` with ``__module__ =
+   '_csv'`` at ``_csv.Error`` PASSED ``pytest.raises(csv.Error)`` every shape (review 34, H2)."""
 
 from __future__ import annotations
 
@@ -90,7 +94,27 @@ ARRAYS = [
     ("array_subclass_tolist", SUB, "", "import array\nassert f() == array.array('i', [1, 2, 3])", "fail", "fail"),
 ]
 
-ALL = UUIDS + ARRAYS
+
+
+def _planted(imports: str, module: str, name: str) -> str:
+    return (f"import {imports}\nclass {name}(Exception):\n    __module__ = {module!r}\n{module}.{name} = {name}\n"
+            f"def f():\n    raise {name}('x')\n")
+
+
+PLANTED = [
+    ("planted_csv", _planted("csv, _csv", "_csv", "Error"), "",
+     "import csv, pytest\nwith pytest.raises(csv.Error):\n    f()", "error", "error"),
+    ("planted_pickle", _planted("pickle, _pickle", "_pickle", "UnpicklingError"), "",
+     "import pickle, pytest\nwith pytest.raises(pickle.UnpicklingError):\n    f()", "error", "error"),
+    ("planted_queue", _planted("queue, _queue", "_queue", "Empty"), "",
+     "import queue, pytest\nwith pytest.raises(queue.Empty):\n    f()", "error", "error"),
+    ("real_pickle", "import pickle\ndef f():\n    return pickle.loads(b'x')\n", "",
+     "import pickle, pytest\nwith pytest.raises(pickle.UnpicklingError):\n    f()", "pass", "pass"),
+    ("real_queue", "import queue\ndef f():\n    return queue.Queue().get_nowait()\n", "",
+     "import queue, pytest\nwith pytest.raises(queue.Empty):\n    f()", "pass", "pass"),
+]
+
+ALL = UUIDS + ARRAYS + PLANTED
 
 
 def test_the_stated_verdicts_are_plain_pythons():
@@ -108,5 +132,11 @@ def test_a_uuid_returned_is_a_value(ex, name, code, setup, test, shape, want):
 
 @pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(ARRAYS), ids=setup_cell_ids(ARRAYS))
 def test_an_array_returned_equals_its_items(ex, name, code, setup, test, shape, want):
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == want, detail
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(PLANTED), ids=setup_cell_ids(PLANTED))
+def test_a_class_planted_in_a_module_loaded_later_is_no_standard_class(ex, name, code, setup, test, shape, want):
     status, detail = run_cell(ex, code, setup, test, shape)
     assert status == want, detail
