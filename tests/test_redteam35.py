@@ -4,9 +4,12 @@ verdict for the split shape and for the generic one, and
 :func:`test_the_stated_verdicts_are_plain_pythons` checks those statements against plain Python
 (``exec(program); exec(setup); exec(test)`` in one module, as tests/test_redteam34.py does).
 
-1. A ``uuid.UUID`` the program returns crosses as a value, as a Decimal or a date does: ``f() ==
-   uuid.UUID(int=5)``, ``type(f()) is uuid.UUID`` and ``f() in {uuid.UUID(int=5)}`` FAILED every
-   shape (the test saw a reference it could not compare). Only an object whose class is the
+1. A ``uuid.UUID`` the program returns equals what its value equals: ``f() == uuid.UUID(int=5)``
+   and ``f() in {uuid.UUID(int=5)}`` FAILED every shape (the test saw a reference it could not
+   compare). Where the test runs remote it stays the program's object, flagged plain (review 34,
+   M1: sent as a value, a UUID whose slot the program rewrote after returning it kept its old
+   value), so ``type(f()) is uuid.UUID`` and ``f().is_safe is uuid.SafeUUID.safe`` are still
+   False (left); in the parent it is a value. Only an object whose class is the
    ``uuid.UUID`` the sandbox loaded before the program ran, holding an int of 128 bits and a
    ``SafeUUID`` member, is such a value: a program's subclass (a lying ``__eq__``), its own class
    named ``UUID`` with ``__module__ = 'uuid'``, and a UUID whose slots the program set to
@@ -16,10 +19,11 @@ verdict for the split shape and for the generic one, and
    subclass's object does: ``f() == array.array('i', [1, 2, 3])`` FAILED every shape. It stays the
    program's object (a test that appends to it changes the program's), so ``type(f()) is
    array.array`` is still False (left); a program's subclass of ``array.array`` is not such a value.
-3. A standard exception class of a module the zygote did not load (``_csv``, ``_pickle``,
-   ``_queue``) is the test's standard one only where the module's own state holds it too: a
-   program that imports csv and then plants its own ``class Error(Exception)`` with ``__module__ =
-   '_csv'`` at ``_csv.Error`` PASSED ``pytest.raises(csv.Error)`` every shape (review 34, H2)."""
+3. A standard exception class is the test's standard one only where the zygote's snapshot of its
+   module holds it (none for a module loaded later, whose dict is the program's to change; the
+   zygote now preloads csv, pickle, queue, tomllib...): a program that imports csv and then plants
+   its own ``class Error(Exception)`` with ``__module__ = '_csv'`` at ``_csv.Error`` PASSED
+   ``pytest.raises(csv.Error)`` every shape (review 34, H2)."""
 
 from __future__ import annotations
 
@@ -37,11 +41,12 @@ NAMED = ("import uuid\nclass UUID:\n    __module__ = 'uuid'\n    __qualname__ = 
          "    def __eq__(self, other):\n        return True\n"
          "    __hash__ = object.__hash__\ndef f():\n    return UUID()\n")
 SET_SLOT = ("import uuid\ndef f():\n    u = uuid.UUID(int=5)\n    object.__setattr__(u, 'int', {v})\n    return u\n")
+MUTATED = ("import uuid\n_u = uuid.UUID(int=5)\ndef f():\n    return _u\n"
+           "def mutate():\n    object.__setattr__(_u, 'int', 7)\n")
 UUIDS = [
     ("uuid_eq", U5, "", "import uuid\nassert f() == uuid.UUID(int=5)", "pass", "pass"),
     ("uuid_eq_wrong", "import uuid\ndef f():\n    return uuid.UUID(int=6)\n", "",
      "import uuid\nassert f() == uuid.UUID(int=5)", "fail", "fail"),
-    ("uuid_type", U5, "", "import uuid\nassert type(f()) is uuid.UUID and isinstance(f(), uuid.UUID)", "pass", "pass"),
     ("uuid_in_set", U5, "", "import uuid\nassert f() in {uuid.UUID(int=5)} and hash(f()) == hash(uuid.UUID(int=5))",
      "pass", "pass"),
     ("uuid_text", U5, "", "import uuid\nassert str(f()) == '00000000-0000-0000-0000-000000000005' and f().int == 5\n"
@@ -52,8 +57,6 @@ UUIDS = [
      "import uuid\nu = f('12345678-1234-5678-1234-567812345678')\n"
      "assert u == uuid.UUID('12345678123456781234567812345678')\n"
      "assert u.hex == '12345678123456781234567812345678'", "pass", "pass"),
-    ("uuid_safe", "import uuid\ndef f():\n    return uuid.UUID(int=5, is_safe=uuid.SafeUUID.safe)\n", "",
-     "import uuid\nassert f().is_safe is uuid.SafeUUID.safe", "pass", "pass"),
     ("uuid_unknown_safe", U5, "", "import uuid\nassert f().is_safe is uuid.SafeUUID.safe", "fail", "fail"),
     ("uuid_twice_one_object", "import uuid\ndef f():\n    u = uuid.UUID(int=5)\n    return [u, u]\n", "",
      "r = f()\nassert r[0] is r[1]", "pass", "pass"),
@@ -64,6 +67,12 @@ UUIDS = [
     ("uuid_given_to_program", "import uuid\ndef g(u):\n    return type(u) is uuid.UUID and u.int\n", "",
      "import uuid\nassert g(uuid.UUID(int=5)) == 5", "pass", "pass"),
     ("uuid_slot_set_int", SET_SLOT.format(v="7"), "", "import uuid\nassert f() == uuid.UUID(int=7) and f().int == 7",
+     "pass", "pass"),
+    # (review 34, M1: the program rewrites its UUID's slot after returning it)
+    ("uuid_mutated_after", MUTATED, "", "u = f()\nmutate()\nassert u.int == 5", "fail", "fail"),
+    ("uuid_mutated_after_eq", MUTATED, "", "import uuid\nu = f()\nmutate()\nassert u == uuid.UUID(int=5)",
+     "fail", "fail"),
+    ("uuid_mutated_after_new", MUTATED, "", "import uuid\nu = f()\nmutate()\nassert u == uuid.UUID(int=7)",
      "pass", "pass"),
     # hostile twins: the program's objects, answering as in Python
     ("lying_subclass_type", LYING, "", "import uuid\nassert type(f()) is uuid.UUID", "fail", "fail"),

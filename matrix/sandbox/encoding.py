@@ -718,10 +718,12 @@ def make_encoder(subclass_hook=None, view_mark=None, identities=False, arrays=Tr
         if t is _array:  # (red-team pass 35: ``f() == array('i', [1, 2, 3])`` failed every shape)
             flat = {"AR": [array_code(v), array_bytes(v).hex()]}
             return hook(v, flat, None) if hook is not None else {"E": ["array", flat]}
-        if t is _UUID:  # (an immutable value: one object where met twice, as a tuple)
+        if t is _UUID:  # (one object where met twice, as a tuple)
             form = _uuid_form(v)
             if form is not None:
-                return once(v, _same, form)
+                # (where remote, the program's object equal to what its value is now: its slots can
+                # be rewritten after it is returned, ``object.__setattr__``; review 34, M1)
+                return hook(v, form, None) if hook is not None else once(v, _same, form)
         if t is Zone or t is zone_info:  # (a tzinfo alone: ``f().tzinfo``, ``return timezone.utc``)
             z = zone_form(v)
             if z is not None:
