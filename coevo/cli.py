@@ -276,12 +276,13 @@ def check_output_file(path: str, option: str) -> None:
         raise InputError(f"cannot write in {parent} ({why})", file=path, field=option)
 
 
-def status_say(args):
+def status_say(args, command: str = "coevo"):
     """A function printing one status line ``coevo <command>: <line>`` on stderr, or None with
-    ``--quiet`` (for work that draws no progress bar, such as reading a codes file's chat answers)."""
+    ``--quiet`` (for work that draws no progress bar, such as reading a codes file's chat answers;
+    ``command`` where ``args`` names none)."""
     if getattr(args, "quiet", False):
         return None
-    command = getattr(args, "command", None) or "coevo"
+    command = getattr(args, "command", None) or command
 
     def say(line: str) -> None:
         print(f"coevo {command}: {line}", file=sys.stderr, flush=True)

@@ -190,12 +190,9 @@ class StatusExecutor:
 def with_status(executor, args):
     """``executor`` saying ``coevo <command>: matrix: ...`` status lines on stderr while its matrices
     run, where no progress bar is drawn (see :class:`StatusExecutor`); as it is with ``--quiet``."""
-    from coevo.cli import progress_enabled
+    from coevo.cli import progress_enabled, status_say
 
-    if getattr(args, "quiet", False) or progress_enabled(args) and sys.stderr.isatty():
+    say = status_say(args)
+    if say is None or progress_enabled(args) and sys.stderr.isatty():
         return executor
-
-    def say(line: str) -> None:
-        print(f"coevo {args.command}: {line}", file=sys.stderr, flush=True)
-
     return StatusExecutor(executor, say)

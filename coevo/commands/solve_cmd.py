@@ -234,12 +234,10 @@ def open_generator(args):
 def _with_status_lines(generator, args):
     """Where no progress bar is drawn, the generator says ``coevo <command>: sampling: 480/2000
     samples (12.3 samples/s, ETA 2m04s)`` at most every 30 s (nothing with ``--quiet``)."""
-    if not getattr(args, "quiet", False):
-        command = getattr(args, "command", None) or "solve"
+    from coevo.cli import status_say
 
-        def say(line: str) -> None:
-            print(f"coevo {command}: {line}", file=sys.stderr, flush=True)
-
+    say = status_say(args, command="solve")
+    if say is not None:
         generator.say = say
     return generator
 
