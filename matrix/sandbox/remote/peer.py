@@ -567,15 +567,13 @@ def _stdlib_name(cls) -> str | None:
             or "<" in qualname or module.split(".")[0] in _NOT_BY_NAME \
             or module.split(".")[0] not in getattr(sys, "stdlib_module_names", ()):
         return None
-    kept = harness._G.get("stdlib_dicts", {}).get(module)
-    if kept is not None:
-        found = kept[1].get(qualname.partition(".")[0], harness._MISSING)
-    else:
-        # a module loaded after the zygote: its dict is the program's to change (red-team pass 35,
-        # review 34 H2: a program importing csv, then planting its own ``Error`` with ``__module__ =
-        # '_csv'`` at ``_csv.Error``, PASSED ``pytest.raises(csv.Error)``): no standard class is
-        # known there (a stand-in; the zygote preloads the modules whose errors programs raise:
-        # :data:`..purity.PRELOAD`)
+    # (a module loaded after the zygote: its dict is the program's to change (red-team pass 35,
+    # review 34 H2: a program importing csv, then planting its own ``Error`` with ``__module__ =
+    # '_csv'`` at ``_csv.Error``, PASSED ``pytest.raises(csv.Error)``): no standard class is known
+    # there (a stand-in; the zygote preloads the modules whose errors programs raise:
+    # :data:`..purity.PRELOAD`)
+    found = _as_zygote_loaded(module, qualname.partition(".")[0])
+    if found is harness._MISSING:
         return None
     for part in qualname.split(".")[1:]:  # (a nested class: through its class's own dict)
         found = type.__dict__["__dict__"].__get__(found).get(part, harness._MISSING) \
@@ -601,6 +599,15 @@ def std_class_name(obj) -> list | None:
     return [mod, name] if kept is not None and kept[1].get(name, harness._MISSING) is obj else None
 
 
+def _as_zygote_loaded(module: str, name: str):
+    """``module.name`` as the zygote loaded that standard module (its snapshot, which no program
+    changes), or ``harness._MISSING`` where the module is not one it kept or has no such name."""
+    from .. import harness
+
+    kept = harness._G.get("stdlib_dicts", {}).get(module)
+    return kept[1].get(name, harness._MISSING) if kept is not None else harness._MISSING
+
+
 # standard modules whose builtin (C) functions compute from their arguments alone, through their
 # dunders (``math.sqrt``, ``operator.add``): one the program returns, as the zygote loaded it
 # (flagged ``own``), is the test's own function (red-team pass 34: ``f() is not math.sqrt`` passed).
@@ -612,11 +619,9 @@ def _tests_own_function(spec: str):
     """The test's side: its own builtin function ``spec`` (``"math:sqrt"``, the ``own:`` flag of
     a program's reference) names, as the zygote loaded it, where it is one of a module of
     :data:`_OWN_PURE_MODULES`, else None."""
-    from .. import harness
 
     mod, _, name = spec.partition(":")
-    kept = harness._G.get("stdlib_dicts", {}).get(mod)
-    obj = kept[1].get(name) if kept is not None else None  # (``random:_sqrt`` is math's sqrt: by its module)
+    obj = _as_zygote_loaded(mod, name)  # (``random:_sqrt`` is math's sqrt: by its module)
     home = getattr(obj, "__self__", None) if type(obj) is types.BuiltinFunctionType else None
     if isinstance(home, types.ModuleType) and vars(home).get("__name__") in _OWN_PURE_MODULES:
         return obj
