@@ -386,14 +386,20 @@ def _cv_load(fresh=False):
     return mod
 
 
+# The stand-ins, as source: run here (the cells' loading of the module, :func:`_cv_with_standins`)
+# and written into the suite's conftest (:func:`_cv_standin_prelude`), one text for both
+_CV_STANDIN_SRC = """
 class _CvStandInError(ImportError):
     pass
 
 
-def _cv_standin(name):
-    """An inert module named ``name``: importing it works, using anything in it raises ImportError
-    (as the module's absence would have where it is imported), so a guarded use takes the
-    module's own fallback; what uses it gets no tests (:func:`coevo.testgen.target.standin_users`)."""
+def _cv_standin_import(real, own, standins):
+    \"\"\"An ``__import__`` answering the imports of ``standins`` made in a namespace named ``own``
+    (the module under test's own import statements; a library it imports, or one of its functions
+    called later, still finds no such module) with an inert module: importing it works, using
+    anything in it raises ImportError (as the module's absence would have where it is imported), so
+    a guarded use takes the module's own fallback; what uses it gets no tests
+    (:func:`coevo.testgen.target.standin_users`); every other import goes to ``real``.\"\"\"
     import types
 
     class _CvStandIn(types.ModuleType):
@@ -402,23 +408,21 @@ def _cv_standin(name):
                 raise AttributeError(attr)
             raise _CvStandInError(f"the sandbox has no module {self.__name__!r} (raw memory)")
 
-    return _CvStandIn(name)
+    def standin_import(name, globals=None, locals=None, fromlist=(), level=0):
+        if not level and name.split(".")[0] in standins and (globals or {}).get("__name__") == own:
+            return _CvStandIn(name if fromlist else name.split(".")[0])
+        return real(name, globals, locals, fromlist, level)
+
+    return standin_import
+"""
+exec(compile(_CV_STANDIN_SRC, "<cv-standins>", "exec"))
 
 
 def _cv_with_standins(run):
-    """``run()`` with the module's own imports of :data:`_CV_STANDINS` answered by stand-ins (only
-    import statements executed in a namespace named as the module: a library it imports, or one of
-    its functions called later, still finds no such module)."""
+    """``run()`` with the module's own imports of :data:`_CV_STANDINS` answered by stand-ins."""
     import builtins
     real_import = builtins.__import__
-    own = __coevo_job__["name"]
-
-    def _cv_import_standin(name, globals=None, locals=None, fromlist=(), level=0):
-        if not level and name.split(".")[0] in _CV_STANDINS and (globals or {}).get("__name__") == own:
-            return _cv_standin(name if fromlist else name.split(".")[0])
-        return real_import(name, globals, locals, fromlist, level)
-
-    builtins.__import__ = _cv_import_standin
+    builtins.__import__ = _cv_standin_import(real_import, __coevo_job__["name"], _CV_STANDINS)  # noqa: F821
     try:
         return run()
     finally:
@@ -433,27 +437,9 @@ def _cv_standin_prelude(job):
     (:func:`coevo.testgen.target.standin_users`)."""
     if not job.get("standins"):
         return ""
-    return (
-        "\n\ndef _cv_standins(_name=" + repr(job["name"]) + ", _standins=" + repr(tuple(job["standins"])) + "):\n"
-        "    import builtins\n"
-        "    import types\n"
-        "    real = builtins.__import__\n"
-        "\n"
-        "    class _CvStandIn(types.ModuleType):\n"
-        "        def __getattr__(self, attr):\n"
-        "            if attr.startswith('__') and attr.endswith('__'):\n"
-        "                raise AttributeError(attr)\n"
-        "            raise ImportError('the sandbox has no module %r (raw memory)' % self.__name__)\n"
-        "\n"
-        "    def standin_import(name, globals=None, locals=None, fromlist=(), level=0):\n"
-        "        if not level and name.split('.')[0] in _standins and (globals or {}).get('__name__') == _name:\n"
-        "            return _CvStandIn(name if fromlist else name.split('.')[0])\n"
-        "        return real(name, globals, locals, fromlist, level)\n"
-        "\n"
-        "    builtins.__import__ = standin_import\n"
-        "\n"
-        "\n"
-        "_cv_standins()\n")
+    return ("\n" + _CV_STANDIN_SRC + "\n\ndef _cv_standins():\n    import builtins\n"
+            "    builtins.__import__ = _cv_standin_import(builtins.__import__, " + repr(job["name"]) + ", "
+            + repr(tuple(job["standins"])) + ")\n\n\n_cv_standins()\n")
 
 
 def _cv_ctx(suffix=""):
