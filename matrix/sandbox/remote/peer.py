@@ -146,6 +146,9 @@ _EXC_BASES = {n: getattr(builtins, n) for n in dir(builtins)
               if isinstance(getattr(builtins, n), type) and issubclass(getattr(builtins, n), BaseException)}
 _type_mro = type.__dict__["__mro__"].__get__  # (a class's own MRO: a metaclass's property cannot lie)
 _MAX_OBJECTS = 100_000
+# exceptions the program returned that the test holds as its own (:meth:`_Peer.resolve_ref`) and that
+# follow the program's object (review 34, H1); past them one crosses as a plain reference (live, no class)
+_MAX_LIVE_EXCEPTIONS = 256
 _MAX_KEPT = 64  # containers of the test's a program keeps, followed after their call
 _MAX_KEPT_ITEMS = 1024  # their items together (each message compares them: a bounded cost)
 MAX_SHARED = 4096  # names the test binds at its top level that are asked about (resolve, setglobal)
@@ -165,6 +168,72 @@ _ITERATOR_CLASSES = {kind: t for t, kind in _ITERATOR_KINDS.items()} | {
     kind: t for t, kind in _REFERENCE_KINDS.items()}
 # the program's own str and repr of the exceptions the test holds (:meth:`_Peer._exception`)
 _EXC_TEXTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+# the test's exceptions standing for program objects of the program's own classes, and their peers
+_EXC_LINKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _exc_getattr(self, name):
+    """``__getattr__`` of the test's stand-in for a program's exception class: for one standing for
+    an exception the program returned, what the program's class defines that the stand-in does not
+    carry (``e.describe()``, a property) is the program's object's (review 34, H1: an
+    AttributeError); a name of the interpreter's own (``__notes__``) is none."""
+    peer = _EXC_LINKS.get(self) if not (type(name) is str and name.startswith("__") and name.endswith("__")) \
+        else None
+    if peer is None or type(name) is not str or name.startswith("_coevo"):
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+    return peer.request("getattr", self, name)
+
+
+def _exc_setattr(self, name, value):
+    peer = _EXC_LINKS.get(self)
+    if peer is None or type(name) is not str or (name.startswith("__") and name.endswith("__")):
+        return BaseException.__setattr__(self, name, value)
+    peer.request("setattr", self, name, value)  # (the reply brings it back as the program made it)
+
+
+def _exc_delattr(self, name):
+    peer = _EXC_LINKS.get(self)
+    if peer is None or type(name) is not str or (name.startswith("__") and name.endswith("__")):
+        return BaseException.__delattr__(self, name)
+    peer.request("delattr", self, name)
+
+
+def _program_frame():
+    return sys._getframe()
+
+
+def _set_traceback(exc, tb: bool) -> None:
+    """A traceback for the test's copy of a program exception that has one (a caught one:
+    ``e.__traceback__ is not None``; its frames are the program's process's, not sent), else None."""
+    if tb:
+        if BaseException.__dict__["__traceback__"].__get__(exc) is None:
+            frame = _program_frame()
+            exc.__traceback__ = types.TracebackType(None, frame, frame.f_lasti, frame.f_lineno)
+    else:
+        exc.__traceback__ = None
+
+
+_SKIPPED_SLOTS = frozenset({"args", "__dict__", "__traceback__", "__cause__", "__context__",
+                            "__suppress_context__", "__notes__", "characters_written"})
+
+
+def _slot_values(exc) -> dict:
+    """The values of the builtin slots of ``exc``'s class beyond BaseException's (``filename``,
+    ``code``, ``value``)."""
+    out = {}
+    for c in type.__dict__["__mro__"].__get__(type(exc)):
+        if c not in _EXC_VALUES or c is BaseException:
+            continue
+        for k, v in type.__dict__["__dict__"].__get__(c).items():
+            if k not in _SKIPPED_SLOTS and k not in out and type(v) in (types.MemberDescriptorType,
+                                                                         types.GetSetDescriptorType):
+                try:
+                    out[k] = v.__get__(exc)
+                except Exception:  # noqa: BLE001 - (unset)
+                    pass
+    return out
 
 
 def _stand_in_text(base, i):
@@ -645,6 +714,19 @@ def _stdlib_class(spec: str):
     return None
 
 
+def _sets_its_own_way(cls) -> bool:
+    """Whether a program's exception class defines ``__setattr__`` or ``__delattr__``, or a data
+    descriptor (a property), outside the builtin classes."""
+    for c in _type_mro(cls):
+        if c in _EXC_VALUES or c is object:
+            continue
+        for k, v in type.__dict__["__dict__"].__get__(c).items():
+            if k in ("__setattr__", "__delattr__") or (not (type(k) is str and k.startswith("__"))
+                                                       and hasattr(type(v), "__set__")):
+                return True
+    return False
+
+
 def _built(cls, args, message):
     """``cls(*args)`` for an exception crossing from the other process; ``cls(message)`` when
     its ``__init__`` does not take those arguments."""
@@ -682,6 +764,12 @@ class _Peer:
         # (:meth:`resolve_ref`), id -> (exception, the program's reference number): sent back as that
         self.exc_values: dict[int, tuple[BaseException, int]] = {}
         self.exc_classes: dict[int, type] = {}
+        # those exceptions, followed (review 34, H1: a copy made once, a change either side made later
+        # was unseen by the other): the program side, its reference number -> [description as last
+        # sent, whether it has a traceback]; the test side, the number -> [the test's exception, its
+        # state as last synced (:meth:`_exc_state`)]; each side's changes are the other's before it runs
+        self.exc_live: dict[int, list] = {}
+        self.exc_syncing = False
         self.exc_stand_ins: set[type] = set()  # the classes of exc_classes
         # containers of the test's that the program kept after a call (red-team pass 17): the
         # test side's objects, and its own wire form of each as last synced (:meth:`push_kept`)
@@ -931,6 +1019,8 @@ class _Peer:
             if issubclass(obj, BaseException):
                 base = next((c.__name__ for c in _type_mro(obj) if c in _EXC_BASES.values()), "Exception")
                 flags.append("exc:" + base)
+                if self.side == "C" and _sets_its_own_way(obj):
+                    flags.append("ownset")
                 std = _stdlib_name(obj) if self.side == "C" else None
                 if std is not None:  # (``json.JSONDecodeError``: the test's own class of that name)
                     flags.append("std:" + std)
@@ -965,10 +1055,17 @@ class _Peer:
                                                                    or b in _PURE_BUILTINS):
             flags.append("builtin:" + b)  # (``int``, ``len``: the other side's own; a program's types and
             # functions that compute from their arguments only)
-        if self.side == "C" and issubclass(type(obj), BaseException) and not isinstance(obj, type):
+        if self.side == "C" and issubclass(type(obj), BaseException) and not isinstance(obj, type) \
+                and (eid in self.exc_live or len(self.exc_live) < _MAX_LIVE_EXCEPTIONS):
             # an exception returned as a value: described as a raised one is, the test's own there
-            # (red-team pass 34: ``return [ValueError('x')]`` was no ValueError for ``isinstance``)
-            return {"R": [self.side, eid, str(name)[:100], flags, None, None, self.describe_exception(obj)]}
+            # (red-team pass 34: ``return [ValueError('x')]`` was no ValueError for ``isinstance``),
+            # followed from now on (:meth:`.program_side._Server.push_exceptions`)
+            desc = self.describe_exception(obj)
+            tb = BaseException.__dict__["__traceback__"].__get__(obj) is not None
+            if tb:
+                flags.append("tb")
+            self.exc_live[eid] = [desc, tb]
+            return {"R": [self.side, eid, str(name)[:100], flags, None, None, desc]}
         return {"R": [self.side, eid, str(name)[:100], flags]}
 
     def _dataclass_flags(self, obj) -> list:
@@ -1224,6 +1321,9 @@ class _Peer:
                 if isinstance(cls, type) and (cls.__module__, cls.__qualname__) == (mod, name):
                     return cls
         p = self.proxies.get(rid)
+        if p is not None and exc_desc is not None and rid in self.exc_live and self.exc_live[rid][0] is p:
+            self.take_exception(rid, exc_desc, type(flags) is list and "tb" in flags)  # (sent again: as it is now)
+            return p
         if p is not None and self.side == "T" and rid not in self.own_std and type(flags) is list:
             # (a class met first as an instance's, ``cls:``, without its flags: its own flag now)
             own = next((f[4:] for f in flags if type(f) is str and f.startswith("own:")), None)
@@ -1244,10 +1344,11 @@ class _Peer:
                 if not isinstance(p, BaseException) or isinstance(p, RemoteError):
                     raise ValueError("malformed exception")
                 self.exc_values[id(p)] = (p, rid)
+                self._link_exception(p, rid, "tb" in flags if type(flags) is list else False)
             elif exc is not None and std is not None and (p := _stdlib_class(std)) is not None:
                 pass
             elif exc is not None and self.side == "T":
-                p = self._exception_class(rid, str(tname), exc)
+                p = self._exception_class(rid, str(tname), exc, "ownset" in flags)
             elif self.side == "T" and "class" in flags and \
                     (p := self._program_class(rid, next((f[5:] for f in flags if f.startswith("name:")), "")[:100],
                                               fields)) is not None:
@@ -1306,17 +1407,22 @@ class _Peer:
             raise ValueError("unknown mark")
         return nodes[n]
 
-    def _exception_class(self, rid, name, base_name):
+    def _exception_class(self, rid, name, base_name, own_set=False):
         """A real exception class of this process standing for a program's exception class (so
-        that ``except TheirError`` works in the test)."""
+        that ``except TheirError`` works in the test); where that class sets attributes its own way
+        (``own_set``: its ``__setattr__``, a property), the test's ``e.x = v`` on one the program
+        returned is the program's object's at once (:func:`_exc_setattr`)."""
         cls = self.exc_classes.get(rid)
         if cls is None:
             # (its builtin base as it is: a program's ``BaseException`` or ``SystemExit`` subclass is no
             # ``Exception`` in the test either, red-team pass 18)
             base = _EXC_BASES.get(base_name, Exception)
             safe = name if name.isidentifier() else "ProgramError"
-            cls = type(safe, (base,), {"__module__": "solution", "__str__": _stand_in_text(base, 0),
-                                       "__repr__": _stand_in_text(base, 1)})
+            ns = {"__module__": "solution", "__str__": _stand_in_text(base, 0), "__repr__": _stand_in_text(base, 1),
+                  "__getattr__": _exc_getattr}
+            if own_set:
+                ns.update(__setattr__=_exc_setattr, __delattr__=_exc_delattr)
+            cls = type(safe, (base,), ns)
             self.exc_classes[rid] = cls
             self.exc_stand_ins.add(cls)
         return cls
@@ -1403,6 +1509,8 @@ class _Peer:
                 self.push_builtins()
             if self.pre_request is not None:
                 self.pre_request()
+            if self.exc_live and not self.exc_syncing:
+                self.push_exceptions()
         self.send(["q", op, *[self.to_wire(a) for a in args]])
         if nodes is not None:
             self.call_nodes.append(nodes)
@@ -1558,6 +1666,80 @@ class _Peer:
         if isinstance(exc, AssertionError):  # a program object decides no verdict: the test's own
             return False  # failed assertion is never swallowed (plain Python would let it)
         return suppress
+
+    # -- exceptions the program returned, followed (review 34, H1)
+    def _link_exception(self, exc, rid: int, tb: bool) -> None:
+        """The test side: ``exc``, made for the program's exception ``rid`` it returned, follows that
+        object from now on (:meth:`take_exception`, :meth:`push_exceptions`); what the program's class
+        defines that ``exc`` does not carry (a method, a property) is asked of it (:func:`_exc_getattr`)."""
+        _set_traceback(exc, tb)
+        if type(exc) in self.exc_stand_ins:
+            _EXC_LINKS[exc] = self
+        if len(self.exc_live) < _MAX_LIVE_EXCEPTIONS:
+            self.exc_live[rid] = [exc, self._exc_state(exc)]
+
+    def _exc_state(self, exc):
+        """The test side: what the test may change of an exception it holds, as the program would be
+        sent it: its arguments, public attributes and notes."""
+        d = BaseException.__dict__["__dict__"].__get__(exc)
+        attrs = {k: v for k, v in d.items() if type(k) is str and not k.startswith("_")}
+        return self.to_wire([BaseException.__dict__["args"].__get__(exc), attrs, d.get("__notes__")])
+
+    def take_exception(self, rid, desc, tb: bool) -> None:
+        """The test side: the program's exception ``rid`` as it is now (``["o", "exc", rid,
+        description, traceback]`` before the message that follows a change, or the reference sent
+        again): the test's exception for it made so, in place (its arguments, attributes, notes,
+        texts, cause and context; a container attribute it held changed in place, as one object)."""
+        entry = self.exc_live.get(rid)
+        if entry is None:
+            return
+        exc = entry[0]
+        new = self._exception(desc)
+        if not isinstance(new, BaseException) or isinstance(new, RemoteError):
+            raise self.broke("malformed exception")
+        get = BaseException.__dict__
+        try:
+            get["args"].__set__(exc, get["args"].__get__(new))
+            d, nd = get["__dict__"].__get__(exc), get["__dict__"].__get__(new)
+            for k in [k for k in d if k not in nd]:
+                del d[k]
+            for k, v in nd.items():
+                was = d.get(k)
+                if type(was) in _NODE_KINDS and type(was) is type(v) and was is not v:
+                    _assign_in_place(was, v)
+                else:
+                    d[k] = v
+            for k in ("__cause__", "__context__", "__suppress_context__"):
+                get[k].__set__(exc, get[k].__get__(new))
+            for k, v in _slot_values(new).items():  # (``OSError.filename``, ``SystemExit.code``)
+                setattr(exc, k, v)
+        except Exception:  # noqa: BLE001 - (a class refusing one of them: as far as it took them)
+            pass
+        if type(exc) in self.exc_stand_ins:  # (its class's own str and repr; builtin ones take no weak reference)
+            texts = _EXC_TEXTS.get(new) if type(new) is type(exc) else None
+            if texts is not None:
+                _EXC_TEXTS[exc] = texts
+            else:
+                _EXC_TEXTS.pop(exc, None)
+        _set_traceback(exc, tb)
+        entry[1] = self._exc_state(exc)
+
+    def push_exceptions(self) -> None:
+        """The test side, before each request and reply: its changes to the exceptions it holds for
+        the program's (``e.code = 7``, ``e.args = ...``, ``e.items.append(2)``) made to the program's
+        objects (``["excset", [[rid, state]...]]``)."""
+        changes = []
+        for rid, entry in self.exc_live.items():
+            now = self._exc_state(entry[0])
+            if now != entry[1]:
+                entry[1] = now
+                changes.append([rid, now])
+        if changes:
+            self.exc_syncing = True
+            try:
+                self.request("excset", _Raw(changes))
+            finally:
+                self.exc_syncing = False
 
     def _exception(self, desc, depth=0):
         if type(desc) is not list or len(desc) not in (4, 6, 7, 8):
@@ -1727,6 +1909,8 @@ class _Peer:
                 if k is not None:
                     writeback = [["K", "v", k]]
             self.sync_kept()
+            if self.side == "T" and self.exc_live and not self.exc_syncing:
+                self.push_exceptions()  # (what a function of the test's the program called changed)
             if type(writeback) is _NodeNo:  # a container of the test's now one of the pending call's
                 self.send(["r", self.to_wire(value), writeback.changes, writeback.n])
                 return
@@ -1888,6 +2072,9 @@ class _Peer:
             return
         if self.side == "T" and len(msg) == 3 and msg[1] == "state":
             self.take_state(msg[2])
+            return
+        if self.side == "T" and len(msg) == 5 and msg[1] == "exc" and type(msg[2]) is int:
+            self.take_exception(msg[2], msg[3], msg[4] is True)
             return
         if self.side == "T" and len(msg) == 3 and msg[1] == "limit":
             self.take_limit(msg[2])

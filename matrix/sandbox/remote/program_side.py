@@ -7,6 +7,7 @@ import builtins
 import operator
 import socket
 import sys
+import typing
 
 from .arrays import _array_data, _is_array
 from .peer import (
@@ -390,6 +391,8 @@ class _Server(_Peer):
     def send(self, msg, *args, **kwargs) -> None:
         """Each message, after what the program printed before it (:class:`_Tee`) and the state of
         the ``random`` module's generator where the program moved it (:meth:`_Peer.push_random`)."""
+        if self.exc_live and not self.exc_syncing and type(msg) is list and msg and msg[0] in ("r", "x", "q"):
+            self.push_exceptions()
         if self.tee is not None and self.tee.on:
             for out in self.tee.take(max(1, self.max_msg // 16)):
                 super().send(out)
@@ -414,6 +417,58 @@ class _Server(_Peer):
                     k = self.keep_value(now, held=2)
                     super().send(["o", "global", name, self.to_wire(now), k])
         super().send(msg, *args, **kwargs)
+
+    def push_exceptions(self) -> None:
+        """The exceptions this process returned to the test (:meth:`_Peer.export`) that changed since
+        last sent (``e.code += 1``, ``e.args = ...``, a note, an ``args`` property or ``__str__`` over
+        state that moved, its traceback), each ``["o", "exc", number, description, traceback]``
+        before the next reply or request: the test holds them as its own exceptions, which follow
+        these objects (review 34, H1: a copy made once, and a test asserting the old state passed)."""
+        self.exc_syncing = True
+        try:
+            for eid, was in list(self.exc_live.items()):
+                obj = self.exports.get(eid)
+                desc = self.describe_exception(obj)
+                tb = BaseException.__dict__["__traceback__"].__get__(obj) is not None
+                if desc != was[0] or tb != was[1]:
+                    self.exc_live[eid] = [desc, tb]
+                    _Peer.send(self, ["o", "exc", eid, desc, tb])
+        finally:
+            self.exc_syncing = False
+
+    def _take_exceptions(self, changes) -> None:
+        """``excset``: the test's changes to exceptions of this process's it holds, made to them as
+        the test's own statements would (``setattr``, ``delattr``; a container attribute changed in
+        place, one object); sent back where the program's class made something else of them."""
+        get = BaseException.__dict__
+        for item in (changes if type(changes) is list else [])[:_MAX_KEPT]:
+            if type(item) is not list or len(item) != 2 or type(item[0]) is not int or item[0] not in self.exc_live:
+                continue
+            exc: typing.Any = self.exports[item[0]]
+            state = item[1]
+            if type(state) is not list or len(state) != 3:
+                continue
+            args, attrs, notes = state
+            if type(args) is tuple and args != get["args"].__get__(exc):
+                exc.args = args
+            d = get["__dict__"].__get__(exc)
+            if type(attrs) is dict:
+                for k in [k for k in d if type(k) is str and not k.startswith("_") and k not in attrs]:
+                    delattr(exc, k)
+                for k, v in attrs.items():
+                    if type(k) is not str or k.startswith("_"):
+                        continue
+                    was = d.get(k, _MISSING)
+                    if was is v:
+                        continue
+                    if type(was) in _NODE_KINDS and type(was) is type(v):
+                        _assign_in_place(was, v)
+                    elif was is _MISSING or was != v or type(was) is not type(v):
+                        setattr(exc, k, v)
+            if notes is None:
+                d.pop("__notes__", None)
+            elif type(notes) is list and notes != d.get("__notes__"):
+                d["__notes__"] = notes
 
     def _push_state(self) -> None:
         """The decimal context or first weekday a call of the program's moved (``getcontext().prec =
@@ -720,6 +775,9 @@ class _Server(_Peer):
                 raise ValueError("malformed generator state")
             self.random_state = random_state()
             self.random_on = True
+            return None, None
+        if op == "excset":  # the test's changes to exceptions of the program's it holds
+            self._take_exceptions(obj)
             return None, None
         if op == "kept":  # the test's changes to containers the program keeps
             for item in (obj if type(obj) is list else [])[:_MAX_KEPT]:
