@@ -200,6 +200,13 @@ def _exc_delattr(self, name):
     peer.request("delattr", self, name)
 
 
+async def _program_coroutine(proxy):
+    """The test's coroutine for a program's: awaited, the program's runs to its end in the
+    program's process (``asyncio.run`` there: its own sleeps and tasks) and its value or exception
+    is this one's."""
+    return proxy._coevo_q("await")
+
+
 def _program_frame():
     return sys._getframe()
 
@@ -1364,6 +1371,11 @@ class _Peer:
                 kind = next((f[5:] for f in flags if f.startswith("kind:")), None) if self.side == "T" else None
                 if kind in _ITERATOR_CLASSES:  # (a generator of the program's: ``isinstance(g, GeneratorType)``)
                     object.__setattr__(p, "_coevo_b", _ITERATOR_CLASSES[kind])
+                if kind == "coroutine":  # a coroutine of the test's that runs the program's to its end there
+                    # (red-team pass 36: the test's ``asyncio.run(f())`` was an error, the event loop
+                    # stepping the reference as an iterator), the program's own when handed back
+                    p = _program_coroutine(p)
+                    self.exc_values[id(p)] = (p, rid)
                 if "plain" in flags:
                     base = next((_PLAIN_BASES.get(f[5:]) for f in flags if f.startswith("base:")), None)
                     object.__setattr__(p, "_coevo_pl", True)

@@ -7,6 +7,7 @@ import builtins
 import operator
 import socket
 import sys
+import types
 import typing
 
 from .arrays import _array_data, _is_array
@@ -776,6 +777,12 @@ class _Server(_Peer):
             self.random_state = random_state()
             self.random_on = True
             return None, None
+        if op == "await":  # the test awaits a coroutine of the program's: run to its end here
+            import asyncio
+
+            if type(obj) is not types.CoroutineType:
+                raise TypeError("a coroutine was expected")
+            return asyncio.run(obj), None
         if op == "excset":  # the test's changes to exceptions of the program's it holds
             self._take_exceptions(obj)
             return None, None

@@ -1,0 +1,58 @@
+"""Right programs the sandbox failed where plain Python passes them (red-team pass 36), each with
+wrong twins that must keep failing; every stated verdict is checked against plain Python
+(``exec(program); exec(setup); exec(test)`` in one module) by
+:func:`test_the_stated_verdicts_are_plain_pythons`, as tests/test_redteam34-36.py do.
+
+1. A coroutine the program returns (``async def f``) given to the test's own ``asyncio.run``,
+   ``await``-ed in the test's ``async def``, or gathered: an error every shape (the test's event
+   loop stepped the reference as an iterator). It is now a coroutine of the test's
+   (``inspect.iscoroutine``) that, awaited, runs the program's to its end in the program's process
+   (``asyncio.run`` there: its own sleeps and tasks), its value or exception this one's; handed
+   back to the program it is the program's own coroutine."""
+
+from __future__ import annotations
+
+import pytest
+from sandbox_cells import FORK_ONLY, executor_fixture, plain_verdict_with_setup, run_cell, setup_cell_ids, setup_cells
+
+pytestmark = FORK_ONLY
+
+ex = executor_fixture()
+
+CO = "async def f():\n    return 5\n"
+CS = ("import asyncio\nasync def f(x=1):\n    await asyncio.sleep(0.01)\n    return x * 2\n"
+      "async def g(c):\n    return await c\ndef h(c):\n    return asyncio.run(c)\n")
+CR = "async def f():\n    raise ValueError('v')\n"
+COROUTINES = [
+    ("run", CO, "", "import asyncio\nassert asyncio.run(f()) == 5", "pass", "pass"),
+    ("run_wrong", CO, "", "import asyncio\nassert asyncio.run(f()) == 6", "fail", "fail"),
+    ("sleeps", CS, "", "import asyncio\nassert asyncio.run(f(3)) == 6", "pass", "pass"),
+    ("gathered", CS, "", "import asyncio\nasync def main():\n    return await asyncio.gather(f(1), f(2))\n"
+     "assert asyncio.run(main()) == [2, 4]", "pass", "pass"),
+    ("awaited_in_test", CS, "", "import asyncio\nasync def main():\n    x = await f(5)\n    return x + 1\n"
+     "assert asyncio.run(main()) == 11", "pass", "pass"),
+    ("is_coroutine", CS, "", "import asyncio, inspect\nc = f()\n"
+     "assert inspect.iscoroutine(c) and asyncio.iscoroutine(c)\nassert asyncio.run(c) == 2", "pass", "pass"),
+    ("not_awaited", CS, "", "import inspect\nassert inspect.iscoroutine(f())", "pass", "pass"),
+    ("handed_back", CS, "", "import asyncio\nassert asyncio.run(g(f(4))) == 8 and h(f(2)) == 4", "pass", "pass"),
+    ("raises", CR, "", "import asyncio, pytest\nwith pytest.raises(ValueError, match='v'):\n    asyncio.run(f())",
+     "pass", "pass"),
+    ("raises_other", CR, "", "import asyncio, pytest\nwith pytest.raises(KeyError):\n    asyncio.run(f())",
+     "error", "error"),
+    ("awaited_twice", CO, "", "import asyncio\nc = f()\nasyncio.run(c)\nasyncio.run(c)", "error", "error"),
+]
+
+ALL = COROUTINES
+
+
+def test_the_stated_verdicts_are_plain_pythons():
+    for name, code, setup, test, shape, want in setup_cells(ALL):
+        if code.startswith("import os"):  # (the same verdict as the pure program's)
+            continue
+        assert plain_verdict_with_setup(code, setup, test, shape) == want, (name, shape)
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(COROUTINES), ids=setup_cell_ids(COROUTINES))
+def test_a_returned_coroutine_runs_in_the_tests_event_loop(ex, name, code, setup, test, shape, want):
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == want, detail
