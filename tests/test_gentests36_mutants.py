@@ -1,0 +1,118 @@
+"""Mutants cost less (gentests36): a cell's setup (the harness and the probe table, 80-200 KB of
+code) was parsed and purity-checked by the sandbox in every cell, 0.6-1 s a cell at load 8, most of
+what a mutant cost. The setup now hands the sandbox one string constant that the cell compiles
+itself; the cell is as isolated as before (the sandbox still sees an impure setup: every cell runs
+in a process of its own). The mutants' verdicts are the same: a killed one, an equivalent one, one
+that hangs and one that writes a file where it runs, several in a cell."""
+
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from coevo.testgen.execute import SandboxRunner, Variant
+from coevo.testgen.inputs import Probe, Step
+from coevo.testgen.target import analyze
+from matrix.engine import ExecConfig, Executor
+
+FIX = Path(__file__).parent / "fixtures" / "gentests36"
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE = (FIX / "tally.py").read_text()
+
+MUTANTS = {  # key: (the change, what it does)
+    "m_killed": ("if x < lo:", "if not x < lo:"),
+    "m_equivalent": ("if x > hi:", "if x >= hi:"),
+    "m_hangs": ("n -= 1", "n += 1"),
+    "m_writes": ("if dry_run:", "if not dry_run:"),
+}
+
+
+def call(fn, *args):
+    return Step("call", fn, tuple(args), unit=fn)
+
+
+TABLE = {
+    0: Probe("clamp", (call("clamp", "-5"),)),
+    1: Probe("clamp", (call("clamp", "10"),)),
+    2: Probe("clamp", (call("clamp", "11"),)),
+    3: Probe("countdown", (call("countdown", "3"),)),
+    4: Probe("save", (call("save", "'out.txt'", "'hi'"),)),
+    5: Probe("listing", (call("listing"),)),
+}
+
+
+@pytest.fixture(scope="module")
+def runner(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tally")
+    d.chmod(0o755)
+    (d / "tally.py").write_text(SOURCE)
+    module = analyze(d / "tally.py")
+    with Executor(ExecConfig(timeout=30, workers=2, import_paths=(str(d),))) as ex:
+        yield SandboxRunner(module, ex), module, d
+
+
+def test_the_cells_setup_is_one_constant_the_sandbox_sees_as_impure(runner):
+    r, module, _ = runner
+    setup = r._task("_CV_PROBES = {0: ('call', 'f', ())}\n").setup
+    # before: the harness's 2,000 lines (tens of thousands of nodes) parsed and checked per cell
+    assert sum(1 for _ in ast.walk(ast.parse(setup))) < 60
+    from matrix.sandbox.harness import compile_source
+
+    assert compile_source(setup, "<setup>", guard=True)[1] is False  # impure: each cell runs alone
+    r.standins = ("ctypes",)
+    assert "_CV_STANDINS = ('ctypes',)" in ast.literal_eval(ast.parse(r._task("").setup).body[-1].value.args[0].args[0])
+
+
+def test_mutant_verdicts_several_in_a_cell(runner):
+    r, module, d = runner
+    before = sorted(os.listdir(d))
+    ids = sorted(TABLE)
+    work = [(Variant("original", SOURCE), ids)]
+    for key, (old, new) in MUTANTS.items():
+        assert SOURCE.count(old) == 1
+        # the hanging mutant's probe last: a stopping variant stops at its hang
+        work.append((Variant(key, SOURCE.replace(old, new)), [p for p in ids if p != 3] + [3]))
+    limits = {v.key: 1.0 for v, _ in work}
+    stops = {v.key: v.key != "original" for v, _ in work}
+    by_key = r.probes_many(work, TABLE, limit=limits, stop_on_timeout=stops)
+    orig = by_key["original"][0]
+    assert [orig[p]["steps"][0][:2] for p in ids] == [
+        ["ok", ["v", 0]], ["ok", ["v", 10]], ["ok", ["v", 10]], ["ok", ["v", 3]], ["ok", ["v", 2]], ["ok", ["v", []]]]
+
+    def differs(key):
+        res = by_key[key][0]
+        return sorted(p for p in res
+                      if (res[p]["steps"], res[p].get("files")) != (orig[p]["steps"], orig[p].get("files")))
+
+    assert differs("m_killed") == [0, 1, 2]  # (clamp(10) and clamp(11) give lo too)
+    assert differs("m_equivalent") == []
+    hang = by_key["m_hangs"][0]
+    assert hang[3]["steps"] == [["timeout"]] and differs("m_hangs") == [3]
+    assert differs("m_writes") == [4]
+    wrote = by_key["m_writes"][0]
+    assert wrote[4]["steps"][0][1] == ["v", -1] and "out.txt" in repr(wrote[4].get("files"))
+    # what the mutant wrote was gone for the next probe, and never reached the user's directory
+    assert wrote[5]["steps"][0][1] == ["v", []]
+    assert sorted(os.listdir(d)) == before
+
+
+def test_gen_tests_on_the_module_runs_its_mutants_and_leaves_no_files(tmp_path):
+    shutil.copy2(FIX / "tally.py", tmp_path / "tally.py")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-m", "coevo.cli", "gen-tests", "tally.py", "--out", "tests", "-q",
+                           "--time-budget", "20", "--seed", "1"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert sorted(os.listdir(tmp_path)) == ["tally.py", "tests"]
+    assert sorted(os.listdir(tmp_path / "tests")) == [".coevo-gen-tests.json", "test_tally.json", "test_tally.py"]
+    report = json.loads((tmp_path / "tests" / "test_tally.json").read_text())
+    assert report["mutants"]["killed"] >= 1
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-2000:]
+    assert sorted(os.listdir(tmp_path)) == ["tally.py", "tests"]
