@@ -259,9 +259,61 @@ def parse_code(text: str, entry_point: str | None = None) -> ParsedCode:
     parseable code.
     """
     try:
-        return _parse_code(text, entry_point)
+        got = _parse_code(text, entry_point)
+        if got.code is not None and entry_point:
+            got = ParsedCode(_without_stdin_demo(got.code, entry_point), got.ok, got.error)
+        return got
     except Exception as exc:  # never raise on model output
         return ParsedCode(None, False, f"parser error: {type(exc).__name__}")
+
+
+def _reads_stdin(node: ast.AST) -> bool:
+    """Whether ``node`` calls ``input()``, reads ``sys.stdin``, ``open(0)`` or ``fileinput``."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and (
+                n.func.id == "input" or n.func.id == "open" and n.args and isinstance(n.args[0], ast.Constant)
+                and n.args[0].value == 0 and not isinstance(n.args[0].value, bool)):
+            return True
+        if isinstance(n, ast.Attribute) and n.attr == "stdin" or isinstance(n, ast.Name) and n.id in (
+                "stdin", "fileinput"):
+            return True
+    return False
+
+
+def _without_stdin_demo(code: str, entry_point: str) -> str:
+    """A function task's program without the demo that reads stdin at its top level (``a =
+    int(input())``, ``print(f(int(input())))``, a ``while True: input()`` loop) and the statements
+    that only use what it read: the program runs with an empty stdin and the demo raised EOFError
+    while loading, failing a right function. Definitions, imports, a ``__main__`` guard (it never
+    runs) and statements independent of the demo stay; a program not defining the entry point at
+    its top level, or one that does not parse, is left as it is."""
+    if not _READS_STDIN.search(code):
+        return code
+    try:
+        tree = ast.parse(code)
+    except Exception:
+        return code
+    keep_kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+    if not any(isinstance(st, keep_kinds[:3]) and st.name == entry_point for st in tree.body):
+        return code
+    tainted: set[str] = set()
+    drop: list[ast.stmt] = []
+    for st in tree.body:
+        if isinstance(st, keep_kinds) or isinstance(st, ast.If) and _is_main_guard(st.test):
+            continue
+        uses = {n.id for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        if _reads_stdin(st) or uses & tainted:
+            drop.append(st)
+            tainted |= _top_binds(st)
+    if not drop:
+        return code
+    lines = code.splitlines(keepends=True)
+    gone: set[int] = set()
+    for st in drop:
+        gone.update(range(st.lineno - 1, (st.end_lineno or st.lineno)))
+    kept = "".join(line for i, line in enumerate(lines) if i not in gone)
+    kept = re.sub(r"\n{3,}", "\n\n", kept).strip("\n")
+    return kept if _parses(kept) else code
 
 
 _BUILTINS = frozenset(dir(builtins))

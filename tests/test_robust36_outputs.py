@@ -1,0 +1,71 @@
+"""Real model outputs in codes files (robust36): a function task's answer that ends with a demo reading
+stdin (``a = int(input())``, ``print(f(int(input())))``, a ``while True: input()`` loop) at the top
+level. The sandbox runs a function task's program with an empty stdin, so the demo raised EOFError
+while loading and a right function failed every test. The demo is dropped (with what only it feeds);
+a demo under ``if __name__ == "__main__":`` never ran and stays; a stdio program keeps its reads."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from coevo.cli import main
+from roles.parsing import parse_code
+
+F = "```"
+ADD = "def add(a, b):\n    return a + b\n"
+
+
+@pytest.mark.parametrize("demo", [
+    "a = int(input('a: '))\nprint(add(a, 2))\n",
+    "print(add(int(input()), 2))\n",
+    "while True:\n    line = input('> ')\n    if not line:\n        break\n    print(add(*map(int, line.split())))\n",
+    "import sys\na, b = map(int, sys.stdin.readline().split())\nresult = add(a, b)\nprint(result)\n",
+    "data = sys.stdin.read().split()\nprint(add(int(data[0]), int(data[1])))\n",
+    "nums = list(map(int, open(0).read().split()))\nprint(add(*nums))\n",
+], ids=["assigned", "in_call", "loop", "sys_stdin_readline", "sys_stdin_read", "open_0"])
+def test_a_function_answers_stdin_demo_is_dropped(demo):
+    got = parse_code(f"{F}python\nimport sys\n{ADD}\n{demo}{F}\n", "add")
+    assert got.ok
+    assert "input" not in got.code and "stdin" not in got.code and "open(0)" not in got.code
+    assert "def add(a, b):" in got.code
+    ns: dict = {}
+    exec(compile(got.code, "<answer>", "exec"), ns)  # loads with no stdin at all
+    assert ns["add"](1, 2) == 3
+
+
+def test_what_the_function_needs_stays_and_a_main_guard_is_left_alone():
+    text = (f"{F}python\nMOD = 10 ** 9 + 7\n\ndef add(a, b):\n    return (a + b) % MOD\n\n"
+            "n = int(input())\nprint(add(n, n))\nCACHE = {}\n\n"
+            "if __name__ == '__main__':\n    print(add(int(input()), 1))\n" + F)
+    got = parse_code(text, "add")
+    assert "MOD = 10 ** 9 + 7" in got.code and "CACHE = {}" in got.code
+    assert "n = int(input())" not in got.code and "print(add(n, n))" not in got.code
+    assert "if __name__ == '__main__':\n    print(add(int(input()), 1))" in got.code
+
+
+def test_a_stdio_program_and_a_function_reading_stdin_itself_keep_their_reads():
+    stdio = f"{F}python\nn = int(input())\nprint(n * 2)\n{F}"
+    assert parse_code(stdio, None).code == "n = int(input())\nprint(n * 2)"
+    inside = f"{F}python\ndef add(a, b):\n    extra = input()\n    return a + b\n{F}"
+    assert "extra = input()" in parse_code(inside, "add").code
+
+
+def test_the_matrix_runs_the_function_of_an_answer_with_a_stdin_demo(tmp_path, capsys):
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"task_id": "add", "prompt": "Return the sum of a and b.", "kind": "function",
+                                 "entry_point": "add", "tests": [{"test": "assert add(1, 2) == 3"},
+                                                                 {"test": "assert add(0, 5) == 5"}]}) + "\n")
+    answers = [f"{F}python\r\n{ADD}\r\na = int(input('a: '))\r\nprint(add(a, 2))\r\n{F}\r\n".replace("\n", "\r\n")
+               .replace("\r\r\n", "\r\n"),
+               f"Here it is:\n{F}python\n{ADD}{F}\nUsage:\n{F}python\nx = int(input())\nprint(add(x, 1))\n{F}\n",
+               f"{F}python\n{ADD}\nprint(add(int(input()), 2))\n{F}\n"]
+    codes = tmp_path / "codes.jsonl"
+    codes.write_text("".join(json.dumps({"task_id": "add", "response": a}) + "\n" for a in answers))
+    out = tmp_path / "m.json"
+    rc = main(["matrix", "--tasks", str(tasks), "--codes", str(codes), "--out", str(out), "--quiet",
+               "--workers", "1"])
+    assert rc == 0, capsys.readouterr().err
+    got = json.loads(out.read_text())
+    assert got["passed"] == [[True, True]] * 3, got["errors"]
