@@ -116,3 +116,73 @@ def test_gen_tests_on_the_module_runs_its_mutants_and_leaves_no_files(tmp_path):
                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout[-2000:]
     assert sorted(os.listdir(tmp_path)) == ["tally.py", "tests"]
+
+
+# ---------------------------------------------------------------- the first slice of mutants
+# shlex, load 11: the first slice held 8 mutants and the original's second run on the candidates
+# (the stability check, 366 calls) in one cell: 11.2 s; that time was taken for what 8 mutants
+# cost, and the one slice after it held 8 mutants (14 of 200 run in the phase)
+
+
+class _FakeExecutor:
+    config = ExecConfig(timeout=20, workers=2)
+
+
+def test_a_long_unit_that_does_not_stop_is_split_over_the_cells(tmp_path):
+    (tmp_path / "tally.py").write_text(SOURCE)
+    r = SandboxRunner(analyze(tmp_path / "tally.py"), _FakeExecutor())
+    original = Variant("original", SOURCE)
+    mutants = [(Variant(f"m{k}", SOURCE), list(range(20 * k, 20 * k + 20))) for k in range(8)]
+    units = [(original, list(range(400)))] + mutants
+    cells = r._pack(units, lambda v: 1.0, lambda v: v.key != "original")
+    parts = [ids for cell in cells for v, ids in cell if v.key == "original"]
+    assert sorted(p for ids in parts for p in ids) == list(range(400))  # each call once
+    assert len(parts) >= 2 and max(len(ids) for ids in parts) <= 1.2 * 560 / len(cells)
+    # a mutant (it stops at its first hang) is never split
+    assert sorted((v.key, ids) for cell in cells for v, ids in cell if v.key != "original") == \
+        sorted((v.key, ids) for v, ids in mutants)
+
+
+class _Runner:
+    """probes_many: half a second a round trip, 5 ms a call of the original, 10 ms a mutant's."""
+
+    import_seconds = 0.0
+
+    def __init__(self, now):
+        self.now = now
+        self.trips = 0
+
+    def probes_many(self, work, table, cov=False, limit=0.5, stop_on_timeout=False):
+        self.trips += 1
+        self.now[0] += 0.5
+        out = {}
+        for v, ids in work:
+            self.now[0] += (0.005 if v.key == "original" else 0.01) * len(ids)
+            out.setdefault(v.key, ({}, {}))[0].update({pid: {"steps": [["value", ["v", 1]]]} for pid in ids})
+        return out
+
+
+def test_the_original_s_rerun_is_not_taken_for_what_the_mutants_cost(monkeypatch):
+    from coevo.testgen import module_suite
+    from coevo.testgen.mutants import ModuleMutant
+
+    now = [1000.0]
+    monkeypatch.setattr(module_suite.time, "monotonic", lambda: now[0])
+    b = module_suite._SuiteBuilder.__new__(module_suite._SuiteBuilder)
+    b.clock = module_suite._Clock(60.0, None)
+    n_probes, n_mutants = 800, 120
+    b.table = {i: Probe("f", (Step("call", "f", (str(i),), unit="f"),)) for i in range(n_probes)}
+    b.cand_checks = {i: [] for i in range(n_probes)}
+    b.t_orig = {i: 0.001 for i in range(n_probes)}
+    b.limit = 0.5
+    b.second, b.killed_by, b.file_kills = {}, {}, {}
+    b.module = type("M", (), {"source": "x = 1\n"})()
+    b.mutants = [ModuleMutant(k, "x = 2\n", "constant", 1, "1 -> 2") for k in range(n_mutants)]
+    b.tried = {m.index: set() for m in b.mutants}
+    b.runner = _Runner(now)
+    now[0] += 0.45 * 60  # the phase starts (EXPLORE), about 11 s of it left
+    assign = {m.index: [m.index % n_probes, (m.index + 7) % n_probes] for m in b.mutants}
+    b.run_mutants(assign, list(range(n_probes)), module_suite.MUTANTS - 0.08)
+    ran = sum(1 for m in b.mutants if b.tried[m.index])
+    assert len(b.second) == n_probes  # the original's re-run happened
+    assert ran == n_mutants, (ran, b.runner.trips)
