@@ -10,7 +10,11 @@ tests/test_redteam34-35.py do) by :func:`test_the_stated_verdicts_are_plain_pyth
    None, so a test asserting the old state PASSED every shape where Python fails. The copy now
    follows the program's object: what either side changes is the other's before the other runs
    again; a program class's methods and properties it does not carry are asked of the program's
-   object (they were AttributeErrors)."""
+   object (they were AttributeErrors).
+2. A standard module loaded after the zygote is recorded as its own code left it, so that a right
+   program's ``sqlite3.OperationalError`` is the test's own (tests/test_right_programs36.py); a
+   class the program makes with that module's name, before or after loading it, or plants in a
+   submodule the test does not read (``sqlite3.dbapi2``), stays a stand-in."""
 
 from __future__ import annotations
 
@@ -77,7 +81,22 @@ LIVE = [
     ("many_first_seen", MANY, "", "es = f()\nbump()\nassert es[0].code == 1 and isinstance(es[0], E)", "pass", "pass"),
 ]
 
-ALL = LIVE
+PLANTED_DBAPI2 = ("import sqlite3, sqlite3.dbapi2\nclass OperationalError(Exception):\n"
+                  "    __module__ = 'sqlite3.dbapi2'\nsqlite3.dbapi2.OperationalError = OperationalError\n"
+                  "def f():\n    raise OperationalError('x')\n")
+NAMED_WAVE = "class Error(Exception):\n    __module__ = 'wave'\n{imp}def f():\n    raise Error('x')\n"
+LATE = [
+    ("planted_in_submodule", PLANTED_DBAPI2, "",
+     "import sqlite3, pytest\nwith pytest.raises(sqlite3.OperationalError):\n    f()", "error", "error"),
+    ("named_unloaded", NAMED_WAVE.format(imp=""), "", "import wave, pytest\nwith pytest.raises(wave.Error):\n    f()",
+     "error", "error"),
+    ("named_loaded_after", NAMED_WAVE.format(imp="import wave\n"), "",
+     "import wave, pytest\nwith pytest.raises(wave.Error):\n    f()", "error", "error"),
+    ("named_loaded_before", "import wave\n" + NAMED_WAVE.format(imp=""), "",
+     "import wave\ntry:\n    f()\nexcept wave.Error:\n    pass\nexcept Exception:\n    assert False", "fail", "fail"),
+]
+
+ALL = LIVE + LATE
 
 
 def test_the_stated_verdicts_are_plain_pythons():
@@ -89,5 +108,11 @@ def test_the_stated_verdicts_are_plain_pythons():
 
 @pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(LIVE), ids=setup_cell_ids(LIVE))
 def test_a_returned_exception_follows_the_programs_object(ex, name, code, setup, test, shape, want):
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == want, detail
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(LATE), ids=setup_cell_ids(LATE))
+def test_a_class_named_like_a_late_standard_one_is_no_standard_class(ex, name, code, setup, test, shape, want):
     status, detail = run_cell(ex, code, setup, test, shape)
     assert status == want, detail

@@ -8,7 +8,13 @@ wrong twins that must keep failing; every stated verdict is checked against plai
    loop stepped the reference as an iterator). It is now a coroutine of the test's
    (``inspect.iscoroutine``) that, awaited, runs the program's to its end in the program's process
    (``asyncio.run`` there: its own sleeps and tasks), its value or exception this one's; handed
-   back to the program it is the program's own coroutine."""
+   back to the program it is the program's own coroutine.
+2. A standard exception class of a module the zygote did not preload (``sqlite3``, ``wave``,
+   ``netrc``, ``lzma``...) raised by a right program was a stand-in since pass 35 (no snapshot of the
+   module, whose dict is the program's to change), so ``pytest.raises(sqlite3.OperationalError)``
+   was an error every shape: a standard module loaded later is recorded as its own code left it
+   (:class:`matrix.sandbox.harness._LoadWatch`), and the class found there is the test's own
+   (tests/test_redteam36.py holds classes planted after that)."""
 
 from __future__ import annotations
 
@@ -42,7 +48,25 @@ COROUTINES = [
     ("awaited_twice", CO, "", "import asyncio\nc = f()\nasyncio.run(c)\nasyncio.run(c)", "error", "error"),
 ]
 
-ALL = COROUTINES
+SQL = "import sqlite3\ndef f():\n    c = sqlite3.connect(':memory:')\n    c.execute('select * from nothing')\n"
+STDLIB_ERRORS = [
+    ("sqlite_error", SQL, "", "import sqlite3, pytest\nwith pytest.raises(sqlite3.OperationalError):\n    f()",
+     "pass", "pass"),
+    ("sqlite_error_base", SQL, "", "import sqlite3, pytest\nwith pytest.raises(sqlite3.DatabaseError):\n    f()",
+     "pass", "pass"),
+    ("sqlite_error_other", SQL, "", "import sqlite3, pytest\nwith pytest.raises(sqlite3.IntegrityError):\n    f()",
+     "error", "error"),
+    ("sqlite_error_caught", SQL, "", "import sqlite3\ntry:\n    f()\nexcept sqlite3.Error as e:\n"
+     "    assert type(e) is sqlite3.OperationalError and 'nothing' in str(e)", "pass", "pass"),
+    ("wave_error", "import wave\ndef f():\n    raise wave.Error('x')\n", "",
+     "import wave, pytest\nwith pytest.raises(wave.Error):\n    f()", "pass", "pass"),
+    ("netrc_error", "import netrc\ndef f():\n    raise netrc.NetrcParseError('x')\n", "",
+     "import netrc, pytest\nwith pytest.raises(netrc.NetrcParseError):\n    f()", "pass", "pass"),
+    ("lzma_error", "import lzma\ndef f():\n    return lzma.decompress(b'xx')\n", "",
+     "import lzma, pytest\nwith pytest.raises(lzma.LZMAError):\n    f()", "pass", "pass"),
+]
+
+ALL = COROUTINES + STDLIB_ERRORS
 
 
 def test_the_stated_verdicts_are_plain_pythons():
@@ -54,5 +78,12 @@ def test_the_stated_verdicts_are_plain_pythons():
 
 @pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(COROUTINES), ids=setup_cell_ids(COROUTINES))
 def test_a_returned_coroutine_runs_in_the_tests_event_loop(ex, name, code, setup, test, shape, want):
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == want, detail
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(STDLIB_ERRORS),
+                         ids=setup_cell_ids(STDLIB_ERRORS))
+def test_a_standard_error_of_a_module_loaded_later_is_the_tests_own(ex, name, code, setup, test, shape, want):
     status, detail = run_cell(ex, code, setup, test, shape)
     assert status == want, detail

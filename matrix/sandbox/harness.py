@@ -102,6 +102,8 @@ def prepare() -> None:
     _G["stdlib_dicts"] = {n: (m, dict(vars(m))) for n, m in list(sys.modules.items())
                           if type(m) is types.ModuleType and n.split(".")[0] in stdlib and n not in ("sys", "builtins")}
     _G["stdlib_classes"] = _stdlib_classes(_G["stdlib_dicts"])
+    _G["late_dicts"] = {}  # (standard modules loaded after the zygote, as each finished loading: _LoadWatch)
+    sys.meta_path.insert(0, _LoadWatch)
     gc.collect()
     # objects that can take attributes and exist before any program: the store guard's list. They
     # are kept alive here: one that died later would free its address for a program's own object,
@@ -109,6 +111,47 @@ def prepare() -> None:
     shared = [o for o in gc.get_objects() if type(o).__dictoffset__]
     _G["shared_objects"] = shared
     _G["shared_ids"] = frozenset(map(id, shared))
+
+
+class _LoadWatch:
+    """A finder ahead of the others that, for a standard module the zygote did not load, finds it
+    through them and records its dict as it is when its code has run, before the code importing it
+    goes on (``_G["late_dicts"]``): the class found at a standard module's name is then the one
+    it made, not one a program planted there later (red-team pass 35 made every class of such a
+    module a stand-in, so a right program raising ``sqlite3.OperationalError`` or ``wave.Error``
+    was an error under ``pytest.raises`` of it; pass 36). Its loader is the one found (its
+    ``exec_module`` wrapped on the instance; a builtin or frozen module's importer is a class: none
+    is recorded for it)."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if type(name) is not str or name.partition(".")[0] not in getattr(sys, "stdlib_module_names", ()) \
+                or name in _G["stdlib_dicts"] or name in _G["late_dicts"]:
+            return None
+        spec = None
+        for finder in list(sys.meta_path):
+            find = getattr(finder, "find_spec", None) if finder is not _LoadWatch else None
+            if find is not None:
+                spec = find(name, path, target)
+                if spec is not None:
+                    break
+        loader = getattr(spec, "loader", None)
+        if loader is None or isinstance(loader, type) \
+                or "exec_module" in getattr(loader, "__dict__", {"exec_module": 0}):
+            return spec
+        run = loader.exec_module
+
+        def exec_module(module, _run=run, _name=name):
+            _run(module)
+            late = _G["late_dicts"]
+            if _name not in late and len(late) < 4096:
+                late[_name] = (module, dict(vars(module)))
+
+        try:
+            loader.exec_module = exec_module
+        except Exception:  # noqa: BLE001 - (a loader taking no attributes: none recorded)
+            pass
+        return spec
 
 
 _HEAPTYPE = 1 << 9

@@ -681,7 +681,11 @@ def _as_zygote_loaded(module: str, name: str):
     from .. import harness
 
     kept = harness._G.get("stdlib_dicts", {}).get(module)
-    return kept[1].get(name, harness._MISSING) if kept is not None else harness._MISSING
+    if kept is None:  # (one loaded later: its dict as its own code left it, pass 36; :class:`.harness._LoadWatch`)
+        kept = harness._G.get("late_dicts", {}).get(module)
+        if kept is None or sys.modules.get(module) is not kept[0]:
+            return harness._MISSING
+    return kept[1].get(name, harness._MISSING)
 
 
 # standard modules whose builtin (C) functions compute from their arguments alone, through their
