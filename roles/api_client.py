@@ -166,7 +166,8 @@ def _validate_cached(choices) -> list[dict]:
     for c in choices:
         if not (isinstance(c, dict) and isinstance(c.get("text"), str) and isinstance(c.get("truncated"), bool)):
             raise ValueError("bad choice")
-    return [{"text": c["text"], "truncated": c["truncated"]} for c in choices]
+    return [{"text": c["text"], "truncated": c["truncated"],
+             **{k: c[k] for k in ("via", "empty") if isinstance(c.get(k), str)}} for c in choices]
 
 
 def _tokens(usage) -> dict[str, int]:
@@ -193,6 +194,8 @@ def _from_event_stream(content: bytes, endpoint: str) -> dict:
     when nobody asked for it sends) add up to: each choice's text pieces joined, its last
     ``finish_reason``, the reported usage; raises ValueError when an event is not JSON."""
     texts: dict[int, list[str]] = {}
+    thoughts: dict[int, list[str]] = {}
+    calls: dict[int, dict[int, dict]] = {}  # choice -> tool call index -> {"name", "arguments"}
     finish: dict[int, Any] = {}
     usage = None
     for line in content.decode("utf-8").splitlines():
@@ -221,12 +224,91 @@ def _from_event_stream(content: bytes, endpoint: str) -> dict:
             if piece is not None and not isinstance(piece, str):
                 raise ValueError(f"choice {idx} has no text (got {type(piece).__name__})")
             texts.setdefault(idx, []).append(piece or "")
+            if endpoint == "chat" and isinstance(msg, dict):
+                for field in _REASONING_FIELDS:
+                    if isinstance(msg.get(field), str):
+                        thoughts.setdefault(idx, []).append(msg[field])
+                for k, tc in enumerate(msg.get("tool_calls") or []):
+                    if not isinstance(tc, dict):
+                        continue
+                    at = tc.get("index", k)
+                    call = calls.setdefault(idx, {}).setdefault(at if isinstance(at, int) else k,
+                                                                {"name": "", "arguments": ""})
+                    fn = tc.get("function") if isinstance(tc.get("function"), dict) else {}
+                    for part in ("name", "arguments"):
+                        if isinstance(fn.get(part), str):
+                            call[part] += fn[part]
             if c.get("finish_reason") is not None:
                 finish[idx] = c["finish_reason"]
-    key = "message" if endpoint == "chat" else "text"
-    choices = [{"index": i, key: ({"content": "".join(t)} if endpoint == "chat" else "".join(t)),
-                "finish_reason": finish.get(i)} for i, t in sorted(texts.items())]
+    choices = []
+    for i, t in sorted(texts.items()):
+        if endpoint != "chat":
+            choices.append({"index": i, "text": "".join(t), "finish_reason": finish.get(i)})
+            continue
+        message: dict[str, Any] = {"content": "".join(t)}
+        if i in thoughts:
+            message["reasoning_content"] = "".join(thoughts[i])
+        if i in calls:
+            message["tool_calls"] = [{"type": "function", "function": calls[i][k]} for k in sorted(calls[i])]
+        choices.append({"index": i, "message": message, "finish_reason": finish.get(i)})
     return {"choices": choices, "usage": usage}
+
+
+# where servers put a reasoning model's thinking apart from the answer: vLLM and SGLang's reasoning
+# parsers, DeepSeek's API (reasoning_content); OpenRouter, Groq, newer vLLM (reasoning)
+_REASONING_FIELDS = ("reasoning_content", "reasoning")
+# the argument of a tool call that holds the program (else its only text argument)
+_CODE_ARGS = ("code", "program", "source", "source_code", "python", "python_code", "script", "solution",
+              "tests", "test", "content", "text", "input")
+
+
+def _tool_call_text(calls: list) -> str | None:
+    """The code a tool-call answer carries (``content`` null, the program in ``tool_calls[].function
+    .arguments``: a JSON object ``{"code": ...}``, or the text itself), each call's as a python block;
+    None when no call holds text."""
+    out = []
+    for call in calls:
+        if not isinstance(call, dict):
+            continue
+        fn = call.get("function") if isinstance(call.get("function"), dict) else call
+        args = fn.get("arguments")
+        if isinstance(args, str):
+            try:
+                parsed = json.loads(args)
+            except (ValueError, RecursionError):
+                parsed = None
+            args = parsed if isinstance(parsed, dict) else args
+        code = None
+        if isinstance(args, dict):
+            texts = {k: v for k, v in args.items() if isinstance(v, str) and v.strip()}
+            code = next((texts[k] for k in _CODE_ARGS if k in texts), None)
+            if code is None and len(texts) == 1:
+                code = next(iter(texts.values()))
+        elif isinstance(args, str) and args.strip():
+            code = args
+        if code is not None:
+            out.append(code if "```" in code else "```python\n" + code.strip("\n") + "\n```")
+    return "\n\n".join(out) if out else None
+
+
+def _answer_elsewhere(msg: dict, finish: Any) -> tuple[str | None, str]:
+    """For a chat message whose ``content`` holds no text: ``(text, "via <where>")`` when the answer
+    is elsewhere (tool calls; the reasoning field, where the server's reasoning parser took the
+    whole answer), else ``(None, why it is empty)``."""
+    calls = msg.get("tool_calls")
+    if not isinstance(calls, list):
+        calls = [msg["function_call"]] if isinstance(msg.get("function_call"), dict) else []
+    if (text := _tool_call_text(calls)) is not None:
+        return text, "via tool_calls"
+    thought = next((msg[f] for f in _REASONING_FIELDS if isinstance(msg.get(f), str) and msg[f].strip()), None)
+    if thought is not None:
+        # cut while still thinking: no answer was given (as an unclosed <think> in the content)
+        return (None, "cut_reasoning") if finish == "length" else (thought, "via reasoning")
+    if isinstance(msg.get("refusal"), str) and msg["refusal"].strip():
+        return None, "refused"
+    if finish == "content_filter":
+        return None, "filtered"
+    return None, "empty"
 
 
 def _is_event_stream(content: bytes, content_type: str) -> bool:
@@ -289,31 +371,43 @@ def parse_answer(data: Any, endpoint: str, n: int, max_chars: int) -> dict:
         if err:
             msg = err.get("message", err) if isinstance(err, dict) else err
             raise ValueError(f"the server reported an error: {sanitize(msg)}")
+        if isinstance(choices, list):  # (an Azure prompt filter, a gateway): no sample, not the run's end
+            return {"choices": [], "usage": _tokens(data.get("usage"))}
         raise ValueError("the answer has no choices")
     rows = []
     for i, c in enumerate(choices):
         if not isinstance(c, dict):
             raise ValueError(f"choice {i} is not an object")
+        note = ""
         if endpoint == "chat":
             msg = c.get("message")
             if not isinstance(msg, dict):
                 raise ValueError(f"choice {i} has no message")
             text = msg.get("content")
-            if text is None:  # e.g. all tokens went to reasoning, or a refusal: an empty answer
-                text = ""
-            elif isinstance(text, list):
+            if isinstance(text, list):
                 text = _text_parts(text)
+            if text is None or isinstance(text, str) and not text.strip():
+                # the answer in the reasoning field or in tool calls; else empty (a refusal, a filter)
+                alt, note = _answer_elsewhere(msg, c.get("finish_reason"))
+                text = alt if alt is not None else (text or "")
         else:
             text = c.get("text")
             if text is None and "text" in c:  # a completion cut to nothing, as a null message content
                 text = ""
+            if isinstance(text, str) and not text.strip() and c.get("finish_reason") == "content_filter":
+                note = "filtered"
         if not isinstance(text, str):
             raise ValueError(f"choice {i} has no text (got {type(text).__name__})")
         truncated = c.get("finish_reason") == "length"
         if len(text) > max_chars:
             text, truncated = text[:max_chars], True
         idx = c.get("index")
-        rows.append((idx, i, {"text": text, "truncated": truncated}))
+        row: dict[str, Any] = {"text": text, "truncated": truncated}
+        if note.startswith("via "):
+            row["via"] = note[4:]
+        elif note and note != "empty":
+            row["empty"] = note
+        rows.append((idx, i, row))
     indices = [r[0] for r in rows]
     if all(isinstance(x, int) and not isinstance(x, bool) for x in indices) and len(set(indices)) == len(rows):
         rows.sort(key=lambda r: r[0])  # the server's order of choices is not a promise
@@ -332,6 +426,16 @@ class _PastContext(Exception):
 _PAST_CONTEXT = re.compile(r"context[ _](?:length|size|window)|maximum context|exceed_context|"
                            r"inputs`? tokens \+ `?max_new_tokens`? must be|prompt is too long|too many tokens",
                            re.I)
+
+
+class _WantsStream(Exception):
+    """The server refused a request that does not stream (DashScope's reasoning models: "only support
+    stream mode"); the message is the server's."""
+
+
+# how a server that answers only streams says so
+_WANTS_STREAM = re.compile(r"\bonly\b[^.]{0,30}\bstream|\bstream(?:ing)?\b[^.]{0,40}\b(?:must|required|"
+                           r"only|needs? to be)|\brequires?\b[^.]{0,30}\bstream", re.I)
 
 
 class _WantsMaxCompletionTokens(Exception):
@@ -520,6 +624,7 @@ class ApiGenerator:
         self.n_ignored = False  # the server answered n > 1 with fewer choices
         self.n_rejected = False  # the server refused n > 1
         self.max_completion_tokens = False  # the server wants max_completion_tokens, not max_tokens
+        self.stream = False  # the server answers only streams: requests ask for one (read whole)
         self.dropped: set[str] = set()  # sampling parameters the server refused: sent no more
         self._lock = threading.Lock()
         # where no progress bar is drawn, status lines (roles.generation.SamplingStatus) go here
@@ -600,6 +705,8 @@ class ApiGenerator:
             detail = _status_detail(exc)
             if code in (400, 413, 422) and _PAST_CONTEXT.search(detail):
                 return _PastContext(detail)
+            if code in (400, 422) and _WANTS_STREAM.search(detail):
+                return _WantsStream(f"{where}: HTTP {code}: {detail}")
             if code in (400, 422) and "max_completion_tokens" in detail and "max_tokens" in detail.replace(
                     "max_completion_tokens", ""):
                 return _WantsMaxCompletionTokens(f"{where}: HTTP {code}: {detail}")
@@ -676,7 +783,8 @@ class ApiGenerator:
                     raise _NRejected()
                 typed.pop(k, None)
             try:
-                with api.with_streaming_response.create(**typed, extra_body=extra or None) as raw:
+                sent_extra = dict(extra, stream=True) if self.stream else extra
+                with api.with_streaming_response.create(**typed, extra_body=sent_extra or None) as raw:
                     content = self._read_within(raw, cap)
                     content_type = raw.headers.get("content-type", "")
                 break
@@ -686,6 +794,16 @@ class ApiGenerator:
                     self._drop(err.name, str(err))
                     if err.name == "n" and n > 1:
                         raise _NRejected() from None
+                    continue
+                if isinstance(err, _WantsStream):
+                    if sent_extra.get("stream") is True:  # refused as a stream too
+                        raise ApiError(str(err)) from None
+                    with self._lock:
+                        first, self.stream = not self.stream, True
+                    if first:
+                        logging.getLogger("coevo").warning(
+                            f"warning: the server answers only streams ({sanitize(err, 240)}): requests go as "
+                            "streams from now on, each read whole")
                     continue
                 if isinstance(err, _WantsMaxCompletionTokens) and "max_tokens" in typed:
                     # OpenAI's reasoning models refuse max_tokens and --api-extra may not set the
@@ -780,7 +898,7 @@ class ApiGenerator:
         with self._lock:
             for k, v in answer["usage"].items():
                 self.stats[k] += v
-        if self.cache is not None:
+        if self.cache is not None and answer["choices"]:  # (an answer without choices is asked again next run)
             self.cache.put(key, self.url, body, answer)
         return answer
 
@@ -887,6 +1005,8 @@ class ApiGenerator:
                                     bar.update(1)
                         continue
                     choices = answer["choices"]
+                    if not choices:  # no sample in the answer: these samples are empty, not asked again
+                        choices = [{"text": "", "truncated": False, "empty": "no_choices"}] * (1 if greedy else count)
                     fill = choices[:1] * n if greedy else choices[:count]
                     placed = 0
                     for k, ch in enumerate(fill):
@@ -920,7 +1040,16 @@ class ApiGenerator:
         st["tokens_per_s"] = st["completion_tokens"] / dt if dt > 0 else 0.0
         st["n_ignored"] = float(self.n_ignored or self.n_rejected)
         got = [ch for job in jobs for ch in job.got if ch is not None]
+        if got and all(ch.get("empty") == "no_choices" for ch in got):
+            raise ApiError(f"{self.url}: not a completion: the answer has no choices (to each of "
+                           f"{int(st['requests'])} requests)")
         st["past_context"] = float(sum(1 for ch in got if ch.get("past_context")))
+        st["answers"] = float(len(got))
+        st["from_reasoning"] = float(sum(1 for ch in got if ch.get("via") == "reasoning"))
+        st["from_tool_calls"] = float(sum(1 for ch in got if ch.get("via") == "tool_calls"))
+        st["empty_answers"] = float(sum(1 for ch in got if not ch["text"].strip() and not ch.get("past_context")))
+        for why in _EMPTY_WHY:
+            st[why] = float(sum(1 for ch in got if ch.get("empty") == why))
         # stopped by max_tokens (a prompt past the context is named apart: raising the limit would not help)
         st["truncated"] = float(sum(1 for ch in got if ch["truncated"] and not ch.get("past_context")))
         st["max_new_tokens"] = float(cfg.max_new_tokens)
@@ -940,6 +1069,28 @@ class ApiGenerator:
                 samples.append(Sample(job.req.role, job.req.task_id, None, None, None, ch["text"],
                                       ch["truncated"], dict(job.req.meta), j))
         return samples
+
+
+# why a served answer held no text, as answers_note words it
+_EMPTY_WHY = {"refused": "refused", "filtered": "stopped by the server's content filter",
+              "cut_reasoning": "cut at the length limit while reasoning",
+              "no_choices": "with no choice in the server's answer"}
+
+
+def answers_note(stats: dict[str, float]) -> str:
+    """What a served generator's last call took from elsewhere than the message content (the
+    reasoning field, tool calls) and how many answers held no text, by reason; "" when none."""
+    parts = []
+    took = [f"{int(stats[k])} answers taken from {where}" for k, where in (
+        ("from_reasoning", "the reasoning field"), ("from_tool_calls", "tool calls")) if stats.get(k)]
+    if took:
+        parts.append(", ".join(took) + " (the message content was empty)")
+    empty = int(stats.get("empty_answers", 0))
+    if empty:
+        why = [f"{int(stats[k])} {w}" for k, w in _EMPTY_WHY.items() if stats.get(k)]
+        parts.append(f"{empty} of {int(stats.get('answers', 0))} answers empty"
+                     + (f" ({', '.join(why)})" if why else ""))
+    return "; ".join(parts)
 
 
 def unreachable(base_url: str, timeout: float = 10.0) -> str | None:

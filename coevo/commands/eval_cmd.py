@@ -94,6 +94,7 @@ def _sample(args, tasks):
     """``(codes, tests, info)`` sampled by the model the options name: per task every Coder sample
     (``""`` where none parsed), and the de-duplicated parsed tests of the Tester samples."""
     from coevo.commands.solve_cmd import _say, _where, open_generator
+    from roles.api_client import answers_note
     from roles.generation import stats_line
     from roles.pools import PoolConfig, sample_pools
 
@@ -110,7 +111,7 @@ def _sample(args, tasks):
     finally:
         if hasattr(generator, "close"):
             generator.close()
-    _say(args, stats_line(generator.stats))
+    _say(args, "; ".join(x for x in (stats_line(generator.stats), answers_note(generator.stats)) if x))
     codes, tests = {}, {}
     for p in pools:
         row = [""] * p.n_code_samples

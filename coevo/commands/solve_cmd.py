@@ -258,6 +258,7 @@ def build_pools(args, *, min_tests: int):
     from coevo.cli import progress_enabled
     from coevo.commands.select_cmd import executor_config
     from matrix.engine import Executor
+    from roles.api_client import answers_note
     from roles.generation import stats_line
     from roles.pools import PoolConfig, judge_pools, sample_pools
 
@@ -275,7 +276,8 @@ def build_pools(args, *, min_tests: int):
     finally:
         if hasattr(generator, "close"):
             generator.close()
-    _say(args, f"{stats_line(generator.stats)}; "
+    note = answers_note(generator.stats)  # (a served model's: answers from the reasoning, empty ones)
+    _say(args, f"{stats_line(generator.stats)}; " + (f"{note}; " if note else "") +
                f"{sum(len(p.codes) for p in pools)} parseable codes, "
                f"{sum(len(p.tests) for p in pools)} distinct tests")
     del generator, tok
