@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from matrix.tasks import Task, Test, _compiles, _continues
 
 MAX_CHARS = 40_000  # longer completions are cut before parsing (bounds the parser's work)
+_TEXT_LANGS = {"text", "plaintext", "txt", "plain", "code", "none", "output"}
 PY_LANGS = {"", "python", "py", "python3", "py3", "tool_code"}  # (Gemini fences the code it means to run as tool_code)
 JSON_LANGS = {"", "json", "jsonl", "jsonlines"}
 
@@ -280,14 +281,28 @@ def _reads_stdin(node: ast.AST) -> bool:
     return False
 
 
+def _runs_tests(node: ast.AST) -> bool:
+    """Whether ``node`` calls ``unittest.main()`` or ``pytest.main()`` (a test run, then SystemExit)."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "main"
+               and isinstance(n.func.value, ast.Name) and n.func.value.id in ("unittest", "pytest")
+               for n in ast.walk(node))
+
+
+_DEMO_HINT = re.compile(r"\binput\s*\(|\bstdin\b|\bopen\(\s*0\b|\bfileinput\b|^assert\b|\b(?:unittest|pytest)\.main\b",
+                        re.M)
+
+
 def _without_stdin_demo(code: str, entry_point: str) -> str:
     """A function task's program without the demo that reads stdin at its top level (``a =
     int(input())``, ``print(f(int(input())))``, a ``while True: input()`` loop) and the statements
     that only use what it read: the program runs with an empty stdin and the demo raised EOFError
-    while loading, failing a right function. Definitions, imports, a ``__main__`` guard (it never
-    runs) and statements independent of the demo stay; a program not defining the entry point at
-    its top level, or one that does not parse, is left as it is."""
-    if not _READS_STDIN.search(code):
+    while loading, failing a right function. Likewise the answer's own checks at the top level
+    (``assert f(1) == 3``, ``unittest.main()``): a wrong expectation, or unittest's SystemExit,
+    failed a right function while loading; a wrong function fails the task's tests anyway.
+    Definitions, imports, a ``__main__`` guard (it never runs) and statements independent of the
+    demo stay; a program not defining the entry point at its top level, or one that does not
+    parse, is left as it is."""
+    if not _DEMO_HINT.search(code):
         return code
     try:
         tree = ast.parse(code)
@@ -302,7 +317,7 @@ def _without_stdin_demo(code: str, entry_point: str) -> str:
         if isinstance(st, keep_kinds) or isinstance(st, ast.If) and _is_main_guard(st.test):
             continue
         uses = {n.id for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-        if _reads_stdin(st) or uses & tainted:
+        if isinstance(st, ast.Assert) or _reads_stdin(st) or _runs_tests(st) or uses & tainted:
             drop.append(st)
             tainted |= _top_binds(st)
     if not drop:
@@ -736,6 +751,9 @@ def _code_on_fence_line(b: Block) -> Block:
     return Block("python", body, b.closed, b.lead, b.info) if _parses(body) else b
 
 
+_NOTEBOOK_LINE = re.compile(r"^(?:%%?[A-Za-z]|!)[^\n]*(?:\n|\Z)", re.M)
+
+
 def _repaired(body: str, closed: bool, entry_point: str | None) -> tuple[str, bool]:
     """``(body, whether it parses)`` for a block's body that does not parse as written: the first
     of these readings that parses, else the body as it is. Each reading is tried only while none
@@ -749,6 +767,8 @@ def _repaired(body: str, closed: bool, entry_point: str | None) -> tuple[str, bo
         return dedented, True  # indented as a whole
     if (typed := _session_code(body)) is not None and _parses(typed):
         return typed, True  # an interpreter session: the code typed in it
+    if (cell := _NOTEBOOK_LINE.sub("", body)) != body and _parses(cell):
+        return cell.strip("\n"), True  # a notebook cell: its magic and shell lines (%%writefile x.py, !pip ...)
     if (plain := unescaped(body)) is not None and _parses(plain):
         return plain, True  # line ends written as the two characters \n
     if not closed and entry_point and (whole := _whole_statements(body, entry_point)) is not None:
@@ -775,6 +795,9 @@ def _parse_code(text: str, entry_point: str | None) -> ParsedCode:
     if blocks:
         blocks = [_code_on_fence_line(b) for b in blocks]
         cands = [b for b in blocks if b.lang in PY_LANGS and b.body.strip()]
+        if not cands:  # a program in a fence labelled as text: where it parses and is the answer
+            cands = [b for b in blocks if b.lang in _TEXT_LANGS and _parses(b.body.strip("\n")) and (
+                _def_level(b.body, entry_point) if entry_point else _READS_STDIN.search(b.body))]
         if not cands:
             return ParsedCode(None, False, "no python code block")
         bodies = []

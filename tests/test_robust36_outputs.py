@@ -69,3 +69,46 @@ def test_the_matrix_runs_the_function_of_an_answer_with_a_stdin_demo(tmp_path, c
     assert rc == 0, capsys.readouterr().err
     got = json.loads(out.read_text())
     assert got["passed"] == [[True, True]] * 3, got["errors"]
+
+
+# ---------------------------------------------------------------- the answer's own checks at the top level
+
+@pytest.mark.parametrize("checks", [
+    "# Test cases\nassert add(1, 2) == 3\nassert add(1, 1) == 3  # the model's own wrong expectation\n",
+    "import unittest\n\nclass TestAdd(unittest.TestCase):\n    def test_it(self):\n"
+    "        self.assertEqual(add(1, 1), 3)\n\nunittest.main()\n",
+    "import pytest\npytest.main([__file__])\n",
+], ids=["asserts", "unittest_main", "pytest_main"])
+def test_a_function_answers_own_checks_at_the_top_level_do_not_sink_it(checks):
+    """A chat model's solution block often ends with its own checks, run as the program loads: a wrong
+    expectation (or unittest.main()'s SystemExit) failed a right function on every test."""
+    got = parse_code(f"{F}python\n{ADD}\n{checks}{F}\n", "add")
+    assert "assert add(1, 1) == 3" not in got.code and "unittest.main()" not in got.code
+    assert "pytest.main" not in got.code
+    ns: dict = {"__name__": "solution"}
+    exec(compile(got.code, "<answer>", "exec"), ns)
+    assert ns["add"](1, 2) == 3
+
+
+def test_checks_under_a_main_guard_or_inside_functions_stay():
+    text = (f"{F}python\n{ADD}\ndef check():\n    assert add(1, 2) == 3\n\n"
+            "if __name__ == '__main__':\n    assert add(1, 2) == 3\n" + F)
+    assert parse_code(text, "add").code == text[len(F) + 7:-len(F)].strip("\n")
+
+
+# ---------------------------------------------------------------- fences and cells that are not python-labelled
+
+@pytest.mark.parametrize("label", ["text", "plaintext", "txt", "plain", "code"])
+def test_a_python_program_in_a_fence_labelled_as_text_is_read(label):
+    got = parse_code(f"Solution:\n{F}{label}\n{ADD}{F}\n", "add")
+    assert got.ok and got.code == ADD.strip()
+
+
+def test_a_text_fence_is_no_answer_where_a_python_block_is_or_it_is_no_program():
+    assert parse_code(f"{F}text\nadd(1, 2) -> 3\n{F}\n{F}python\n{ADD}{F}", "add").code == ADD.strip()
+    assert parse_code(f"Output:\n{F}text\n3\n{F}\n", "add").code is None
+
+
+def test_a_notebook_cell_magic_line_is_not_part_of_the_program():
+    got = parse_code(f"{F}python\n%%writefile solution.py\n{ADD}{F}\n", "add")
+    assert got.code == ADD.strip()
