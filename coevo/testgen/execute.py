@@ -10,7 +10,10 @@ status}``.
 
 from __future__ import annotations
 
+import functools
+import marshal
 import math
+import sys
 from dataclasses import dataclass
 
 from coevo.testgen.harness import SOURCE as HARNESS
@@ -30,14 +33,28 @@ class Variant:
     patch: str | None = None
 
 
-def _setup(text: str) -> str:
-    """The cells' setup: ``text`` (the harness and the probe table) as one string constant that the
-    cell compiles and runs in its own namespace. The sandbox parses and checks the setup it is
-    handed in every cell: the harness's 2,000 lines and a table of hundreds of probes took 0.6-1 s a
-    cell at load 8 (most of what a mutant cost), one constant takes nothing. The ``import`` keeps
+def _setup(harness: str, extra: str = "") -> str:
+    """The cells' setup: the harness and ``extra`` (the probe table) as constants that the cell
+    runs in its own namespace. The sandbox parses and checks the setup it is handed in every cell:
+    the harness's 2,000 lines and a table of hundreds of probes took 0.6-1 s a cell at load 8 (most
+    of what a mutant cost), constants take nothing. Each part goes as its code object, compiled
+    here once (the harness once per process), and as its text, which a cell whose Python is not
+    this one compiles instead (a marshalled code object is this version's). The ``import`` keeps
     the setup impure to the sandbox, as the harness is: every cell runs in a process of its own."""
-    return ("import sys as _cv_sys\n"
-            f"exec(compile({text!r}, '<setup>', 'exec', dont_inherit=True), globals())\n")
+    parts = [_compiled(harness)] + ([_compile_part(extra)] if extra.strip() else [])
+    return ("import sys as _cv_sys\nimport marshal as _cv_marshal\n"
+            + "".join(f"exec(_cv_marshal.loads({code!r}) if _cv_sys.version == {sys.version!r} else "
+                      f"compile({text!r}, '<setup>', 'exec', dont_inherit=True), globals())\n"
+                      for code, text in parts))
+
+
+def _compile_part(text: str) -> tuple[bytes, str]:
+    return marshal.dumps(compile(text, "<setup>", "exec", dont_inherit=True)), text
+
+
+@functools.lru_cache(maxsize=4)
+def _compiled(text: str) -> tuple[bytes, str]:
+    return _compile_part(text)
 
 
 class SandboxRunner:
@@ -67,7 +84,7 @@ class SandboxRunner:
         from matrix.tasks import Task
 
         return Task(task_id=self.module.name, prompt="", kind="function", entry_point=None,
-                    setup=_setup(HARNESS + "\n" + (f"_CV_STANDINS = {self.standins!r}\n" if self.standins else "")
+                    setup=_setup(HARNESS, (f"_CV_STANDINS = {self.standins!r}\n" if self.standins else "")
                                  + setup_extra))
 
     def _job_code(self, job: dict) -> str:
