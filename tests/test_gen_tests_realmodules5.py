@@ -13,7 +13,7 @@ from coevo.cli import main
 FIX = Path(__file__).parent / "fixtures" / "gentests21"
 
 
-def _gen(tmp_path, name: str, source: str, budget: str = "25") -> tuple[str, dict]:
+def _gen(tmp_path, name: str, source: str, budget: str = "12") -> tuple[str, dict]:
     (tmp_path / f"{name}.py").write_text(source)
     assert main(["gen-tests", str(tmp_path / f"{name}.py"), "--out", str(tmp_path / "out"),
                  "--time-budget", budget, "--quiet"]) == 0

@@ -99,7 +99,7 @@ def test_inverse_functions_found_by_name_are_chained_into_round_trips():
     assert any(p.source().startswith("parse(format_version(") for p in gen.round_trips()), gen.round_trips()
 
 
-def _gen(tmp_path, name: str, source: str, budget: str = "25") -> tuple[str, dict]:
+def _gen(tmp_path, name: str, source: str, budget: str = "12") -> tuple[str, dict]:
     (tmp_path / f"{name}.py").write_text(source)
     assert main(["gen-tests", str(tmp_path / f"{name}.py"), "--out", str(tmp_path / "out"),
                  "--time-budget", budget, "--quiet"]) == 0

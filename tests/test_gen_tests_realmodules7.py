@@ -15,7 +15,7 @@ from coevo.cli import main
 FIX = Path(__file__).parent / "fixtures" / "gentests23"
 
 
-def _gen(tmp_path, name: str, source: str, budget: str = "25") -> tuple[str, dict]:
+def _gen(tmp_path, name: str, source: str, budget: str = "12") -> tuple[str, dict]:
     (tmp_path / f"{name}.py").write_text(source)
     assert main(["gen-tests", str(tmp_path / f"{name}.py"), "--out", str(tmp_path / "out"),
                  "--time-budget", budget, "--quiet"]) == 0
@@ -139,7 +139,7 @@ def test_a_parameter_used_as_a_directory_gets_a_directory_with_files(tmp_path):
     (NotADirectoryError, FileNotFoundError), so no test listed a tree. A parameter the code
     lists or walks as a directory gets a directory the test writes first, with files (and a
     subdirectory) in it; a second one the same tree or another."""
-    text, report = _gen(tmp_path, "dirs", DIRS)
+    text, report = _gen(tmp_path, "dirs", DIRS, budget="25")  # (at 12 and load 12 no test of dircmp.common)
     assert "mkdir(" in text and re.search(r"pathlib\.Path\('top/[\w/.]+'\)\.write_text\(", text), text
     assert re.search(r"assert listing\('top'\) == \[\(", text), text  # a tree's files, with sizes
     assert re.search(r"count_py_lines\('top'\) == [1-9]", text), text  # a file with the extension it looks for
