@@ -1,16 +1,20 @@
 """Padding rollouts into model inputs, and planning micro-batches.
 
-Layout of one micro-batch of b rollouts (P = longest prompt, C = longest completion)::
+Layout of one micro-batch of b rollouts (L = longest prompt + completion, C = longest completion)::
 
-    input_ids       [b, P + C]   prompt left-padded to P, completion right-padded to C
-    attention_mask  [b, P + C]   1 on real tokens
-    position_ids    [b, P + C]   cumsum(attention_mask) - 1, clamped at 0: every prompt starts at 0,
-                                 as in the generation engine, whatever the padding
+    input_ids       [b, L]       each row's prompt then its completion, right-padded to L
+    attention_mask  [b, L]       1 on real tokens
+    position_ids    [b, L]       0, 1, 2, ...: every prompt starts at 0, as in the generation engine
     completion_ids  [b, C]
     loss_mask       [b, C]       1 on completion tokens (the loss is only on them)
+    score_pos       [b, C]       where, among the last ``keep`` positions, the logits that score
+                                 completion token t sit (position len(prompt) - 1 + t)
 
-All completions start at column P, so the logits of the last ``C + 1`` positions score them
-(``logits_to_keep``): position P - 1 + t predicts completion token t.
+No row is padded on the left: a left pad is a query position that may attend to no key at all, and
+CUDA's attention kernels answer such a row with NaN (transformers >= 5 no longer unmasks it); the
+NaN stays out of the loss but its backward (0 x NaN) made every gradient NaN. A right pad attends
+to the real tokens before it. Only the logits of the last ``keep`` positions are computed
+(``logits_to_keep``): from the shortest prompt's last token on.
 
 A GRPO group is G completions of one prompt, so most rows of a micro-batch repeat a prompt that
 others in it also carry. With ``share_prompts`` a micro-batch whose rows repeat prompts also
@@ -36,10 +40,12 @@ from training.rollout import Rollout
 @dataclass
 class SharedPrompts:
     """The distinct prompts of a micro-batch and where each row's completion goes after them."""
-    prompt_ids: torch.Tensor  # [u, P] each distinct prompt once, left-padded
+    prompt_ids: torch.Tensor  # [u, P] each distinct prompt once, right-padded (no left pads: see above)
     prompt_mask: torch.Tensor  # [u, P]
     prompt_pos: torch.Tensor  # [u, P]
     row_prompt: torch.Tensor  # long [b]: the prompt of each row (index into the u prompts)
+    keep: int  # logits kept of the prompts' forward: the last ``keep`` positions
+    last_pos: torch.Tensor  # long [u]: each prompt's last token among those ``keep`` positions
     completion_mask: torch.Tensor  # long [b, C] 1 on completion tokens
     completion_pos: torch.Tensor  # long [b, C] position of each completion token (its prompt's length + t)
 
@@ -61,6 +67,8 @@ class MicroBatch:
     cache: dict = field(default_factory=dict)  # old / ref log-probs
     temperature: torch.Tensor | None = None  # float32 [b]: rows drawn at their own temperature (0: the trainer's)
     shared: SharedPrompts | None = None  # set when rows repeat prompts and sharing is on
+    score_pos: torch.Tensor | None = None  # long [b, C] (see the layout above); None: the last C + 1 positions
+    keep: int = 0  # logits_to_keep for the forward (0: every position)
 
     @property
     def completion_len(self) -> int:
@@ -115,22 +123,24 @@ def collate(rollouts: Sequence[Rollout], idx: Sequence[int], adv: Sequence[float
             device: torch.device | str = "cpu", share_prompts: bool = False) -> MicroBatch:
     rows = [rollouts[i] for i in idx]
     b = len(rows)
-    P = max(len(r.prompt_ids) for r in rows)
-    C = max(max(len(r.completion_ids) for r in rows), 1)
-    ids = torch.full((b, P + C), pad_id, dtype=torch.long)
-    att = torch.zeros((b, P + C), dtype=torch.long)
+    plen = [len(r.prompt_ids) for r in rows]
+    clen = [len(r.completion_ids) for r in rows]
+    C = max(max(clen), 1)
+    L = max(max(p + c for p, c in zip(plen, clen)), 1)
+    ids = torch.full((b, L), pad_id, dtype=torch.long)
+    att = torch.zeros((b, L), dtype=torch.long)
     comp = torch.full((b, C), pad_id, dtype=torch.long)
     lm = torch.zeros((b, C), dtype=torch.float32)
     slp = torch.zeros((b, C), dtype=torch.float32)
     has = torch.zeros(b, dtype=torch.bool)
     n_tok = n_seq = 0
     for k, r in enumerate(rows):
-        p, c = len(r.prompt_ids), len(r.completion_ids)
-        ids[k, P - p:P] = torch.tensor(r.prompt_ids, dtype=torch.long)
-        att[k, P - p:P + c] = 1
+        p, c = plen[k], clen[k]
+        ids[k, :p] = torch.tensor(r.prompt_ids, dtype=torch.long)
+        att[k, :max(p + c, 1)] = 1  # a row with no token at all attends to its first (pad) position
         if c:
             ct = torch.tensor(r.completion_ids, dtype=torch.long)
-            ids[k, P:P + c] = ct
+            ids[k, p:p + c] = ct
             comp[k, :c] = ct
             lm[k, :c] = 1.0
             if r.logprobs:
@@ -138,31 +148,48 @@ def collate(rollouts: Sequence[Rollout], idx: Sequence[int], adv: Sequence[float
                 has[k] = True
         n_tok += c
         n_seq += p + c
-    pos = (att.cumsum(-1) - 1).clamp(min=0)
+    pos = torch.arange(L, dtype=torch.long).expand(b, L).contiguous()
+    first = max(min(plen) - 1, 0)  # the first position that scores a completion token
+    keep = L - first
+    score = (torch.tensor(plen, dtype=torch.long)[:, None] - 1 + torch.arange(C, dtype=torch.long)[None, :])
+    score = score.clamp(0, L - 1) - first  # positions past a row's end score nothing (loss mask 0)
     advt = torch.tensor([float(adv[i]) for i in idx], dtype=torch.float32)
     dev = torch.device(device)
-    shared = _shared_prompts(rows, P, ids, att, pos, dev) if share_prompts else None
+    shared = _shared_prompts(rows, C, dev) if share_prompts else None
     temps = None
     if any(r.temperature is not None for r in rows):
         temps = torch.tensor([float(r.temperature) if r.temperature is not None else 0.0 for r in rows],
                              dtype=torch.float32).to(dev)
     return MicroBatch(list(idx), ids.to(dev), att.to(dev), pos.to(dev), comp.to(dev), lm.to(dev), advt.to(dev),
-                      slp.to(dev), has.to(dev), n_tok, n_seq, shared=shared, temperature=temps)
+                      slp.to(dev), has.to(dev), n_tok, n_seq, shared=shared, temperature=temps,
+                      score_pos=score.to(dev), keep=keep)
 
 
-def _shared_prompts(rows: Sequence[Rollout], P: int, ids: torch.Tensor, att: torch.Tensor, pos: torch.Tensor,
-                    dev: torch.device) -> SharedPrompts | None:
+def _shared_prompts(rows: Sequence[Rollout], C: int, dev: torch.device) -> SharedPrompts | None:
     """The distinct prompts of ``rows`` (None when every row has its own: nothing to share)."""
     k, row_prompt = distinct_prompts(rows)  # a row carrying each distinct prompt; each row's prompt
     if len(k) == len(rows):
         return None
+    plen = [len(rows[i].prompt_ids) for i in k]
+    P = max(max(plen), 1)
+    u = len(k)
+    pids = torch.zeros((u, P), dtype=torch.long)
+    patt = torch.zeros((u, P), dtype=torch.long)
+    for n, i in enumerate(k):
+        p = plen[n]
+        pids[n, :p] = torch.tensor(rows[i].prompt_ids, dtype=torch.long)
+        patt[n, :max(p, 1)] = 1
+    first = max(min(plen) - 1, 0)
+    last = torch.tensor([max(p - 1, 0) - first for p in plen], dtype=torch.long)
     lens = torch.tensor([len(r.prompt_ids) for r in rows], dtype=torch.long)
-    C = ids.shape[1] - P
-    comp_mask = att[:, P:]
+    cmask = torch.zeros((len(rows), C), dtype=torch.long)
+    for n, r in enumerate(rows):
+        cmask[n, :len(r.completion_ids)] = 1
     comp_pos = lens[:, None] + torch.arange(C, dtype=torch.long)[None, :]
-    return SharedPrompts(ids[k, :P].to(dev), att[k, :P].to(dev), pos[k, :P].to(dev),
-                         torch.tensor(row_prompt, dtype=torch.long, device=dev), comp_mask.to(dev),
-                         comp_pos.to(dev))
+    ppos = torch.arange(P, dtype=torch.long).expand(u, P).contiguous()
+    return SharedPrompts(pids.to(dev), patt.to(dev), ppos.to(dev),
+                         torch.tensor(row_prompt, dtype=torch.long, device=dev), P - first, last.to(dev),
+                         cmask.to(dev), comp_pos.to(dev))
 
 
 def dummy_batch(pad_id: int, device: torch.device | str = "cpu") -> MicroBatch:

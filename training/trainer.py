@@ -58,7 +58,8 @@ sampling; :meth:`export` consolidates them for ``save_pretrained``.
 
 Metrics returned by :meth:`step` (floats): ``loss`` (mean mini-batch loss), ``clip_frac``,
 ``clip_frac/low``, ``clip_frac/high``, ``ratio_mean``, ``ratio_max``, ``kl`` (when ``beta > 0``),
-``grad_norm`` (mean pre-clip norm), ``lr``, ``optimizer_steps``, ``tokens`` (loss tokens),
+``grad_norm`` (mean pre-clip norm), ``lr``, ``optimizer_steps``, ``optimizer_steps_skipped_nonfinite``
+(steps whose gradient held NaN/inf, left out instead of poisoning the weights), ``tokens`` (loss tokens),
 ``samples_in_loss``, ``samples_truncated``, ``samples_no_reward``, ``groups``,
 ``groups_zero_std``, ``groups_dropped`` (no sample left: all NaN, or removed by dynamic sampling),
 ``tokens_per_s`` (prompt + completion tokens through forward/backward per second, this device),
@@ -149,6 +150,7 @@ class PolicyTrainer:
         self.pad_token_id = int(pad_token_id)
         self.step_count = 0  # calls to step() done
         self.optimizer_steps = 0
+        self.nonfinite_skips = 0  # optimizer steps left out: their gradient held NaN/inf
         self.weights_version = 0  # changes whenever the weights do (optimizer step, checkpoint load)
         self.gather_for_generation = True  # generation_context gathers ZeRO-3 weights (HF sampling)
         cfg = self.cfg
@@ -410,6 +412,7 @@ class PolicyTrainer:
         acc["no_pass"] = float(sum(len(mb) - len(p) for mb, p in zip(minis, passes)))
         ratio_max = 1.0
         grad_norms: list[float] = []
+        skips0 = self.nonfinite_skips
         was_training = self._model.training
         self._model.train()
         t_prep = time.perf_counter()
@@ -466,9 +469,10 @@ class PolicyTrainer:
             "clip_frac/high": s["clip_high"] / tok,
             "ratio_mean": s["ratio_sum"] / tok,
             "ratio_max": ratio_max,
-            "grad_norm": float(np.mean(grad_norms)) if grad_norms else 0.0,
+            "grad_norm": _finite_mean(grad_norms),
             "lr": lr,
             "optimizer_steps": float(n_opt),
+            "optimizer_steps_skipped_nonfinite": float(self.nonfinite_skips - skips0),
             "tokens": float(counts[:, 0].sum()),
             "samples_in_loss": float(train.sum()),
             "samples_no_pass": s["no_pass"],
@@ -528,11 +532,16 @@ class PolicyTrainer:
         kw = {"input_ids": mb.input_ids, "attention_mask": mb.attention_mask, "use_cache": False}
         if self._takes_positions:
             kw["position_ids"] = mb.position_ids
-        if self._keeps_logits:
-            kw["logits_to_keep"] = C + 1
+        keep = mb.keep if mb.score_pos is not None else C + 1
+        if self._keeps_logits and keep:
+            kw["logits_to_keep"] = keep
         with ctx:
             logits = model(**kw).logits
-        return logits[:, -(C + 1):-1, :]
+        if keep:
+            logits = logits[:, -keep:, :]
+        if mb.score_pos is None:  # completions end every row (the dummy micro-batch)
+            return logits[:, :-1, :]
+        return _score_logits(logits, mb.score_pos)
 
     def _shared_forward(self, model, mb: MicroBatch, C: int):
         """The same logits, each distinct prompt run once: its last position scores completion
@@ -541,8 +550,9 @@ class PolicyTrainer:
         sh = mb.shared
         assert sh is not None
         out = model(input_ids=sh.prompt_ids, attention_mask=sh.prompt_mask, position_ids=sh.prompt_pos,
-                    use_cache=True, logits_to_keep=1)
-        first = out.logits[:, -1:, :][sh.row_prompt]
+                    use_cache=True, logits_to_keep=sh.keep)
+        kept = out.logits[:, -sh.keep:, :]
+        first = _score_logits(kept, sh.last_pos[:, None])[sh.row_prompt]  # each prompt's last token
         if C == 1:
             return first
         cache = out[self._cache_name]
@@ -628,10 +638,13 @@ class PolicyTrainer:
         if D.world_size() > 1:
             _allreduce_mean_grads(params)
         max_norm = float(cfg.grad_clip) if cfg.grad_clip else float("inf")
-        gn = torch.nn.utils.clip_grad_norm_(params, max_norm)
-        self.optimizer.step()
+        gn = float(torch.nn.utils.clip_grad_norm_(params, max_norm))
+        if math.isfinite(gn):
+            self.optimizer.step()
+        else:  # a NaN/inf gradient would make every weight NaN: the step is skipped (and counted)
+            self.nonfinite_skips += 1
         self.optimizer.zero_grad(set_to_none=True)
-        return float(gn)
+        return gn
 
     def _set_lr(self, lr: float) -> None:
         for g in self.optimizer.param_groups:
@@ -766,3 +779,23 @@ def _role_metrics(A, rewards: np.ndarray, roles: list[str], adv: np.ndarray, tra
         if len(gsel):
             out[f"frac_zero_std/{role}"] = float(A.zero_variance[gsel].mean())
     return {k: v for k, v in out.items() if math.isfinite(v)}
+
+
+def _score_logits(logits: torch.Tensor, score_pos: torch.Tensor) -> torch.Tensor:
+    """``logits`` [b, K, V] picked at ``score_pos`` [b, C] -> [b, C, V]; a plain slice (no copy) when
+    every row's positions are the same run of consecutive ones (rows whose prompts are equally long)."""
+    start = score_pos[:, :1]
+    C = score_pos.shape[1]
+    run = start + torch.arange(C, device=score_pos.device)[None, :]
+    if bool((score_pos == run).all()) and bool((start == start[0]).all()):
+        s0 = int(start[0, 0])
+        return logits[:, s0:s0 + C, :]
+    return logits.gather(1, score_pos[:, :, None].expand(-1, -1, logits.shape[-1]))
+
+
+def _finite_mean(values: list[float]) -> float:
+    """The mean of the finite ``values`` (0.0 for none given, NaN when none is finite)."""
+    if not values:
+        return 0.0
+    ok = [v for v in values if math.isfinite(v)]
+    return float(np.mean(ok)) if ok else float("nan")
