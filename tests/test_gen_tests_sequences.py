@@ -28,7 +28,7 @@ def test_a_pair_of_methods_sharing_a_parameter_name_is_also_tried_with_one_value
 def test_the_suite_of_a_stateful_class_asserts_a_remove_that_finds_its_item(tmp_path):
     shutil.copy(FIXTURES / "gentests_lead" / "inventory.py", tmp_path / "inventory.py")
     out = tmp_path / "tests"
-    assert main(["gen-tests", str(tmp_path / "inventory.py"), "--out", str(out), "--time-budget", "20",
+    assert main(["gen-tests", str(tmp_path / "inventory.py"), "--out", str(out), "--time-budget", "12",
                  "--quiet"]) == 0
     text = (out / "test_inventory.py").read_text()
     # a test where remove finds the item add stored: same name, and no KeyError expected of it
@@ -54,6 +54,6 @@ def test_a_function_reading_a_table_gets_a_file_with_its_columns(tmp_path):
     assert any("region,amount" in t or "amount,region" in t for t in texts), texts
     shutil.copy(FIXTURES / "gentests_lead" / "sales.py", tmp_path / "sales.py")
     out = tmp_path / "tests"
-    assert main(["gen-tests", str(tmp_path / "sales.py"), "--out", str(out), "--time-budget", "20", "--quiet"]) == 0
+    assert main(["gen-tests", str(tmp_path / "sales.py"), "--out", str(out), "--time-budget", "12", "--quiet"]) == 0
     text = (out / "test_sales.py").read_text()
     assert re.search(r"assert summarize\([^)]*\) == \{\s*'", text), text

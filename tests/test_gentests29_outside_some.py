@@ -17,7 +17,7 @@ def test_a_function_left_out_for_writing_outside_is_named_in_one_warning(tmp_pat
 
     shutil.copy2(FIX / "mixedlog.py", tmp_path / "mixedlog.py")
     rc = main(["gen-tests", str(tmp_path / "mixedlog.py"), "--out", str(tmp_path / "out"),
-               "--time-budget", "30", "--quiet", "--report", str(tmp_path / "report.json")])
+               "--time-budget", "15", "--quiet", "--report", str(tmp_path / "report.json")])
     err = capsys.readouterr().err
     assert rc == 0, err
     suite = (tmp_path / "out" / "test_mixedlog.py").read_text()

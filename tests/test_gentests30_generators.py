@@ -24,7 +24,7 @@ def written(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("gendays")
     shutil.copy2(FIX / "gendays.py", tmp / "gendays.py")
     assert main(["gen-tests", str(tmp / "gendays.py"), "--out", str(tmp / "out"), "--quiet",
-                 "--time-budget", "20"]) == 0
+                 "--time-budget", "12"]) == 0
     return ast.parse((tmp / "out" / "test_gendays.py").read_text())
 
 

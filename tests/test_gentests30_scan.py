@@ -63,7 +63,7 @@ def test_the_written_suite_asserts_values_of_parsed_expressions(tmp_path):
 
     shutil.copy2(FIX / "calc.py", tmp_path / "calc.py")
     assert main(["gen-tests", str(tmp_path / "calc.py"), "--out", str(tmp_path / "out"), "--quiet",
-                 "--time-budget", "20"]) == 0
+                 "--time-budget", "12"]) == 0
     tree = ast.parse((tmp_path / "out" / "test_calc.py").read_text())
     # tests built on an expression ('6 * 4', '(8 + 3) - 2') that assert what the code gives for it
     asserted = [f.name for f in tree.body if isinstance(f, ast.FunctionDef) and f.name.startswith("test_")

@@ -18,7 +18,7 @@ FIX = Path(__file__).parent / "fixtures" / "gentests34"
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _gen(tmp_path, name, budget="20"):
+def _gen(tmp_path, name, budget="10"):
     shutil.copy2(FIX / name, tmp_path / name)
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     return subprocess.run([sys.executable, "-m", "coevo.cli", "gen-tests", name, "--out", "tests", "-q",
