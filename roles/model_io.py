@@ -279,6 +279,54 @@ def _check_chat_template(tok, tok_dir: Path) -> None:
 PROMPT_FORMATS = ("auto", "chat", "plain")
 
 
+def _checkpoint_shapes(p: Path) -> dict[str, list[int]]:
+    """The tensor shapes the ``*.safetensors`` files of ``p`` hold (their headers only); {} where
+    there are none or they cannot be read."""
+    import json
+    import struct
+
+    shapes: dict[str, list[int]] = {}
+    for f in sorted(p.glob("*.safetensors")):
+        try:
+            with open(f, "rb") as fh:
+                size = struct.unpack("<Q", fh.read(8))[0]
+                header = json.loads(fh.read(min(size, 100 << 20)))
+        except (OSError, ValueError, struct.error):
+            continue
+        if isinstance(header, dict):
+            shapes.update({k: v["shape"] for k, v in header.items()
+                           if isinstance(v, dict) and isinstance(v.get("shape"), list)})
+    return shapes
+
+
+def _load_error(p: Path, config: dict, exc: Exception) -> tuple[str | None, str] | None:
+    """``(field, message)`` in the user's terms for a model transformers cannot load as a causal LM:
+    weights of other sizes than config.json says, a model type needing its own code, one that is no
+    causal LM; None for other errors."""
+    text = str(exc)
+    kind = config.get("model_type")
+    if "custom code" in text or "trust_remote_code" in text:
+        return ("model_type", f"{kind!r} needs the model's own Python code (auto_map in config.json, "
+                              "trust_remote_code), which coevo does not run: use a model type transformers "
+                              "supports itself")
+    if "Unrecognized configuration class" in text and "AutoModelForCausalLM" in text:
+        return ("model_type", f"{kind!r} is no causal LM (transformers' AutoModelForCausalLM has no "
+                              "class for it: an encoder-decoder or encoder model?); coevo samples and trains "
+                              "decoder-only models")
+    if "mismatched_sizes" in text or "size mismatch" in text:
+        shapes = _checkpoint_shapes(p)
+        rows = [(k, v) for k, v in shapes.items() if k.endswith(("embed_tokens.weight", "wte.weight",
+                                                                     "word_embeddings.weight", "embed_in.weight"))]
+        vocab = config.get("vocab_size")
+        if rows and isinstance(vocab, int) and rows[0][1] and rows[0][1][0] != vocab:
+            k, v = rows[0]
+            return ("vocab_size", f"{vocab}, but the weights' {k} has shape {v} ({v[0]} tokens): "
+                                  "a config.json from another model? save_pretrained the model again")
+        return (None, "the weights' tensor shapes differ from what config.json describes (a config.json "
+                               "from another model?): save_pretrained the model again")
+    return None
+
+
 def load_model(path: str | os.PathLike, device: str | None = None, dtype=None, prompt: str = "auto"):
     """``(model, tokenizer)`` from a local ``save_pretrained`` directory, in eval mode.
 
@@ -317,8 +365,11 @@ def load_model(path: str | os.PathLike, device: str | None = None, dtype=None, p
                          "tokenizer_config.json): save the tokenizer into the model directory "
                          "(tokenizer.save_pretrained(DIR))", file=str(path))
     try:
-        tok = AutoTokenizer.from_pretrained(str(tok_dir), local_files_only=True)
+        tok = AutoTokenizer.from_pretrained(str(tok_dir), local_files_only=True, trust_remote_code=False)
     except Exception as exc:
+        known = _load_error(p, config, exc)
+        if known is not None and known[0] == "model_type":
+            raise InputError(known[1], file=str(p / "config.json"), field=known[0]) from None
         missing = _missing_packages("sentencepiece", "protobuf")
         hint = (f"; tokenizer.model is a SentencePiece model and there is no tokenizer.json: reading it needs "
                 f"pip install {' '.join(missing)}" if missing and (tok_dir / "tokenizer.model").is_file()
@@ -335,9 +386,15 @@ def load_model(path: str | os.PathLike, device: str | None = None, dtype=None, p
     bars = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()  # a "Loading weights" bar per load is noise in our output
     try:
-        model = AutoModelForCausalLM.from_pretrained(str(p), local_files_only=True, dtype=torch_dtype)
+        # (trust_remote_code=False: a model needing its own code is an error at once, where transformers
+        # asked "Do you wish to run the custom code? [y/N]" on stdin and waited)
+        model = AutoModelForCausalLM.from_pretrained(str(p), local_files_only=True, dtype=torch_dtype,
+                                                     trust_remote_code=False)
     except Exception as exc:
-        raise InputError(f"cannot load the model ({type(exc).__name__}: {exc})".split("\n")[0],
+        known = _load_error(p, config, exc)
+        if known is not None:
+            raise InputError(known[1], file=str(p / "config.json"), field=known[0]) from None
+        raise InputError(_one_line(f"cannot load the model ({type(exc).__name__}: {str(exc).split(chr(10))[0]})"),
                          file=str(path)) from None
     finally:
         if bars:
