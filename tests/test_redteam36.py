@@ -14,7 +14,11 @@ tests/test_redteam34-35.py do) by :func:`test_the_stated_verdicts_are_plain_pyth
 2. A standard module loaded after the zygote is recorded as its own code left it, so that a right
    program's ``sqlite3.OperationalError`` is the test's own (tests/test_right_programs36.py); a
    class the program makes with that module's name, before or after loading it, or plants in a
-   submodule the test does not read (``sqlite3.dbapi2``), stays a stand-in."""
+   submodule the test does not read (``sqlite3.dbapi2``), stays a stand-in.
+3. An exception a call of the program's raises was a copy made as it was raised: a program raising
+   one exception object it changes at each call (``_err.code = c; raise _err``) PASSED
+   ``a.value.code == 1`` after ``f(2)`` and ``a.value is not b.value`` every shape. The first 32 a
+   test catches follow the program's objects as returned ones do (one object for one raised twice)."""
 
 from __future__ import annotations
 
@@ -96,7 +100,23 @@ LATE = [
      "import wave\ntry:\n    f()\nexcept wave.Error:\n    pass\nexcept Exception:\n    assert False", "fail", "fail"),
 ]
 
-ALL = LIVE + LATE
+RAISES = ("class E(Exception):\n    pass\n_e = E('x')\n_e.code = 0\ndef f(c=0):\n    _e.code = c\n    raise _e\n"
+          "def bump():\n    _e.code += 1\ndef code():\n    return _e.code\n")
+CAUGHT = "try:\n    f()\nexcept E as e:\n    err = e\n"
+TWO = "import pytest\nwith pytest.raises(E) as a:\n    f(1)\nwith pytest.raises(E) as b:\n    f(2)\n"
+RAISED = [
+    ("raised_changed_after", RAISES, "", CAUGHT + "bump()\nassert err.code == 0", "fail", "fail"),
+    ("raised_changed_after_seen", RAISES, "", CAUGHT + "bump()\nassert err.code == 1", "pass", "pass"),
+    ("raised_twice", RAISES, "", TWO + "assert a.value.code == 1", "fail", "fail"),
+    ("raised_twice_not_one", RAISES, "", TWO + "assert a.value is not b.value", "fail", "fail"),
+    ("raised_twice_seen", RAISES, "", TWO + "assert a.value is b.value and a.value.code == 2", "pass", "pass"),
+    ("raised_test_sets", RAISES, "", CAUGHT + "err.code = 9\nassert code() == 9", "pass", "pass"),
+    ("raised_in_a_loop", "def f(x):\n    raise ValueError(x)\n", "",
+     "import pytest\nfor i in range(100):\n    with pytest.raises(ValueError, match=str(i)):\n        f(i)",
+     "pass", "pass"),
+]
+
+ALL = LIVE + LATE + RAISED
 
 
 def test_the_stated_verdicts_are_plain_pythons():
@@ -114,5 +134,11 @@ def test_a_returned_exception_follows_the_programs_object(ex, name, code, setup,
 
 @pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(LATE), ids=setup_cell_ids(LATE))
 def test_a_class_named_like_a_late_standard_one_is_no_standard_class(ex, name, code, setup, test, shape, want):
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == want, detail
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(RAISED), ids=setup_cell_ids(RAISED))
+def test_a_raised_exception_follows_the_programs_object(ex, name, code, setup, test, shape, want):
     status, detail = run_cell(ex, code, setup, test, shape)
     assert status == want, detail

@@ -7,8 +7,9 @@ wrong twins that must keep failing; every stated verdict is checked against plai
    ``await``-ed in the test's ``async def``, or gathered: an error every shape (the test's event
    loop stepped the reference as an iterator). It is now a coroutine of the test's
    (``inspect.iscoroutine``) that, awaited, runs the program's to its end in the program's process
-   (``asyncio.run`` there: its own sleeps and tasks), its value or exception this one's; handed
-   back to the program it is the program's own coroutine.
+   (a task of an event loop there: its own sleeps and tasks) in slices of at most 10 ms, the test's
+   loop running its own tasks and timers between them (``asyncio.wait_for``'s timeout cancels it),
+   its value or exception this one's; handed back to the program it is the program's own.
 2. A standard exception class of a module the zygote did not preload (``sqlite3``, ``wave``,
    ``netrc``, ``lzma``...) raised by a right program was a stand-in since pass 35 (no snapshot of the
    module, whose dict is the program's to change), so ``pytest.raises(sqlite3.OperationalError)``
@@ -28,6 +29,7 @@ ex = executor_fixture()
 CO = "async def f():\n    return 5\n"
 CS = ("import asyncio\nasync def f(x=1):\n    await asyncio.sleep(0.01)\n    return x * 2\n"
       "async def g(c):\n    return await c\ndef h(c):\n    return asyncio.run(c)\n")
+SLOW = "import asyncio\nasync def f(t):\n    await asyncio.sleep(t)\n    return 5\n"
 CR = "async def f():\n    raise ValueError('v')\n"
 COROUTINES = [
     ("run", CO, "", "import asyncio\nassert asyncio.run(f()) == 5", "pass", "pass"),
@@ -46,6 +48,13 @@ COROUTINES = [
     ("raises_other", CR, "", "import asyncio, pytest\nwith pytest.raises(KeyError):\n    asyncio.run(f())",
      "error", "error"),
     ("awaited_twice", CO, "", "import asyncio\nc = f()\nasyncio.run(c)\nasyncio.run(c)", "error", "error"),
+    # (its time is the test's loop's too: a program sleeping past ``wait_for``'s timeout PASSED once run at once)
+    ("past_the_timeout", SLOW, "", "import asyncio\nassert asyncio.run(asyncio.wait_for(f(3), 0.2)) == 5",
+     "error", "error"),
+    ("past_the_timeout_expected", SLOW, "", "import asyncio, pytest\nwith pytest.raises(asyncio.TimeoutError):\n"
+     "    asyncio.run(asyncio.wait_for(f(3), 0.2))", "pass", "pass"),
+    ("within_the_timeout", SLOW, "", "import asyncio\nassert asyncio.run(asyncio.wait_for(f(0), 3)) == 5",
+     "pass", "pass"),
 ]
 
 SQL = "import sqlite3\ndef f():\n    c = sqlite3.connect(':memory:')\n    c.execute('select * from nothing')\n"

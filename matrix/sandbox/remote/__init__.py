@@ -46,7 +46,10 @@ args, kwargs, shape]``, :class:`_Shape`), reply ``["r", value, writeback]`` (``w
 list of ``["N", n, new contents]``, or ``[argument, new value]`` for a numpy array), with a fourth
 element when the value is one of the call's containers handed back (adopted, not copied), or
 ``["x", [type name, builtin base, message, class reference or null], writeback]`` when the call
-raised after changing its arguments. ``writeback`` items ``["K", n, k]`` (container ``n`` of the
+raised after changing its arguments (a fourth element: the program's reference number of the
+exception, which the test's then follows as a returned one's: ``["o", "exc", number, description,
+traceback]`` before a message where it changed, ``["q", "excset", [[number, state], ...]]`` for the
+test's changes; red-team pass 36). ``writeback`` items ``["K", n, k]`` (container ``n`` of the
 call, kept as ``k``) and ``["K", "v", k]`` (the value, kept as ``k``) name kept containers;
 ``["q", "kept", [[k, new contents], ...]]`` carries their changes. A reference is
 ``{"R": [side, id, type name, flags]}``, ``side`` "C" (program) or "T" (test); a fifth element

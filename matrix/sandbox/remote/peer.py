@@ -149,6 +149,7 @@ _MAX_OBJECTS = 100_000
 # exceptions the program returned that the test holds as its own (:meth:`_Peer.resolve_ref`) and that
 # follow the program's object (review 34, H1); past them one crosses as a plain reference (live, no class)
 _MAX_LIVE_EXCEPTIONS = 256
+_MAX_RAISED_LIVE = 32  # (of them, raised ones: a test's loop of ``pytest.raises`` costs each message no more)
 _MAX_KEPT = 64  # containers of the test's a program keeps, followed after their call
 _MAX_KEPT_ITEMS = 1024  # their items together (each message compares them: a bounded cost)
 MAX_SHARED = 4096  # names the test binds at its top level that are asked about (resolve, setglobal)
@@ -201,10 +202,26 @@ def _exc_delattr(self, name):
 
 
 async def _program_coroutine(proxy):
-    """The test's coroutine for a program's: awaited, the program's runs to its end in the
-    program's process (``asyncio.run`` there: its own sleeps and tasks) and its value or exception
-    is this one's."""
-    return proxy._coevo_q("await")
+    """The test's coroutine for a program's: awaited, the program's runs in the program's process
+    (a task of an event loop there: its own sleeps and tasks) in slices of at most 10 ms, this
+    event loop running the test's tasks and timers between them, and its value or exception is this
+    one's; cancelled here (``asyncio.wait_for``'s timeout), it is cancelled there."""
+    import asyncio
+
+    try:
+        while True:
+            step = proxy._coevo_q("await", "step")
+            if type(step) is list and len(step) == 2 and step[0] == "done":
+                return step[1]
+            if not (type(step) is list and step == ["pending"]):
+                raise RuntimeError("malformed await")
+            await asyncio.sleep(0)
+    except asyncio.CancelledError:
+        try:
+            proxy._coevo_q("await", "cancel")
+        except BaseException:  # noqa: BLE001 - (its own CancelledError, or what it raised ending)
+            pass
+        raise
 
 
 def _program_frame():
@@ -1549,9 +1566,11 @@ class _Peer:
                         if len(msg) == 4 and type(msg[3]) is int and self.side == "C":
                             return self._adopt(msg[1], msg[3])
                         return msg[1] if len(msg) > 1 else None
-                    if op == "call" and len(msg) == 3 and type(msg[2]) is list:  # its changes before it raised
+                    if op == "call" and len(msg) in (3, 4) and type(msg[2]) is list:  # its changes before it raised
                         self._writeback(args, msg[2], nodes or [])
                     exc = self._exception(msg[1] if len(msg) > 1 else None)
+                    if len(msg) == 4 and op == "call" and self.side == "T" and type(msg[3]) is int:
+                        exc = self.take_raised(msg[3], msg[1], exc)
                 except RemoteError:
                     raise
                 except _DECODE_FAILURES as failure:
@@ -1739,6 +1758,31 @@ class _Peer:
                 _EXC_TEXTS.pop(exc, None)
         _set_traceback(exc, tb)
         entry[1] = self._exc_state(exc)
+
+    def _raised_ref(self, exc) -> int | None:
+        """The program side: the reference number of an exception a call of the program's raised,
+        followed as a returned one is (:meth:`export`), where it is one already or one of the first
+        :data:`_MAX_RAISED_LIVE` raised in the test; else None (a copy made as it was raised)."""
+        return None
+
+    def take_raised(self, rid: int, desc, exc):
+        """The test side: the exception a call raised, the program's ``rid``: the test's one for it
+        where the program raised it before (``raise _err`` twice: one object, ``e1 is e2``), made as it
+        is now; else ``exc``, following the program's object from now on. Red-team pass 36: a
+        program raising one exception object it changes at each call (``_err.code = c; raise _err``)
+        passed ``e1.code == 1`` after ``f(2)``, where Python reads 2."""
+        if not isinstance(exc, BaseException) or isinstance(exc, RemoteError) or not 0 < rid < 1 << 40:
+            return exc
+        entry = self.exc_live.get(rid)
+        if entry is not None:
+            self.take_exception(rid, desc, True)
+            return entry[0]
+        if rid in self.proxies or len(self.exc_live) >= _MAX_LIVE_EXCEPTIONS:
+            return exc
+        self.proxies[rid] = exc
+        self.exc_values[id(exc)] = (exc, rid)
+        self._link_exception(exc, rid, False)
+        return exc
 
     def push_exceptions(self) -> None:
         """The test side, before each request and reply: its changes to the exceptions it holds for
@@ -1937,10 +1981,15 @@ class _Peer:
             if isinstance(exc, (SystemExit, KeyboardInterrupt)) and self.side == "T":
                 raise
             self.sync_kept()
-            if type(exc) is _Raised:  # with the changes the call made to its arguments
-                self.send(["x", self.describe_exception(exc.exc), exc.changes])
+            raised = exc.exc if type(exc) is _Raised else exc
+            changes = exc.changes if type(exc) is _Raised else None
+            rid = self._raised_ref(raised) if msg[1] == "call" else None
+            if rid is not None:  # (the test's exception follows the program's object: :meth:`take_raised`)
+                self.send(["x", self.describe_exception(raised), changes, rid])
+            elif changes is not None:  # with the changes the call made to its arguments
+                self.send(["x", self.describe_exception(raised), changes])
             else:
-                self.send(["x", self.describe_exception(exc)])
+                self.send(["x", self.describe_exception(raised)])
 
     def handle(self, op, args):
         raise NotImplementedError

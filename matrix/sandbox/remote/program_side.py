@@ -14,6 +14,8 @@ from .arrays import _array_data, _is_array
 from .peer import (
     _MAX_KEPT,
     _MAX_KEPT_ITEMS,
+    _MAX_LIVE_EXCEPTIONS,
+    _MAX_RAISED_LIVE,
     FORWARDED_BUILTINS,
     MAX_SHARED,
     RPC_FD,
@@ -327,6 +329,8 @@ class _Server(_Peer):
         # (:func:`computing_state`, taken before the program runs)
         self.state: dict = {}
         self.caches: list = []  # (:func:`computing_state`)
+        self.coroutines: dict[int, tuple] = {}  # (coroutines the test awaits: :meth:`_await`)
+        self.raised_live = 0  # (exceptions raised by calls that are followed: :meth:`_raised_ref`)
 
     def export(self, obj) -> dict:
         """:meth:`_Peer.export`, and a standard module as the zygote loaded it flagged
@@ -436,6 +440,49 @@ class _Server(_Peer):
                     _Peer.send(self, ["o", "exc", eid, desc, tb])
         finally:
             self.exc_syncing = False
+
+    def _raised_ref(self, exc) -> int | None:
+        if not isinstance(exc, BaseException) or isinstance(exc, RemoteError):
+            return None
+        eid = self.export_ids.get(id(exc))
+        if eid is not None and self.exports.get(eid) is exc:
+            return eid if eid in self.exc_live else None
+        if self.raised_live >= _MAX_RAISED_LIVE or len(self.exc_live) >= _MAX_LIVE_EXCEPTIONS:
+            return None
+        self.raised_live += 1
+        eid = self.export(exc)["R"][1]
+        return eid if type(eid) is int and eid in self.exc_live else None
+
+    def _await(self, coro, how):
+        """The test awaits a coroutine of this process's (:func:`.peer._program_coroutine`): run it as
+        a task of an event loop of its own here for a slice of at most 10 ms (``"step"``), or cancel
+        it (``"cancel"``): ``["done", its value]`` (its exception raised) or ``["pending"]``, the
+        test's event loop running its own tasks and timers between slices (red-team pass 36: run to its
+        end at once, a program sleeping past the test's ``asyncio.wait_for`` timeout passed it)."""
+        import asyncio
+
+        if type(coro) is not types.CoroutineType or how not in ("step", "cancel"):
+            raise TypeError("a coroutine was expected")
+        run = self.coroutines.get(id(coro))
+        if run is None or run[0] is not coro:
+            if how == "cancel":
+                return ["done", None]
+            if len(self.coroutines) >= 64:
+                raise RuntimeError("too many coroutines awaited at once")
+            loop = asyncio.new_event_loop()
+            run = self.coroutines[id(coro)] = (coro, loop, loop.create_task(coro))
+        _, loop, task = run
+        if how == "cancel":
+            task.cancel()
+        loop.run_until_complete(asyncio.wait([task], timeout=None if how == "cancel" else 0.01))
+        if not task.done():
+            return ["pending"]
+        del self.coroutines[id(coro)]
+        try:
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            loop.close()
+        return ["done", task.result()]
 
     def _take_exceptions(self, changes) -> None:
         """``excset``: the test's changes to exceptions of this process's it holds, made to them as
@@ -777,12 +824,8 @@ class _Server(_Peer):
             self.random_state = random_state()
             self.random_on = True
             return None, None
-        if op == "await":  # the test awaits a coroutine of the program's: run to its end here
-            import asyncio
-
-            if type(obj) is not types.CoroutineType:
-                raise TypeError("a coroutine was expected")
-            return asyncio.run(obj), None
+        if op == "await":  # a slice of the test's await of a coroutine of the program's (:meth:`_await`)
+            return self._await(obj, args[1] if len(args) > 1 else None), None
         if op == "excset":  # the test's changes to exceptions of the program's it holds
             self._take_exceptions(obj)
             return None, None
