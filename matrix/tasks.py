@@ -252,6 +252,64 @@ _NO_PROGRAM = ("missing (a codes row needs 'code', or evalplus's 'solution' (the
 ANSWER_FIELDS = ("completions", "response", "responses", "generation", "generations", "output", "outputs",
                  "answer", "answers", "prediction", "predictions", "model_output", "samples", "raw_generation",
                  "generated_code")  # (CURE's outputs file: the code it took out of each answer)
+# where servers put a reasoning model's thinking apart from the answer: vLLM and SGLang's reasoning
+# parsers, DeepSeek's API (reasoning_content); OpenRouter, Groq, newer vLLM (reasoning)
+REASONING_FIELDS = ("reasoning_content", "reasoning")
+# the argument of a tool call that holds the program (else its only text argument)
+_CODE_ARGS = ("code", "program", "source", "source_code", "python", "python_code", "script", "solution",
+              "tests", "test", "content", "text", "input")
+
+
+def _tool_call_text(calls: list) -> str | None:
+    """The code a tool-call answer carries (``content`` null, the program in ``tool_calls[].function
+    .arguments``: a JSON object ``{"code": ...}``, or the text itself), each call's as a python block;
+    None when no call holds text."""
+    out = []
+    for call in calls:
+        if not isinstance(call, dict):
+            continue
+        fn = call["function"] if isinstance(call.get("function"), dict) else call
+        args = fn.get("arguments")
+        if isinstance(args, str):
+            try:
+                parsed = json.loads(args)
+            except (ValueError, RecursionError):
+                parsed = None
+            args = parsed if isinstance(parsed, dict) else args
+        code = None
+        if isinstance(args, dict):
+            texts = {k: v for k, v in args.items() if isinstance(v, str) and v.strip()}
+            code = next((texts[k] for k in _CODE_ARGS if k in texts), None)
+            if code is None and len(texts) == 1:
+                code = next(iter(texts.values()))
+        elif isinstance(args, str) and args.strip():
+            code = args
+        if code is not None:
+            out.append(code if "```" in code else "```python\n" + code.strip("\n") + "\n```")
+    return "\n\n".join(out) if out else None
+
+
+def answer_elsewhere(msg: dict, finish: Any) -> tuple[str | None, str]:
+    """For a chat message whose ``content`` holds no text: ``(text, "via <where>")`` when the answer
+    is elsewhere (tool calls; the reasoning field, where the server's reasoning parser took the
+    whole answer), else ``(None, why it is empty)``."""
+    calls = msg.get("tool_calls")
+    if not isinstance(calls, list):
+        calls = [msg["function_call"]] if isinstance(msg.get("function_call"), dict) else []
+    if (text := _tool_call_text(calls)) is not None:
+        return text, "via tool_calls"
+    thought = next((msg[f] for f in REASONING_FIELDS if isinstance(msg.get(f), str) and msg[f].strip()), None)
+    if thought is not None:
+        # cut while still thinking: no answer was given (as an unclosed <think> in the content)
+        return (None, "cut_reasoning") if finish == "length" else (thought, "via reasoning")
+    if isinstance(msg.get("refusal"), str) and msg["refusal"].strip():
+        return None, "refused"
+    if finish == "content_filter":
+        return None, "filtered"
+    return None, "empty"
+
+
+
 CHAT_FIELDS = ("messages", "conversations", "conversation")  # a conversation: its last assistant turn
 _ASSISTANT = frozenset({"assistant", "gpt", "model", "bot", "chatbot"})
 
@@ -282,11 +340,12 @@ def _last_answer(messages: Any, field: str, where: dict) -> str:
             continue
         key = "content" if "content" in m else "value"
         content = m.get(key)
-        if content is None:
-            return ""
         if isinstance(content, list):  # parts: [{"type": "text", "text": ...}, ...]
             content = "".join(p if isinstance(p, str) else p.get("text", "") if isinstance(p, dict)
                               and isinstance(p.get("text", ""), str) else "" for p in content)
+        if content is None or isinstance(content, str) and not content.strip():
+            # the answer in tool calls or the reasoning field (as coevo solve reads a server's); else none
+            return answer_elsewhere(m, m.get("finish_reason"))[0] or ""
         if not isinstance(content, str):
             raise InputError(f"must be a string, got {type(content).__name__}", field=f"{field}[{k}].{key}",
                              **where)
@@ -394,7 +453,9 @@ def _batch_programs(item: dict, dot: str, where: dict) -> list[str]:
             raise InputError(f"must be an object, got {type(ch).__name__}", field=field, **where)
         msg = ch.get("message")
         text = msg.get("content") if isinstance(msg, dict) else ch.get("text")
-        if text is None:  # no content (a refusal, a tool call): no program
+        if isinstance(msg, dict) and (text is None or isinstance(text, str) and not text.strip()):
+            text = answer_elsewhere(msg, ch.get("finish_reason"))[0]  # tool calls, the reasoning field
+        if text is None:  # no content (a refusal): no program
             text = ""
         if not isinstance(text, str):
             raise InputError(f"must be a string, got {type(text).__name__}",
@@ -565,6 +626,8 @@ def _choices_texts(choices: list, field: str, where: dict) -> list[str]:
     for k, ch in enumerate(choices):
         msg = ch.get("message") if isinstance(ch, dict) else None
         text = msg.get("content") if isinstance(msg, dict) else ch.get("text") if isinstance(ch, dict) else None
+        if isinstance(msg, dict) and (text is None or isinstance(text, str) and not text.strip()):
+            text = answer_elsewhere(msg, ch.get("finish_reason"))[0]  # tool calls, the reasoning field
         if text is not None and not isinstance(text, str):
             raise InputError(f"must be a string, got {type(text).__name__}", field=f"{field}.choices[{k}]", **where)
         out.append(text or "")

@@ -84,6 +84,8 @@ from pathlib import Path
 from typing import Any
 
 from matrix.errors import InputError
+from matrix.tasks import REASONING_FIELDS as _REASONING_FIELDS
+from matrix.tasks import answer_elsewhere as _answer_elsewhere
 from roles.api_config import RESERVED_FIELDS, ApiConfig
 from roles.generation import GenerationConfig, GenRequest, Sample, SamplingStatus
 
@@ -252,63 +254,6 @@ def _from_event_stream(content: bytes, endpoint: str) -> dict:
             message["tool_calls"] = [{"type": "function", "function": calls[i][k]} for k in sorted(calls[i])]
         choices.append({"index": i, "message": message, "finish_reason": finish.get(i)})
     return {"choices": choices, "usage": usage}
-
-
-# where servers put a reasoning model's thinking apart from the answer: vLLM and SGLang's reasoning
-# parsers, DeepSeek's API (reasoning_content); OpenRouter, Groq, newer vLLM (reasoning)
-_REASONING_FIELDS = ("reasoning_content", "reasoning")
-# the argument of a tool call that holds the program (else its only text argument)
-_CODE_ARGS = ("code", "program", "source", "source_code", "python", "python_code", "script", "solution",
-              "tests", "test", "content", "text", "input")
-
-
-def _tool_call_text(calls: list) -> str | None:
-    """The code a tool-call answer carries (``content`` null, the program in ``tool_calls[].function
-    .arguments``: a JSON object ``{"code": ...}``, or the text itself), each call's as a python block;
-    None when no call holds text."""
-    out = []
-    for call in calls:
-        if not isinstance(call, dict):
-            continue
-        fn = call.get("function") if isinstance(call.get("function"), dict) else call
-        args = fn.get("arguments")
-        if isinstance(args, str):
-            try:
-                parsed = json.loads(args)
-            except (ValueError, RecursionError):
-                parsed = None
-            args = parsed if isinstance(parsed, dict) else args
-        code = None
-        if isinstance(args, dict):
-            texts = {k: v for k, v in args.items() if isinstance(v, str) and v.strip()}
-            code = next((texts[k] for k in _CODE_ARGS if k in texts), None)
-            if code is None and len(texts) == 1:
-                code = next(iter(texts.values()))
-        elif isinstance(args, str) and args.strip():
-            code = args
-        if code is not None:
-            out.append(code if "```" in code else "```python\n" + code.strip("\n") + "\n```")
-    return "\n\n".join(out) if out else None
-
-
-def _answer_elsewhere(msg: dict, finish: Any) -> tuple[str | None, str]:
-    """For a chat message whose ``content`` holds no text: ``(text, "via <where>")`` when the answer
-    is elsewhere (tool calls; the reasoning field, where the server's reasoning parser took the
-    whole answer), else ``(None, why it is empty)``."""
-    calls = msg.get("tool_calls")
-    if not isinstance(calls, list):
-        calls = [msg["function_call"]] if isinstance(msg.get("function_call"), dict) else []
-    if (text := _tool_call_text(calls)) is not None:
-        return text, "via tool_calls"
-    thought = next((msg[f] for f in _REASONING_FIELDS if isinstance(msg.get(f), str) and msg[f].strip()), None)
-    if thought is not None:
-        # cut while still thinking: no answer was given (as an unclosed <think> in the content)
-        return (None, "cut_reasoning") if finish == "length" else (thought, "via reasoning")
-    if isinstance(msg.get("refusal"), str) and msg["refusal"].strip():
-        return None, "refused"
-    if finish == "content_filter":
-        return None, "filtered"
-    return None, "empty"
 
 
 def _is_event_stream(content: bytes, content_type: str) -> bool:

@@ -112,3 +112,37 @@ def test_a_text_fence_is_no_answer_where_a_python_block_is_or_it_is_no_program()
 def test_a_notebook_cell_magic_line_is_not_part_of_the_program():
     got = parse_code(f"{F}python\n%%writefile solution.py\n{ADD}{F}\n", "add")
     assert got.code == ADD.strip()
+
+
+# ---------------------------------------------------------------- saved API messages whose content is empty
+
+CODE = f"{F}python\n{ADD}{F}"
+TOOL = {"type": "function", "function": {"name": "py", "arguments": json.dumps({"code": ADD})}}
+
+
+@pytest.mark.parametrize("row", [
+    {"response": {"role": "assistant", "content": None, "reasoning_content": CODE}},
+    {"response": {"role": "assistant", "content": "", "reasoning": "hmm\n" + CODE}},
+    {"response": {"role": "assistant", "content": None, "tool_calls": [TOOL]}},
+    {"messages": [{"role": "user", "content": "add"}, {"role": "assistant", "content": None, "tool_calls": [TOOL]}]},
+    {"response": {"choices": [{"index": 0, "message": {"role": "assistant", "content": None,
+                                                       "reasoning_content": CODE}, "finish_reason": "stop"}]}},
+], ids=["reasoning_content", "reasoning", "tool_calls", "conversation_tool_call", "completion_reasoning"])
+def test_a_saved_answer_with_its_code_outside_the_content_is_read(tmp_path, capsys, row):
+    """What coevo solve reads from a server (robust36) is read from a codes file of saved answers too:
+    they gave an empty program."""
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"task_id": "add", "prompt": "Return the sum of a and b.", "kind": "function",
+                                 "entry_point": "add", "tests": [{"test": "assert add(1, 2) == 3"}]}) + "\n")
+    codes = tmp_path / "codes.jsonl"
+    codes.write_text(json.dumps(dict(row, task_id="add")) + "\n")
+    out = tmp_path / "m.json"
+    rc = main(["matrix", "--tasks", str(tasks), "--codes", str(codes), "--out", str(out), "--quiet", "--workers", "1"])
+    assert rc == 0, capsys.readouterr().err
+    assert json.loads(out.read_text())["passed"] == [[True]]
+
+
+def test_a_saved_answer_cut_while_reasoning_is_still_no_program(tmp_path, capsys):
+    from matrix.tasks import answer_elsewhere
+
+    assert answer_elsewhere({"content": None, "reasoning_content": CODE}, "length") == (None, "cut_reasoning")
