@@ -33,6 +33,8 @@ E = ("class E(Exception):\n    pass\n_e = E('x')\n_e.code = 0\ndef f():\n    ret
      "def bump():\n    _e.code += 1\ndef code():\n    return _e.code\ndef g(e):\n    return e.code\n"
      "def drop():\n    del _e.code\ndef add():\n    _e.add_note('n')\ndef chain():\n    _e.__cause__ = KeyError('k')\n"
      "def items():\n    return _e.items\ndef grow():\n    _e.items.append(1)\n")
+REBIND = ("ITEMS = []\nclass E(Exception):\n    pass\n_e = E('x')\n_e.items = ITEMS\ndef f():\n    return _e\n"
+          "def items():\n    return ITEMS\ndef its():\n    return _e.items\ndef rebind():\n    _e.items = [9]\n")
 V = ("_e = ValueError('x')\ndef f():\n    return _e\ndef setargs():\n    _e.args = ('y',)\n"
      "def args():\n    return _e.args\n")
 TB = ("import json\ndef f():\n    try:\n        json.loads('{')\n    except json.JSONDecodeError as e:\n"
@@ -64,6 +66,12 @@ LIVE = [
      "fail", "fail"),
     ("prog_sets_args", V, "", "e = f()\nsetargs()\nassert e.args == ('x',)", "fail", "fail"),
     ("prog_sets_args_seen", V, "", "e = f()\nsetargs()\nassert e.args == ('y',) and str(e) == 'y'", "pass", "pass"),
+    ("prog_rebinds_attr", REBIND, "", "e = f()\nx = e.items\nrebind()\nassert x == [9]", "fail", "fail"),
+    ("prog_rebinds_attr_seen", REBIND, "", "e = f()\nx = e.items\nrebind()\nassert x == [] and e.items == [9]",
+     "pass", "pass"),
+    ("test_rebinds_attr", REBIND, "", "e = f()\ne.items = [5]\nassert items() == [5]", "fail", "fail"),
+    ("test_rebinds_attr_seen", REBIND, "", "e = f()\ne.items = [5]\nassert items() == [] and its() == [5]",
+     "pass", "pass"),
     ("test_sets_args", V, "", "e = f()\ne.args = ('z',)\nassert args() != ('z',)", "fail", "fail"),
     ("traceback_none", TB, "", "assert f().__traceback__ is None", "fail", "fail"),
     ("traceback_some", TB, "", "assert f().__traceback__ is not None", "pass", "pass"),

@@ -224,6 +224,16 @@ async def _program_coroutine(proxy):
         raise
 
 
+def _public_attrs(exc) -> dict:
+    """The public attributes in an exception's ``__dict__``, by name (their objects: which of them a
+    side bound anew since, rather than changed in place)."""
+    try:
+        d = BaseException.__dict__["__dict__"].__get__(exc)
+    except Exception:  # noqa: BLE001 - (none)
+        return {}
+    return {k: v for k, v in d.items() if type(k) is str and not k.startswith("_")}
+
+
 def _program_frame():
     return sys._getframe()
 
@@ -1092,7 +1102,7 @@ class _Peer:
             tb = BaseException.__dict__["__traceback__"].__get__(obj) is not None
             if tb:
                 flags.append("tb")
-            self.exc_live[eid] = [desc, tb]
+            self.exc_live[eid] = [desc, tb, _public_attrs(obj)]
             return {"R": [self.side, eid, str(name)[:100], flags, None, None, desc]}
         return {"R": [self.side, eid, str(name)[:100], flags]}
 
@@ -1711,7 +1721,7 @@ class _Peer:
         if type(exc) in self.exc_stand_ins:
             _EXC_LINKS[exc] = self
         if len(self.exc_live) < _MAX_LIVE_EXCEPTIONS:
-            self.exc_live[rid] = [exc, self._exc_state(exc)]
+            self.exc_live[rid] = [exc, self._exc_state(exc), _public_attrs(exc)]
 
     def _exc_state(self, exc):
         """The test side: what the test may change of an exception it holds, as the program would be
@@ -1720,11 +1730,13 @@ class _Peer:
         attrs = {k: v for k, v in d.items() if type(k) is str and not k.startswith("_")}
         return self.to_wire([BaseException.__dict__["args"].__get__(exc), attrs, d.get("__notes__")])
 
-    def take_exception(self, rid, desc, tb: bool) -> None:
+    def take_exception(self, rid, desc, tb: bool, rebound=()) -> None:
         """The test side: the program's exception ``rid`` as it is now (``["o", "exc", rid,
         description, traceback]`` before the message that follows a change, or the reference sent
         again): the test's exception for it made so, in place (its arguments, attributes, notes,
-        texts, cause and context; a container attribute it held changed in place, as one object)."""
+        texts, cause and context; a container attribute it held changed in place, as one object, but
+        for those ``rebound``: the program bound them to other objects, and one the test holds of
+        the old stays as it was)."""
         entry = self.exc_live.get(rid)
         if entry is None:
             return
@@ -1740,7 +1752,7 @@ class _Peer:
                 del d[k]
             for k, v in nd.items():
                 was = d.get(k)
-                if type(was) in _NODE_KINDS and type(was) is type(v) and was is not v:
+                if type(was) in _NODE_KINDS and type(was) is type(v) and was is not v and k not in rebound:
                     _assign_in_place(was, v)
                 else:
                     d[k] = v
@@ -1758,6 +1770,7 @@ class _Peer:
                 _EXC_TEXTS.pop(exc, None)
         _set_traceback(exc, tb)
         entry[1] = self._exc_state(exc)
+        entry[2] = _public_attrs(exc)
 
     def _raised_ref(self, exc) -> int | None:
         """The program side: the reference number of an exception a call of the program's raised,
@@ -1791,9 +1804,11 @@ class _Peer:
         changes = []
         for rid, entry in self.exc_live.items():
             now = self._exc_state(entry[0])
-            if now != entry[1]:
-                entry[1] = now
-                changes.append([rid, now])
+            attrs = _public_attrs(entry[0])
+            rebound = [k for k, v in attrs.items() if k in entry[2] and entry[2][k] is not v]
+            if now != entry[1] or rebound:
+                entry[1], entry[2] = now, attrs
+                changes.append([rid, now, rebound])
         if changes:
             self.exc_syncing = True
             try:
@@ -2138,8 +2153,9 @@ class _Peer:
         if self.side == "T" and len(msg) == 3 and msg[1] == "state":
             self.take_state(msg[2])
             return
-        if self.side == "T" and len(msg) == 5 and msg[1] == "exc" and type(msg[2]) is int:
-            self.take_exception(msg[2], msg[3], msg[4] is True)
+        if self.side == "T" and len(msg) == 6 and msg[1] == "exc" and type(msg[2]) is int:
+            rebound = msg[5] if type(msg[5]) is list and all(type(k) is str for k in msg[5]) else []
+            self.take_exception(msg[2], msg[3], msg[4] is True, rebound)
             return
         if self.side == "T" and len(msg) == 3 and msg[1] == "limit":
             self.take_limit(msg[2])

@@ -27,6 +27,7 @@ from .peer import (
     _first_weekday,
     _own_computing,
     _Peer,
+    _public_attrs,
     _Raised,
     _Raw,
     _same,
@@ -435,9 +436,11 @@ class _Server(_Peer):
                 obj = self.exports.get(eid)
                 desc = self.describe_exception(obj)
                 tb = BaseException.__dict__["__traceback__"].__get__(obj) is not None
-                if desc != was[0] or tb != was[1]:
-                    self.exc_live[eid] = [desc, tb]
-                    _Peer.send(self, ["o", "exc", eid, desc, tb])
+                attrs = _public_attrs(obj)
+                rebound = [k for k, v in attrs.items() if k in was[2] and was[2][k] is not v]
+                if desc != was[0] or tb != was[1] or rebound:
+                    self.exc_live[eid] = [desc, tb, attrs]
+                    _Peer.send(self, ["o", "exc", eid, desc, tb, rebound])
         finally:
             self.exc_syncing = False
 
@@ -490,8 +493,9 @@ class _Server(_Peer):
         place, one object); sent back where the program's class made something else of them."""
         get = BaseException.__dict__
         for item in (changes if type(changes) is list else [])[:_MAX_KEPT]:
-            if type(item) is not list or len(item) != 2 or type(item[0]) is not int or item[0] not in self.exc_live:
+            if type(item) is not list or len(item) != 3 or type(item[0]) is not int or item[0] not in self.exc_live:
                 continue
+            rebound = item[2] if type(item[2]) is list else []
             exc: typing.Any = self.exports[item[0]]
             state = item[1]
             if type(state) is not list or len(state) != 3:
@@ -509,7 +513,7 @@ class _Server(_Peer):
                     was = d.get(k, _MISSING)
                     if was is v:
                         continue
-                    if type(was) in _NODE_KINDS and type(was) is type(v):
+                    if type(was) in _NODE_KINDS and type(was) is type(v) and k not in rebound:
                         _assign_in_place(was, v)
                     elif was is _MISSING or was != v or type(was) is not type(v):
                         setattr(exc, k, v)
@@ -517,6 +521,7 @@ class _Server(_Peer):
                 d.pop("__notes__", None)
             elif type(notes) is list and notes != d.get("__notes__"):
                 d["__notes__"] = notes
+            self.exc_live[item[0]][2] = _public_attrs(exc)  # (the test's bindings: none of the program's)
 
     def _push_state(self) -> None:
         """The decimal context or first weekday a call of the program's moved (``getcontext().prec =
