@@ -35,11 +35,11 @@ def one_torch_thread():
 # (22 s) still came last by name. Files not listed run after these (gen-tests files first), as collected.
 LONG_FILES = (
     "test_gen_tests_path.py", "test_pipeline.py", "test_gen_tests_project.py", "test_gen_tests_realmodules2.py",
-    "test_gentests26_files.py", "test_distributed.py", "test_gen_tests_model.py",
+    "test_gentests26_files.py", "test_distributed.py", "test_served_server.py",
     "test_gpu_throughput_benchmark.py", "test_select_cli.py", "test_gen_tests_realmodules7.py",
-    "test_gen_tests_benchmark.py", "test_sandbox_trust.py", "test_assert_semantics.py", "test_served_server.py",
+    "test_gen_tests_benchmark.py", "test_sandbox_trust.py", "test_assert_semantics.py",
     "test_gen_tests_listings.py", "test_real_outputs3.py", "test_checkpoint_kill.py",
-    "test_codes_input_formats.py", "test_cli_output.py", "test_gentests29_spaced.py",
+    "test_codes_input_formats.py", "test_cli_output.py", "test_gentests29_spaced.py", "test_gen_tests_model.py",
     "test_gen_tests_realmodules5.py", "test_gentests34_standins.py", "test_gentests28_shorten.py",
     "test_fixer_fixed_starts_benchmark.py", "test_real_outputs2.py", "test_gen_tests_realmodules4.py",
     "test_gentests28_private_lines.py", "test_engine.py", "test_value_semantics.py", "test_engine_properties.py",

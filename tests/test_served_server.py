@@ -9,7 +9,10 @@ serve` samples only when the model's generation config says so). `transformers s
 ``n``, so these runs also exercise the client's fallback to repeated requests.
 
 The server is started once per test process (bounded: it must be up, with the model loaded,
-within 90 s) and stopped at exit; :func:`served_add_model` is shared with tests/test_served_gen_tests.py.
+within 90 s) and stopped at exit. Every test that needs it is in this file (`coevo gen-tests
+--api-base` in both its modes at the end, once tests/test_gen_tests_model.py and
+tests/test_served_gen_tests.py): under `pytest -n 2 --dist loadfile` those files ran in the other
+process too, which started a second server (about 25 s under load).
 """
 
 from __future__ import annotations
@@ -209,3 +212,77 @@ def test_solve_and_eval_sample_through_the_server_and_rerun_from_the_cache(tmp_p
     (row,) = rep["per_task"]
     assert rep["n_codes"] == 6 and rep["pass_at_k"]["1"] == pytest.approx(row["n_correct"] / 6, abs=1e-5)
     assert row["n_correct"] > 0 and rep["best_of_n"]["coevo"] == 1.0
+
+
+# ---------------------------------------------------------------- coevo gen-tests --api-base (last: the
+# path-mode test sets torch to one thread for the rest of this module)
+
+BUGGY = '''def add(a, b):
+    """Return the sum of a and b."""
+    return a - b
+
+
+def double(x):
+    return 2 * x
+'''
+
+
+def _gen_tests_takes_api_base() -> bool:
+    from coevo.cli import build_parser
+
+    parser = build_parser()
+    for action in parser._subparsers._group_actions:  # the subcommands
+        sub = action.choices.get("gen-tests")
+        if sub is not None:
+            return any("--api-base" in a.option_strings for a in sub._actions)
+    return False
+
+
+@pytest.mark.skipif(not _gen_tests_takes_api_base(), reason="coevo gen-tests does not accept --api-base yet")
+@pytest.mark.timeout(240)
+def test_gen_tests_through_the_server_keeps_the_right_tests(tmp_path, monkeypatch, capsys):
+    import torch
+    from tinymodel import ADD_BAD_TEST, ADD_GOOD_TESTS
+
+    from coevo.cli import main
+
+    base, model = served_add_model()
+    monkeypatch.setenv("COEVO_API_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "suite"
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        rc = main(["gen-tests", "--api-base", base, "--api-model", model, "--api-prompt", "plain",
+                   "--api-concurrency", "1", "--tasks", add_tasks_file(tmp_path / "tasks.jsonl"),
+                   "--out", str(out), "--n-codes", "6", "--n-tests", "4", "--temperature", "1.0",
+                   "--top-p", "1.0", "--max-new-tokens", "48", "--consensus-inputs", "0",
+                   "--min-score", "0.5"])  # six samples of a toy model: the right tests score ~0.6
+    finally:
+        torch.set_num_threads(threads)
+    err = capsys.readouterr().err
+    assert rc == 0, err
+    assert "requests" in err and "tokens used" in err  # the served backend's summary line
+    kept = [json.loads(line) for line in (out / "tests.jsonl").read_text().splitlines()]
+    assert kept and all(r["test"] in ADD_GOOD_TESTS and r["score"] >= 0.5 for r in kept)
+    assert ADD_BAD_TEST not in (out / "test_add.py").read_text()
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+def test_path_mode_samples_from_a_served_model(tmp_path, monkeypatch):
+    """`--api-base`: the same model side through an OpenAI-compatible server (the one
+    above); its answers to these prompts are garbage, and the run
+    still writes a passing suite and says what the model gave."""
+    from coevo.cli import main
+
+    base, model = served_add_model()
+    monkeypatch.setenv("COEVO_API_CACHE", str(tmp_path / "cache"))
+    mod = tmp_path / "calc.py"
+    mod.write_text(BUGGY)
+    report = tmp_path / "report.json"
+    rc = main(["gen-tests", str(mod), "--api-base", base, "--api-model", model, "--api-prompt", "plain",
+               "--api-concurrency", "1", "--out", str(tmp_path / "out"), "--time-budget", "6", "--n-codes", "2",
+               "--n-tests", "2", "--max-new-tokens", "24", "--quiet", "--report", str(report)])
+    assert rc == 0
+    rep = json.loads(report.read_text())["modules"][0]
+    assert rep["model"]["code_samples"] == 4 and rep["model"]["test_samples"] == 4  # 2 functions x 2
+    assert rep["tests_kept"] >= 1 and (tmp_path / "out" / "test_calc.py").exists()
