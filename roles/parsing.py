@@ -522,7 +522,10 @@ def json_answer(text: str) -> str | None:
     the whole text or a ```json block of an answer without python blocks; None for any other
     text."""
     s = text.strip()
-    if s.startswith("{") and s.endswith("}"):
+    calls = _TOOL_CALL.findall(s)
+    if calls:  # a tool call written into the text (Hermes/Qwen's <tool_call> tags): its JSON
+        chunks = [c.strip() for c in calls]
+    elif s.startswith("{") and s.endswith("}"):
         chunks = [s]
     elif "```" in text or "~~~" in text:
         blocks = fenced_blocks(text)
@@ -536,12 +539,30 @@ def json_answer(text: str) -> str | None:
             obj = json.loads(chunk)
         except (ValueError, RecursionError):
             continue
-        if isinstance(obj, dict):
-            for k in _JSON_CODE_KEYS:
-                v = obj.get(k)
-                if isinstance(v, str) and v.strip():
-                    return v
+        if not isinstance(obj, dict):
+            continue
+        for k in _JSON_CODE_KEYS:
+            v = obj.get(k)
+            if isinstance(v, str) and v.strip():
+                return v
+        # a tool call's JSON: {"name": ..., "arguments": {...}} (Llama 3: "parameters"), the
+        # arguments an object or its JSON text
+        for key in ("arguments", "parameters", "args", "input"):
+            args = obj.get(key)
+            if isinstance(args, str):
+                try:
+                    args = json.loads(args)
+                except (ValueError, RecursionError):
+                    continue
+            if isinstance(args, dict):
+                for k in _JSON_CODE_KEYS:
+                    v = args.get(k)
+                    if isinstance(v, str) and v.strip():
+                        return v
     return None
+
+
+_TOOL_CALL = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.S)
 
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "", '"': '"', "'": "'", "\\": "\\"}

@@ -146,3 +146,15 @@ def test_a_saved_answer_cut_while_reasoning_is_still_no_program(tmp_path, capsys
     from matrix.tasks import answer_elsewhere
 
     assert answer_elsewhere({"content": None, "reasoning_content": CODE}, "length") == (None, "cut_reasoning")
+
+
+@pytest.mark.parametrize("text", [
+    '<tool_call>\n{"name": "python", "arguments": {"code": "def add(a, b):\\n    return a + b\\n"}}\n</tool_call>',
+    '<tool_call>{"name": "run", "arguments": "{\\"code\\": \\"def add(a, b):\\\\n    return a + b\\"}"}</tool_call>',
+    '{"name": "python", "parameters": {"code": "def add(a, b):\\n    return a + b"}}',
+], ids=["hermes_tool_call", "arguments_as_json_text", "llama_parameters"])
+def test_a_tool_call_written_into_the_content_is_read(text):
+    """A model that calls a tool in its text (Hermes/Qwen's <tool_call> tags, Llama 3's JSON with
+    "parameters") where the server parsed no tool call."""
+    got = parse_code(text, "add")
+    assert got.ok and got.code.strip() == ADD.strip()
