@@ -578,6 +578,7 @@ class ApiGenerator:
         self._client = None
         self._connections: list[_Connections] = []
         self._attempts = 0
+        self._resent = 0  # requests sent again as the server asked (a parameter left out, streamed): no retries
 
     # ---- the HTTP client (the openai library: retries, backoff, timeouts) -------------------
 
@@ -735,6 +736,11 @@ class ApiGenerator:
                 break
             except openai.OpenAIError as exc:
                 err = self._error(exc, n, typed)
+                if (isinstance(err, _ParamRefused) and not (err.name == "n" and n > 1)
+                        or isinstance(err, _WantsStream) and sent_extra.get("stream") is not True
+                        or isinstance(err, _WantsMaxCompletionTokens) and "max_tokens" in typed):
+                    with self._lock:  # sent again below, as the server asked: no retry
+                        self._resent += 1
                 if isinstance(err, _ParamRefused):
                     self._drop(err.name, str(err))
                     if err.name == "n" and n > 1:
@@ -891,7 +897,7 @@ class ApiGenerator:
             jobs.append(_Job(req, body, content, occ, [None] * req.n))
         self.stats = {"samples": float(sum(len(j.got) for j in jobs)), "requests": 0.0, "cache_hits": 0.0,
                       "prompt_tokens": 0.0, "completion_tokens": 0.0, "retries": 0.0}
-        attempts0 = self._attempts
+        attempts0, resent0 = self._attempts, self._resent
         bar = None
         if progress and sys.stderr.isatty():
             from tqdm import tqdm
@@ -979,7 +985,7 @@ class ApiGenerator:
         pool.shutdown(wait=True)
         dt = time.perf_counter() - t0
         st = self.stats
-        st["retries"] = float(max(0, self._attempts - attempts0 - st["requests"]))
+        st["retries"] = float(max(0, self._attempts - attempts0 - st["requests"] - (self._resent - resent0)))
         st["seconds"] = dt
         st["requests_per_s"] = st["requests"] / dt if dt > 0 else 0.0
         st["tokens_per_s"] = st["completion_tokens"] / dt if dt > 0 else 0.0

@@ -268,6 +268,7 @@ def test_a_server_that_only_streams_gets_streamed_requests(stub, tmp_path, capsy
     assert rc == 0, err
     assert json.loads(out.read_text())["code"] == RIGHT
     assert "streams" in err and err.count("only support stream mode") == 1
+    assert "3 requests, 0 answers" in err and "retried" not in err  # (a request sent again as a stream is no retry)
     # the cache key is the request as built: a re-run sends nothing
     before = len(s.bodies)
     rc, err, out = solve(s, tmp_path, capsys)
