@@ -15,7 +15,11 @@ wrong twins that must keep failing; every stated verdict is checked against plai
    module, whose dict is the program's to change), so ``pytest.raises(sqlite3.OperationalError)``
    was an error every shape: a standard module loaded later is recorded as its own code left it
    (:class:`matrix.sandbox.harness._LoadWatch`), and the class found there is the test's own
-   (tests/test_redteam36.py holds classes planted after that)."""
+   (tests/test_redteam36.py holds classes planted after that).
+3. An ``ExceptionGroup`` the program raises crossed as a plain ``Exception`` (its sub-exceptions
+   were no plain data): ``except*`` and ``pytest.raises(ExceptionGroup)`` were errors; and a program's
+   exception class with two builtin bases (``class E(ValueError, KeyError)``) stood in the test on
+   the first alone, so ``except KeyError`` missed it."""
 
 from __future__ import annotations
 
@@ -75,7 +79,26 @@ STDLIB_ERRORS = [
      "import lzma, pytest\nwith pytest.raises(lzma.LZMAError):\n    f()", "pass", "pass"),
 ]
 
-ALL = COROUTINES + STDLIB_ERRORS
+GROUP = "def f():\n    raise ExceptionGroup('g', [ValueError('v'), KeyError('k')])\n"
+OWN_GROUP = ("class G(ExceptionGroup):\n    pass\ndef f():\n    raise G('g', [ValueError('v')])\n")
+TWO_BASES = "class E(ValueError, KeyError):\n    pass\ndef f():\n    raise E('x')\n"
+SHAPES = [
+    ("group_star", GROUP, "", "try:\n    f()\nexcept* ValueError as g:\n    assert len(g.exceptions) == 1\n"
+     "except* KeyError:\n    pass", "pass", "pass"),
+    ("group_raises", GROUP, "", "import pytest\nwith pytest.raises(ExceptionGroup) as e:\n    f()\n"
+     "assert len(e.value.exceptions) == 2 and e.value.message == 'g'\n"
+     "assert isinstance(e.value.exceptions[1], KeyError) and e.value.exceptions[0].args == ('v',)", "pass", "pass"),
+    ("group_wrong", GROUP, "", "import pytest\nwith pytest.raises(ExceptionGroup) as e:\n    f()\n"
+     "assert len(e.value.exceptions) == 3", "fail", "fail"),
+    ("group_not_caught", GROUP, "", "try:\n    f()\nexcept* TypeError:\n    pass", "error", "error"),
+    ("own_group", OWN_GROUP, "", "try:\n    f()\nexcept G as g:\n    assert isinstance(g, ExceptionGroup) "
+     "and g.exceptions[0].args == ('v',)", "pass", "pass"),
+    ("two_bases_second", TWO_BASES, "", "try:\n    f()\nexcept KeyError:\n    pass", "pass", "pass"),
+    ("two_bases_first", TWO_BASES, "", "import pytest\nwith pytest.raises(ValueError):\n    f()", "pass", "pass"),
+    ("two_bases_other", TWO_BASES, "", "import pytest\nwith pytest.raises(TypeError):\n    f()", "error", "error"),
+]
+
+ALL = COROUTINES + STDLIB_ERRORS + SHAPES
 
 
 def test_the_stated_verdicts_are_plain_pythons():
@@ -94,5 +117,11 @@ def test_a_returned_coroutine_runs_in_the_tests_event_loop(ex, name, code, setup
 @pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(STDLIB_ERRORS),
                          ids=setup_cell_ids(STDLIB_ERRORS))
 def test_a_standard_error_of_a_module_loaded_later_is_the_tests_own(ex, name, code, setup, test, shape, want):
+    status, detail = run_cell(ex, code, setup, test, shape)
+    assert status == want, detail
+
+
+@pytest.mark.parametrize("name,code,setup,test,shape,want", setup_cells(SHAPES), ids=setup_cell_ids(SHAPES))
+def test_an_exception_group_or_one_of_two_bases_is_caught_as_in_python(ex, name, code, setup, test, shape, want):
     status, detail = run_cell(ex, code, setup, test, shape)
     assert status == want, detail

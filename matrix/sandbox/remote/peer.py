@@ -149,6 +149,7 @@ _MAX_OBJECTS = 100_000
 # exceptions the program returned that the test holds as its own (:meth:`_Peer.resolve_ref`) and that
 # follow the program's object (review 34, H1); past them one crosses as a plain reference (live, no class)
 _MAX_LIVE_EXCEPTIONS = 256
+_GROUP: typing.Any = getattr(builtins, "BaseExceptionGroup", None)  # (Python 3.11 on)
 _MAX_RAISED_LIVE = 32  # (of them, raised ones: a test's loop of ``pytest.raises`` costs each message no more)
 _MAX_KEPT = 64  # containers of the test's a program keeps, followed after their call
 _MAX_KEPT_ITEMS = 1024  # their items together (each message compares them: a bounded cost)
@@ -224,6 +225,52 @@ async def _program_coroutine(proxy):
         raise
 
 
+_SCALARS = frozenset({str, int, float, bool, bytes, complex, type(None)})
+_VOLATILE: dict = {}  # exception class -> whether its description may change with no change of its own state
+
+
+def _immutable(v, depth: int = 0) -> bool:
+    t = type(v)
+    return t in _SCALARS or (t is tuple and depth < 3 and len(v) <= 64 and all(_immutable(x, depth + 1) for x in v))
+
+
+def exc_fingerprint(exc):
+    """What an exception's description is made of, where each part is an immutable value (its
+    arguments, public attributes, traceback or not), as those objects themselves: the same objects
+    again mean the same description (a change needs a new binding), so it is not described again
+    at each message (red-team pass 36's cost: 32 exceptions held made 1,000 calls ten times
+    slower). None where it may change otherwise (a list attribute, notes, a cause, a class with its
+    own ``__str__``, ``__repr__`` or ``args``)."""
+    t = type(exc)
+    volatile = _VOLATILE.get(t)
+    if volatile is None:
+        volatile = any(k in type.__dict__["__dict__"].__get__(c) for c in _type_mro(t)
+                       if c not in _EXC_VALUES and c is not object for k in ("__str__", "__repr__", "args"))
+        if len(_VOLATILE) < 4096:
+            _VOLATILE[t] = volatile
+    if volatile:
+        return None
+    get = BaseException.__dict__
+    try:
+        args = get["args"].__get__(exc)
+        d = get["__dict__"].__get__(exc)
+        if get["__cause__"].__get__(exc) is not None or get["__context__"].__get__(exc) is not None \
+                or not _immutable(args) or len(d) > 64 or not all(_immutable(v) for v in d.values()):
+            return None
+        return (args, tuple(d.items()), get["__traceback__"].__get__(exc) is not None,
+                get["__suppress_context__"].__get__(exc), _slot_values(exc) if t not in _PLAIN_EXC else None, t)
+    except Exception:  # noqa: BLE001 - (an odd one: described each time)
+        return None
+
+
+def same_fingerprint(a, b) -> bool:
+    """Whether two :func:`exc_fingerprint` are of the same objects (``is``, never ``==``)."""
+    if a is None or b is None or a[2] != b[2] or a[3] != b[3] or a[0] is not b[0] or len(a[1]) != len(b[1]) \
+            or a[4] != b[4] or a[5] is not b[5]:
+        return False
+    return all(x[0] == y[0] and x[1] is y[1] for x, y in zip(a[1], b[1]))
+
+
 def _public_attrs(exc) -> dict:
     """The public attributes in an exception's ``__dict__``, by name (their objects: which of them a
     side bound anew since, rather than changed in place)."""
@@ -249,6 +296,8 @@ def _set_traceback(exc, tb: bool) -> None:
         exc.__traceback__ = None
 
 
+_PLAIN_EXC = frozenset({Exception, BaseException, ValueError, TypeError, KeyError, IndexError, RuntimeError,
+                        ArithmeticError, ZeroDivisionError, LookupError, AssertionError, NotImplementedError})
 _SKIPPED_SLOTS = frozenset({"args", "__dict__", "__traceback__", "__cause__", "__context__",
                             "__suppress_context__", "__notes__", "characters_written"})
 
@@ -1057,6 +1106,10 @@ class _Peer:
             if issubclass(obj, BaseException):
                 base = next((c.__name__ for c in _type_mro(obj) if c in _EXC_BASES.values()), "Exception")
                 flags.append("exc:" + base)
+                builtin = [c for c in _type_mro(obj) if c in _EXC_VALUES]
+                bases = [c for c in builtin if not any(o is not c and issubclass(o, c) for o in builtin)]
+                if len(bases) > 1:  # (``class E(ValueError, KeyError)``: both, pass 36)
+                    flags.append("bases:" + ",".join(c.__name__ for c in bases[:8]))
                 if self.side == "C" and _sets_its_own_way(obj):
                     flags.append("ownset")
                 std = _stdlib_name(obj) if self.side == "C" else None
@@ -1102,7 +1155,7 @@ class _Peer:
             tb = BaseException.__dict__["__traceback__"].__get__(obj) is not None
             if tb:
                 flags.append("tb")
-            self.exc_live[eid] = [desc, tb, _public_attrs(obj)]
+            self.exc_live[eid] = [desc, tb, _public_attrs(obj), exc_fingerprint(obj)]
             return {"R": [self.side, eid, str(name)[:100], flags, None, None, desc]}
         return {"R": [self.side, eid, str(name)[:100], flags]}
 
@@ -1386,7 +1439,8 @@ class _Peer:
             elif exc is not None and std is not None and (p := _stdlib_class(std)) is not None:
                 pass
             elif exc is not None and self.side == "T":
-                p = self._exception_class(rid, str(tname), exc, "ownset" in flags)
+                p = self._exception_class(rid, str(tname), exc, "ownset" in flags,
+                                          next((f[6:] for f in flags if f.startswith("bases:")), None))
             elif self.side == "T" and "class" in flags and \
                     (p := self._program_class(rid, next((f[5:] for f in flags if f.startswith("name:")), "")[:100],
                                               fields)) is not None:
@@ -1450,7 +1504,7 @@ class _Peer:
             raise ValueError("unknown mark")
         return nodes[n]
 
-    def _exception_class(self, rid, name, base_name, own_set=False):
+    def _exception_class(self, rid, name, base_name, own_set=False, bases=None):
         """A real exception class of this process standing for a program's exception class (so
         that ``except TheirError`` works in the test); where that class sets attributes its own way
         (``own_set``: its ``__setattr__``, a property), the test's ``e.x = v`` on one the program
@@ -1465,7 +1519,15 @@ class _Peer:
                   "__getattr__": _exc_getattr}
             if own_set:
                 ns.update(__setattr__=_exc_setattr, __delattr__=_exc_delattr)
-            cls = type(safe, (base,), ns)
+            more = tuple(_EXC_BASES[b] for b in bases.split(",")[:8] if b in _EXC_BASES) if bases else ()
+            cls = None
+            if len(more) > 1:  # (its builtin bases, each: ``except KeyError`` of ``class E(ValueError, KeyError)``)
+                try:
+                    cls = type(safe, more, ns)
+                except TypeError:  # (bases Python would not join here: the first alone)
+                    cls = None
+            if cls is None:
+                cls = type(safe, (base,), ns)
             self.exc_classes[rid] = cls
             self.exc_stand_ins.add(cls)
         return cls
@@ -1721,7 +1783,7 @@ class _Peer:
         if type(exc) in self.exc_stand_ins:
             _EXC_LINKS[exc] = self
         if len(self.exc_live) < _MAX_LIVE_EXCEPTIONS:
-            self.exc_live[rid] = [exc, self._exc_state(exc), _public_attrs(exc)]
+            self.exc_live[rid] = [exc, self._exc_state(exc), _public_attrs(exc), exc_fingerprint(exc)]
 
     def _exc_state(self, exc):
         """The test side: what the test may change of an exception it holds, as the program would be
@@ -1771,6 +1833,7 @@ class _Peer:
         _set_traceback(exc, tb)
         entry[1] = self._exc_state(exc)
         entry[2] = _public_attrs(exc)
+        entry[3] = exc_fingerprint(exc)
 
     def _raised_ref(self, exc) -> int | None:
         """The program side: the reference number of an exception a call of the program's raised,
@@ -1803,6 +1866,10 @@ class _Peer:
         objects (``["excset", [[rid, state]...]]``)."""
         changes = []
         for rid, entry in self.exc_live.items():
+            fp = exc_fingerprint(entry[0])
+            if fp is not None and same_fingerprint(fp, entry[3]):
+                continue
+            entry[3] = fp
             now = self._exc_state(entry[0])
             attrs = _public_attrs(entry[0])
             rebound = [k for k, v in attrs.items() if k in entry[2] and entry[2][k] is not v]
@@ -1820,9 +1887,11 @@ class _Peer:
         if type(desc) is not list or len(desc) not in (4, 6, 7, 8):
             return self.broke("malformed exception")
         exc = self._exception_of(desc)
-        chain = desc[7] if len(desc) == 8 and type(desc[7]) is list and len(desc[7]) == 4 else None
+        chain = desc[7] if len(desc) == 8 and type(desc[7]) is list and len(desc[7]) in (4, 5) else None
+        if chain is not None and len(chain) == 5 and depth < 4:  # an exception group (pass 36)
+            exc = self._group(desc, chain[4], exc, depth)
         if chain is not None and isinstance(exc, BaseException):  # (R5: its notes, cause, context)
-            notes, cause, context, suppress = chain
+            notes, cause, context, suppress = chain[:4]
             try:
                 if type(notes) is list and all(type(n) is str for n in notes[:100]):
                     exc.__notes__ = [str(n)[:2000] for n in notes[:100]]
@@ -1840,6 +1909,36 @@ class _Peer:
             except Exception:  # noqa: BLE001 - (an exception whose class refuses them: as it is)
                 pass
         return exc
+
+    def _group(self, desc, group, exc, depth):
+        """An exception group of the description ``desc`` (``group``: its message and its
+        sub-exceptions' descriptions), of its class (the program's stand-in, or the builtin one);
+        ``exc`` where none can be made (red-team pass 36: it crossed as a plain ``Exception``, and
+        ``except*`` or ``pytest.raises(ExceptionGroup)`` missed it)."""
+        if type(group) is not list or len(group) != 2 or type(group[0]) is not str or type(group[1]) is not list \
+                or not 0 < len(group[1]) <= 100:
+            return exc
+        subs = [self._exception(d, depth + 1) for d in group[1]]
+        if not all(isinstance(x, BaseException) and not isinstance(x, RemoteError) for x in subs):
+            return exc
+        cls = desc[3] if isinstance(desc[3], type) else _EXC_BASES.get(str(desc[1]))
+        if _GROUP is None or not (isinstance(cls, type) and issubclass(cls, _GROUP)):
+            return exc
+        try:
+            made = cls(group[0], subs)
+        except Exception:  # noqa: BLE001 - (BaseException members in an ExceptionGroup...: as it was)
+            return exc
+        if type(made) in self.exc_stand_ins:  # (its class's own str and repr)
+            texts = _EXC_TEXTS.get(exc) if type(exc) is type(made) else None
+            if texts is not None:
+                _EXC_TEXTS[made] = texts
+        try:
+            d = BaseException.__dict__["__dict__"].__get__(exc)
+            BaseException.__dict__["__dict__"].__get__(made).update(
+                {k: v for k, v in d.items() if type(k) is str and not k.startswith("_")})
+        except Exception:  # noqa: BLE001 - (none)
+            pass
+        return made
 
     def _exception_of(self, desc):
         name, base_name, message, cls = desc[:4]
@@ -1884,11 +1983,20 @@ class _Peer:
             return None
         if depth >= 4:
             cause = context = None
-        if notes is None and cause is None and context is None:
+        group = None
+        if _GROUP is not None and isinstance(exc, _GROUP) and depth < 4:  # (its message and sub-exceptions)
+            try:
+                message = _GROUP.__dict__["message"].__get__(exc)
+                subs = _GROUP.__dict__["exceptions"].__get__(exc)
+                if type(message) is str and type(subs) is tuple and 0 < len(subs) <= 100:
+                    group = [message[:2000], [self.describe_exception(x, depth + 1) for x in subs]]
+            except BaseException:  # noqa: BLE001 - (an odd group: as a plain exception)
+                group = None
+        if notes is None and cause is None and context is None and group is None:
             return None
         return [notes, self.describe_exception(cause, depth + 1) if cause is not None else None,
                 self.describe_exception(context, depth + 1) if context is not None and context is not cause else
-                ("cause" if context is not None else None), suppress]
+                ("cause" if context is not None else None), suppress] + ([group] if group is not None else [])
 
     def describe_exception(self, exc, depth=0):
         t = type(exc)

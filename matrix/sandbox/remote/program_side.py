@@ -31,11 +31,13 @@ from .peer import (
     _Raised,
     _Raw,
     _same,
+    exc_fingerprint,
     load_base,
     load_changes,
     process_state,
     random_state,
     random_wire,
+    same_fingerprint,
     set_random_state,
     share_files,
     std_class_name,
@@ -434,13 +436,18 @@ class _Server(_Peer):
         try:
             for eid, was in list(self.exc_live.items()):
                 obj = self.exports.get(eid)
+                fp = exc_fingerprint(obj)
+                if fp is not None and same_fingerprint(fp, was[3]):
+                    continue  # (the same objects: the same description)
                 desc = self.describe_exception(obj)
                 tb = BaseException.__dict__["__traceback__"].__get__(obj) is not None
                 attrs = _public_attrs(obj)
                 rebound = [k for k, v in attrs.items() if k in was[2] and was[2][k] is not v]
                 if desc != was[0] or tb != was[1] or rebound:
-                    self.exc_live[eid] = [desc, tb, attrs]
+                    self.exc_live[eid] = [desc, tb, attrs, fp]
                     _Peer.send(self, ["o", "exc", eid, desc, tb, rebound])
+                else:
+                    was[3] = fp
         finally:
             self.exc_syncing = False
 
@@ -522,6 +529,7 @@ class _Server(_Peer):
             elif type(notes) is list and notes != d.get("__notes__"):
                 d["__notes__"] = notes
             self.exc_live[item[0]][2] = _public_attrs(exc)  # (the test's bindings: none of the program's)
+            self.exc_live[item[0]][3] = None  # (described again before the next message)
 
     def _push_state(self) -> None:
         """The decimal context or first weekday a call of the program's moved (``getcontext().prec =
