@@ -34,7 +34,16 @@ from dataclasses import dataclass, field
 from itertools import zip_longest
 from pathlib import Path
 
-from coevo.testgen.specs import ANY, INT, Spec, container_keys, guessed_by_name, infer_param
+from coevo.testgen.specs import (
+    ANY,
+    INT,
+    Spec,
+    container_keys,
+    guessed_by_name,
+    infer_param,
+    module_globals,
+    names_checked,
+)
 from coevo.testgen.target import ModuleInfo, Param, Unit, _constants, _params
 
 __all__ = ["Step", "Probe", "InputGenerator", "var_name"]
@@ -661,9 +670,23 @@ class InputGenerator:
                     spec = Spec("argv")  # handed to an argparse parser: command lines
                 if p.name in self.slept(unit):
                     spec = _SLEEPS  # handed to time.sleep: small (the user's suite would sleep)
+                named = names_checked(body, p.name, self.global_names) if unit.node is not None else ()
+                if named:
+                    # compared with the module's own names (h11's ``our_role not in (CLIENT,
+                    # SERVER)``, ``mode is Modes.FAST``): those names first, the drawn values after
+                    spec = Spec("union", (Spec("names", named), spec))
                 out.append((p, spec))
             self._spec_cache[key] = out
         return self._spec_cache[key]
+
+    @property
+    def global_names(self) -> set[str]:
+        """The names the module binds at its top level (:func:`module_globals`)."""
+        got = self.__dict__.get("_global_names")
+        if got is None:
+            got = module_globals(self.module.tree)
+            self.__dict__["_global_names"] = got
+        return got
 
     @property
     def dispatch_prefixes(self) -> list[str]:
@@ -1165,6 +1188,8 @@ class InputGenerator:
             out = self.matches or ["None"]
         elif k == "pattern":
             out = self.patterns or ["None"]
+        elif k == "names":  # the module's own names, as argument text
+            out = list(spec.args)
         elif k == "stream":
             out = self._streams(spec.args[0] if spec.args else "str", consts)
         elif k == "argv":

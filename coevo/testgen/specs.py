@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-__all__ = ["Spec", "from_annotation", "from_default", "infer_param", "ANY"]
+__all__ = ["Spec", "from_annotation", "from_default", "infer_param", "names_checked", "module_globals", "ANY"]
 
 
 @dataclass(frozen=True)
@@ -829,3 +829,55 @@ def _infer_param(param, body: list[ast.stmt], classes: dict[str, tuple[str, list
     if param.kind == "star":
         return usage if usage != ANY else (_by_name(param.name) or INT)
     return usage
+
+
+def module_globals(tree: ast.Module) -> set[str]:
+    """The names the module binds at its top level: assignments, classes, functions, imports."""
+    out: set[str] = set()
+    for n in tree.body:
+        if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.add(n.name)
+        elif isinstance(n, (ast.Assign, ast.AnnAssign)):
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                out |= {e.id for e in ast.walk(t) if isinstance(e, ast.Name)}
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            out |= {(a.asname or a.name).split(".")[0] for a in n.names if a.name != "*"}
+    return out
+
+
+def _global_text(node: ast.expr, names: set[str]) -> str | None:
+    """``NAME`` or ``NAME.attr`` (``NAME.a.b``) where NAME is one of ``names``, as text."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name) and node.id in names and len(parts) <= 2:
+        return ".".join([node.id, *reversed(parts)])
+    return None
+
+
+def names_checked(body: list[ast.stmt], name: str, globals_: set[str]) -> tuple[str, ...]:
+    """The module's names the body compares parameter ``name`` with, as argument text:
+    ``name in (CLIENT, SERVER)`` / ``not in``, ``name is CLIENT``, ``name == Modes.FAST`` (h11's
+    ``Connection(our_role)`` raises unless ``our_role`` is one of them). A name the body binds
+    itself is a local, not the module's."""
+    local = {n.id for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Name)
+             and isinstance(n.ctx, (ast.Store, ast.Del))}
+    known = globals_ - local - {name}
+    out: list[str] = []
+    for stmt in body:
+        for c in ast.walk(stmt):
+            if not isinstance(c, ast.Compare):
+                continue
+            sides = [c.left, *c.comparators]
+            for i, op in enumerate(c.ops):
+                a, b = sides[i], sides[i + 1]
+                if isinstance(op, (ast.In, ast.NotIn)):
+                    if _is(a, name) and isinstance(b, (ast.Tuple, ast.List, ast.Set)):
+                        out += [t for t in (_global_text(e, known) for e in b.elts) if t]
+                elif isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)):
+                    other = b if _is(a, name) else a if _is(b, name) else None
+                    t = _global_text(other, known) if other is not None else None
+                    if t:
+                        out.append(t)
+    return tuple(dict.fromkeys(out))
