@@ -555,7 +555,7 @@ def json_answer(text: str) -> str | None:
                 except (ValueError, RecursionError):
                     continue
             if isinstance(args, dict):
-                for k in _JSON_CODE_KEYS:
+                for k in _JSON_CODE_KEYS + ("tests", "test"):
                     v = args.get(k)
                     if isinstance(v, str) and v.strip():
                         return v
@@ -1781,6 +1781,8 @@ def parse_tests(text: str, task: Task, max_tests: int | None = None) -> ParsedTe
         if answer is None:
             return ParsedTests([], False, "unfinished reasoning (<think> without </think>): no answer")
         text = answer[:MAX_CHARS]
+        if "<tool_call>" in text and (inner := json_answer(text)) is not None:
+            text = inner  # tests in a tool call written into the text (Hermes/Qwen's tags)
         if task.kind == "stdio":
             pairs, dropped = _stdio_tests(text)
             tests = [Test.stdio(i, o) for i, o in pairs]

@@ -158,3 +158,14 @@ def test_a_tool_call_written_into_the_content_is_read(text):
     "parameters") where the server parsed no tool call."""
     got = parse_code(text, "add")
     assert got.ok and got.code.strip() == ADD.strip()
+
+
+@pytest.mark.parametrize("key", ["code", "tests"])
+def test_a_testers_tool_call_written_into_the_content_is_read(key):
+    from matrix.tasks import Task
+    from roles.parsing import parse_tests
+
+    args = json.dumps({key: "assert add(1, 2) == 3\nassert add(2, 2) == 4"})
+    text = f'<tool_call>\n{{"name": "python", "arguments": {args}}}\n</tool_call>'
+    got = parse_tests(text, Task("add", "Return the sum of a and b.", "function", "add"))
+    assert [t.test for t in got.tests] == ["assert add(1, 2) == 3", "assert add(2, 2) == 4"]
