@@ -150,9 +150,7 @@ def test_the_tests_read_from_one_answer_carry_bounded_text():
 
     big = "def h(x):\n" + "    x = x + 1\n" * 1300 + "    return x\n"
     ans = "```python\n" + big + "".join(f"assert f(h({i}))\n" for i in range(300)) + "```"
-    t0 = time.perf_counter()
-    got = parse_tests(ans, Task("t", "p", entry_point="f"))
-    assert time.perf_counter() - t0 < 8.0
+    got = parse_tests(ans, Task("t", "p", entry_point="f"))  # the bound is on the text, not on a clock
     assert got.ok and 0 < len(got.tests) < 300
     assert sum(len(t.test) for t in got.tests) <= MAX_TEST_TEXT
     asserts = "".join(f"assert f(h({i})) == {i}\n" for i in range(50))
