@@ -213,13 +213,14 @@ def test_a_dict_type_of_colliding_keys_is_built_once_under_the_budget():
     m = (1 << 61) - 1
     pairs = [[k * m + 1, 0] for k in range(1, 6001)]
     for body in ({"O": pairs}, {"C": pairs}, {"DD": [None, pairs]}):
-        t0 = time.perf_counter()
+        text = json.dumps(body)
+        t0 = time.process_time()  # CPU time: what the budget bounds, not the machine's load
         try:
-            v = plain.decode(json.dumps(body), budget=0.5)
+            v = plain.decode(text, budget=0.5)
             assert len(v) == 6000
         except ValueError:
             pass
-        assert time.perf_counter() - t0 < 0.9, body.keys()
+        assert time.process_time() - t0 < 0.9, body.keys()
     od = plain.decode(json.dumps({"O": [["b", 1], ["a", 2]]}))
     assert type(od).__name__ == "OrderedDict" and list(od) == ["b", "a"]
     c = plain.decode(json.dumps({"C": [["a", 2]]}))
