@@ -832,7 +832,8 @@ def _infer_param(param, body: list[ast.stmt], classes: dict[str, tuple[str, list
 
 
 def module_globals(tree: ast.Module) -> set[str]:
-    """The names the module binds at its top level: assignments, classes, functions, imports."""
+    """The names the module binds at its top level: assignments, classes, functions, names
+    imported from other modules (h11's ``from ._state import CLIENT``), not whole modules."""
     out: set[str] = set()
     for n in tree.body:
         if isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -840,8 +841,8 @@ def module_globals(tree: ast.Module) -> set[str]:
         elif isinstance(n, (ast.Assign, ast.AnnAssign)):
             for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
                 out |= {e.id for e in ast.walk(t) if isinstance(e, ast.Name)}
-        elif isinstance(n, (ast.Import, ast.ImportFrom)):
-            out |= {(a.asname or a.name).split(".")[0] for a in n.names if a.name != "*"}
+        elif isinstance(n, ast.ImportFrom):  # (``import os``: a module, which the suite does not
+            out |= {a.asname or a.name for a in n.names if a.name != "*"}  # import from the module)
     return out
 
 
