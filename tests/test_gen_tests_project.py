@@ -85,9 +85,9 @@ def test_the_suite_passes_under_the_projects_own_config_and_conftest(tmp_path, c
     rep = json.loads((proj / "tests" / "test_appcfg.json").read_text())
     assert config in rep["verification"] and "conftest.py" in rep["verification"], rep["verification"]
     # (once: with plugin autoload off, `-p no:randomly` ran the very same session a second time)
-    res = users_pytest(proj)
-    assert res.returncode == 0, res.stdout + res.stderr
-    assert users_pytest(proj / "tests").returncode == 0
+    for cwd in (proj, proj / "tests"):  # (on failure: pytest's output and the suite, to find the cause)
+        res = users_pytest(cwd)
+        assert res.returncode == 0, f"{res.stdout}{res.stderr}\n--- the suite:\n{text}"
 
 
 def test_a_project_config_that_cannot_run_in_the_sandbox_is_named_not_fatal(tmp_path, capsys):
