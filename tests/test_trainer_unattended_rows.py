@@ -12,8 +12,7 @@ import math
 
 import pytest
 import torch
-
-from tests.test_trainer import flat, make_rollouts, run
+from test_trainer import flat, make_rollouts, run
 
 transformers = pytest.importorskip("transformers")
 
@@ -95,7 +94,7 @@ def test_log_probs_match_the_sdpa_model_row_by_row(nan_attention):
 
 
 def test_optimizer_step_with_a_nan_gradient_is_skipped_and_counted():
-    from tests.test_trainer import tiny_model
+    from test_trainer import tiny_model
 
     rs = make_rollouts(seed=1)
     model = tiny_model()
