@@ -227,9 +227,10 @@ def _from_event_stream(content: bytes, endpoint: str) -> dict:
                 raise ValueError(f"choice {idx} has no text (got {type(piece).__name__})")
             texts.setdefault(idx, []).append(piece or "")
             if endpoint == "chat" and isinstance(msg, dict):
-                for field in _REASONING_FIELDS:
-                    if isinstance(msg.get(field), str):
+                for field in _REASONING_FIELDS:  # the first one present: a server may send both
+                    if isinstance(msg.get(field), str):  # (vLLM kept reasoning_content beside reasoning)
                         thoughts.setdefault(idx, []).append(msg[field])
+                        break
                 for k, tc in enumerate(msg.get("tool_calls") or []):
                     if not isinstance(tc, dict):
                         continue

@@ -323,9 +323,28 @@ def _without_stdin_demo(code: str, entry_point: str) -> str:
     if not drop:
         return code
     lines = code.splitlines(keepends=True)
+    dropped = {id(st) for st in drop}
+    kept_lines: set[int] = set()  # lines a kept statement (with its decorators) touches
+    for st in tree.body:
+        if id(st) not in dropped:
+            first = min([st.lineno] + [d.lineno for d in getattr(st, "decorator_list", [])])
+            kept_lines.update(range(first - 1, st.end_lineno or st.lineno))
     gone: set[int] = set()
+    cuts: dict[int, list[tuple[int, int]]] = {}  # line -> byte spans to replace by `pass`
     for st in drop:
-        gone.update(range(st.lineno - 1, (st.end_lineno or st.lineno)))
+        span = range(st.lineno - 1, st.end_lineno or st.lineno)
+        if not kept_lines.intersection(span):
+            gone.update(span)
+        elif st.lineno == st.end_lineno and st.end_col_offset is not None:
+            # `import sys; input = sys.stdin.readline`: only this statement goes, the import stays
+            cuts.setdefault(st.lineno - 1, []).append((st.col_offset, st.end_col_offset))
+        else:
+            return code  # a statement over several lines sharing one with a kept one: left whole
+    for i, spans in cuts.items():
+        b = lines[i].encode("utf-8")  # ast's columns count UTF-8 bytes
+        for start, end in sorted(spans, reverse=True):
+            b = b[:start] + b"pass" + b[end:]
+        lines[i] = b.decode("utf-8")
     kept = "".join(line for i, line in enumerate(lines) if i not in gone)
     kept = re.sub(r"\n{3,}", "\n\n", kept).strip("\n")
     return kept if _parses(kept) else code
@@ -523,6 +542,8 @@ def json_answer(text: str) -> str | None:
     text."""
     s = text.strip()
     calls = _TOOL_CALL.findall(s)
+    if calls and _has_python_block(_TOOL_CALL.sub("", s)):
+        return None  # a scratch tool call, then the answer's program in a python block: the block
     if calls:  # a tool call written into the text (Hermes/Qwen's <tool_call> tags): its JSON
         chunks = [c.strip() for c in calls]
     elif s.startswith("{") and s.endswith("}"):
@@ -563,6 +584,10 @@ def json_answer(text: str) -> str | None:
 
 
 _TOOL_CALL = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.S)
+
+
+def _has_python_block(text: str) -> bool:
+    return ("```" in text or "~~~" in text) and any(b.lang in PY_LANGS for b in fenced_blocks(text))
 
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "", '"': '"', "'": "'", "\\": "\\"}

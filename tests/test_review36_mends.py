@@ -1,0 +1,53 @@
+"""Mends of the session-35 review (/work/s34/review36): each row failed before its fix."""
+
+import json
+
+from matrix.tasks import Task
+from roles.api_client import _from_event_stream
+from roles.parsing import parse_code, parse_tests
+
+
+def test_a_scratch_tool_call_does_not_replace_the_answers_python_block():
+    """H7: an answer that tries something in a tool call, then gives its program (or tests) in a
+    python block: the block is the answer."""
+    text = ('Let me try it first:\n<tool_call>{"name": "python", "arguments": {"code": "print(2 + 2)"}}'
+            '</tool_call>\nFinal answer:\n```python\ndef f(x):\n    return x + 1\n```')
+    assert parse_code(text, "f").code == "def f(x):\n    return x + 1"
+    tests = ('<tool_call>{"name": "python", "arguments": {"code": "print(1)"}}</tool_call>\n'
+             "```python\nassert f(1) == 2\nassert f(2) == 3\nassert f(0) == 1\n```")
+    got = parse_tests(tests, Task("t", "p", entry_point="f"))
+    assert got.ok and len(got.tests) == 3
+    # a tool call alone is still read
+    only = '<tool_call>{"name": "python", "arguments": {"code": "def f(x):\\n    return x + 1"}}</tool_call>'
+    assert parse_code(only, "f").code.startswith("def f(x):")
+
+
+def test_a_dropped_stdin_demo_keeps_what_shares_its_line():
+    """M2: the demo was cut by whole lines, so `import sys; input = sys.stdin.readline` lost the
+    import, and `MOD = 10**9 + 7; n = int(input())` its constant."""
+    code = ("import sys; input = sys.stdin.readline\nMOD = 10**9 + 7; n = int(input())\n\n"
+            "def f(n):\n    return sys.maxsize % MOD + n\n\nprint(f(n))\n")
+    got = parse_code("```python\n" + code + "```", "f").code
+    ns: dict = {}
+    exec(compile(got, "<answer>", "exec"), ns)  # loads with no stdin at all: the demo is gone
+    assert ns["f"](1) == sys_maxsize_mod() + 1
+    assert "input()" not in got and "print(f(n))" not in got
+
+
+def sys_maxsize_mod():
+    import sys
+
+    return sys.maxsize % (10**9 + 7)
+
+
+def test_a_streamed_answer_with_both_reasoning_fields_is_read_once():
+    """M4: a server sending reasoning_content and reasoning in each delta (vLLM for a while) got
+    every reasoning piece twice."""
+    events = []
+    for piece in ("def f(x):\n", "    return x + 1\n"):
+        d = {"reasoning_content": piece, "reasoning": piece}
+        events.append("data: " + json.dumps({"choices": [{"index": 0, "delta": d}]}))
+    events.append("data: " + json.dumps({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}))
+    events.append("data: [DONE]")
+    out = _from_event_stream("\n\n".join(events).encode(), "chat")
+    assert out["choices"][0]["message"]["reasoning_content"] == "def f(x):\n    return x + 1\n"
