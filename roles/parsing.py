@@ -232,7 +232,7 @@ def _less_trailing_comments(src: str) -> str:
 _UNFENCED_BUDGET = 1 << 20
 
 
-def parse_code(text: str, entry_point: str | None = None) -> ParsedCode:
+def parse_code(text: str, entry_point: str | None = None, keep_stdin_demo: bool = False) -> ParsedCode:
     """The code of a Coder/Fixer completion.
 
     Among the python-ish fenced blocks (bodies dedented, see :func:`fenced_blocks`):
@@ -257,11 +257,12 @@ def parse_code(text: str, entry_point: str | None = None) -> ParsedCode:
     before the cut when the entry point's definition is among them (evalplus's sanitizer keeps
     them too); a definition cut off in its body is left as written, a syntax error, never run
     half-written. Without fences, the code runs from the first code-looking line that starts
-    parseable code.
+    parseable code. With an ``entry_point``, the answer's stdin demo and top-level self-checks go
+    (:func:`_without_stdin_demo`) unless ``keep_stdin_demo`` (the task has stdio tests).
     """
     try:
         got = _parse_code(text, entry_point)
-        if got.code is not None and entry_point:
+        if got.code is not None and entry_point and not keep_stdin_demo:
             got = ParsedCode(_without_stdin_demo(got.code, entry_point), got.ok, got.error)
         return got
     except Exception as exc:  # never raise on model output
@@ -2007,5 +2008,7 @@ def with_prompt_imports(prompt: str, code: str) -> str:
 def sample_program(text: str, task: Task) -> str:
     """The program a Coder (or Fixer, or solver) sample runs for ``task``: its code
     (:func:`parse_code`) after the Python prompt's imports it needs (:func:`with_prompt_imports`),
-    "" when the sample holds none."""
-    return with_prompt_imports(task.prompt, parse_code(text, task.entry_point).code or "")
+    "" when the sample holds none. A function task with stdio tests keeps the answer's stdin demo:
+    those tests run the program as a script (a test's own kind decides how its cell runs)."""
+    keep = any(t.kind == "stdio" for t in task.tests)
+    return with_prompt_imports(task.prompt, parse_code(text, task.entry_point, keep_stdin_demo=keep).code or "")

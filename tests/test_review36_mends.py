@@ -51,3 +51,17 @@ def test_a_streamed_answer_with_both_reasoning_fields_is_read_once():
     events.append("data: [DONE]")
     out = _from_event_stream("\n\n".join(events).encode(), "chat")
     assert out["choices"][0]["message"]["reasoning_content"] == "def f(x):\n    return x + 1\n"
+
+
+def test_a_function_task_with_stdio_tests_keeps_the_answers_stdin_demo():
+    """M6: the demo was cut whatever the task's tests; a function task's stdio tests (they run the
+    program as a script) then got a program printing nothing."""
+    from matrix.tasks import Test
+    from roles.parsing import sample_program
+
+    answer = "```python\ndef add(a, b):\n    return a + b\n\na, b = map(int, input().split())\nprint(add(a, b))\n```"
+    check = Test.assertion("assert add(1, 2) == 3")
+    mixed = Task("t", "p", entry_point="add", tests=[Test.stdio("1 2\n", "3\n"), check])
+    only_asserts = Task("t", "p", entry_point="add", tests=[check])
+    assert "print(add(a, b))" in sample_program(answer, mixed)
+    assert "input()" not in sample_program(answer, only_asserts)
