@@ -257,7 +257,26 @@ ANSWER_FIELDS = ("completions", "response", "responses", "generation", "generati
 REASONING_FIELDS = ("reasoning_content", "reasoning")
 # the argument of a tool call that holds the program (else its only text argument)
 _CODE_ARGS = ("code", "program", "source", "source_code", "python", "python_code", "script", "solution",
-              "tests", "test", "content", "text", "input")
+              "final_code", "tests", "test", "content", "text", "input", "answer", "completion")
+
+
+def tool_call_code(args: Any) -> str | None:
+    """The code a tool call's ``arguments`` carry: a JSON object (or its text) whose code field is
+    one of ``_CODE_ARGS``, else its only text field; arguments that are not JSON are the code
+    itself. One reader for a call the server parsed and one written into an answer's text."""
+    if isinstance(args, str):
+        try:
+            parsed = json.loads(args)
+        except (ValueError, RecursionError):
+            parsed = None
+        args = parsed if isinstance(parsed, dict) else args
+    if isinstance(args, dict):
+        texts = {k: v for k, v in args.items() if isinstance(v, str) and v.strip()}
+        code = next((texts[k] for k in _CODE_ARGS if k in texts), None)
+        if code is None and len(texts) == 1:
+            code = next(iter(texts.values()))
+        return code
+    return args if isinstance(args, str) and args.strip() else None
 
 
 def _tool_call_text(calls: list) -> str | None:
@@ -269,21 +288,7 @@ def _tool_call_text(calls: list) -> str | None:
         if not isinstance(call, dict):
             continue
         fn = call["function"] if isinstance(call.get("function"), dict) else call
-        args = fn.get("arguments")
-        if isinstance(args, str):
-            try:
-                parsed = json.loads(args)
-            except (ValueError, RecursionError):
-                parsed = None
-            args = parsed if isinstance(parsed, dict) else args
-        code = None
-        if isinstance(args, dict):
-            texts = {k: v for k, v in args.items() if isinstance(v, str) and v.strip()}
-            code = next((texts[k] for k in _CODE_ARGS if k in texts), None)
-            if code is None and len(texts) == 1:
-                code = next(iter(texts.values()))
-        elif isinstance(args, str) and args.strip():
-            code = args
+        code = tool_call_code(fn.get("arguments"))
         if code is not None:
             out.append(code if "```" in code else "```python\n" + code.strip("\n") + "\n```")
     return "\n\n".join(out) if out else None

@@ -44,7 +44,7 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
-from matrix.tasks import Task, Test, _compiles, _continues
+from matrix.tasks import Task, Test, _compiles, _continues, tool_call_code
 
 MAX_CHARS = 40_000  # longer completions are cut before parsing (bounds the parser's work)
 _TEXT_LANGS = {"text", "plaintext", "txt", "plain", "code", "none", "output"}
@@ -569,18 +569,10 @@ def json_answer(text: str) -> str | None:
                 return v
         # a tool call's JSON: {"name": ..., "arguments": {...}} (Llama 3: "parameters"), the
         # arguments an object or its JSON text
+        is_call = isinstance(obj.get("name"), str)  # {"name": ..., "arguments": ...}
         for key in ("arguments", "parameters", "args", "input"):
-            args = obj.get(key)
-            if isinstance(args, str):
-                try:
-                    args = json.loads(args)
-                except (ValueError, RecursionError):
-                    continue
-            if isinstance(args, dict):
-                for k in _JSON_CODE_KEYS + ("tests", "test"):
-                    v = args.get(k)
-                    if isinstance(v, str) and v.strip():
-                        return v
+            if key in obj and (is_call or isinstance(obj[key], dict)) and (code := tool_call_code(obj[key])):
+                return code  # read as a tool call the server parsed is (matrix.tasks)
     return None
 
 

@@ -65,3 +65,18 @@ def test_a_function_task_with_stdio_tests_keeps_the_answers_stdin_demo():
     only_asserts = Task("t", "p", entry_point="add", tests=[check])
     assert "print(add(a, b))" in sample_program(answer, mixed)
     assert "input()" not in sample_program(answer, only_asserts)
+
+
+def test_a_tool_call_written_in_the_text_is_read_as_one_the_server_parsed():
+    """M7: two readers of a tool call's arguments, with different keys: 'script' or a lone
+    'snippet' argument was code when the server parsed the call and 'no code found' in the text."""
+    from matrix.tasks import answer_elsewhere
+
+    for args in ({"script": "def f(x):\n    return x + 1"}, {"snippet": "def f(x):\n    return x + 1"}):
+        text = "<tool_call>" + json.dumps({"name": "python", "arguments": args}) + "</tool_call>"
+        assert parse_code(text, "f").code == "def f(x):\n    return x + 1"
+        msg = {"content": None, "tool_calls": [{"function": {"name": "python", "arguments": json.dumps(args)}}]}
+        served, how = answer_elsewhere(msg, "tool_calls")
+        assert how == "via tool_calls" and parse_code(served, "f").code == "def f(x):\n    return x + 1"
+    # a JSON answer that is no tool call keeps its old reading: an "input" field is not code
+    assert parse_code('{"input": "1 2", "output": "3"}', "f").code != "1 2"
