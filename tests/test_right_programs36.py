@@ -35,6 +35,8 @@ CS = ("import asyncio\nasync def f(x=1):\n    await asyncio.sleep(0.01)\n    ret
       "async def g(c):\n    return await c\ndef h(c):\n    return asyncio.run(c)\n")
 SLOW = "import asyncio\nasync def f(t):\n    await asyncio.sleep(t)\n    return 5\n"
 CR = "async def f():\n    raise ValueError('v')\n"
+SWALLOW = ("import asyncio\nasync def f():\n    try:\n        await asyncio.sleep(10)\n"
+           "    except asyncio.CancelledError:\n        return 'partial'\n")
 COROUTINES = [
     ("run", CO, "", "import asyncio\nassert asyncio.run(f()) == 5", "pass", "pass"),
     ("run_wrong", CO, "", "import asyncio\nassert asyncio.run(f()) == 6", "fail", "fail"),
@@ -59,6 +61,11 @@ COROUTINES = [
      "    asyncio.run(asyncio.wait_for(f(3), 0.2))", "pass", "pass"),
     ("within_the_timeout", SLOW, "", "import asyncio\nassert asyncio.run(asyncio.wait_for(f(0), 3)) == 5",
      "pass", "pass"),
+    # (review 36, H6: a coroutine that handles its cancellation and returns completes with that value)
+    ("cancel_handled", SWALLOW, "", "import asyncio\nassert asyncio.run(asyncio.wait_for(f(), 0.2)) == 'partial'",
+     "pass", "pass"),
+    ("cancel_handled_timeout", SWALLOW, "", "import asyncio, pytest\nwith pytest.raises(asyncio.TimeoutError):\n"
+     "    asyncio.run(asyncio.wait_for(f(), 0.2))", "error", "error"),
 ]
 
 SQL = "import sqlite3\ndef f():\n    c = sqlite3.connect(':memory:')\n    c.execute('select * from nothing')\n"

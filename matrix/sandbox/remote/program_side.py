@@ -476,7 +476,7 @@ class _Server(_Peer):
         run = self.coroutines.get(id(coro))
         if run is None or run[0] is not coro:
             if how == "cancel":
-                return ["done", None]
+                return ["cancelled"]
             if len(self.coroutines) >= 64:
                 raise RuntimeError("too many coroutines awaited at once")
             loop = asyncio.new_event_loop()
