@@ -68,6 +68,7 @@ class MicroBatch:
     temperature: torch.Tensor | None = None  # float32 [b]: rows drawn at their own temperature (0: the trainer's)
     shared: SharedPrompts | None = None  # set when rows repeat prompts and sharing is on
     score_pos: torch.Tensor | None = None  # long [b, C] (see the layout above); None: the last C + 1 positions
+    score_start: int | None = None  # every row's prompt equally long: its logits are kept[:, start:start + C]
     keep: int = 0  # logits_to_keep for the forward (0: every position)
 
     @property
@@ -162,7 +163,8 @@ def collate(rollouts: Sequence[Rollout], idx: Sequence[int], adv: Sequence[float
                              dtype=torch.float32).to(dev)
     return MicroBatch(list(idx), ids.to(dev), att.to(dev), pos.to(dev), comp.to(dev), lm.to(dev), advt.to(dev),
                       slp.to(dev), has.to(dev), n_tok, n_seq, shared=shared, temperature=temps,
-                      score_pos=score.to(dev), keep=keep)
+                      score_pos=score.to(dev), keep=keep,
+                      score_start=0 if len(set(plen)) == 1 and plen[0] > 0 else None)
 
 
 def _shared_prompts(rows: Sequence[Rollout], C: int, dev: torch.device) -> SharedPrompts | None:

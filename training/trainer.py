@@ -541,6 +541,8 @@ class PolicyTrainer:
             logits = logits[:, -keep:, :]
         if mb.score_pos is None:  # completions end every row (the dummy micro-batch)
             return logits[:, :-1, :]
+        if mb.score_start is not None:  # prompts equally long: a plain slice (no copy)
+            return logits[:, mb.score_start:mb.score_start + C, :]
         return _score_logits(logits, mb.score_pos)
 
     def _shared_forward(self, model, mb: MicroBatch, C: int):
@@ -782,14 +784,7 @@ def _role_metrics(A, rewards: np.ndarray, roles: list[str], adv: np.ndarray, tra
 
 
 def _score_logits(logits: torch.Tensor, score_pos: torch.Tensor) -> torch.Tensor:
-    """``logits`` [b, K, V] picked at ``score_pos`` [b, C] -> [b, C, V]; a plain slice (no copy) when
-    every row's positions are the same run of consecutive ones (rows whose prompts are equally long)."""
-    start = score_pos[:, :1]
-    C = score_pos.shape[1]
-    run = start + torch.arange(C, device=score_pos.device)[None, :]
-    if bool((score_pos == run).all()) and bool((start == start[0]).all()):
-        s0 = int(start[0, 0])
-        return logits[:, s0:s0 + C, :]
+    """``logits`` [b, K, V] picked at ``score_pos`` [b, C] -> [b, C, V]."""
     return logits.gather(1, score_pos[:, :, None].expand(-1, -1, logits.shape[-1]))
 
 
